@@ -1,0 +1,35 @@
+# reviewlab — two commands on a fresh machine: `make demo` (the main job) and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lab dashboard bench lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,lab,openai]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m reviewlab demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check reviewlab tests benchmarks
+	$(VENV)/bin/mypy
+
+lab: $(STAMP)
+	$(PY) -m reviewlab lab
+
+dashboard: $(STAMP)
+	$(PY) -m reviewlab dashboard
+
+bench: $(STAMP)
+	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
