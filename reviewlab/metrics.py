@@ -36,6 +36,7 @@ __all__ = [
     "per_slot",
     "per_tool",
     "summarize",
+    "summarize_arrays",
 ]
 
 CALL_COLUMNS = (
@@ -106,22 +107,51 @@ def _quantile(values: np.ndarray, q: float) -> float:
 
 def summarize(calls: pd.DataFrame, episodes: pd.DataFrame, *, peak_loose_workers: int) -> dict[str, Any]:
     """The summary dict every engine returns (keys in :data:`SUMMARY_KEYS`)."""
-    outcome = calls["outcome"].to_numpy()
-    dispatched = np.isin(outcome, _DISPATCHED)
-    abandoned = calls["source_gap"].eq("native_tool_abandoned").to_numpy()
-    n_dispatched = int(dispatched.sum())
-    zombie = calls["zombie_sec"].to_numpy(dtype=float)
+    bound_by = calls["bound_by"]
+    return summarize_arrays(
+        dispatched=calls["outcome"].isin(_DISPATCHED).to_numpy(),
+        abandoned=calls["source_gap"].eq("native_tool_abandoned").to_numpy(),
+        zombie_sec=calls["zombie_sec"].to_numpy(dtype=float),
+        bounded=bound_by.isin(("tool_timeout", "deadline")).to_numpy(),
+        by_deadline=bound_by.eq("deadline").to_numpy(),
+        requested_lines=calls["requested_lines"].to_numpy(),
+        credited_lines=calls["credited_lines"].to_numpy(),
+        wall_sec=episodes["wall_sec"].to_numpy(dtype=float),
+        max_silence_sec=episodes["max_silence_sec"].to_numpy(dtype=float),
+        peak_loose_workers=peak_loose_workers,
+    )
+
+
+def summarize_arrays(
+    *,
+    dispatched: np.ndarray,
+    abandoned: np.ndarray,
+    zombie_sec: np.ndarray,
+    bounded: np.ndarray,
+    by_deadline: np.ndarray,
+    requested_lines: np.ndarray,
+    credited_lines: np.ndarray,
+    wall_sec: np.ndarray,
+    max_silence_sec: np.ndarray,
+    peak_loose_workers: int,
+) -> dict[str, Any]:
+    """:func:`summarize` from per-call arrays (in call-frame row order) and per-episode arrays.
+
+    The one place the summary is defined; :func:`summarize` feeds it the frames'
+    columns, sweeps feed it arrays directly so no frame is built per policy point.
+    """
+    n_dispatched = int(np.count_nonzero(dispatched))
+    n_bounded = int(np.count_nonzero(bounded))
+    zombie = np.asarray(zombie_sec, dtype=float)
     finite = np.isfinite(zombie)
-    bounded = calls["bound_by"].isin(("tool_timeout", "deadline")).to_numpy()
-    by_deadline = calls["bound_by"].eq("deadline").to_numpy()
-    wall = episodes["wall_sec"].to_numpy(dtype=float)
-    silence = episodes["max_silence_sec"].to_numpy(dtype=float)
-    requested = float(calls["requested_lines"].sum())
-    credited = float(calls["credited_lines"].sum())
+    wall = np.asarray(wall_sec, dtype=float)
+    silence = np.asarray(max_silence_sec, dtype=float)
+    requested = float(np.sum(requested_lines))
+    credited = float(np.sum(credited_lines))
     return {
-        "episodes": int(len(episodes)),
-        "calls": int(len(calls)),
-        "abandoned_call_rate": float(abandoned.sum() / n_dispatched) if n_dispatched else 0.0,
+        "episodes": int(wall.size),
+        "calls": int(zombie.size),
+        "abandoned_call_rate": int(np.count_nonzero(abandoned)) / n_dispatched if n_dispatched else 0.0,
         "coverage_loss_rate": coverage_loss(requested, credited),
         "wall_p50_sec": _quantile(wall, 0.50),
         "wall_p95_sec": _quantile(wall, 0.95),
@@ -131,7 +161,7 @@ def summarize(calls: pd.DataFrame, episodes: pd.DataFrame, *, peak_loose_workers
         "zombie_sec": float(zombie[finite].sum()),
         "wedged_zombies": int((~finite).sum()),
         "peak_loose_workers": int(peak_loose_workers),
-        "deadline_bound_share": float(by_deadline.sum() / bounded.sum()) if bounded.sum() else 0.0,
+        "deadline_bound_share": int(np.count_nonzero(by_deadline)) / n_bounded if n_bounded else 0.0,
     }
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, runtime_checkable
 
+import numpy as np
 import tomli_w
 
 from reviewlab.deadline import deadline_remaining
@@ -94,6 +95,12 @@ def _tool_names(field_name: str, value: Any) -> tuple[str, ...]:
         if not isinstance(name, str) or not name:
             raise PolicyError(f"{field_name}[{index}]: expected a tool name, got {name!r}")
     return tuple(value)
+
+
+def _override_arg(tool_args: Mapping[str, Any] | None) -> Any:
+    """The raw argument override of a call: ``timeout_sec``, alias ``timeout`` (``None`` when absent)."""
+    args = tool_args if isinstance(tool_args, Mapping) else {}
+    return args.get("timeout_sec", args.get("timeout"))
 
 
 @dataclass(frozen=True)
@@ -178,6 +185,20 @@ class TimeoutPolicy:
         table = {**self.tools_sec, **tools_sec}
         return TimeoutPolicy(**{**self._fields(), "tools_sec": table, "name": name or self.name})
 
+    def with_tool_timeouts(self, name: str | None = None, **tools_sec: float) -> TimeoutPolicy:
+        """A copy in which the given tools get exactly these timeouts, not raised by the floor.
+
+        The floor is folded into ``default_sec`` and the existing table (each
+        becomes its own :meth:`base_for`), so every tool not named keeps the
+        timeout it had on a registry without declared timeouts.
+        """
+        fields = self._fields()
+        fields["tools_sec"] = {**{tool: self.base_for(None, tool) for tool in self.tools_sec}, **tools_sec}
+        fields["default_sec"] = self.base_for(None, "\0no such tool")
+        fields["floor_sec"] = None
+        fields["name"] = name or self.name
+        return TimeoutPolicy(**fields)
+
     def scaled(self, factor: float, name: str | None = None) -> TimeoutPolicy:
         """A copy with the default, the floor and every per-tool timeout multiplied by ``factor``."""
         factor = _seconds("factor", factor)
@@ -214,20 +235,58 @@ class TimeoutPolicy:
         default it is read from :func:`deadline_remaining`.
         """
         base = self.base_for(tools, tool_name)
-        args = tool_args if isinstance(tool_args, Mapping) else {}
-        if tool_name in self.override_tools:
-            override = args.get("timeout_sec", args.get("timeout"))
-            if isinstance(override, int) and not isinstance(override, bool) and override > 0:
-                return min(max(base, float(override)), self.override_ceiling_sec) + self.settlement_margin_sec
+        overridden = self._override_sec(base, tool_name, tool_args)
+        if overridden is not None:
+            return overridden
         if tool_name in self.clamp_tools:
             rem = deadline_remaining() if remaining_sec is _UNSET else remaining_sec
-            if rem is None or rem <= 0:
-                return base
-            window = rem - self.clamp_reserve_sec
-            if window >= base:
-                return base
-            return float(int(max(1.0, min(base, window))))
+            return self.clamp(base, rem)
         return base
+
+    def _override_sec(self, base: float, tool_name: str, tool_args: Mapping[str, Any] | None) -> float | None:
+        """Step 3: the argument override, or ``None`` when it does not apply to this call."""
+        if tool_name not in self.override_tools:
+            return None
+        override = _override_arg(tool_args)
+        if isinstance(override, int) and not isinstance(override, bool) and override > 0:
+            return min(max(base, float(override)), self.override_ceiling_sec) + self.settlement_margin_sec
+        return None
+
+    def clamps(self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None) -> bool:
+        """Whether step 4 (the deadline clamp) applies to this call, i.e. its timeout depends on the time left."""
+        if tool_name not in self.clamp_tools:
+            return False
+        return self._override_sec(self.base_for(tools, tool_name), tool_name, tool_args) is None
+
+    def clamp(self, base_sec: float, remaining_sec: float | None) -> float:
+        """Step 4 for one call: ``base_sec`` clamped to the time left minus ``clamp_reserve_sec``."""
+        if remaining_sec is None or remaining_sec <= 0:
+            return base_sec
+        window = remaining_sec - self.clamp_reserve_sec
+        if window >= base_sec:
+            return base_sec
+        return float(int(max(1.0, min(base_sec, window))))
+
+    def clamp_array(self, base_sec: np.ndarray, remaining_sec: np.ndarray) -> np.ndarray:
+        """:meth:`clamp` element-wise; a NaN in ``remaining_sec`` stands for ``None`` (no deadline)."""
+        base = np.asarray(base_sec, dtype=float)
+        rem = np.asarray(remaining_sec, dtype=float)
+        window = rem - self.clamp_reserve_sec
+        # NaN compares False everywhere (silently), so "no deadline" keeps the base like rem <= 0 does.
+        cut = (rem > 0) & ~(window >= base)
+        clamped = np.trunc(np.maximum(1.0, np.minimum(base, window)))
+        return np.where(cut, clamped, base)
+
+    @staticmethod
+    def args_key(tool_args: Mapping[str, Any] | None) -> tuple[Any, ...]:
+        """The part of a call's arguments :meth:`timeout_for` reads: calls of one tool with equal keys
+        resolve to the same timeout (replay engines resolve once per distinct key)."""
+        value = _override_arg(tool_args)
+        try:
+            hash(value)
+        except TypeError:
+            value = repr(value)
+        return (type(value).__name__, value)
 
     # -- serialisation ---------------------------------------------------
     def _fields(self) -> dict[str, Any]:
@@ -359,6 +418,28 @@ class Narrowing:
         if window < tool_timeout_sec:
             return Bound(window, "deadline", tool_timeout_sec, remaining_sec)
         return Bound(tool_timeout_sec, "tool_timeout", tool_timeout_sec, remaining_sec)
+
+    def narrow_array(self, tool_timeout_sec: np.ndarray, remaining_sec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`narrow` element-wise: ``(bound_sec, by_deadline)``.
+
+        A NaN in ``remaining_sec`` stands for ``None`` (no inherited deadline).
+        Under ``unbounded`` every bound is NaN (``None``) and ``by_deadline`` is
+        all False; otherwise ``by_deadline`` marks the bounds the deadline set.
+        """
+        tool = np.asarray(tool_timeout_sec, dtype=float)
+        rem = np.asarray(remaining_sec, dtype=float)
+        if self.mode == "unbounded":
+            return np.full(tool.shape, np.nan), np.zeros(tool.shape, dtype=bool)
+        if self.mode == "none":
+            return tool.copy(), np.zeros(tool.shape, dtype=bool)
+        if self.mode == "reserve":
+            window = np.maximum(0.0, rem - self.reserve_sec)
+        elif self.mode == "fraction":
+            window = np.maximum(0.0, rem * self.fraction)
+        else:
+            window = np.maximum(0.0, rem)
+        by_deadline = window < tool  # NaN (no deadline) is never shorter
+        return np.where(by_deadline, window, tool), by_deadline
 
     def to_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "reserve_sec": self.reserve_sec, "fraction": self.fraction}

@@ -22,13 +22,17 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "EXTENT_FIELDS",
     "Crediting",
     "Outcome",
     "SOURCE_GAP_ABANDONED",
+    "SOURCE_GAP_WEDGED",
     "ToolReceipt",
     "abandons",
+    "abandons_array",
     "arg_error_text",
     "exception_text",
     "refused_text",
@@ -38,6 +42,9 @@ __all__ = [
 ]
 
 SOURCE_GAP_ABANDONED = "native_tool_abandoned"
+# Replay only: under the pre-fix (unbounded) policy a censored call that never returned
+# ends the episode; its receipt carries this gap and the calls after it never run.
+SOURCE_GAP_WEDGED = "native_tool_wedged"
 
 # Extent fields copied from a reader stamp onto a credited receipt.
 EXTENT_FIELDS = ("opened_path", "opened_root", "start_line", "end_line", "total_lines", "eof")
@@ -102,6 +109,15 @@ def abandons(duration_sec: float, completed: bool, bound_sec: float | None) -> b
     return (not completed) or duration_sec > bound_sec
 
 
+def abandons_array(duration_sec: np.ndarray, completed: np.ndarray, bound_sec: np.ndarray) -> np.ndarray:
+    """:func:`abandons` element-wise; a NaN bound stands for ``None`` (unbounded, never abandoned)."""
+    duration = np.asarray(duration_sec, dtype=float)
+    bound = np.asarray(bound_sec, dtype=float)
+    done = np.asarray(completed, dtype=bool)
+    # Comparisons with NaN are False (no warning): an unbounded call is masked out by isnan.
+    return ~np.isnan(bound) & (~done | (duration > bound))
+
+
 @dataclass
 class ToolReceipt:
     """One call's record. ``outcome`` and ``source_gap`` never change once the episode published it."""
@@ -150,9 +166,27 @@ class Crediting:
         """Record that a worker of this episode is loose: no later extent is provable."""
         self.abandoned = True
 
+    @staticmethod
+    def credits_tool(tool: str) -> bool:
+        """Whether calls of ``tool`` are ever credited a read extent (only reads are)."""
+        return tool == "read_file"
+
     def may_credit(self, tool: str, outcome: Outcome | str) -> bool:
         """Whether a call of ``tool`` with ``outcome`` may be credited a read extent now."""
-        return tool == "read_file" and str(outcome) == Outcome.EXECUTED and not self.abandoned
+        return self.credits_tool(tool) and str(outcome) == Outcome.EXECUTED and not self.abandoned
+
+    @staticmethod
+    def credited_lines_array(
+        credits_tool: np.ndarray, executed: np.ndarray, abandoned_before: np.ndarray, requested_lines: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`credited_lines` element-wise over many calls.
+
+        ``credits_tool`` is :meth:`credits_tool` of each call's tool, ``executed``
+        whether its outcome is ``executed``, ``abandoned_before`` whether an
+        earlier call of the same episode was abandoned (the sticky state).
+        """
+        may = np.asarray(credits_tool, dtype=bool) & np.asarray(executed, dtype=bool) & ~np.asarray(abandoned_before, dtype=bool)
+        return np.where(may, np.asarray(requested_lines), 0)
 
     def extent(self, tool: str, outcome: Outcome | str, stamp: dict[str, Any] | None) -> dict[str, Any] | None:
         """The extent fields to credit from a reader stamp, or ``None`` when nothing may be credited."""

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["Call", "Episode", "Extent", "Round", "SCHEMA_VERSION", "SOURCES", "END_REASONS", "CALL_STATUSES"]
 
-SCHEMA_VERSION = "reviewlab.episode/1"
+SCHEMA_VERSION: Final = "reviewlab.episode/1"
 SOURCES = ("live", "synthetic", "incident", "openhands", "inspect", "replay")
 END_REASONS = ("final_answer", "deadline_exhausted", "model_error", "wedged", "log_end")
 CALL_STATUSES = ("ok", "error")

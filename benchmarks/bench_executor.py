@@ -1,0 +1,100 @@
+"""Benchmark the bounded executor against a bare thread pool.
+
+Prints, measured in one run:
+
+* the median per-call overhead of :meth:`BoundedExecutor.run` against a bare
+  ``ThreadPoolExecutor.submit(fn).result()`` round trip, as a ratio (goal ≤ 1.2×);
+* how long after the bound control returns to the caller when a call is
+  abandoned (p50 / p99 in ms; goal p99 ≤ 2 ms).
+
+Run: ``.venv/bin/python benchmarks/bench_executor.py [--calls N] [--abandons N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from reviewlab.executor import BoundedExecutor
+from reviewlab.policy import Bound
+
+
+def _noop() -> int:
+    return 1
+
+
+def _batch(run, size: int) -> float:
+    """Seconds per call over one batch of ``size`` calls."""
+    start = time.perf_counter()
+    for _ in range(size):
+        run()
+    return (time.perf_counter() - start) / size
+
+
+def bench_overhead(calls: int, batch: int = 50) -> tuple[float, float, float]:
+    """Median seconds per call (bare pool, ours) and the ratio of the medians.
+
+    The two are measured in alternating small batches so that load from other
+    processes on the machine hits both alike.
+    """
+    bound = Bound(30.0, "tool_timeout", 30.0)
+    with ThreadPoolExecutor(max_workers=1) as pool, BoundedExecutor(loose_cap=None) as bounded:
+        def bare() -> None:
+            pool.submit(_noop).result()
+
+        def ours() -> None:
+            bounded.run(_noop, bound=bound, name="noop")
+
+        for run in (bare, ours):  # warm up threads and caches
+            _batch(run, 1000)
+        bare_runs, our_runs = [], []
+        for index in range(max(1, calls // batch)):
+            # Alternate which goes first, so neither always follows the other.
+            pair = (bare, ours) if index % 2 == 0 else (ours, bare)
+            for run in pair:
+                (bare_runs if run is bare else our_runs).append(_batch(run, batch))
+    bare_sec = statistics.median(bare_runs)
+    our_sec = statistics.median(our_runs)
+    return bare_sec, our_sec, our_sec / bare_sec
+
+
+def bench_abandon(abandons: int, bound_sec: float) -> tuple[float, float, float]:
+    release = threading.Event()
+    lateness_ms = []
+    with BoundedExecutor(loose_cap=None) as bounded:
+        for _ in range(abandons):
+            start = time.monotonic()
+            result = bounded.run(release.wait, 5.0, bound=bound_sec, name="wedged")
+            back = time.monotonic()
+            assert result.status == "abandoned", result.status
+            lateness_ms.append((back - start - bound_sec) * 1000.0)
+        release.set()
+        bounded.ledger.wait_settled(10.0)
+    lateness_ms.sort()
+    p50 = statistics.median(lateness_ms)
+    p99 = lateness_ms[min(len(lateness_ms) - 1, int(0.99 * len(lateness_ms)))]
+    return p50, p99, max(lateness_ms)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20_000)
+    parser.add_argument("--abandons", type=int, default=300)
+    parser.add_argument("--bound", type=float, default=0.005)
+    options = parser.parse_args()
+
+    bare, ours, ratio = bench_overhead(options.calls)
+    print(f"per-call round trip  ThreadPoolExecutor: {bare * 1e6:7.1f} us   "
+          f"BoundedExecutor: {ours * 1e6:7.1f} us   ratio {ratio:.2f}x (goal <= 1.20x) "
+          f"{'OK' if ratio <= 1.2 else 'OVER'}")
+    p50, p99, worst = bench_abandon(options.abandons, options.bound)
+    print(f"control back after the bound on abandonment ({options.abandons} calls, bound "
+          f"{options.bound * 1000:g} ms): p50 {p50:.3f} ms  p99 {p99:.3f} ms  max {worst:.3f} ms "
+          f"(goal p99 <= 2 ms) {'OK' if p99 <= 2.0 else 'OVER'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,280 @@
+"""The main job (``reviewlab demo``, ``make demo``): reviewlab end to end in under two minutes.
+
+Steps, in order, each printed as it finishes:
+
+1. **Live episode.** A real :class:`~reviewlab.episode.ReviewEpisode` over the
+   bundled demo workspace with a :class:`~reviewlab.episode.ScriptedModel`,
+   under the ouroboros policy scaled 1/1000 (600 s → 0.6 s). One tool,
+   ``search_code``, is wedged: its worker blocks on an :class:`threading.Event`
+   that is set only when the demo ends. The episode abandons it at its bound,
+   tells the model, and carries on; the receipts and usage are printed.
+2. **Incident.** The recorded wedged ``query_code`` episode replayed under the
+   pre-fix behaviour (:meth:`Narrowing.unbounded`: 26,160 s of silence) and
+   under the ouroboros policy (silence ≤ 600 s).
+3. **Corpus.** The bundled synthetic corpus replayed under both policies.
+4. **Sweep and recommendation.** A default grid swept, a policy recommended
+   under a 1 % coverage-loss budget, and the recommendation replayed.
+5. **Report.** ``OUT/report.html`` with its charts as PNG files beside it.
+
+Invariant: the wedged worker of step 1 is released whatever happens (a
+``finally``), so the demo never leaves a thread behind. Every figure is
+computed by the library (replay, sweep, tune, metrics); this module only
+chooses inputs and arranges outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("MPLBACKEND", "Agg")  # the demo draws files, never windows
+
+import pandas as pd  # noqa: E402
+
+from reviewlab.policy import Narrowing, TimeoutPolicy  # noqa: E402
+from reviewlab.report import Report, receipts_table, summary_table, text_table  # noqa: E402
+
+__all__ = ["CORPUS_PATH", "INCIDENT_PATH", "DemoResult", "WedgedRegistry", "live_episode", "run_demo"]
+
+_REPO = Path(__file__).resolve().parent.parent
+CORPUS_PATH = _REPO / "data" / "episodes" / "synthetic-1k.jsonl.gz"
+INCIDENT_PATH = _REPO / "data" / "incidents" / "wedged-query-code.jsonl"
+
+WEDGED_TOOL = "search_code"
+LIVE_SCALE = 0.001
+"""The live episode runs the ouroboros policy scaled to 1/1000: the 600 s floor becomes 0.6 s."""
+QUICK_EPISODES = 200
+"""``--quick`` replays and sweeps only the first episodes of the corpus."""
+
+Echo = Callable[[str], None]
+
+
+@dataclass
+class DemoResult:
+    """What the demo computed, for callers and tests."""
+
+    out_dir: Path
+    report_path: Path | None = None
+    images: list[Path] = field(default_factory=list)
+    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    incident_silence_sec: dict[str, float] = field(default_factory=dict)
+    recommended: TimeoutPolicy | None = None
+    elapsed_sec: float = 0.0
+    steps_sec: dict[str, float] = field(default_factory=dict)
+
+
+# -- step 1: a live episode with one wedged tool --------------------------------------------
+class WedgedRegistry:
+    """The real inspection registry with one tool held until ``release`` is set.
+
+    Every other tool and attribute is the inner registry's. When the held tool
+    finally runs, its value goes to a loose worker that nobody reads.
+    """
+
+    def __init__(self, inner: Any, tool: str, release: threading.Event) -> None:
+        self._inner = inner
+        self._tool = tool
+        self._release = release
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def execute(self, name: str, args: Any) -> str:
+        if name == self._tool:
+            self._release.wait()
+        result: str = self._inner.execute(name, args)
+        return result
+
+
+def _live_script() -> list[dict[str, Any]]:
+    from reviewlab.episode import tool_call
+
+    return [
+        {"tool_calls": [tool_call("list_files", {"path": ".", "recursive": True}, "c1"),
+                        tool_call("read_file", {"path": "inventory/pricing.py"}, "c2")]},
+        {"tool_calls": [tool_call(WEDGED_TOOL, {"pattern": "discount"}, "c3")]},
+        {"tool_calls": [tool_call("read_file", {"path": "inventory/stock.py", "start_line": 1,
+                                                "end_line": 20}, "c4")]},
+        {"content": "[{\"file\": \"inventory/pricing.py\", \"finding\": \"see the discount rule\"}]\n"
+                    "(search_code timed out; the answer is based on the files read.)"},
+    ]
+
+
+def live_episode(release: threading.Event, echo: Echo) -> Any:
+    """Run the live episode of step 1; ``release`` frees the wedged tool (set it when done)."""
+    from reviewlab.episode import ReviewEpisode, ScriptedModel
+    from reviewlab.inspection import demo_workspace, inspection_registry
+
+    def factory(root: Any, drive_root: Any = None, task_id: str = "") -> tuple[Any, Any, Any]:
+        registry, ctx, schemas = inspection_registry(root, drive_root, task_id)
+        return WedgedRegistry(registry, WEDGED_TOOL, release), ctx, schemas
+
+    policy = TimeoutPolicy.ouroboros().scaled(LIVE_SCALE, name="ouroboros/1000")
+    model = ScriptedModel(_live_script())
+    episode = ReviewEpisode(demo_workspace(), model, policy=policy, registry_factory=factory)
+    result = episode.execute()
+    echo(text_table(receipts_table(result.receipts)))
+    usage = result.usage
+    shown = {key: value for key, value in usage.items() if key != "native_tool_receipts"}
+    echo("usage: " + ", ".join(f"{key}={value!r}" for key, value in shown.items()))
+    told = _timeout_text_seen(model)
+    if told:
+        echo(f"the model was told: {told}")
+    return result
+
+
+def _timeout_text_seen(model: Any) -> str:
+    """The TOOL_TIMEOUT host text the model received, if any (from its recorded sends)."""
+    for call in getattr(model, "calls", []):
+        for message in call.get("messages", []):
+            content = message.get("content") if isinstance(message, Mapping) else None
+            if message.get("role") == "tool" and isinstance(content, str) and "TOOL_TIMEOUT" in content:
+                return content
+    return ""
+
+
+# -- steps 2–4: replay, sweep, recommend -----------------------------------------------------
+def _load(path: Path, what: str, make: str) -> list[Any]:
+    from reviewlab.recording.files import load_episodes
+
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: the bundled {what} is missing; recreate it with `{make}`")
+    return list(load_episodes(path))
+
+
+def _default_grid(quick: bool) -> Any:
+    """The grid the demo sweeps: per-tool timeouts for the read tools, times narrowing modes."""
+    from reviewlab.sweep import make_grid
+
+    if quick:
+        return make_grid(base=TimeoutPolicy.ouroboros(),
+                         tools={"read_file": [30.0, 120.0, 600.0], "query_code": [60.0, 120.0]},
+                         narrowings=[Narrowing(), Narrowing(mode="reserve", reserve_sec=30.0)])
+    return make_grid(
+        base=TimeoutPolicy.ouroboros(),
+        tools={"read_file": [5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0],
+               "search_code": [10.0, 30.0, 60.0, 120.0, 300.0],
+               "query_code": [30.0, 60.0, 120.0, 300.0]},
+        narrowings=[Narrowing(), Narrowing(mode="reserve", reserve_sec=30.0), Narrowing(mode="none")],
+    )
+
+
+def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = print) -> DemoResult:
+    """Run the whole demo, print its progress through ``echo`` and write ``out_dir/report.html``."""
+    from reviewlab.replay import replay
+
+    started = time.perf_counter()
+    result = DemoResult(out_dir=Path(out_dir))
+    report = Report("reviewlab demo: bounding reviewer tool calls", result.out_dir)
+    clock = [started]
+
+    def step(name: str) -> None:
+        now = time.perf_counter()
+        result.steps_sec[name] = now - clock[0]
+        clock[0] = now
+        echo(f"  [{name}: {result.steps_sec[name]:.1f} s]\n")
+
+    release = threading.Event()
+    try:
+        # 1. live episode
+        echo("== 1. A live review episode with a wedged search_code (ouroboros policy / 1000) ==")
+        live = live_episode(release, echo)
+        step("live episode")
+
+        # 2. incident
+        echo("== 2. The incident: a wedged query_code, before and after the fix ==")
+        incident = _load(INCIDENT_PATH, "incident", "reviewlab synth --incident -o " + str(INCIDENT_PATH))
+        ouroboros = TimeoutPolicy.ouroboros()
+        before = replay(incident, ouroboros, Narrowing.unbounded(), engine="twin")
+        after = replay(incident, ouroboros, Narrowing(), engine="twin")
+        result.incident_silence_sec = {"pre-fix (unbounded)": before.summary["max_silence_sec"],
+                                       "ouroboros": after.summary["max_silence_sec"]}
+        echo(text_table(summary_table({"pre-fix (unbounded)": before.summary, "ouroboros": after.summary},
+                                      ["calls", "abandoned_call_rate", "max_silence_sec", "wall_max_sec",
+                                       "wedged_zombies"])))
+        step("incident replay")
+
+        # 3. corpus under both policies
+        corpus = _load(CORPUS_PATH, "corpus", "reviewlab synth -n 1000 -o " + str(CORPUS_PATH))
+        if quick:
+            corpus = corpus[:QUICK_EPISODES]
+        echo(f"== 3. {len(corpus)} recorded episodes replayed under the pre-fix and the ouroboros policy ==")
+        runs = {
+            "pre-fix (unbounded)": replay(corpus, ouroboros, Narrowing.unbounded(), engine="vectorized"),
+            "ouroboros": replay(corpus, ouroboros, Narrowing(), engine="vectorized"),
+        }
+        step("corpus replay")
+
+        # 4. sweep and recommendation
+        from reviewlab.sweep import sweep
+        from reviewlab.tune import recommend
+
+        grid = _default_grid(quick)
+        points = sweep(corpus, grid, engine="vectorized")
+        echo(f"== 4. Swept {len(points)} policy points; recommending under a 1% coverage-loss budget ==")
+        recommendation = recommend(corpus, max_coverage_loss=0.01, objective="p95_wall")
+        recommended, explanation = recommendation[0], recommendation[1]
+        result.recommended = recommended
+        runs["recommended"] = replay(corpus, recommended, Narrowing(), engine="vectorized")
+        echo(text_table(explanation))
+        step("sweep and tune")
+
+        result.summaries = {label: run.summary for label, run in runs.items()}
+        summary = summary_table(result.summaries)
+        echo("== Summary ==")
+        echo(text_table(summary))
+
+        # 5. report
+        _write_report(report, live=live, incident=incident, before=before, after=after, runs=runs,
+                      points=points, explanation=explanation, recommended=recommended, summary=summary)
+        step("report")
+    finally:
+        release.set()  # the wedged worker returns; its value is credited to nothing
+
+    result.elapsed_sec = time.perf_counter() - started
+    result.report_path = report.out_dir / "report.html"
+    result.images = list(report.images)
+    echo(f"report: {result.report_path} ({len(result.images)} charts)")
+    echo(f"demo finished in {result.elapsed_sec:.1f} s")
+    return result
+
+
+# -- step 5: the report ---------------------------------------------------------------------
+def _write_report(report: Report, *, live: Any, incident: list[Any], before: Any, after: Any,
+                  runs: Mapping[str, Any], points: pd.DataFrame, explanation: pd.DataFrame,
+                  recommended: TimeoutPolicy, summary: pd.DataFrame) -> None:
+    from reviewlab import charts
+
+    report.heading("Summary")
+    report.paragraph("The bundled corpus replayed under the pre-fix behaviour (no tool bound), the "
+                     "ouroboros policy and the recommended policy.")
+    report.table(summary)
+
+    report.heading("The incident: one wedged query_code")
+    incident_id = incident[0].id
+    report.table(summary_table({"pre-fix (unbounded)": before.summary, "ouroboros": after.summary},
+                               ["calls", "abandoned_call_rate", "max_silence_sec", "wall_max_sec"]))
+    report.figure(charts.episode_timeline(before, incident_id, episode=incident), "incident-prefix",
+                  "Pre-fix: the episode waits on the wedged call and goes silent.")
+    report.figure(charts.episode_timeline(after, incident_id, episode=incident), "incident-ouroboros",
+                  "Ouroboros: the call is abandoned at its bound and the episode goes on.")
+
+    report.heading("Sweep")
+    named = {label: run.summary for label, run in runs.items()}
+    if "pareto" in points.columns:
+        report.figure(charts.pareto_front(points, named=named), "pareto",
+                      "p95 wall time against coverage loss; the Pareto front in red.")
+    report.table(points.head(15), "First policy points of the sweep")
+
+    report.heading("Recommended policy")
+    report.table(explanation, "Why each tool got its timeout")
+    report.code(recommended.to_toml())
+
+    report.heading("Live episode receipts")
+    report.table(receipts_table(live.receipts))
+    report.write()

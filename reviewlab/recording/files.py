@@ -1,0 +1,341 @@
+"""Episode files: JSON Lines (plain or gzip) in and out, and the per-call frame.
+
+File format
+-----------
+One :class:`~reviewlab.recording.schema.Episode` per line, encoded as UTF-8 JSON
+by :meth:`Episode.to_json_line`, each line ending in ``\\n``. A file whose name
+ends in ``.gz`` is written gzip-compressed; a file is *read* as gzip when it
+starts with the gzip magic bytes, whatever its name.
+
+* **Blank lines** (empty or whitespace only) carry no episode and are ignored
+  when reading; they still count for line numbers. :func:`save_episodes` never
+  writes one.
+* **Line numbers** in errors and reports are 1-based, counted in the
+  decompressed text.
+* **Episode ids** must be unique within a file: a repeated id is an error on the
+  later line (field ``id``).
+* **A last line without its newline** is accepted when it is a complete,
+  valid episode (hand-edited files often lack the final newline); when it does
+  not parse, it is reported as a *truncated last line*.
+
+Reading streams
+---------------
+:func:`iter_episodes` decodes one line at a time, so memory stays bounded by the
+largest line plus what the caller keeps; :func:`load_episodes` collects the
+episodes into a list.
+
+Errors
+------
+Every defect becomes one :class:`EpisodeFormatError` (a :class:`ValueError`)
+naming the file, the line and the field (a dotted path such as
+``rounds.0.calls.2.duration_sec``; ``<json>`` for a line that is not JSON,
+``<gzip>`` for a damaged compressed stream). With ``on_error="raise"`` (the
+default) the first defect is raised. With ``on_error="skip"`` the reader goes
+on with the next line and records a :class:`SkippedLine` per defect: nothing is
+dropped without a record. A damaged gzip stream ends the read (nothing after it
+can be decoded); in skip mode it is the last record of the report.
+
+Writing is atomic
+-----------------
+:func:`save_episodes` writes to a temporary file in the destination directory,
+flushes and fsyncs it, then :func:`os.replace` s it over the destination: a
+reader (or a crash) sees either the old file or the complete new one, never a
+half-written one. gzip output is deterministic (header ``mtime`` 0, no file
+name), so the same episodes always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import tempfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Literal, cast
+
+import pandas as pd
+from pydantic import ValidationError
+
+from reviewlab.recording.schema import SCHEMA_VERSION, Episode
+
+__all__ = [
+    "FRAME_COLUMNS",
+    "EpisodeFormatError",
+    "LoadedEpisodes",
+    "SkippedLine",
+    "episodes_frame",
+    "iter_episodes",
+    "load_episodes",
+    "save_episodes",
+]
+
+OnError = Literal["raise", "skip"]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_JSON_FIELD = "<json>"
+_GZIP_FIELD = "<gzip>"
+
+
+class EpisodeFormatError(ValueError):
+    """A line of an episode file that is not a valid ``reviewlab.episode/1`` episode.
+
+    ``path``, ``line`` (1-based) and ``field`` (dotted path, or ``<json>`` /
+    ``<gzip>``) say where; ``message`` says what.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], line: int, field: str, message: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.field = field
+        self.message = message
+        super().__init__(f"{self.path}:{line}: {field}: {message}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # keep the error picklable (Dask, multiprocessing)
+        return (type(self), (self.path, self.line, self.field, self.message))
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    """One line ``on_error="skip"`` left out, with the reason it was refused."""
+
+    line: int
+    """1-based line number in the (decompressed) file."""
+    field: str
+    """Dotted path of the offending field, ``<json>`` or ``<gzip>``."""
+    message: str
+    """What was wrong."""
+
+
+class LoadedEpisodes(list[Episode]):
+    """The episodes of one file, in file order, plus the report of lines skipped.
+
+    It is a plain ``list`` of episodes for every other purpose. ``skipped`` is
+    empty unless the file was loaded with ``on_error="skip"`` and had defects.
+    """
+
+    def __init__(self, episodes: Iterable[Episode] = (), *, path: str = "",
+                 skipped: list[SkippedLine] | None = None) -> None:
+        super().__init__(episodes)
+        self.path = path
+        self.skipped: list[SkippedLine] = list(skipped or [])
+
+    @property
+    def ok(self) -> bool:
+        """True when no line was skipped."""
+        return not self.skipped
+
+
+def _field_of(error: ValidationError) -> tuple[str, str]:
+    """The dotted location and message of the first error pydantic reported."""
+    first = error.errors(include_url=False)[0]
+    loc = ".".join(str(part) for part in first["loc"])
+    kind = first["type"]
+    if kind == "json_invalid":
+        return _JSON_FIELD, first["msg"]
+    if loc == "schema":
+        return loc, f"unsupported schema version {first.get('input')!r} (expected {SCHEMA_VERSION!r})"
+    if kind == "extra_forbidden":
+        return loc, "unknown field"
+    return loc or _JSON_FIELD, first["msg"]
+
+
+def _open_text_lines(path: Path) -> IO[bytes]:
+    """The file as a binary stream of its decompressed bytes (gzip by magic bytes)."""
+    raw = open(path, "rb")  # noqa: SIM115 - handed to the caller, who closes it
+    try:
+        head = raw.read(2)
+        raw.seek(0)
+    except BaseException:
+        raw.close()
+        raise
+    if head == _GZIP_MAGIC:
+        return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
+    return raw
+
+
+def iter_episodes(
+    path: str | os.PathLike[str],
+    *,
+    on_error: OnError = "raise",
+    skipped: list[SkippedLine] | None = None,
+) -> Iterator[Episode]:
+    """Yield the episodes of ``path`` one line at a time (bounded memory).
+
+    With ``on_error="raise"`` the first defect raises :class:`EpisodeFormatError`.
+    With ``on_error="skip"`` every defective line is appended to ``skipped``
+    (pass a list to receive the report; it is required in skip mode, so that
+    nothing is dropped without a record) and the read goes on.
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if on_error == "skip" and skipped is None:
+        raise ValueError("on_error='skip' needs a list to report skipped lines into (skipped=[])")
+    where = Path(path)
+    seen: dict[str, int] = {}
+
+    def refuse(line: int, field: str, message: str) -> None:
+        if on_error == "raise":
+            raise EpisodeFormatError(where, line, field, message)
+        assert skipped is not None
+        skipped.append(SkippedLine(line, field, message))
+
+    number = 0
+    stream = _open_text_lines(where)
+    with stream:
+        lines = iter(stream)
+        while True:
+            try:
+                raw = next(lines)
+            except StopIteration:
+                return
+            except (EOFError, OSError, zlib.error) as exc:
+                # The compressed stream is damaged or cut: nothing after it is readable.
+                refuse(number + 1, _GZIP_FIELD, f"damaged or truncated gzip stream ({exc})")
+                return
+            number += 1
+            if not raw.strip():
+                continue
+            try:
+                episode = Episode.model_validate_json(raw)
+            except ValidationError as exc:
+                field, message = _field_of(exc)
+                if not raw.endswith(b"\n"):
+                    message = f"truncated last line (no newline at end of file): {message}"
+                refuse(number, field, message)
+                continue
+            first = seen.setdefault(episode.id, number)
+            if first != number:
+                refuse(number, "id", f"duplicate episode id {episode.id!r} (first on line {first})")
+                continue
+            yield episode
+
+
+def load_episodes(path: str | os.PathLike[str], *, on_error: OnError = "raise") -> LoadedEpisodes:
+    """All episodes of ``path`` as a :class:`LoadedEpisodes` list (``.skipped`` is the report)."""
+    skipped: list[SkippedLine] = []
+    episodes = iter_episodes(path, on_error=on_error, skipped=skipped)
+    return LoadedEpisodes(episodes, path=str(path), skipped=skipped)
+
+
+def save_episodes(episodes: Iterable[Episode], path: str | os.PathLike[str]) -> int:
+    """Write ``episodes`` to ``path`` atomically; gzip when it ends in ``.gz``. Returns the count.
+
+    ``episodes`` may be any iterable (a generator is consumed once, never held
+    whole). Ids must be unique, as the reader requires; a repeated id raises
+    :class:`ValueError` before the destination is touched.
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, temp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    count = 0
+    try:
+        with os.fdopen(fd, "wb", buffering=1 << 20) as raw:
+            if target.name.endswith(".gz"):
+                # mtime=0 and an empty name make the bytes a function of the episodes only.
+                with gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=6,
+                                   mtime=0) as packed:
+                    count = _write_lines(episodes, packed.write, target)
+            else:
+                count = _write_lines(episodes, raw.write, target)
+            raw.flush()
+            os.fsync(raw.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp_name, 0o666 & ~umask)  # mkstemp makes 0600; give the file ordinary permissions
+        os.replace(temp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    return count
+
+
+def _write_lines(episodes: Iterable[Episode], write: Callable[[bytes], object], target: Path) -> int:
+    """Encode and write episodes in batches (fewer, larger writes keep gzip fast)."""
+    seen: set[str] = set()
+    batch: list[str] = []
+    count = 0
+    for episode in episodes:
+        if episode.id in seen:
+            raise ValueError(f"{target}: duplicate episode id {episode.id!r}")
+        seen.add(episode.id)
+        batch.append(episode.to_json_line())
+        count += 1
+        if len(batch) >= 512:
+            write(("\n".join(batch) + "\n").encode("utf-8"))
+            batch.clear()
+    if batch:
+        write(("\n".join(batch) + "\n").encode("utf-8"))
+    return count
+
+
+FRAME_COLUMNS = (
+    "episode_id", "source", "slot", "started_at", "arrival_sec", "deadline_sec", "end_reason",
+    "round", "send_sec", "call_index", "tool", "duration_sec", "completed", "status",
+    "result_chars", "requested_lines", "extent_path", "extent_start_line", "extent_end_line",
+    "returned_after_sec",
+)
+"""Columns of :func:`episodes_frame`, one row per call:
+
+* ``episode_id``, ``source``, ``slot``, ``end_reason``: copied from the episode.
+* ``started_at``: the episode's arrival wall time (tz-aware ``Timestamp``).
+* ``arrival_sec``: seconds from the earliest ``started_at`` of the episodes given.
+* ``deadline_sec``: inherited deadline in seconds from start, NaN when none.
+* ``round``: 1-based round number; ``send_sec``: that round's model-send time.
+* ``call_index``: 0-based index of the call within its episode.
+* ``tool``, ``duration_sec``, ``completed``, ``status``, ``result_chars``: the call's fields.
+* ``requested_lines``: lines the read extent asks for (0 without an extent).
+* ``extent_path`` (``""`` when none), ``extent_start_line``, ``extent_end_line``
+  (``<NA>`` when none; nullable ``Int64``).
+* ``returned_after_sec``: when an abandoned call's loose worker came back, NaN when unknown.
+"""
+
+
+def episodes_frame(episodes: Iterable[Episode]) -> pd.DataFrame:
+    """One row per call of ``episodes`` with exactly :data:`FRAME_COLUMNS` (see there)."""
+    episodes = list(episodes)
+    cols: dict[str, list[Any]] = {name: [] for name in FRAME_COLUMNS}
+    origin = min((ep.started_at for ep in episodes), default=None)
+    nan = float("nan")
+    for ep in episodes:
+        arrival = (ep.started_at - origin).total_seconds() if origin is not None else 0.0
+        deadline = nan if ep.deadline_sec is None else ep.deadline_sec
+        index = 0
+        for number, rnd in enumerate(ep.rounds, start=1):
+            for call in rnd.calls:
+                extent = call.extent
+                cols["episode_id"].append(ep.id)
+                cols["source"].append(ep.source)
+                cols["slot"].append(ep.slot)
+                cols["started_at"].append(ep.started_at)
+                cols["arrival_sec"].append(arrival)
+                cols["deadline_sec"].append(deadline)
+                cols["end_reason"].append(ep.end_reason)
+                cols["round"].append(number)
+                cols["send_sec"].append(rnd.send_sec)
+                cols["call_index"].append(index)
+                cols["tool"].append(call.tool)
+                cols["duration_sec"].append(call.duration_sec)
+                cols["completed"].append(call.completed)
+                cols["status"].append(call.status)
+                cols["result_chars"].append(call.result_chars)
+                cols["requested_lines"].append(extent.lines if extent is not None else 0)
+                cols["extent_path"].append(extent.path if extent is not None else "")
+                cols["extent_start_line"].append(extent.start_line if extent is not None else None)
+                cols["extent_end_line"].append(extent.end_line if extent is not None else None)
+                cols["returned_after_sec"].append(
+                    nan if call.returned_after_sec is None else call.returned_after_sec)
+                index += 1
+    frame = pd.DataFrame(cols, columns=list(FRAME_COLUMNS))
+    frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
+    for name in ("arrival_sec", "deadline_sec", "send_sec", "duration_sec", "returned_after_sec"):
+        frame[name] = frame[name].astype("float64")
+    for name in ("round", "call_index", "result_chars", "requested_lines"):
+        frame[name] = frame[name].astype("int64")
+    for name in ("extent_start_line", "extent_end_line"):
+        frame[name] = frame[name].astype("Int64")
+    frame["completed"] = frame["completed"].astype(bool)
+    return frame

@@ -1,0 +1,172 @@
+"""``simulate``: replay a corpus on the twin and return a :class:`~reviewlab.replay.ReplayResult`.
+
+One run: validate the corpus, fix arrivals (recorded or Poisson), impute
+censored durations when asked, compile the episodes, start one SimPy process per
+episode, run the environment to exhaustion, then build the frames with
+:mod:`reviewlab.metrics`. Without ``slots`` and ``workers`` the episodes are
+independent and the result is exactly the briefing's replay semantics, which
+the vectorized and real engines reproduce.
+
+Frames:
+
+* ``calls``: :data:`~reviewlab.metrics.CALL_COLUMNS`, corpus order then call
+  order. ``duration_sec``/``completed`` are the *effective* observation the
+  replay used: ``returned_after_sec`` when the loose worker was seen returning,
+  the imputed completion time under ``censored="impute"``, else as recorded.
+* ``episodes``: :data:`~reviewlab.metrics.EPISODE_COLUMNS`, corpus order.
+  ``wall_sec`` runs from arrival (queueing included). With a reviewer pool,
+  ``slot_id`` is the simulated slot that served the request and three columns
+  follow: ``arrival_sec``, ``start_sec`` (slot granted) and ``queue_wait_sec``.
+* ``slots`` (pool runs only): :class:`~reviewlab.twin.pool.SlotTimeline` intervals.
+
+The summary is :func:`~reviewlab.metrics.summarize`; a pool run adds
+``queue_wait_mean_sec`` and ``queue_wait_share`` (requests that waited at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from reviewlab import metrics
+from reviewlab.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.recording.schema import Episode
+from reviewlab.replay import CENSORED_MODES, ReplayResult
+from reviewlab.twin.bounds import BoundResolver
+from reviewlab.twin.impute import impute_durations
+from reviewlab.twin.model import EpisodeRun, Simulation, episode_process
+from reviewlab.twin.pool import SlotPool, SlotTimeline, WorkerPool
+
+__all__ = ["ARRIVAL_MODES", "arrival_times", "calls_frame", "simulate"]
+
+ARRIVAL_MODES = ("recorded", "poisson")
+# Seed stream for Poisson arrivals, kept apart from the imputation draws of the same seed.
+_ARRIVAL_STREAM = 0xA7
+
+_CALL_DTYPES = {
+    "episode_id": object, "round": np.int64, "call_index": np.int64, "tool": object,
+    "duration_sec": float, "completed": bool, "bound_sec": float, "bound_by": object,
+    "outcome": object, "source_gap": object, "requested_lines": np.int64,
+    "credited_lines": np.int64, "zombie_sec": float,
+}
+
+
+def arrival_times(
+    episodes: list[Episode], mode: str | None = None, *, rate_per_sec: float | None = None, seed: int = 0
+) -> np.ndarray:
+    """Seconds from the corpus start at which each request arrives.
+
+    ``recorded`` (default): ``started_at - min(started_at)``. ``poisson``: a
+    Poisson stream of rate ``rate_per_sec`` starting at 0, seeded; episodes take
+    the arrivals in corpus order.
+    """
+    if mode in (None, "recorded"):
+        if not episodes:
+            return np.empty(0)
+        first = min(e.started_at for e in episodes)
+        return np.array([(e.started_at - first).total_seconds() for e in episodes], dtype=float)
+    if mode != "poisson":
+        raise ValueError(f"arrivals: expected one of {', '.join(ARRIVAL_MODES)}, got {mode!r}")
+    if rate_per_sec is None or not np.isfinite(rate_per_sec) or rate_per_sec <= 0:
+        raise ValueError(f"arrival_rate: Poisson arrivals need a positive rate per second, got {rate_per_sec!r}")
+    rng = np.random.default_rng((seed, _ARRIVAL_STREAM))
+    return np.cumsum(rng.exponential(1.0 / rate_per_sec, len(episodes)))
+
+
+def _check_corpus(episodes: list[Episode]) -> None:
+    seen: dict[str, int] = {}
+    for position, episode in enumerate(episodes):
+        if not isinstance(episode, Episode):
+            raise TypeError(f"episodes[{position}]: expected a reviewlab Episode, got {type(episode).__name__}")
+        if episode.id in seen:
+            raise ValueError(f"episodes[{position}].id: {episode.id!r} repeats episodes[{seen[episode.id]}].id")
+        seen[episode.id] = position
+
+
+def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
+    """The ``calls`` frame from row tuples in :data:`~reviewlab.metrics.CALL_COLUMNS` order."""
+    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in metrics.CALL_COLUMNS]
+    return pd.DataFrame({
+        name: np.asarray(values, dtype=_CALL_DTYPES[name])
+        for name, values in zip(metrics.CALL_COLUMNS, columns, strict=True)
+    })
+
+
+def simulate(
+    episodes: Iterable[Episode],
+    policy: SupportsTimeoutFor | None = None,
+    narrowing: Narrowing | None = None,
+    *,
+    censored: Literal["wedge", "impute"] = "wedge",
+    slots: int | None = None,
+    arrivals: Literal["recorded", "poisson"] | None = None,
+    arrival_rate: float | None = None,
+    workers: int | None = None,
+    seed: int = 0,
+) -> ReplayResult:
+    """Replay ``episodes`` on the SimPy twin under ``policy`` and ``narrowing``.
+
+    ``censored``: ``"wedge"`` (a censored call never returns) or ``"impute"``
+    (it returns at a seeded Kaplan–Meier draw, :func:`~reviewlab.twin.impute.impute_durations`).
+    ``slots``: simulate ``N`` reviewer slots (requests queue for a slot).
+    ``arrivals``: ``"recorded"`` (default) or ``"poisson"`` with ``arrival_rate``
+    requests per second. ``workers``: a pool of ``K`` worker threads shared by
+    all calls, in which zombies hold threads. ``seed`` drives imputation and
+    Poisson arrivals.
+    """
+    if censored not in CENSORED_MODES:
+        raise ValueError(f"censored: expected one of {', '.join(CENSORED_MODES)}, got {censored!r}")
+    policy = policy if policy is not None else TimeoutPolicy.ouroboros()
+    narrowing = narrowing or Narrowing()
+    corpus = list(episodes)
+    _check_corpus(corpus)
+    arrival = arrival_times(corpus, arrivals, rate_per_sec=arrival_rate, seed=seed)
+    imputed = impute_durations(corpus, seed) if censored == "impute" else None
+
+    env = simpy.Environment()
+    sim = Simulation(env, BoundResolver(policy, narrowing), [EpisodeRun() for _ in corpus], imputed)
+    if slots is not None:
+        sim.slots = SlotPool(env, slots)
+        sim.timeline = SlotTimeline(sim.slots.ids)
+    if workers is not None:
+        sim.workers = WorkerPool(env, workers)
+    for position, (episode, arrival_sec) in enumerate(zip(corpus, arrival.tolist(), strict=True)):
+        env.process(episode_process(sim, position, episode, arrival_sec))
+    env.run()
+    return _result(corpus, arrival, sim, policy, narrowing, pooled=slots is not None)
+
+
+def _result(
+    corpus: list[Episode], arrival: np.ndarray, sim: Simulation, policy: Any, narrowing: Narrowing, *, pooled: bool
+) -> ReplayResult:
+    runs = sim.runs
+    calls = calls_frame([row for run in runs for row in run.rows])
+    end = np.array([run.end_sec for run in runs], dtype=float)
+    start = np.array([run.start_sec for run in runs], dtype=float)
+    base = pd.DataFrame({
+        "episode_id": [e.id for e in corpus],
+        "slot_id": [run.slot_id for run in runs],
+        "wall_sec": end - arrival if end.size else np.empty(0),
+        "max_silence_sec": np.array([run.max_silence_sec for run in runs], dtype=float),
+    })
+    frame = metrics.episode_rows(calls, base)
+    peak = metrics.peak_overlap(sim.loose_starts, sim.loose_ends)
+    summary = metrics.summarize(calls, frame, peak_loose_workers=peak)
+    slot_frame = None
+    if pooled:
+        frame["arrival_sec"] = arrival
+        frame["start_sec"] = start
+        frame["queue_wait_sec"] = start - arrival
+        waits = frame["queue_wait_sec"].to_numpy()
+        summary["queue_wait_mean_sec"] = float(waits.mean()) if waits.size else 0.0
+        summary["queue_wait_share"] = float((waits > 0).mean()) if waits.size else 0.0
+        horizon = float(end.max()) if end.size else 0.0
+        slot_frame = sim.timeline.frame(horizon)
+    return ReplayResult(
+        calls=calls, episodes=frame, summary=summary, slots=slot_frame,
+        engine="twin", policy=policy, narrowing=narrowing,
+    )

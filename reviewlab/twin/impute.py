@@ -1,0 +1,161 @@
+"""Censoring-aware duration estimates per tool, and the seeded imputation every engine shares.
+
+A recorded call is an observation of its tool's duration. A call with
+``completed=False`` is *right-censored*: all we know is that it had not returned
+after ``duration_sec``. Dropping censored calls would bias the estimate down
+(the wedges are exactly the long ones); treating them as completed would too.
+:class:`KaplanMeier` estimates each tool's survival function ``S(t) = P(T > t)``
+with censoring taken into account.
+
+Under ``censored="impute"`` a still-censored call gets a completion time drawn
+from its tool's distribution *conditional on having lasted longer than its
+observed* ``duration_sec``: ``T | T > c``. :func:`impute_durations` makes those
+draws for a whole corpus from one seed; the twin and the vectorized engine both
+call it, so they replay the very same completion times.
+
+Draw rule (inverse transform on the conditional survival): with ``u`` uniform on
+``[0, 1)`` the draw is the smallest event time ``t`` with ``S(t) <= u * S(c)``.
+Beyond the last event time the estimate is extended by a constant-hazard tail,
+``lambda = events / total observed seconds`` of the tool, so a draw is always
+finite and strictly greater than ``c``.
+
+Invariants: the same corpus and seed give the same draws; exactly one uniform is
+drawn per still-censored call, in corpus order (episode order, then call
+order); a tool with no completed call borrows the estimate pooled over all
+tools; a corpus with no completed call at all cannot be imputed and raises.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from reviewlab.recording.schema import Call, Episode
+
+__all__ = ["KaplanMeier", "censored_calls", "effective_observation", "impute_durations"]
+
+
+def effective_observation(call: Call) -> tuple[float, bool]:
+    """The call's true ``(duration_sec, completed)`` as far as the recording knows it.
+
+    A call the recording abandoned whose loose worker was later seen coming back
+    (``returned_after_sec``) did complete, at that time; otherwise the recorded
+    pair stands.
+    """
+    if call.returned_after_sec is not None:
+        return call.returned_after_sec, True
+    return call.duration_sec, call.completed
+
+
+class KaplanMeier:
+    """The Kaplan–Meier estimate of one duration distribution from right-censored observations.
+
+    ``times`` are observed durations, ``events`` is True where the call
+    completed (False: censored at that time). At an event time a call censored
+    at the same instant still counts as at risk (the usual convention).
+    """
+
+    def __init__(self, times: Sequence[float] | np.ndarray, events: Sequence[bool] | np.ndarray) -> None:
+        durations = np.asarray(times, dtype=float)
+        completed = np.asarray(events, dtype=bool)
+        if durations.shape != completed.shape or durations.ndim != 1:
+            raise ValueError("KaplanMeier: times and events must be 1-D and of equal length")
+        if durations.size and (not np.all(np.isfinite(durations)) or np.any(durations < 0)):
+            raise ValueError("KaplanMeier: times must be finite, non-negative seconds")
+        self.observations = int(durations.size)
+        self.events = int(completed.sum())
+        event_times, deaths = np.unique(durations[completed], return_counts=True)
+        sorted_all = np.sort(durations)
+        # At risk at t: observations with duration >= t (a call censored at t was still running then).
+        at_risk = sorted_all.size - np.searchsorted(sorted_all, event_times, side="left")
+        self.event_times = event_times
+        self.survival_after = np.cumprod(1.0 - deaths / at_risk) if event_times.size else np.empty(0)
+        total = float(durations.sum())
+        # Constant-hazard tail beyond the last event time (MLE of an exponential rate).
+        self.tail_hazard = self.events / total if self.events and total > 0 else math.inf
+
+    @property
+    def estimable(self) -> bool:
+        """Whether at least one observation completed (otherwise nothing can be drawn)."""
+        return self.events > 0
+
+    def survival(self, t: float) -> float:
+        """``S(t) = P(T > t)`` from the step estimate (1.0 before the first event)."""
+        index = int(np.searchsorted(self.event_times, t, side="right"))
+        return 1.0 if index == 0 else float(self.survival_after[index - 1])
+
+    def draw_beyond(self, censored_at: float, u: float) -> float:
+        """A completion time from ``T | T > censored_at`` for the uniform ``u`` in ``[0, 1)``; always ``> censored_at``."""
+        if not self.estimable:
+            raise ValueError("KaplanMeier: no completed observation; the distribution cannot be estimated")
+        if not 0.0 <= u < 1.0:
+            raise ValueError(f"u: expected a uniform number in [0, 1), got {u!r}")
+        s_c = self.survival(censored_at)
+        target = u * s_c
+        floor = math.nextafter(censored_at, math.inf)
+        # survival_after is non-increasing: the first index at or below target is the draw.
+        hit = int(np.searchsorted(-self.survival_after, -target, side="left"))
+        if hit < self.event_times.size:
+            return max(float(self.event_times[hit]), floor)
+        s_last = float(self.survival_after[-1])
+        anchor = max(censored_at, float(self.event_times[-1]))
+        if target <= 0.0 or math.isinf(self.tail_hazard):
+            # S reaches 0 only at an observed event, handled above; a zero target needs the tail's limit.
+            return max(anchor + 1.0 / max(self.tail_hazard, 1e-300), floor)
+        return max(anchor + math.log(s_last / target) / self.tail_hazard, floor)
+
+
+def censored_calls(episodes: Iterable[Episode]) -> list[tuple[str, int, Call]]:
+    """``(episode_id, call_index, call)`` of every call still censored after ``returned_after_sec``, in corpus order."""
+    out = []
+    for episode in episodes:
+        for index, call in enumerate(episode.calls):
+            if not effective_observation(call)[1]:
+                out.append((episode.id, index, call))
+    return out
+
+
+def estimates_by_tool(episodes: Sequence[Episode]) -> tuple[dict[str, KaplanMeier], KaplanMeier]:
+    """One :class:`KaplanMeier` per tool, and the estimate pooled over all tools."""
+    observed: dict[str, tuple[list[float], list[bool]]] = {}
+    for episode in episodes:
+        for call in episode.calls:
+            duration, completed = effective_observation(call)
+            times, events = observed.setdefault(call.tool, ([], []))
+            times.append(duration)
+            events.append(completed)
+    per_tool = {tool: KaplanMeier(times, events) for tool, (times, events) in observed.items()}
+    all_times = [t for times, _ in observed.values() for t in times]
+    all_events = [e for _, events in observed.values() for e in events]
+    return per_tool, KaplanMeier(all_times, all_events)
+
+
+def impute_durations(episodes: Sequence[Episode], seed: int = 0) -> dict[tuple[str, int], float]:
+    """Seeded completion times for every still-censored call: ``{(episode_id, call_index): seconds}``.
+
+    ``call_index`` is the 0-based index of the call within its episode (the
+    replay frames' ``call_index``). Each value is strictly greater than the
+    call's observed ``duration_sec``. Calls that completed (or whose loose worker
+    was seen returning) are absent: their effective duration is known.
+    """
+    episodes = list(episodes)
+    pending = censored_calls(episodes)
+    if not pending:
+        return {}
+    per_tool, pooled = estimates_by_tool(episodes)
+    if not pooled.estimable:
+        raise ValueError(
+            "impute: no call in the corpus ever completed, so no duration distribution can be "
+            "estimated; replay with censored='wedge'"
+        )
+    rng = np.random.default_rng(seed)
+    draws = rng.random(len(pending))
+    imputed: dict[tuple[str, int], float] = {}
+    for (episode_id, index, call), u in zip(pending, draws, strict=True):
+        estimate = per_tool[call.tool]
+        if not estimate.estimable:
+            estimate = pooled
+        imputed[(episode_id, index)] = estimate.draw_beyond(call.duration_sec, float(u))
+    return imputed

@@ -1,0 +1,243 @@
+"""What each chart shows, checked on small results built by hand."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from reviewlab import charts, metrics
+from reviewlab.policy import Narrowing, TimeoutPolicy
+from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.replay import ReplayResult
+
+_T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def _episode() -> Episode:
+    """Round 1: a fast read and an abandoned query; round 2: a wedged read; round 3: the answer."""
+    extent = Extent(path="a.py", start_line=1, end_line=10)
+    return Episode(id="e1", source="synthetic", slot="s0", started_at=_T0, deadline_sec=None, rounds=[
+        Round(send_sec=2.0, calls=[
+            Call(tool="read_file", duration_sec=3.0, extent=extent),
+            Call(tool="query_code", duration_sec=50.0),
+        ]),
+        Round(send_sec=1.0, calls=[Call(tool="read_file", duration_sec=40.0, completed=False, extent=extent)]),
+        Round(send_sec=1.0),
+    ])
+
+
+def _result() -> ReplayResult:
+    """A replay result shaped as every engine returns it, for :func:`_episode` under 10/20 s bounds."""
+    rows = [
+        ("e1", 1, 0, "read_file", 3.0, True, 10.0, "tool_timeout", "executed", "", 10, 10, 0.0),
+        ("e1", 1, 1, "query_code", 50.0, True, 20.0, "tool_timeout", "error", "native_tool_abandoned", 0, 0, 30.0),
+        ("e1", 2, 2, "read_file", 40.0, False, 20.0, "tool_timeout", "error", "native_tool_abandoned", 10, 0, math.inf),
+    ]
+    calls = pd.DataFrame(rows, columns=list(metrics.CALL_COLUMNS))
+    base = pd.DataFrame({"episode_id": ["e1"], "slot_id": ["s0"], "wall_sec": [47.0], "max_silence_sec": [23.0]})
+    episodes = metrics.episode_rows(calls, base)
+    summary = metrics.summarize(calls, episodes, peak_loose_workers=2)
+    policy = TimeoutPolicy.uniform(20.0).with_tools(read_file=10.0)
+    return ReplayResult(calls, episodes, summary, engine="twin", policy=policy, narrowing=Narrowing())
+
+
+def _bars(ax, height: float) -> list[Rectangle]:
+    return [p for p in ax.patches if isinstance(p, Rectangle) and math.isclose(p.get_height(), height)]
+
+
+def _legend(ax) -> list[str]:
+    legend = ax.get_legend()
+    assert legend is not None, "the chart has no legend"
+    return [text.get_text() for text in legend.get_texts()]
+
+
+def test_charts_never_use_an_interactive_backend():
+    """Importing the charts leaves matplotlib on a non-interactive backend and draws with plain Figures."""
+    figure = charts.episode_timeline(_result(), "e1", episode=_episode())
+    assert isinstance(figure, Figure)
+    assert matplotlib.get_backend().lower() in {"agg", "module://matplotlib_inline.backend_inline"}
+
+
+def test_call_timeline_lays_calls_out_as_the_replay_ran_them():
+    """Calls start after their round's send and after the waits before them; abandoned calls wait their bound."""
+    calls, sends = charts.call_timeline(_result(), "e1", episode=[_episode()])
+    assert calls["start_sec"].tolist() == [2.0, 5.0, 26.0]
+    assert calls["wait_sec"].tolist() == [3.0, 20.0, 20.0]
+    assert calls["abandoned"].tolist() == [False, True, True]
+    assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [[0.0, 2.0], [25.0, 26.0], [46.0, 47.0]]
+    # The layout ends exactly at the replay's wall time.
+    assert sends["end_sec"].iloc[-1] == _result().episodes["wall_sec"].iloc[0]
+
+
+def test_episode_timeline_draws_each_call_against_its_bound():
+    """Each call is a bar as long as its wait, with a dashed bound outline; sends are bars on the model row."""
+    figure = charts.episode_timeline(_result(), "e1", episode=_episode())
+    ax = figure.axes[0]
+    waits = sorted((round(b.get_x(), 6), b.get_width()) for b in _bars(ax, 0.55))
+    assert waits == [(2.0, 3.0), (5.0, 20.0), (26.0, 20.0)]
+    outlines = [b for b in _bars(ax, 0.8) if not b.get_fill()]
+    assert sorted(b.get_width() for b in outlines) == [10.0, 20.0, 20.0]
+    sends = sorted(b.get_width() for b in _bars(ax, 0.6))
+    assert sends == [1.0, 1.0, 2.0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["model", "r1 read_file", "r1 query_code", "r2 read_file"]
+    assert ax.get_xlabel() == "time since the episode started (s)"
+    assert "e1" in ax.get_title()
+
+
+def test_episode_timeline_marks_abandonments_and_zombie_tails():
+    """Abandoned calls get an ✕ at their bound and a hatched zombie tail; a wedge's tail runs off the chart."""
+    ax = charts.episode_timeline(_result(), "e1", episode=_episode()).axes[0]
+    crosses = [line for line in ax.lines if line.get_marker() == "x"]
+    assert sorted(float(line.get_xdata()[0]) for line in crosses) == [25.0, 46.0]
+    tails = _bars(ax, 0.3)
+    assert len(tails) == 2 and all(t.get_hatch() == "///" for t in tails)
+    finite = [t for t in tails if math.isclose(t.get_x(), 25.0)]
+    assert finite and finite[0].get_width() == 30.0
+    assert any("never returns" in t.get_text() for t in ax.texts)
+    legend = _legend(ax)
+    for label in ("model send", "bound", "executed", "error", "abandoned at bound", "zombie tail (loose worker)"):
+        assert label in legend
+
+
+def test_episode_timeline_draws_into_a_given_axes():
+    """With ``ax=`` the chart draws into that Axes and returns its figure."""
+    figure = Figure()
+    ax = figure.add_subplot()
+    assert charts.episode_timeline(_result(), "e1", episode=_episode(), ax=ax) is figure
+    assert len(_bars(ax, 0.55)) == 3
+
+
+def test_episode_timeline_rejects_an_unknown_episode():
+    """An id that is not in the result is a KeyError naming it."""
+    with pytest.raises(KeyError, match="nope"):
+        charts.episode_timeline(_result(), "nope")
+
+
+def _pool_result() -> ReplayResult:
+    """Two slots; slot a is silent on a wedged tool for 26,160 s (the incident's 7 h 16 min)."""
+    slots = pd.DataFrame([
+        ("a", "busy", 0.0, 600.0, "i1"),
+        ("a", "silent", 600.0, 26_760.0, "i1"),
+        ("a", "idle", 26_760.0, 30_000.0, ""),
+        ("b", "busy", 0.0, 1_000.0, "o1"),
+        ("b", "silent", 1_000.0, 1_200.0, "o1"),
+        ("b", "idle", 1_200.0, 30_000.0, ""),
+    ], columns=["slot_id", "state", "start_sec", "end_sec", "episode_id"])
+    result = _result()
+    result.slots = slots
+    result.narrowing = Narrowing.unbounded()
+    return result
+
+
+def test_pool_timeline_shows_the_wedge_at_a_glance():
+    """Every slot interval is a bar in its state's colour and the longest silence is labelled 7 h 16 min."""
+    ax = charts.pool_timeline(_pool_result()).axes[0]
+    assert len(ax.collections) == 6  # one broken_barh per (state, slot)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    assert any(t.get_text() == "silent 7 h 16 min" for t in ax.texts)
+    assert ax.get_xlabel() == "time since the first request (h)"
+    assert _legend(ax) == ["busy", "silent on a tool", "idle"]
+    assert "unbounded (pre-fix)" in ax.get_title()
+    red = [c for c in ax.collections if np.allclose(c.get_facecolor()[0][:3], matplotlib.colors.to_rgb("#dd3333"))]
+    widths = sorted(path.get_extents().width for c in red for path in c.get_paths())
+    assert widths == pytest.approx([200 / 3600, 26_160 / 3600])
+
+
+def test_pool_timeline_needs_a_pool_simulation():
+    """A result without slots says how to get one."""
+    with pytest.raises(ValueError, match="slots=N"):
+        charts.pool_timeline(_result())
+
+
+def test_rates_vs_timeout_draws_two_curves_per_tool():
+    """Each tool gets a solid abandoned-rate curve and a dashed coverage-loss curve, in percent, on a log axis."""
+    curves = pd.DataFrame({
+        "tool": ["read_file"] * 3 + ["search_code"] * 3,
+        "timeout_sec": [1.0, 10.0, 100.0] * 2,
+        "abandoned_call_rate": [0.5, 0.1, 0.0, 0.4, 0.2, 0.05],
+        "coverage_loss_rate": [0.6, 0.2, 0.01, 0.0, 0.0, 0.0],
+    })
+    ax = charts.rates_vs_timeout(curves, tools=["read_file", "search_code"]).axes[0]
+    assert len(ax.lines) == 4
+    solid = {line.get_label(): line for line in ax.lines if line.get_linestyle() == "-"}
+    assert set(solid) == {"read_file: abandoned calls", "search_code: abandoned calls"}
+    assert list(solid["read_file: abandoned calls"].get_ydata()) == [50.0, 10.0, 0.0]
+    assert ax.get_xscale() == "log"
+    assert ax.get_ylabel() == "rate (%)"
+    assert "read_file: coverage loss" in _legend(ax)
+
+
+def test_rates_vs_timeout_rejects_an_unknown_tool():
+    """Asking for a tool the curves do not have names it."""
+    curves = pd.DataFrame({"tool": ["a"], "timeout_sec": [1.0], "abandoned_call_rate": [0.0],
+                           "coverage_loss_rate": [0.0]})
+    with pytest.raises(ValueError, match="zzz"):
+        charts.rates_vs_timeout(curves, tools=["zzz"])
+
+
+def test_pareto_front_highlights_the_front_and_marks_named_policies():
+    """Dominated points are grey dots, the front is a line through its points, each named policy a labelled marker."""
+    points = pd.DataFrame({
+        "coverage_loss_rate": [0.0, 0.01, 0.05, 0.02, 0.06],
+        "wall_p95_sec": [900.0, 300.0, 100.0, 800.0, 500.0],
+        "pareto": [True, True, True, False, False],
+    })
+    named = {"ouroboros": {"coverage_loss_rate": 0.0, "wall_p95_sec": 900.0}, "pick": _result()}
+    ax = charts.pareto_front(points, named=named).axes[0]
+    front = [line for line in ax.lines if line.get_label() == "Pareto front"][0]
+    assert list(front.get_xdata()) == [0.0, 1.0, 5.0]
+    assert list(front.get_ydata()) == [900.0, 300.0, 100.0]
+    grey = ax.collections[0].get_offsets()
+    assert sorted(map(tuple, np.asarray(grey))) == [(2.0, 800.0), (6.0, 500.0)]
+    assert {t.get_text() for t in ax.texts} == {"ouroboros", "pick"}
+    assert _legend(ax) == ["policy point", "Pareto front", "ouroboros", "pick"]
+    assert ax.get_ylabel() == "p95 episode wall time (s)"
+
+
+def test_pareto_front_needs_a_front():
+    """Without a mask or a ``pareto`` column the chart refuses to guess."""
+    points = pd.DataFrame({"coverage_loss_rate": [0.0], "wall_p95_sec": [1.0]})
+    with pytest.raises(ValueError, match="pareto"):
+        charts.pareto_front(points)
+
+
+def _duration_corpus() -> list[Episode]:
+    """Five read_file calls (1, 2, 3, 4 s and one censored at 2.5 s) and two list_files calls."""
+    def episode(index: int, calls: list[Call]) -> Episode:
+        return Episode(id=f"d{index}", source="synthetic", started_at=_T0, rounds=[Round(send_sec=1.0, calls=calls)])
+
+    reads = [Call(tool="read_file", duration_sec=d) for d in (1.0, 2.0, 3.0, 4.0)]
+    reads.append(Call(tool="read_file", duration_sec=2.5, completed=False))
+    lists = [Call(tool="list_files", duration_sec=d) for d in (0.5, 1.5)]
+    return [episode(0, reads[:3]), episode(1, reads[3:] + lists)]
+
+
+def test_survival_curves_step_down_with_censoring_and_draw_the_bounds():
+    """The Kaplan–Meier steps keep the censored call at risk, mark it with +, and the bound line says what it cuts."""
+    ax = charts.survival_curves(_duration_corpus(), TimeoutPolicy.uniform(2.5)).axes[0]
+    steps = {line.get_label(): line for line in ax.lines if line.get_drawstyle() == "steps-post"}
+    read = steps["read_file (5 calls, 1 censored)"]
+    assert list(read.get_xdata()) == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert list(read.get_ydata()) == pytest.approx([1.0, 0.8, 0.6, 0.3, 0.0])
+    plus = [line for line in ax.lines if line.get_marker() == "+"]
+    assert len(plus) == 1 and list(plus[0].get_xdata()) == [2.5]
+    assert list(plus[0].get_ydata()) == pytest.approx([0.6])
+    bounds = [line for line in ax.lines if line.get_linestyle() == ":"]
+    assert {float(line.get_xdata()[0]) for line in bounds} == {2.5}
+    legend = _legend(ax)
+    assert "read_file bound 2.5 s: abandons 60%" in legend
+    assert "list_files bound 2.5 s: abandons 0%" in legend
+    assert ax.get_ylabel() == "share of calls still running"
+
+
+def test_survival_curves_reject_a_tool_without_calls():
+    """Asking for a tool the corpus never called names it."""
+    with pytest.raises(ValueError, match="query_code"):
+        charts.survival_curves(_duration_corpus(), tools=["query_code"])

@@ -1,0 +1,364 @@
+"""The ``reviewlab`` command line: every subcommand with good and bad input.
+
+Most tests call :func:`reviewlab.cli.main` in-process and read stdout/stderr
+through ``capsys``; a few run the real ``python -m reviewlab`` in a subprocess
+to prove that exit status and stderr are what a shell sees.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from stub_openai import StubError, StubOpenAI
+
+from reviewlab.cli import build_parser, main
+from reviewlab.episode import tool_call
+from reviewlab.inspection import demo_workspace
+from reviewlab.policy import Narrowing, TimeoutPolicy, save_policy_file
+from reviewlab.recording.files import load_episodes, save_episodes
+from reviewlab.recording.schema import Call, Episode, Extent, Round
+
+SUBCOMMANDS = ("demo", "record", "replay", "sweep", "tune", "synth", "import", "lab", "dashboard")
+REPO = Path(__file__).resolve().parent.parent
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def _episode(number: int, *, wedge: bool = False) -> Episode:
+    """A small recorded episode: two reads, a search, and (optionally) a censored query_code."""
+    calls = [
+        Call(tool="read_file", args={"path": "a.py"}, duration_sec=0.5 + number % 3, result_chars=400,
+             extent=Extent(path="a.py", start_line=1, end_line=40)),
+        Call(tool="search_code", args={"pattern": "x"}, duration_sec=2.0 + number % 5, result_chars=90),
+    ]
+    if wedge:
+        calls.append(Call(tool="query_code", args={}, duration_sec=26_000.0, completed=False))
+    calls.append(Call(tool="read_file", args={"path": "b.py"}, duration_sec=1.0, result_chars=300,
+                      extent=Extent(path="b.py", start_line=10, end_line=29)))
+    return Episode(
+        id=f"ep-{number}", source="synthetic", slot=f"s{number % 2}",
+        started_at=T0 + timedelta(seconds=60 * number), deadline_sec=1800.0,
+        rounds=[Round(send_sec=3.0, calls=calls[:2]), Round(send_sec=2.0, calls=calls[2:]),
+                Round(send_sec=1.5)],
+        end_reason="final_answer",
+    )
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    save_episodes([_episode(i, wedge=(i == 3)) for i in range(8)], path)
+    return path
+
+
+def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """The captured stderr, asserted to be exactly one ``reviewlab: error:`` line without a traceback."""
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("reviewlab: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# -- the parser --------------------------------------------------------------------------
+def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    """``reviewlab --help`` exits 0 and names every subcommand."""
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in SUBCOMMANDS:
+        assert name in out
+
+
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_every_subcommand_has_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each subcommand's ``--help`` exits 0 with a description and its options."""
+    assert main([name, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert f"usage: reviewlab {name}" in out
+    assert "options:" in out
+
+
+def test_missing_subcommand_is_a_one_line_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """No subcommand: exit 2 and one error line."""
+    assert main([]) == 2
+    assert "required" in _error_line(capsys)
+
+
+def test_unknown_option_is_a_one_line_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown option names itself and the subcommand's --help."""
+    assert main(["replay", "x.jsonl", "--frobnicate"]) == 2
+    line = _error_line(capsys)
+    assert "--frobnicate" in line and "reviewlab replay --help" in line
+
+
+def test_parser_has_a_handler_per_subcommand() -> None:
+    """Every subcommand parses to a callable handler."""
+    parser = build_parser()
+    for argv in (["demo"], ["replay", "c.jsonl"], ["sweep", "c.jsonl"], ["tune", "c.jsonl"],
+                 ["synth", "-o", "x.jsonl"], ["import", "openhands", "f.json", "-o", "x.jsonl"],
+                 ["lab"], ["dashboard"],
+                 ["record", "--base-url", "u", "--model", "m", "--root", ".", "--task", "t", "-o", "x.jsonl"]):
+        assert callable(parser.parse_args(argv).handler)
+
+
+# -- replay ------------------------------------------------------------------------------
+def test_replay_prints_summary_and_writes_csv(corpus: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``replay`` prints the summary and per-tool tables and writes one CSV row per call."""
+    out = tmp_path / "calls.csv"
+    assert main(["replay", str(corpus), "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "abandoned-call rate" in text and "longest silence (s)" in text
+    assert "query_code" in text  # the per-tool table
+    frame = pd.read_csv(out)
+    assert len(frame) == sum(len(e.calls) for e in load_episodes(corpus))
+    assert (frame["source_gap"] == "native_tool_abandoned").sum() == 1
+
+
+def test_replay_unbounded_preset_wedges_and_writes_parquet(corpus: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """``--policy unbounded`` replays the pre-fix behaviour; ``-o x.parquet`` writes episodes as Parquet."""
+    out = tmp_path / "episodes.parquet"
+    assert main(["replay", str(corpus), "--policy", "unbounded", "--engine", "twin",
+                 "--table", "episodes", "-o", str(out)]) == 0
+    frame = pd.read_parquet(out)
+    assert len(frame) == 8
+    assert frame["max_silence_sec"].max() == pytest.approx(26_000.0)
+    assert "26,000" in capsys.readouterr().out
+
+
+def test_replay_reads_a_policy_toml(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A TOML policy file is used: a 1 s uniform bound abandons the slow searches too."""
+    policy_path = tmp_path / "tight.toml"
+    save_policy_file(policy_path, TimeoutPolicy.uniform(1.0), Narrowing())
+    out = tmp_path / "calls.csv"
+    assert main(["replay", str(corpus), "--policy", str(policy_path), "-o", str(out)]) == 0
+    frame = pd.read_csv(out)
+    assert set(frame["bound_sec"].dropna()) == {1.0}
+    assert (frame["source_gap"] == "native_tool_abandoned").sum() > 1
+
+
+def test_replay_missing_corpus_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A corpus that does not exist: exit 2, one line naming the file."""
+    assert main(["replay", str(tmp_path / "nope.jsonl")]) == 2
+    assert "nope.jsonl: no such file" in _error_line(capsys)
+
+
+def test_replay_malformed_recording_names_line_and_field(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A recording with a bad field: one line naming the file, the line and the field."""
+    good = _episode(1).to_json_line()
+    row = json.loads(_episode(2).to_json_line())
+    row["rounds"][0]["calls"][1]["duration_sec"] = -4.0
+    bad = json.dumps(row)
+    path = tmp_path / "bad.jsonl"
+    path.write_text(good + "\n" + bad + "\n", encoding="utf-8")
+    assert main(["replay", str(path)]) == 2
+    line = _error_line(capsys)
+    assert "bad.jsonl:2" in line and "rounds.0.calls.1.duration_sec" in line
+
+
+def test_replay_invalid_policy_toml_is_one_line(corpus: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A policy file with a negative timeout: one line naming the field."""
+    policy_path = tmp_path / "bad.toml"
+    policy_path.write_text("[policy]\ndefault_sec = -5\n", encoding="utf-8")
+    assert main(["replay", str(corpus), "--policy", str(policy_path)]) == 2
+    assert "default_sec" in _error_line(capsys)
+
+
+def test_replay_policy_that_is_not_toml_is_one_line(corpus: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A policy file that is not TOML at all: one line saying so."""
+    policy_path = tmp_path / "bad.toml"
+    policy_path.write_text("this is [not toml\n", encoding="utf-8")
+    assert main(["replay", str(corpus), "--policy", str(policy_path)]) == 2
+    assert "not valid TOML" in _error_line(capsys)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--policy", "nonsense"], "no such policy file"),
+    (["--policy", "uniform:fast"], "expected a number"),
+    (["--slots", "0"], "--slots"),
+    (["-o", "calls.xlsx"], ".csv or .parquet"),
+])
+def test_replay_bad_arguments_are_one_line(corpus: Path, argv: list[str], needle: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Bad presets, slot counts and output extensions are one-line user errors."""
+    assert main(["replay", str(corpus), *argv]) == 2
+    assert needle in _error_line(capsys)
+
+
+def test_replay_output_directory_must_exist(corpus: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """An output in a missing directory is refused before any work, with nothing written."""
+    out = tmp_path / "missing" / "calls.csv"
+    assert main(["replay", str(corpus), "-o", str(out)]) == 2
+    assert "does not exist" in _error_line(capsys)
+    assert not out.parent.exists()
+
+
+# -- sweep -------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv, needle", [
+    (["--tool", "read_file"], "TOOL=SEC"),
+    (["--tool", "read_file=5,,30"], "comma-separated"),
+    (["--tool", "read_file=5,soon"], "expected a number"),
+    (["--scale", "0.5,x"], "--scale"),
+    (["--narrowing", "inherit,sometimes"], "bad mode 'sometimes'"),
+    (["--narrowing", "reserve"], "bad mode 'reserve'"),
+    (["--narrowing", "fraction:2"], "narrowing.fraction"),
+    (["--tool", "read_file=-5"], "read_file"),
+])
+def test_sweep_bad_grid_specs_are_one_line(corpus: Path, argv: list[str], needle: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Each malformed grid spec is a one-line error naming what is wrong."""
+    assert main(["sweep", str(corpus), *argv]) == 2
+    assert needle in _error_line(capsys)
+
+
+def test_sweep_writes_one_row_per_policy_point(corpus: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A 2×2 grid (read_file timeouts × narrowing modes) gives four rows with parameters and metrics."""
+    out = tmp_path / "sweep.csv"
+    assert main(["sweep", str(corpus), "--tool", "read_file=0.5,600", "--narrowing", "inherit,reserve:30",
+                 "-o", str(out)]) == 0
+    frame = pd.read_csv(out)
+    assert len(frame) == 4
+    assert sorted(frame["timeout.read_file"].unique()) == [0.5, 600.0]
+    assert set(frame["narrowing.mode"]) == {"inherit", "reserve"}
+    tight = frame[frame["timeout.read_file"] == 0.5]
+    assert (tight["abandoned_call_rate"] > frame[frame["timeout.read_file"] == 600.0]["abandoned_call_rate"].max()).all()
+    assert "wrote 4 policy points" in capsys.readouterr().out
+
+
+def test_sweep_runs_on_an_existing_dask_scheduler(corpus: Path, tmp_path: Path) -> None:
+    """``--scheduler`` sends the points to a running Dask cluster and gives the in-process frame."""
+    from distributed import LocalCluster
+
+    local, remote = tmp_path / "local.csv", tmp_path / "remote.csv"
+    grid = ["--scale", "0.001,1", "--narrowing", "inherit,none"]
+    assert main(["sweep", str(corpus), *grid, "-o", str(local)]) == 0
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        assert main(["sweep", str(corpus), *grid, "--scheduler", cluster.scheduler_address,
+                     "-o", str(remote)]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(remote), pd.read_csv(local))
+
+
+def test_sweep_unreachable_scheduler_is_one_line(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A scheduler nobody listens on: one line naming the address."""
+    with socket.socket() as probe:  # a port that was free a moment ago and has no listener
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(["sweep", str(corpus), "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+    assert f"tcp://127.0.0.1:{port}" in _error_line(capsys)
+
+
+# -- record ------------------------------------------------------------------------------
+def test_record_saves_one_live_episode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``record`` drives a model on an OpenAI-compatible endpoint and saves the episode it ran."""
+    out = tmp_path / "live.jsonl"
+    script = [{"tool_calls": [tool_call("read_file", {"path": "inventory/pricing.py"}, "c1")]},
+              {"content": "[]"}]
+    with StubOpenAI(script) as stub:
+        code = main(["record", "--base-url", stub.base_url, "--model", "stub-reviewer",
+                     "--root", str(demo_workspace()), "--task", "Review pricing.", "-o", str(out)])
+        requests = list(stub.requests)
+    assert code == 0
+    assert requests[0]["model"] == "stub-reviewer"
+    assert any("Review pricing." in str(m.get("content")) for m in requests[0]["messages"])
+    [episode] = load_episodes(out)
+    assert episode.source == "live" and [c.tool for c in episode.calls] == ["read_file"]
+    text = capsys.readouterr().out
+    assert "read_file" in text and "final_answer" in text and str(out) in text
+
+
+def test_record_endpoint_failure_is_one_line_and_still_recorded(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """An endpoint that answers HTTP 500: exit 1, one error line naming it; the failed episode is kept."""
+    out = tmp_path / "live.jsonl"
+    with StubOpenAI([StubError(500, "overloaded")]) as stub:
+        code = main(["record", "--base-url", stub.base_url, "--model", "m", "--root", str(demo_workspace()),
+                     "--task", "t", "-o", str(out)])
+    assert code == 1
+    assert "500" in _error_line(capsys)
+    [episode] = load_episodes(out)
+    assert episode.end_reason == "model_error"
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--root", "/definitely/not/here", "-o", "x.jsonl"], "no such directory"),
+    (["--root", ".", "-o", "x.csv"], ".jsonl"),
+])
+def test_record_bad_arguments_are_one_line(argv: list[str], needle: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing workspace or a wrong output extension fails before any request."""
+    assert main(["record", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--task", "t", *argv]) == 2
+    assert needle in _error_line(capsys)
+
+
+def test_record_bad_url_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A base URL that is not http(s) is a one-line error and writes nothing."""
+    out = tmp_path / "x.jsonl"
+    assert main(["record", "--base-url", "ftp://x", "--model", "m", "--root", str(tmp_path), "--task", "t",
+                 "-o", str(out)]) == 2
+    assert "base_url" in _error_line(capsys)
+    assert not out.exists()
+
+
+# -- synth -------------------------------------------------------------------------------
+def test_synth_writes_a_seeded_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``synth -n 12 --seed 3`` writes 12 episodes, and the same seed gives the same bytes."""
+    first, second = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    assert main(["synth", "-n", "12", "--seed", "3", "-o", str(first)]) == 0
+    assert main(["synth", "-n", "12", "--seed", "3", "-o", str(second)]) == 0
+    assert len(load_episodes(first)) == 12
+    assert first.read_bytes() == second.read_bytes()
+    assert "wrote 12 episode(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["-n", "0", "-o", "x.jsonl"], "-n"),
+    (["-n", "5", "-o", "x.txt"], ".jsonl"),
+])
+def test_synth_bad_arguments_are_one_line(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A non-positive count or a wrong extension is a one-line error."""
+    assert main(["synth", *argv]) == 2
+    assert needle in _error_line(capsys)
+
+
+# -- lab and dashboard -------------------------------------------------------------------
+def test_lab_dry_run_prints_the_jupyterlab_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``lab --dry-run`` prints a JupyterLab command rooted at the notebooks folder without starting it."""
+    assert main(["lab", "--notebooks", str(tmp_path), "--dry-run"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert "lab" in out and str(tmp_path) in out
+
+
+def test_lab_missing_notebook_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``lab`` on a folder that does not exist: one line, exit 2."""
+    assert main(["lab", "--notebooks", str(tmp_path / "nope"), "--dry-run"]) == 2
+    assert "no such directory" in _error_line(capsys)
+
+
+def test_dashboard_dry_run_prints_the_voila_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """``dashboard --dry-run`` prints a Voilà command without starting a server."""
+    assert main(["dashboard", "--dry-run", "--port", "8871"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert "voila" in out and "8871" in out
+
+
+# -- through a real process ----------------------------------------------------------------
+def test_module_entry_point_reports_errors_without_traceback(tmp_path: Path) -> None:
+    """``python -m reviewlab`` exits 2 with one stderr line for a user error."""
+    proc = subprocess.run([sys.executable, "-m", "reviewlab", "replay", str(tmp_path / "gone.jsonl")],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"reviewlab: error: {tmp_path / 'gone.jsonl'}: no such file"]
+

@@ -1,0 +1,233 @@
+"""BoundedExecutor: calls run on reused workers, are waited for their bound, and abandoned after."""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from datetime import datetime
+
+import pytest
+
+from reviewlab.deadline import clock_scope, deadline_remaining, execution_deadline_scope, monotonic_now
+from reviewlab.executor import BoundedExecutor, CallStatus
+from reviewlab.policy import Bound
+from reviewlab.receipts import refused_text
+
+WAIT = 10.0  # generous upper limit for events that must happen; never decides a race
+
+
+class Wedge:
+    """A tool that blocks until released, and says when it started and when it returned."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.returned = threading.Event()
+
+    def __call__(self, value: str = "late") -> str:
+        self.entered.set()
+        self.release.wait(WAIT * 3)
+        self.returned.set()
+        return value
+
+
+@pytest.fixture()
+def executor():
+    with BoundedExecutor(loose_cap=None) as ex:
+        yield ex
+
+
+def test_a_call_that_returns_inside_its_bound_is_returned_with_its_value(executor):
+    """A fast call comes back `returned` with its value, an ISO start stamp and a float duration."""
+    result = executor.run(lambda a, b=0: a + b, 2, b=3, bound=5.0, name="add")
+
+    assert result.status is CallStatus.RETURNED and result.returned
+    assert result.value == 5 and result.exc is None
+    assert result.name == "add" and result.bound_sec == 5.0
+    assert datetime.fromisoformat(result.started_at).tzinfo is not None
+    assert isinstance(result.duration_sec, float) and 0.0 <= result.duration_sec < 5.0
+    assert executor.ledger.snapshot()["abandoned"] == 0
+
+
+def test_the_tools_own_exception_is_raised_not_abandoned(executor):
+    """A tool's exception inside its bound is the `raised` outcome; nothing is loose."""
+    def broken() -> None:
+        raise KeyError("no such file")
+
+    result = executor.run(broken, bound=5.0)
+
+    assert result.status is CallStatus.RAISED
+    assert isinstance(result.exc, KeyError)
+    assert executor.loose == 0
+
+
+def test_workers_are_reused_while_they_behave(executor):
+    """Sequential calls (returned or raised) reuse one worker thread."""
+    for index in range(50):
+        executor.run(lambda i=index: i, bound=5.0)
+        executor.run(int, "not a number", bound=5.0)  # raises ValueError inside the tool
+    assert executor.threads_started == 1
+
+
+def test_a_call_that_outlives_its_bound_is_abandoned_and_its_worker_retired(executor):
+    """The bound passes first: `abandoned`, one loose worker, and the next call gets a fresh thread."""
+    wedge = Wedge()
+    executor.run(int, bound=5.0)  # start the pool's first worker
+    result = executor.run(wedge, bound=0.05, name="read_file")
+
+    assert result.status is CallStatus.ABANDONED and result.loose
+    assert result.value is None and result.zombie_sec is None
+    assert result.duration_sec >= 0.05
+    assert executor.loose == 1 and executor.ledger.peak == 1
+
+    # The wedged worker is out of the pool: the next call cannot reuse it.
+    assert executor.run(int, bound=5.0).returned
+    assert executor.threads_started == 2
+
+    wedge.release.set()
+    assert result.settled is not None and result.settled.wait(WAIT)
+    assert executor.ledger.wait_settled(WAIT)
+    # The late value is dropped; only the zombie time is recorded.
+    assert result.status is CallStatus.ABANDONED and result.value is None
+    assert result.zombie_sec is not None and result.zombie_sec >= 0.0
+    snapshot = executor.ledger.snapshot()
+    assert snapshot["loose"] == 0 and snapshot["settled"] == 1 and snapshot["peak"] == 1
+    assert snapshot["zombie_sec"] == pytest.approx(result.zombie_sec)
+
+
+def test_zombie_seconds_measure_the_time_past_the_abandonment():
+    """Zombie time runs on the monotonic clock from abandonment to the tool's return."""
+    now = [100.0]
+    wedge = Wedge()
+    with clock_scope(lambda: now[0]), BoundedExecutor(loose_cap=None) as ex:
+        def tool() -> str:
+            wedge()
+            now[0] += 7.5  # the tool "ran" 7.5 s on the injected clock after abandonment
+            return "late"
+
+        result = ex.run(tool, bound=0.01)
+        assert result.status is CallStatus.ABANDONED
+        wedge.release.set()
+        assert ex.ledger.wait_settled(WAIT)
+    assert result.zombie_sec == pytest.approx(7.5)
+    assert ex.ledger.zombie_sec == pytest.approx(7.5)
+
+
+def test_a_bound_of_zero_abandons_at_once(executor):
+    """A bound of 0 (deadline already passed) abandons a running call immediately."""
+    wedge = Wedge()
+    result = executor.run(wedge, bound=Bound(0.0, "deadline", 600.0, 0.0))
+
+    assert result.status is CallStatus.ABANDONED
+    assert result.bound_sec == 0.0 and result.bound is not None and result.bound.by == "deadline"
+    wedge.release.set()
+    assert executor.ledger.wait_settled(WAIT)
+
+
+def test_an_unbounded_call_waits_for_the_tool_however_long(executor):
+    """`Bound.sec is None` (the pre-fix policy) waits until the tool returns."""
+    wedge = Wedge()
+    box = {}
+    caller = threading.Thread(
+        target=lambda: box.setdefault("result", executor.run(wedge, "slow", bound=Bound(None, "unbounded", None))))
+    caller.start()
+    assert wedge.entered.wait(WAIT)
+    caller.join(0.2)
+    assert caller.is_alive(), "an unbounded call returned before its tool did"
+    wedge.release.set()
+    caller.join(WAIT)
+    assert box["result"].status is CallStatus.RETURNED and box["result"].value == "slow"
+    assert executor.loose == 0
+
+
+def test_the_worker_inherits_a_deadline_ending_at_its_bound():
+    """Inside the worker, deadline_remaining() is the bound (on the injected clock)."""
+    with clock_scope(lambda: 1000.0), BoundedExecutor() as ex:
+        assert ex.run(deadline_remaining, bound=5.0).value == 5.0
+        # An earlier inherited deadline stays in force: scopes only narrow.
+        with execution_deadline_scope(1002.0):
+            assert ex.run(deadline_remaining, bound=5.0).value == 2.0
+        assert ex.run(deadline_remaining, bound=None).value is None
+
+
+def test_the_worker_sees_the_callers_context_variables(executor):
+    """Context variables set by the caller are visible to the tool (a copied context)."""
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
+    token = var.set("episode-7")
+    try:
+        assert executor.run(var.get, bound=5.0).value == "episode-7"
+    finally:
+        var.reset(token)
+    assert executor.run(var.get, bound=5.0).value == "nobody"
+
+
+def test_the_loose_cap_refuses_calls_without_starting_threads():
+    """With `loose_cap` loose workers, a call is refused with the host text and no thread is started."""
+    wedges = [Wedge(), Wedge()]
+    with BoundedExecutor(loose_cap=2) as ex:
+        for wedge in wedges:
+            assert ex.run(wedge, bound=0.01).status is CallStatus.ABANDONED
+        started = ex.threads_started
+        ran = threading.Event()
+        refused = ex.run(ran.set, bound=5.0, name="read_file")
+
+        assert refused.status is CallStatus.REFUSED
+        assert refused.text == refused_text("read_file", 2, 2)
+        assert refused.bound_sec == 5.0 and refused.duration_sec == 0.0
+        assert not ran.is_set() and ex.threads_started == started
+        assert ex.ledger.refused == 1
+
+        for wedge in wedges:
+            wedge.release.set()
+        assert ex.ledger.wait_settled(WAIT)
+        assert ex.run(ran.set, bound=5.0).returned and ran.is_set()
+
+
+def test_a_cap_of_zero_refuses_every_call():
+    """`loose_cap=0` refuses before anything runs."""
+    with BoundedExecutor(loose_cap=0) as ex:
+        assert ex.run(int, bound=1.0).status is CallStatus.REFUSED
+        assert ex.threads_started == 0
+
+
+def test_peak_counts_loose_workers_at_once(executor):
+    """The ledger's peak is the most workers loose at the same time."""
+    wedges = [Wedge() for _ in range(3)]
+    results = [executor.run(wedge, bound=0.01) for wedge in wedges]
+    assert executor.loose == 3 and executor.ledger.peak == 3
+    for wedge in wedges:
+        wedge.release.set()
+    assert executor.ledger.wait_settled(WAIT)
+    assert all(result.zombie_sec is not None for result in results)
+    assert executor.ledger.peak == 3 and executor.loose == 0
+
+
+def test_shutdown_lets_idle_workers_exit_and_refuses_new_calls():
+    """After shutdown, idle workers end and `run` raises naming the executor."""
+    before = set(threading.enumerate())
+    ex = BoundedExecutor(name="short-lived")
+    ex.run(int, bound=1.0)
+    workers = [t for t in set(threading.enumerate()) - before if t.name.startswith("reviewlab-tool-")]
+    assert len(workers) == 1
+    ex.shutdown()
+    with pytest.raises(RuntimeError, match="short-lived"):
+        ex.run(int, bound=1.0)
+    workers[0].join(WAIT)
+    assert not workers[0].is_alive()
+
+
+def test_bad_arguments_are_refused_with_the_field_named():
+    """A negative cap or bound is an error naming the parameter."""
+    with pytest.raises(ValueError, match="loose_cap"):
+        BoundedExecutor(loose_cap=-1)
+    with BoundedExecutor() as ex, pytest.raises(ValueError, match="bound"):
+        ex.run(int, bound=-1.0)
+
+
+def test_durations_are_on_the_injected_monotonic_clock():
+    """duration_sec is measured on monotonic_now(), so an injected clock drives it."""
+    ticks = iter([10.0, 10.0, 12.5, 12.5, 12.5])
+    with BoundedExecutor() as ex, clock_scope(lambda: next(ticks, 12.5)):
+        result = ex.run(int, bound=None)
+    assert result.duration_sec == pytest.approx(2.5)
+    assert monotonic_now() > 0
