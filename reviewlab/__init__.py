@@ -13,6 +13,9 @@ from reviewlab.deadline import (
     execution_deadline_scope,
     monotonic_now,
 )
+from reviewlab.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.executor import BoundedExecutor, CallResult, CallStatus
+from reviewlab.inspection import demo_workspace, inspection_registry
 from reviewlab.policy import (
     Bound,
     Narrowing,
@@ -28,29 +31,41 @@ from reviewlab.receipts import (
     ToolReceipt,
     tool_timeout_text,
 )
+from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.schema import Episode
 from reviewlab.replay import ReplayResult, replay
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "SOURCE_GAP_ABANDONED",
     "Bound",
+    "BoundedExecutor",
+    "CallResult",
+    "CallStatus",
     "Episode",
+    "EpisodeResult",
     "Narrowing",
     "Outcome",
     "PolicyError",
     "ReplayResult",
+    "ReviewEpisode",
+    "SOURCE_GAP_ABANDONED",
+    "ScriptedModel",
     "TimeoutPolicy",
     "ToolReceipt",
     "calendar_scope",
     "clock_scope",
     "deadline_remaining",
+    "demo_workspace",
     "execution_deadline_scope",
+    "inspection_registry",
+    "load_episodes",
     "load_policy_file",
     "monotonic_now",
     "replay",
     "resolve_bound",
+    "save_episodes",
     "save_policy_file",
+    "tool_call",
     "tool_timeout_text",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "call_timeline",
     "episode_timeline",
     "pareto_front",
+    "LiveRates",
     "per_tool_rates",
     "pool_timeline",
     "rates_vs_timeout",
@@ -203,8 +204,9 @@ def episode_timeline(
             if not math.isfinite(call.zombie_sec):
                 ax.annotate("never returns →", (right, row), ha="right", va="bottom", fontsize=8)
         elif call.wedged:
-            ax.annotate("wedged: episode ends", (start + call.wait_sec / scale, row),
-                        xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+            ax.annotate(f"wedged: silent {_duration_text(call.wait_sec)}, episode ends",
+                        (start + call.wait_sec / scale, row), xytext=(-4, 0), textcoords="offset points",
+                        ha="right", va="center", fontsize=8, color="white", fontweight="bold")
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()
     ax.set_xlim(0, right)
@@ -278,23 +280,60 @@ def per_tool_rates(
 
     The figures are :meth:`ReplayResult.per_tool`; each bar is labelled with its value.
     """
-    table = result.per_tool()
     figure, ax = _axes(ax, figsize)
-    x = np.arange(len(table))
-    width = 0.38
-    abandoned = ax.bar(x - width / 2, 100 * table["abandoned_call_rate"], width, color="#c44e52",
-                       label="abandoned calls")
-    lost = ax.bar(x + width / 2, 100 * table["coverage_loss_rate"], width, color="#4c72b0",
-                  label="coverage loss")
-    for bars in (abandoned, lost):
-        ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)
-    ax.set_xticks(x, list(table["tool"]))
-    ax.set_ylabel("rate (%)")
-    top = float(max(100 * table["abandoned_call_rate"].max(), 100 * table["coverage_loss_rate"].max(), 1.0))
-    ax.set_ylim(0, top * 1.2)
-    ax.set_title(f"Per-tool rates under {_policy_label(result)}")
-    ax.legend(fontsize=8)
+    LiveRates(ax).draw(result)
     return figure
+
+
+_RATE_TOPS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 120.0)
+
+
+class LiveRates:
+    """The :func:`per_tool_rates` chart on one Axes, redrawn in place for live widgets.
+
+    The first :meth:`draw` makes the bars; later draws with the same tools only
+    move bar heights, labels, the y range and the title, which renders several
+    times faster than a new figure (matplotlib caches the text layout of
+    artists it has drawn before). A different tool set redraws from scratch.
+    """
+
+    _WIDTH = 0.38
+
+    def __init__(self, ax: Axes) -> None:
+        self.ax = ax
+        self._tools: list[str] | None = None
+        self._bars: list[Any] = []
+        self._labels: list[list[Any]] = []
+
+    def draw(self, result: ReplayResult) -> None:
+        """Show ``result``'s per-tool rates."""
+        table = result.per_tool()
+        tools = [str(tool) for tool in table["tool"]]
+        series = [100 * table["abandoned_call_rate"].to_numpy(dtype=float),
+                  100 * table["coverage_loss_rate"].to_numpy(dtype=float)]
+        ax = self.ax
+        if tools != self._tools:
+            ax.clear()
+            x = np.arange(len(tools))
+            self._bars = [
+                ax.bar(x - self._WIDTH / 2, series[0], self._WIDTH, color="#c44e52", label="abandoned calls"),
+                ax.bar(x + self._WIDTH / 2, series[1], self._WIDTH, color="#4c72b0", label="coverage loss"),
+            ]
+            self._labels = [list(ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)) for bars in self._bars]
+            ax.set_xticks(x, tools)
+            ax.set_ylabel("rate (%)")
+            ax.legend(fontsize=8, loc="upper right")
+            self._tools = tools
+        else:
+            for bars, labels, values in zip(self._bars, self._labels, series, strict=True):
+                for bar, label, value in zip(bars, labels, values, strict=True):
+                    bar.set_height(value)
+                    label.xy = (bar.get_x() + bar.get_width() / 2, value)
+                    label.set_text(f"{value:.1f}")
+        top = float(max(series[0].max(initial=0.0), series[1].max(initial=0.0)))
+        # The y range steps through a few fixed tops, so the tick labels (costly text) repeat between draws.
+        ax.set_ylim(0, next(limit for limit in _RATE_TOPS if top * 1.15 <= limit))
+        ax.set_title(f"Per-tool rates under {_policy_label(result)}")
 
 
 def _policy_label(result: ReplayResult) -> str:

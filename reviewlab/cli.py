@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -207,95 +208,101 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     narrowings = _narrowing_grid(args.narrowing) if args.narrowing else None
     base, _ = _policy_arg(args.base)
     episodes = _load_corpus(args.corpus)
-    from reviewlab.report import text_table, write_table
-    from reviewlab.sweep import make_grid, sweep
+    from reviewlab.report import sweep_view, text_table, write_table
+    from reviewlab.sweep import make_grid, pareto, sweep
 
     grid = make_grid(base=base, tools=tools or None, scales=scales, narrowings=narrowings)
     client: Any = None
     if args.scheduler:
-        client = _dask_client(args.scheduler)
+        client = _dask_client(args.scheduler, args.connect_timeout)
     try:
         frame = sweep(episodes, grid, engine=args.engine, client=client)
     finally:
         if client is not None:
             client.close()
-    _print(text_table(frame.head(args.top)))
+    frame["pareto"] = pareto(frame)
+    if args.sort is not None and args.sort not in frame.columns:
+        raise UserError(f"--sort: no column {args.sort!r}; try one of {', '.join(frame.columns[-14:])}")
+    _print(text_table(sweep_view(frame, sort_by=args.sort, top=args.top)))
     if len(frame) > args.top:
-        _print(f"({len(frame)} policy points; first {args.top} shown)")
+        _print(f"({len(frame)} policy points; {args.top} shown)")
     if out is not None:
         write_table(frame, out)
         _print(f"wrote {len(frame)} policy points to {out}")
     return 0
 
 
-def _dask_client(address: str) -> Any:
+def _dask_client(address: str, timeout_sec: float) -> Any:
     """Connect to an existing Dask scheduler; an unreachable address is a user error."""
     from distributed import Client
 
     try:
-        return Client(address, timeout="10s")
+        return Client(address, timeout=f"{timeout_sec}s")
     except (OSError, TimeoutError) as exc:
         raise UserError(f"--scheduler {address}: cannot connect ({exc})") from None
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
     out = _output_path(args.output, (".toml",)) if args.output else None
+    base, narrowing = _policy_arg(args.base)
     episodes = _load_corpus(args.corpus)
     from reviewlab.policy import save_policy_file
-    from reviewlab.report import text_table
+    from reviewlab.report import summary_table, text_table
     from reviewlab.tune import recommend
 
     recommendation = recommend(
-        episodes, max_coverage_loss=args.max_coverage_loss,
-        max_abandoned_rate=args.max_abandoned_rate, objective=args.objective,
+        episodes, max_coverage_loss=args.max_coverage_loss, max_abandoned_rate=args.max_abandoned_rate,
+        objective=args.objective, base=base, narrowing=narrowing,
     )
-    policy, explanation = recommendation[0], recommendation[1]
-    narrowing = getattr(recommendation, "narrowing", None)
-    _print(text_table(explanation))
+    _print(text_table(recommendation.explain))
     _print("")
-    _print(policy.to_toml() if hasattr(policy, "to_toml") else repr(policy))
+    _print(text_table(summary_table({f"base ({base.name})": recommendation.baseline,
+                                     "recommended": recommendation.summary})))
+    _print("")
+    _print(recommendation.policy.to_toml())
     if out is not None:
-        save_policy_file(out, policy, narrowing)
-        _print(f"wrote the recommended policy to {out}")
+        save_policy_file(out, recommendation.policy, recommendation.narrowing)
+        _print(f"wrote the recommended policy to {out} (use it with --policy {out})")
     return 0
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
     out = _output_path(args.output, _JSONL_SUFFIXES)
+    if args.incident:
+        from reviewlab.incident import write_incident
+
+        written = write_incident(out, seed=args.seed)
+        _print(f"wrote the incident day ({written} episodes, one wedged query_code) to {out}")
+        return 0
     if args.n < 1:
         raise UserError(f"-n: expected a positive number of episodes, got {args.n}")
-    from reviewlab import synth
+    from reviewlab.synth import write_synthetic
 
-    if args.incident:
-        written = synth.write_incident(out)
-    else:
-        written = synth.write_synthetic(out, n=args.n, seed=args.seed)
-    count = written if isinstance(written, int) else (len(written) if hasattr(written, "__len__") else None)
-    _print(f"wrote {count if count is not None else 'the'} episode(s) to {out}")
+    written = write_synthetic(out, args.n, seed=args.seed)
+    _print(f"wrote {written} episode(s) to {out}")
     return 0
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
     source = _existing_file(args.file)
     out = _output_path(args.output, _JSONL_SUFFIXES)
+    from reviewlab.importers import import_inspect, import_openhands
     from reviewlab.recording.files import save_episodes
 
-    if args.format == "openhands":
-        from reviewlab.importers import import_openhands as importer
-    else:
-        from reviewlab.importers import import_inspect as importer
-    episodes = list(importer(source))
+    importer = import_openhands if args.format == "openhands" else import_inspect
+    episodes = importer(source)
     if not episodes:
         raise UserError(f"{args.file}: no episodes found in this {args.format} log")
     save_episodes(episodes, out)
     calls = sum(len(episode.calls) for episode in episodes)
-    _print(f"imported {len(episodes)} episode(s), {calls} call(s) from {source} to {out}")
+    censored = sum(not call.completed for episode in episodes for call in episode.calls)
+    _print(f"imported {len(episodes)} episode(s), {calls} call(s) ({censored} censored) from {source} to {out}")
     return 0
 
 
 def _launch(argv: Sequence[str], dry_run: bool) -> int:
     if dry_run:
-        _print(" ".join(argv))
+        _print(shlex.join(argv))
         return 0
     try:
         return subprocess.call(list(argv))
@@ -315,23 +322,20 @@ def _cmd_lab(args: argparse.Namespace) -> int:
         raise UserError(f"--notebooks {notebooks}: no such directory")
     from reviewlab.dashboard import lab_command
 
-    argv = lab_command(notebooks, port=args.port) if args.port else lab_command(notebooks)
-    return _launch([str(part) for part in argv], args.dry_run)
+    return _launch(lab_command(notebooks, args.port), args.dry_run)
 
 
 def _cmd_dashboard(args: argparse.Namespace) -> int:
     from reviewlab import dashboard
 
-    options: dict[str, Any] = {}
-    if args.port:
-        options["port"] = args.port
-    if args.corpus:
-        options["corpus"] = _existing_file(args.corpus)
+    corpus = _existing_file(args.corpus) if args.corpus else None
     if args.dry_run:
-        argv = dashboard.dashboard_command(**options)
-        return _launch([str(part) for part in argv], dry_run=True)
-    result = dashboard.serve(**options)
-    return int(result) if isinstance(result, int) else 0
+        dashboard.dashboard_env(corpus)  # validates the corpus like a real start would
+        argv = dashboard.dashboard_command(args.port, corpus, open_browser=not args.no_browser)
+        prefix = f"{dashboard.CORPUS_ENV}={shlex.quote(str(corpus.resolve()))} " if corpus else ""
+        _print(prefix + shlex.join(argv))
+        return 0
+    return int(dashboard.main(args.port, corpus, open_browser=not args.no_browser))
 
 
 # -- parser --------------------------------------------------------------------------------
@@ -402,7 +406,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("vectorized", "twin"), default="vectorized")
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="run the points on an existing Dask cluster (corpus scattered once)")
+    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SEC",
+                   help="how long to try reaching --scheduler (default 10)")
     p.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
+    p.add_argument("--sort", default=None, metavar="METRIC",
+                   help="print the rows sorted by this column, e.g. wall_p95_sec (default: grid order)")
     p.add_argument("-o", "--output", default=None, metavar="CSV|PARQUET", help="write the sweep table")
 
     p = command("tune", "recommend per-tool timeouts that meet the constraints and best the objective",
@@ -412,14 +420,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest acceptable coverage-loss rate (default 0.01)")
     p.add_argument("--max-abandoned-rate", type=float, default=None, metavar="RATE",
                    help="largest acceptable abandoned-call rate (default: no limit)")
-    p.add_argument("--objective", default="p95_wall", help="what to minimise (default p95_wall)")
+    p.add_argument("--objective", default="p95_wall",
+                   help="what to minimise: p50_wall, p95_wall (default), p99_wall, max_wall, max_silence, "
+                        "zombie, or a summary column")
+    p.add_argument("--base", default=None, metavar="TOML",
+                   help="the policy to improve on and its narrowing; " + policy_help)
     p.add_argument("-o", "--output", default=None, metavar="TOML", help="write the recommended policy")
 
     p = command("synth", "write a synthetic corpus (or the wedged-query_code incident)", _cmd_synth)
-    p.add_argument("-n", type=int, default=1000, help="episodes (default 1000)")
+    p.add_argument("-n", type=int, default=1000, help="episodes (default 1000; ignored with --incident)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--incident", action="store_true",
-                   help="write the incident episode (the 26,160 s wedge) instead")
+                   help="write the incident day instead: a six-slot pool whose reviewer-3 wedges on "
+                        "query_code for 26,160 s")
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl[.gz]")
 
     p = command("import", "convert another agent system's log into reviewlab.episode/1", _cmd_import)
@@ -429,12 +442,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("lab", "open JupyterLab on the notebooks/", _cmd_lab)
     p.add_argument("--notebooks", default=None, metavar="DIR", help="notebook folder (default notebooks/)")
-    p.add_argument("--port", type=int, default=None)
+    p.add_argument("--port", type=int, default=None, help="port for JupyterLab")
     p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
 
     p = command("dashboard", "serve the interactive dashboard with Voilà", _cmd_dashboard)
     p.add_argument("--corpus", default=None, help="recorded episodes to open (default: bundled corpus)")
-    p.add_argument("--port", type=int, default=None)
+    p.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default 8866)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
     p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
     return parser
 
@@ -471,6 +485,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return 130
+    except BrokenPipeError:  # the reader went away (`reviewlab replay ... | head`): not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except _user_error_types() as exc:
         if args.debug or os.environ.get("REVIEWLAB_DEBUG"):
             raise

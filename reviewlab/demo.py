@@ -36,8 +36,15 @@ os.environ.setdefault("MPLBACKEND", "Agg")  # the demo draws files, never window
 
 import pandas as pd  # noqa: E402
 
-from reviewlab.policy import Narrowing, TimeoutPolicy  # noqa: E402
-from reviewlab.report import Report, receipts_table, summary_table, text_table  # noqa: E402
+from reviewlab.policy import Narrowing, TimeoutPolicy, save_policy_file  # noqa: E402
+from reviewlab.report import (  # noqa: E402
+    Report,
+    receipts_table,
+    summary_table,
+    sweep_view,
+    text_table,
+    write_table,
+)
 
 __all__ = ["CORPUS_PATH", "INCIDENT_PATH", "DemoResult", "WedgedRegistry", "live_episode", "run_demo"]
 
@@ -148,15 +155,15 @@ def _load(path: Path, what: str, make: str) -> list[Any]:
 
 
 def _default_grid(quick: bool) -> Any:
-    """The grid the demo sweeps: per-tool timeouts for the read tools, times narrowing modes."""
+    """The grid the demo sweeps: per-tool timeouts of the inspection tools × narrowing modes."""
     from reviewlab.sweep import make_grid
 
     if quick:
-        return make_grid(base=TimeoutPolicy.ouroboros(),
+        return make_grid(TimeoutPolicy.ouroboros(),
                          tools={"read_file": [30.0, 120.0, 600.0], "query_code": [60.0, 120.0]},
                          narrowings=[Narrowing(), Narrowing(mode="reserve", reserve_sec=30.0)])
     return make_grid(
-        base=TimeoutPolicy.ouroboros(),
+        TimeoutPolicy.ouroboros(),
         tools={"read_file": [5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0],
                "search_code": [10.0, 30.0, 60.0, 120.0, 300.0],
                "query_code": [30.0, 60.0, 120.0, 300.0]},
@@ -164,9 +171,17 @@ def _default_grid(quick: bool) -> Any:
     )
 
 
+CURVE_TIMEOUTS = {tool: [1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0]
+                  for tool in ("read_file", "list_files", "search_code", "query_code")}
+"""Per-tool timeouts of the one-at-a-time curves drawn in the report."""
+
+
 def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = print) -> DemoResult:
     """Run the whole demo, print its progress through ``echo`` and write ``out_dir/report.html``."""
+    from reviewlab.incident import INCIDENT_EPISODE_ID, INCIDENT_SLOT
     from reviewlab.replay import replay
+    from reviewlab.sweep import pareto, sweep, tool_curves
+    from reviewlab.tune import recommend
 
     started = time.perf_counter()
     result = DemoResult(out_dir=Path(out_dir))
@@ -179,102 +194,155 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         clock[0] = now
         echo(f"  [{name}: {result.steps_sec[name]:.1f} s]\n")
 
+    ouroboros = TimeoutPolicy.ouroboros()
     release = threading.Event()
     try:
-        # 1. live episode
-        echo("== 1. A live review episode with a wedged search_code (ouroboros policy / 1000) ==")
+        echo("== 1. A live review episode; search_code is wedged (ouroboros policy scaled 1/1000) ==")
         live = live_episode(release, echo)
         step("live episode")
 
-        # 2. incident
         echo("== 2. The incident: a wedged query_code, before and after the fix ==")
-        incident = _load(INCIDENT_PATH, "incident", "reviewlab synth --incident -o " + str(INCIDENT_PATH))
-        ouroboros = TimeoutPolicy.ouroboros()
-        before = replay(incident, ouroboros, Narrowing.unbounded(), engine="twin")
-        after = replay(incident, ouroboros, Narrowing(), engine="twin")
-        result.incident_silence_sec = {"pre-fix (unbounded)": before.summary["max_silence_sec"],
-                                       "ouroboros": after.summary["max_silence_sec"]}
-        echo(text_table(summary_table({"pre-fix (unbounded)": before.summary, "ouroboros": after.summary},
-                                      ["calls", "abandoned_call_rate", "max_silence_sec", "wall_max_sec",
-                                       "wedged_zombies"])))
+        incident = _load(INCIDENT_PATH, "incident", f"reviewlab synth --incident -o {INCIDENT_PATH}")
+        slots = len({episode.slot for episode in incident})
+        incident_runs = {
+            PREFIX: replay(incident, ouroboros, Narrowing.unbounded(), engine="twin", slots=slots),
+            "ouroboros": replay(incident, ouroboros, Narrowing(), engine="twin", slots=slots),
+        }
+        result.incident_silence_sec = {label: run.summary["max_silence_sec"] for label, run in incident_runs.items()}
+        echo(f"{len(incident)} episodes on {slots} reviewer slots; {INCIDENT_EPISODE_ID} on {INCIDENT_SLOT} "
+             "calls query_code, which never returns:")
+        echo(text_table(_incident_calls(incident_runs, INCIDENT_EPISODE_ID)))
+        echo("")
+        echo(text_table(summary_table(_summaries(incident_runs), INCIDENT_KEYS)))
         step("incident replay")
 
-        # 3. corpus under both policies
-        corpus = _load(CORPUS_PATH, "corpus", "reviewlab synth -n 1000 -o " + str(CORPUS_PATH))
+        corpus = _load(CORPUS_PATH, "corpus", f"reviewlab synth -n 1000 -o {CORPUS_PATH}")
         if quick:
             corpus = corpus[:QUICK_EPISODES]
         echo(f"== 3. {len(corpus)} recorded episodes replayed under the pre-fix and the ouroboros policy ==")
         runs = {
-            "pre-fix (unbounded)": replay(corpus, ouroboros, Narrowing.unbounded(), engine="vectorized"),
+            PREFIX: replay(corpus, ouroboros, Narrowing.unbounded(), engine="vectorized"),
             "ouroboros": replay(corpus, ouroboros, Narrowing(), engine="vectorized"),
         }
+        # The vectorized engine must give exactly the twin's answers; show it on this corpus.
+        agree = all(replay(corpus, run.policy, run.narrowing, engine="twin").calls.equals(run.calls)
+                    for run in runs.values())
+        echo(f"vectorized and twin engines agree on every call: {'yes' if agree else 'NO'}")
         step("corpus replay")
 
-        # 4. sweep and recommendation
-        from reviewlab.sweep import sweep
-        from reviewlab.tune import recommend
-
-        grid = _default_grid(quick)
-        points = sweep(corpus, grid, engine="vectorized")
-        echo(f"== 4. Swept {len(points)} policy points; recommending under a 1% coverage-loss budget ==")
+        echo("== 4. Sweep, then a recommended policy under a 1% coverage-loss budget ==")
+        points = sweep(corpus, _default_grid(quick), engine="vectorized", progress=False)
+        points["pareto"] = pareto(points)
+        echo(f"swept {len(points)} policy points; {int(points['pareto'].sum())} on the Pareto front "
+             "(p95 wall time vs coverage loss):")
+        echo(text_table(sweep_view(points[points["pareto"]], sort_by="coverage_loss_rate")))
+        curves = tool_curves(corpus, CURVE_TIMEOUTS, base=ouroboros, progress=False)
         recommendation = recommend(corpus, max_coverage_loss=0.01, objective="p95_wall")
-        recommended, explanation = recommendation[0], recommendation[1]
+        recommended, explanation = recommendation.policy, recommendation.explain
         result.recommended = recommended
-        runs["recommended"] = replay(corpus, recommended, Narrowing(), engine="vectorized")
+        runs["recommended"] = replay(corpus, recommended, recommendation.narrowing, engine="vectorized")
+        echo("")
         echo(text_table(explanation))
         step("sweep and tune")
 
-        result.summaries = {label: run.summary for label, run in runs.items()}
+        result.summaries = _summaries(runs)
         summary = summary_table(result.summaries)
         echo("== Summary ==")
         echo(text_table(summary))
-
-        # 5. report
-        _write_report(report, live=live, incident=incident, before=before, after=after, runs=runs,
-                      points=points, explanation=explanation, recommended=recommended, summary=summary)
+        write_table(points, result.out_dir / "sweep.csv")
+        save_policy_file(result.out_dir / "recommended-policy.toml", recommended, recommendation.narrowing)
+        _write_report(report, live=live, incident=incident, incident_runs=incident_runs, corpus=corpus, runs=runs,
+                      points=points, curves=curves, explanation=explanation, recommended=recommended,
+                      summary=summary, agree=agree)
         step("report")
     finally:
-        release.set()  # the wedged worker returns; its value is credited to nothing
+        release.set()  # the wedged worker returns now; its late value is credited to nothing
 
     result.elapsed_sec = time.perf_counter() - started
     result.report_path = report.out_dir / "report.html"
     result.images = list(report.images)
-    echo(f"report: {result.report_path} ({len(result.images)} charts)")
+    echo(f"report: {result.report_path} ({len(result.images)} charts); also sweep.csv and "
+         "recommended-policy.toml")
     echo(f"demo finished in {result.elapsed_sec:.1f} s")
     return result
 
 
+PREFIX = "pre-fix (unbounded)"
+
+
+def _summaries(runs: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    return {label: run.summary for label, run in runs.items()}
+
+
+INCIDENT_KEYS = ("calls", "abandoned_call_rate", "max_silence_sec", "wall_max_sec", "zombie_sec",
+                 "wedged_zombies", "peak_loose_workers")
+
+
+def _incident_calls(runs: Mapping[str, Any], episode_id: str) -> pd.DataFrame:
+    """The incident episode's calls under each policy, side by side (rows of the replay frames)."""
+    columns = ["round", "tool", "duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap"]
+    parts = []
+    for label, run in runs.items():
+        calls = run.calls[run.calls["episode_id"] == episode_id][columns]
+        parts.append(calls.assign(policy=label)[["policy", *columns]])
+    return pd.concat(parts, ignore_index=True)
+
+
 # -- step 5: the report ---------------------------------------------------------------------
-def _write_report(report: Report, *, live: Any, incident: list[Any], before: Any, after: Any,
-                  runs: Mapping[str, Any], points: pd.DataFrame, explanation: pd.DataFrame,
-                  recommended: TimeoutPolicy, summary: pd.DataFrame) -> None:
+def _write_report(report: Report, *, live: Any, incident: list[Any], incident_runs: Mapping[str, Any],
+                  corpus: list[Any], runs: Mapping[str, Any], points: pd.DataFrame, curves: pd.DataFrame,
+                  explanation: pd.DataFrame, recommended: TimeoutPolicy, summary: pd.DataFrame,
+                  agree: bool) -> None:
     from reviewlab import charts
+    from reviewlab.incident import INCIDENT_EPISODE_ID
 
     report.heading("Summary")
-    report.paragraph("The bundled corpus replayed under the pre-fix behaviour (no tool bound), the "
-                     "ouroboros policy and the recommended policy.")
+    report.paragraph(f"The bundled corpus ({runs['ouroboros'].summary['episodes']} episodes) replayed under "
+                     "the pre-fix behaviour (no tool bound), the ouroboros policy and the recommended "
+                     "policy. The vectorized and the twin engines "
+                     f"{'agree on every call' if agree else 'DISAGREE'} on this corpus.")
     report.table(summary)
 
     report.heading("The incident: one wedged query_code")
-    incident_id = incident[0].id
-    report.table(summary_table({"pre-fix (unbounded)": before.summary, "ouroboros": after.summary},
-                               ["calls", "abandoned_call_rate", "max_silence_sec", "wall_max_sec"]))
-    report.figure(charts.episode_timeline(before, incident_id, episode=incident), "incident-prefix",
-                  "Pre-fix: the episode waits on the wedged call and goes silent.")
-    report.figure(charts.episode_timeline(after, incident_id, episode=incident), "incident-ouroboros",
-                  "Ouroboros: the call is abandoned at its bound and the episode goes on.")
+    report.paragraph("A recorded day of a reviewer pool. One query_code call never returned. Before the "
+                     "fix the episode waited for it and its slot stayed silent; with the ouroboros policy "
+                     "the call is abandoned at its bound and the episode goes on.")
+    report.table(summary_table(_summaries(incident_runs), INCIDENT_KEYS))
+    report.table(_incident_calls(incident_runs, INCIDENT_EPISODE_ID), f"The calls of {INCIDENT_EPISODE_ID}")
+    report.figure(charts.pool_timeline(incident_runs[PREFIX]), "incident-pool-prefix",
+                  "Pre-fix: the reviewer pool over the day; one slot is silent on a tool for hours.")
+    report.figure(charts.pool_timeline(incident_runs["ouroboros"]), "incident-pool-ouroboros",
+                  "Ouroboros: the same day with every call bounded.")
+    report.figure(charts.episode_timeline(incident_runs["ouroboros"], INCIDENT_EPISODE_ID, episode=incident),
+                  "incident-episode-ouroboros",
+                  "The incident episode under ouroboros: query_code is abandoned at its bound; its "
+                  "loose worker runs on.")
+
+    report.heading("Per tool, under the ouroboros policy")
+    report.table(runs["ouroboros"].per_tool())
+    report.figure(charts.rates_vs_timeout(curves), "rates-vs-timeout",
+                  "Each tool's timeout varied alone (the others at ouroboros): abandoned calls and "
+                  "lost read coverage.")
 
     report.heading("Sweep")
-    named = {label: run.summary for label, run in runs.items()}
-    if "pareto" in points.columns:
-        report.figure(charts.pareto_front(points, named=named), "pareto",
-                      "p95 wall time against coverage loss; the Pareto front in red.")
-    report.table(points.head(15), "First policy points of the sweep")
+    report.figure(charts.pareto_front(points, named=_summaries(runs)), "pareto",
+                  "p95 wall time against coverage loss over the sweep; the Pareto front in red.")
+    report.table(sweep_view(points[points["pareto"]], sort_by="coverage_loss_rate"),
+                 f"The Pareto front of {len(points)} policy points (all in sweep.csv)")
 
     report.heading("Recommended policy")
+    report.paragraph("Per-tool timeouts chosen to minimise p95 episode wall time while losing at most 1% "
+                     "more read coverage than never abandoning; duration quantiles are Kaplan–Meier "
+                     "estimates that count calls which never returned.")
     report.table(explanation, "Why each tool got its timeout")
+    report.figure(charts.survival_curves(corpus, recommended), "survival",
+                  "Share of each tool's calls still running after t seconds, with the recommended bounds.")
     report.code(recommended.to_toml())
 
-    report.heading("Live episode receipts")
+    report.heading("Live episode with a wedged tool")
+    report.paragraph("A real episode over the bundled demo workspace, ouroboros scaled 1/1000; "
+                     "search_code blocks until the demo ends.")
     report.table(receipts_table(live.receipts))
+    report.code("\n".join(f"{key} = {value!r}" for key, value in live.usage.items()
+                          if key != "native_tool_receipts"))
     report.write()

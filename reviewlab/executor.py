@@ -39,6 +39,7 @@ Waiting is a blocking ``Lock.acquire(timeout=bound)`` (the primitive under
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 import threading
@@ -324,6 +325,11 @@ class BoundedExecutor:
                 keep = not self._closed and len(self._idle) < _MAX_IDLE
                 if keep:
                     self._idle.append(worker)
+                    if self._closed:
+                        # shutdown() may have drained the pool just before we rejoined it.
+                        with contextlib.suppress(ValueError):  # else it popped us and queued our stop
+                            self._idle.remove(worker)
+                            keep = False
                 job.done.release()
                 if not keep:
                     return

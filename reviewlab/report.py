@@ -28,10 +28,12 @@ import pandas as pd
 __all__ = [
     "RECEIPT_COLUMNS",
     "SUMMARY_ROWS",
+    "SWEEP_METRICS",
     "Report",
     "format_value",
     "receipts_table",
     "summary_table",
+    "sweep_view",
     "text_table",
     "write_table",
 ]
@@ -134,6 +136,26 @@ def summary_table(summaries: Mapping[str, Mapping[str, Any]], keys: Sequence[str
     return frame.astype(object)
 
 
+SWEEP_METRICS = ("abandoned_call_rate", "coverage_loss_rate", "wall_p95_sec", "max_silence_sec",
+                 "zombie_sec", "peak_loose_workers")
+"""The metrics :func:`sweep_view` shows (the written sweep file keeps every column)."""
+
+
+def sweep_view(frame: pd.DataFrame, *, sort_by: str | None = None, top: int | None = None) -> pd.DataFrame:
+    """A sweep frame narrowed for reading: the parameters that vary, the key metrics, the Pareto flag."""
+    metric_columns = [c for c in SWEEP_METRICS if c in frame.columns]
+    params = [c for c in frame.columns if c not in metric_columns and c not in ("policy_name", "pareto")
+              and (c.startswith(("timeout.", "narrowing.", "scale")))]
+    # Per-tool timeouts and the narrowing mode always name a point; the other parameters only when they vary.
+    kept = [c for c in params if c.startswith("timeout.") or c == "narrowing.mode"
+            or frame[c].nunique(dropna=False) > 1] or params[:1]
+    view = frame[[*kept, *metric_columns, *(["pareto"] if "pareto" in frame.columns else [])]]
+    if sort_by is not None:
+        view = view.sort_values(sort_by, kind="stable")
+    view = view.reset_index(drop=True)
+    return view.head(top) if top is not None else view
+
+
 def receipts_table(receipts: Iterable[Any]) -> pd.DataFrame:
     """Receipts (``ToolReceipt`` objects or their dicts) as a frame with :data:`RECEIPT_COLUMNS`."""
     rows = [receipt.to_dict() if hasattr(receipt, "to_dict") else dict(receipt) for receipt in receipts]
@@ -167,6 +189,7 @@ _CSS = """
 body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em; color: #222; }
 h1 { border-bottom: 2px solid #444; padding-bottom: .2em; }
 h2 { margin-top: 2em; border-bottom: 1px solid #bbb; }
+div.wide { overflow-x: auto; }
 table { border-collapse: collapse; margin: .5em 0 1.5em; font-size: .9em; }
 th, td { border: 1px solid #ccc; padding: .25em .6em; }
 th { background: #f0f0f0; text-align: left; }
@@ -190,7 +213,8 @@ def _html_table(frame: pd.DataFrame, caption: str) -> str:
             cells.append(f"<td{css}>{html.escape(format_value(value))}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    table = f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f'<div class="wide">{table}</div>'  # a wide table scrolls instead of overflowing the page
 
 
 @dataclass
@@ -221,7 +245,7 @@ class Report:
     def figure(self, figure: Any, name: str, caption: str = "") -> Path:
         """Save a matplotlib figure as ``out_dir/name.png``, close it, and show it in the report."""
         path = self.out_dir / f"{name}.png"
-        figure.savefig(path, dpi=110, bbox_inches="tight")
+        figure.savefig(path, dpi=110)
         import matplotlib.pyplot as plt
 
         plt.close(figure)

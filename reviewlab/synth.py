@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from reviewlab.recording.files import save_episodes
+from reviewlab.recording.files import paused_gc, save_episodes
 from reviewlab.recording.schema import SCHEMA_VERSION, Episode
 
 __all__ = ["TOOLS", "SynthSpec", "ToolProfile", "file_tree", "synth_corpus", "write_synthetic"]
@@ -136,7 +136,9 @@ _SEARCH_WORDS = ("timeout", "deadline", "retry", "lock", "cache", "price", "stoc
 def synth_corpus(n: int, *, seed: int = 0, spec: SynthSpec | None = None,
                  **overrides: Any) -> list[Episode]:
     """``n`` synthetic episodes drawn with ``seed`` (``overrides`` replace fields of ``spec``)."""
-    return [Episode.model_validate(row) for row in synth_rows(n, seed=seed, spec=spec, **overrides)]
+    with paused_gc():
+        return [Episode.model_validate(row)
+                for row in synth_rows(n, seed=seed, spec=spec, **overrides)]
 
 
 def synth_rows(n: int, *, seed: int = 0, spec: SynthSpec | None = None,
@@ -185,6 +187,20 @@ def synth_rows(n: int, *, seed: int = 0, spec: SynthSpec | None = None,
     chars_u = rng.lognormal(np.log(1500.0), 0.9, total_calls)
     word_pick = rng.integers(0, len(_SEARCH_WORDS), total_calls)
 
+    with paused_gc():
+        return _assemble(n, seed, spec, tree, names, offsets, slots, has_deadline, deadlines,
+                         tool_rounds, calls_per_round, sends, tool_index, durations, wedged,
+                         wedge_sec, failed, file_pick, start_u, span, chars_u, word_pick)
+
+
+def _assemble(n: int, seed: int, spec: SynthSpec, tree: list[tuple[str, int]], names: list[str],
+              offsets: np.ndarray, slots: np.ndarray, has_deadline: np.ndarray,
+              deadlines: np.ndarray, tool_rounds: np.ndarray, calls_per_round: np.ndarray,
+              sends: np.ndarray, tool_index: np.ndarray, durations: np.ndarray,
+              wedged: np.ndarray, wedge_sec: np.ndarray, failed: np.ndarray,
+              file_pick: np.ndarray, start_u: np.ndarray, span: np.ndarray,
+              chars_u: np.ndarray, word_pick: np.ndarray) -> list[dict[str, Any]]:
+    """Walk the draws in order and build one dict per episode (a wedge ends its episode)."""
     rows: list[dict[str, Any]] = []
     round_cursor = 0
     call_cursor = 0

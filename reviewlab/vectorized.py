@@ -26,7 +26,7 @@ Invariants (the contract with the twin, briefing "Replay semantics"):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -71,16 +71,60 @@ class Evaluation:
     unbounded: bool
 
 
+@dataclass(frozen=True)
+class PrefixLayout:
+    """Rows of unequal length stored column by column, longest rows first, without padding.
+
+    Column ``j`` holds the ``active[j]`` rows that have a ``j``-th item, as the
+    contiguous slab ``offsets[j] : offsets[j] + active[j]``; because rows are
+    sorted by length, those are always the first ``active[j]`` sorted rows, so a
+    running per-row value is updated by ``value[:active[j]] += slab`` with views
+    only. ``order[i]`` is the original row of sorted row ``i``.
+    """
+
+    order: np.ndarray
+    rank: np.ndarray
+    active: tuple[int, ...]
+    offsets: tuple[int, ...]
+
+    @classmethod
+    def of(cls, lengths: np.ndarray) -> PrefixLayout:
+        lengths = np.asarray(lengths, dtype=np.int64)
+        order = np.argsort(-lengths, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        depth = int(lengths.max(initial=0))
+        counts = np.bincount(lengths, minlength=depth + 1)
+        active = (lengths.size - np.cumsum(counts))[:depth]  # rows longer than j
+        offsets = np.concatenate([[0], np.cumsum(active)])
+        return cls(order, rank, tuple(active.tolist()), tuple(offsets.tolist()))
+
+    def position(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """Slab position of item ``columns`` of original row ``rows``."""
+        return np.asarray(self.offsets, dtype=np.int64)[columns] + self.rank[rows]
+
+    @property
+    def size(self) -> int:
+        return self.offsets[-1] if self.offsets else 0
+
+    def slabs(self) -> Iterator[tuple[int, slice]]:
+        """``(active rows, slab)`` per column."""
+        for j, n in enumerate(self.active):
+            yield n, slice(self.offsets[j], self.offsets[j] + n)
+
+
 class CompiledCorpus:
     """A corpus as columns, built once by :func:`compile_corpus` and replayed under many policies.
 
-    Per call (length ``calls``, corpus order: episode order, then call order):
-    ``episode_index, call_index, round, tool_code, key_code, duration_sec,
-    completed`` (effective, after ``returned_after_sec`` and imputation),
-    ``status_error, requested_lines, credits_tool``. Per episode: ``arrival_sec``,
-    ``deadline_at_sec`` (``arrival + deadline_sec``, NaN without one). The
-    timeline is an ``episodes × (events + 1)`` matrix whose column 0 is the
-    arrival and whose later columns are the model sends and call waits in order.
+    Per call (length :attr:`calls`, corpus order: episode order, then call
+    order): ``episode_index, call_index, round, tool_code, key_code,
+    duration_sec, completed`` (effective: after ``returned_after_sec`` and
+    imputation), ``status_error, requested_lines, credits_tool``. Per episode:
+    ``arrival_sec``, ``deadline_at_sec`` (``arrival + deadline_sec``, NaN
+    without one). Three :class:`PrefixLayout` views drive the sequential parts:
+    every episode's events (model sends and call waits, for wall times and
+    dispatch times), the calls of episodes with a deadline (stepping the bounds
+    that read the clock), and the calls of every round (round silences).
     """
 
     def __init__(self, episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0) -> None:
@@ -88,16 +132,22 @@ class CompiledCorpus:
             raise ValueError(f"censored: expected 'wedge' or 'impute', got {censored!r}")
         self.censored = censored
         self.seed = seed
-        imputed = impute_durations(episodes, seed) if censored == "impute" else {}
         self.episode_ids = [ep.id for ep in episodes]
-        if len(set(self.episode_ids)) != len(self.episode_ids):
-            raise ValueError("episodes: episode ids must be unique within a corpus")
+        seen: dict[str, int] = {}
+        for position, ep in enumerate(episodes):
+            if not isinstance(ep, Episode):
+                raise TypeError(f"episodes[{position}]: expected a reviewlab Episode, got {type(ep).__name__}")
+            if ep.id in seen:
+                raise ValueError(f"episodes[{position}].id: {ep.id!r} repeats episodes[{seen[ep.id]}].id")
+            seen[ep.id] = position
+        imputed = impute_durations(episodes, seed) if censored == "impute" else {}
         self.slot_ids = [ep.slot for ep in episodes]
         first = min((ep.started_at for ep in episodes), default=None)
-        self.arrival_sec = np.array([(ep.started_at - first).total_seconds() for ep in episodes] if first else [])
+        arrival = [(ep.started_at - first).total_seconds() for ep in episodes] if first is not None else []
+        self.arrival_sec = np.array(arrival, dtype=float)
         self.deadline_at_sec = np.array(
             [np.nan if ep.deadline_sec is None else arr + ep.deadline_sec
-             for ep, arr in zip(episodes, self.arrival_sec.tolist(), strict=True)], dtype=float)
+             for ep, arr in zip(episodes, arrival, strict=True)], dtype=float)
         self._compile_calls(episodes, imputed)
 
     # -- compilation -------------------------------------------------------
@@ -105,26 +155,21 @@ class CompiledCorpus:
         tools: dict[str, int] = {}
         keys: dict[tuple[str, Any], int] = {}
         self.key_args: list[dict[str, Any]] = []
-        cols: dict[str, list[Any]] = {name: [] for name in (
-            "episode_index", "call_index", "round", "tool_code", "key_code", "recorded_duration_sec",
-            "recorded_completed", "duration_sec", "completed", "status_error", "requested_lines", "event")}
         self.call_args: list[dict[str, Any]] = []
-        sends: list[tuple[int, int, float]] = []  # (episode, event column, seconds)
-        events = np.zeros(len(episodes), dtype=np.int64)
-        sends_before: list[list[float]] = []
-        round_of_calls: list[list[int]] = []
+        rows: list[tuple[Any, ...]] = []
+        send_rows: list[tuple[int, int, float]] = []  # (episode, event, seconds)
+        sends_before: list[list[float]] = []  # per call: the sends since the previous call
+        round_sizes: list[int] = []
         round_episode: list[int] = []
+        n_events = np.zeros(len(episodes), dtype=np.int64)
         for e, ep in enumerate(episodes):
-            m = 0
-            index = 0
+            m = index = 0
             pending: list[float] = []
             for r, rnd in enumerate(ep.rounds, start=1):
-                m += 1
-                sends.append((e, m, rnd.send_sec))
+                send_rows.append((e, m, rnd.send_sec))
                 pending.append(rnd.send_sec)
-                members: list[int] = []
+                m += 1
                 for call in rnd.calls:
-                    m += 1
                     duration, completed = effective_observation(call)
                     if not completed and (ep.id, index) in imputed:
                         duration, completed = imputed[(ep.id, index)], True
@@ -132,116 +177,107 @@ class CompiledCorpus:
                     key = keys.setdefault((call.tool, TimeoutPolicy.args_key(call.args)), len(keys))
                     if key == len(self.key_args):
                         self.key_args.append(call.args)
-                    members.append(len(cols["event"]))
-                    for name, value in (
-                        ("episode_index", e), ("call_index", index), ("round", r), ("tool_code", tool),
-                        ("key_code", key), ("recorded_duration_sec", call.duration_sec),
-                        ("recorded_completed", call.completed), ("duration_sec", duration),
-                        ("completed", completed), ("status_error", call.status == "error"),
-                        ("requested_lines", call.requested_lines), ("event", m)):
-                        cols[name].append(value)
+                    rows.append((e, index, r, tool, key, m, call.requested_lines, call.duration_sec,
+                                 duration, completed, call.status == "error"))
                     self.call_args.append(call.args)
                     sends_before.append(pending)
                     pending = []
                     index += 1
-                if members:
-                    round_of_calls.append(members)
+                    m += 1
+                if rnd.calls:
+                    round_sizes.append(len(rnd.calls))
                     round_episode.append(e)
-            events[e] = m
+            n_events[e] = m
+        columns = list(zip(*rows, strict=True)) if rows else [()] * 11
+        ints = [np.array(c, dtype=np.int64) for c in columns[:7]]
+        (self.episode_index, self.call_index, self.round, self.tool_code, self.key_code,
+         self.event, self.requested_lines) = ints
+        self.recorded_duration_sec = np.array(columns[7], dtype=float)
+        self.duration_sec = np.array(columns[8], dtype=float)
+        self.completed = np.array(columns[9], dtype=bool)
+        self.status_error = np.array(columns[10], dtype=bool)
         self.tools = list(tools)
         self.key_tools = [tool for tool, _ in keys]
-        def column(name: str, dtype: Any = np.int64) -> np.ndarray:
-            return np.array(cols[name], dtype=dtype)
+        credits = np.array([Crediting.credits_tool(t) for t in self.tools] or [False], dtype=bool)
+        self.credits_tool = credits[self.tool_code]
+        self.tool_names = np.array(self.tools or [""], dtype=object)[self.tool_code]
+        n_calls = np.bincount(self.episode_index, minlength=len(self.episode_ids))
+        self.first_call = (np.cumsum(n_calls) - n_calls)[self.episode_index]
+        self.has_deadline = ~np.isnan(self.deadline_at_sec)
+        self.no_deadline = np.full(self.calls, np.nan)
+        self._compile_events(n_events, send_rows)
+        self._compile_stepping(n_calls, sends_before)
+        self._compile_rounds(np.array(round_sizes, dtype=np.int64), np.array(round_episode, dtype=np.int64))
 
-        self.episode_index = column("episode_index")
-        self.call_index = column("call_index")
-        self.round = column("round")
-        self.tool_code = column("tool_code")
-        self.key_code = column("key_code")
-        self.event = column("event")
-        self.requested_lines = column("requested_lines")
-        self.recorded_duration_sec = column("recorded_duration_sec", float)
-        self.recorded_completed = column("recorded_completed", bool)
-        self.duration_sec = column("duration_sec", float)
-        self.completed = column("completed", bool)
-        self.status_error = column("status_error", bool)
-        self.credits_tool = np.array([Crediting.credits_tool(t) for t in self.tools], dtype=bool)[self.tool_code] \
-            if self.tools else np.zeros(0, dtype=bool)
-        self.tool_names = np.array(self.tools, dtype=object)[self.tool_code] if self.tools else np.zeros(0, object)
-        n_eps, width = len(self.episode_ids), int(events.max(initial=0)) + 1
-        self.width = width
-        self.send_inc = np.zeros((n_eps, width))
-        self.send_inc[:, 0] = self.arrival_sec
-        for e, m, sec in sends:
-            self.send_inc[e, m] = sec
-        self.call_slot = self.episode_index * width + self.event
-        self._compile_wedges()
-        self._compile_rounds(round_of_calls, round_episode)
-        self._compile_stepping(sends_before)
-
-    def _compile_wedges(self) -> None:
-        """Under the pre-fix policy the first still-censored call of an episode wedges it."""
-        n = self.calls
+    def _compile_events(self, n_events: np.ndarray, send_rows: list[tuple[int, int, float]]) -> None:
+        """The event timeline; under the pre-fix policy the first still-censored call wedges its episode."""
+        self.events = PrefixLayout.of(n_events)
+        self.call_event = self.events.position(self.episode_index, self.event)
+        self.sends = np.zeros(self.events.size)
+        send_e = np.array([s[0] for s in send_rows], dtype=np.int64)
+        send_m = np.array([s[1] for s in send_rows], dtype=np.int64)
+        self.sends[self.events.position(send_e, send_m)] = [s[2] for s in send_rows]
         censored = ~self.completed
-        before = _exclusive_count_in_episode(censored, self.episode_index, len(self.episode_ids))
+        before = self._earlier_in_episode(censored)
         self.wedge = censored & (before == 0)
         self.after_wedge = before > 0
-        # The wedged episode ends after the wedge: later sends never happen.
-        self.send_inc_unbounded = self.send_inc.copy()
-        wedge_at = np.full(len(self.episode_ids), self.width, dtype=np.int64)
+        # A wedged episode ends after the wedge: its later sends never happen.
+        wedge_at = np.full(len(self.episode_ids), np.iinfo(np.int64).max)
         wedge_at[self.episode_index[self.wedge]] = self.event[self.wedge]
-        self.send_inc_unbounded[np.arange(self.width)[None, :] > wedge_at[:, None]] = 0.0
-        self.zeros = np.zeros(n)
+        self.sends_wedged = self.sends.copy()
+        self.sends_wedged[self.events.position(send_e, send_m)[send_m > wedge_at[send_e]]] = 0.0
 
-    def _compile_rounds(self, round_of_calls: list[list[int]], round_episode: list[int]) -> None:
-        """Rounds with calls, longest first, so summing waits per round steps over prefixes."""
-        sizes = np.array([len(r) for r in round_of_calls], dtype=np.int64)
-        order = np.argsort(-sizes, kind="stable")
-        width = int(sizes.max(initial=0))
-        self.round_calls = np.zeros((len(round_of_calls), width), dtype=np.int64)
-        for row, r in enumerate(order.tolist()):
-            self.round_calls[row, : sizes[r]] = round_of_calls[r]
-        self.round_active = [int(np.count_nonzero(sizes > j)) for j in range(width)]
-        # Back to episode order for the per-episode maximum.
-        episode_of = np.array(round_episode, dtype=np.int64)[order]
-        self.round_regroup = np.argsort(episode_of, kind="stable")
-        grouped = episode_of[self.round_regroup]
-        self.silence_episodes, self.silence_starts = np.unique(grouped, return_index=True)
-
-    def _compile_stepping(self, sends_before: list[list[float]]) -> None:
-        """Episodes with a deadline, most calls first: call position ``k`` steps over a prefix of rows."""
-        has_deadline = ~np.isnan(self.deadline_at_sec)
-        n_calls = np.bincount(self.episode_index, minlength=len(self.episode_ids))
-        rows = np.flatnonzero(has_deadline)
-        rows = rows[np.argsort(-n_calls[rows], kind="stable")]
+    def _compile_stepping(self, n_calls: np.ndarray, sends_before: list[list[float]]) -> None:
+        """Calls of episodes with a deadline, for the bounds that read the clock."""
+        rows = np.flatnonzero(self.has_deadline)
         self.step_rows = rows
-        depth = int(n_calls[rows].max(initial=0))
-        self.step_active = [int(np.count_nonzero(n_calls[rows] > k)) for k in range(depth)]
-        first_call = np.concatenate([[0], np.cumsum(n_calls)[:-1]]) if n_calls.size else n_calls
-        self.step_calls = np.zeros((rows.size, depth), dtype=np.int64)
-        n_sends = max((len(s) for s in sends_before), default=0)
-        self.step_sends = np.zeros((rows.size, depth, n_sends))
-        for i, e in enumerate(rows.tolist()):
-            for k in range(int(n_calls[e])):
-                c = int(first_call[e]) + k
-                self.step_calls[i, k] = c
-                self.step_sends[i, k, : len(sends_before[c])] = sends_before[c]
-        self.has_deadline = has_deadline
+        self.steps = PrefixLayout.of(n_calls[rows])
+        stepped = self.has_deadline[self.episode_index]
+        calls = np.flatnonzero(stepped)
+        local = np.searchsorted(rows, self.episode_index[calls])
+        self.step_call = np.empty(self.steps.size, dtype=np.int64)
+        self.step_call[self.steps.position(local, self.call_index[calls])] = calls
+        width = max((len(sends_before[c]) for c in calls.tolist()), default=0)
+        self.step_sends = np.zeros((width, self.steps.size))
+        for position, c in zip(self.steps.position(local, self.call_index[calls]).tolist(), calls.tolist(),
+                               strict=True):
+            for j, sec in enumerate(sends_before[c]):
+                self.step_sends[j, position] = sec
+        self.step_duration = self.duration_sec[self.step_call]
+        self.step_completed = self.completed[self.step_call]
+        self.step_arrival = self.arrival_sec[rows][self.steps.order]
+        self.step_deadline_at = self.deadline_at_sec[rows][self.steps.order]
+
+    def _compile_rounds(self, sizes: np.ndarray, episode_of: np.ndarray) -> None:
+        """Calls of every round with calls, for round silences; then regrouped per episode for the maximum."""
+        self.rounds = PrefixLayout.of(sizes)
+        first = np.cumsum(sizes) - sizes
+        round_of_call = np.repeat(np.arange(sizes.size), sizes)
+        within = np.arange(self.calls) - first[round_of_call] if self.calls else round_of_call
+        self.round_call = np.empty(self.rounds.size, dtype=np.int64)
+        self.round_call[self.rounds.position(round_of_call, within)] = np.arange(self.calls)
+        sorted_episode = episode_of[self.rounds.order]
+        self.round_regroup = np.argsort(sorted_episode, kind="stable")
+        self.silence_episodes, self.silence_starts = np.unique(sorted_episode[self.round_regroup],
+                                                               return_index=True)
 
     @property
     def calls(self) -> int:
         return int(self.event.size)
 
+    def _earlier_in_episode(self, flags: np.ndarray) -> np.ndarray:
+        """For each call, how many earlier calls of its episode have ``flags`` set."""
+        counts = np.cumsum(flags, dtype=np.int64) - flags
+        return counts - counts[self.first_call] if counts.size else counts
+
     # -- evaluation --------------------------------------------------------
     def tool_timeouts(self, policy: TimeoutPolicy) -> tuple[np.ndarray, np.ndarray]:
         """Per call: the policy's tool timeout without a deadline, and whether the deadline clamp applies."""
-        table = np.array([
-            resolve_bound(policy, None, tool, args, narrowing=_NO_TIMEOUT, remaining_sec=None).sec
-            for tool, args in zip(self.key_tools, self.key_args, strict=True)], dtype=float)
-        clamps = np.array([policy.clamps(None, tool, args) for tool, args in zip(
-            self.key_tools, self.key_args, strict=True)], dtype=bool)
-        return table[self.key_code] if table.size else self.zeros.copy(), \
-            clamps[self.key_code] if clamps.size else np.zeros(0, bool)
+        pairs = list(zip(self.key_tools, self.key_args, strict=True))
+        table = np.array([resolve_bound(policy, None, tool, args, narrowing=_NO_TIMEOUT, remaining_sec=None).sec
+                          for tool, args in pairs] or [0.0], dtype=float)
+        clamps = np.array([policy.clamps(None, tool, args) for tool, args in pairs] or [False], dtype=bool)
+        return table[self.key_code], clamps[self.key_code]
 
     def evaluate(self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None) -> Evaluation:
         """Replay the corpus under ``policy`` and ``narrowing`` (defaults as :func:`reviewlab.replay.replay`)."""
@@ -249,76 +285,79 @@ class CompiledCorpus:
         narrowing = narrowing or Narrowing()
         if narrowing.mode == "unbounded":
             return self._evaluate_unbounded()
-        if type(policy) is not TimeoutPolicy:
-            bound, by_deadline = self._bounds_per_call(policy, narrowing)
-        else:
+        if type(policy) is TimeoutPolicy:
             bound, by_deadline = self._bounds(policy, narrowing)
+        else:
+            bound, by_deadline = self._bounds_per_call(policy, narrowing)
         duration, completed = self.duration_sec, self.completed
         abandoned = abandons_array(duration, completed, bound)
         wait = np.where(abandoned, bound, duration)
-        outcome = np.where(abandoned | self.status_error, ERROR, EXECUTED).astype(np.int8)
-        gap = abandoned.astype(np.int8)
+        outcome = (abandoned | self.status_error).astype(np.int8)  # ERROR = 1, EXECUTED = 0
         zombie = np.where(abandoned, np.where(completed, duration - bound, np.inf), 0.0)
         credited = Crediting.credited_lines_array(
-            self.credits_tool, outcome == EXECUTED,
-            _exclusive_count_in_episode(abandoned, self.episode_index, len(self.episode_ids)) > 0,
-            self.requested_lines)
-        t_call, wall = self._timeline(wait, self.send_inc)
-        loose = abandoned & (zombie != 0)
+            self.credits_tool, outcome == EXECUTED, self._earlier_in_episode(abandoned) > 0, self.requested_lines)
+        t_call, wall = self._timeline(wait, self.sends, dispatch=True)
+        loose = abandoned & (zombie != 0)  # the twin records a loose worker only while it runs
         start = t_call[loose] + bound[loose]
         peak = metrics.peak_overlap(start, start + zombie[loose])
-        return Evaluation(bound, by_deadline, outcome, gap, credited, zombie, wall,
+        return Evaluation(bound, by_deadline, outcome, abandoned.astype(np.int8), credited, zombie, wall,
                           self._max_silence(wait), peak, unbounded=False)
 
     def _bounds(self, policy: TimeoutPolicy, narrowing: Narrowing) -> tuple[np.ndarray, np.ndarray]:
         """Bounds for an exact TimeoutPolicy: flat where the clock cannot matter, stepped where it can."""
         tool_sec, clamps = self.tool_timeouts(policy)
-        no_deadline = np.full(self.calls, np.nan)
-        bound, by_deadline = narrowing.narrow_array(tool_sec, no_deadline)
-        reads_clock = narrowing.mode in _READS_CLOCK or bool(np.any(clamps & self.has_deadline[self.episode_index]))
-        if not reads_clock or self.step_rows.size == 0:
-            return bound, by_deadline
-        calls, sends = self.step_calls, self.step_sends
-        step_tool, step_clamps = tool_sec[calls], clamps[calls]
-        step_dur, step_done = self.duration_sec[calls], self.completed[calls]
-        step_bound = np.zeros(calls.shape)
-        step_by = np.zeros(calls.shape, dtype=bool)
-        t = self.arrival_sec[self.step_rows]
-        deadline_at = self.deadline_at_sec[self.step_rows]
+        bound, by_deadline = narrowing.narrow_array(tool_sec, self.no_deadline)
+        step_clamps = clamps[self.step_call]
         any_clamp = bool(step_clamps.any())
-        for k, n in enumerate(self.step_active):
-            now = t[:n]  # a view: rows are ordered so the first n still have a k-th call
-            for j in range(sends.shape[2]):
-                now += sends[:n, k, j]
+        if self.steps.size == 0 or not (narrowing.mode in _READS_CLOCK or any_clamp):
+            return bound, by_deadline
+        step_tool = tool_sec[self.step_call]
+        step_bound = np.empty(self.steps.size)
+        step_by = np.empty(self.steps.size, dtype=bool)
+        sends, durations, completed = self.step_sends, self.step_duration, self.step_completed
+        t = self.step_arrival.copy()
+        deadline_at = self.step_deadline_at
+        for n, slab in self.steps.slabs():
+            now = t[:n]  # a view: the first n sorted episodes still have this call
+            for j in range(sends.shape[0]):
+                now += sends[j, slab]
             remaining = np.maximum(0.0, deadline_at[:n] - now)
-            sec = step_tool[:n, k]
+            sec = step_tool[slab]
             if any_clamp:
-                sec = np.where(step_clamps[:n, k], policy.clamp_array(sec, remaining), sec)
+                sec = np.where(step_clamps[slab], policy.clamp_array(sec, remaining), sec)
             sec, by = narrowing.narrow_array(sec, remaining)
-            dur = step_dur[:n, k]
-            now += np.where(abandons_array(dur, step_done[:n, k], sec), sec, dur)
-            step_bound[:n, k] = sec
-            step_by[:n, k] = by
-        filled = np.arange(calls.shape[1])[None, :] < np.bincount(
-            self.episode_index, minlength=len(self.episode_ids))[self.step_rows][:, None]
-        bound[calls[filled]] = step_bound[filled]
-        by_deadline[calls[filled]] = step_by[filled]
+            dur = durations[slab]
+            now += np.where(abandons_array(dur, completed[slab], sec), sec, dur)
+            step_bound[slab] = sec
+            step_by[slab] = by
+        bound[self.step_call] = step_bound
+        by_deadline[self.step_call] = step_by
         return bound, by_deadline
 
     def _bounds_per_call(self, policy: SupportsTimeoutFor, narrowing: Narrowing) -> tuple[np.ndarray, np.ndarray]:
-        """Any other policy object: resolved call by call at its dispatch time (slow but exact)."""
+        """Any other policy object: resolved call by call at its dispatch time (slow but exact).
+
+        Such a policy may read anything (even the arguments it is not meant
+        to), so no resolution is shared between calls.
+        """
         bound = np.full(self.calls, np.nan)
         by_deadline = np.zeros(self.calls, dtype=bool)
-        starts = np.searchsorted(self.episode_index, np.arange(len(self.episode_ids)))
-        ends = np.append(starts[1:], self.calls)
+        call_at = np.full(self.events.size, -1, dtype=np.int64)
+        call_at[self.call_event] = np.arange(self.calls)
         for e in range(len(self.episode_ids)):
             t = float(self.arrival_sec[e])
             deadline_at = float(self.deadline_at_sec[e])
-            for c in range(int(starts[e]), int(ends[e])):
-                for m in range(int(self.event[c - 1]) + 1 if c > starts[e] else 1, int(self.event[c])):
-                    t += float(self.send_inc[e, m])
+            rank = int(self.events.rank[e])
+            for j, n in enumerate(self.events.active):
+                if rank >= n:
+                    break
+                position = self.events.offsets[j] + rank
+                c = int(call_at[position])
+                if c < 0:
+                    t += float(self.sends[position])
+                    continue
                 remaining = None if np.isnan(deadline_at) else max(0.0, deadline_at - t)
-                b = resolve_bound(policy, None, self.tool_names[c], self.call_args[c], narrowing=narrowing,
+                b = resolve_bound(policy, None, str(self.tool_names[c]), self.call_args[c], narrowing=narrowing,
                                   remaining_sec=remaining)
                 assert b.sec is not None
                 bound[c], by_deadline[c] = b.sec, b.by == "deadline"
@@ -329,34 +368,46 @@ class CompiledCorpus:
     def _evaluate_unbounded(self) -> Evaluation:
         """The pre-fix behaviour: nothing is abandoned; under "wedge" a censored call ends its episode."""
         n = self.calls
-        wedge = self.wedge if self.censored == "wedge" else np.zeros(n, dtype=bool)
-        withheld = self.after_wedge if self.censored == "wedge" else np.zeros(n, dtype=bool)
-        wait = np.where(withheld, 0.0, np.where(wedge, self.recorded_duration_sec, self.duration_sec))
+        wedging = self.censored == "wedge"
+        wedge = self.wedge if wedging else np.zeros(n, dtype=bool)
+        withheld = self.after_wedge if wedging else np.zeros(n, dtype=bool)
+        wait = np.where(withheld, 0.0, self.duration_sec)
         outcome = np.where(withheld, WITHHELD, np.where(wedge | self.status_error, ERROR, EXECUTED)).astype(np.int8)
         gap = np.where(wedge, 2, 0).astype(np.int8)
         credited = Crediting.credited_lines_array(
             self.credits_tool, outcome == EXECUTED, np.zeros(n, dtype=bool), self.requested_lines)
-        sends = self.send_inc_unbounded if self.censored == "wedge" else self.send_inc
-        _, wall = self._timeline(wait, sends)
+        _, wall = self._timeline(wait, self.sends_wedged if wedging else self.sends, dispatch=False)
         return Evaluation(np.full(n, np.nan), np.zeros(n, dtype=bool), outcome, gap, credited,
                           np.zeros(n), wall, self._max_silence(wait), 0, unbounded=True)
 
-    def _timeline(self, wait: np.ndarray, sends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Dispatch time of every call and wall time of every episode, summed in the twin's order."""
+    def _timeline(self, wait: np.ndarray, sends: np.ndarray, *, dispatch: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Dispatch time of every call (if ``dispatch``) and wall time of every episode.
+
+        Each episode's clock starts at its arrival and adds its sends and waits
+        one by one, in order: the twin's additions, so the floats are identical.
+        """
         increments = sends.copy()
-        increments.ravel()[self.call_slot] = wait
-        clock = np.cumsum(increments, axis=1)
-        return clock.ravel()[self.call_slot - 1], clock[:, -1] - self.arrival_sec
+        increments[self.call_event] = wait
+        t = self.arrival_sec[self.events.order]
+        before = np.empty(self.events.size) if dispatch else increments
+        for n, slab in self.events.slabs():
+            if dispatch:
+                before[slab] = t[:n]
+            t[:n] += increments[slab]
+        wall = np.empty(len(self.episode_ids))
+        wall[self.events.order] = t - self.arrival_sec[self.events.order]
+        return (before[self.call_event] if dispatch else self.no_deadline), wall
 
     def _max_silence(self, wait: np.ndarray) -> np.ndarray:
-        """Longest round silence per episode: the sum of a round's waits, in call order."""
-        silence = np.zeros(self.round_calls.shape[0])
-        for j, n in enumerate(self.round_active):
-            silence[:n] += wait[self.round_calls[:n, j]]
+        """Longest round silence per episode: the sum of a round's waits, in call order (0 without calls)."""
+        waits = wait[self.round_call]
+        silence = np.zeros(len(self.rounds.order))
+        for n, slab in self.rounds.slabs():
+            silence[:n] += waits[slab]
         out = np.zeros(len(self.episode_ids))
         if self.silence_starts.size:
             out[self.silence_episodes] = np.maximum.reduceat(silence[self.round_regroup], self.silence_starts)
-        return np.maximum(out, 0.0)
+        return out
 
     # -- results -----------------------------------------------------------
     def summary(self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None) -> dict[str, Any]:
@@ -373,32 +424,22 @@ class CompiledCorpus:
         policy = policy if policy is not None else TimeoutPolicy.ouroboros()
         narrowing = narrowing or Narrowing()
         ev = self.evaluate(policy, narrowing)
-        ids = np.array(self.episode_ids, dtype=object)
-        bound_by = np.where(ev.unbounded, "unbounded", np.where(ev.by_deadline, "deadline", "tool_timeout"))
+        ids = np.array(self.episode_ids or [""], dtype=object)
+        bound_by = np.where(ev.by_deadline, "deadline", "unbounded" if ev.unbounded else "tool_timeout")
         calls = pd.DataFrame({
-            "episode_id": ids[self.episode_index] if self.calls else np.zeros(0, object),
-            "round": self.round, "call_index": self.call_index,
+            "episode_id": ids[self.episode_index], "round": self.round, "call_index": self.call_index,
             "tool": self.tool_names, "duration_sec": self.duration_sec, "completed": self.completed,
             "bound_sec": ev.bound_sec, "bound_by": bound_by.astype(object),
             "outcome": OUTCOMES[ev.outcome], "source_gap": GAPS[ev.gap],
             "requested_lines": self.requested_lines, "credited_lines": ev.credited_lines.astype(np.int64),
             "zombie_sec": ev.zombie_sec,
         }, columns=list(metrics.CALL_COLUMNS))
-        base = pd.DataFrame({"episode_id": ids, "slot_id": np.array(self.slot_ids, dtype=object),
+        base = pd.DataFrame({"episode_id": list(self.episode_ids),
+                             "slot_id": list(self.slot_ids),
                              "wall_sec": ev.wall_sec, "max_silence_sec": ev.max_silence_sec})
         episodes = metrics.episode_rows(calls, base)
         summary = metrics.summarize(calls, episodes, peak_loose_workers=ev.peak_loose_workers)
         return ReplayResult(calls, episodes, summary, engine="vectorized", policy=policy, narrowing=narrowing)
-
-
-def _exclusive_count_in_episode(flags: np.ndarray, episode_index: np.ndarray, n_episodes: int) -> np.ndarray:
-    """For each call, how many earlier calls of its episode have ``flags`` set."""
-    counts = np.cumsum(flags, dtype=np.int64) - flags
-    if counts.size == 0:
-        return counts
-    firsts = np.searchsorted(episode_index, np.arange(n_episodes))
-    base = counts[np.minimum(firsts, counts.size - 1)]
-    return counts - base[episode_index]
 
 
 def compile_corpus(episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0) -> CompiledCorpus:

@@ -9,7 +9,8 @@ built from the controls; callbacks registered with
 :meth:`~PolicyEditor.on_change` run once per user change (a preset or a file
 load that moves many controls is one change).
 
-The editor's policy has no floor: a preset's floor is folded into the slider
+Slider timeouts are kept to three significant figures (the browser snaps a
+log slider to its step). The editor's policy has no floor: a preset's floor is folded into the slider
 values when the preset is applied (``base_for`` of each tool), so every tool
 resolves exactly as under the preset until a slider moves, and a slider moved
 below the old floor really lowers that tool's timeout.
@@ -35,6 +36,7 @@ from typing import Any
 import ipywidgets as w
 from matplotlib.figure import Figure
 
+from reviewlab.charts import LiveRates
 from reviewlab.policy import (
     NARROWING_MODES,
     Narrowing,
@@ -50,8 +52,15 @@ __all__ = ["DEFAULT_TOOLS", "Explorer", "PolicyEditor", "default_presets", "expl
 
 DEFAULT_TOOLS = ("read_file", "list_files", "search_code", "query_code")
 _OTHER = "other tools"
-# Slider range: 0.1 s to 10,000 s on a log10 scale.
-_LOG_MIN, _LOG_MAX, _LOG_STEP = -1.0, 4.0, 0.01
+# Slider range: 0.1 s to 10,000 s on a log10 scale. The browser snaps a slider's value to the
+# step in exponent space (600 s would come back as 599.79 s); keeping timeouts to three significant
+# figures (:func:`_nice`) undoes that snap exactly, since one step (0.23 %) is finer than the rounding.
+_LOG_MIN, _LOG_MAX, _LOG_STEP = -1.0, 4.0, 0.001
+
+
+def _nice(seconds: float) -> float:
+    """A slider value as a timeout: three significant figures."""
+    return float(f"{seconds:.3g}")
 
 
 def default_presets() -> dict[str, tuple[TimeoutPolicy, Narrowing]]:
@@ -139,8 +148,8 @@ class PolicyEditor:
         fields = self._base.to_dict()
         fields.pop("floor_sec", None)
         table = {tool: self._base.base_for(None, tool) for tool in self._base.tools_sec}
-        table.update({tool: float(self.sliders[tool].value) for tool in self.tools})
-        fields.update(default_sec=float(self.sliders[_OTHER].value), tools_sec=table, name=self._name)
+        table.update({tool: _nice(self.sliders[tool].value) for tool in self.tools})
+        fields.update(default_sec=_nice(self.sliders[_OTHER].value), tools_sec=table, name=self._name)
         return TimeoutPolicy(**fields)
 
     @property
@@ -319,6 +328,10 @@ class Explorer:
         self.last_update_sec = 0.0
         self.metrics = w.HTML()
         self.chart = w.Image(format="png", layout=w.Layout(max_width="640px")) if chart else None
+        # A fixed layout: the constrained layout engine would double the redraw time.
+        self._figure = Figure(figsize=(6.0, 3.2))
+        self._figure.subplots_adjust(left=0.1, right=0.98, bottom=0.1, top=0.9)
+        self._rates = LiveRates(self._figure.add_subplot())
         self._lock = threading.Lock()  # guards the timer and the generation
         self._update_lock = threading.Lock()  # one replay-and-redraw at a time
         self._generation = 0
@@ -383,15 +396,11 @@ class Explorer:
         return result
 
     def figure(self, result: ReplayResult | None = None) -> Figure:
-        """The explorer's chart for ``result`` (default: the last one)."""
-        from reviewlab.charts import per_tool_rates
-
+        """The explorer's chart showing ``result`` (default: the last one); one figure, redrawn in place."""
         result = result or self.result
         assert result is not None
-        # A fixed layout: the constrained layout engine would double the redraw time.
-        figure = Figure(figsize=(6.0, 3.2))
-        figure.subplots_adjust(left=0.1, right=0.98, bottom=0.1, top=0.9)
-        return per_tool_rates(result, ax=figure.add_subplot())
+        self._rates.draw(result)
+        return self._figure
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

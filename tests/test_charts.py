@@ -241,3 +241,59 @@ def test_survival_curves_reject_a_tool_without_calls():
     """Asking for a tool the corpus never called names it."""
     with pytest.raises(ValueError, match="query_code"):
         charts.survival_curves(_duration_corpus(), tools=["query_code"])
+
+
+def test_episode_timeline_shows_a_wedge_and_the_calls_it_withheld():
+    """Under the pre-fix policy the wedged call's bar is labelled with its silence and later calls are grey dots."""
+    episode = Episode(id="w", source="incident", slot="s", started_at=_T0, rounds=[
+        Round(send_sec=5.0, calls=[Call(tool="query_code", duration_sec=26_160.0, completed=False)]),
+        Round(send_sec=0.0, calls=[Call(tool="read_file", duration_sec=0.1)]),
+    ])
+    rows = [
+        ("w", 1, 0, "query_code", 26_160.0, False, math.nan, "unbounded", "error", "native_tool_wedged", 0, 0, 0.0),
+        ("w", 2, 1, "read_file", 0.1, True, math.nan, "unbounded", "withheld", "", 0, 0, 0.0),
+    ]
+    calls = pd.DataFrame(rows, columns=list(metrics.CALL_COLUMNS))
+    base = pd.DataFrame({"episode_id": ["w"], "slot_id": ["s"], "wall_sec": [26_165.0], "max_silence_sec": [26_160.0]})
+    episodes = metrics.episode_rows(calls, base)
+    result = ReplayResult(calls, episodes, metrics.summarize(calls, episodes, peak_loose_workers=0),
+                          narrowing=Narrowing.unbounded())
+    ax = charts.episode_timeline(result, "w", episode=episode).axes[0]
+    assert any(t.get_text() == "wedged: silent 7 h 16 min, episode ends" for t in ax.texts)
+    dots = [line for line in ax.lines if line.get_marker() == "o"]
+    assert len(dots) == 1 and float(dots[0].get_xdata()[0]) == pytest.approx(26_165.0 / 3600)
+    assert "withheld (never ran)" in _legend(ax)
+    assert not [p for p in ax.patches if isinstance(p, Rectangle) and not p.get_fill()]  # no bounds to draw
+    assert ax.get_xlabel() == "time since the episode started (h)"
+
+
+def test_per_tool_rates_draws_paired_bars_from_the_per_tool_breakdown():
+    """One red (abandoned) and one blue (coverage loss) bar per tool, in percent, labelled with their values."""
+    result = _result()
+    ax = charts.per_tool_rates(result).axes[0]
+    table = result.per_tool()
+    bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(bars) == 2 * len(table)
+    heights = [b.get_height() for b in bars]
+    expected = list(100 * table["abandoned_call_rate"]) + list(100 * table["coverage_loss_rate"])
+    assert heights == pytest.approx(expected)
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(table["tool"])
+    assert {"50.0", "100.0"} <= {t.get_text() for t in ax.texts}
+    assert _legend(ax) == ["abandoned calls", "coverage loss"]
+
+
+def test_live_rates_redraws_in_place_with_the_new_figures():
+    """A second draw with the same tools moves the same bars and labels to the new values."""
+    figure = Figure()
+    live = charts.LiveRates(figure.add_subplot())
+    first = _result()
+    live.draw(first)
+    ax = figure.axes[0]
+    bars_before = list(ax.patches)
+    second = _result()
+    second.calls.loc[second.calls["tool"] == "query_code", ["source_gap", "zombie_sec"]] = ["", 0.0]
+    live.draw(second)
+    assert list(ax.patches) == bars_before  # the same artists
+    query = list(second.per_tool()["tool"]).index("query_code")
+    assert bars_before[query].get_height() == 0.0
+    assert "0.0" in {t.get_text() for t in ax.texts}

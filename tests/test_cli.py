@@ -27,6 +27,7 @@ from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 SUBCOMMANDS = ("demo", "record", "replay", "sweep", "tune", "synth", "import", "lab", "dashboard")
 REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 
@@ -256,7 +257,7 @@ def test_sweep_unreachable_scheduler_is_one_line(corpus: Path, capsys: pytest.Ca
     with socket.socket() as probe:  # a port that was free a moment ago and has no listener
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    assert main(["sweep", str(corpus), "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+    assert main(["sweep", str(corpus), "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "1"]) == 2
     assert f"tcp://127.0.0.1:{port}" in _error_line(capsys)
 
 
@@ -333,6 +334,53 @@ def test_synth_bad_arguments_are_one_line(argv: list[str], needle: str, capsys: 
     assert needle in _error_line(capsys)
 
 
+def test_synth_incident_writes_the_wedged_day(tmp_path: Path) -> None:
+    """``synth --incident`` writes the incident day whose one censored call is the 26,160 s query_code."""
+    out = tmp_path / "incident.jsonl"
+    assert main(["synth", "--incident", "-o", str(out)]) == 0
+    censored = [call for episode in load_episodes(out) for call in episode.calls if not call.completed]
+    assert [(call.tool, call.duration_sec) for call in censored] == [("query_code", 26_160.0)]
+
+
+# -- import ------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt, name", [("openhands", "basic_gui_mode.json"),
+                                       ("inspect", "log_message_deduplication.eval")])
+def test_import_converts_a_foreign_log(fmt: str, name: str, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``import openhands|inspect`` writes the log's episodes in our format, readable back."""
+    folder = "inspect_ai" if fmt == "inspect" else fmt
+    out = tmp_path / "imported.jsonl"
+    assert main(["import", fmt, str(FIXTURES / folder / name), "-o", str(out)]) == 0
+    episodes = load_episodes(out)
+    assert episodes and {episode.source for episode in episodes} == {fmt}
+    assert f"imported {len(episodes)} episode(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fmt, folder, name", [
+    ("openhands", "inspect_ai", "2025-05-12T20-27-36-04-00_browser.json"),  # the wrong format
+    ("inspect", "inspect_ai", "log_tool_call_error.json"),  # an Inspect log without timings
+])
+def test_import_unreadable_log_is_one_line(fmt: str, folder: str, name: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A log the importer cannot read: one line naming the file, nothing written."""
+    out = tmp_path / "x.jsonl"
+    source = FIXTURES / folder / name
+    assert main(["import", fmt, str(source), "-o", str(out)]) == 2
+    assert name in _error_line(capsys)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["openhands", "/no/such/log.json", "-o", "x.jsonl"], "no such file"),
+    (["swe-agent", "log.json", "-o", "x.jsonl"], "invalid choice"),
+])
+def test_import_bad_arguments_are_one_line(argv: list[str], needle: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing log or an unknown format is a one-line error."""
+    assert main(["import", *argv]) == 2
+    assert needle in _error_line(capsys)
+
+
 # -- lab and dashboard -------------------------------------------------------------------
 def test_lab_dry_run_prints_the_jupyterlab_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``lab --dry-run`` prints a JupyterLab command rooted at the notebooks folder without starting it."""
@@ -347,11 +395,23 @@ def test_lab_missing_notebook_folder_is_one_line(tmp_path: Path, capsys: pytest.
     assert "no such directory" in _error_line(capsys)
 
 
-def test_dashboard_dry_run_prints_the_voila_command(capsys: pytest.CaptureFixture[str]) -> None:
-    """``dashboard --dry-run`` prints a Voilà command without starting a server."""
-    assert main(["dashboard", "--dry-run", "--port", "8871"]) == 0
+def test_dashboard_dry_run_prints_the_voila_command(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``dashboard --dry-run`` prints the Voilà command and the corpus it would serve, starting nothing."""
+    assert main(["dashboard", "--dry-run", "--port", "8871", "--corpus", str(corpus), "--no-browser"]) == 0
     out = capsys.readouterr().out.strip()
-    assert "voila" in out and "8871" in out
+    assert "-m voila" in out and "--port=8871" in out and "--no-browser" in out
+    assert str(corpus.resolve()) in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--corpus", "/no/such/corpus.jsonl"], "no such file"),
+    (["--port", "70000"], "port"),
+])
+def test_dashboard_bad_arguments_are_one_line(argv: list[str], needle: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing corpus or an impossible port is a one-line error before anything starts."""
+    assert main(["dashboard", "--dry-run", *argv]) == 2
+    assert needle in _error_line(capsys)
 
 
 # -- through a real process ----------------------------------------------------------------

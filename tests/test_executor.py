@@ -8,8 +8,13 @@ from datetime import datetime
 
 import pytest
 
-from reviewlab.deadline import clock_scope, deadline_remaining, execution_deadline_scope, monotonic_now
-from reviewlab.executor import BoundedExecutor, CallStatus
+from reviewlab.deadline import (
+    clock_scope,
+    deadline_remaining,
+    execution_deadline_scope,
+    monotonic_now,
+)
+from reviewlab.executor import BoundedExecutor, CallResult, CallStatus
 from reviewlab.policy import Bound
 from reviewlab.receipts import refused_text
 
@@ -127,7 +132,7 @@ def test_a_bound_of_zero_abandons_at_once(executor):
 def test_an_unbounded_call_waits_for_the_tool_however_long(executor):
     """`Bound.sec is None` (the pre-fix policy) waits until the tool returns."""
     wedge = Wedge()
-    box = {}
+    box: dict[str, CallResult] = {}
     caller = threading.Thread(
         target=lambda: box.setdefault("result", executor.run(wedge, "slow", bound=Bound(None, "unbounded", None))))
     caller.start()

@@ -9,7 +9,15 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from reviewlab.report import Report, format_value, receipts_table, summary_table, text_table, write_table
+from reviewlab.report import (
+    Report,
+    format_value,
+    receipts_table,
+    summary_table,
+    sweep_view,
+    text_table,
+    write_table,
+)
 
 
 def test_format_value_reads_like_a_person_writes() -> None:
@@ -87,3 +95,17 @@ def test_report_writes_html_with_png_beside_it(tmp_path: Path) -> None:
     assert '<img src="line.png"' in text
     assert "A &lt;demo&gt;" in text and "26,160" in text and "caption &amp; more" in text
     assert "<script" not in text and "http" not in text
+
+
+def test_sweep_view_keeps_varying_parameters_and_key_metrics() -> None:
+    """Constant parameter columns are dropped, the metrics and the Pareto flag kept, rows sorted on demand."""
+    frame = pd.DataFrame({
+        "policy_name": ["a", "b"], "scale": [1.0, 1.0], "timeout.read_file": [5.0, 30.0],
+        "narrowing.mode": ["inherit", "inherit"], "narrowing.fraction": [1.0, 1.0],
+        "abandoned_call_rate": [0.2, 0.1], "wall_p95_sec": [50.0, 40.0], "episodes": [9, 9],
+        "pareto": [False, True],
+    })
+    view = sweep_view(frame, sort_by="wall_p95_sec")
+    assert list(view.columns) == ["timeout.read_file", "narrowing.mode", "abandoned_call_rate",
+                                  "wall_p95_sec", "pareto"]
+    assert list(view["timeout.read_file"]) == [30.0, 5.0]

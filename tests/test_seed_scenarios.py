@@ -65,7 +65,8 @@ class SlowRegistry:
 
 def slow_factory(*, hold_sec: float) -> tuple[Any, threading.Event, dict[str, Any]]:
     """A registry factory whose ``read_file`` hangs until the returned event is set."""
-    release, holder = threading.Event(), {}
+    release = threading.Event()
+    holder: dict[str, Any] = {}
 
     def factory(root, drive_root=None, task_id=""):
         registry, ctx, schemas = inspection_registry(root, drive_root, task_id)

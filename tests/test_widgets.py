@@ -160,3 +160,12 @@ def test_summary_html_lists_every_metric_with_units():
     text = summary_html(summary)
     assert "10.00 %" in text and "25.00 %" in text and "26,160.0 s" in text
     assert "3 episodes, 10 calls" in text
+
+
+def test_a_value_snapped_by_the_browser_keeps_the_intended_timeout():
+    """A slider value snapped to the log step (600 s arrives as 10**2.778 s) still means 600 s."""
+    editor = PolicyEditor(_TOOLS)
+    editor.sliders["read_file"].value = 10**2.778
+    editor.sliders["query_code"].value = 10**0.875
+    assert editor.policy.timeout_for(None, "read_file") == 600.0
+    assert editor.policy.timeout_for(None, "query_code") == 7.5

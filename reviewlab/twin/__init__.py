@@ -19,7 +19,13 @@ vectorized engine).
 from reviewlab.twin.bounds import BoundResolver
 from reviewlab.twin.engine import ARRIVAL_MODES, arrival_times, calls_frame, simulate
 from reviewlab.twin.impute import KaplanMeier, effective_observation, impute_durations
-from reviewlab.twin.pool import SLOT_STATES, SLOT_TIMELINE_COLUMNS, SlotPool, SlotTimeline, WorkerPool
+from reviewlab.twin.pool import (
+    SLOT_STATES,
+    SLOT_TIMELINE_COLUMNS,
+    SlotPool,
+    SlotTimeline,
+    WorkerPool,
+)
 
 __all__ = [
     "ARRIVAL_MODES",

@@ -34,6 +34,7 @@ import simpy
 
 from reviewlab import metrics
 from reviewlab.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.recording.files import paused_gc
 from reviewlab.recording.schema import Episode
 from reviewlab.replay import CENSORED_MODES, ReplayResult
 from reviewlab.twin.bounds import BoundResolver
@@ -41,7 +42,7 @@ from reviewlab.twin.impute import impute_durations
 from reviewlab.twin.model import EpisodeRun, Simulation, episode_process
 from reviewlab.twin.pool import SlotPool, SlotTimeline, WorkerPool
 
-__all__ = ["ARRIVAL_MODES", "arrival_times", "calls_frame", "simulate"]
+__all__ = ["ARRIVAL_MODES", "arrival_times", "calls_frame", "run_simulation", "simulate"]
 
 ARRIVAL_MODES = ("recorded", "poisson")
 # Seed stream for Poisson arrivals, kept apart from the imputation draws of the same seed.
@@ -89,7 +90,7 @@ def _check_corpus(episodes: list[Episode]) -> None:
 
 def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     """The ``calls`` frame from row tuples in :data:`~reviewlab.metrics.CALL_COLUMNS` order."""
-    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in metrics.CALL_COLUMNS]
+    columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in metrics.CALL_COLUMNS]
     return pd.DataFrame({
         name: np.asarray(values, dtype=_CALL_DTYPES[name])
         for name, values in zip(metrics.CALL_COLUMNS, columns, strict=True)
@@ -123,21 +124,42 @@ def simulate(
     policy = policy if policy is not None else TimeoutPolicy.ouroboros()
     narrowing = narrowing or Narrowing()
     corpus = list(episodes)
-    _check_corpus(corpus)
-    arrival = arrival_times(corpus, arrivals, rate_per_sec=arrival_rate, seed=seed)
-    imputed = impute_durations(corpus, seed) if censored == "impute" else None
+    sim, arrival = run_simulation(corpus, policy, narrowing, censored=censored, slots=slots, arrivals=arrivals,
+                                  arrival_rate=arrival_rate, workers=workers, seed=seed)
+    with paused_gc():
+        return _result(corpus, arrival, sim, policy, narrowing, pooled=slots is not None)
 
-    env = simpy.Environment()
-    sim = Simulation(env, BoundResolver(policy, narrowing), [EpisodeRun() for _ in corpus], imputed)
-    if slots is not None:
-        sim.slots = SlotPool(env, slots)
-        sim.timeline = SlotTimeline(sim.slots.ids)
-    if workers is not None:
-        sim.workers = WorkerPool(env, workers)
-    for position, (episode, arrival_sec) in enumerate(zip(corpus, arrival.tolist(), strict=True)):
-        env.process(episode_process(sim, position, episode, arrival_sec))
-    env.run()
-    return _result(corpus, arrival, sim, policy, narrowing, pooled=slots is not None)
+
+def run_simulation(
+    corpus: list[Episode],
+    policy: SupportsTimeoutFor,
+    narrowing: Narrowing,
+    *,
+    censored: str = "wedge",
+    slots: int | None = None,
+    arrivals: str | None = None,
+    arrival_rate: float | None = None,
+    workers: int | None = None,
+    seed: int = 0,
+) -> tuple[Simulation, np.ndarray]:
+    """The simulation itself, without the frames: the per-episode runs (call rows) and the arrival times."""
+    # The run allocates many small objects and makes no garbage cycles worth collecting mid-run; a
+    # collection would rescan the whole corpus (tens of ms for 1k episodes) for nothing.
+    with paused_gc():
+        _check_corpus(corpus)
+        arrival = arrival_times(corpus, arrivals, rate_per_sec=arrival_rate, seed=seed)
+        imputed = impute_durations(corpus, seed) if censored == "impute" else None
+        env = simpy.Environment()
+        sim = Simulation(env, BoundResolver(policy, narrowing), [EpisodeRun() for _ in corpus], imputed)
+        if slots is not None:
+            sim.slots = SlotPool(env, slots)
+            sim.timeline = SlotTimeline(sim.slots.ids)
+        if workers is not None:
+            sim.workers = WorkerPool(env, workers)
+        for position, (episode, arrival_sec) in enumerate(zip(corpus, arrival.tolist(), strict=True)):
+            env.process(episode_process(sim, position, episode, arrival_sec))
+        env.run()
+    return sim, arrival
 
 
 def _result(
@@ -148,8 +170,8 @@ def _result(
     end = np.array([run.end_sec for run in runs], dtype=float)
     start = np.array([run.start_sec for run in runs], dtype=float)
     base = pd.DataFrame({
-        "episode_id": [e.id for e in corpus],
-        "slot_id": [run.slot_id for run in runs],
+        "episode_id": np.array([e.id for e in corpus], dtype=object),
+        "slot_id": np.array([run.slot_id for run in runs], dtype=object),
         "wall_sec": end - arrival if end.size else np.empty(0),
         "max_silence_sec": np.array([run.max_silence_sec for run in runs], dtype=float),
     })

@@ -36,7 +36,7 @@ the episode for its observed ``duration_sec`` and ends it (later calls are
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,10 +183,12 @@ def episode_process(
             else:
                 outcome = ERROR if call.status == "error" else EXECUTED
             if zombie:
+                assert bound_sec is not None  # only an abandoned (bounded) call leaves a zombie
                 start = t + bound_sec
                 sim.loose_starts.append(start)
                 sim.loose_ends.append(start + zombie)
-            credited = credited_lines(tool, outcome, requested)
+            # credited_lines(tool, outcome, 0) is 0 whatever the rule says: skip the call then.
+            credited = credited_lines(tool, outcome, requested) if requested else 0
             if abandoned:
                 crediting.note_abandoned()
             rows.append((

@@ -118,7 +118,11 @@ class WorkerPool:
         if completed:
             zombie = seen - bound_sec
             returns = env.timeout(duration_sec)
-            returns.callbacks.append(lambda _event: self._threads.release(request))
+
+            def release(_event: simpy.Event) -> None:
+                self._threads.release(request)
+
+            returns.callbacks.append(release)
         else:
             zombie = math.inf
             self.held_forever += 1

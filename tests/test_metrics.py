@@ -1,0 +1,103 @@
+"""The metric definitions (design §5) on hand-made call and episode frames."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reviewlab import metrics
+
+
+def frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two episodes: e1 abandons a read then reads again (uncredited); e2 wedges under the pre-fix policy."""
+    rows = [
+        # episode, round, index, tool, dur, completed, bound, by, outcome, gap, requested, credited, zombie
+        ("e1", 1, 0, "read_file", 1.0, True, 10.0, "tool_timeout", "executed", "", 100, 100, 0.0),
+        ("e1", 1, 1, "read_file", 50.0, True, 10.0, "tool_timeout", "error", "native_tool_abandoned", 40, 0, 40.0),
+        ("e1", 2, 2, "read_file", 2.0, True, 5.0, "deadline", "executed", "", 60, 0, 0.0),
+        ("e1", 2, 3, "search_code", 900.0, False, 5.0, "deadline", "error", "native_tool_abandoned", 0, 0, math.inf),
+        ("e2", 1, 0, "read_file", 3.0, True, math.nan, "unbounded", "executed", "", 100, 100, 0.0),
+        ("e2", 1, 1, "query_code", 26160.0, False, math.nan, "unbounded", "error", "native_tool_wedged", 0, 0, 0.0),
+        ("e2", 2, 2, "read_file", 1.0, True, math.nan, "unbounded", "withheld", "", 100, 0, 0.0),
+    ]
+    calls = pd.DataFrame(rows, columns=list(metrics.CALL_COLUMNS))
+    base = pd.DataFrame({"episode_id": ["e1", "e2", "e3"], "slot_id": ["s1", "s2", "s1"],
+                         "wall_sec": [30.0, 26170.0, 4.0], "max_silence_sec": [15.0, 26163.0, 0.0]})
+    return calls, base
+
+
+def test_episode_rows_count_dispatched_calls_lines_and_loss():
+    """Per episode: withheld calls are not dispatched, lines are summed, an episode without calls gets zeros."""
+    calls, base = frames()
+    episodes = metrics.episode_rows(calls, base)
+    assert list(episodes.columns) == list(metrics.EPISODE_COLUMNS)
+    e1, e2, e3 = (episodes.iloc[i] for i in range(3))
+    assert (e1["calls"], e1["abandoned_calls"], e1["requested_lines"], e1["credited_lines"]) == (4, 2, 200, 100)
+    assert e1["coverage_loss"] == pytest.approx(0.5)
+    assert (e2["calls"], e2["abandoned_calls"], e2["requested_lines"], e2["credited_lines"]) == (2, 0, 200, 100)
+    assert (e3["calls"], e3["requested_lines"], e3["coverage_loss"]) == (0, 0, 0.0)
+
+
+def test_summary_definitions():
+    """Rates over dispatched calls, coverage over requested lines, wedged zombies counted apart, deadline share."""
+    calls, base = frames()
+    episodes = metrics.episode_rows(calls, base)
+    summary = metrics.summarize(calls, episodes, peak_loose_workers=2)
+    assert list(summary) == list(metrics.SUMMARY_KEYS)
+    assert summary["episodes"] == 3 and summary["calls"] == 7
+    assert summary["abandoned_call_rate"] == pytest.approx(2 / 6)  # the withheld call never started
+    assert summary["coverage_loss_rate"] == pytest.approx(1 - 200 / 400)
+    assert summary["zombie_sec"] == 40.0 and summary["wedged_zombies"] == 1
+    assert summary["deadline_bound_share"] == pytest.approx(2 / 4)  # unbounded calls are not bounded
+    assert summary["wall_max_sec"] == 26170.0 and summary["max_silence_sec"] == 26163.0
+    assert summary["wall_p50_sec"] == 30.0
+    assert summary["wall_p95_sec"] == pytest.approx(float(np.quantile([4.0, 30.0, 26170.0], 0.95)))
+    assert summary["peak_loose_workers"] == 2
+
+
+def test_summarize_arrays_is_summarize():
+    """The array form used by sweeps gives the frame form's summary exactly."""
+    calls, base = frames()
+    episodes = metrics.episode_rows(calls, base)
+    by = calls["bound_by"]
+    arrays = metrics.summarize_arrays(
+        dispatched=calls["outcome"].isin(["executed", "error"]).to_numpy(),
+        abandoned=calls["source_gap"].eq("native_tool_abandoned").to_numpy(),
+        zombie_sec=calls["zombie_sec"].to_numpy(), bounded=by.isin(["tool_timeout", "deadline"]).to_numpy(),
+        by_deadline=by.eq("deadline").to_numpy(), requested_lines=calls["requested_lines"].to_numpy(),
+        credited_lines=calls["credited_lines"].to_numpy(), wall_sec=episodes["wall_sec"].to_numpy(),
+        max_silence_sec=episodes["max_silence_sec"].to_numpy(), peak_loose_workers=2)
+    assert arrays == metrics.summarize(calls, episodes, peak_loose_workers=2)
+
+
+def test_empty_frames_summarize_to_zeros():
+    """No calls and no episodes: every rate and time is 0, nothing divides by zero."""
+    calls = pd.DataFrame({c: [] for c in metrics.CALL_COLUMNS})
+    base = pd.DataFrame({"episode_id": [], "slot_id": [], "wall_sec": [], "max_silence_sec": []})
+    summary = metrics.summarize(calls, metrics.episode_rows(calls, base), peak_loose_workers=0)
+    assert all(summary[key] == 0 for key in metrics.SUMMARY_KEYS)
+
+
+def test_peak_overlap_half_open_intervals():
+    """[a, b) and [b, c) do not overlap; an infinite interval stays open to the end."""
+    assert metrics.peak_overlap([0.0, 1.0], [1.0, 2.0]) == 1
+    assert metrics.peak_overlap([0.0, 0.5, 0.7], [1.0, math.inf, 0.8]) == 3
+    assert metrics.peak_overlap([], []) == 0
+    assert metrics.coverage_loss(0, 0) == 0.0 and metrics.coverage_loss(10, 4) == pytest.approx(0.6)
+
+
+def test_per_tool_and_per_slot_breakdowns():
+    """Per tool and per slot, the same definitions apply to the subset of calls."""
+    calls, base = frames()
+    tools = metrics.per_tool(calls).set_index("tool")
+    assert tools.loc["read_file", "calls"] == 4  # one read was withheld
+    assert tools.loc["read_file", "abandoned_calls"] == 1
+    assert tools.loc["read_file", "coverage_loss_rate"] == pytest.approx(1 - 200 / 400)
+    assert tools.loc["search_code", "zombie_sec"] == 0.0  # the wedged zombie is infinite, not summed
+    slots = metrics.per_slot(calls, metrics.episode_rows(calls, base)).set_index("slot_id")
+    assert slots.loc["s1", "episodes"] == 2 and slots.loc["s2", "episodes"] == 1
+    assert slots.loc["s1", "abandoned_call_rate"] == pytest.approx(2 / 4)
+    assert slots.loc["s2", "max_silence_sec"] == 26163.0

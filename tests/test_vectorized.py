@@ -1,0 +1,220 @@
+"""The vectorized engine gives exactly the twin's answers; the array forms of the shared rules equal the scalar ones."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reviewlab.policy import Narrowing, TimeoutPolicy, resolve_bound
+from reviewlab.receipts import Crediting, abandons, abandons_array
+from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.replay import replay
+from reviewlab.twin import simulate
+from reviewlab.vectorized import compile_corpus, replay_vectorized
+
+START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
+TOOLS = ("read_file", "list_files", "search_code", "query_code", "web_search", "run_command")
+# Durations cluster on the policy values below so that returns exactly at a bound are common.
+SECONDS = st.one_of(
+    st.sampled_from([0.0, 0.5, 1.0, 2.0, 5.0, 30.0, 119.0, 120.0, 121.0, 600.0, 1800.0]),
+    st.floats(min_value=0.0, max_value=3000.0, allow_nan=False, allow_infinity=False),
+)
+
+
+@st.composite
+def calls(draw: Any) -> Call:
+    tool = draw(st.sampled_from(TOOLS))
+    args: dict[str, Any] = {}
+    if tool == "run_command":
+        args["timeout_sec"] = draw(st.sampled_from([None, 0, 5, 700, 5000, True, 2.5, "60"]))
+    extent = None
+    if tool == "read_file" and draw(st.booleans()):
+        first = draw(st.integers(1, 400))
+        extent = Extent(path="src/a.py", start_line=first, end_line=first + draw(st.integers(0, 300)))
+    completed = draw(st.booleans()) if draw(st.integers(0, 3)) == 0 else True
+    duration = draw(SECONDS)
+    returned_after = None
+    if not completed and draw(st.booleans()):
+        returned_after = duration + draw(SECONDS)
+    return Call(tool=tool, args=args, duration_sec=duration, completed=completed,
+                status=draw(st.sampled_from(["ok", "ok", "ok", "error"])), extent=extent,
+                returned_after_sec=returned_after)
+
+
+@st.composite
+def corpora(draw: Any) -> list[Episode]:
+    episodes = []
+    for index in range(draw(st.integers(1, 6))):
+        rounds = [Round(send_sec=draw(SECONDS.filter(lambda s: s < 100)), calls=draw(st.lists(calls(), max_size=4)))
+                  for _ in range(draw(st.integers(0, 5)))]
+        deadline = draw(st.one_of(st.none(), st.sampled_from([0.0, 10.0, 130.0, 300.0, 900.0]), SECONDS))
+        episodes.append(Episode(
+            id=f"ep-{index}", source="synthetic", slot=f"slot-{draw(st.integers(0, 2))}",
+            started_at=START + timedelta(seconds=draw(st.floats(0, 5000, allow_nan=False))),
+            deadline_sec=deadline, rounds=rounds))
+    return episodes
+
+
+POLICIES = st.sampled_from([
+    TimeoutPolicy.ouroboros(),
+    TimeoutPolicy.uniform(1.0),
+    TimeoutPolicy.uniform(120.0),
+    TimeoutPolicy.ouroboros().scaled(0.05),
+    TimeoutPolicy.ouroboros().with_tool_timeouts(read_file=2.0, search_code=30.0),
+    TimeoutPolicy(default_sec=300.0, clamp_tools=("web_search", "read_file"), clamp_reserve_sec=20.0,
+                  override_tools=("run_command",), override_ceiling_sec=900.0),
+])
+NARROWINGS = st.one_of(
+    st.just(Narrowing()), st.just(Narrowing("none")), st.just(Narrowing.unbounded()),
+    st.builds(Narrowing, st.just("reserve"), st.sampled_from([0.0, 30.0, 200.0])),
+    st.builds(lambda f: Narrowing("fraction", fraction=f), st.sampled_from([0.1, 0.5, 1.0])),
+)
+
+
+def assert_same(twin: Any, fast: Any) -> None:
+    pd.testing.assert_frame_equal(twin.calls, fast.calls)
+    pd.testing.assert_frame_equal(twin.episodes, fast.episodes)
+    assert twin.summary == fast.summary
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpus=corpora(), policy=POLICIES, narrowing=NARROWINGS, censored=st.sampled_from(["wedge", "impute"]),
+       seed=st.integers(0, 3))
+def test_vectorized_equals_twin_on_random_corpora(corpus, policy, narrowing, censored, seed):
+    """Per-call outcomes, bounds, credited lines, episode rows and summary are identical to the twin's."""
+    try:
+        twin = simulate(corpus, policy, narrowing, censored=censored, seed=seed)
+    except ValueError as exc:  # impute with no completed call: both engines must refuse alike
+        with pytest.raises(ValueError, match="no call in the corpus ever completed"):
+            replay_vectorized(corpus, policy, narrowing, censored=censored, seed=seed)
+        assert "no call in the corpus ever completed" in str(exc)
+        return
+    assert_same(twin, replay_vectorized(corpus, policy, narrowing, censored=censored, seed=seed))
+
+
+class CountingPolicy:
+    """A policy that is not a TimeoutPolicy: 3 s for reads, 50 s for the rest."""
+
+    def timeout_for(self, tools: Any, tool_name: str, tool_args: Any = None) -> float:
+        return 3.0 if tool_name == "read_file" else 50.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpus=corpora(), narrowing=NARROWINGS)
+def test_any_policy_object_is_replayed_exactly(corpus, narrowing):
+    """A policy object that only has timeout_for is resolved per call and still matches the twin."""
+    assert_same(simulate(corpus, CountingPolicy(), narrowing), replay_vectorized(corpus, CountingPolicy(), narrowing))
+
+
+def test_compiled_corpus_is_reused_across_policies():
+    """One compiled corpus replays many policies with the same answers as compiling afresh."""
+    episodes = [Episode(id=f"e{i}", source="synthetic", started_at=START + timedelta(seconds=i), deadline_sec=100.0,
+                        rounds=[Round(send_sec=1.0, calls=[Call(tool="search_code", duration_sec=40.0 * i)])] * 3)
+                for i in range(4)]
+    corpus = compile_corpus(episodes)
+    for seconds in (10.0, 45.0, 200.0):
+        policy = TimeoutPolicy.uniform(seconds)
+        assert_same(simulate(episodes, policy, Narrowing()), corpus.result(policy, Narrowing()))
+        assert corpus.summary(policy, Narrowing()) == corpus.result(policy, Narrowing()).summary
+
+
+def test_replay_dispatches_to_the_vectorized_engine():
+    """replay(engine="vectorized") returns the vectorized engine's result, labelled as such."""
+    episodes = [Episode(id="a", source="synthetic", started_at=START,
+                        rounds=[Round(send_sec=2.0, calls=[Call(tool="read_file", duration_sec=700.0)]), Round()])]
+    result = replay(episodes, TimeoutPolicy.ouroboros(), engine="vectorized")
+    assert result.engine == "vectorized"
+    assert result.calls["bound_sec"].tolist() == [600.0]
+    assert result.episodes["wall_sec"].tolist() == [602.0]
+
+
+def test_unknown_option_and_mismatched_compiled_corpus_are_refused():
+    """Options the engine does not know, and a corpus compiled for another censoring, are clear errors."""
+    episodes = [Episode(id="a", source="synthetic", started_at=START)]
+    with pytest.raises(ValueError, match="unsupported option"):
+        replay_vectorized(episodes, None, None, slots_per_tool=3)
+    with pytest.raises(ValueError, match="censored/seed"):
+        replay_vectorized(compile_corpus(episodes), None, None, censored="impute")
+
+
+def test_duplicate_episode_ids_are_refused():
+    """Two episodes with one id are an error naming the position."""
+    episode = Episode(id="same", source="synthetic", started_at=START)
+    with pytest.raises(ValueError, match=r"episodes\[1\]\.id"):
+        compile_corpus([episode, episode])
+
+
+# -- array forms of the shared rules ------------------------------------------
+
+REMAINING = st.one_of(st.none(), st.sampled_from([0.0, 1.0, 100.0, 120.0, 121.0, 600.0]),
+                      st.floats(0, 5000, allow_nan=False))
+TOOL_SEC = st.one_of(st.sampled_from([0.0, 1.0, 120.0, 600.0]), st.floats(0, 5000, allow_nan=False))
+
+
+@given(st.lists(st.tuples(TOOL_SEC, REMAINING), min_size=1, max_size=20), NARROWINGS)
+def test_narrow_array_equals_narrow(pairs, narrowing):
+    """Narrowing.narrow_array gives narrow's bound and deadline flag element by element (NaN = None)."""
+    tool = np.array([p[0] for p in pairs])
+    remaining = np.array([np.nan if p[1] is None else p[1] for p in pairs])
+    sec, by_deadline = narrowing.narrow_array(tool, remaining)
+    for (t, r), s, d in zip(pairs, sec, by_deadline, strict=True):
+        bound = narrowing.narrow(t, r)
+        assert (math.isnan(s) and bound.sec is None) or s == bound.sec
+        assert bool(d) == (bound.by == "deadline")
+
+
+@given(st.lists(st.tuples(TOOL_SEC.filter(lambda s: s > 0), REMAINING), min_size=1, max_size=20),
+       st.sampled_from([0.0, 20.0, 120.0]))
+def test_clamp_array_equals_timeout_for(pairs, reserve):
+    """TimeoutPolicy.clamp_array gives timeout_for's clamped value for a clamp tool (NaN = None)."""
+    base = np.array([p[0] for p in pairs])
+    remaining = np.array([np.nan if p[1] is None else p[1] for p in pairs])
+    clamped = TimeoutPolicy(clamp_tools=("web_search",), clamp_reserve_sec=reserve).clamp_array(base, remaining)
+    for (b, r), c in zip(pairs, clamped, strict=True):
+        policy = TimeoutPolicy(default_sec=b, clamp_tools=("web_search",), clamp_reserve_sec=reserve)
+        assert c == policy.timeout_for(None, "web_search", remaining_sec=r)
+
+
+@given(st.lists(st.tuples(TOOL_SEC, st.booleans(), st.one_of(st.none(), TOOL_SEC)), min_size=1, max_size=20))
+def test_abandons_array_equals_abandons(triples):
+    """abandons_array decides every call's fate as abandons does (a NaN bound is unbounded)."""
+    duration = np.array([t[0] for t in triples])
+    completed = np.array([t[1] for t in triples])
+    bound = np.array([np.nan if t[2] is None else t[2] for t in triples])
+    assert abandons_array(duration, completed, bound).tolist() == [abandons(*t) for t in triples]
+
+
+def test_credited_lines_array_follows_the_sticky_rule():
+    """Only executed reads before the episode's first abandonment are credited their lines."""
+    tools = ["read_file", "read_file", "list_files", "read_file"]
+    outcomes = ["executed", "error", "executed", "executed"]
+    abandoned_before = [False, False, False, True]
+    expected = []
+    for tool, outcome, before in zip(tools, outcomes, abandoned_before, strict=True):
+        crediting = Crediting()
+        if before:
+            crediting.note_abandoned()
+        expected.append(crediting.credited_lines(tool, outcome, 10))
+    got = Crediting.credited_lines_array(
+        np.array([Crediting.credits_tool(t) for t in tools]), np.array([o == "executed" for o in outcomes]),
+        np.array(abandoned_before), np.full(4, 10))
+    assert got.tolist() == expected == [10, 0, 0, 0]
+
+
+@given(st.sampled_from(TOOLS), st.sampled_from([None, 0, 5, 700, 5000, True, 2.5, "60", [1]]))
+def test_args_key_and_clamps_agree_with_resolution(tool, override):
+    """Calls with equal args_key resolve alike, and clamps() says exactly when the time left matters."""
+    policy = TimeoutPolicy.ouroboros()
+    args = {} if override is None else {"timeout": override}
+    assert TimeoutPolicy.args_key(args) == TimeoutPolicy.args_key({"timeout": override} if override is not None else None)
+    tight = policy.timeout_for(None, tool, args, remaining_sec=130.0)
+    loose = policy.timeout_for(None, tool, args, remaining_sec=None)
+    assert (tight != loose) == policy.clamps(None, tool, args)
+    assert resolve_bound(policy, None, tool, args, narrowing=Narrowing("none"), remaining_sec=None).sec == loose
