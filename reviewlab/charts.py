@@ -466,10 +466,13 @@ def survival_curves(
     for _, _, call in censored_calls(episodes):
         censored_at.setdefault(call.tool, []).append(call.duration_sec)
     figure, ax = _axes(ax, (8.0, 4.8))
+    # On a log axis the curves start (at 1.0) half-way below the shortest positive duration seen.
+    positive = [t for tool in chosen for t in per_tool[tool].event_times if t > 0]
+    start = min(positive, default=1.0) / 2
     for index, tool in enumerate(chosen):
         estimate = per_tool[tool]
         color = f"C{index % 10}"
-        times = np.concatenate([[0.0], estimate.event_times])
+        times = np.maximum(np.concatenate([[start], estimate.event_times]), start)
         survival = np.concatenate([[1.0], estimate.survival_after])
         ax.step(times, survival, where="post", color=color,
                 label=f"{tool} ({estimate.observations} calls, {estimate.observations - estimate.events} censored)")
@@ -480,7 +483,8 @@ def survival_curves(
         bound = float(policy.timeout_for(None, tool))
         ax.axvline(bound, color=color, linestyle=":", linewidth=1.5,
                    label=f"{tool} bound {bound:g} s: abandons {100 * estimate.survival(bound):.2g}%")
-    ax.set_xscale("symlog", linthresh=0.1)
+    ax.set_xscale("log")
+    ax.set_xlim(left=start)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("call duration (s, log scale)")
     ax.set_ylabel("share of calls still running")

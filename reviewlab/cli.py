@@ -189,15 +189,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.seed is not None:
         options["seed"] = args.seed
     result = replay(episodes, policy, narrowing, engine=args.engine, censored=args.censored,
-                    slots=args.slots, **options)
-    label = f"{getattr(policy, 'name', 'policy')} / {narrowing.label}"
+                    slots=args.slots, time_scale=args.time_scale, **options)
+    label = ("unbounded (pre-fix)" if narrowing.mode == "unbounded"
+             else f"{getattr(policy, 'name', 'policy')} / {narrowing.label}")
     _print(text_table(summary_table({label: result.summary})))
     _print("")
     _print(text_table(result.per_tool()))
     if out is not None:
         frame = {"calls": result.calls, "episodes": result.episodes, "tools": result.per_tool()}[args.table]
         write_table(frame, out)
-        _print(f"wrote {len(frame)} {args.table} rows to {out}")
+        _print(f"wrote {len(frame):,} rows ({args.table}) to {out}")
     return 0
 
 
@@ -211,7 +212,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from reviewlab.report import sweep_view, text_table, write_table
     from reviewlab.sweep import make_grid, pareto, sweep
 
-    grid = make_grid(base=base, tools=tools or None, scales=scales, narrowings=narrowings)
+    try:
+        grid = make_grid(base=base, tools=tools or None, scales=scales, narrowings=narrowings)
+    except ValueError as exc:  # a grid value the policy refuses, e.g. a zero scale or a negative timeout
+        raise UserError(f"grid: {_one_line(exc)} (check --tool, --scale and --narrowing)") from None
     client: Any = None
     if args.scheduler:
         client = _dask_client(args.scheduler, args.connect_timeout)
@@ -346,6 +350,29 @@ Run `reviewlab demo` for the guided tour (live episode, incident replay, sweep,
 recommendation, out/report.html)."""
 
 
+_CORPUS = "data/episodes/synthetic-1k.jsonl.gz"
+_EXAMPLES = {
+    "demo": "  reviewlab demo                     # writes out/report.html\n"
+            "  reviewlab demo --quick --out /tmp/r",
+    "record": "  reviewlab record --base-url http://localhost:8000/v1 --model qwen2.5-coder \\\n"
+              "      --root ~/src/project --task 'Review the staged change' -o live.jsonl",
+    "replay": f"  reviewlab replay {_CORPUS}\n"
+              "  reviewlab replay data/incidents/wedged-query-code.jsonl --policy unbounded "
+              "--engine twin --slots 6\n"
+              f"  reviewlab replay {_CORPUS} --policy tuned.toml -o calls.parquet",
+    "sweep": f"  reviewlab sweep {_CORPUS} --tool read_file=5,30,120 --tool query_code=60,120 \\\n"
+             "      --narrowing inherit,reserve:30 --sort wall_p95_sec -o sweep.csv\n"
+             f"  reviewlab sweep {_CORPUS} --scale 0.25,0.5,1,2 --scheduler tcp://10.0.0.5:8786",
+    "tune": f"  reviewlab tune {_CORPUS} --max-coverage-loss 0.01 -o tuned.toml",
+    "synth": "  reviewlab synth -n 1000 --seed 0 -o corpus.jsonl.gz\n"
+             "  reviewlab synth --incident -o incident.jsonl",
+    "import": "  reviewlab import openhands output.jsonl -o openhands.jsonl\n"
+              "  reviewlab import inspect logs/run.eval -o inspect.jsonl",
+    "lab": "  reviewlab lab --dry-run",
+    "dashboard": f"  reviewlab dashboard --corpus {_CORPUS} --port 8866",
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full ``reviewlab`` parser; each subparser's ``handler`` runs the subcommand."""
     parser = _Parser(prog=PROG, description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -354,7 +381,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     def command(name: str, help_: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_, description=help_)
+        examples = _EXAMPLES.get(name)
+        p = sub.add_parser(name, help=help_, description=help_,
+                           epilog=f"examples:\n{examples}" if examples else None,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         p.set_defaults(handler=handler, parser=p)
         return p
 
@@ -390,6 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--slots", type=int, default=None, metavar="N",
                    help="simulate a pool of N reviewer slots (twin engine)")
     p.add_argument("--seed", type=int, default=None, help="seed for --censored impute")
+    p.add_argument("--time-scale", type=float, default=0.001, metavar="F",
+                   help="engine real: recorded seconds are slept times F (default 0.001)")
     p.add_argument("--table", choices=("calls", "episodes", "tools"), default="calls",
                    help="which frame -o writes (default: calls)")
     p.add_argument("-o", "--output", default=None, metavar="CSV|PARQUET", help="write the frame here")
@@ -403,7 +435,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--narrowing", default=None, metavar="MODE,...",
                    help="narrowing modes: inherit, none, unbounded, reserve:SEC, fraction:F")
     p.add_argument("--base", default=None, metavar="TOML", help="base policy; " + policy_help)
-    p.add_argument("--engine", choices=("vectorized", "twin"), default="vectorized")
+    p.add_argument("--engine", choices=("vectorized", "twin"), default="vectorized",
+                   help="vectorized: NumPy, fast (default); twin: the SimPy reference, slow")
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="run the points on an existing Dask cluster (corpus scattered once)")
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SEC",

@@ -192,7 +192,8 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         now = time.perf_counter()
         result.steps_sec[name] = now - clock[0]
         clock[0] = now
-        echo(f"  [{name}: {result.steps_sec[name]:.1f} s]\n")
+        echo(f"  [{name}: {result.steps_sec[name]:.1f} s]")
+        echo("")
 
     ouroboros = TimeoutPolicy.ouroboros()
     release = threading.Event()
@@ -242,7 +243,7 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         result.recommended = recommended
         runs["recommended"] = replay(corpus, recommended, recommendation.narrowing, engine="vectorized")
         echo("")
-        echo(text_table(explanation))
+        echo(text_table(explanation[[c for c in explanation.columns if c not in EXPLAIN_HIDDEN]]))
         step("sweep and tune")
 
         result.summaries = _summaries(runs)
@@ -268,6 +269,8 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
 
 
 PREFIX = "pre-fix (unbounded)"
+EXPLAIN_HIDDEN = ("duration_p50_sec", "duration_p90_sec", "duration_p99.5_sec")
+"""Explanation columns left out of the terminal (the report shows them all)."""
 
 
 def _summaries(runs: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

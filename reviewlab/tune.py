@@ -22,7 +22,8 @@ the same replay with every tool's timeout beyond the longest observed call.
 
 Invariants: the recommended policy never does worse than ``base`` on the
 objective on the tuning corpus, and honours the budgets there whenever ``base``
-does. The budgets are applied with a safety ``margin`` (default 25 %) so that
+does. The budgets bound a one-sided upper confidence limit of the excess (a
+ratio estimate over episodes with its delta-method standard error), so that
 they still hold on episodes the tuning never saw.
 """
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -112,19 +114,63 @@ def excess(summary: dict[str, Any], reference: dict[str, Any]) -> tuple[float, f
             summary["abandoned_call_rate"] - reference["abandoned_call_rate"])
 
 
+class _Point(NamedTuple):
+    """One evaluated policy: its summary and the per-episode counts the confidence bound needs."""
+
+    summary: dict[str, Any]
+    credited: np.ndarray
+    abandoned: np.ndarray
+    dispatched: np.ndarray
+
+
+def _evaluate(corpus: CompiledCorpus, policy: TimeoutPolicy, narrowing: Narrowing) -> _Point:
+    ev = corpus.evaluate(policy, narrowing)
+    n = len(corpus.episode_ids)
+    per_episode = corpus.episode_index
+    return _Point(
+        corpus.summarize(ev),
+        np.bincount(per_episode, weights=ev.credited_lines, minlength=n),
+        np.bincount(per_episode, weights=(ev.gap == 1), minlength=n),
+        np.bincount(per_episode, weights=(ev.outcome != 2), minlength=n),
+    )
+
+
+def _ratio_upper(numerator: np.ndarray, denominator: np.ndarray, z: float) -> float:
+    """Upper confidence bound of ``sum(numerator) / sum(denominator)`` over episodes (delta method)."""
+    total = float(denominator.sum())
+    if total <= 0:
+        return 0.0
+    ratio = float(numerator.sum()) / total
+    residual = numerator - ratio * denominator
+    se = math.sqrt(residual.size * float(np.dot(residual, residual))) / total if residual.size > 1 else 0.0
+    return ratio + z * se
+
+
 class _Budget:
-    """The constraints (excess over the reference), with the safety margin applied."""
+    """The constraints on the excess over the reference, as upper confidence bounds over episodes.
 
-    def __init__(self, reference: dict[str, Any], max_coverage_loss: float, max_abandoned_rate: float | None,
-                 margin: float) -> None:
+    Episodes are the sampling unit: one abandonment uncredits every later read of
+    its episode, so the loss is lumpy and a point estimate on the tuning corpus
+    would promise too much for episodes it never saw.
+    """
+
+    def __init__(self, corpus: CompiledCorpus, reference: _Point, max_coverage_loss: float,
+                 max_abandoned_rate: float | None, confidence: float) -> None:
         self.reference = reference
-        self.coverage = max_coverage_loss * (1.0 - margin)
-        self.abandoned = math.inf if max_abandoned_rate is None else max_abandoned_rate * (1.0 - margin)
+        self.requested = np.bincount(corpus.episode_index, weights=corpus.requested_lines,
+                                     minlength=len(corpus.episode_ids))
+        self.coverage = max_coverage_loss
+        self.abandoned = math.inf if max_abandoned_rate is None else max_abandoned_rate
+        self.z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
 
-    def violation(self, summary: dict[str, Any]) -> float:
-        """How far ``summary`` is over the budgets (0 when it honours them)."""
-        coverage, abandoned = excess(summary, self.reference)
-        return max(0.0, coverage - self.coverage) + max(0.0, abandoned - self.abandoned)
+    def violation(self, point: _Point) -> float:
+        """How far ``point``'s upper bounds are over the budgets (0 when it honours them)."""
+        coverage = _ratio_upper(self.reference.credited - point.credited, self.requested, self.z)
+        over = max(0.0, coverage - self.coverage)
+        if math.isfinite(self.abandoned):
+            abandoned = _ratio_upper(point.abandoned - self.reference.abandoned, point.dispatched, self.z)
+            over += max(0.0, abandoned - self.abandoned)
+        return over
 
 
 def recommend(
@@ -136,22 +182,22 @@ def recommend(
     base: TimeoutPolicy | None = None,
     narrowing: Narrowing | None = None,
     censored: str = "wedge",
-    margin: float = 0.25,
+    confidence: float = 0.95,
     passes: int = 3,
 ) -> Recommendation:
     """Per-tool timeouts minimising ``objective`` with coverage loss ≤ ``max_coverage_loss`` (and abandoned-call
     rate ≤ ``max_abandoned_rate`` when given), replayed under ``narrowing`` (default ``Narrowing()``).
 
-    ``objective``: one of :data:`OBJECTIVES` or a summary key. ``margin``: the
-    budgets are tightened by this share on the tuning corpus, to hold on unseen
-    episodes. See the module docstring for the search.
+    ``objective``: one of :data:`OBJECTIVES` or a summary key. The budgets hold
+    for the excess over the reference (see the module docstring) at the
+    one-sided ``confidence`` level over episodes (0.5 or less: point estimates).
     """
     if not 0.0 <= max_coverage_loss <= 1.0:
         raise ValueError(f"max_coverage_loss: expected a rate in [0, 1], got {max_coverage_loss!r}")
     if max_abandoned_rate is not None and not 0.0 <= max_abandoned_rate <= 1.0:
         raise ValueError(f"max_abandoned_rate: expected a rate in [0, 1], got {max_abandoned_rate!r}")
-    if not 0.0 <= margin < 1.0:
-        raise ValueError(f"margin: expected a share in [0, 1), got {margin!r}")
+    if not 0.0 <= confidence < 1.0:
+        raise ValueError(f"confidence: expected a probability in [0, 1), got {confidence!r}")
     key = _objective_key(objective)
     base = base or TimeoutPolicy.ouroboros()
     narrowing = narrowing or Narrowing()
@@ -167,37 +213,34 @@ def recommend(
     tools = sorted(estimates, key=lambda t: (-estimates[t].observations, t))
     base_sec = {tool: base.timeout_for(None, tool, remaining_sec=None) for tool in tools}
     baseline = corpus.summary(base, narrowing)
-    longest = float(corpus.duration_sec.max(initial=0.0))
-    unlimited = _nice(2.0 * longest + 1.0)
-    reference = corpus.summary(base.with_tool_timeouts(None, **{tool: unlimited for tool in tools}), narrowing)
-    budget = _Budget(reference, max_coverage_loss, max_abandoned_rate, margin)
+    unlimited = _nice(2.0 * float(corpus.duration_sec.max(initial=0.0)) + 1.0)
+    reference = _evaluate(corpus, base.with_tool_timeouts(None, **{tool: unlimited for tool in tools}), narrowing)
+    budget = _Budget(corpus, reference, max_coverage_loss, max_abandoned_rate, confidence)
     chosen = dict(base_sec)
-    current = baseline
+    current = _evaluate(corpus, base.with_tool_timeouts(None, **chosen), narrowing)
     candidates = {tool: _candidates(estimates[tool], base_sec[tool]) for tool in tools}
-
-    def evaluate(values: dict[str, float]) -> dict[str, Any]:
-        return corpus.summary(base.with_tool_timeouts(None, **values), narrowing)
-
     for _ in range(passes):
         changed = False
         for tool in tools:
             best_value, best = chosen[tool], current
+            best_rank = (budget.violation(best), best.summary[key], -best_value)
             for value in candidates[tool]:
                 if value == chosen[tool]:
                     continue
-                summary = evaluate({**chosen, tool: value})
-                over, best_over = budget.violation(summary), budget.violation(best)
+                point = _evaluate(corpus, base.with_tool_timeouts(None, **{**chosen, tool: value}), narrowing)
                 # Within budget first (or closer to it, should the base already be over), then the objective;
                 # on a tie the longer timeout, which gives up fewer calls.
-                if (over, summary[key], -value) < (best_over, best[key], -best_value):
-                    best_value, best = value, summary
+                rank = (budget.violation(point), point.summary[key], -value)
+                if rank < best_rank:
+                    best_value, best, best_rank = value, point, rank
             if best_value != chosen[tool]:
                 chosen[tool], current, changed = best_value, best, True
         if not changed:
             break
     policy = base.with_tool_timeouts(name="recommended", **chosen)
     explain = _explain(corpus, estimates, tools, base, base_sec, chosen, policy, narrowing, baseline, key)
-    return Recommendation(policy, explain, narrowing, corpus.summary(policy, narrowing), baseline, reference)
+    return Recommendation(policy, explain, narrowing, corpus.summary(policy, narrowing), baseline,
+                          reference.summary)
 
 
 def _explain(corpus: CompiledCorpus, estimates: dict[str, KaplanMeier], tools: list[str], base: TimeoutPolicy,

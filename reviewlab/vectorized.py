@@ -412,7 +412,10 @@ class CompiledCorpus:
     # -- results -----------------------------------------------------------
     def summary(self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None) -> dict[str, Any]:
         """:func:`reviewlab.metrics.summarize` of a replay, without building frames (for sweeps)."""
-        ev = self.evaluate(policy, narrowing)
+        return self.summarize(self.evaluate(policy, narrowing))
+
+    def summarize(self, ev: Evaluation) -> dict[str, Any]:
+        """The summary of an :class:`Evaluation` of this corpus."""
         return metrics.summarize_arrays(
             dispatched=ev.outcome != WITHHELD, abandoned=ev.gap == 1, zombie_sec=ev.zombie_sec,
             bounded=~np.isnan(ev.bound_sec), by_deadline=ev.by_deadline,

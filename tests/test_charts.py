@@ -224,7 +224,7 @@ def test_survival_curves_step_down_with_censoring_and_draw_the_bounds():
     ax = charts.survival_curves(_duration_corpus(), TimeoutPolicy.uniform(2.5)).axes[0]
     steps = {line.get_label(): line for line in ax.lines if line.get_drawstyle() == "steps-post"}
     read = steps["read_file (5 calls, 1 censored)"]
-    assert list(read.get_xdata()) == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert list(read.get_xdata()) == [0.25, 1.0, 2.0, 3.0, 4.0]  # starts below the shortest call (0.5 s)
     assert list(read.get_ydata()) == pytest.approx([1.0, 0.8, 0.6, 0.3, 0.0])
     plus = [line for line in ax.lines if line.get_marker() == "+"]
     assert len(plus) == 1 and list(plus[0].get_xdata()) == [2.5]

@@ -21,7 +21,7 @@ from stub_openai import StubError, StubOpenAI
 from reviewlab.cli import build_parser, main
 from reviewlab.episode import tool_call
 from reviewlab.inspection import demo_workspace
-from reviewlab.policy import Narrowing, TimeoutPolicy, save_policy_file
+from reviewlab.policy import Narrowing, TimeoutPolicy, load_policy_file, save_policy_file
 from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
@@ -146,6 +146,15 @@ def test_replay_reads_a_policy_toml(corpus: Path, tmp_path: Path, capsys: pytest
     assert (frame["source_gap"] == "native_tool_abandoned").sum() > 1
 
 
+def test_replay_real_engine_runs_episodes_on_threads(corpus: Path, tmp_path: Path) -> None:
+    """``--engine real`` replays through the real executor and gives the vectorized outcomes per call."""
+    real, fast = tmp_path / "real.csv", tmp_path / "fast.csv"
+    assert main(["replay", str(corpus), "--engine", "real", "--time-scale", "0.0005", "-o", str(real)]) == 0
+    assert main(["replay", str(corpus), "-o", str(fast)]) == 0
+    columns = ["episode_id", "call_index", "tool", "outcome", "source_gap"]
+    pd.testing.assert_frame_equal(pd.read_csv(real)[columns], pd.read_csv(fast)[columns])
+
+
 def test_replay_missing_corpus_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A corpus that does not exist: exit 2, one line naming the file."""
     assert main(["replay", str(tmp_path / "nope.jsonl")]) == 2
@@ -216,6 +225,7 @@ def test_replay_output_directory_must_exist(corpus: Path, tmp_path: Path,
     (["--narrowing", "reserve"], "bad mode 'reserve'"),
     (["--narrowing", "fraction:2"], "narrowing.fraction"),
     (["--tool", "read_file=-5"], "read_file"),
+    (["--scale", "0"], "grid: factor"),
 ])
 def test_sweep_bad_grid_specs_are_one_line(corpus: Path, argv: list[str], needle: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -259,6 +269,32 @@ def test_sweep_unreachable_scheduler_is_one_line(corpus: Path, capsys: pytest.Ca
         port = probe.getsockname()[1]
     assert main(["sweep", str(corpus), "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "1"]) == 2
     assert f"tcp://127.0.0.1:{port}" in _error_line(capsys)
+
+
+# -- tune --------------------------------------------------------------------------------
+def test_tune_writes_a_policy_file_replay_can_use(corpus: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``tune -o rec.toml`` explains its choice per tool and writes a policy ``replay --policy`` reads."""
+    policy_path = tmp_path / "rec.toml"
+    assert main(["tune", str(corpus), "--max-coverage-loss", "0.05", "-o", str(policy_path)]) == 0
+    out = capsys.readouterr().out
+    assert "timeout_sec" in out and "recommended" in out and "read_file" in out
+    policy, _ = load_policy_file(policy_path)
+    assert policy.name == "recommended"
+    assert main(["replay", str(corpus), "--policy", str(policy_path)]) == 0
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--max-coverage-loss", "2"], "max_coverage_loss"),
+    (["--objective", "happiness"], "happiness"),
+    (["--base", "unbounded"], "unbounded"),
+    (["-o", "rec.json"], ".toml"),
+])
+def test_tune_bad_arguments_are_one_line(corpus: Path, argv: list[str], needle: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Impossible budgets, unknown objectives, an unbounded base or a non-TOML output: one line each."""
+    assert main(["tune", str(corpus), *argv]) == 2
+    assert needle in _error_line(capsys)
 
 
 # -- record ------------------------------------------------------------------------------
@@ -422,3 +458,39 @@ def test_module_entry_point_reports_errors_without_traceback(tmp_path: Path) -> 
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [f"reviewlab: error: {tmp_path / 'gone.jsonl'}: no such file"]
 
+
+
+# -- demo ----------------------------------------------------------------------------------
+def test_demo_quick_writes_the_report_with_its_charts(tmp_path: Path) -> None:
+    """``reviewlab demo --quick --out DIR`` runs the main job and writes report.html showing its PNG charts."""
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "reviewlab", "demo", "--quick", "--out", str(out)],
+                          capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    text = proc.stdout
+    assert "native_tool_abandoned" in text and "TOOL_TIMEOUT (search_code)" in text  # the live episode
+    assert "26,160.4" in text  # the incident's silence before the fix
+    assert "vectorized and twin engines agree on every call: yes" in text
+    assert "demo finished in" in text
+    html = (out / "report.html").read_text(encoding="utf-8")
+    pngs = sorted(out.glob("*.png"))
+    assert len(pngs) >= 5
+    for png in pngs:
+        assert png.read_bytes()[:4] == b"\x89PNG"
+        assert f'src="{png.name}"' in html
+    policy, _ = load_policy_file(out / "recommended-policy.toml")
+    assert policy.name == "recommended"
+    assert len(pd.read_csv(out / "sweep.csv")) == 12
+
+
+def test_demo_without_its_bundled_corpus_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A checkout missing the bundled corpus: one line saying how to recreate it, no report written."""
+    import reviewlab.demo
+
+    monkeypatch.setattr(reviewlab.demo, "CORPUS_PATH", tmp_path / "gone.jsonl.gz")
+    assert main(["demo", "--quick", "--out", str(tmp_path / "out")]) == 2
+    line = _error_line(capsys)
+    assert "gone.jsonl.gz" in line and "reviewlab synth" in line
+    assert not (tmp_path / "out" / "report.html").exists()

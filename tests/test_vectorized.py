@@ -84,7 +84,7 @@ def assert_same(twin: Any, fast: Any) -> None:
     assert twin.summary == fast.summary
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpus=corpora(), policy=POLICIES, narrowing=NARROWINGS, censored=st.sampled_from(["wedge", "impute"]),
        seed=st.integers(0, 3))
 def test_vectorized_equals_twin_on_random_corpora(corpus, policy, narrowing, censored, seed):
@@ -106,7 +106,7 @@ class CountingPolicy:
         return 3.0 if tool_name == "read_file" else 50.0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(corpus=corpora(), narrowing=NARROWINGS)
 def test_any_policy_object_is_replayed_exactly(corpus, narrowing):
     """A policy object that only has timeout_for is resolved per call and still matches the twin."""

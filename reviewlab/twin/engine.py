@@ -39,10 +39,10 @@ from reviewlab.recording.schema import Episode
 from reviewlab.replay import CENSORED_MODES, ReplayResult
 from reviewlab.twin.bounds import BoundResolver
 from reviewlab.twin.impute import impute_durations
-from reviewlab.twin.model import EpisodeRun, Simulation, episode_process
+from reviewlab.twin.model import CallColumns, Simulation, corpus_process, episode_process
 from reviewlab.twin.pool import SlotPool, SlotTimeline, WorkerPool
 
-__all__ = ["ARRIVAL_MODES", "arrival_times", "calls_frame", "run_simulation", "simulate"]
+__all__ = ["ARRIVAL_MODES", "arrival_times", "calls_frame", "columns_frame", "run_simulation", "simulate"]
 
 ARRIVAL_MODES = ("recorded", "poisson")
 # Seed stream for Poisson arrivals, kept apart from the imputation draws of the same seed.
@@ -95,6 +95,25 @@ def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
         name: np.asarray(values, dtype=_CALL_DTYPES[name])
         for name, values in zip(metrics.CALL_COLUMNS, columns, strict=True)
     })
+
+
+def columns_frame(columns: CallColumns, episode_ids: list[str]) -> pd.DataFrame:
+    """The ``calls`` frame from a run's :class:`~reviewlab.twin.model.CallColumns`, in corpus order.
+
+    Rows were collected in the order calls were decided; a stable sort by
+    episode position restores corpus order (each episode's rows are already in
+    call order). Built column-wise: one array per column, no row objects.
+    """
+    position = np.array(columns.episode, dtype=np.int64)
+    order = None
+    if position.size > 1 and bool((position[1:] < position[:-1]).any()):
+        order = np.argsort(position, kind="stable")
+        position = position[order]
+    data: dict[str, Any] = {"episode_id": np.array(episode_ids or [""], dtype=object)[position]}
+    for name in metrics.CALL_COLUMNS[1:]:
+        column = np.array(getattr(columns, name), dtype=_CALL_DTYPES[name])
+        data[name] = column if order is None else column[order]
+    return pd.DataFrame(data)
 
 
 def simulate(
@@ -150,14 +169,19 @@ def run_simulation(
         arrival = arrival_times(corpus, arrivals, rate_per_sec=arrival_rate, seed=seed)
         imputed = impute_durations(corpus, seed) if censored == "impute" else None
         env = simpy.Environment()
-        sim = Simulation(env, BoundResolver(policy, narrowing), [EpisodeRun() for _ in corpus], imputed)
+        sim = Simulation(env, BoundResolver(policy, narrowing), len(corpus), imputed)
         if slots is not None:
             sim.slots = SlotPool(env, slots)
             sim.timeline = SlotTimeline(sim.slots.ids)
         if workers is not None:
             sim.workers = WorkerPool(env, workers)
-        for position, (episode, arrival_sec) in enumerate(zip(corpus, arrival.tolist(), strict=True)):
-            env.process(episode_process(sim, position, episode, arrival_sec))
+        arrival_list = arrival.tolist()
+        if slots is None and workers is None:
+            # Independent episodes: one process runs them all (see reviewlab.twin.model).
+            env.process(corpus_process(sim, corpus, arrival_list))
+        else:
+            for position, (episode, arrival_sec) in enumerate(zip(corpus, arrival_list, strict=True)):
+                env.process(episode_process(sim, position, episode, arrival_sec))
         env.run()
     return sim, arrival
 
@@ -165,15 +189,14 @@ def run_simulation(
 def _result(
     corpus: list[Episode], arrival: np.ndarray, sim: Simulation, policy: Any, narrowing: Narrowing, *, pooled: bool
 ) -> ReplayResult:
-    runs = sim.runs
-    calls = calls_frame([row for run in runs for row in run.rows])
-    end = np.array([run.end_sec for run in runs], dtype=float)
-    start = np.array([run.start_sec for run in runs], dtype=float)
+    calls = columns_frame(sim.calls, [e.id for e in corpus])
+    end = np.array(sim.end_sec, dtype=float)
+    start = np.array(sim.start_sec, dtype=float)
     base = pd.DataFrame({
         "episode_id": np.array([e.id for e in corpus], dtype=object),
-        "slot_id": np.array([run.slot_id for run in runs], dtype=object),
+        "slot_id": np.array(sim.slot_id, dtype=object),
         "wall_sec": end - arrival if end.size else np.empty(0),
-        "max_silence_sec": np.array([run.max_silence_sec for run in runs], dtype=float),
+        "max_silence_sec": np.array(sim.max_silence_sec, dtype=float),
     })
     frame = metrics.episode_rows(calls, base)
     peak = metrics.peak_overlap(sim.loose_starts, sim.loose_ends)
