@@ -21,7 +21,7 @@ import numpy as np
 
 from reviewlab.dashboard import default_corpus
 from reviewlab.recording.files import load_episodes
-from reviewlab.widgets import _png, explore
+from reviewlab.widgets import explore, figure_png
 
 GOAL_SEC = 0.3
 UPDATES = 40
@@ -57,7 +57,7 @@ def main() -> int:
         explorer._replay(explorer.editor.policy, explorer.editor.narrowing)
         replays.append(time.perf_counter() - started)
         started = time.perf_counter()
-        _png(explorer.figure(result))
+        figure_png(explorer.figure(result))
         charts.append(time.perf_counter() - started)
 
     latencies = []

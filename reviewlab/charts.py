@@ -94,7 +94,7 @@ def call_timeline(
     *,
     episode: Episode | Iterable[Episode] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Lay one replayed episode out on its own clock (0 = the request arrived), as the replay ran it.
+    """Lay one replayed episode out on its own clock (0 = its request arrived), as the replay ran it.
 
     Returns ``(calls, sends)``. ``calls`` is the episode's rows of
     ``result.calls`` plus ``start_sec`` (when the call was dispatched),
@@ -102,9 +102,10 @@ def call_timeline(
     abandoned call, nothing for a withheld one, else its duration),
     ``abandoned`` and ``wedged`` flags. ``sends`` has one row per round:
     ``round, start_sec, end_sec`` of the model send. The replay rules: each
-    round is its send, then its calls in order; the model-send times come
-    from the recorded ``episode`` (pass it, or the corpus); without it sends
-    take no time.
+    round is its send, then its calls in order, from the moment a reviewer
+    slot took the request (after ``queue_wait_sec`` in a pool run); the
+    model-send times come from the recorded ``episode`` (pass it, or the
+    corpus); without it sends take no time.
     """
     calls = result.calls[result.calls["episode_id"] == episode_id].sort_values("call_index")
     if calls.empty and episode_id not in set(result.episodes["episode_id"]):
@@ -116,7 +117,9 @@ def call_timeline(
     abandoned = calls["source_gap"].eq("native_tool_abandoned").to_numpy()
     wedged = calls["source_gap"].eq("native_tool_wedged").to_numpy()
     starts, waits, send_rows = [], [], []
-    t = 0.0
+    # In a pool run the episode starts once a slot is free: its calls come after the queue wait.
+    queued = result.episodes.loc[result.episodes["episode_id"] == episode_id]
+    t = float(queued["queue_wait_sec"].iloc[0]) if "queue_wait_sec" in queued.columns and len(queued) else 0.0
     rounds = calls["round"].to_numpy()
     position = 0
     for number in range(1, n_rounds + 1):
@@ -139,7 +142,6 @@ def call_timeline(
     frame = calls.assign(start_sec=starts, wait_sec=waits, abandoned=abandoned, wedged=wedged)
     sends = pd.DataFrame(send_rows, columns=["round", "start_sec", "end_sec"])
     return frame.reset_index(drop=True), sends
-
 
 
 def episode_timeline(
@@ -176,31 +178,33 @@ def episode_timeline(
     for send in sends.itertuples():
         ax.barh(0, (send.end_sec - send.start_sec) / scale, left=send.start_sec / scale,
                 height=0.6, color=_SEND_COLOR, edgecolor="none")
-    abandoned_label = zombie_label = bound_label = False
+    shown: set[str] = set()
+
+    def once(label: str) -> str | None:
+        """A legend label the first time it is drawn, then none (one legend entry per kind)."""
+        if label in shown:
+            return None
+        shown.add(label)
+        return label
+
     for row, call in enumerate(frame.itertuples(), start=1):
         labels.append(f"r{call.round} {call.tool}")
         start = call.start_sec / scale
         if call.outcome == "withheld":
-            ax.plot([start], [row], "o", color=_OUTCOME_COLORS["withheld"], label="withheld (never ran)"
-                    if "withheld" not in _legend_labels(ax) else None)
+            ax.plot([start], [row], "o", color=_OUTCOME_COLORS["withheld"], label=once("withheld (never ran)"))
             continue
         if not math.isnan(call.bound_sec):
             ax.barh(row, call.bound_sec / scale, left=start, height=0.8, fill=False,
-                    edgecolor="#555555", linestyle="--", linewidth=0.8,
-                    label=None if bound_label else "bound")
-            bound_label = True
-        color = _OUTCOME_COLORS.get(call.outcome, "#8c8c8c")
-        ax.barh(row, call.wait_sec / scale, left=start, height=0.55, color=color,
-                label=call.outcome if call.outcome not in _legend_labels(ax) else None)
+                    edgecolor="#555555", linestyle="--", linewidth=0.8, label=once("bound"))
+        ax.barh(row, call.wait_sec / scale, left=start, height=0.55,
+                color=_OUTCOME_COLORS.get(call.outcome, "#8c8c8c"), label=once(str(call.outcome)))
         if call.abandoned:
             at = (call.start_sec + call.bound_sec) / scale
             ax.plot([at], [row], "x", color="black", markersize=9, markeredgewidth=2,
-                    label=None if abandoned_label else "abandoned at bound")
-            abandoned_label = True
+                    label=once("abandoned at bound"))
             tail = call.zombie_sec / scale if math.isfinite(call.zombie_sec) else right - at
             ax.barh(row, tail, left=at, height=0.3, color=_ZOMBIE_COLOR, hatch="///", alpha=0.6,
-                    label=None if zombie_label else "zombie tail (loose worker)")
-            zombie_label = True
+                    label=once("zombie tail (loose worker)"))
             if not math.isfinite(call.zombie_sec):
                 ax.annotate("never returns →", (right, row), ha="right", va="bottom", fontsize=8)
         elif call.wedged:
@@ -210,7 +214,7 @@ def episode_timeline(
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()
     ax.set_xlim(0, right)
-    ax.set_xlabel(f"time since the episode started ({unit})")
+    ax.set_xlabel(f"time since the request arrived ({unit})")
     ax.set_title(f"Episode {episode_id}: calls against their bounds ({result.engine})")
     handles, names = ax.get_legend_handles_labels()
     if len(sends):
@@ -218,10 +222,6 @@ def episode_timeline(
         names.insert(0, "model send")
     ax.legend(handles, names, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     return figure
-
-
-def _legend_labels(ax: Axes) -> list[str]:
-    return ax.get_legend_handles_labels()[1]
 
 
 # -- a reviewer pool ----------------------------------------------------------

@@ -215,6 +215,9 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         echo(text_table(_incident_calls(incident_runs, INCIDENT_EPISODE_ID)))
         echo("")
         echo(text_table(summary_table(_summaries(incident_runs), INCIDENT_KEYS)))
+        echo(f"longest silence: {result.incident_silence_sec[PREFIX]:,.1f} s before the fix, "
+             f"{result.incident_silence_sec['ouroboros']:,.1f} s after (the wedged call is abandoned at its "
+             "bound; the rest of that round's silence is the calls before it)")
         step("incident replay")
 
         corpus = _load(CORPUS_PATH, "corpus", f"reviewlab synth -n 1000 -o {CORPUS_PATH}")

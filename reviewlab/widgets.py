@@ -48,7 +48,9 @@ from reviewlab.policy import (
 from reviewlab.recording.schema import Episode
 from reviewlab.replay import ReplayResult, replay
 
-__all__ = ["DEFAULT_TOOLS", "Explorer", "PolicyEditor", "default_presets", "explore", "summary_html"]
+__all__ = [
+    "DEFAULT_TOOLS", "Explorer", "PolicyEditor", "default_presets", "explore", "figure_png", "summary_html",
+]
 
 DEFAULT_TOOLS = ("read_file", "list_files", "search_code", "query_code")
 _OTHER = "other tools"
@@ -310,16 +312,14 @@ class Explorer:
         chart: bool = True,
         **replay_options: Any,
     ) -> None:
-        from reviewlab.twin.impute import estimates_by_tool
-
         self.episodes = list(episodes)
         if not self.episodes:
             raise ValueError("explore: no episodes to replay")
         self.engine = engine
         self.debounce_sec = float(debounce_sec)
         self.replay_options = replay_options
-        per_tool, _ = estimates_by_tool(self.episodes)
-        self.editor = editor or PolicyEditor(tools=sorted(per_tool) or DEFAULT_TOOLS)
+        tools = sorted({call.tool for episode in self.episodes for call in episode.calls})
+        self.editor = editor or PolicyEditor(tools=tools or DEFAULT_TOOLS)
         self._corpus = self._compile()
         self.baseline = self._replay(self.editor.policy, self.editor.narrowing).summary
         self.baseline_title = self.editor.name
@@ -390,7 +390,7 @@ class Explorer:
             self.metrics.value = summary_html(result.summary, self.baseline,
                                               baseline_title=self.baseline_title)
             if self.chart is not None:
-                self.chart.value = _png(self.figure(result))
+                self.chart.value = figure_png(self.figure(result))
             self.updates += 1
             self.last_update_sec = time.perf_counter() - started
         return result
@@ -408,9 +408,10 @@ class Explorer:
         display(self.widget)
 
 
-def _png(figure: Figure) -> bytes:
+def figure_png(figure: Figure, dpi: int = 80) -> bytes:
+    """``figure`` rendered as PNG bytes (for an ``ipywidgets.Image``)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80)
+    figure.savefig(buffer, format="png", dpi=dpi)
     return buffer.getvalue()
 
 

@@ -87,7 +87,7 @@ def test_episode_timeline_draws_each_call_against_its_bound():
     sends = sorted(b.get_width() for b in _bars(ax, 0.6))
     assert sends == [1.0, 1.0, 2.0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["model", "r1 read_file", "r1 query_code", "r2 read_file"]
-    assert ax.get_xlabel() == "time since the episode started (s)"
+    assert ax.get_xlabel() == "time since the request arrived (s)"
     assert "e1" in ax.get_title()
 
 
@@ -247,11 +247,12 @@ def test_episode_timeline_shows_a_wedge_and_the_calls_it_withheld():
     """Under the pre-fix policy the wedged call's bar is labelled with its silence and later calls are grey dots."""
     episode = Episode(id="w", source="incident", slot="s", started_at=_T0, rounds=[
         Round(send_sec=5.0, calls=[Call(tool="query_code", duration_sec=26_160.0, completed=False)]),
-        Round(send_sec=0.0, calls=[Call(tool="read_file", duration_sec=0.1)]),
+        Round(send_sec=0.0, calls=[Call(tool="read_file", duration_sec=0.1), Call(tool="list_files", duration_sec=0.1)]),
     ])
     rows = [
         ("w", 1, 0, "query_code", 26_160.0, False, math.nan, "unbounded", "error", "native_tool_wedged", 0, 0, 0.0),
         ("w", 2, 1, "read_file", 0.1, True, math.nan, "unbounded", "withheld", "", 0, 0, 0.0),
+        ("w", 2, 2, "list_files", 0.1, True, math.nan, "unbounded", "withheld", "", 0, 0, 0.0),
     ]
     calls = pd.DataFrame(rows, columns=list(metrics.CALL_COLUMNS))
     base = pd.DataFrame({"episode_id": ["w"], "slot_id": ["s"], "wall_sec": [26_165.0], "max_silence_sec": [26_160.0]})
@@ -261,10 +262,10 @@ def test_episode_timeline_shows_a_wedge_and_the_calls_it_withheld():
     ax = charts.episode_timeline(result, "w", episode=episode).axes[0]
     assert any(t.get_text() == "wedged: silent 7 h 16 min, episode ends" for t in ax.texts)
     dots = [line for line in ax.lines if line.get_marker() == "o"]
-    assert len(dots) == 1 and float(dots[0].get_xdata()[0]) == pytest.approx(26_165.0 / 3600)
-    assert "withheld (never ran)" in _legend(ax)
+    assert len(dots) == 2 and float(dots[0].get_xdata()[0]) == pytest.approx(26_165.0 / 3600)
+    assert _legend(ax).count("withheld (never ran)") == 1
     assert not [p for p in ax.patches if isinstance(p, Rectangle) and not p.get_fill()]  # no bounds to draw
-    assert ax.get_xlabel() == "time since the episode started (h)"
+    assert ax.get_xlabel() == "time since the request arrived (h)"
 
 
 def test_per_tool_rates_draws_paired_bars_from_the_per_tool_breakdown():
@@ -297,3 +298,12 @@ def test_live_rates_redraws_in_place_with_the_new_figures():
     query = list(second.per_tool()["tool"]).index("query_code")
     assert bars_before[query].get_height() == 0.0
     assert "0.0" in {t.get_text() for t in ax.texts}
+
+
+def test_call_timeline_starts_a_pooled_episode_after_its_queue_wait():
+    """In a pool run the first send starts once the slot is granted, ``queue_wait_sec`` after arrival."""
+    result = _result()
+    result.episodes["queue_wait_sec"] = [100.0]
+    calls, sends = charts.call_timeline(result, "e1", episode=_episode())
+    assert sends["start_sec"].iloc[0] == 100.0
+    assert calls["start_sec"].tolist() == [102.0, 105.0, 126.0]

@@ -256,7 +256,7 @@ def test_sweep_runs_on_an_existing_dask_scheduler(corpus: Path, tmp_path: Path) 
     local, remote = tmp_path / "local.csv", tmp_path / "remote.csv"
     grid = ["--scale", "0.001,1", "--narrowing", "inherit,none"]
     assert main(["sweep", str(corpus), *grid, "-o", str(local)]) == 0
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
         assert main(["sweep", str(corpus), *grid, "--scheduler", cluster.scheduler_address,
                      "-o", str(remote)]) == 0
     pd.testing.assert_frame_equal(pd.read_csv(remote), pd.read_csv(local))

@@ -39,7 +39,8 @@ from reviewlab.recording.schema import Episode
 from reviewlab.replay import CENSORED_MODES, ReplayResult
 from reviewlab.twin.bounds import BoundResolver
 from reviewlab.twin.impute import impute_durations
-from reviewlab.twin.model import CallColumns, Simulation, corpus_process, episode_process
+from reviewlab.twin.corpus import TwinCorpus, check_corpus, compiled
+from reviewlab.twin.model import Simulation, corpus_process, episode_process
 from reviewlab.twin.pool import SlotPool, SlotTimeline, WorkerPool
 
 __all__ = ["ARRIVAL_MODES", "arrival_times", "calls_frame", "columns_frame", "run_simulation", "simulate"]
@@ -78,16 +79,6 @@ def arrival_times(
     return np.cumsum(rng.exponential(1.0 / rate_per_sec, len(episodes)))
 
 
-def _check_corpus(episodes: list[Episode]) -> None:
-    seen: dict[str, int] = {}
-    for position, episode in enumerate(episodes):
-        if not isinstance(episode, Episode):
-            raise TypeError(f"episodes[{position}]: expected a reviewlab Episode, got {type(episode).__name__}")
-        if episode.id in seen:
-            raise ValueError(f"episodes[{position}].id: {episode.id!r} repeats episodes[{seen[episode.id]}].id")
-        seen[episode.id] = position
-
-
 def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     """The ``calls`` frame from row tuples in :data:`~reviewlab.metrics.CALL_COLUMNS` order."""
     columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in metrics.CALL_COLUMNS]
@@ -97,23 +88,30 @@ def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     })
 
 
-def columns_frame(columns: CallColumns, episode_ids: list[str]) -> pd.DataFrame:
-    """The ``calls`` frame from a run's :class:`~reviewlab.twin.model.CallColumns`, in corpus order.
+def columns_frame(sim: Simulation) -> pd.DataFrame:
+    """The ``calls`` frame of a run: the corpus's static columns and the run's decided ones.
 
-    Rows were collected in the order calls were decided; a stable sort by
-    episode position restores corpus order (each episode's rows are already in
-    call order). Built column-wise: one array per column, no row objects.
+    Built column-wise, one array per column (``DataFrame`` copies them, so the
+    cached static columns are never shared with a caller).
     """
-    position = np.array(columns.episode, dtype=np.int64)
-    order = None
-    if position.size > 1 and bool((position[1:] < position[:-1]).any()):
-        order = np.argsort(position, kind="stable")
-        position = position[order]
-    data: dict[str, Any] = {"episode_id": np.array(episode_ids or [""], dtype=object)[position]}
-    for name in metrics.CALL_COLUMNS[1:]:
-        column = np.array(getattr(columns, name), dtype=_CALL_DTYPES[name])
-        data[name] = column if order is None else column[order]
-    return pd.DataFrame(data)
+    corpus, columns = sim.corpus, sim.calls
+    data = {
+        "episode_id": corpus.episode_id, "round": corpus.round, "call_index": corpus.call_index,
+        "tool": corpus.tool, "requested_lines": corpus.requested_lines,
+    }
+    for name in ("duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap", "credited_lines",
+                 "zombie_sec"):
+        data[name] = np.array(getattr(columns, name), dtype=_CALL_DTYPES[name])
+    return pd.DataFrame(data, columns=list(metrics.CALL_COLUMNS))
+
+
+def _arrivals(corpus: TwinCorpus, mode: str | None, rate: float | None, seed: int) -> np.ndarray:
+    """:func:`arrival_times` of a compiled corpus (recorded arrivals computed once per corpus)."""
+    if mode not in (None, "recorded"):
+        return arrival_times(corpus.episodes, mode, rate_per_sec=rate, seed=seed)
+    if corpus.recorded_arrivals is None:
+        corpus.recorded_arrivals = arrival_times(corpus.episodes)
+    return corpus.recorded_arrivals
 
 
 def simulate(
@@ -164,12 +162,14 @@ def run_simulation(
     """The simulation itself, without the frames: the per-episode runs (call rows) and the arrival times."""
     # The run allocates many small objects and makes no garbage cycles worth collecting mid-run; a
     # collection would rescan the whole corpus (tens of ms for 1k episodes) for nothing.
+    # The run allocates many small objects and makes no garbage cycles worth collecting mid-run; a
+    # collection would rescan the whole corpus (tens of ms for 1k episodes) for nothing.
     with paused_gc():
-        _check_corpus(corpus)
-        arrival = arrival_times(corpus, arrivals, rate_per_sec=arrival_rate, seed=seed)
+        twin_corpus = compiled(corpus)
+        arrival = _arrivals(twin_corpus, arrivals, arrival_rate, seed)
         imputed = impute_durations(corpus, seed) if censored == "impute" else None
         env = simpy.Environment()
-        sim = Simulation(env, BoundResolver(policy, narrowing), len(corpus), imputed)
+        sim = Simulation(env, BoundResolver(policy, narrowing), twin_corpus, imputed)
         if slots is not None:
             sim.slots = SlotPool(env, slots)
             sim.timeline = SlotTimeline(sim.slots.ids)
@@ -178,10 +178,10 @@ def run_simulation(
         arrival_list = arrival.tolist()
         if slots is None and workers is None:
             # Independent episodes: one process runs them all (see reviewlab.twin.model).
-            env.process(corpus_process(sim, corpus, arrival_list))
+            env.process(corpus_process(sim, arrival_list))
         else:
-            for position, (episode, arrival_sec) in enumerate(zip(corpus, arrival_list, strict=True)):
-                env.process(episode_process(sim, position, episode, arrival_sec))
+            for position, arrival_sec in enumerate(arrival_list):
+                env.process(episode_process(sim, position, arrival_sec))
         env.run()
     return sim, arrival
 
@@ -189,11 +189,11 @@ def run_simulation(
 def _result(
     corpus: list[Episode], arrival: np.ndarray, sim: Simulation, policy: Any, narrowing: Narrowing, *, pooled: bool
 ) -> ReplayResult:
-    calls = columns_frame(sim.calls, [e.id for e in corpus])
+    calls = columns_frame(sim)
     end = np.array(sim.end_sec, dtype=float)
     start = np.array(sim.start_sec, dtype=float)
     base = pd.DataFrame({
-        "episode_id": np.array([e.id for e in corpus], dtype=object),
+        "episode_id": np.array(sim.corpus.ids, dtype=object),
         "slot_id": np.array(sim.slot_id, dtype=object),
         "wall_sec": end - arrival if end.size else np.empty(0),
         "max_silence_sec": np.array(sim.max_silence_sec, dtype=float),

@@ -47,9 +47,8 @@ from typing import Any
 import simpy
 
 from reviewlab.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED, Crediting, Outcome, abandons
-from reviewlab.recording.schema import Episode
 from reviewlab.twin.bounds import BoundResolver
-from reviewlab.twin.impute import effective_observation
+from reviewlab.twin.corpus import EpisodeTuple, TwinCorpus
 
 __all__ = ["CallColumns", "Simulation", "corpus_process", "episode_process", "run_episode", "sync_to"]
 
@@ -59,57 +58,32 @@ WITHHELD = str(Outcome.WITHHELD)
 _NAN = math.nan
 _INF = math.inf
 
-Row = tuple[Any, ...]
-"""One call row, in :data:`~reviewlab.metrics.CALL_COLUMNS` order."""
-
-
 class CallColumns:
-    """The call rows of a run, column by column, in the order the calls were decided.
+    """The decided columns of a run's call frame, preallocated in corpus order (episode, then call).
 
-    Columns, not row tuples: appending floats and shared strings to a few lists
+    Columns, not row tuples: storing floats and shared strings into a few lists
     allocates nothing the cyclic garbage collector tracks, whereas one tuple per
-    call would (and a corpus-sized batch of tracked survivors triggers full
-    collections that cost as much as the simulation). ``episode`` holds the
-    episode's corpus position instead of its id; a stable sort by it gives the
-    frame's order (corpus order, then call order: an episode decides its calls
-    in order, though with worker threads episodes interleave).
+    call would (and a corpus-sized batch of tracked survivors triggers
+    collections that cost as much as the simulation). Every row starts as a
+    *withheld* call (bound NaN, ``"unbounded"``, no gap, no credit, no zombie);
+    a dispatched call overwrites what it decides. ``duration_sec`` and
+    ``completed`` start as the effective observation and change only for an
+    imputed call. The static columns live in :class:`~reviewlab.twin.corpus.TwinCorpus`.
     """
 
-    __slots__ = ("episode", "round", "call_index", "tool", "duration_sec", "completed", "bound_sec", "bound_by",
-                 "outcome", "source_gap", "requested_lines", "credited_lines", "zombie_sec")
+    __slots__ = ("duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap",
+                 "credited_lines", "zombie_sec")
 
-    def __init__(self) -> None:
-        self.episode: list[int] = []
-        self.round: list[int] = []
-        self.call_index: list[int] = []
-        self.tool: list[str] = []
-        self.duration_sec: list[float] = []
-        self.completed: list[bool] = []
-        self.bound_sec: list[float] = []
-        self.bound_by: list[str] = []
-        self.outcome: list[str] = []
-        self.source_gap: list[str] = []
-        self.requested_lines: list[int] = []
-        self.credited_lines: list[int] = []
-        self.zombie_sec: list[float] = []
-
-    def append(self, row: Row) -> None:
-        """Append one row: the episode's position, then :data:`~reviewlab.metrics.CALL_COLUMNS` after ``episode_id``."""
-        (position, rnd, index, tool, duration, completed, bound_sec, bound_by, outcome, gap, requested, credited,
-         zombie) = row
-        self.episode.append(position)
-        self.round.append(rnd)
-        self.call_index.append(index)
-        self.tool.append(tool)
-        self.duration_sec.append(duration)
-        self.completed.append(completed)
-        self.bound_sec.append(bound_sec)
-        self.bound_by.append(bound_by)
-        self.outcome.append(outcome)
-        self.source_gap.append(gap)
-        self.requested_lines.append(requested)
-        self.credited_lines.append(credited)
-        self.zombie_sec.append(zombie)
+    def __init__(self, corpus: TwinCorpus) -> None:
+        n = corpus.calls
+        self.duration_sec: list[float] = list(corpus.duration_sec)
+        self.completed: list[bool] = list(corpus.completed)
+        self.bound_sec: list[float] = [_NAN] * n
+        self.bound_by: list[str] = ["unbounded"] * n
+        self.outcome: list[str] = [WITHHELD] * n
+        self.source_gap: list[str] = [""] * n
+        self.credited_lines: list[int] = [0] * n
+        self.zombie_sec: list[float] = [0.0] * n
 
 
 class Simulation:
@@ -120,17 +94,19 @@ class Simulation:
     are in ``calls``. Across the corpus: the loose-worker intervals.
     """
 
-    __slots__ = ("env", "resolver", "imputed", "calls", "slot_id", "start_sec", "end_sec", "max_silence_sec",
-                 "loose_starts", "loose_ends", "workers", "slots", "timeline")
+    __slots__ = ("env", "resolver", "corpus", "imputed", "calls", "slot_id", "start_sec", "end_sec",
+                 "max_silence_sec", "loose_starts", "loose_ends", "workers", "slots", "timeline")
 
-    def __init__(self, env: simpy.Environment, resolver: BoundResolver, episodes: int,
+    def __init__(self, env: simpy.Environment, resolver: BoundResolver, corpus: TwinCorpus,
                  imputed: Mapping[tuple[str, int], float] | None = None) -> None:
+        episodes = len(corpus.tuples)
         self.env = env
         self.resolver = resolver
+        self.corpus = corpus
         self.imputed = imputed
         """Completion times of still-censored calls under ``censored="impute"``."""
-        self.calls = CallColumns()
-        self.slot_id: list[str] = [""] * episodes
+        self.calls = CallColumns(corpus)
+        self.slot_id: list[str] = list(corpus.slots)
         self.start_sec: list[float] = [0.0] * episodes
         self.end_sec: list[float] = [0.0] * episodes
         self.max_silence_sec: list[float] = [0.0] * episodes
@@ -156,32 +132,28 @@ def sync_to(env: simpy.Environment, at_sec: float) -> simpy.Timeout:
     return env.timeout(max(delay, 0.0))
 
 
-def corpus_process(
-    sim: Simulation, episodes: list[Episode], arrivals: list[float]
-) -> Generator[simpy.Event, Any, None]:
+def corpus_process(sim: Simulation, arrivals: list[float]) -> Generator[simpy.Event, Any, None]:
     """The one process of a run without slots or worker threads: every episode, in arrival order."""
     env = sim.env
     assert sim.slots is None and sim.workers is None, "a pool needs one process per episode"
+    episodes = sim.corpus.tuples
+    start_sec = sim.start_sec
     latest = env.now
     # sorted() is stable: equal arrivals keep corpus order (the order per-episode processes would start in).
     for position in sorted(range(len(arrivals)), key=arrivals.__getitem__):
         arrival = arrivals[position]
         if arrival > env.now:
             yield sync_to(env, arrival)
-        episode = episodes[position]
-        sim.slot_id[position] = episode.slot
-        sim.start_sec[position] = arrival
+        start_sec[position] = arrival
         # Without worker threads run_episode never yields: this runs the whole episode at once.
-        end = yield from run_episode(sim, position, episode, arrival, arrival)
+        end = yield from run_episode(sim, position, episodes[position], arrival, arrival)
         if end > latest:
             latest = end
     if latest > env.now:
         yield sync_to(env, latest)
 
 
-def episode_process(
-    sim: Simulation, position: int, episode: Episode, arrival_sec: float
-) -> Generator[simpy.Event, Any, None]:
+def episode_process(sim: Simulation, position: int, arrival_sec: float) -> Generator[simpy.Event, Any, None]:
     """The SimPy process of one episode in a pool run (see the module docstring for its lifecycle)."""
     env = sim.env
     slots = sim.slots
@@ -191,30 +163,24 @@ def episode_process(
             yield sync_to(env, t)
         sim.slot_id[position] = yield slots.acquire()
         t = env.now
-    else:
-        sim.slot_id[position] = episode.slot
     sim.start_sec[position] = t
-    end = yield from run_episode(sim, position, episode, arrival_sec, t)
+    end = yield from run_episode(sim, position, sim.corpus.tuples[position], arrival_sec, t)
     if end > env.now:
         yield sync_to(env, end)
     if slots is not None:
         slots.release(sim.slot_id[position])
 
 
-def _withheld(position: int, round_no: int, index: int, call: Any, duration: float, completed: bool) -> Row:
-    return (position, round_no, index, call.tool, duration, completed, _NAN, "unbounded", WITHHELD, "",
-            call.requested_lines, 0, 0.0)
-
-
 def run_episode(
-    sim: Simulation, position: int, episode: Episode, arrival_sec: float, start_sec: float
+    sim: Simulation, position: int, episode: EpisodeTuple, arrival_sec: float, start_sec: float
 ) -> Generator[simpy.Event, Any, float]:
     """Run one episode's rounds from ``start_sec``; store its rows and figures; return its end time.
 
     Yields only to dispatch calls to the shared worker pool (never without one).
     The deadline runs from ``arrival_sec``. This is the per-call hot loop of
-    the twin: locals are hoisted and nothing but the row tuple is allocated per
-    call in the common case.
+    the twin: locals are hoisted, the episode is plain tuples, and a call
+    allocates nothing that outlives it (its row is stored into preallocated
+    columns, defaults left in place).
     """
     env = sim.env
     workers = sim.workers
@@ -224,47 +190,37 @@ def run_episode(
     loose_starts = sim.loose_starts
     loose_ends = sim.loose_ends
     columns = sim.calls
-    add_episode = columns.episode.append
-    add_round, add_index, add_tool = columns.round.append, columns.call_index.append, columns.tool.append
-    add_duration, add_completed = columns.duration_sec.append, columns.completed.append
-    add_bound, add_by, add_outcome = columns.bound_sec.append, columns.bound_by.append, columns.outcome.append
-    add_gap, add_requested = columns.source_gap.append, columns.requested_lines.append
-    add_credited, add_zombie = columns.credited_lines.append, columns.zombie_sec.append
+    durations, completes = columns.duration_sec, columns.completed
+    bounds, bys, outcomes = columns.bound_sec, columns.bound_by, columns.outcome
+    gaps, credits, zombies = columns.source_gap, columns.credited_lines, columns.zombie_sec
     crediting = Crediting()
     credited_lines = crediting.credited_lines
     episode_id = episode.id
     slot_id = sim.slot_id[position]
+    first = row = episode.first_row
     deadline_sec = episode.deadline_sec
     deadline_at = None if deadline_sec is None else arrival_sec + deadline_sec
     t = start_sec
     max_silence = 0.0
     ended = False
-    index = 0
-    round_no = 0
-    for rnd in episode.rounds:
-        round_no += 1
+    for send_sec, calls in episode.rounds:
         if ended:
-            for call in rnd.calls:
-                duration, completed = effective_observation(call)
-                columns.append(_withheld(position, round_no, index, call, duration, completed))
-                index += 1
+            row += len(calls)  # withheld: the rows keep their defaults
             continue
-        send_sec = rnd.send_sec
         if timeline is not None:
             timeline.add(slot_id, "busy", t, t + send_sec, episode_id)
         t += send_sec
         silence = 0.0
         round_start = t
-        for call in rnd.calls:
-            duration, completed = effective_observation(call)
+        for tool, args, duration, completed, status_error, requested in calls:
             if not completed and imputed is not None:
-                duration, completed = imputed[(episode_id, index)], True
+                duration, completed = imputed[(episode_id, row - first)], True
+                durations[row] = duration
+                completes[row] = True
             if ended:
-                columns.append(_withheld(position, round_no, index, call, duration, completed))
-                index += 1
+                row += 1
                 continue
-            tool = call.tool
-            bound = bound_for(tool, call.args, None if deadline_at is None else max(0.0, deadline_at - t))
+            bound = bound_for(tool, args, None if deadline_at is None else max(0.0, deadline_at - t))
             bound_sec = bound.sec
             if workers is None:
                 abandoned = abandons(duration, completed, bound_sec)
@@ -281,35 +237,30 @@ def run_episode(
                     yield sync_to(env, t)
                 wait, abandoned, zombie = yield from workers.run_call(env, duration, completed, bound_sec)
             if abandoned:
-                gap, outcome = SOURCE_GAP_ABANDONED, ERROR
+                gaps[row] = SOURCE_GAP_ABANDONED
+                outcome = ERROR
             elif bound_sec is None and not completed:
                 # Pre-fix: the episode waited the whole observed time, then the log ended.
-                gap, outcome, ended = SOURCE_GAP_WEDGED, ERROR, True
+                gaps[row] = SOURCE_GAP_WEDGED
+                outcome = ERROR
+                ended = True
             else:
-                gap, outcome = "", ERROR if call.status == "error" else EXECUTED
+                outcome = ERROR if status_error else EXECUTED
             if zombie:
                 assert bound_sec is not None  # only an abandoned (bounded) call leaves a zombie
                 loose_starts.append(t + bound_sec)
                 loose_ends.append(t + bound_sec + zombie)
-            requested = call.requested_lines
+                zombies[row] = zombie
             # credited_lines(tool, outcome, 0) is 0 whatever the rule says: skip the call then.
-            credited = credited_lines(tool, outcome, requested) if requested else 0
+            if requested:
+                credits[row] = credited_lines(tool, outcome, requested)
             if abandoned:
                 crediting.note_abandoned()
-            add_episode(position)
-            add_round(round_no)
-            add_index(index)
-            add_tool(tool)
-            add_duration(duration)
-            add_completed(completed)
-            add_bound(_NAN if bound_sec is None else bound_sec)
-            add_by(bound.by)
-            add_outcome(outcome)
-            add_gap(gap)
-            add_requested(requested)
-            add_credited(credited)
-            add_zombie(zombie)
-            index += 1
+            if bound_sec is not None:
+                bounds[row] = bound_sec
+            bys[row] = bound.by
+            outcomes[row] = outcome
+            row += 1
             if workers is not None:
                 # Thread queueing put the return on SimPy's clock; follow it exactly.
                 wait = env.now - t

@@ -1,0 +1,64 @@
+"""The dashboard's commands and page content, without a browser (see test_dashboard_browser.py for one)."""
+
+from __future__ import annotations
+
+import sys
+
+import nbformat
+import pytest
+
+from reviewlab import dashboard
+from reviewlab.recording.files import save_episodes
+from reviewlab.synth import synth_corpus
+
+
+def test_the_voila_command_serves_the_template_on_localhost_only():
+    """The argv runs this interpreter's Voilà on the template notebook, bound to 127.0.0.1, without a browser."""
+    argv = dashboard.dashboard_command(port=9123)
+    assert argv[:4] == [sys.executable, "-m", "voila", str(dashboard.NOTEBOOK)]
+    assert "--port=9123" in argv and "--Voila.ip=127.0.0.1" in argv and "--no-browser" in argv
+    assert "--no-browser" not in dashboard.dashboard_command(open_browser=True)
+    assert f"--port={dashboard.DEFAULT_PORT}" in dashboard.dashboard_command()
+
+
+@pytest.mark.parametrize("port", [0, 70000, True, "80"])
+def test_a_bad_port_is_refused_naming_it(port):
+    """Ports outside 1..65535 (or not integers) are a ValueError naming ``port``."""
+    with pytest.raises(ValueError, match="port"):
+        dashboard.dashboard_command(port=port)
+
+
+def test_the_corpus_reaches_the_kernel_through_the_environment(tmp_path):
+    """A corpus file is passed as an absolute path in REVIEWLAB_DASHBOARD_CORPUS; a missing one is refused."""
+    corpus = tmp_path / "c.jsonl"
+    save_episodes(synth_corpus(3, seed=1), corpus)
+    env = dashboard.dashboard_env(corpus, base={"PATH": "/bin"})
+    assert env == {"PATH": "/bin", dashboard.CORPUS_ENV: str(corpus.resolve())}
+    with pytest.raises(FileNotFoundError, match="nope.jsonl"):
+        dashboard.dashboard_env(tmp_path / "nope.jsonl")
+
+
+def test_the_template_notebook_only_calls_the_library():
+    """The page runs one code cell that builds the explorer through dashboard_explorer, and is committed clean."""
+    notebook = nbformat.read(dashboard.NOTEBOOK, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert len(code) == 1 and "dashboard_explorer()" in code[0].source
+    assert code[0].outputs == [] and notebook.metadata["kernelspec"]["name"] == "python3"
+
+
+def test_dashboard_explorer_opens_the_corpus_named_in_the_environment(tmp_path, monkeypatch):
+    """What the page shows is an explorer over the corpus the server was given."""
+    corpus = tmp_path / "c.jsonl"
+    save_episodes(synth_corpus(20, seed=2), corpus)
+    monkeypatch.setenv(dashboard.CORPUS_ENV, str(corpus))
+    explorer = dashboard.dashboard_explorer(chart=False)
+    assert len(explorer.episodes) == 20
+    assert "20 episodes" in explorer.metrics.value
+
+
+def test_lab_command_opens_jupyterlab_on_the_notebooks(tmp_path):
+    """``make lab`` runs this interpreter's JupyterLab rooted at notebooks/ (or the folder given)."""
+    argv = dashboard.lab_command()
+    assert argv[:4] == [sys.executable, "-m", "jupyter", "lab"]
+    assert argv[-1].startswith("--notebook-dir=") and argv[-1].endswith("notebooks")
+    assert dashboard.lab_command(tmp_path, port=8890)[-2:] == [f"--notebook-dir={tmp_path}", "--port=8890"]
