@@ -85,6 +85,7 @@ def compare(real: pd.DataFrame, twin: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Rows where the engines disagree (outside the tolerance) and how many calls were excluded."""
     merged = twin.merge(real, on=["episode_id", "call_index"], suffixes=("", "_real"), validate="one_to_one")
     assert len(merged) == len(twin) == len(real)
+    merged = merged.sort_values(["episode_id", "call_index"], kind="stable")
     ambiguous = (merged["completed"] & merged["bound_sec"].notna()
                  & ((merged["duration_sec"] - merged["bound_sec"]).abs() <= TOLERANCE_SEC))
     # Excluded: an ambiguous call and every later call of the same episode.
@@ -103,8 +104,18 @@ def test_real_and_twin_agree_on_every_call(narrowing):
     real = replay(corpus, POLICY, narrowing, engine="real", time_scale=TIME_SCALE, concurrency=48, settle_sec=0.5)
     disagreements, excluded = compare(real.calls, twin.calls)
     total = len(twin.calls)
+    # A loaded machine can starve a thread for longer than the 25 ms margin. A disagreement counts only if
+    # it reproduces when its episodes run again, alone, with five times the real margin.
+    suspects = sorted(set(disagreements["episode_id"]))
+    if suspects:
+        again = [episode for episode in corpus if episode.id in suspects]
+        rerun = replay(again, POLICY, narrowing, engine="real", time_scale=5 * TIME_SCALE, concurrency=4,
+                       settle_sec=0.5)
+        disagreements, _ = compare(rerun.calls, twin.calls[twin.calls["episode_id"].isin(suspects)])
     print(f"[{narrowing.label}] {total} calls, {excluded} excluded within {TOLERANCE_SEC}s of their bound, "
-          f"{len(disagreements)} disagreements; twin abandoned {twin.summary['abandoned_call_rate']:.3f}")
+          f"{len(suspects)} episode(s) re-run at 5x margin, {len(disagreements)} disagreements; "
+          f"twin abandoned {twin.summary['abandoned_call_rate']:.3f}")
+    assert len(suspects) <= 0.05 * EPISODES
     assert disagreements.empty, disagreements[["episode_id", "call_index", "tool", "duration_sec", "bound_sec",
                                                "outcome", "outcome_real", "source_gap", "source_gap_real"]]
     assert excluded <= 0.05 * total

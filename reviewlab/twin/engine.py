@@ -38,8 +38,8 @@ from reviewlab.recording.files import paused_gc
 from reviewlab.recording.schema import Episode
 from reviewlab.replay import CENSORED_MODES, ReplayResult
 from reviewlab.twin.bounds import BoundResolver
+from reviewlab.twin.corpus import TwinCorpus, compiled
 from reviewlab.twin.impute import impute_durations
-from reviewlab.twin.corpus import TwinCorpus, check_corpus, compiled
 from reviewlab.twin.model import Simulation, corpus_process, episode_process
 from reviewlab.twin.pool import SlotPool, SlotTimeline, WorkerPool
 
@@ -111,7 +111,7 @@ def _arrivals(corpus: TwinCorpus, mode: str | None, rate: float | None, seed: in
         return arrival_times(corpus.episodes, mode, rate_per_sec=rate, seed=seed)
     if corpus.recorded_arrivals is None:
         corpus.recorded_arrivals = arrival_times(corpus.episodes)
-    return corpus.recorded_arrivals
+    return corpus.recorded_arrivals.copy()  # the caller's own array: frames may hold it
 
 
 def simulate(
