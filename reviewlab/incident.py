@@ -7,8 +7,8 @@ ordinary episode is a synthetic one (:mod:`reviewlab.synth`, wedges switched
 off) re-timed onto its slot.
 
 On ``reviewer-3`` the request that arrives at 09:41:07 is the incident: after a
-``read_file`` and a ``list_files`` round it calls ``search_code`` and then
-``query_code``, which never returns. The call is recorded right-censored
+``read_file`` and a ``list_files`` round and a ``search_code`` round it calls
+``query_code``, alone in its round, which never returns. The call is recorded right-censored
 (``completed=False``) with ``duration_sec = 26160.0`` (7 h 16 min), the episode
 ends ``wedged``, and ``reviewer-3`` serves nothing until the call's observation
 ends; it resumes afterwards. The episode had inherited the pool's 21,600 s
@@ -63,6 +63,9 @@ def incident_episode() -> Episode:
             Round(send_sec=2.871, calls=[
                 Call(tool="search_code", args={"pattern": "reserve_stock", "path": "."},
                      duration_sec=0.418, result_chars=1210),
+            ]),
+            # The wedged call is alone in its round: the slot's silence is exactly the call's wait.
+            Round(send_sec=4.206, calls=[
                 Call(tool="query_code", args={"query": "callers of reserve_stock"},
                      duration_sec=WEDGE_SEC, completed=False),
             ]),

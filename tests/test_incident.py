@@ -61,12 +61,11 @@ def _corpora() -> list[tuple[str, list[Episode]]]:
 def test_the_pre_fix_policy_reproduces_the_seven_hour_silence(name, corpus):
     """Unbounded: the wedged query_code silences its slot for 7 h 16 min and the episode ends there."""
     result = simulate(corpus, TimeoutPolicy.ouroboros(), Narrowing.unbounded())
-    assert result.summary["max_silence_sec"] == pytest.approx(SILENCE_SEC, abs=60.0)
+    assert result.summary["max_silence_sec"] == SILENCE_SEC
     assert result.summary["abandoned_call_rate"] == 0.0
     wedged = result.calls[result.calls["source_gap"] == SOURCE_GAP_WEDGED]
     assert list(wedged["tool"]) == ["query_code"]
     if name == "built":
-        assert result.summary["max_silence_sec"] == SILENCE_SEC
         assert result.calls.loc[result.calls["episode_id"] == "wedged", "outcome"].iloc[-1] == "withheld"
 
 
@@ -74,13 +73,13 @@ def test_the_pre_fix_policy_reproduces_the_seven_hour_silence(name, corpus):
 def test_the_ouroboros_policy_caps_every_silence_at_the_bound(name, corpus):
     """Bounded: the wedged call is abandoned at 600 s, the episode goes on, no silence exceeds the bound."""
     result = simulate(corpus, TimeoutPolicy.ouroboros())
-    assert result.summary["max_silence_sec"] <= 600.0 + 5.0  # the bound plus the round's fast calls
+    assert result.summary["max_silence_sec"] <= 600.0
     wedged = result.calls[result.calls["tool"] == "query_code"]
     abandoned = wedged[wedged["source_gap"] == SOURCE_GAP_ABANDONED]
     assert len(abandoned) >= 1 and (abandoned["bound_sec"] == 600.0).all()
     assert result.summary["wedged_zombies"] >= 1
+    assert result.summary["max_silence_sec"] == 600.0
     if name == "built":
-        assert result.summary["max_silence_sec"] == 600.0
         after = result.calls[result.calls["episode_id"] == "wedged"].iloc[-1]
         # The episode continued: its next read ran, but after an abandonment it is credited nothing.
         assert after["outcome"] == "executed" and after["credited_lines"] == 0
