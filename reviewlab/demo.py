@@ -37,6 +37,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")  # the demo draws files, never window
 import pandas as pd  # noqa: E402
 
 from reviewlab.policy import Narrowing, TimeoutPolicy, save_policy_file  # noqa: E402
+from reviewlab.receipts import SOURCE_GAP_ABANDONED  # noqa: E402
 from reviewlab.report import (  # noqa: E402
     Report,
     receipts_table,
@@ -215,9 +216,11 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         echo(text_table(_incident_calls(incident_runs, INCIDENT_EPISODE_ID)))
         echo("")
         echo(text_table(summary_table(_summaries(incident_runs), INCIDENT_KEYS)))
+        calls = incident_runs["ouroboros"].calls
+        bounds = calls[(calls["episode_id"] == INCIDENT_EPISODE_ID) & (calls["source_gap"] == SOURCE_GAP_ABANDONED)]
         echo(f"longest silence: {result.incident_silence_sec[PREFIX]:,.1f} s before the fix, "
-             f"{result.incident_silence_sec['ouroboros']:,.1f} s after (the wedged call is abandoned at its "
-             "bound; the rest of that round's silence is the calls before it)")
+             f"{result.incident_silence_sec['ouroboros']:,.1f} s after (query_code abandoned at its "
+             f"{', '.join(f'{b:g}' for b in bounds['bound_sec'])} s bound)")
         step("incident replay")
 
         corpus = _load(CORPUS_PATH, "corpus", f"reviewlab synth -n 1000 -o {CORPUS_PATH}")

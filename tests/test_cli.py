@@ -470,7 +470,7 @@ def test_demo_quick_writes_the_report_with_its_charts(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     text = proc.stdout
     assert "native_tool_abandoned" in text and "TOOL_TIMEOUT (search_code)" in text  # the live episode
-    assert "26,160.4" in text  # the incident's silence before the fix
+    assert "longest silence: 26,160" in text  # the incident's silence before the fix
     assert "vectorized and twin engines agree on every call: yes" in text
     assert "demo finished in" in text
     html = (out / "report.html").read_text(encoding="utf-8")

@@ -402,3 +402,15 @@ def test_recorder_records_a_real_review_episode(tmp_path: Path) -> None:
     assert [c.tool for c in recorded.calls] == ["read_file", "list_files"]
     assert all(c.completed and c.duration_sec >= 0 for c in recorded.calls)
     assert recorded.calls[0].result_chars > 0
+
+
+def test_a_line_without_a_schema_version_is_refused(tmp_path):
+    """A line that does not say which schema it follows is an error naming the line and the field."""
+    from reviewlab.recording.files import EpisodeFormatError, load_episodes
+
+    path = tmp_path / "noversion.jsonl"
+    path.write_text('{"id": "e1", "source": "synthetic", "started_at": "2026-01-01T00:00:00+00:00"}\n')
+    with pytest.raises(EpisodeFormatError) as caught:
+        load_episodes(path)
+    assert caught.value.line == 1 and caught.value.field == "schema"
+    assert "missing schema version" in str(caught.value)

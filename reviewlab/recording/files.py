@@ -207,6 +207,9 @@ def iter_episodes(
                     message = f"truncated last line (no newline at end of file): {message}"
                 refuse(number, field, message)
                 continue
+            if "schema_version" not in episode.model_fields_set:
+                refuse(number, "schema", f"missing schema version (expected \"schema\": {SCHEMA_VERSION!r})")
+                continue
             first = seen.setdefault(episode.id, number)
             if first != number:
                 refuse(number, "id", f"duplicate episode id {episode.id!r} (first on line {first})")
