@@ -394,17 +394,17 @@ def pareto_front(
 
     ``points`` has ``coverage_loss_rate`` and ``wall_p95_sec`` per policy point
     (a :func:`reviewlab.sweep.sweep` frame). ``front`` is a boolean mask of
-    the non-dominated points (default: the frame's ``pareto`` column, as
-    :func:`reviewlab.sweep.pareto` marks it). ``named`` marks policies by name:
+    the non-dominated points (default: the frame's ``pareto`` column, else
+    :func:`reviewlab.sweep.pareto` of the frame). ``named`` marks policies by name:
     a summary dict or a :class:`ReplayResult` each.
     """
     missing = {"coverage_loss_rate", "wall_p95_sec"} - set(points.columns)
     if missing:
         raise ValueError(f"pareto_front: points lack column(s) {', '.join(sorted(missing))}")
     if front is None:
-        if "pareto" not in points.columns:
-            raise ValueError("pareto_front: pass front= or a frame with a boolean 'pareto' column")
-        front = points["pareto"]
+        from reviewlab.sweep import pareto
+
+        front = points["pareto"] if "pareto" in points.columns else pareto(points)
     mask = np.asarray(front, dtype=bool)
     if mask.shape != (len(points),):
         raise ValueError(f"pareto_front: front has {mask.size} entries for {len(points)} points")

@@ -201,11 +201,13 @@ def test_pareto_front_highlights_the_front_and_marks_named_policies():
     assert ax.get_ylabel() == "p95 episode wall time (s)"
 
 
-def test_pareto_front_needs_a_front():
-    """Without a mask or a ``pareto`` column the chart refuses to guess."""
-    points = pd.DataFrame({"coverage_loss_rate": [0.0], "wall_p95_sec": [1.0]})
-    with pytest.raises(ValueError, match="pareto"):
-        charts.pareto_front(points)
+def test_pareto_front_finds_the_front_when_not_given():
+    """Without a mask or a ``pareto`` column the front is :func:`reviewlab.sweep.pareto` of the points."""
+    points = pd.DataFrame({"coverage_loss_rate": [0.0, 0.02, 0.01], "wall_p95_sec": [10.0, 8.0, 12.0]})
+    ax = charts.pareto_front(points).axes[0]
+    front = [line for line in ax.lines if line.get_label() == "Pareto front"][0]
+    assert list(front.get_xdata()) == [0.0, 2.0]
+    assert np.asarray(ax.collections[0].get_offsets()).tolist() == [[1.0, 12.0]]
 
 
 def _duration_corpus() -> list[Episode]:
