@@ -333,7 +333,7 @@ class Explorer:
         self._figure.subplots_adjust(left=0.1, right=0.98, bottom=0.1, top=0.9)
         self._rates = LiveRates(self._figure.add_subplot())
         self._lock = threading.Lock()  # guards the timer and the generation
-        self._update_lock = threading.Lock()  # one replay-and-redraw at a time
+        self._update_lock = threading.RLock()  # one replay-and-redraw at a time (figure() re-enters it)
         self._generation = 0
         self._timer: threading.Timer | None = None
         self._settled = threading.Event()
@@ -397,10 +397,11 @@ class Explorer:
 
     def figure(self, result: ReplayResult | None = None) -> Figure:
         """The explorer's chart showing ``result`` (default: the last one); one figure, redrawn in place."""
-        result = result or self.result
-        assert result is not None
-        self._rates.draw(result)
-        return self._figure
+        with self._update_lock:
+            result = result or self.result
+            assert result is not None
+            self._rates.draw(result)
+            return self._figure
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -177,7 +177,7 @@ def test_cached_bounds_equal_resolve_bound_for_every_tool_kind(narrowing):
     """The resolver's bound equals resolve_bound for plain, clamp and override tools at many remaining times."""
     policy = TimeoutPolicy.ouroboros()
     resolver = BoundResolver(policy, narrowing)
-    cases = [("read_file", {}), ("query_code", {}), ("web_search", {}), ("run_command", {"timeout_sec": 900}),
+    cases: list[tuple[str, dict[str, object]]] = [("read_file", {}), ("query_code", {}), ("web_search", {}), ("run_command", {"timeout_sec": 900}),
              ("run_command", {"timeout": 5}), ("run_command", {}), ("run_command", {"timeout_sec": True})]
     for remaining in [None, 0.0, 1.5, 119.0, 130.0, 400.0, 700.0, 5000.0]:
         for tool, args in cases:
@@ -275,3 +275,28 @@ def test_a_corpus_that_never_completed_cannot_be_imputed():
     ep = _episode("a", [Round(calls=[Call(tool="query_code", duration_sec=3.0, completed=False)])])
     with pytest.raises(ValueError, match="no call in the corpus ever completed"):
         impute_durations([ep], 0)
+
+
+def test_a_cached_corpus_replays_exactly_like_a_fresh_one():
+    """Replaying the same episode objects again (compiled corpus reused) gives the same frames as a fresh compile."""
+    from reviewlab.twin.corpus import clear_cache, compiled
+
+    eps = [_episode(f"e{i}", [Round(send_sec=1.0, calls=[_read(0.5 + i), _read(9.0)])], offset_sec=3.0 - i,
+                    deadline_sec=8.0 if i % 2 else None) for i in range(4)]
+    clear_cache()
+    fresh = simulate(eps, TimeoutPolicy.uniform(5.0))
+    assert compiled(list(eps)) is compiled(eps)  # same objects in the same order: one compiled corpus
+    again = simulate(list(eps), TimeoutPolicy.uniform(5.0))
+    assert fresh.calls.equals(again.calls) and fresh.episodes.equals(again.episodes)
+    assert fresh.summary == again.summary
+    # Episodes arrive in reverse corpus order; the frame is still in corpus order.
+    assert list(again.calls["episode_id"]) == ["e0", "e0", "e1", "e1", "e2", "e2", "e3", "e3"]
+
+
+def test_frames_are_in_corpus_order_when_worker_threads_interleave_episodes():
+    """With a shared worker pool episodes interleave, yet call rows come out in corpus order, then call order."""
+    eps = [_episode(f"e{i}", [Round(send_sec=0.5, calls=[_read(2.0), _read(1.0)]),
+                              Round(send_sec=0.5, calls=[_read(0.5)])], offset_sec=0.1 * (3 - i)) for i in range(4)]
+    result = simulate(eps, TimeoutPolicy.uniform(10.0), workers=2)
+    assert list(result.calls["episode_id"]) == [f"e{i}" for i in range(4) for _ in range(3)]
+    assert list(result.calls["call_index"]) == [0, 1, 2] * 4

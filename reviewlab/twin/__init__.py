@@ -11,7 +11,8 @@ review requests, and wedged calls as right-censored observations.
 
 Modules: :mod:`~reviewlab.twin.engine` (``simulate``), :mod:`~reviewlab.twin.model`
 (the episode process), :mod:`~reviewlab.twin.pool` (slots, worker threads,
-timelines), :mod:`~reviewlab.twin.bounds` (the exact bound cache) and
+timelines), :mod:`~reviewlab.twin.bounds` (the exact bound cache), :mod:`~reviewlab.twin.corpus`
+(the corpus compiled once into tuples and static columns) and
 :mod:`~reviewlab.twin.impute` (Kaplan–Meier imputation shared with the
 vectorized engine).
 """

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from reviewlab.recording.schema import Episode
+from reviewlab.recording.schema import Call, Episode
 from reviewlab.twin.impute import effective_observation
 
 __all__ = ["CACHE_SIZE", "CallTuple", "EpisodeTuple", "TwinCorpus", "check_corpus", "clear_cache", "compiled"]
@@ -62,34 +62,24 @@ class TwinCorpus:
         check_corpus(episodes)
         self.episodes = list(episodes)
         """The episode objects themselves: keeps their ids from being reused while cached."""
-        # Comprehensions over the flattened calls: one pass per field is cheaper than one loop with appends.
-        rounds = [rnd for episode in episodes for rnd in episode.rounds]
-        calls = [call for rnd in rounds for call in rnd.calls]
-        observed = list(map(effective_observation, calls))
-        self.duration_sec: list[float] = [duration for duration, _ in observed]
-        """Effective durations (lists: a replay copies them and overwrites imputed ones)."""
-        self.completed: list[bool] = [completed for _, completed in observed]
-        tools = [call.tool for call in calls]
-        requested = [call.requested_lines for call in calls]
-        call_tuples: list[CallTuple] = list(zip(
-            tools, [call.args for call in calls], self.duration_sec, self.completed,
-            [call.status == "error" for call in calls], requested, strict=True))
-        round_sizes = [len(rnd.calls) for rnd in rounds]
-        episode_calls: list[int] = []
-        round_col: list[int] = []
+        # Each call object is read once (the objects are scattered in memory: every extra pass over
+        # them costs another round of cache misses); the flat columns come from the tuples.
         tuples: list[EpisodeTuple] = []
-        row = r = 0
+        episode_calls: list[int] = []
+        row = 0
         for episode in episodes:
-            first = row
-            compiled_rounds = []
-            for round_no in range(1, len(episode.rounds) + 1):
-                size = round_sizes[r]
-                compiled_rounds.append((rounds[r].send_sec, tuple(call_tuples[row:row + size])))
-                round_col.extend([round_no] * size)
-                row += size
-                r += 1
-            episode_calls.append(row - first)
-            tuples.append(EpisodeTuple(episode.id, episode.slot, episode.deadline_sec, first, tuple(compiled_rounds)))
+            rounds = tuple([(rnd.send_sec, tuple(map(_compile_call, rnd.calls))) for rnd in episode.rounds])
+            tuples.append(EpisodeTuple(episode.id, episode.slot, episode.deadline_sec, row, rounds))
+            episode_calls.append(sum(len(calls) for _, calls in rounds))
+            row += episode_calls[-1]
+        call_tuples = [call for episode_tuple in tuples for _, calls in episode_tuple.rounds for call in calls]
+        round_col = [round_no for episode_tuple in tuples
+                     for round_no, (_, calls) in enumerate(episode_tuple.rounds, 1) for _ in calls]
+        tools, _, durations, completions, _, requested = (
+            (list(column) for column in zip(*call_tuples, strict=True)) if call_tuples else ([] for _ in range(6)))
+        self.duration_sec: list[float] = durations
+        """Effective durations (a replay copies them and overwrites imputed ones)."""
+        self.completed: list[bool] = completions
         self.tuples = tuples
         self.calls = row
         self.ids = [episode.id for episode in episodes]
@@ -105,6 +95,11 @@ class TwinCorpus:
         self.requested_lines = np.array(requested, dtype=np.int64)
         self.recorded_arrivals: np.ndarray | None = None
         """Arrival times for ``arrivals="recorded"``, filled on first use."""
+
+
+def _compile_call(call: Call) -> CallTuple:
+    duration, completed = effective_observation(call)
+    return (call.tool, call.args, duration, completed, call.status == "error", call.requested_lines)
 
 
 def check_corpus(episodes: list[Episode]) -> None:

@@ -1,9 +1,11 @@
 """``simulate``: replay a corpus on the twin and return a :class:`~reviewlab.replay.ReplayResult`.
 
-One run: validate the corpus, fix arrivals (recorded or Poisson), impute
-censored durations when asked, compile the episodes, start one SimPy process per
-episode, run the environment to exhaustion, then build the frames with
-:mod:`reviewlab.metrics`. Without ``slots`` and ``workers`` the episodes are
+One run: compile the corpus (validated; reused from
+:mod:`reviewlab.twin.corpus` when the same episode objects were compiled
+before), fix arrivals (recorded or Poisson), impute censored durations when
+asked, start the SimPy process(es) — one for the whole corpus without a pool,
+one per episode with reviewer slots or worker threads — run the environment to
+exhaustion, then build the frames column-wise with :mod:`reviewlab.metrics`. Without ``slots`` and ``workers`` the episodes are
 independent and the result is exactly the briefing's replay semantics, which
 the vectorized and real engines reproduce.
 
