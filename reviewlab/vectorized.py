@@ -119,16 +119,16 @@ class PrefixLayout:
 class Evaluation:
     """One replay of a compiled corpus: the event-level decisions, and per-call/per-episode views of them.
 
-    Per episode (corpus order): ``wall_sec``, ``max_silence_sec``. Across the
-    corpus: ``peak_loose_workers``. Per call (corpus order, built on first
-    access): ``bound_sec`` (NaN: unbounded or never started), ``by_deadline``,
+    Per episode (corpus order, built on access): ``wall_sec``,
+    ``max_silence_sec``. Across the corpus: ``peak_loose_workers``. Per call
+    (corpus order, built on access): ``bound_sec`` (NaN: unbounded or never started), ``by_deadline``,
     ``outcome`` (codes into ``OUTCOMES``), ``gap`` (codes into ``GAPS``),
     ``credited_lines``, ``zombie_sec``.
     """
 
     def __init__(self, corpus: CompiledCorpus, *, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
                  abandoned_calls: np.ndarray, zombie: np.ndarray, credited: np.ndarray, wall_sorted: np.ndarray,
-                 max_silence_sec: np.ndarray, peak_loose_workers: int, unbounded: bool) -> None:
+                 round_silence: np.ndarray, peak_loose_workers: int, unbounded: bool) -> None:
         self.corpus = corpus
         self.events_bound = bound  # event space; inf for sends
         self.events_by_deadline = by_deadline
@@ -136,10 +136,23 @@ class Evaluation:
         self.abandoned_calls = abandoned_calls  # corpus call indices, ascending
         self.zombie_sec = zombie
         self.credited_read = credited  # per call of corpus.read_calls
-        self.wall_sec = wall_sorted[corpus.events.rank]
-        self.max_silence_sec = max_silence_sec
+        self.wall_sorted = wall_sorted  # per episode in corpus.events order
+        self.round_silence = round_silence  # per round with calls in corpus.rounds order
         self.peak_loose_workers = peak_loose_workers
         self.unbounded = unbounded
+
+    @property
+    def wall_sec(self) -> np.ndarray:
+        return self.wall_sorted[self.corpus.events.rank]
+
+    @property
+    def max_silence_sec(self) -> np.ndarray:
+        """Longest round silence per episode (0 for an episode without calls)."""
+        c = self.corpus
+        out = np.zeros(len(c.episode_ids))
+        if c.silence_starts.size:
+            out[c.silence_episodes] = np.maximum.reduceat(self.round_silence[c.round_regroup], c.silence_starts)
+        return out
 
     @property
     def bound_sec(self) -> np.ndarray:
@@ -174,9 +187,12 @@ class Evaluation:
 
         That function reads only counts and sums of every per-call array but
         ``zombie_sec`` (whose float sum depends on order, and which is in call
-        order here). So ``by_deadline`` is given in event space (sends count
-        as False) and the line counts for the calls that ask for lines only
-        (every other call adds 0): the same counts and sums, without a gather.
+        order here), and only quantiles and maxima of the per-episode ones. So
+        ``by_deadline`` is given in event space (sends count as False), the
+        line counts for the calls that ask for lines only (every other call
+        adds 0), wall times in layout order, and the silences per round (the
+        longest round is the longest episode maximum; an episode without calls
+        has 0, which no round is below): the same figures, without gathers.
         """
         c = self.corpus
         abandoned = np.zeros(c.calls, dtype=bool)
@@ -186,7 +202,7 @@ class Evaluation:
             abandoned=abandoned, zombie_sec=self.zombie_sec,
             bounded=~c.all_calls if self.unbounded else c.all_calls, by_deadline=self.events_by_deadline,
             requested_lines=c.read_requested, credited_lines=self.credited_read,
-            wall_sec=self.wall_sec, max_silence_sec=self.max_silence_sec, peak_loose_workers=self.peak_loose_workers)
+            wall_sec=self.wall_sorted, max_silence_sec=self.round_silence, peak_loose_workers=self.peak_loose_workers)
 
 
 class CompiledCorpus:
@@ -223,6 +239,7 @@ class CompiledCorpus:
             [np.nan if ep.deadline_sec is None else arr + ep.deadline_sec
              for ep, arr in zip(episodes, arrival, strict=True)], dtype=float)
         self._compile(episodes, imputed)
+        self._string_columns: tuple[Any, Any] | None = None
 
     @property
     def calls(self) -> int:
@@ -407,7 +424,8 @@ class CompiledCorpus:
         keys, tool_sec, static, clamps = self._tables(policy, narrowing)
         bound = static.take(keys)
         abandoned = abandons_array(self.event_duration, self.event_completed, bound)
-        wait = np.where(abandoned, bound, self.event_duration)
+        wait = self.event_duration.copy()  # an abandoned call waits its bound (few calls: a masked copy)
+        np.copyto(wait, bound, where=abandoned)
         clock = self.events.running_sums(self.arrival_sorted, wait)
         by_deadline = np.zeros(bound.size, dtype=bool)
         dl_keys = self.dl_key if keys is self.event_key else keys[self.dl_event]
@@ -425,14 +443,16 @@ class CompiledCorpus:
         """Bounds of the deadline episodes' calls on the provisional clock; the rows whose waits changed.
 
         Exact in every episode whose waits all stay the same (its clock was
-        right), and up to the first changed wait in the others.
+        right; equal waits also mean equal fates, and equal bounds for the
+        abandoned calls, so only bounds and deadline flags are stored), and up
+        to the first changed wait in the others, which :meth:`_settle` redoes.
         """
-        bound, by_deadline, abandoned, wait, clock = state
+        bound, by_deadline, _, wait, clock = state
         d = self.dl_event
         remaining = np.maximum(0.0, self.dl_deadline_at - clock[self.dl_previous])
-        sec, by, ab, w = step(dl_keys, self.dl_duration, self.dl_completed, remaining)
+        sec, by, _, w = step(dl_keys, self.dl_duration, self.dl_completed, remaining)
         changed = w != wait[d]
-        bound[d], by_deadline[d], abandoned[d], wait[d] = sec, by, ab, w
+        bound[d], by_deadline[d] = sec, by
         return np.unique(self.dl_row[changed]) if changed.any() else changed[:0].nonzero()[0]
 
     def _settle(self, step: _DeadlineStep, keys: np.ndarray, rows: np.ndarray, state: tuple[np.ndarray, ...]) -> None:
@@ -485,7 +505,7 @@ class CompiledCorpus:
         credited = Crediting.credited_lines_array(self.read_credits, executed, abandoned_before, self.read_requested)
         return Evaluation(self, bound=bound, by_deadline=by_deadline, abandoned=abandoned,
                           abandoned_calls=np.sort(calls), zombie=zombie, credited=credited,
-                          wall_sorted=self._wall(clock), max_silence_sec=self._max_silence(wait),
+                          wall_sorted=self._wall(clock), round_silence=self._round_silence(wait),
                           peak_loose_workers=peak, unbounded=False)
 
     def _evaluate_unbounded(self) -> Evaluation:
@@ -498,7 +518,7 @@ class CompiledCorpus:
         nowhere = np.zeros(wait.size, dtype=bool)
         return Evaluation(self, bound=np.full(wait.size, np.nan), by_deadline=nowhere, abandoned=nowhere,
                           abandoned_calls=np.zeros(0, dtype=np.intp), zombie=np.zeros(self.calls), credited=credited,
-                          wall_sorted=self._wall(clock), max_silence_sec=self._max_silence(wait),
+                          wall_sorted=self._wall(clock), round_silence=self._round_silence(wait),
                           peak_loose_workers=0, unbounded=True)
 
     def _wall(self, clock: np.ndarray) -> np.ndarray:
@@ -508,8 +528,8 @@ class CompiledCorpus:
         np.subtract(clock[self.last_event], self.arrival_sorted[:n], out=wall[:n])
         return wall
 
-    def _max_silence(self, wait: np.ndarray) -> np.ndarray:
-        """Longest round silence per episode: the sum of a round's waits, in call order (0 without calls)."""
+    def _round_silence(self, wait: np.ndarray) -> np.ndarray:
+        """Silence of every round with calls (:attr:`rounds` order): the sum of its waits, in call order."""
         waits = wait[self.round_event]
         rounds = self.rounds
         silence = np.empty(len(rounds.order))
@@ -519,10 +539,7 @@ class CompiledCorpus:
                 silence[:n] = slab  # the twin's 0.0 + first wait is the first wait
             else:
                 silence[:n] += slab
-        out = np.zeros(len(self.episode_ids))
-        if self.silence_starts.size:
-            out[self.silence_episodes] = np.maximum.reduceat(silence[self.round_regroup], self.silence_starts)
-        return out
+        return silence
 
     # -- results -----------------------------------------------------------
     def summary(self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None) -> dict[str, Any]:
@@ -538,11 +555,14 @@ class CompiledCorpus:
         policy = policy if policy is not None else TimeoutPolicy.ouroboros()
         narrowing = narrowing or Narrowing()
         ev = self.evaluate(policy, narrowing)
-        ids = np.array(self.episode_ids or [""], dtype=object)
+        if self._string_columns is None:
+            # The twin's dtype for these; immutable string arrays, so every frame may share them.
+            ids = np.array(self.episode_ids or [""], dtype=object)[self.episode_index]
+            self._string_columns = (pd.array(ids, dtype="str"), pd.array(self.tool_names, dtype="str"))
+        episode_id, tool = self._string_columns
         bound_by = np.where(ev.by_deadline, "deadline", "unbounded" if ev.unbounded else "tool_timeout")
         calls = pd.DataFrame({
-            "episode_id": ids[self.episode_index], "round": self.round, "call_index": self.call_index,
-            "tool": self.tool_names, "duration_sec": self.duration_sec, "completed": self.completed,
+            "episode_id": episode_id, "round": self.round, "call_index": self.call_index, "tool": tool, "duration_sec": self.duration_sec, "completed": self.completed,
             "bound_sec": ev.bound_sec, "bound_by": bound_by.astype(object),
             "outcome": OUTCOMES[ev.outcome], "source_gap": GAPS[ev.gap],
             "requested_lines": self.requested_lines.astype(np.int64), "credited_lines": ev.credited_lines,
