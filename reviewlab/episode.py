@@ -181,14 +181,22 @@ def _recorded_call(trace: CallTrace) -> Call:
 
 
 def _requested_extent(trace: CallTrace) -> Extent | None:
-    """The lines a read asked for: from its arguments, else the lines it rendered, else none."""
+    """The lines a read asked for, as they exist in the file.
+
+    A credited read records the lines it rendered (a range past the end of the
+    file is clipped to it, so a replay credits what the live run credited).
+    Otherwise the arguments say what was asked; a read without a range falls
+    back on the lines rendered, if any.
+    """
     args = trace.args or {}
     path = args.get("path")
     if trace.tool != "read_file" or not isinstance(path, str) or not path:
         return None
     rendered = trace.rendered or {}
-    start = _line(args.get("start_line")) or _line(rendered.get("first_line"))
-    end = _line(args.get("end_line")) or _line(rendered.get("end_line"))
+    credited = rendered if trace.receipt.extent is not None else {}
+    start = (_line(credited.get("first_line")) or _line(args.get("start_line"))
+             or _line(rendered.get("first_line")))
+    end = _line(credited.get("end_line")) or _line(args.get("end_line")) or _line(rendered.get("end_line"))
     if start is None or end is None or end < start:
         return None
     return Extent(path=path, start_line=start, end_line=end)

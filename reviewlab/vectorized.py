@@ -1,39 +1,42 @@
 """Vectorized replay: NumPy over every call of every episode at once (no reviewer pool).
 
 Lifecycle: :func:`compile_corpus` turns a corpus into a :class:`CompiledCorpus`
-once (everything the policy cannot change: durations, sends, keys, deadlines,
-and the layouts below); :meth:`CompiledCorpus.evaluate` then replays it under
-one policy and narrowing, as often as a sweep likes, without a Python object
-per call; :meth:`~CompiledCorpus.summary` stops at the summary dict and
+once; :meth:`CompiledCorpus.evaluate` replays it under one policy and
+narrowing, as often as a sweep likes, without a Python object per call;
+:meth:`~CompiledCorpus.summary` stops at the summary dict and
 :meth:`~CompiledCorpus.result` builds the twin's frames.
 :func:`replay_vectorized` is the ``engine="vectorized"`` entry of
 :func:`reviewlab.replay.replay`.
 
-How one replay runs. Every *event* of an episode (a model send, or a call) is
-a step of the episode's clock: ``t += send`` or ``t += wait``. A send is a step
-whose bound is ``inf`` (never abandoned), so one set of event arrays serves both.
+Why most of a replay is known before the policy. An episode's clock is
+``t = arrival`` plus, in event order, each model send and each call's wait; a
+call that is not abandoned waits exactly its duration. So the *static* clock
+(every wait = its duration) is compiled once, with the wall times, the round
+silences and the time left before the deadline at every call it implies; under
+a policy it is wrong only in episodes where some call's wait is not its
+duration. One replay:
 
 1. Static pass. Without a deadline a call's bound depends only on the policy,
    its tool and :meth:`TimeoutPolicy.args_key`: resolved once per key with
-   :func:`~reviewlab.policy.resolve_bound`, looked up per event, fates by
-   :func:`~reviewlab.receipts.abandons_array`, and the clocks advanced.
-2. Deadline pass (only for a narrowing that reads the clock, or a clamped
-   tool). For the calls of episodes with a deadline, the remaining time is
-   read off that provisional clock and the bound recomputed with
-   :meth:`TimeoutPolicy.clamp_array` and :meth:`Narrowing.narrow_array`. While
-   an episode's *waits* are unchanged its provisional clock is exact, so the
-   recomputed bounds are too; usually every episode passes.
-3. Settling. The few episodes in which some wait changed are iterated to
-   their fixed point on a small [event, episode] block (each iteration settles
-   at least one more event, so it ends; in practice in two or three).
+   :func:`~reviewlab.policy.resolve_bound`, looked up per call; fates by
+   :func:`~reviewlab.receipts.abandons_array`.
+2. Deadline pass (a narrowing that reads the clock, or a clamped tool): the
+   calls of episodes with a deadline get their bounds from the static time
+   left, by :meth:`TimeoutPolicy.clamp_array` and :meth:`Narrowing.narrow_array`.
+3. Settling. Episodes in which a call was abandoned or a wait changed (few:
+   in an episode where every wait is its duration the static clock, hence
+   every bound above, is exact) are iterated to their fixed point on a small
+   ``[event, episode]`` block: clock → bounds → waits. An event's wait
+   depends only on earlier waits, so each iteration fixes at least one more
+   event; it ends within the block's depth, in practice after two or three.
 
 Invariants (the contract with the twin, briefing "Replay semantics"):
 
 * Clocks are accumulated exactly like the twin's: ``t = arrival``, then one
-  addition per event in event order (the column-wise running sums of
-  :class:`PrefixLayout` and ``cumsum`` along an episode column are sequential),
-  so every float — remaining time, deadline bound, wall time — is
-  bit-identical to the twin's; round silences likewise add their waits in order.
+  addition per event in order (column-wise running sums of
+  :class:`PrefixLayout`, ``cumsum`` down a block column), so every float —
+  time left, deadline bound, wall time, loose-worker start — is bit-identical
+  to the twin's; a round's silence likewise adds its waits in call order.
 * Bounds, clamps, fates and credits come from the shared rules only (above,
   and :meth:`~reviewlab.receipts.Crediting.credited_lines_array`); the summary
   is :func:`reviewlab.metrics.summarize_arrays`.
@@ -101,13 +104,11 @@ class PrefixLayout:
         return np.asarray(self.offsets, dtype=np.intp)[columns] + self.rank[rows]
 
     def running_sums(self, start: np.ndarray, increments: np.ndarray) -> np.ndarray:
-        """Per sorted row: ``start`` plus its increments one by one; the value after every item.
+        """Per sorted row, ``start`` plus its increments one by one: the value after every item.
 
-        ``out[p]`` is the row's running value after item ``p`` (the twin's
-        ``t += x`` sequence, so the floats are the twin's). ``out`` has one
-        spare trailing slot, like the event arrays it is indexed with.
+        The twin's ``t += x`` sequence, so the floats are the twin's.
         """
-        out = np.empty(increments.size)
+        out = np.empty(self.size)
         previous = start
         for j, n in enumerate(self.active):
             current = out[self.offsets[j]:self.offsets[j] + n]
@@ -117,33 +118,29 @@ class PrefixLayout:
 
 
 class Evaluation:
-    """One replay of a compiled corpus: the event-level decisions, and per-call/per-episode views of them.
+    """One replay of a compiled corpus (arrays are read-only views of its decisions).
 
-    Per episode (corpus order, built on access): ``wall_sec``,
-    ``max_silence_sec``. Across the corpus: ``peak_loose_workers``. Per call
-    (corpus order, built on access): ``bound_sec`` (NaN: unbounded or never started), ``by_deadline``,
+    Per call (corpus order): ``bound_sec`` (NaN: unbounded or never started),
+    ``by_deadline``, ``abandoned``, ``zombie_sec``; built on access:
     ``outcome`` (codes into ``OUTCOMES``), ``gap`` (codes into ``GAPS``),
-    ``credited_lines``, ``zombie_sec``.
+    ``credited_lines``. Per episode (corpus order): ``wall_sec``; built on
+    access: ``max_silence_sec``. Per round with calls: ``round_silence``.
+    Across the corpus: ``peak_loose_workers``.
     """
 
     def __init__(self, corpus: CompiledCorpus, *, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
-                 abandoned_calls: np.ndarray, zombie: np.ndarray, credited: np.ndarray, wall_sorted: np.ndarray,
-                 round_silence: np.ndarray, peak_loose_workers: int, unbounded: bool) -> None:
+                 zombie: np.ndarray, credited: np.ndarray, wall: np.ndarray, round_silence: np.ndarray,
+                 peak_loose_workers: int, unbounded: bool) -> None:
         self.corpus = corpus
-        self.events_bound = bound  # event space; inf for sends
-        self.events_by_deadline = by_deadline
-        self.events_abandoned = abandoned
-        self.abandoned_calls = abandoned_calls  # corpus call indices, ascending
+        self.bound_sec = bound
+        self.by_deadline = by_deadline
+        self.abandoned = abandoned
         self.zombie_sec = zombie
         self.credited_read = credited  # per call of corpus.read_calls
-        self.wall_sorted = wall_sorted  # per episode in corpus.events order
-        self.round_silence = round_silence  # per round with calls in corpus.rounds order
+        self.wall_sec = wall
+        self.round_silence = round_silence
         self.peak_loose_workers = peak_loose_workers
         self.unbounded = unbounded
-
-    @property
-    def wall_sec(self) -> np.ndarray:
-        return self.wall_sorted[self.corpus.events.rank]
 
     @property
     def max_silence_sec(self) -> np.ndarray:
@@ -151,30 +148,20 @@ class Evaluation:
         c = self.corpus
         out = np.zeros(len(c.episode_ids))
         if c.silence_starts.size:
-            out[c.silence_episodes] = np.maximum.reduceat(self.round_silence[c.round_regroup], c.silence_starts)
+            out[c.silence_episodes] = np.maximum.reduceat(self.round_silence, c.silence_starts)
         return out
-
-    @property
-    def bound_sec(self) -> np.ndarray:
-        return self.events_bound[self.corpus.call_event]
-
-    @property
-    def by_deadline(self) -> np.ndarray:
-        return self.events_by_deadline[self.corpus.call_event]
 
     @property
     def gap(self) -> np.ndarray:
         if self.unbounded:
             return np.where(self.corpus.unbounded_wedge, 2, 0).astype(np.int8)
-        gap = np.zeros(self.corpus.calls, dtype=np.int8)
-        gap[self.abandoned_calls] = 1
-        return gap
+        return self.abandoned.astype(np.int8)
 
     @property
     def outcome(self) -> np.ndarray:
         if self.unbounded:
             return self.corpus.unbounded_outcome
-        return ((self.gap == 1) | self.corpus.status_error).astype(np.int8)  # ERROR = 1, EXECUTED = 0
+        return (self.abandoned | self.corpus.status_error).astype(np.int8)  # ERROR = 1, EXECUTED = 0
 
     @property
     def credited_lines(self) -> np.ndarray:
@@ -183,26 +170,22 @@ class Evaluation:
         return credited
 
     def summary(self) -> dict[str, Any]:
-        """:func:`reviewlab.metrics.summarize_arrays` of this replay, in O(abandoned calls) beyond the arrays.
+        """:func:`reviewlab.metrics.summarize_arrays` of this replay.
 
-        That function reads only counts and sums of every per-call array but
-        ``zombie_sec`` (whose float sum depends on order, and which is in call
-        order here), and only quantiles and maxima of the per-episode ones. So
-        ``by_deadline`` is given in event space (sends count as False), the
-        line counts for the calls that ask for lines only (every other call
-        adds 0), wall times in layout order, and the silences per round (the
-        longest round is the longest episode maximum; an episode without calls
-        has 0, which no round is below): the same figures, without gathers.
+        That function reads counts and sums of the per-call arrays (and the
+        float sum of ``zombie_sec``, given whole, in call order) and quantiles
+        and maxima of the per-episode ones. So the line counts are given for
+        the calls that ask for lines only (every other call adds 0), and the
+        silences per round (the longest round is the longest episode maximum;
+        an episode without calls has 0, which no round is below).
         """
         c = self.corpus
-        abandoned = np.zeros(c.calls, dtype=bool)
-        abandoned[self.abandoned_calls] = True
+        dispatched = c.unbounded_dispatched if self.unbounded else c.all_calls
         return metrics.summarize_arrays(
-            dispatched=c.unbounded_dispatched if self.unbounded else c.all_calls,
-            abandoned=abandoned, zombie_sec=self.zombie_sec,
-            bounded=~c.all_calls if self.unbounded else c.all_calls, by_deadline=self.events_by_deadline,
+            dispatched=dispatched, abandoned=self.abandoned, zombie_sec=self.zombie_sec,
+            bounded=~c.all_calls if self.unbounded else c.all_calls, by_deadline=self.by_deadline,
             requested_lines=c.read_requested, credited_lines=self.credited_read,
-            wall_sec=self.wall_sorted, max_silence_sec=self.round_silence, peak_loose_workers=self.peak_loose_workers)
+            wall_sec=self.wall_sec, max_silence_sec=self.round_silence, peak_loose_workers=self.peak_loose_workers)
 
 
 class CompiledCorpus:
@@ -210,11 +193,13 @@ class CompiledCorpus:
 
     Per call (corpus order: episode order, then call order): ``episode_index,
     call_index, round, tool_names, duration_sec, completed`` (effective: after
-    ``returned_after_sec`` and imputation), ``status_error, requested_lines``.
-    Per episode: ``arrival_sec``, ``deadline_at_sec`` (``arrival + deadline_sec``,
-    NaN without one). The event arrays (``event_*``, one slot per event in
-    :attr:`events` order plus a spare harmless slot) hold what the replay steps
-    through; :attr:`rounds` orders the calls of every round for the silences.
+    ``returned_after_sec`` and imputation), ``status_error, requested_lines``,
+    ``key_code`` (into ``key_tools``/``key_args``). Per episode: ``arrival_sec``,
+    ``deadline_at_sec`` (``arrival + deadline_sec``, NaN without one). The
+    ``event_*`` arrays hold every event (send or call) in :attr:`events` order
+    plus one spare slot, a zero-length send, that pads the settling blocks.
+    The ``static_*`` arrays are the replay in which every call waits its
+    duration. Everything here is read-only once compiled.
     """
 
     def __init__(self, episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0) -> None:
@@ -243,7 +228,7 @@ class CompiledCorpus:
 
     @property
     def calls(self) -> int:
-        return int(self.call_event.size)
+        return int(self.duration_sec.size)
 
     # -- compilation -------------------------------------------------------
     def _compile(self, episodes: Sequence[Episode], imputed: dict[tuple[str, int], float]) -> None:
@@ -256,7 +241,6 @@ class CompiledCorpus:
         event_sec: list[float] = []  # corpus event order: a send's seconds or a call's effective duration
         n_events: list[int] = []
         round_sizes: list[int] = []
-        round_episode: list[int] = []
         for e, ep in enumerate(episodes):
             m = index = 0
             for r, rnd in enumerate(ep.rounds, start=1):
@@ -271,7 +255,7 @@ class CompiledCorpus:
                     key = keys.setdefault((call.tool, TimeoutPolicy.args_key(args) if args else no_args), len(keys))
                     if key == len(self.key_args):
                         self.key_args.append(args)
-                    rows.append((e, r, tool, key, m, call.requested_lines, duration, completed,
+                    rows.append((e, r, tool, key, m, len(round_sizes), call.requested_lines, duration, completed,
                                  call.status == "error"))
                     self.call_args.append(args)
                     event_sec.append(duration)
@@ -279,141 +263,148 @@ class CompiledCorpus:
                     m += 1
                 if rnd.calls:
                     round_sizes.append(len(rnd.calls))
-                    round_episode.append(e)
             n_events.append(m)
-        columns: list[Any] = list(zip(*rows, strict=True)) if rows else [()] * 9
-        self.episode_index, self.round, tool_code, key_code, event_column, self.requested_lines = (
-            np.array(c, dtype=np.intp) for c in columns[:6])
-        self.duration_sec = np.array(columns[6], dtype=float)
-        self.completed = np.array(columns[7], dtype=bool)
-        self.status_error = np.array(columns[8], dtype=bool)
+        columns: list[Any] = list(zip(*rows, strict=True)) if rows else [()] * 10
+        (self.episode_index, self.round, tool_code, self.key_code, self.call_column, self.call_round,
+         self.requested_lines) = (np.array(c, dtype=np.intp) for c in columns[:7])
+        self.duration_sec = np.array(columns[7], dtype=float)
+        self.completed = np.array(columns[8], dtype=bool)
+        self.status_error = np.array(columns[9], dtype=bool)
         n_calls = np.bincount(self.episode_index, minlength=len(episodes))
         self.call_index = np.arange(len(rows), dtype=np.intp) - (np.cumsum(n_calls) - n_calls)[self.episode_index]
         self.tools = list(tools)
         self.key_tools = [tool for tool, _ in keys]
         self.tool_names = np.array(self.tools or [""], dtype=object)[tool_code]
-        credits = np.array([Crediting.credits_tool(t) for t in self.tools] or [False], dtype=bool)[tool_code]
         self.all_calls = np.ones(len(rows), dtype=bool)
-        self._compile_events(np.array(n_events, dtype=np.intp), np.array(event_sec, dtype=float), key_code,
-                             event_column)
-        self._compile_rounds(np.array(round_sizes, dtype=np.intp), np.array(round_episode, dtype=np.intp))
-        self._compile_reads(credits)
-        self._compile_unbounded(event_column)
+        self._compile_events(np.array(n_events, dtype=np.intp), np.array(event_sec, dtype=float))
+        self._compile_rounds(np.array(round_sizes, dtype=np.intp))
+        self._compile_deadlines()
+        credits = np.array([Crediting.credits_tool(t) for t in self.tools] or [False], dtype=bool)[tool_code]
+        self.read_calls = np.flatnonzero(self.requested_lines > 0)
+        self.read_episode = self.episode_index[self.read_calls]
+        self.read_requested = self.requested_lines[self.read_calls]
+        self.read_credits = credits[self.read_calls]
+        self.read_error = self.status_error[self.read_calls]
+        self._compile_unbounded()
+        for value in vars(self).values():
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
 
-    def _compile_events(self, n_events: np.ndarray, event_sec: np.ndarray, key_code: np.ndarray,
-                        event_column: np.ndarray) -> None:
-        """Every event in :class:`PrefixLayout` order; a send is a step with key ``len(key_args)`` (never bounded)."""
+    def _compile_events(self, n_events: np.ndarray, event_sec: np.ndarray) -> None:
+        """Every event in :class:`PrefixLayout` order; a send has key ``len(key_args)`` (never bounded)."""
         self.events = events = PrefixLayout.of(n_events)
         n = events.size
         episode = np.repeat(np.arange(n_events.size), n_events)
-        first_event = np.cumsum(n_events) - n_events
-        column = np.arange(n) - first_event[episode]
+        column = np.arange(n) - (np.cumsum(n_events) - n_events)[episode]
         position = events.position(episode, column)
+        self.spare = n
+        self.offsets = np.asarray(events.offsets, dtype=np.intp)
         self.event_count = n_events[events.order]  # per sorted row
         self.arrival_sorted = self.arrival_sec[events.order]
         self.deadline_at_sorted = self.deadline_at_sec[events.order]
-        self.call_event = position[first_event[self.episode_index] + event_column]
+        self.call_row = events.rank[self.episode_index]
+        call_event = self.offsets[self.call_column] + self.call_row
         self.event_duration = np.zeros(n + 1)
         self.event_duration[position] = event_sec
         self.event_completed = np.ones(n + 1, dtype=bool)
-        self.event_completed[self.call_event] = self.completed
+        self.event_completed[call_event] = self.completed
         self.event_key = np.full(n + 1, len(self.key_args), dtype=np.intp)
-        self.event_key[self.call_event] = key_code
+        self.event_key[call_event] = self.key_code
         self.event_call = np.full(n + 1, -1, dtype=np.intp)
-        self.event_call[self.call_event] = np.arange(self.call_event.size)
-        self.event_row = np.zeros(n + 1, dtype=np.intp)
-        self.event_row[position] = events.rank[episode]
-        self.event_column = np.zeros(n + 1, dtype=np.intp)
-        self.event_column[position] = column
-        self.offsets = np.asarray(events.offsets, dtype=np.intp)
-        nonempty = events.active[0] if events.active else 0
-        self.last_event = self.offsets[self.event_count[:nonempty] - 1] + np.arange(nonempty)
-        # The calls whose bound may read the clock: those of episodes with a deadline.
-        dl = np.sort(self.call_event[~np.isnan(self.deadline_at_sec[self.episode_index])])
-        self.dl_event = dl
-        self.dl_row = self.event_row[dl]
-        self.dl_previous = self._previous(dl)
-        self.dl_deadline_at = self.deadline_at_sorted[self.dl_row]
-        self.dl_duration = self.event_duration[dl]
-        self.dl_completed = self.event_completed[dl]
-        self.dl_key = self.event_key[dl]
+        self.event_call[call_event] = np.arange(call_event.size)
+        clock = events.running_sums(self.arrival_sorted, self.event_duration)
+        self.static_clock_before = clock[self.offsets[self.call_column - 1] + self.call_row]  # a send precedes
+        self.static_wall = self._wall(clock)
 
-    def _previous(self, events: np.ndarray) -> np.ndarray:
-        """Position of the event before each of ``events`` (a call always follows its round's send)."""
-        return self.offsets[self.event_column[events] - 1] + self.event_row[events]
+    def _wall(self, clock: np.ndarray) -> np.ndarray:
+        """Wall time per episode (corpus order): the clock after its last event minus its arrival."""
+        rows = self.events.active[0] if self.events.active else 0
+        last = self.offsets[self.event_count[:rows] - 1] + np.arange(rows)
+        wall = np.zeros(self.arrival_sec.size)
+        wall[self.events.order[:rows]] = clock[last] - self.arrival_sorted[:rows]
+        return wall
 
-    def _compile_rounds(self, sizes: np.ndarray, episode_of: np.ndarray) -> None:
-        """Calls of every round with calls, for round silences; then regrouped per episode for the maximum."""
+    def _compile_rounds(self, sizes: np.ndarray) -> None:
+        """Rounds with calls (corpus order): where their calls are, and their silences when waits are durations."""
+        starts = np.cumsum(sizes) - sizes
+        self.round_size = sizes
+        self.round_row = self.call_row[starts]
+        self.round_column = self.call_column[starts]
+        self.silence_episodes, self.silence_starts = np.unique(self.episode_index[starts], return_index=True)
         self.rounds = PrefixLayout.of(sizes)
-        first = np.cumsum(sizes) - sizes
         round_of_call = np.repeat(np.arange(sizes.size), sizes)
-        within = np.arange(self.calls) - first[round_of_call]
-        self.round_event = np.empty(self.rounds.size, dtype=np.intp)
-        self.round_event[self.rounds.position(round_of_call, within)] = self.call_event
-        sorted_episode = episode_of[self.rounds.order]
-        self.round_regroup = np.argsort(sorted_episode, kind="stable")
-        self.silence_episodes, self.silence_starts = np.unique(sorted_episode[self.round_regroup],
-                                                               return_index=True)
+        self.round_call = np.empty(self.rounds.size, dtype=np.intp)
+        self.round_call[self.rounds.position(round_of_call, np.arange(self.calls) - starts[round_of_call])] = (
+            np.arange(self.calls))
+        self.static_silence = self.round_silence(self.duration_sec)
 
-    def _compile_reads(self, credits: np.ndarray) -> None:
-        """The calls that ask for lines (every other call is credited 0 whatever the rule), in event order."""
-        asking = np.flatnonzero(self.requested_lines > 0)
-        asking = asking[np.argsort(self.call_event[asking], kind="stable")]
-        self.read_calls = asking
-        self.read_event = self.call_event[asking]
-        self.read_row = self.event_row[self.read_event]
-        self.read_column = self.event_column[self.read_event]
-        self.read_requested = self.requested_lines[asking]
-        self.read_credits = credits[asking]
-        self.read_error = self.status_error[asking]
+    def round_silence(self, wait: np.ndarray) -> np.ndarray:
+        """Every round's silence (rounds with calls, corpus order): its calls' waits added in call order."""
+        waits = wait[self.round_call]
+        silence = np.zeros(self.rounds.order.size)
+        for j, n in enumerate(self.rounds.active):
+            silence[:n] += waits[self.rounds.offsets[j]:self.rounds.offsets[j] + n]  # 0.0 + w is w
+        return silence[self.rounds.rank]
 
-    def _compile_unbounded(self, event_column: np.ndarray) -> None:
+    def _compile_deadlines(self) -> None:
+        """The calls of episodes with a deadline, and the time each has left on the static clock."""
+        dl = np.flatnonzero(~np.isnan(self.deadline_at_sec[self.episode_index]))
+        self.dl_calls = dl
+        self.dl_row = self.call_row[dl]
+        self.dl_key = self.key_code[dl]
+        self.dl_duration = self.duration_sec[dl]
+        self.dl_completed = self.completed[dl]
+        # The twin's max(0.0, deadline_at - t), with the static t.
+        self.dl_remaining = np.maximum(0.0, self.deadline_at_sorted[self.dl_row] - self.static_clock_before[dl])
+
+    def _compile_unbounded(self) -> None:
         """The pre-fix replay, which no policy changes: under "wedge" a censored call ends its episode."""
-        n = self.calls
-        wedge = np.zeros(n, dtype=bool)
-        withheld = np.zeros(n, dtype=bool)
-        self.unbounded_wait = self.event_duration.copy()
+        wedge = np.zeros(self.calls, dtype=bool)
+        withheld = np.zeros(self.calls, dtype=bool)
+        wait = self.event_duration.copy()
         if self.censored == "wedge":
             censored = np.flatnonzero(~self.completed)
             first = np.full(len(self.episode_ids), np.iinfo(np.intp).max, dtype=np.intp)
-            np.minimum.at(first, self.episode_index[censored], event_column[censored])
+            np.minimum.at(first, self.episode_index[censored], self.call_column[censored])
             ends_at = first[self.episode_index]
-            wedge = ~self.completed & (event_column == ends_at)
-            withheld = event_column > ends_at
-            # The episode's log ends at the wedge: later sends and calls never take time.
-            later = self.event_column > first[self.events.order][self.event_row]
-            self.unbounded_wait[later] = 0.0
+            wedge = ~self.completed & (self.call_column == ends_at)
+            withheld = self.call_column > ends_at
+            # The episode's log ends at the wedge: its later sends and calls take no time.
+            ends_sorted = first[self.events.order]
+            for j, n in enumerate(self.events.active):
+                wait[self.offsets[j] + np.flatnonzero(ends_sorted[:n] < j)] = 0.0
         self.unbounded_wedge = wedge
         self.unbounded_dispatched = ~withheld
         self.unbounded_outcome = np.where(
             withheld, WITHHELD, np.where(wedge | self.status_error, ERROR, EXECUTED)).astype(np.int8)
+        call_wait = np.where(withheld, 0.0, self.duration_sec)
+        self.unbounded_wall = self._wall(self.events.running_sums(self.arrival_sorted, wait))
+        self.unbounded_silence = self.round_silence(call_wait)
 
     # -- evaluation --------------------------------------------------------
-    def _tables(self, policy: SupportsTimeoutFor, narrowing: Narrowing) -> tuple[
-            np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """``(event keys, tool timeout per key, bound without a deadline per key, clamped per key or None)``.
+    def _tables(self, policy: SupportsTimeoutFor, narrowing: Narrowing) -> _Tables:
+        """The policy's tool timeouts, per key for a :class:`TimeoutPolicy`, else per call.
 
-        A :class:`TimeoutPolicy` reads only the tool and ``args_key``, so it is
-        resolved once per key. Any other policy object may read anything, so
-        every call is its own key (its timeout still never depends on the
-        clock: :func:`resolve_bound` gives such a policy no remaining time).
-        The last key is the model send's: ``inf``, never bounded.
+        A :class:`TimeoutPolicy` reads only the tool and ``args_key``. Any
+        other policy object may read anything, so each call is its own key
+        (its timeout still never depends on the clock: :func:`resolve_bound`
+        gives such a policy no time left). The last key is the model send's.
         """
         if type(policy) is TimeoutPolicy:
             pairs = list(zip(self.key_tools, self.key_args, strict=True))
-            keys = self.event_key
-            clamps: np.ndarray | None = np.array([policy.clamps(None, t, a) for t, a in pairs] + [False])
-            assert clamps is not None
-            if not clamps.any():
-                clamps = None
+            call_keys, dl_keys, event_keys = self.key_code, self.dl_key, self.event_key
+            clamps = np.array([policy.clamps(None, t, a) for t, a in pairs] + [False])
         else:
             pairs = list(zip(self.tool_names.tolist(), self.call_args, strict=True))
-            keys = np.where(self.event_call >= 0, self.event_call, self.calls)
-            clamps = None
+            call_keys, dl_keys = np.arange(self.calls), self.dl_calls
+            event_keys = np.where(self.event_call >= 0, self.event_call, self.calls)
+            clamps = np.zeros(len(pairs) + 1, dtype=bool)
         raw = [resolve_bound(policy, None, t, a, narrowing=_NO_NARROWING, remaining_sec=None).sec for t, a in pairs]
         tool_sec = np.array([*raw, np.inf], dtype=float)
-        static, _ = narrowing.narrow_array(tool_sec[:-1], np.full(len(pairs), np.nan))
-        return keys, tool_sec, np.append(static, np.inf), clamps
+        static, _ = narrowing.narrow_array(tool_sec, np.full(tool_sec.size, np.nan))  # no deadline
+        clamped = bool(clamps.take(dl_keys).any()) if dl_keys.size else False
+        step = _DeadlineStep(policy, narrowing, tool_sec, clamps if clamped else None)
+        return _Tables(call_keys, dl_keys, event_keys, static, step, narrowing.mode in _READS_CLOCK or clamped)
 
     def evaluate(self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None) -> Evaluation:
         """Replay the corpus under ``policy`` and ``narrowing`` (defaults as :func:`reviewlab.replay.replay`)."""
@@ -421,125 +412,94 @@ class CompiledCorpus:
         narrowing = narrowing or Narrowing()
         if narrowing.mode == "unbounded":
             return self._evaluate_unbounded()
-        keys, tool_sec, static, clamps = self._tables(policy, narrowing)
-        bound = static.take(keys)
-        abandoned = abandons_array(self.event_duration, self.event_completed, bound)
-        wait = self.event_duration.copy()  # an abandoned call waits its bound (few calls: a masked copy)
-        np.copyto(wait, bound, where=abandoned)
-        clock = self.events.running_sums(self.arrival_sorted, wait)
-        by_deadline = np.zeros(bound.size, dtype=bool)
-        dl_keys = self.dl_key if keys is self.event_key else keys[self.dl_event]
-        clamped = clamps is not None and bool(clamps.take(dl_keys).any())
-        if self.dl_event.size and (narrowing.mode in _READS_CLOCK or clamped):
-            assert not clamped or isinstance(policy, TimeoutPolicy)
-            state = (bound, by_deadline, abandoned, wait, clock)
-            step = _DeadlineStep(policy, narrowing, tool_sec, clamps if clamped else None)
-            changed = self._deadline_pass(step, dl_keys, state)
-            if changed.size:
-                self._settle(step, keys, changed, state)
-        return self._finish(bound, by_deadline, abandoned, wait, clock)
+        tables = self._tables(policy, narrowing)
+        bound = tables.static.take(tables.call_keys)
+        abandoned = abandons_array(self.duration_sec, self.completed, bound)
+        by_deadline = np.zeros(self.calls, dtype=bool)
+        unsettled = self.call_row[abandoned]  # the static clock is wrong after an abandoned call
+        if tables.reads_clock and self.dl_calls.size:
+            dl = self.dl_calls
+            sec, by, ab, wait = tables.step(tables.dl_keys, self.dl_duration, self.dl_completed, self.dl_remaining)
+            bound[dl], by_deadline[dl], abandoned[dl] = sec, by, ab
+            # Exact wherever every wait of the episode is its duration; the rest is settled below.
+            unsettled = np.concatenate([self.call_row[abandoned], self.dl_row[wait != self.dl_duration]])
+        settled = self._settle(tables, np.unique(unsettled), bound, by_deadline, abandoned)
+        return self._finish(bound, by_deadline, abandoned, settled)
 
-    def _deadline_pass(self, step: _DeadlineStep, dl_keys: np.ndarray, state: tuple[np.ndarray, ...]) -> np.ndarray:
-        """Bounds of the deadline episodes' calls on the provisional clock; the rows whose waits changed.
+    def _settle(self, tables: _Tables, rows: np.ndarray, bound: np.ndarray, by_deadline: np.ndarray,
+                abandoned: np.ndarray) -> _Settled | None:
+        """Replay the episodes of sorted ``rows`` exactly: iterate clock → bounds → waits to the fixed point.
 
-        Exact in every episode whose waits all stay the same (its clock was
-        right; equal waits also mean equal fates, and equal bounds for the
-        abandoned calls, so only bounds and deadline flags are stored), and up
-        to the first changed wait in the others, which :meth:`_settle` redoes.
+        A block ``[event, episode]`` of their events, padded with the spare
+        zero-length send; ``cumsum`` down a column is the twin's clock. Stores
+        the calls' bounds, deadline flags and fates; returns the clocks and waits.
         """
-        bound, by_deadline, _, wait, clock = state
-        d = self.dl_event
-        remaining = np.maximum(0.0, self.dl_deadline_at - clock[self.dl_previous])
-        sec, by, _, w = step(dl_keys, self.dl_duration, self.dl_completed, remaining)
-        changed = w != wait[d]
-        bound[d], by_deadline[d] = sec, by
-        return np.unique(self.dl_row[changed]) if changed.any() else changed[:0].nonzero()[0]
-
-    def _settle(self, step: _DeadlineStep, keys: np.ndarray, rows: np.ndarray, state: tuple[np.ndarray, ...]) -> None:
-        """Iterate the episodes of sorted ``rows`` to the fixed point of clock → bounds → waits.
-
-        A block ``[event, episode]`` of their events; ``cumsum`` down a column
-        is the twin's sequential clock. An event's wait depends only on earlier
-        waits, so each iteration fixes at least one more event: the loop ends
-        within the block's depth, and its fixed point is the exact replay.
-        """
-        bound, by_deadline, abandoned, wait, clock = state
+        if not rows.size:
+            return None
         depth = int(self.event_count[rows[0]])  # rows ascend, so the first is the longest
         column = np.arange(depth)[:, None]
-        block = np.where(column < self.event_count[rows], self.offsets[column] + rows, bound.size - 1)
+        block = np.where(column < self.event_count[rows], self.offsets[column] + rows, self.spare)
         duration, completed = self.event_duration[block], self.event_completed[block]
-        block_keys = keys[block]
-        is_call = self.event_call[block] >= 0
+        keys, call = tables.event_keys[block], self.event_call[block]
+        is_call = call >= 0
         start, deadline_at = self.arrival_sorted[rows], self.deadline_at_sorted[rows]
-        w = wait[block]
+        wait = duration
         for _ in range(depth + 1):
-            t = np.cumsum(np.vstack([start, w]), axis=0)
-            remaining = np.maximum(0.0, deadline_at - t[:-1])
-            sec, by, ab, new = step(block_keys, duration, completed, remaining, is_call)
-            if np.array_equal(new, w):
+            clock = np.cumsum(np.vstack([start, wait]), axis=0)
+            remaining = np.maximum(0.0, deadline_at - clock[:-1])  # NaN without a deadline: no narrowing
+            sec, by, ab, new = tables.step(keys, duration, completed, remaining, is_call)
+            if np.array_equal(new, wait):
                 break
-            w = new
-        else:  # pragma: no cover - impossible by the argument above
+            wait = new
+        else:  # pragma: no cover - impossible: each iteration fixes at least one more event
             raise AssertionError("deadline settling did not reach its fixed point")
-        bound[block], by_deadline[block], abandoned[block], wait[block], clock[block] = sec, by, ab, w, t[1:]
+        calls = call[is_call]
+        bound[calls], by_deadline[calls], abandoned[calls] = sec[is_call], by[is_call], ab[is_call]
+        return _Settled(rows, clock, wait)
 
-    def _finish(self, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray, wait: np.ndarray,
-                clock: np.ndarray) -> Evaluation:
-        """Zombies, loose workers, credits, wall times and silences from the settled event arrays."""
-        hit = np.flatnonzero(abandoned[:-1])  # abandoned events: few
-        calls = self.event_call[hit]
-        ab_bound = bound[hit]
-        zombie_hit = np.where(self.event_completed[hit], self.event_duration[hit] - ab_bound, np.inf)
+    def _finish(self, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
+                settled: _Settled | None) -> Evaluation:
+        """Zombies, loose workers, credits, wall times and silences from the settled decisions."""
+        hit = np.flatnonzero(abandoned)  # every abandoned call is in a settled episode
+        zombie_hit = np.where(self.completed[hit], self.duration_sec[hit] - bound[hit], np.inf)
         zombie = np.zeros(self.calls)
-        zombie[calls] = zombie_hit
-        loose = zombie_hit != 0  # the twin records a loose worker only while it runs
-        start = clock[self._previous(hit[loose])] + ab_bound[loose]
-        peak = metrics.peak_overlap(start, start + zombie_hit[loose])
-        executed = ~(abandoned[self.read_event] | self.read_error)
+        zombie[hit] = zombie_hit
+        wall, silence, peak = self.static_wall, self.static_silence, 0
+        if settled is not None:
+            rows, clock, wait = settled
+            wall = wall.copy()
+            wall[self.events.order[rows]] = clock[-1] - self.arrival_sorted[rows]
+            at = np.searchsorted(rows, self.call_row[hit])
+            loose = zombie_hit != 0  # the twin records a loose worker only while it runs
+            start = clock[self.call_column[hit], at][loose] + bound[hit][loose]
+            peak = metrics.peak_overlap(start, start + zombie_hit[loose])
+            silence = silence.copy()
+            rounds = np.unique(self.call_round[hit])
+            size = self.round_size[rounds]
+            j = np.arange(int(size.max(initial=1)))[:, None]
+            waits = wait[self.round_column[rounds] + np.minimum(j, size - 1), np.searchsorted(rows, self.round_row[rounds])]
+            silence[rounds] = np.cumsum(np.where(j < size, waits, 0.0), axis=0)[-1]
+        executed = ~(abandoned[self.read_calls] | self.read_error)
+        abandoned_before = np.zeros(self.read_calls.size, dtype=bool)
         if hit.size:
-            first = np.full(self.arrival_sorted.size, np.iinfo(np.intp).max, dtype=np.intp)
-            np.minimum.at(first, self.event_row[hit], self.event_column[hit])
-            abandoned_before = first[self.read_row] < self.read_column
-        else:
-            abandoned_before = np.zeros(self.read_event.size, dtype=bool)
+            first = np.full(len(self.episode_ids), self.calls, dtype=np.intp)
+            episodes, at_first = np.unique(self.episode_index[hit], return_index=True)
+            first[episodes] = hit[at_first]
+            abandoned_before = first[self.read_episode] < self.read_calls
         credited = Crediting.credited_lines_array(self.read_credits, executed, abandoned_before, self.read_requested)
-        return Evaluation(self, bound=bound, by_deadline=by_deadline, abandoned=abandoned,
-                          abandoned_calls=np.sort(calls), zombie=zombie, credited=credited,
-                          wall_sorted=self._wall(clock), round_silence=self._round_silence(wait),
-                          peak_loose_workers=peak, unbounded=False)
+        return Evaluation(self, bound=bound, by_deadline=by_deadline, abandoned=abandoned, zombie=zombie,
+                          credited=credited, wall=wall, round_silence=silence, peak_loose_workers=peak,
+                          unbounded=False)
 
     def _evaluate_unbounded(self) -> Evaluation:
         """The pre-fix behaviour: nothing is abandoned; under "wedge" a censored call ends its episode."""
-        wait = self.unbounded_wait
-        clock = self.events.running_sums(self.arrival_sorted, wait)
         executed = self.unbounded_outcome[self.read_calls] == EXECUTED
         credited = Crediting.credited_lines_array(
             self.read_credits, executed, np.zeros(executed.size, dtype=bool), self.read_requested)
-        nowhere = np.zeros(wait.size, dtype=bool)
-        return Evaluation(self, bound=np.full(wait.size, np.nan), by_deadline=nowhere, abandoned=nowhere,
-                          abandoned_calls=np.zeros(0, dtype=np.intp), zombie=np.zeros(self.calls), credited=credited,
-                          wall_sorted=self._wall(clock), round_silence=self._round_silence(wait),
-                          peak_loose_workers=0, unbounded=True)
-
-    def _wall(self, clock: np.ndarray) -> np.ndarray:
-        """Wall time per sorted row: the clock after its last event minus its arrival (0 without events)."""
-        wall = np.zeros(self.arrival_sorted.size)
-        n = self.last_event.size
-        np.subtract(clock[self.last_event], self.arrival_sorted[:n], out=wall[:n])
-        return wall
-
-    def _round_silence(self, wait: np.ndarray) -> np.ndarray:
-        """Silence of every round with calls (:attr:`rounds` order): the sum of its waits, in call order."""
-        waits = wait[self.round_event]
-        rounds = self.rounds
-        silence = np.empty(len(rounds.order))
-        for j, n in enumerate(rounds.active):
-            slab = waits[rounds.offsets[j]:rounds.offsets[j] + n]
-            if j == 0:
-                silence[:n] = slab  # the twin's 0.0 + first wait is the first wait
-            else:
-                silence[:n] += slab
-        return silence
+        nowhere = np.zeros(self.calls, dtype=bool)
+        return Evaluation(self, bound=np.full(self.calls, np.nan), by_deadline=nowhere, abandoned=nowhere,
+                          zombie=np.zeros(self.calls), credited=credited, wall=self.unbounded_wall,
+                          round_silence=self.unbounded_silence, peak_loose_workers=0, unbounded=True)
 
     # -- results -----------------------------------------------------------
     def summary(self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None) -> dict[str, Any]:
@@ -562,14 +522,13 @@ class CompiledCorpus:
         episode_id, tool = self._string_columns
         bound_by = np.where(ev.by_deadline, "deadline", "unbounded" if ev.unbounded else "tool_timeout")
         calls = pd.DataFrame({
-            "episode_id": episode_id, "round": self.round, "call_index": self.call_index, "tool": tool, "duration_sec": self.duration_sec, "completed": self.completed,
-            "bound_sec": ev.bound_sec, "bound_by": bound_by.astype(object),
+            "episode_id": episode_id, "round": self.round.astype(np.int64),
+            "call_index": self.call_index.astype(np.int64), "tool": tool, "duration_sec": self.duration_sec,
+            "completed": self.completed, "bound_sec": ev.bound_sec, "bound_by": bound_by.astype(object),
             "outcome": OUTCOMES[ev.outcome], "source_gap": GAPS[ev.gap],
             "requested_lines": self.requested_lines.astype(np.int64), "credited_lines": ev.credited_lines,
             "zombie_sec": ev.zombie_sec,
         }, columns=list(metrics.CALL_COLUMNS))
-        calls["round"] = calls["round"].astype(np.int64)
-        calls["call_index"] = calls["call_index"].astype(np.int64)
         base = pd.DataFrame({"episode_id": list(self.episode_ids), "slot_id": list(self.slot_ids),
                              "wall_sec": ev.wall_sec, "max_silence_sec": ev.max_silence_sec})
         episodes = metrics.episode_rows(calls, base)
@@ -578,7 +537,7 @@ class CompiledCorpus:
 
 
 class _DeadlineStep:
-    """One call's bound from the time left, by the shared rules: clamp (clamped keys), narrowing, fate, wait."""
+    """A call's bound from the time left, by the shared rules: clamp (clamped keys), narrowing, fate, wait."""
 
     def __init__(self, policy: SupportsTimeoutFor, narrowing: Narrowing, tool_sec: np.ndarray,
                  clamps: np.ndarray | None) -> None:
@@ -599,7 +558,28 @@ class _DeadlineStep:
             sec = np.where(is_call, sec, np.inf)
             by &= is_call
         abandoned = abandons_array(duration, completed, sec)
-        return sec, by, abandoned, np.where(abandoned, sec, duration)
+        wait = duration.copy()  # an abandoned call waits its bound
+        np.copyto(wait, sec, where=abandoned)
+        return sec, by, abandoned, wait
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """One policy resolved for a corpus: keys per call / deadline call / event, static bounds, the clock step."""
+
+    call_keys: np.ndarray
+    dl_keys: np.ndarray
+    event_keys: np.ndarray
+    static: np.ndarray
+    step: _DeadlineStep
+    reads_clock: bool
+
+
+class _Settled(tuple[np.ndarray, np.ndarray, np.ndarray]):
+    """``(rows, clock, wait)`` of settled episodes: sorted rows, the block clock (row ``j`` = before event ``j``), waits."""
+
+    def __new__(cls, rows: np.ndarray, clock: np.ndarray, wait: np.ndarray) -> _Settled:
+        return super().__new__(cls, (rows, clock, wait))
 
 
 def compile_corpus(episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0) -> CompiledCorpus:

@@ -301,3 +301,17 @@ def test_receipt_started_at_is_a_zoned_iso_stamp(repo):
     model = ScriptedModel([{"tool_calls": [tool_call("list_files", {}), tool_call("x", {})]}, {"content": ANSWER}])
     result = ReviewEpisode(repo, model).execute()
     assert all(datetime.fromisoformat(r.started_at).tzinfo is not None for r in result.receipts)
+
+
+def test_a_credited_read_past_the_end_of_the_file_is_recorded_as_the_lines_it_rendered(repo):
+    """Asking for lines 30–90 of a 40-line file records 30–40, so a replay credits what the live run credited."""
+    model = ScriptedModel([
+        {"tool_calls": [tool_call("read_file", {"path": "pkg/core.py", "start_line": 30, "end_line": 90})]},
+        {"content": ANSWER},
+    ])
+    result = ReviewEpisode(repo, model).execute()
+    receipt = result.usage["native_tool_receipts"][0]
+    assert (receipt["start_line"], receipt["end_line"]) == (30, 40)
+    [call] = result.to_episode(id="clip").calls
+    assert call.extent is not None and (call.extent.start_line, call.extent.end_line) == (30, 40)
+    assert call.requested_lines == 11
