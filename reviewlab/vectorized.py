@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -575,11 +575,12 @@ class _Tables:
     reads_clock: bool
 
 
-class _Settled(tuple[np.ndarray, np.ndarray, np.ndarray]):
-    """``(rows, clock, wait)`` of settled episodes: sorted rows, the block clock (row ``j`` = before event ``j``), waits."""
+class _Settled(NamedTuple):
+    """The settled episodes: their sorted rows, block clock (row ``j``: before event ``j``) and waits."""
 
-    def __new__(cls, rows: np.ndarray, clock: np.ndarray, wait: np.ndarray) -> _Settled:
-        return super().__new__(cls, (rows, clock, wait))
+    rows: np.ndarray
+    clock: np.ndarray
+    wait: np.ndarray
 
 
 def compile_corpus(episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0) -> CompiledCorpus:

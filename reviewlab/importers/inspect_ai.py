@@ -36,7 +36,7 @@ import os
 import zipfile
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from reviewlab.importers._common import (
     ImportFormatError,
@@ -44,9 +44,7 @@ from reviewlab.importers._common import (
     parse_time,
     seconds_between,
 )
-from reviewlab.recording.schema import Call, Episode, Extent, Round
-
-EndReason = Literal["final_answer", "deadline_exhausted", "model_error", "wedged", "log_end"]
+from reviewlab.recording.schema import Call, EndReason, Episode, Extent, Round
 
 __all__ = ["import_inspect", "sample_episode"]
 

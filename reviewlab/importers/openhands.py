@@ -42,7 +42,7 @@ import os
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from reviewlab.importers._common import (
     ImportFormatError,
@@ -50,9 +50,7 @@ from reviewlab.importers._common import (
     parse_time,
     seconds_between,
 )
-from reviewlab.recording.schema import Call, Episode, Extent, Round
-
-EndReason = Literal["final_answer", "deadline_exhausted", "model_error", "wedged", "log_end"]
+from reviewlab.recording.schema import Call, EndReason, Episode, Extent, Round
 
 __all__ = ["import_openhands", "trajectory_episode"]
 

@@ -18,11 +18,13 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["Call", "Episode", "Extent", "Round", "SCHEMA_VERSION", "SOURCES", "END_REASONS", "CALL_STATUSES"]
+__all__ = ["Call", "Episode", "Extent", "Round", "SCHEMA_VERSION", "SOURCES", "END_REASONS", "CALL_STATUSES", "EndReason"]
 
 SCHEMA_VERSION: Final = "reviewlab.episode/1"
 SOURCES = ("live", "synthetic", "incident", "openhands", "inspect", "replay")
 END_REASONS = ("final_answer", "deadline_exhausted", "model_error", "wedged", "log_end")
+EndReason = Literal["final_answer", "deadline_exhausted", "model_error", "wedged", "log_end"]
+"""How a recorded episode ended (the values of :data:`END_REASONS`)."""
 CALL_STATUSES = ("ok", "error")
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -132,7 +134,7 @@ class Episode(BaseModel):
     """The inherited deadline, in seconds from ``started_at``; ``None`` when the reviewer inherited none."""
     rounds: list[Round] = Field(default_factory=list)
     """Model rounds in order."""
-    end_reason: Literal["final_answer", "deadline_exhausted", "model_error", "wedged", "log_end"] = "final_answer"
+    end_reason: EndReason = "final_answer"
     """How the recorded episode ended."""
     task: str = ""
     """The review task text, when known."""
