@@ -1,11 +1,12 @@
-"""Per-tool timeout policy, deadline narrowing, and the bound of one call.
+"""Per-tool timeout policy and the bound of one call.
 
 A call's bound is decided once, when it is dispatched::
 
     bound = narrowing(policy.timeout_for(tools, name, args), deadline_remaining())
 
 :class:`TimeoutPolicy` answers the per-tool question (how long may THIS tool,
-with THESE arguments, on THIS registry run?). :class:`Narrowing` folds in the
+with THESE arguments, on THIS registry run?). :class:`Narrowing`
+(:mod:`reviewlab.narrowing`, re-exported here) folds in the
 deadline the caller inherited. :func:`resolve_bound` does both and returns a
 :class:`Bound` that remembers which term fired, so nobody has to guess later
 whether the tool timeout or the deadline cut a call short.
@@ -18,18 +19,19 @@ time).
 from __future__ import annotations
 
 import json
-import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import tomli_w
 
 from reviewlab.deadline import deadline_remaining
+from reviewlab.narrowing import BOUND_BY, NARROWING_MODES, Bound, Narrowing, PolicyError
+from reviewlab.narrowing import check_seconds as _seconds
 
 __all__ = [
     "BOUND_BY",
@@ -43,9 +45,6 @@ __all__ = [
     "resolve_bound",
     "save_policy_file",
 ]
-
-BOUND_BY = ("tool_timeout", "deadline", "unbounded")
-NARROWING_MODES = ("inherit", "none", "reserve", "fraction", "unbounded")
 
 # Facts from the reference system (reference/ouroboros-semantics.md §1).
 _OUROBOROS_GLOBAL_SEC = 600.0
@@ -64,28 +63,11 @@ _OUROBOROS_CLAMP_RESERVE_SEC = 120.0
 _UNSET: Any = object()
 
 
-class PolicyError(ValueError):
-    """A policy or narrowing value is invalid; the message names the field."""
-
-
 @runtime_checkable
 class SupportsTimeoutFor(Protocol):
     """Anything with ``timeout_for(tools, tool_name, tool_args=None) -> float`` is a policy."""
 
     def timeout_for(self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None) -> float: ...
-
-
-def _seconds(field_name: str, value: Any, *, allow_zero: bool = False) -> float:
-    """Validate a number of seconds, naming ``field_name`` in the error."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PolicyError(f"{field_name}: expected a number of seconds, got {value!r}")
-    number = float(value)
-    if math.isnan(number) or math.isinf(number):
-        raise PolicyError(f"{field_name}: must be finite, got {value!r}")
-    if number < 0 or (number == 0 and not allow_zero):
-        kind = "non-negative" if allow_zero else "positive"
-        raise PolicyError(f"{field_name}: must be {kind}, got {value!r}")
-    return number
 
 
 def _tool_names(field_name: str, value: Any) -> tuple[str, ...]:
@@ -344,114 +326,6 @@ class TimeoutPolicy:
         except tomllib.TOMLDecodeError as exc:
             raise PolicyError(f"policy TOML: {exc}") from None
         return cls.from_dict(data)
-
-
-@dataclass(frozen=True)
-class Bound:
-    """The bound of one dispatched call and the term that set it.
-
-    ``sec`` is ``None`` only under :meth:`Narrowing.unbounded` (``by ==
-    "unbounded"``). ``by`` is ``"deadline"`` only when the narrowed deadline is
-    strictly shorter than the tool timeout.
-    """
-
-    sec: float | None
-    by: Literal["tool_timeout", "deadline", "unbounded"]
-    tool_timeout_sec: float | None
-    remaining_sec: float | None = None
-
-    @property
-    def bounded(self) -> bool:
-        return self.sec is not None
-
-
-@dataclass(frozen=True)
-class Narrowing:
-    """How the inherited deadline narrows a tool's timeout.
-
-    * ``inherit`` (default): ``min(tool, max(0, remaining))``, no floor.
-    * ``none``: the deadline is ignored; the tool timeout alone bounds the call.
-    * ``reserve``: ``min(tool, max(0, remaining - reserve_sec))``, keeping time to finish.
-    * ``fraction``: ``min(tool, max(0, remaining * fraction))``.
-    * ``unbounded``: the pre-fix behaviour; no bound at all, the clock is looked
-      at only before a model send.
-    """
-
-    mode: Literal["inherit", "none", "reserve", "fraction", "unbounded"] = "inherit"
-    reserve_sec: float = 0.0
-    fraction: float = 1.0
-
-    def __post_init__(self) -> None:
-        if self.mode not in NARROWING_MODES:
-            raise PolicyError(f"narrowing.mode: expected one of {', '.join(NARROWING_MODES)}, got {self.mode!r}")
-        object.__setattr__(self, "reserve_sec", _seconds("narrowing.reserve_sec", self.reserve_sec, allow_zero=True))
-        fraction = _seconds("narrowing.fraction", self.fraction)
-        if fraction > 1.0:
-            raise PolicyError(f"narrowing.fraction: must be in (0, 1], got {self.fraction!r}")
-        object.__setattr__(self, "fraction", fraction)
-
-    @classmethod
-    def unbounded(cls) -> Narrowing:
-        """The pre-fix behaviour: calls are never bounded."""
-        return cls(mode="unbounded")
-
-    @property
-    def label(self) -> str:
-        if self.mode == "reserve":
-            return f"reserve-{self.reserve_sec:g}s"
-        if self.mode == "fraction":
-            return f"fraction-{self.fraction:g}"
-        return self.mode
-
-    def narrow(self, tool_timeout_sec: float, remaining_sec: float | None) -> Bound:
-        """Fold the time remaining before the inherited deadline into a tool timeout."""
-        if self.mode == "unbounded":
-            return Bound(None, "unbounded", None, remaining_sec)
-        if remaining_sec is None or self.mode == "none":
-            return Bound(tool_timeout_sec, "tool_timeout", tool_timeout_sec, remaining_sec)
-        if self.mode == "reserve":
-            window = max(0.0, remaining_sec - self.reserve_sec)
-        elif self.mode == "fraction":
-            window = max(0.0, remaining_sec * self.fraction)
-        else:
-            window = max(0.0, remaining_sec)
-        if window < tool_timeout_sec:
-            return Bound(window, "deadline", tool_timeout_sec, remaining_sec)
-        return Bound(tool_timeout_sec, "tool_timeout", tool_timeout_sec, remaining_sec)
-
-    def narrow_array(self, tool_timeout_sec: np.ndarray, remaining_sec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`narrow` element-wise: ``(bound_sec, by_deadline)``.
-
-        A NaN in ``remaining_sec`` stands for ``None`` (no inherited deadline).
-        Under ``unbounded`` every bound is NaN (``None``) and ``by_deadline`` is
-        all False; otherwise ``by_deadline`` marks the bounds the deadline set.
-        """
-        tool = np.asarray(tool_timeout_sec, dtype=float)
-        rem = np.asarray(remaining_sec, dtype=float)
-        if self.mode == "unbounded":
-            return np.full(tool.shape, np.nan), np.zeros(tool.shape, dtype=bool)
-        if self.mode == "none":
-            return tool.copy(), np.zeros(tool.shape, dtype=bool)
-        if self.mode == "reserve":
-            window = np.maximum(0.0, rem - self.reserve_sec)
-        elif self.mode == "fraction":
-            window = np.maximum(0.0, rem * self.fraction)
-        else:
-            window = np.maximum(0.0, rem)
-        by_deadline = window < tool  # NaN (no deadline) is never shorter
-        return np.where(by_deadline, window, tool), by_deadline
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.mode, "reserve_sec": self.reserve_sec, "fraction": self.fraction}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, where: str = "narrowing") -> Narrowing:
-        if not isinstance(data, Mapping):
-            raise PolicyError(f"{where}: expected a table, got {data!r}")
-        unknown = sorted(set(data) - {"mode", "reserve_sec", "fraction"})
-        if unknown:
-            raise PolicyError(f"{where}: unknown field(s) {', '.join(unknown)}; known: fraction, mode, reserve_sec")
-        return cls(**dict(data))
 
 
 def resolve_bound(

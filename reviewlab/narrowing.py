@@ -1,0 +1,149 @@
+"""Deadline narrowing and the bound of one call.
+
+:class:`Narrowing` says how the deadline a reviewer inherited narrows a tool's
+own timeout; :meth:`Narrowing.narrow` returns the :class:`Bound` of one call,
+which remembers which term fired (``tool_timeout``, ``deadline`` or, under the
+pre-fix behaviour, ``unbounded``). :meth:`Narrowing.narrow_array` is the same
+rule element-wise, for the vectorized replay. :class:`PolicyError` is the error
+for any invalid policy or narrowing value; its message names the field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = ["BOUND_BY", "NARROWING_MODES", "Bound", "Narrowing", "PolicyError", "check_seconds"]
+
+BOUND_BY = ("tool_timeout", "deadline", "unbounded")
+NARROWING_MODES = ("inherit", "none", "reserve", "fraction", "unbounded")
+
+
+class PolicyError(ValueError):
+    """A policy or narrowing value is invalid; the message names the field."""
+
+
+
+def check_seconds(field_name: str, value: Any, *, allow_zero: bool = False) -> float:
+    """Validate a number of seconds, naming ``field_name`` in the error."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PolicyError(f"{field_name}: expected a number of seconds, got {value!r}")
+    number = float(value)
+    if math.isnan(number) or math.isinf(number):
+        raise PolicyError(f"{field_name}: must be finite, got {value!r}")
+    if number < 0 or (number == 0 and not allow_zero):
+        kind = "non-negative" if allow_zero else "positive"
+        raise PolicyError(f"{field_name}: must be {kind}, got {value!r}")
+    return number
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The bound of one dispatched call and the term that set it.
+
+    ``sec`` is ``None`` only under :meth:`Narrowing.unbounded` (``by ==
+    "unbounded"``). ``by`` is ``"deadline"`` only when the narrowed deadline is
+    strictly shorter than the tool timeout.
+    """
+
+    sec: float | None
+    by: Literal["tool_timeout", "deadline", "unbounded"]
+    tool_timeout_sec: float | None
+    remaining_sec: float | None = None
+
+    @property
+    def bounded(self) -> bool:
+        return self.sec is not None
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """How the inherited deadline narrows a tool's timeout.
+
+    * ``inherit`` (default): ``min(tool, max(0, remaining))``, no floor.
+    * ``none``: the deadline is ignored; the tool timeout alone bounds the call.
+    * ``reserve``: ``min(tool, max(0, remaining - reserve_sec))``, keeping time to finish.
+    * ``fraction``: ``min(tool, max(0, remaining * fraction))``.
+    * ``unbounded``: the pre-fix behaviour; no bound at all, the clock is looked
+      at only before a model send.
+    """
+
+    mode: Literal["inherit", "none", "reserve", "fraction", "unbounded"] = "inherit"
+    reserve_sec: float = 0.0
+    fraction: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.mode not in NARROWING_MODES:
+            raise PolicyError(f"narrowing.mode: expected one of {', '.join(NARROWING_MODES)}, got {self.mode!r}")
+        object.__setattr__(self, "reserve_sec", check_seconds("narrowing.reserve_sec", self.reserve_sec, allow_zero=True))
+        fraction = check_seconds("narrowing.fraction", self.fraction)
+        if fraction > 1.0:
+            raise PolicyError(f"narrowing.fraction: must be in (0, 1], got {self.fraction!r}")
+        object.__setattr__(self, "fraction", fraction)
+
+    @classmethod
+    def unbounded(cls) -> Narrowing:
+        """The pre-fix behaviour: calls are never bounded."""
+        return cls(mode="unbounded")
+
+    @property
+    def label(self) -> str:
+        if self.mode == "reserve":
+            return f"reserve-{self.reserve_sec:g}s"
+        if self.mode == "fraction":
+            return f"fraction-{self.fraction:g}"
+        return self.mode
+
+    def narrow(self, tool_timeout_sec: float, remaining_sec: float | None) -> Bound:
+        """Fold the time remaining before the inherited deadline into a tool timeout."""
+        if self.mode == "unbounded":
+            return Bound(None, "unbounded", None, remaining_sec)
+        if remaining_sec is None or self.mode == "none":
+            return Bound(tool_timeout_sec, "tool_timeout", tool_timeout_sec, remaining_sec)
+        if self.mode == "reserve":
+            window = max(0.0, remaining_sec - self.reserve_sec)
+        elif self.mode == "fraction":
+            window = max(0.0, remaining_sec * self.fraction)
+        else:
+            window = max(0.0, remaining_sec)
+        if window < tool_timeout_sec:
+            return Bound(window, "deadline", tool_timeout_sec, remaining_sec)
+        return Bound(tool_timeout_sec, "tool_timeout", tool_timeout_sec, remaining_sec)
+
+    def narrow_array(self, tool_timeout_sec: np.ndarray, remaining_sec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`narrow` element-wise: ``(bound_sec, by_deadline)``.
+
+        A NaN in ``remaining_sec`` stands for ``None`` (no inherited deadline).
+        Under ``unbounded`` every bound is NaN (``None``) and ``by_deadline`` is
+        all False; otherwise ``by_deadline`` marks the bounds the deadline set.
+        """
+        tool = np.asarray(tool_timeout_sec, dtype=float)
+        rem = np.asarray(remaining_sec, dtype=float)
+        if self.mode == "unbounded":
+            return np.full(tool.shape, np.nan), np.zeros(tool.shape, dtype=bool)
+        if self.mode == "none":
+            return tool.copy(), np.zeros(tool.shape, dtype=bool)
+        if self.mode == "reserve":
+            window = np.maximum(0.0, rem - self.reserve_sec)
+        elif self.mode == "fraction":
+            window = np.maximum(0.0, rem * self.fraction)
+        else:
+            window = np.maximum(0.0, rem)
+        by_deadline = window < tool  # NaN (no deadline) is never shorter
+        return np.where(by_deadline, window, tool), by_deadline
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "reserve_sec": self.reserve_sec, "fraction": self.fraction}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "narrowing") -> Narrowing:
+        if not isinstance(data, Mapping):
+            raise PolicyError(f"{where}: expected a table, got {data!r}")
+        unknown = sorted(set(data) - {"mode", "reserve_sec", "fraction"})
+        if unknown:
+            raise PolicyError(f"{where}: unknown field(s) {', '.join(unknown)}; known: fraction, mode, reserve_sec")
+        return cls(**dict(data))
