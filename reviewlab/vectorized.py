@@ -285,6 +285,10 @@ class CompiledCorpus:
         self.read_requested = self.requested_lines[self.read_calls]
         self.read_credits = credits[self.read_calls]
         self.read_error = self.status_error[self.read_calls]
+        self.read_first = np.searchsorted(self.read_episode, np.arange(len(episodes) + 1))
+        # The credits when nothing is abandoned; a replay redoes only the episodes with an abandoned call.
+        self.static_credited = Crediting.credited_lines_array(
+            self.read_credits, ~self.read_error, np.zeros(self.read_calls.size, dtype=bool), self.read_requested)
         self._compile_unbounded()
         for value in vars(self).values():
             if isinstance(value, np.ndarray):
@@ -423,70 +427,94 @@ class CompiledCorpus:
             bound[dl], by_deadline[dl], abandoned[dl] = sec, by, ab
             # Exact wherever every wait of the episode is its duration; the rest is settled below.
             unsettled = np.concatenate([self.call_row[abandoned], self.dl_row[wait != self.dl_duration]])
-        settled = self._settle(tables, np.unique(unsettled), bound, by_deadline, abandoned)
-        return self._finish(bound, by_deadline, abandoned, settled)
+        rows = np.unique(unsettled)
+        counts = self.event_count[rows]  # non-increasing: rows ascend
+        blocks, i = [], 0
+        while i < rows.size:  # blocks of rows at most twice as long as each other: little padding
+            j = max(i + 1, int(np.searchsorted(-counts, -(counts[i] // 2))))
+            blocks.append(self._settle(tables, rows[i:j], bound, by_deadline, abandoned))
+            i = j
+        return self._finish(bound, by_deadline, abandoned, blocks)
 
     def _settle(self, tables: _Tables, rows: np.ndarray, bound: np.ndarray, by_deadline: np.ndarray,
-                abandoned: np.ndarray) -> _Settled | None:
+                abandoned: np.ndarray) -> _Settled:
         """Replay the episodes of sorted ``rows`` exactly: iterate clock → bounds → waits to the fixed point.
 
         A block ``[event, episode]`` of their events, padded with the spare
         zero-length send; ``cumsum`` down a column is the twin's clock. Stores
         the calls' bounds, deadline flags and fates; returns the clocks and waits.
         """
-        if not rows.size:
-            return None
         depth = int(self.event_count[rows[0]])  # rows ascend, so the first is the longest
         column = np.arange(depth)[:, None]
         block = np.where(column < self.event_count[rows], self.offsets[column] + rows, self.spare)
         duration, completed = self.event_duration[block], self.event_completed[block]
         keys, call = tables.event_keys[block], self.event_call[block]
         is_call = call >= 0
-        start, deadline_at = self.arrival_sorted[rows], self.deadline_at_sorted[rows]
-        wait = duration
+        calls = call[is_call]
+        start = self.arrival_sorted[rows]
+        # A send has no time left (NaN), so nothing narrows its infinite bound; nor does a missing deadline.
+        deadline_at = np.where(is_call, self.deadline_at_sorted[rows], np.nan)
+        wait = duration.copy()  # first guess: the waits decided so far (exact up to each first change)
+        wait[is_call] = np.where(abandoned[calls], bound[calls], duration[is_call])
+        clock = np.cumsum(np.vstack([start, wait]), axis=0)
+        sec, by, ab, new = tables.step(keys, duration, completed, np.maximum(0.0, deadline_at - clock[:-1]))
+        todo = np.flatnonzero((new != wait).any(axis=0))  # an episode whose waits held is exact: it drops out
+        wait = new
         for _ in range(depth + 1):
-            clock = np.cumsum(np.vstack([start, wait]), axis=0)
-            remaining = np.maximum(0.0, deadline_at - clock[:-1])  # NaN without a deadline: no narrowing
-            sec, by, ab, new = tables.step(keys, duration, completed, remaining, is_call)
-            if np.array_equal(new, wait):
+            if not todo.size:
                 break
-            wait = new
+            w = wait[:, todo]
+            t = np.cumsum(np.vstack([start[todo], w]), axis=0)
+            s, b, a, new = tables.step(keys[:, todo], duration[:, todo], completed[:, todo],
+                                       np.maximum(0.0, deadline_at[:, todo] - t[:-1]))
+            clock[:, todo], sec[:, todo], by[:, todo], ab[:, todo], wait[:, todo] = t, s, b, a, new
+            todo = todo[(new != w).any(axis=0)]
         else:  # pragma: no cover - impossible: each iteration fixes at least one more event
             raise AssertionError("deadline settling did not reach its fixed point")
-        calls = call[is_call]
         bound[calls], by_deadline[calls], abandoned[calls] = sec[is_call], by[is_call], ab[is_call]
         return _Settled(rows, clock, wait)
 
     def _finish(self, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
-                settled: _Settled | None) -> Evaluation:
+                blocks: list[_Settled]) -> Evaluation:
         """Zombies, loose workers, credits, wall times and silences from the settled decisions."""
         hit = np.flatnonzero(abandoned)  # every abandoned call is in a settled episode
         zombie_hit = np.where(self.completed[hit], self.duration_sec[hit] - bound[hit], np.inf)
         zombie = np.zeros(self.calls)
         zombie[hit] = zombie_hit
         wall, silence, peak = self.static_wall, self.static_silence, 0
-        if settled is not None:
-            rows, clock, wait = settled
-            wall = wall.copy()
-            wall[self.events.order[rows]] = clock[-1] - self.arrival_sorted[rows]
-            at = np.searchsorted(rows, self.call_row[hit])
-            loose = zombie_hit != 0  # the twin records a loose worker only while it runs
-            start = clock[self.call_column[hit], at][loose] + bound[hit][loose]
-            peak = metrics.peak_overlap(start, start + zombie_hit[loose])
-            silence = silence.copy()
-            rounds = np.unique(self.call_round[hit])
-            size = self.round_size[rounds]
-            j = np.arange(int(size.max(initial=1)))[:, None]
-            waits = wait[self.round_column[rounds] + np.minimum(j, size - 1), np.searchsorted(rows, self.round_row[rounds])]
-            silence[rounds] = np.cumsum(np.where(j < size, waits, 0.0), axis=0)[-1]
-        executed = ~(abandoned[self.read_calls] | self.read_error)
-        abandoned_before = np.zeros(self.read_calls.size, dtype=bool)
+        if blocks:
+            wall, silence = wall.copy(), silence.copy()
+            starts, ends = [], []
+            hit_row, hit_rounds = self.call_row[hit], np.unique(self.call_round[hit])
+            for rows, clock, wait in blocks:
+                wall[self.events.order[rows]] = clock[-1] - self.arrival_sorted[rows]
+                mine = (hit_row >= rows[0]) & (hit_row <= rows[-1])  # a block is a run of the settled rows
+                here = hit[mine]
+                loose = zombie_hit[mine] != 0  # the twin records a loose worker only while it runs
+                at = np.searchsorted(rows, hit_row[mine])
+                start = clock[self.call_column[here], at][loose] + bound[here][loose]
+                starts.append(start)
+                ends.append(start + zombie_hit[mine][loose])
+                rounds = hit_rounds[(self.round_row[hit_rounds] >= rows[0]) & (self.round_row[hit_rounds] <= rows[-1])]
+                size = self.round_size[rounds]
+                j = np.arange(int(size.max(initial=1)))[:, None]
+                waits = wait[self.round_column[rounds] + np.minimum(j, size - 1),
+                             np.searchsorted(rows, self.round_row[rounds])]
+                silence[rounds] = np.cumsum(np.where(j < size, waits, 0.0), axis=0)[-1]
+            peak = metrics.peak_overlap(np.concatenate(starts), np.concatenate(ends))
+        credited = self.static_credited
         if hit.size:
-            first = np.full(len(self.episode_ids), self.calls, dtype=np.intp)
+            # Only reads in an episode with an abandoned call can differ from the static credits.
             episodes, at_first = np.unique(self.episode_index[hit], return_index=True)
-            first[episodes] = hit[at_first]
-            abandoned_before = first[self.read_episode] < self.read_calls
-        credited = Crediting.credited_lines_array(self.read_credits, executed, abandoned_before, self.read_requested)
+            first, last = self.read_first[episodes], self.read_first[episodes + 1]
+            size = last - first
+            reads = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))
+            calls = self.read_calls[reads]
+            executed = ~(abandoned[calls] | self.read_error[reads])
+            first_abandoned = np.repeat(hit[at_first], size)  # hit ascends: the episode's first abandoned call
+            credited = credited.copy()
+            credited[reads] = Crediting.credited_lines_array(
+                self.read_credits[reads], executed, first_abandoned < calls, self.read_requested[reads])
         return Evaluation(self, bound=bound, by_deadline=by_deadline, abandoned=abandoned, zombie=zombie,
                           credited=credited, wall=wall, round_silence=silence, peak_loose_workers=peak,
                           unbounded=False)
@@ -546,17 +574,14 @@ class _DeadlineStep:
         self.tool_sec = tool_sec
         self.clamps = clamps
 
-    def __call__(self, keys: np.ndarray, duration: np.ndarray, completed: np.ndarray, remaining: np.ndarray,
-                 is_call: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(bound, by_deadline, abandoned, wait)``; where ``is_call`` is False (a send) nothing is bounded."""
+    def __call__(self, keys: np.ndarray, duration: np.ndarray, completed: np.ndarray,
+                 remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(bound, by_deadline, abandoned, wait)`` (NaN ``remaining``: no deadline)."""
         sec = self.tool_sec.take(keys)
         if self.clamps is not None:
             assert isinstance(self.policy, TimeoutPolicy)
             sec = np.where(self.clamps.take(keys), self.policy.clamp_array(sec, remaining), sec)
         sec, by = self.narrowing.narrow_array(sec, remaining)
-        if is_call is not None:
-            sec = np.where(is_call, sec, np.inf)
-            by &= is_call
         abandoned = abandons_array(duration, completed, sec)
         wait = duration.copy()  # an abandoned call waits its bound
         np.copyto(wait, sec, where=abandoned)

@@ -16,6 +16,7 @@ from reviewlab.policy import Narrowing, TimeoutPolicy, resolve_bound
 from reviewlab.receipts import Crediting, abandons, abandons_array
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.replay import replay
+from reviewlab.synth import synth_corpus
 from reviewlab.twin import simulate
 from reviewlab.vectorized import compile_corpus, replay_vectorized
 
@@ -123,6 +124,36 @@ def test_compiled_corpus_is_reused_across_policies():
         policy = TimeoutPolicy.uniform(seconds)
         assert_same(simulate(episodes, policy, Narrowing()), corpus.result(policy, Narrowing()))
         assert corpus.summary(policy, Narrowing()) == corpus.result(policy, Narrowing()).summary
+
+
+@pytest.mark.parametrize("narrowing", [Narrowing(), Narrowing("none"), Narrowing("reserve", reserve_sec=60.0),
+                                       Narrowing("fraction", fraction=0.5), Narrowing.unbounded()],
+                         ids=lambda n: n.mode)
+@pytest.mark.parametrize("censored", ["wedge", "impute"])
+def test_vectorized_equals_twin_on_a_synthetic_corpus(narrowing, censored):
+    """On hundreds of synthetic episodes (many settled by the deadline), frames and summary equal the twin's."""
+    episodes = synth_corpus(400, seed=11)
+    policy = TimeoutPolicy.ouroboros().with_tool_timeouts(read_file=0.05, search_code=1.0)
+    corpus = compile_corpus(episodes, censored=censored, seed=3)
+    fast = corpus.result(policy, narrowing)
+    assert_same(simulate(episodes, policy, narrowing, censored=censored, seed=3), fast)
+    assert corpus.summary(policy, narrowing) == fast.summary
+    assert fast.summary["abandoned_call_rate"] > 0 or narrowing.mode == "unbounded"
+
+
+def test_deadline_chains_settle_exactly():
+    """Abandonments that each shrink the next call's bound (fraction narrowing) settle to the twin's answer."""
+    episodes = [Episode(id=f"e{i}", source="synthetic", started_at=START + timedelta(seconds=7 * i),
+                        deadline_sec=1000.0 + i,
+                        rounds=[Round(send_sec=0.1 * i, calls=[Call(tool="search_code", duration_sec=900.0 - j)
+                                                               for j in range(3)]) for _ in range(6)])
+                for i in range(5)]
+    narrowing = Narrowing("fraction", fraction=0.5)
+    fast = replay_vectorized(episodes, TimeoutPolicy.uniform(800.0), narrowing)
+    assert_same(simulate(episodes, TimeoutPolicy.uniform(800.0), narrowing), fast)
+    assert (fast.calls["bound_by"] == "deadline").all()
+    for _, bounds in fast.calls.groupby("episode_id")["bound_sec"]:
+        assert bounds.is_monotonic_decreasing and bounds.iloc[1] < bounds.iloc[0] < 800.0
 
 
 def test_replay_dispatches_to_the_vectorized_engine():
