@@ -11,13 +11,12 @@ for one episode. The registry offers three tools, all read-only:
 
 Invariants:
 
-* **Confinement.** Every path argument is relative to the workspace root. An
-  absolute path, a ``..`` component, a NUL byte, an over-long path, or a path
-  whose real location (after following every symlink) lies outside the root is
-  a :class:`ToolError` that names the path; nothing outside the root is ever
-  opened, listed or searched. ``~`` and ``%2e%2e`` are ordinary file names.
-  Directory walks never follow symlinks; a symlinked file is read only when
-  its target is inside the root.
+* **Confinement.** Every path argument is relative to the workspace root and
+  goes through :mod:`reviewlab._confine`: an absolute path, a ``..``
+  component, a NUL byte, an over-long path, or a path whose real location lies
+  outside the root is a :class:`ToolError` that names the path; nothing outside
+  the root is ever opened, listed or searched. Directory walks never follow
+  symlinks; a symlinked file is read only when its target is inside the root.
 * **The stamp.** ``ctx.last_read_view`` changes only when a ``read_file`` has
   finished rendering successfully, as its very last step, so a reader that is
   abandoned or fails midway never leaves a stamp describing text nobody got.
@@ -37,11 +36,15 @@ import fnmatch
 import io
 import os
 import re
-import stat
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# The path limits were always importable from here: re-exported.
+from reviewlab._confine import MAX_NAME_BYTES as MAX_NAME_BYTES
+from reviewlab._confine import MAX_PATH_CHARS as MAX_PATH_CHARS
+from reviewlab._confine import ToolError, confine, inside, open_confined, walk
 
 __all__ = [
     "InspectionContext",
@@ -56,17 +59,13 @@ __all__ = [
 
 TOOL_NAMES = ("read_file", "list_files", "search_code")
 
-MAX_PATH_CHARS = 1024
-"""Longer path arguments are refused before touching the file system."""
-MAX_NAME_BYTES = 255
-"""Longer file or folder names are refused (no common file system allows them)."""
 _BINARY_SNIFF_BYTES = 8192
 # Directories a recursive walk does not descend into: version control and build caches.
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "node_modules", ".mypy_cache"})
 
 
-class ToolError(ValueError):
-    """A tool call that cannot be served as asked (bad argument, path outside the root, …)."""
+# ToolError is defined beside the confinement checks that raise it; this module is its public home.
+ToolError.__module__ = __name__
 
 
 class UnknownToolError(ToolError):
@@ -115,26 +114,21 @@ def _bool_arg(args: Mapping[str, Any], key: str, default: bool) -> bool:
     return value
 
 
-def _open_confined(path: Path, root: Path) -> io.BufferedReader:
-    """Open an already-resolved ``path`` for reading, re-checking confinement on the open file.
+def _glob_arg(args: Mapping[str, Any]) -> str | None:
+    pattern = args.get("glob")
+    if pattern is not None and not isinstance(pattern, str):
+        raise ToolError(f"glob must be a string, got {pattern!r}")
+    return pattern
 
-    The path was checked when it was resolved; this closes the gap in which a
-    component could be swapped for a symlink before the open: the last
-    component is opened without following symlinks, and on Linux the file
-    actually opened is looked up again through ``/proc``.
-    """
-    # O_NONBLOCK: a FIFO swapped in after the check must not block the open.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ToolError(f"path {path.name!r} is not a regular file")
-        proc = f"/proc/self/fd/{fd}"
-        if os.path.exists(proc) and not Path(os.readlink(proc)).is_relative_to(root):
-            raise ToolError(f"path {path.name!r} moved outside the workspace root while it was opened")
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+
+def _globbed(pattern: str | None, path: Path, rel: str) -> bool:
+    """Whether an entry passes the ``glob`` filter: its name or its root-relative path matches."""
+    return not pattern or fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(rel, pattern)
+
+
+def _binary(handle: io.BufferedReader) -> bool:
+    # A NUL byte near the start marks a binary file, as git and grep decide it.
+    return b"\0" in handle.peek(_BINARY_SNIFF_BYTES)[:_BINARY_SNIFF_BYTES]
 
 
 def _text(handle: io.BufferedReader) -> io.TextIOWrapper:
@@ -202,32 +196,7 @@ class InspectionRegistry:
         """``(real path, root, root label)`` for a path argument, or a ToolError; the path may not exist."""
         raw = _str_arg(args, key, default)
         root, label = self._root_for(args)
-        shown = repr(raw[:120] + ("…" if len(raw) > 120 else ""))
-        if "\0" in raw:
-            raise ToolError(f"path {shown} contains a NUL byte")
-        if len(raw) > MAX_PATH_CHARS:
-            raise ToolError(f"path {shown} is {len(raw)} characters long (limit {MAX_PATH_CHARS})")
-        if os.path.isabs(raw) or raw.startswith("\\"):
-            raise ToolError(f"path {shown} is absolute; give a path relative to the workspace root")
-        parts = re.split(r"[\\/]", raw)
-        if ".." in parts:
-            raise ToolError(f"path {shown} contains '..'; paths must stay inside the workspace root")
-        if any(len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for part in parts):
-            raise ToolError(f"path {shown} has a component longer than {MAX_NAME_BYTES} bytes")
-        try:
-            real = (root / raw).resolve(strict=False)
-        except (OSError, RuntimeError) as exc:  # symlink loop, name too long for the OS, …
-            raise ToolError(f"path {shown} cannot be resolved: {exc}") from exc
-        if not real.is_relative_to(root):
-            raise ToolError(f"path {shown} resolves outside the workspace root")
-        return real, root, label
-
-    @staticmethod
-    def _inside(path: Path, root: Path) -> bool:
-        try:
-            return path.resolve(strict=True).is_relative_to(root)
-        except (OSError, RuntimeError):
-            return False
+        return confine(raw, root), root, label
 
     # -- read_file ---------------------------------------------------------
     def _read_file(self, args: Mapping[str, Any]) -> str:
@@ -244,8 +213,8 @@ class InspectionRegistry:
         size = real.stat().st_size
         if size > self.max_file_bytes:
             return f"{rel}: [file too large: {size} bytes (limit {self.max_file_bytes}), not shown]"
-        with _open_confined(real, root) as handle:
-            if b"\0" in handle.peek(_BINARY_SNIFF_BYTES)[:_BINARY_SNIFF_BYTES]:
+        with open_confined(real, root) as handle:
+            if _binary(handle):
                 return f"{rel}: [binary file: {size} bytes, not shown]"
             text = _text(handle).read()
         lines = text.split("\n")
@@ -303,38 +272,24 @@ class InspectionRegistry:
         return _Rendered("".join(parts), len(parts[0]), line_ends, shown_last)
 
     # -- list_files --------------------------------------------------------
-    def _walk(self, base: Path, recursive: bool) -> Iterator[tuple[Path, bool]]:
-        """``(path, is_dir)`` under ``base`` in sorted order; symlinks are reported, never followed."""
-        try:
-            entries = sorted(os.scandir(base), key=lambda entry: entry.name)
-        except OSError:
-            return
-        for entry in entries:
-            is_dir = entry.is_dir(follow_symlinks=False)
-            yield Path(entry.path), is_dir
-            if recursive and is_dir and entry.name not in _SKIPPED_DIRS:
-                yield from self._walk(Path(entry.path), recursive)
-
     def _list_files(self, args: Mapping[str, Any]) -> str:
         real, root, _label = self._resolve(args, "path", ".")
-        pattern = args.get("glob")
-        if pattern is not None and not isinstance(pattern, str):
-            raise ToolError(f"glob must be a string, got {pattern!r}")
+        pattern = _glob_arg(args)
         recursive = _bool_arg(args, "recursive", False)
         rel_base = real.relative_to(root).as_posix()
         if not real.is_dir():
             raise ToolError(f"list_files {rel_base!r}: not a directory")
         rows: list[str] = []
         matched = 0
-        for path, is_dir in self._walk(real, recursive):
+        for path, is_dir in walk(real, recursive, _SKIPPED_DIRS):
             rel = path.relative_to(root).as_posix()
-            if pattern and not (fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(rel, pattern)):
+            if not _globbed(pattern, path, rel):
                 continue
             matched += 1
             if len(rows) >= self.max_entries:
                 continue
             if path.is_symlink():
-                note = "" if self._inside(path, root) else "  [symlink outside the workspace, not followed]"
+                note = "" if inside(path, root) else "  [symlink outside the workspace, not followed]"
                 rows.append(f"{rel}@{note}")
             else:
                 rows.append(rel + ("/" if is_dir else ""))
@@ -356,31 +311,26 @@ class InspectionRegistry:
             raise ToolError(f"pattern {raw[:200]!r} is not a valid regular expression ({exc}); "
                             "pass literal=true to search for the text as written") from exc
         real, root, _label = self._resolve(args, "path", ".")
-        pattern = args.get("glob")
-        if pattern is not None and not isinstance(pattern, str):
-            raise ToolError(f"glob must be a string, got {pattern!r}")
+        pattern = _glob_arg(args)
         if real.is_file():
             files = [real]
         elif real.is_dir():
-            files = [path for path, is_dir in self._walk(real, True)
+            files = [path for path, is_dir in walk(real, True, _SKIPPED_DIRS)
                      if not is_dir and not path.is_symlink() and path.is_file()]
         else:
             raise ToolError(f"search_code {real.relative_to(root).as_posix()!r}: not found")
         rows: list[str] = []
         found = 0
         for path in files:
-            if pattern and not (fnmatch.fnmatch(path.name, pattern)
-                                or fnmatch.fnmatch(path.relative_to(root).as_posix(), pattern)):
-                continue
-            if path.stat().st_size > self.max_file_bytes:
-                continue
             rel = path.relative_to(root).as_posix()
+            if not _globbed(pattern, path, rel) or path.stat().st_size > self.max_file_bytes:
+                continue
             try:
-                handle = _open_confined(path, root)
+                handle = open_confined(path, root)
             except (OSError, ToolError):
                 continue  # vanished or swapped for a symlink since the walk: not ours to read
             with handle:
-                if b"\0" in handle.peek(_BINARY_SNIFF_BYTES)[:_BINARY_SNIFF_BYTES]:
+                if _binary(handle):
                     continue
                 for number, line in enumerate(_text(handle), start=1):
                     if regex.search(line):

@@ -172,14 +172,14 @@ def test_symlink_swapped_in_after_listing_is_still_refused(layout):
 
 def test_open_rechecks_confinement_of_the_file_actually_opened(layout):
     """Between the check and the open, a swapped final symlink or parent directory is still refused."""
-    from reviewlab.inspection import _open_confined
+    from reviewlab._confine import open_confined
 
     root = layout["root"].resolve()
     with pytest.raises(OSError):  # the final component is never followed
-        _open_confined(root / "escape_file", root)
+        open_confined(root / "escape_file", root)
     if not Path("/proc/self/fd").is_dir():
         pytest.fail("this check relies on Linux /proc, which the CI box has")
     with pytest.raises(ToolError, match="moved outside"):
-        _open_confined(root / "escape_dir" / "key.txt", root)
-    with _open_confined(root / "src" / "app.py", root) as handle:
+        open_confined(root / "escape_dir" / "key.txt", root)
+    with open_confined(root / "src" / "app.py", root) as handle:
         assert handle.read() == b"print('inside')\n"

@@ -1,0 +1,335 @@
+"""The handlers of the ``reviewlab`` subcommands, and the argument syntax they share.
+
+Each ``cmd_*`` takes the parsed :class:`argparse.Namespace`, checks the
+arguments' syntax, calls one library function, prints or writes what it
+returned and answers an exit status; no metric or policy logic lives here.
+A problem the user can fix is raised as :class:`UserError` (or the library's
+own ``ValueError``/``OSError``); :func:`reviewlab.cli.main` turns it into one
+line on stderr. Heavy imports happen inside the handler that needs them, so
+``reviewlab --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+PROG = "reviewlab"
+
+
+class UserError(Exception):
+    """Something the user can fix (an argument, a file); shown as one line, no traceback."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one readable line."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror[:1].lower()}{exc.strerror[1:]}"
+    text = str(exc).strip() or type(exc).__name__
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # pydantic appends a "For further information visit https://errors.pydantic.dev/..." line per error.
+    lines = [line for line in lines if not line.startswith("For further information")]
+    return "; ".join(lines)
+
+
+# -- argument helpers (syntax only; meaning lives in the library) ----------------------------
+def _existing_file(text: str) -> Path:
+    path = Path(text)
+    if not path.exists():
+        raise UserError(f"{text}: no such file")
+    if path.is_dir():
+        raise UserError(f"{text}: is a directory, expected a file")
+    return path
+
+
+def _load_corpus(path_text: str) -> list[Any]:
+    path = _existing_file(path_text)
+    from reviewlab.recording.files import load_episodes
+
+    episodes = list(load_episodes(path))
+    if not episodes:
+        raise UserError(f"{path_text}: holds no episodes")
+    return episodes
+
+
+def _policy_arg(spec: str | None) -> tuple[Any, Any]:
+    """``--policy``: a TOML file, or a preset ``ouroboros`` | ``unbounded`` | ``uniform:SEC``."""
+    from reviewlab.policy import Narrowing, TimeoutPolicy, load_policy_file
+
+    if spec is None or spec == "ouroboros":
+        return TimeoutPolicy.ouroboros(), Narrowing()
+    if spec in ("unbounded", "pre-fix", "prefix"):
+        return TimeoutPolicy.ouroboros(), Narrowing.unbounded()
+    if spec.startswith("uniform:"):
+        return TimeoutPolicy.uniform(_number("--policy uniform", spec.partition(":")[2])), Narrowing()
+    if not spec.endswith(".toml") and not Path(spec).exists():
+        raise UserError(f"--policy: {spec}: no such policy file (or use ouroboros, unbounded, uniform:SEC)")
+    return load_policy_file(spec)
+
+
+def _number(what: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise UserError(f"{what}: expected a number, got {text!r}") from None
+
+
+def _numbers(what: str, text: str) -> list[float]:
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise UserError(f"{what}: expected comma-separated numbers, got {text!r}")
+    return [_number(what, item) for item in items]
+
+
+def _tool_grid(specs: Sequence[str]) -> dict[str, list[float]]:
+    """``--tool read_file=5,30,120`` (repeatable) → ``{"read_file": [5, 30, 120]}``."""
+    grid: dict[str, list[float]] = {}
+    for spec in specs:
+        tool, sep, values = spec.partition("=")
+        if not sep or not tool.strip() or not values.strip():
+            raise UserError(f"--tool: expected TOOL=SEC[,SEC...], got {spec!r}")
+        grid[tool.strip()] = _numbers(f"--tool {tool.strip()}", values)
+    return grid
+
+
+def _narrowing_grid(text: str) -> list[Any]:
+    """``--narrowing inherit,reserve:30,fraction:0.5,none,unbounded`` → :class:`Narrowing` objects."""
+    from reviewlab.policy import Narrowing
+
+    modes: list[Any] = []
+    for item in (part.strip() for part in text.split(",")):
+        mode, _, value = item.partition(":")
+        if mode in ("inherit", "none", "unbounded") and not value:
+            modes.append(Narrowing(mode=mode))  # type: ignore[arg-type]
+        elif mode == "reserve" and value:
+            modes.append(Narrowing(mode="reserve", reserve_sec=_number("--narrowing reserve", value)))
+        elif mode == "fraction" and value:
+            modes.append(Narrowing(mode="fraction", fraction=_number("--narrowing fraction", value)))
+        else:
+            raise UserError(
+                f"--narrowing: bad mode {item!r}; expected inherit, none, unbounded, reserve:SEC or fraction:F"
+            )
+    return modes
+
+
+def _output_path(text: str, suffixes: Sequence[str], flag: str = "-o") -> Path:
+    path = Path(text)
+    if not any(path.name.endswith(suffix) for suffix in suffixes):
+        raise UserError(f"{flag} {text}: expected a file ending in {' or '.join(suffixes)}")
+    if path.parent != Path("") and not path.parent.is_dir():
+        raise UserError(f"{flag} {text}: directory {path.parent} does not exist")
+    return path
+
+
+_TABLE_SUFFIXES = (".csv", ".parquet")
+_JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text.rstrip("\n") + "\n")
+
+
+# -- subcommands ---------------------------------------------------------------------------
+def cmd_demo(args: argparse.Namespace) -> int:
+    from reviewlab.demo import run_demo
+
+    run_demo(out_dir=Path(args.out), quick=args.quick, echo=_print)
+    return 0
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    root = Path(args.root)
+    if not root.is_dir():
+        raise UserError(f"--root {args.root}: no such directory")
+    out = _output_path(args.output, _JSONL_SUFFIXES)
+    policy, narrowing = _policy_arg(args.policy)
+    from reviewlab.openai_model import record_live
+    from reviewlab.report import receipts_table, text_table
+
+    options: dict[str, Any] = {"policy": policy, "narrowing": narrowing}
+    if args.api_key is not None:
+        options["api_key"] = args.api_key
+    result = record_live(args.base_url, args.model, root, args.task, out, **options)
+    if result.receipts:
+        _print(text_table(receipts_table(result.receipts)))
+    usage = result.usage
+    _print(f"end reason: {result.end_reason}; rounds: {usage.get('native_rounds')}; "
+           f"tool calls: {usage.get('native_tool_calls')}; source gap: {usage.get('native_source_gap') or '-'}")
+    _print(f"recorded 1 episode to {out}")
+    if result.end_reason == "model_error":
+        # The failed episode is still an honest recording, but the command did not do what was asked.
+        reason = one_line(ValueError(usage.get("native_model_error") or "the model endpoint failed"))
+        sys.stderr.write(f"{PROG}: error: {reason}\n")
+        return 1
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    out = _output_path(args.output, _TABLE_SUFFIXES) if args.output else None
+    policy, narrowing = _policy_arg(args.policy)
+    if args.slots is not None and args.slots < 1:
+        raise UserError(f"--slots: expected a positive number of slots, got {args.slots}")
+    episodes = _load_corpus(args.corpus)
+    from reviewlab.replay import replay
+    from reviewlab.report import summary_table, text_table, write_table
+
+    options: dict[str, Any] = {}
+    if args.seed is not None:
+        options["seed"] = args.seed
+    result = replay(episodes, policy, narrowing, engine=args.engine, censored=args.censored,
+                    slots=args.slots, time_scale=args.time_scale, **options)
+    label = ("unbounded (pre-fix)" if narrowing.mode == "unbounded"
+             else f"{getattr(policy, 'name', 'policy')} / {narrowing.label}")
+    _print(text_table(summary_table({label: result.summary})))
+    _print("")
+    _print(text_table(result.per_tool()))
+    if out is not None:
+        frame = {"calls": result.calls, "episodes": result.episodes, "tools": result.per_tool()}[args.table]
+        write_table(frame, out)
+        _print(f"wrote {len(frame):,} rows ({args.table}) to {out}")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    out = _output_path(args.output, _TABLE_SUFFIXES) if args.output else None
+    tools = _tool_grid(args.tool)
+    scales = _numbers("--scale", args.scale) if args.scale else None
+    narrowings = _narrowing_grid(args.narrowing) if args.narrowing else None
+    base, _ = _policy_arg(args.base)
+    episodes = _load_corpus(args.corpus)
+    from reviewlab.report import sweep_view, text_table, write_table
+    from reviewlab.sweep import make_grid, pareto, sweep
+
+    try:
+        grid = make_grid(base=base, tools=tools or None, scales=scales, narrowings=narrowings)
+    except ValueError as exc:  # a grid value the policy refuses, e.g. a zero scale or a negative timeout
+        raise UserError(f"grid: {one_line(exc)} (check --tool, --scale and --narrowing)") from None
+    client: Any = None
+    if args.scheduler:
+        client = _dask_client(args.scheduler, args.connect_timeout)
+    try:
+        frame = sweep(episodes, grid, engine=args.engine, client=client)
+    finally:
+        if client is not None:
+            client.close()
+    frame["pareto"] = pareto(frame)
+    if args.sort is not None and args.sort not in frame.columns:
+        raise UserError(f"--sort: no column {args.sort!r}; try one of {', '.join(frame.columns[-14:])}")
+    _print(text_table(sweep_view(frame, sort_by=args.sort, top=args.top)))
+    if len(frame) > args.top:
+        _print(f"({len(frame)} policy points; {args.top} shown)")
+    if out is not None:
+        write_table(frame, out)
+        _print(f"wrote {len(frame)} policy points to {out}")
+    return 0
+
+
+def _dask_client(address: str, timeout_sec: float) -> Any:
+    """Connect to an existing Dask scheduler; an unreachable address is a user error."""
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=f"{timeout_sec}s")
+    except (OSError, TimeoutError) as exc:
+        raise UserError(f"--scheduler {address}: cannot connect ({exc})") from None
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    out = _output_path(args.output, (".toml",)) if args.output else None
+    base, narrowing = _policy_arg(args.base)
+    episodes = _load_corpus(args.corpus)
+    from reviewlab.policy import save_policy_file
+    from reviewlab.report import summary_table, text_table
+    from reviewlab.tune import recommend
+
+    recommendation = recommend(
+        episodes, max_coverage_loss=args.max_coverage_loss, max_abandoned_rate=args.max_abandoned_rate,
+        objective=args.objective, base=base, narrowing=narrowing,
+    )
+    _print(text_table(recommendation.explain))
+    _print("")
+    _print(text_table(summary_table({f"base ({base.name})": recommendation.baseline,
+                                     "recommended": recommendation.summary})))
+    _print("")
+    _print(recommendation.policy.to_toml())
+    if out is not None:
+        save_policy_file(out, recommendation.policy, recommendation.narrowing)
+        _print(f"wrote the recommended policy to {out} (use it with --policy {out})")
+    return 0
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    out = _output_path(args.output, _JSONL_SUFFIXES)
+    if args.incident:
+        from reviewlab.incident import write_incident
+
+        written = write_incident(out, seed=args.seed)
+        _print(f"wrote the incident day ({written} episodes, one wedged query_code) to {out}")
+        return 0
+    if args.n < 1:
+        raise UserError(f"-n: expected a positive number of episodes, got {args.n}")
+    from reviewlab.synth import write_synthetic
+
+    written = write_synthetic(out, args.n, seed=args.seed)
+    _print(f"wrote {written} episode(s) to {out}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    source = _existing_file(args.file)
+    out = _output_path(args.output, _JSONL_SUFFIXES)
+    from reviewlab.importers import import_inspect, import_openhands
+    from reviewlab.recording.files import save_episodes
+
+    importer = import_openhands if args.format == "openhands" else import_inspect
+    episodes = importer(source)
+    if not episodes:
+        raise UserError(f"{args.file}: no episodes found in this {args.format} log")
+    save_episodes(episodes, out)
+    calls = sum(len(episode.calls) for episode in episodes)
+    censored = sum(not call.completed for episode in episodes for call in episode.calls)
+    _print(f"imported {len(episodes)} episode(s), {calls} call(s) ({censored} censored) from {source} to {out}")
+    return 0
+
+
+def _launch(argv: Sequence[str], dry_run: bool) -> int:
+    if dry_run:
+        _print(shlex.join(argv))
+        return 0
+    try:
+        return subprocess.call(list(argv))
+    except FileNotFoundError:
+        raise UserError(f"cannot start {argv[0]}: not installed") from None
+
+
+def _repo_dir(name: str) -> Path:
+    """``notebooks/`` next to the package (a source checkout), else under the current directory."""
+    candidate = Path(__file__).resolve().parent.parent / name
+    return candidate if candidate.is_dir() else Path.cwd() / name
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    notebooks = Path(args.notebooks) if args.notebooks else _repo_dir("notebooks")
+    if not notebooks.is_dir():
+        raise UserError(f"--notebooks {notebooks}: no such directory")
+    from reviewlab.dashboard import lab_command
+
+    return _launch(lab_command(notebooks, args.port), args.dry_run)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from reviewlab import dashboard
+
+    corpus = _existing_file(args.corpus) if args.corpus else None
+    if args.dry_run:
+        dashboard.dashboard_env(corpus)  # validates the corpus like a real start would
+        argv = dashboard.dashboard_command(args.port, corpus, open_browser=not args.no_browser)
+        prefix = f"{dashboard.CORPUS_ENV}={shlex.quote(str(corpus.resolve()))} " if corpus else ""
+        _print(prefix + shlex.join(argv))
+        return 0
+    return int(dashboard.main(args.port, corpus, open_browser=not args.no_browser))
