@@ -174,13 +174,18 @@ def pareto_front(
     ax.plot(loss[mask][order], wall[mask][order], "-o", color="#c44e52", markersize=5,
             label="Pareto front")
     markers = "*DPXsv^<>"
+    span_x = max(float(np.ptp(loss)), 1e-9) if loss.size else 1.0
+    span_y = max(float(np.ptp(wall)), 1e-9) if wall.size else 1.0
+    placed: list[tuple[float, float]] = []
     for index, (name, summary) in enumerate((named or {}).items()):
         values = summary.summary if isinstance(summary, ReplayResult) else summary
-        ax.plot([100 * values["coverage_loss_rate"]], [values["wall_p95_sec"]],
-                markers[index % len(markers)], markersize=11, markeredgecolor="black",
+        x, y = 100 * values["coverage_loss_rate"], values["wall_p95_sec"]
+        ax.plot([x], [y], markers[index % len(markers)], markersize=11, markeredgecolor="black",
                 color=f"C{index + 2}", label=name, linestyle="none")
-        ax.annotate(name, (100 * values["coverage_loss_rate"], values["wall_p95_sec"]),
-                    xytext=(6, 6), textcoords="offset points", fontsize=8)
+        # Named policies often coincide (the pre-fix and ouroboros points, say): stack their labels.
+        crowd = sum(abs(x - px) < 0.03 * span_x and abs(y - py) < 0.03 * span_y for px, py in placed)
+        placed.append((x, y))
+        ax.annotate(name, (x, y), xytext=(8, 6 - 11 * crowd), textcoords="offset points", fontsize=8)
     ax.set_xlabel("coverage loss (% of requested read lines not credited)")
     ax.set_ylabel("p95 episode wall time (s)")
     ax.set_title("Wall time against lost coverage over the sweep")
