@@ -8,6 +8,12 @@ narrowing, as often as a sweep likes, without a Python object per call;
 :func:`replay_vectorized` is the ``engine="vectorized"`` entry of
 :func:`reviewlab.replay.replay`.
 
+Modules: this one compiles the corpus and builds the results;
+:mod:`reviewlab._vector_layout` holds :class:`PrefixLayout` (the ragged
+column layout of the static clocks), :mod:`reviewlab._vector_settle` one
+bounded replay (steps 1–3 below) and :mod:`reviewlab._vector_evaluation` its
+answer, :class:`Evaluation`. All public names are importable from here.
+
 Why most of a replay is known before the policy. An episode's clock is
 ``t = arrival`` plus, in event order, each model send and each call's wait; a
 call that is not abandoned waits exactly its duration. So the *static* clock
@@ -45,147 +51,23 @@ Invariants (the contract with the twin, briefing "Replay semantics"):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from reviewlab import metrics
-from reviewlab.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy, resolve_bound
-from reviewlab.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED, Crediting, abandons_array
+from reviewlab._vector_evaluation import ERROR, EXECUTED, GAPS, OUTCOMES, WITHHELD, Evaluation
+from reviewlab._vector_layout import PrefixLayout
+from reviewlab._vector_settle import evaluate_bounded
+from reviewlab.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.receipts import Crediting
 from reviewlab.recording.schema import Episode
 from reviewlab.replay import ReplayResult
+from reviewlab.twin.corpus import check_corpus
 from reviewlab.twin.impute import effective_observation, impute_durations
 
 __all__ = ["CompiledCorpus", "Evaluation", "PrefixLayout", "compile_corpus", "replay_vectorized"]
-
-OUTCOMES = np.array(["executed", "error", "withheld"], dtype=object)
-EXECUTED, ERROR, WITHHELD = 0, 1, 2
-GAPS = np.array(["", SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED], dtype=object)
-_NO_NARROWING = Narrowing("none")  # the bare tool timeout, through resolve_bound's validation
-_READS_CLOCK = ("inherit", "reserve", "fraction")
-
-
-@dataclass(frozen=True)
-class PrefixLayout:
-    """Rows of unequal length stored column by column, longest rows first, without padding.
-
-    Column ``j`` holds the ``active[j]`` rows that have a ``j``-th item, as the
-    contiguous slab ``offsets[j] : offsets[j] + active[j]``; because rows are
-    sorted by length, those are always the first ``active[j]`` sorted rows, so a
-    running per-row value is one vector addition per column, on views only.
-    ``order[i]`` is the original row of sorted row ``i``; ``rank`` its inverse.
-    """
-
-    order: np.ndarray
-    rank: np.ndarray
-    active: tuple[int, ...]
-    offsets: tuple[int, ...]
-
-    @classmethod
-    def of(cls, lengths: np.ndarray) -> PrefixLayout:
-        lengths = np.asarray(lengths, dtype=np.intp)
-        order = np.argsort(-lengths, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        depth = int(lengths.max(initial=0))
-        counts = np.bincount(lengths, minlength=depth + 1)
-        active = (lengths.size - np.cumsum(counts))[:depth]  # rows longer than j
-        offsets = np.concatenate([[0], np.cumsum(active)]).astype(np.intp)
-        return cls(order, rank, tuple(active.tolist()), tuple(offsets.tolist()))
-
-    @property
-    def size(self) -> int:
-        return self.offsets[-1] if self.offsets else 0
-
-    def position(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-        """Slab position of item ``columns`` of original row ``rows``."""
-        return np.asarray(self.offsets, dtype=np.intp)[columns] + self.rank[rows]
-
-    def running_sums(self, start: np.ndarray, increments: np.ndarray) -> np.ndarray:
-        """Per sorted row, ``start`` plus its increments one by one: the value after every item.
-
-        The twin's ``t += x`` sequence, so the floats are the twin's.
-        """
-        out = np.empty(self.size)
-        previous = start
-        for j, n in enumerate(self.active):
-            current = out[self.offsets[j]:self.offsets[j] + n]
-            np.add(previous[:n], increments[self.offsets[j]:self.offsets[j] + n], out=current)
-            previous = current
-        return out
-
-
-class Evaluation:
-    """One replay of a compiled corpus (arrays are read-only views of its decisions).
-
-    Per call (corpus order): ``bound_sec`` (NaN: unbounded or never started),
-    ``by_deadline``, ``abandoned``, ``zombie_sec``; built on access:
-    ``outcome`` (codes into ``OUTCOMES``), ``gap`` (codes into ``GAPS``),
-    ``credited_lines``. Per episode (corpus order): ``wall_sec``; built on
-    access: ``max_silence_sec``. Per round with calls: ``round_silence``.
-    Across the corpus: ``peak_loose_workers``.
-    """
-
-    def __init__(self, corpus: CompiledCorpus, *, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
-                 zombie: np.ndarray, credited: np.ndarray, wall: np.ndarray, round_silence: np.ndarray,
-                 peak_loose_workers: int, unbounded: bool) -> None:
-        self.corpus = corpus
-        self.bound_sec = bound
-        self.by_deadline = by_deadline
-        self.abandoned = abandoned
-        self.zombie_sec = zombie
-        self.credited_read = credited  # per call of corpus.read_calls
-        self.wall_sec = wall
-        self.round_silence = round_silence
-        self.peak_loose_workers = peak_loose_workers
-        self.unbounded = unbounded
-
-    @property
-    def max_silence_sec(self) -> np.ndarray:
-        """Longest round silence per episode (0 for an episode without calls)."""
-        c = self.corpus
-        out = np.zeros(len(c.episode_ids))
-        if c.silence_starts.size:
-            out[c.silence_episodes] = np.maximum.reduceat(self.round_silence, c.silence_starts)
-        return out
-
-    @property
-    def gap(self) -> np.ndarray:
-        if self.unbounded:
-            return np.where(self.corpus.unbounded_wedge, 2, 0).astype(np.int8)
-        return self.abandoned.astype(np.int8)
-
-    @property
-    def outcome(self) -> np.ndarray:
-        if self.unbounded:
-            return self.corpus.unbounded_outcome
-        return (self.abandoned | self.corpus.status_error).astype(np.int8)  # ERROR = 1, EXECUTED = 0
-
-    @property
-    def credited_lines(self) -> np.ndarray:
-        credited = np.zeros(self.corpus.calls, dtype=np.int64)
-        credited[self.corpus.read_calls] = self.credited_read
-        return credited
-
-    def summary(self) -> dict[str, Any]:
-        """:func:`reviewlab.metrics.summarize_arrays` of this replay.
-
-        That function reads counts and sums of the per-call arrays (and the
-        float sum of ``zombie_sec``, given whole, in call order) and quantiles
-        and maxima of the per-episode ones. So the line counts are given for
-        the calls that ask for lines only (every other call adds 0), and the
-        silences per round (the longest round is the longest episode maximum;
-        an episode without calls has 0, which no round is below).
-        """
-        c = self.corpus
-        dispatched = c.unbounded_dispatched if self.unbounded else c.all_calls
-        return metrics.summarize_arrays(
-            dispatched=dispatched, abandoned=self.abandoned, zombie_sec=self.zombie_sec,
-            bounded=~c.all_calls if self.unbounded else c.all_calls, by_deadline=self.by_deadline,
-            requested_lines=c.read_requested, credited_lines=self.credited_read,
-            wall_sec=self.wall_sec, max_silence_sec=self.round_silence, peak_loose_workers=self.peak_loose_workers)
 
 
 class CompiledCorpus:
@@ -207,13 +89,7 @@ class CompiledCorpus:
             raise ValueError(f"censored: expected 'wedge' or 'impute', got {censored!r}")
         self.censored = censored
         self.seed = seed
-        seen: dict[str, int] = {}
-        for position, ep in enumerate(episodes):
-            if not isinstance(ep, Episode):
-                raise TypeError(f"episodes[{position}]: expected a reviewlab Episode, got {type(ep).__name__}")
-            if ep.id in seen:
-                raise ValueError(f"episodes[{position}].id: {ep.id!r} repeats episodes[{seen[ep.id]}].id")
-            seen[ep.id] = position
+        check_corpus(list(episodes))  # Episode objects with distinct ids: the twin's rule and messages
         self.episode_ids = [ep.id for ep in episodes]
         self.slot_ids = [ep.slot for ep in episodes]
         imputed = impute_durations(episodes, seed) if censored == "impute" else {}
@@ -386,138 +262,17 @@ class CompiledCorpus:
         self.unbounded_silence = self.round_silence(call_wait)
 
     # -- evaluation --------------------------------------------------------
-    def _tables(self, policy: SupportsTimeoutFor, narrowing: Narrowing) -> _Tables:
-        """The policy's tool timeouts, per key for a :class:`TimeoutPolicy`, else per call.
-
-        A :class:`TimeoutPolicy` reads only the tool and ``args_key``. Any
-        other policy object may read anything, so each call is its own key
-        (its timeout still never depends on the clock: :func:`resolve_bound`
-        gives such a policy no time left). The last key is the model send's.
-        """
-        if type(policy) is TimeoutPolicy:
-            pairs = list(zip(self.key_tools, self.key_args, strict=True))
-            call_keys, dl_keys, event_keys = self.key_code, self.dl_key, self.event_key
-            clamps = np.array([policy.clamps(None, t, a) for t, a in pairs] + [False])
-        else:
-            pairs = list(zip(self.tool_names.tolist(), self.call_args, strict=True))
-            call_keys, dl_keys = np.arange(self.calls), self.dl_calls
-            event_keys = np.where(self.event_call >= 0, self.event_call, self.calls)
-            clamps = np.zeros(len(pairs) + 1, dtype=bool)
-        raw = [resolve_bound(policy, None, t, a, narrowing=_NO_NARROWING, remaining_sec=None).sec for t, a in pairs]
-        tool_sec = np.array([*raw, np.inf], dtype=float)
-        static, _ = narrowing.narrow_array(tool_sec, np.full(tool_sec.size, np.nan))  # no deadline
-        clamped = bool(clamps.take(dl_keys).any()) if dl_keys.size else False
-        step = _DeadlineStep(policy, narrowing, tool_sec, clamps if clamped else None)
-        return _Tables(call_keys, dl_keys, event_keys, static, step, narrowing.mode in _READS_CLOCK or clamped)
-
     def evaluate(self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None) -> Evaluation:
-        """Replay the corpus under ``policy`` and ``narrowing`` (defaults as :func:`reviewlab.replay.replay`)."""
+        """Replay the corpus under ``policy`` and ``narrowing`` (defaults as :func:`reviewlab.replay.replay`).
+
+        A bounded narrowing goes through :func:`reviewlab._vector_settle.evaluate_bounded`;
+        ``Narrowing.unbounded()`` reads the precompiled pre-fix replay.
+        """
         policy = policy if policy is not None else TimeoutPolicy.ouroboros()
         narrowing = narrowing or Narrowing()
         if narrowing.mode == "unbounded":
             return self._evaluate_unbounded()
-        tables = self._tables(policy, narrowing)
-        bound = tables.static.take(tables.call_keys)
-        abandoned = abandons_array(self.duration_sec, self.completed, bound)
-        by_deadline = np.zeros(self.calls, dtype=bool)
-        unsettled = self.call_row[abandoned]  # the static clock is wrong after an abandoned call
-        if tables.reads_clock and self.dl_calls.size:
-            dl = self.dl_calls
-            sec, by, ab, wait = tables.step(tables.dl_keys, self.dl_duration, self.dl_completed, self.dl_remaining)
-            bound[dl], by_deadline[dl], abandoned[dl] = sec, by, ab
-            # Exact wherever every wait of the episode is its duration; the rest is settled below.
-            unsettled = np.concatenate([self.call_row[abandoned], self.dl_row[wait != self.dl_duration]])
-        rows = np.unique(unsettled)
-        counts = self.event_count[rows]  # non-increasing: rows ascend
-        blocks, i = [], 0
-        while i < rows.size:  # blocks of rows at most twice as long as each other: little padding
-            j = max(i + 1, int(np.searchsorted(-counts, -(counts[i] // 2))))
-            blocks.append(self._settle(tables, rows[i:j], bound, by_deadline, abandoned))
-            i = j
-        return self._finish(bound, by_deadline, abandoned, blocks)
-
-    def _settle(self, tables: _Tables, rows: np.ndarray, bound: np.ndarray, by_deadline: np.ndarray,
-                abandoned: np.ndarray) -> _Settled:
-        """Replay the episodes of sorted ``rows`` exactly: iterate clock → bounds → waits to the fixed point.
-
-        A block ``[event, episode]`` of their events, padded with the spare
-        zero-length send; ``cumsum`` down a column is the twin's clock. Stores
-        the calls' bounds, deadline flags and fates; returns the clocks and waits.
-        """
-        depth = int(self.event_count[rows[0]])  # rows ascend, so the first is the longest
-        column = np.arange(depth)[:, None]
-        block = np.where(column < self.event_count[rows], self.offsets[column] + rows, self.spare)
-        duration, completed = self.event_duration[block], self.event_completed[block]
-        keys, call = tables.event_keys[block], self.event_call[block]
-        is_call = call >= 0
-        calls = call[is_call]
-        start = self.arrival_sorted[rows]
-        # A send has no time left (NaN), so nothing narrows its infinite bound; nor does a missing deadline.
-        deadline_at = np.where(is_call, self.deadline_at_sorted[rows], np.nan)
-        wait = duration.copy()  # first guess: the waits decided so far (exact up to each first change)
-        wait[is_call] = np.where(abandoned[calls], bound[calls], duration[is_call])
-        clock = np.cumsum(np.vstack([start, wait]), axis=0)
-        sec, by, ab, new = tables.step(keys, duration, completed, np.maximum(0.0, deadline_at - clock[:-1]))
-        todo = np.flatnonzero((new != wait).any(axis=0))  # an episode whose waits held is exact: it drops out
-        wait = new
-        for _ in range(depth + 1):
-            if not todo.size:
-                break
-            w = wait[:, todo]
-            t = np.cumsum(np.vstack([start[todo], w]), axis=0)
-            s, b, a, new = tables.step(keys[:, todo], duration[:, todo], completed[:, todo],
-                                       np.maximum(0.0, deadline_at[:, todo] - t[:-1]))
-            clock[:, todo], sec[:, todo], by[:, todo], ab[:, todo], wait[:, todo] = t, s, b, a, new
-            todo = todo[(new != w).any(axis=0)]
-        else:  # pragma: no cover - impossible: each iteration fixes at least one more event
-            raise AssertionError("deadline settling did not reach its fixed point")
-        bound[calls], by_deadline[calls], abandoned[calls] = sec[is_call], by[is_call], ab[is_call]
-        return _Settled(rows, clock, wait)
-
-    def _finish(self, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
-                blocks: list[_Settled]) -> Evaluation:
-        """Zombies, loose workers, credits, wall times and silences from the settled decisions."""
-        hit = np.flatnonzero(abandoned)  # every abandoned call is in a settled episode
-        zombie_hit = np.where(self.completed[hit], self.duration_sec[hit] - bound[hit], np.inf)
-        zombie = np.zeros(self.calls)
-        zombie[hit] = zombie_hit
-        wall, silence, peak = self.static_wall, self.static_silence, 0
-        if blocks:
-            wall, silence = wall.copy(), silence.copy()
-            starts, ends = [], []
-            hit_row, hit_rounds = self.call_row[hit], np.unique(self.call_round[hit])
-            for rows, clock, wait in blocks:
-                wall[self.events.order[rows]] = clock[-1] - self.arrival_sorted[rows]
-                mine = (hit_row >= rows[0]) & (hit_row <= rows[-1])  # a block is a run of the settled rows
-                here = hit[mine]
-                loose = zombie_hit[mine] != 0  # the twin records a loose worker only while it runs
-                at = np.searchsorted(rows, hit_row[mine])
-                start = clock[self.call_column[here], at][loose] + bound[here][loose]
-                starts.append(start)
-                ends.append(start + zombie_hit[mine][loose])
-                rounds = hit_rounds[(self.round_row[hit_rounds] >= rows[0]) & (self.round_row[hit_rounds] <= rows[-1])]
-                size = self.round_size[rounds]
-                j = np.arange(int(size.max(initial=1)))[:, None]
-                waits = wait[self.round_column[rounds] + np.minimum(j, size - 1),
-                             np.searchsorted(rows, self.round_row[rounds])]
-                silence[rounds] = np.cumsum(np.where(j < size, waits, 0.0), axis=0)[-1]
-            peak = metrics.peak_overlap(np.concatenate(starts), np.concatenate(ends))
-        credited = self.static_credited
-        if hit.size:
-            # Only reads in an episode with an abandoned call can differ from the static credits.
-            episodes, at_first = np.unique(self.episode_index[hit], return_index=True)
-            first, last = self.read_first[episodes], self.read_first[episodes + 1]
-            size = last - first
-            reads = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))
-            calls = self.read_calls[reads]
-            executed = ~(abandoned[calls] | self.read_error[reads])
-            first_abandoned = np.repeat(hit[at_first], size)  # hit ascends: the episode's first abandoned call
-            credited = credited.copy()
-            credited[reads] = Crediting.credited_lines_array(
-                self.read_credits[reads], executed, first_abandoned < calls, self.read_requested[reads])
-        return Evaluation(self, bound=bound, by_deadline=by_deadline, abandoned=abandoned, zombie=zombie,
-                          credited=credited, wall=wall, round_silence=silence, peak_loose_workers=peak,
-                          unbounded=False)
+        return evaluate_bounded(self, policy, narrowing)
 
     def _evaluate_unbounded(self) -> Evaluation:
         """The pre-fix behaviour: nothing is abandoned; under "wedge" a censored call ends its episode."""
@@ -562,50 +317,6 @@ class CompiledCorpus:
         episodes = metrics.episode_rows(calls, base)
         summary = metrics.summarize(calls, episodes, peak_loose_workers=ev.peak_loose_workers)
         return ReplayResult(calls, episodes, summary, engine="vectorized", policy=policy, narrowing=narrowing)
-
-
-class _DeadlineStep:
-    """A call's bound from the time left, by the shared rules: clamp (clamped keys), narrowing, fate, wait."""
-
-    def __init__(self, policy: SupportsTimeoutFor, narrowing: Narrowing, tool_sec: np.ndarray,
-                 clamps: np.ndarray | None) -> None:
-        self.policy = policy
-        self.narrowing = narrowing
-        self.tool_sec = tool_sec
-        self.clamps = clamps
-
-    def __call__(self, keys: np.ndarray, duration: np.ndarray, completed: np.ndarray,
-                 remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(bound, by_deadline, abandoned, wait)`` (NaN ``remaining``: no deadline)."""
-        sec = self.tool_sec.take(keys)
-        if self.clamps is not None:
-            assert isinstance(self.policy, TimeoutPolicy)
-            sec = np.where(self.clamps.take(keys), self.policy.clamp_array(sec, remaining), sec)
-        sec, by = self.narrowing.narrow_array(sec, remaining)
-        abandoned = abandons_array(duration, completed, sec)
-        wait = duration.copy()  # an abandoned call waits its bound
-        np.copyto(wait, sec, where=abandoned)
-        return sec, by, abandoned, wait
-
-
-@dataclass(frozen=True)
-class _Tables:
-    """One policy resolved for a corpus: keys per call / deadline call / event, static bounds, the clock step."""
-
-    call_keys: np.ndarray
-    dl_keys: np.ndarray
-    event_keys: np.ndarray
-    static: np.ndarray
-    step: _DeadlineStep
-    reads_clock: bool
-
-
-class _Settled(NamedTuple):
-    """The settled episodes: their sorted rows, block clock (row ``j``: before event ``j``) and waits."""
-
-    rows: np.ndarray
-    clock: np.ndarray
-    wait: np.ndarray
 
 
 def compile_corpus(episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0) -> CompiledCorpus:

@@ -249,3 +249,14 @@ def test_args_key_and_clamps_agree_with_resolution(tool, override):
     loose = policy.timeout_for(None, tool, args, remaining_sec=None)
     assert (tight != loose) == policy.clamps(None, tool, args)
     assert resolve_bound(policy, None, tool, args, narrowing=Narrowing("none"), remaining_sec=None).sec == loose
+
+
+def test_compile_corpus_refuses_what_the_twin_refuses():
+    """Non-Episodes and repeated ids are refused with the twin's messages, naming the position."""
+    episode = synth_corpus(1, seed=1)[0]
+    with pytest.raises(TypeError, match=r"episodes\[1\]: expected a reviewlab Episode, got dict"):
+        compile_corpus([episode, {"id": "x"}])
+    with pytest.raises(ValueError, match=r"episodes\[1\]\.id: .* repeats episodes\[0\]\.id"):
+        compile_corpus([episode, episode])
+    with pytest.raises(ValueError, match=r"episodes\[1\]\.id"):
+        simulate([episode, episode])

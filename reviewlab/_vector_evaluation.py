@@ -1,0 +1,103 @@
+"""One vectorized replay's decisions, as arrays: :class:`Evaluation` and the codes it uses.
+
+Lifecycle: an :class:`Evaluation` is made by
+:meth:`reviewlab.vectorized.CompiledCorpus.evaluate` (the settling in
+:mod:`reviewlab._vector_settle`, or the policy-independent unbounded replay)
+and only read afterwards: :meth:`Evaluation.summary` for a sweep,
+:meth:`~reviewlab.vectorized.CompiledCorpus.result` for the frames.
+
+Invariants: outcomes are codes into :data:`OUTCOMES` (``EXECUTED, ERROR,
+WITHHELD``) and source gaps codes into :data:`GAPS`; the per-call arrays are
+in corpus order (episode order, then call order) and the per-episode ones in
+episode order; the summary is :func:`reviewlab.metrics.summarize_arrays`,
+the twin's summary to the bit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from reviewlab import metrics
+from reviewlab.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+
+if TYPE_CHECKING:
+    from reviewlab.vectorized import CompiledCorpus
+
+__all__ = ["ERROR", "EXECUTED", "Evaluation", "GAPS", "OUTCOMES", "WITHHELD"]
+
+OUTCOMES = np.array(["executed", "error", "withheld"], dtype=object)
+EXECUTED, ERROR, WITHHELD = 0, 1, 2
+GAPS = np.array(["", SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED], dtype=object)
+
+
+class Evaluation:
+    """One replay of a compiled corpus (arrays are read-only views of its decisions).
+
+    Per call (corpus order): ``bound_sec`` (NaN: unbounded or never started),
+    ``by_deadline``, ``abandoned``, ``zombie_sec``; built on access:
+    ``outcome`` (codes into ``OUTCOMES``), ``gap`` (codes into ``GAPS``),
+    ``credited_lines``. Per episode (corpus order): ``wall_sec``; built on
+    access: ``max_silence_sec``. Per round with calls: ``round_silence``.
+    Across the corpus: ``peak_loose_workers``.
+    """
+
+    def __init__(self, corpus: CompiledCorpus, *, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
+                 zombie: np.ndarray, credited: np.ndarray, wall: np.ndarray, round_silence: np.ndarray,
+                 peak_loose_workers: int, unbounded: bool) -> None:
+        self.corpus = corpus
+        self.bound_sec = bound
+        self.by_deadline = by_deadline
+        self.abandoned = abandoned
+        self.zombie_sec = zombie
+        self.credited_read = credited  # per call of corpus.read_calls
+        self.wall_sec = wall
+        self.round_silence = round_silence
+        self.peak_loose_workers = peak_loose_workers
+        self.unbounded = unbounded
+
+    @property
+    def max_silence_sec(self) -> np.ndarray:
+        """Longest round silence per episode (0 for an episode without calls)."""
+        c = self.corpus
+        out = np.zeros(len(c.episode_ids))
+        if c.silence_starts.size:
+            out[c.silence_episodes] = np.maximum.reduceat(self.round_silence, c.silence_starts)
+        return out
+
+    @property
+    def gap(self) -> np.ndarray:
+        if self.unbounded:
+            return np.where(self.corpus.unbounded_wedge, 2, 0).astype(np.int8)
+        return self.abandoned.astype(np.int8)
+
+    @property
+    def outcome(self) -> np.ndarray:
+        if self.unbounded:
+            return self.corpus.unbounded_outcome
+        return (self.abandoned | self.corpus.status_error).astype(np.int8)  # ERROR = 1, EXECUTED = 0
+
+    @property
+    def credited_lines(self) -> np.ndarray:
+        credited = np.zeros(self.corpus.calls, dtype=np.int64)
+        credited[self.corpus.read_calls] = self.credited_read
+        return credited
+
+    def summary(self) -> dict[str, Any]:
+        """:func:`reviewlab.metrics.summarize_arrays` of this replay.
+
+        That function reads counts and sums of the per-call arrays (and the
+        float sum of ``zombie_sec``, given whole, in call order) and quantiles
+        and maxima of the per-episode ones. So the line counts are given for
+        the calls that ask for lines only (every other call adds 0), and the
+        silences per round (the longest round is the longest episode maximum;
+        an episode without calls has 0, which no round is below).
+        """
+        c = self.corpus
+        dispatched = c.unbounded_dispatched if self.unbounded else c.all_calls
+        return metrics.summarize_arrays(
+            dispatched=dispatched, abandoned=self.abandoned, zombie_sec=self.zombie_sec,
+            bounded=~c.all_calls if self.unbounded else c.all_calls, by_deadline=self.by_deadline,
+            requested_lines=c.read_requested, credited_lines=self.credited_read,
+            wall_sec=self.wall_sec, max_silence_sec=self.round_silence, peak_loose_workers=self.peak_loose_workers)
