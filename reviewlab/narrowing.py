@@ -1,7 +1,8 @@
 """Deadline narrowing and the bound of one call.
 
 :class:`Narrowing` says how the deadline a reviewer inherited narrows a tool's
-own timeout; :meth:`Narrowing.narrow` returns the :class:`Bound` of one call,
+own timeout; :meth:`Narrowing.narrow_sec` is that rule on scalars and
+:meth:`Narrowing.narrow` returns it as the :class:`Bound` of one call,
 which remembers which term fired (``tool_timeout``, ``deadline`` or, under the
 pre-fix behaviour, ``unbounded``). :meth:`Narrowing.narrow_array` is the same
 rule element-wise, for the vectorized replay. :class:`PolicyError` is the error
@@ -98,21 +99,33 @@ class Narrowing:
             return f"fraction-{self.fraction:g}"
         return self.mode
 
-    def narrow(self, tool_timeout_sec: float, remaining_sec: float | None) -> Bound:
-        """Fold the time remaining before the inherited deadline into a tool timeout."""
-        if self.mode == "unbounded":
-            return Bound(None, "unbounded", None, remaining_sec)
-        if remaining_sec is None or self.mode == "none":
-            return Bound(tool_timeout_sec, "tool_timeout", tool_timeout_sec, remaining_sec)
-        if self.mode == "reserve":
+    def narrow_sec(
+        self, tool_timeout_sec: float, remaining_sec: float | None
+    ) -> tuple[float | None, Literal["tool_timeout", "deadline", "unbounded"]]:
+        """THE narrowing rule, as scalars: ``(bound_sec, by)`` for a call (``None`` seconds: unbounded).
+
+        :meth:`narrow` wraps this in a :class:`Bound`; hot loops (the twin) call
+        it directly to skip allocating one object per call.
+        """
+        mode = self.mode
+        if mode == "unbounded":
+            return None, "unbounded"
+        if remaining_sec is None or mode == "none":
+            return tool_timeout_sec, "tool_timeout"
+        if mode == "reserve":
             window = max(0.0, remaining_sec - self.reserve_sec)
-        elif self.mode == "fraction":
+        elif mode == "fraction":
             window = max(0.0, remaining_sec * self.fraction)
         else:
             window = max(0.0, remaining_sec)
         if window < tool_timeout_sec:
-            return Bound(window, "deadline", tool_timeout_sec, remaining_sec)
-        return Bound(tool_timeout_sec, "tool_timeout", tool_timeout_sec, remaining_sec)
+            return window, "deadline"
+        return tool_timeout_sec, "tool_timeout"
+
+    def narrow(self, tool_timeout_sec: float, remaining_sec: float | None) -> Bound:
+        """Fold the time remaining before the inherited deadline into a tool timeout (:meth:`narrow_sec`)."""
+        sec, by = self.narrow_sec(tool_timeout_sec, remaining_sec)
+        return Bound(sec, by, None if by == "unbounded" else tool_timeout_sec, remaining_sec)
 
     def narrow_array(self, tool_timeout_sec: np.ndarray, remaining_sec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`narrow` element-wise: ``(bound_sec, by_deadline)``.

@@ -184,6 +184,58 @@ def test_cached_bounds_equal_resolve_bound_for_every_tool_kind(narrowing):
             expected = resolve_bound(policy, None, tool, args, narrowing=narrowing, remaining_sec=remaining)
             got = resolver.bound(tool, args, remaining)
             assert (got.sec, got.by, got.tool_timeout_sec) == (expected.sec, expected.by, expected.tool_timeout_sec)
+            assert resolver.bound_sec(tool, args, remaining) == (expected.sec, expected.by)
+    for tool, pair in resolver.no_deadline.items():
+        expected = resolve_bound(policy, None, tool, {}, narrowing=narrowing, remaining_sec=None)
+        assert pair == (expected.sec, expected.by)
+    # Clamp and override tools (and every tool under a custom policy or unbounded) are never looked up by name.
+    assert set(resolver.no_deadline) == (set() if narrowing.mode == "unbounded" else {"read_file", "query_code"})
+
+
+@pytest.mark.parametrize("narrowing", [Narrowing(), Narrowing("fraction", fraction=0.5)])
+def test_narrow_sec_is_the_rule_narrow_wraps(narrowing):
+    """Narrowing.narrow_sec gives the same (sec, by) as narrow's Bound for deadlines around the tool timeout."""
+    for remaining in [None, -1.0, 0.0, 10.0, 59.99, 60.0, 120.0, 121.0, 1e9]:
+        bound = narrowing.narrow(60.0, remaining)
+        assert narrowing.narrow_sec(60.0, remaining) == (bound.sec, bound.by)
+        assert bound.tool_timeout_sec == 60.0 and bound.remaining_sec == remaining
+
+
+@pytest.mark.parametrize("narrowing", [Narrowing(), Narrowing.unbounded()])
+def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing):
+    """Without a pool, the single corpus process (no clock stop per arrival) gives what per-episode processes give."""
+    from reviewlab.synth import synth_corpus
+    from reviewlab.twin.bounds import BoundResolver as Resolver
+    from reviewlab.twin.corpus import compiled
+    from reviewlab.twin.engine import arrival_times, run_simulation
+    from reviewlab.twin.model import Simulation, episode_process
+
+    wedge = Call(tool="query_code", duration_sec=900.0, completed=False)
+    episodes = synth_corpus(80, seed=3, tail_scale=100.0) + [
+        _episode(f"w{i}", [Round(send_sec=1.5, calls=[_read(2.0), wedge, _read(1.0)]), Round(send_sec=1.0)],
+                 offset_sec=7.3 * i, deadline_sec=None if i % 2 else 700.0)
+        for i in range(5)
+    ]
+    policy = TimeoutPolicy.ouroboros()
+    ours, _ = run_simulation(episodes, policy, narrowing)
+    env = simpy.Environment()
+    theirs = Simulation(env, Resolver(policy, narrowing), compiled(episodes))
+    for position, arrival in enumerate(arrival_times(episodes).tolist()):
+        env.process(episode_process(theirs, position, arrival))
+    env.run()
+    for name in ("duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap", "credited_lines",
+                 "zombie_sec"):
+        assert np.array_equal(getattr(ours.calls, name), getattr(theirs.calls, name), equal_nan=name == "bound_sec")
+    assert (ours.start_sec, ours.end_sec, ours.max_silence_sec) == (theirs.start_sec, theirs.end_sec,
+                                                                  theirs.max_silence_sec)
+    loose = [sorted(zip(run.loose_starts, run.loose_ends, strict=True)) for run in (ours, theirs)]
+    assert loose[0] == loose[1]
+    assert ours.env.now == env.now == max(ours.end_sec)
+    # The comparison covers abandonments (zombies, wedges) and, unbounded, wedged-then-withheld episodes.
+    if narrowing.mode == "unbounded":
+        assert ours.calls.source_gap.count(SOURCE_GAP_WEDGED) >= 5 and "withheld" in ours.calls.outcome
+    else:
+        assert any(math.isinf(end) for end in ours.loose_ends) and any(map(math.isfinite, ours.loose_ends))
 
 
 def test_the_policy_is_consulted_once_per_key_and_every_time_for_clamp_tools():

@@ -20,7 +20,12 @@ in ``clamp_tools``, and reads ``args`` only for tools in ``override_tools``. So:
 
 For a keyed call the tool timeout comes from the cache (filled by one
 ``resolve_bound`` call) and the narrowing is applied by the shared
-:meth:`~reviewlab.policy.Narrowing.narrow` — the rule is never re-implemented.
+:meth:`~reviewlab.policy.Narrowing.narrow` (:meth:`BoundResolver.bound`) or the
+scalar rule it wraps, :meth:`~reviewlab.policy.Narrowing.narrow_sec`
+(:meth:`BoundResolver.bound_sec`, the twin's hot loop: no ``Bound`` per call)
+— the rule is never re-implemented. ``narrow_sec`` is pure, so for a name-keyed
+tool with no inherited deadline its pair is the same for every call; the
+resolver keeps it in :attr:`BoundResolver.no_deadline` for the hot loop to read.
 """
 
 from __future__ import annotations
@@ -46,9 +51,14 @@ class BoundResolver:
         self._override = frozenset(policy.override_tools) if isinstance(policy, TimeoutPolicy) else frozenset()
         # Unbounded narrowing never consults the policy; resolve_bound is already trivial there.
         self._unbounded = narrowing.mode == "unbounded"
-        self._no_deadline: dict[Hashable, Bound] = {}
-        # Fast path: tools keyed by their name alone (neither clamped nor overridden).
-        self._by_tool: dict[str, Bound] = {}
+        self._narrow_sec = narrowing.narrow_sec
+        self._tool_sec: dict[Hashable, float] = {}
+        """Validated tool timeout per bound key (what ``resolve_bound`` gives with no deadline)."""
+        self._by_tool: dict[str, float] = {}
+        """Fast path: the same for tools keyed by their name alone (neither clamped nor overridden)."""
+        self.no_deadline: dict[str, tuple[float | None, str]] = {}
+        """``bound_sec(tool, args, None)`` of each name-keyed tool asked so far: a hot loop may look a call
+        with no inherited deadline up here (a dict read) and call :meth:`bound_sec` only on a miss."""
         self.resolved = 0
         """How many times the policy itself was consulted (for tests of the cache)."""
 
@@ -66,24 +76,48 @@ class BoundResolver:
             return (tool, type(override).__name__, override)
         return tool
 
+    def _keyed_sec(self, tool: str, args: Mapping[str, Any]) -> float | None:
+        """The cached tool timeout of a keyed call (resolved on first use), or ``None`` for a call with no key."""
+        key = self.key(tool, args)
+        if key is _NO_KEY:
+            return None
+        tool_sec = self._tool_sec.get(key)
+        if tool_sec is None:
+            self.resolved += 1
+            static = resolve_bound(self.policy, None, tool, args, narrowing=self.narrowing, remaining_sec=None)
+            assert static.tool_timeout_sec is not None  # only unbounded narrowing has none, and it has no keys
+            tool_sec = self._tool_sec[key] = static.tool_timeout_sec
+            if key == tool:
+                self._by_tool[tool] = tool_sec
+        return tool_sec
+
     def bound(self, tool: str, args: Mapping[str, Any], remaining_sec: float | None) -> Bound:
         """The call's bound with ``remaining_sec`` left before the inherited deadline (``None``: no deadline)."""
-        static = self._by_tool.get(tool)
-        if static is None:
-            key = self.key(tool, args)
-            if key is _NO_KEY:
+        tool_sec = self._by_tool.get(tool)
+        if tool_sec is None:
+            tool_sec = self._keyed_sec(tool, args)
+            if tool_sec is None:
                 self.resolved += 1
-                return resolve_bound(
-                    self.policy, None, tool, args, narrowing=self.narrowing, remaining_sec=remaining_sec
-                )
-            static = self._no_deadline.get(key)
-            if static is None:
+                return resolve_bound(self.policy, None, tool, args, narrowing=self.narrowing,
+                                     remaining_sec=remaining_sec)
+        return self.narrowing.narrow(tool_sec, remaining_sec)
+
+    def bound_sec(self, tool: str, args: Mapping[str, Any], remaining_sec: float | None) -> tuple[float | None, str]:
+        """:meth:`bound` as ``(bound_sec, by)``, allocating no :class:`~reviewlab.policy.Bound` for a keyed call.
+
+        The twin's hot loop uses this: the pair comes from the shared
+        :meth:`~reviewlab.policy.Narrowing.narrow_sec`, the very rule
+        :meth:`~reviewlab.policy.Narrowing.narrow` wraps.
+        """
+        tool_sec = self._by_tool.get(tool)
+        if tool_sec is None:
+            tool_sec = self._keyed_sec(tool, args)
+            if tool_sec is None:
                 self.resolved += 1
-                static = resolve_bound(self.policy, None, tool, args, narrowing=self.narrowing, remaining_sec=None)
-                self._no_deadline[key] = static
-                if key == tool:
-                    self._by_tool[tool] = static
-        if remaining_sec is None:
-            return static
-        assert static.tool_timeout_sec is not None
-        return self.narrowing.narrow(static.tool_timeout_sec, remaining_sec)
+                bound = resolve_bound(self.policy, None, tool, args, narrowing=self.narrowing,
+                                      remaining_sec=remaining_sec)
+                return bound.sec, bound.by
+        pair = self._narrow_sec(tool_sec, remaining_sec)
+        if remaining_sec is None and tool in self._by_tool:
+            self.no_deadline[tool] = pair  # narrow_sec is pure: the same pair for every such call
+        return pair

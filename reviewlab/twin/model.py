@@ -18,9 +18,10 @@ episode meets the shared world — each dispatch to a shared worker-thread pool 
 so a SimPy process drives it:
 
 * **no pool** (:func:`corpus_process`): the episodes share nothing, so ONE
-  process walks them in arrival order, brings ``env.now`` to each arrival, runs
-  the episode through (it never yields) and finally brings ``env.now`` to the
-  latest end. ~1,000 processes and their events collapse into one process;
+  process runs each episode through (it never yields; nothing else is
+  scheduled, so ``env.now`` need not visit the arrivals) and finally brings
+  ``env.now`` to the latest end. ~1,000 processes and their events collapse
+  into one process and one event;
 * **reviewer slots and/or worker threads** (:func:`episode_process`): one
   process per episode, which queues for a slot, runs the episode (yielding at
   each worker dispatch), brings ``env.now`` exactly to its end and frees the slot.
@@ -133,20 +134,29 @@ def sync_to(env: simpy.Environment, at_sec: float) -> simpy.Timeout:
 
 
 def corpus_process(sim: Simulation, arrivals: list[float]) -> Generator[simpy.Event, Any, None]:
-    """The one process of a run without slots or worker threads: every episode, in arrival order."""
+    """The one process of a run without slots or worker threads: every episode, then the clock to the end.
+
+    Why the clock is not moved to each arrival: with no slots and no worker
+    threads nothing else is ever scheduled on this environment, and
+    :func:`run_episode` never yields or reads ``env.now`` then — an episode's
+    timeline is its own ``t``, starting at its arrival. So no event could
+    observe ``env.now`` between two arrivals, and stepping it through all of
+    them (a ``Timeout`` and a scheduler step per episode) decides nothing.
+    Episodes run in corpus order (independent episodes: the order changes no
+    figure; the loose-worker intervals feed an order-free
+    :func:`~reviewlab.metrics.peak_overlap`), and the clock is brought once,
+    exactly, to the latest end — the final ``env.now`` a per-episode run would
+    leave.
+    """
     env = sim.env
     assert sim.slots is None and sim.workers is None, "a pool needs one process per episode"
-    episodes = sim.corpus.tuples
     start_sec = sim.start_sec
     latest = env.now
-    # sorted() is stable: equal arrivals keep corpus order (the order per-episode processes would start in).
-    for position in sorted(range(len(arrivals)), key=arrivals.__getitem__):
+    for position, episode in enumerate(sim.corpus.tuples):
         arrival = arrivals[position]
-        if arrival > env.now:
-            yield sync_to(env, arrival)
         start_sec[position] = arrival
         # Without worker threads run_episode never yields: this runs the whole episode at once.
-        end = yield from run_episode(sim, position, episodes[position], arrival, arrival)
+        end = yield from run_episode(sim, position, episode, arrival, arrival)
         if end > latest:
             latest = end
     if latest > env.now:
@@ -186,7 +196,8 @@ def run_episode(
     workers = sim.workers
     timeline = sim.timeline
     imputed = sim.imputed
-    bound_for = sim.resolver.bound
+    bound_sec_for = sim.resolver.bound_sec
+    no_deadline = sim.resolver.no_deadline
     loose_starts = sim.loose_starts
     loose_ends = sim.loose_ends
     columns = sim.calls
@@ -220,8 +231,16 @@ def run_episode(
             if ended:
                 row += 1
                 continue
-            bound = bound_for(tool, args, None if deadline_at is None else max(0.0, deadline_at - t))
-            bound_sec = bound.sec
+            if deadline_at is None:
+                # No inherited deadline: the resolver's per-tool pair, or ask it (and it fills the pair).
+                pair = no_deadline.get(tool)
+                bound_sec, bound_by = pair if pair is not None else bound_sec_for(tool, args, None)
+            else:
+                # max(0.0, deadline_at - t) without the builtin call (same value, -0.0 and NaN included).
+                remaining = deadline_at - t
+                if not remaining > 0.0:
+                    remaining = 0.0
+                bound_sec, bound_by = bound_sec_for(tool, args, remaining)
             if workers is None:
                 abandoned = abandons(duration, completed, bound_sec)
                 if abandoned:
@@ -258,7 +277,7 @@ def run_episode(
                 crediting.note_abandoned()
             if bound_sec is not None:
                 bounds[row] = bound_sec
-            bys[row] = bound.by
+            bys[row] = bound_by
             outcomes[row] = outcome
             row += 1
             if workers is not None:
