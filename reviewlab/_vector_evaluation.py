@@ -15,6 +15,7 @@ the twin's summary to the bit.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from reviewlab import metrics
 from reviewlab.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 
 if TYPE_CHECKING:
+    from reviewlab._vector_settle import Settled
     from reviewlab.vectorized import CompiledCorpus
 
 __all__ = ["ERROR", "EXECUTED", "Evaluation", "GAPS", "OUTCOMES", "WITHHELD"]
@@ -40,12 +42,16 @@ class Evaluation:
     ``outcome`` (codes into ``OUTCOMES``), ``gap`` (codes into ``GAPS``),
     ``credited_lines``. Per episode (corpus order): ``wall_sec``; built on
     access: ``max_silence_sec``. Per round with calls: ``round_silence``.
-    Across the corpus: ``peak_loose_workers``.
+    Across the corpus: ``peak_loose_workers``. The call timing
+    (:data:`~reviewlab.metrics.CALL_TIMING_COLUMNS`: ``start_sec``,
+    ``wait_sec``) is built on access only, for the frames: a sweep's
+    :meth:`summary` never pays for it. ``settled`` keeps the clocks of the
+    episodes whose static clock was wrong (:mod:`reviewlab._vector_settle`).
     """
 
     def __init__(self, corpus: CompiledCorpus, *, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
                  zombie: np.ndarray, credited: np.ndarray, wall: np.ndarray, round_silence: np.ndarray,
-                 peak_loose_workers: int, unbounded: bool) -> None:
+                 peak_loose_workers: int, unbounded: bool, settled: Sequence[Settled] = ()) -> None:
         self.corpus = corpus
         self.bound_sec = bound
         self.by_deadline = by_deadline
@@ -56,6 +62,7 @@ class Evaluation:
         self.round_silence = round_silence
         self.peak_loose_workers = peak_loose_workers
         self.unbounded = unbounded
+        self.settled = settled
 
     @property
     def max_silence_sec(self) -> np.ndarray:
@@ -65,6 +72,35 @@ class Evaluation:
         if c.silence_starts.size:
             out[c.silence_episodes] = np.maximum.reduceat(self.round_silence, c.silence_starts)
         return out
+
+    @property
+    def wait_sec(self) -> np.ndarray:
+        """How long each call's episode waited on it: the bound if abandoned, 0 if withheld, else its duration."""
+        c = self.corpus
+        if self.unbounded:
+            return c.unbounded_wait
+        return np.where(self.abandoned, self.bound_sec, c.duration_sec)
+
+    @property
+    def start_sec(self) -> np.ndarray:
+        """When each call was dispatched, from its episode's arrival (withheld: when the log ended).
+
+        The episode's clock before the call minus its arrival, as the twin's
+        ``t - arrival``: the static clock, except in settled episodes, whose
+        block clocks (row ``j``: before event ``j``) replace it.
+        """
+        c = self.corpus
+        clock = c.unbounded_clock_before if self.unbounded else c.static_clock_before
+        if self.settled:
+            clock = clock.copy()
+            block_of = np.full(c.event_count.size, -1, dtype=np.intp)  # per sorted row
+            for number, (rows, _, _) in enumerate(self.settled):
+                block_of[rows] = number
+            call_block = block_of[c.call_row]
+            for number, (rows, block_clock, _) in enumerate(self.settled):
+                mine = np.flatnonzero(call_block == number)
+                clock[mine] = block_clock[c.call_column[mine], np.searchsorted(rows, c.call_row[mine])]
+        return clock - c.arrival_sec[c.episode_index]
 
     @property
     def gap(self) -> np.ndarray:

@@ -37,7 +37,7 @@ from reviewlab.receipts import Crediting, abandons_array
 if TYPE_CHECKING:
     from reviewlab.vectorized import CompiledCorpus
 
-__all__ = ["evaluate_bounded", "finish", "resolve_tables", "settle"]
+__all__ = ["Settled", "evaluate_bounded", "finish", "resolve_tables", "settle"]
 
 _NO_NARROWING = Narrowing("none")  # the bare tool timeout, through resolve_bound's validation
 _READS_CLOCK = ("inherit", "reserve", "fraction")
@@ -79,7 +79,7 @@ class _Tables:
     reads_clock: bool
 
 
-class _Settled(NamedTuple):
+class Settled(NamedTuple):
     """The settled episodes: their sorted rows, block clock (row ``j``: before event ``j``) and waits."""
 
     rows: np.ndarray
@@ -138,7 +138,7 @@ def evaluate_bounded(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: N
 
 
 def settle(c: CompiledCorpus, tables: _Tables, rows: np.ndarray, bound: np.ndarray, by_deadline: np.ndarray,
-           abandoned: np.ndarray) -> _Settled:
+           abandoned: np.ndarray) -> Settled:
     """Replay the episodes of sorted ``rows`` exactly: iterate clock → bounds → waits to the fixed point.
 
     A block ``[event, episode]`` of their events, padded with the spare
@@ -173,11 +173,11 @@ def settle(c: CompiledCorpus, tables: _Tables, rows: np.ndarray, bound: np.ndarr
     else:  # pragma: no cover - impossible: each iteration fixes at least one more event
         raise AssertionError("deadline settling did not reach its fixed point")
     bound[calls], by_deadline[calls], abandoned[calls] = sec[is_call], by[is_call], ab[is_call]
-    return _Settled(rows, clock, wait)
+    return Settled(rows, clock, wait)
 
 
 def finish(c: CompiledCorpus, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
-           blocks: list[_Settled]) -> Evaluation:
+           blocks: list[Settled]) -> Evaluation:
     """Zombies, loose workers, credits, wall times and silences from the settled decisions."""
     hit = np.flatnonzero(abandoned)  # every abandoned call is in a settled episode
     zombie_hit = np.where(c.completed[hit], c.duration_sec[hit] - bound[hit], np.inf)
@@ -220,7 +220,7 @@ def finish(c: CompiledCorpus, bound: np.ndarray, by_deadline: np.ndarray, abando
             c.read_credits[reads], executed, first_abandoned < calls, c.read_requested[reads])
     return Evaluation(c, bound=bound, by_deadline=by_deadline, abandoned=abandoned, zombie=zombie,
                       credited=credited, wall=wall, round_silence=silence, peak_loose_workers=peak,
-                      unbounded=False)
+                      unbounded=False, settled=blocks)
 
 
 def _first_of_runs(values: np.ndarray) -> np.ndarray:

@@ -16,6 +16,17 @@ frames, so a rate means the same thing whichever engine produced it.
   is infinite and is counted in ``wedged_zombies`` rather than summed).
 * peak loose workers: the most abandoned workers still running at one instant.
 * deadline-bound share: bounded calls whose bound the deadline set / bounded calls.
+
+Every replay engine's call frame holds :data:`CALL_COLUMNS` followed by the
+engine's own timing of each call, :data:`CALL_TIMING_COLUMNS` (no metric below
+reads them; charts lay calls out with them instead of re-deriving the replay):
+
+* ``start_sec``: when the call was dispatched, in seconds from the episode's
+  *arrival* (so a pool run's queue wait is included). A withheld call never
+  started: its ``start_sec`` is the moment the episode's log ended.
+* ``wait_sec``: how long the episode waited on the call: its bound for an
+  abandoned call, 0 for a withheld one, else the time it actually took (in a
+  worker-thread pool, thread queueing included).
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ import pandas as pd
 
 __all__ = [
     "CALL_COLUMNS",
+    "CALL_TIMING_COLUMNS",
     "EPISODE_COLUMNS",
     "SUMMARY_KEYS",
     "episode_rows",
@@ -43,6 +55,8 @@ CALL_COLUMNS = (
     "episode_id", "round", "call_index", "tool", "duration_sec", "completed", "bound_sec",
     "bound_by", "outcome", "source_gap", "requested_lines", "credited_lines", "zombie_sec",
 )
+CALL_TIMING_COLUMNS = ("start_sec", "wait_sec")
+"""The engine's timing of each call, after :data:`CALL_COLUMNS` (see the module docstring)."""
 EPISODE_COLUMNS = (
     "episode_id", "slot_id", "wall_sec", "max_silence_sec", "calls", "abandoned_calls",
     "requested_lines", "credited_lines", "coverage_loss",

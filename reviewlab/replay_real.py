@@ -36,7 +36,11 @@ duration of a call that returned or raised (for an abandoned one whose worker
 came back: measured wait + zombie time; still censored: as recorded);
 ``zombie_sec`` is measured when the loose worker returned before the run ended
 (waiting at most ``settle_sec`` real seconds for it), else the recorded
-``duration - bound``, and ``inf`` for a wedge. Real runs carry scheduling noise:
+``duration - bound``, and ``inf`` for a wedge. The timing columns
+(:data:`~reviewlab.metrics.CALL_TIMING_COLUMNS`) are measured too:
+``start_sec`` is the call's dispatch wall time minus the episode's start,
+``wait_sec`` the measured wait (for a withheld call: 0, starting when the
+wedged call's wait ended). Real runs carry scheduling noise:
 calls whose duration lies within a few milliseconds (real) of their bound can
 go either way, which the differential test accounts for.
 """
@@ -318,6 +322,16 @@ def _settle(runs: list[_Run], settle_sec: float) -> None:
                     result.settled.wait(max(0.0, give_up_at - time.monotonic()))
 
 
+def _log_end(run: _Run, wedged: CallTrace | None, scale: float) -> float:
+    """When a withheld call of ``run`` "started" (recorded seconds from the episode's start): the wedge's end.
+
+    That is when the recorded log ended; without a measured wedge, the episode's own end.
+    """
+    if wedged is not None and wedged.result is not None:
+        return (wedged.result.started_wall - run.started_wall + wedged.result.duration_sec) / scale
+    return (run.ended - run.started) / scale
+
+
 def _result(runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, censored: str) -> ReplayResult:
     rows: list[tuple[Any, ...]] = []
     loose_starts: list[float] = []
@@ -333,11 +347,12 @@ def _result(runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, c
             for ran in rnd.calls:
                 traces[int((ran.args or {}).get(CALL_ARG, -1))] = ran
         ended_at = run.registry.ended_at_call
+        log_end = _log_end(run, traces.get(ended_at) if ended_at is not None else None, scale)
         for index, call in enumerate(plan.calls):
             trace = traces.get(index)
             if trace is None or (ended_at is not None and index > ended_at):
                 rows.append((episode_id, call.round, index, call.tool, call.duration_sec, call.completed, math.nan,
-                             "unbounded", str(Outcome.WITHHELD), "", call.requested_lines, 0, 0.0))
+                             "unbounded", str(Outcome.WITHHELD), "", call.requested_lines, 0, 0.0, log_end, 0.0))
                 continue
             if trace.result is None:
                 raise RuntimeError(f"episode {episode_id!r} call {index}: the real episode refused it "
@@ -348,6 +363,7 @@ def _result(runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, c
             bound_sec = math.nan if receipt.bound_sec is None else receipt.bound_sec / scale
             gap = receipt.source_gap or ""
             outcome = str(receipt.outcome)
+            started = (measured.started_wall - run.started_wall) / scale
             duration, zombie = waited, 0.0
             if ended_at == index:
                 gap, duration = SOURCE_GAP_WEDGED, call.duration_sec
@@ -359,7 +375,7 @@ def _result(runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, c
                     duration = waited + zombie
                 else:
                     duration, zombie = call.duration_sec, max(0.0, call.duration_sec - waited)
-                start = plan.arrival_sec + (measured.started_wall - run.started_wall) / scale + waited
+                start = plan.arrival_sec + started + waited
                 loose_starts.append(start)
                 loose_ends.append(start + zombie)
             extent = receipt.extent or {}
@@ -367,7 +383,7 @@ def _result(runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, c
             if extent.get("start_line") is not None and extent.get("end_line") is not None:
                 credited = int(extent["end_line"]) - int(extent["start_line"]) + 1
             rows.append((episode_id, call.round, index, call.tool, duration, call.completed, bound_sec,
-                         receipt.bound_by, outcome, gap, call.requested_lines, credited, zombie))
+                         receipt.bound_by, outcome, gap, call.requested_lines, credited, zombie, started, waited))
         wall.append((run.ended - run.started) / scale)
         silence.append(max(round_silence.values(), default=0.0))
     calls = calls_frame(rows)

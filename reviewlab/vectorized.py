@@ -81,7 +81,10 @@ class CompiledCorpus:
     ``event_*`` arrays hold every event (send or call) in :attr:`events` order
     plus one spare slot, a zero-length send, that pads the settling blocks.
     The ``static_*`` arrays are the replay in which every call waits its
-    duration. Everything here is read-only once compiled.
+    duration; the ``unbounded_*`` ones the pre-fix replay, which no policy
+    changes (its clock before every call and its waits are kept for the
+    frames' :data:`~reviewlab.metrics.CALL_TIMING_COLUMNS`). Everything here
+    is read-only once compiled.
     """
 
     def __init__(self, episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0) -> None:
@@ -258,7 +261,11 @@ class CompiledCorpus:
         self.unbounded_outcome = np.where(
             withheld, WITHHELD, np.where(wedge | self.status_error, ERROR, EXECUTED)).astype(np.int8)
         call_wait = np.where(withheld, 0.0, self.duration_sec)
-        self.unbounded_wall = self._wall(self.events.running_sums(self.arrival_sorted, wait))
+        clock = self.events.running_sums(self.arrival_sorted, wait)
+        self.unbounded_wall = self._wall(clock)
+        # A withheld call "starts" when the log ended: every event after the wedge takes no time.
+        self.unbounded_clock_before = clock[self.offsets[self.call_column - 1] + self.call_row]
+        self.unbounded_wait = call_wait
         self.unbounded_silence = self.round_silence(call_wait)
 
     # -- evaluation --------------------------------------------------------
@@ -310,8 +317,8 @@ class CompiledCorpus:
             "completed": self.completed, "bound_sec": ev.bound_sec, "bound_by": bound_by.astype(object),
             "outcome": OUTCOMES[ev.outcome], "source_gap": GAPS[ev.gap],
             "requested_lines": self.requested_lines.astype(np.int64), "credited_lines": ev.credited_lines,
-            "zombie_sec": ev.zombie_sec,
-        }, columns=list(metrics.CALL_COLUMNS))
+            "zombie_sec": ev.zombie_sec, "start_sec": ev.start_sec, "wait_sec": ev.wait_sec,
+        }, columns=[*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS])
         base = pd.DataFrame({"episode_id": list(self.episode_ids), "slot_id": list(self.slot_ids),
                              "wall_sec": ev.wall_sec, "max_silence_sec": ev.max_silence_sec})
         episodes = metrics.episode_rows(calls, base)

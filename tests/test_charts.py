@@ -15,9 +15,10 @@ from matplotlib.patches import Rectangle
 from reviewlab import charts, metrics
 from reviewlab.policy import Narrowing, TimeoutPolicy
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.replay import ReplayResult
+from reviewlab.replay import ReplayResult, replay
 
 _T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+_CALL_FRAME = [*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]
 
 
 def _episode() -> Episode:
@@ -36,11 +37,13 @@ def _episode() -> Episode:
 def _result() -> ReplayResult:
     """A replay result shaped as every engine returns it, for :func:`_episode` under 10/20 s bounds."""
     rows = [
-        ("e1", 1, 0, "read_file", 3.0, True, 10.0, "tool_timeout", "executed", "", 10, 10, 0.0),
-        ("e1", 1, 1, "query_code", 50.0, True, 20.0, "tool_timeout", "error", "native_tool_abandoned", 0, 0, 30.0),
-        ("e1", 2, 2, "read_file", 40.0, False, 20.0, "tool_timeout", "error", "native_tool_abandoned", 10, 0, math.inf),
+        ("e1", 1, 0, "read_file", 3.0, True, 10.0, "tool_timeout", "executed", "", 10, 10, 0.0, 2.0, 3.0),
+        ("e1", 1, 1, "query_code", 50.0, True, 20.0, "tool_timeout", "error", "native_tool_abandoned", 0, 0, 30.0,
+         5.0, 20.0),
+        ("e1", 2, 2, "read_file", 40.0, False, 20.0, "tool_timeout", "error", "native_tool_abandoned", 10, 0, math.inf,
+         26.0, 20.0),
     ]
-    calls = pd.DataFrame(rows, columns=list(metrics.CALL_COLUMNS))
+    calls = pd.DataFrame(rows, columns=_CALL_FRAME)
     base = pd.DataFrame({"episode_id": ["e1"], "slot_id": ["s0"], "wall_sec": [47.0], "max_silence_sec": [23.0]})
     episodes = metrics.episode_rows(calls, base)
     summary = metrics.summarize(calls, episodes, peak_loose_workers=2)
@@ -252,11 +255,12 @@ def test_episode_timeline_shows_a_wedge_and_the_calls_it_withheld():
         Round(send_sec=0.0, calls=[Call(tool="read_file", duration_sec=0.1), Call(tool="list_files", duration_sec=0.1)]),
     ])
     rows = [
-        ("w", 1, 0, "query_code", 26_160.0, False, math.nan, "unbounded", "error", "native_tool_wedged", 0, 0, 0.0),
-        ("w", 2, 1, "read_file", 0.1, True, math.nan, "unbounded", "withheld", "", 0, 0, 0.0),
-        ("w", 2, 2, "list_files", 0.1, True, math.nan, "unbounded", "withheld", "", 0, 0, 0.0),
+        ("w", 1, 0, "query_code", 26_160.0, False, math.nan, "unbounded", "error", "native_tool_wedged", 0, 0, 0.0,
+         5.0, 26_160.0),
+        ("w", 2, 1, "read_file", 0.1, True, math.nan, "unbounded", "withheld", "", 0, 0, 0.0, 26_165.0, 0.0),
+        ("w", 2, 2, "list_files", 0.1, True, math.nan, "unbounded", "withheld", "", 0, 0, 0.0, 26_165.0, 0.0),
     ]
-    calls = pd.DataFrame(rows, columns=list(metrics.CALL_COLUMNS))
+    calls = pd.DataFrame(rows, columns=_CALL_FRAME)
     base = pd.DataFrame({"episode_id": ["w"], "slot_id": ["s"], "wall_sec": [26_165.0], "max_silence_sec": [26_160.0]})
     episodes = metrics.episode_rows(calls, base)
     result = ReplayResult(calls, episodes, metrics.summarize(calls, episodes, peak_loose_workers=0),
@@ -303,9 +307,45 @@ def test_live_rates_redraws_in_place_with_the_new_figures():
 
 
 def test_call_timeline_starts_a_pooled_episode_after_its_queue_wait():
-    """In a pool run the first send starts once the slot is granted, ``queue_wait_sec`` after arrival."""
+    """In a twin pool run a queued request's first send starts at its queue wait and its calls come after it."""
+    first, second = _episode(), _episode().model_copy(update={"id": "e2"})
+    result = replay([first, second], TimeoutPolicy.uniform(20.0), engine="twin", slots=1)
+    queued = float(result.episodes.set_index("episode_id").loc["e2", "queue_wait_sec"])
+    assert queued == 47.0  # e1 held the only slot for its whole 47 s
+    calls, sends = charts.call_timeline(result, "e2", episode=[first, second])
+    assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [[47.0, 49.0], [72.0, 73.0], [93.0, 94.0]]
+    assert calls["start_sec"].tolist() == [49.0, 52.0, 73.0]
+    assert sends["end_sec"].iloc[-1] == result.episodes.set_index("episode_id").loc["e2", "wall_sec"]
+
+
+def test_call_timeline_draws_the_engines_timing_as_recorded():
+    """The layout is the engine's start_sec and wait_sec (here a thread-queued wait), never re-derived from the rules."""
     result = _result()
-    result.episodes["queue_wait_sec"] = [100.0]
+    # As a worker-thread pool reports it: the first read queued 4 s for a thread before running its 3 s.
+    result.calls["wait_sec"] = [7.0, 20.0, 20.0]
+    result.calls["start_sec"] = [2.0, 9.0, 30.0]
+    calls, sends = charts.call_timeline(result, "e1")
+    assert calls["wait_sec"].tolist() == [7.0, 20.0, 20.0]
+    # Without the recorded episode a round's send still spans the previous wait's end to its first call.
+    assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [[0.0, 2.0], [29.0, 30.0]]
+
+
+def test_call_timeline_needs_the_engines_timing_columns():
+    """A call frame without start_sec and wait_sec is refused, naming the missing columns."""
+    result = _result()
+    result.calls = result.calls.drop(columns=["start_sec", "wait_sec"])
+    with pytest.raises(ValueError, match="start_sec, wait_sec"):
+        charts.call_timeline(result, "e1")
+
+
+@pytest.mark.parametrize("engine", ["twin", "vectorized"])
+def test_call_timeline_of_a_replayed_wedge_ends_where_the_replay_did(engine):
+    """Replayed pre-fix, the wedge's withheld calls sit at its end and the layout ends at the wall time."""
+    result = replay([_episode()], TimeoutPolicy.ouroboros(), Narrowing.unbounded(), engine=engine)
     calls, sends = charts.call_timeline(result, "e1", episode=_episode())
-    assert sends["start_sec"].iloc[0] == 100.0
-    assert calls["start_sec"].tolist() == [102.0, 105.0, 126.0]
+    assert calls["outcome"].tolist() == ["executed", "executed", "error"]
+    assert calls["wedged"].tolist() == [False, False, True]
+    assert calls["start_sec"].tolist() == [2.0, 5.0, 56.0]
+    # The log ended at the wedge: the final send takes no time.
+    assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [[0.0, 2.0], [55.0, 56.0], [96.0, 96.0]]
+    assert sends["end_sec"].iloc[-1] == result.episodes["wall_sec"].iloc[0]

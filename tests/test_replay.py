@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.metrics import CALL_COLUMNS, EPISODE_COLUMNS, SUMMARY_KEYS
+from reviewlab.metrics import CALL_COLUMNS, CALL_TIMING_COLUMNS, EPISODE_COLUMNS, SUMMARY_KEYS
 from reviewlab.policy import Narrowing, TimeoutPolicy
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.replay import ReplayResult, replay
@@ -72,3 +72,29 @@ def test_the_pre_fix_mode_never_bounds_a_call():
     assert result.calls["bound_sec"].isna().all()
     assert set(result.calls["bound_by"]) == {"unbounded"}
     assert result.summary["abandoned_call_rate"] == 0.0
+
+
+@pytest.mark.parametrize("engine", ["twin", "vectorized"])
+def test_every_simulated_engine_records_when_each_call_ran(engine):
+    """start_sec counts from the arrival (a later arrival changes nothing) and wait_sec is what the episode waited."""
+    result = replay(_corpus(), TimeoutPolicy.uniform(10.0), engine=engine)
+    assert tuple(result.calls.columns) == CALL_COLUMNS + CALL_TIMING_COLUMNS
+    timing = result.calls.set_index(["episode_id", "call_index"])[list(CALL_TIMING_COLUMNS)]
+    # e1: send 1 s, read 0.5 s, search abandoned at its 10 s bound, send 1 s, read.
+    assert timing.loc["e1"].to_numpy().tolist() == [[1.0, 0.5], [1.5, 10.0], [12.5, 0.5]]
+    # e2 arrives a minute later with a 3 s deadline: its reads start 1 s and 1.5 s after its own arrival.
+    assert timing.loc["e2"].to_numpy().tolist() == [[1.0, 0.5], [1.5, 0.5]]
+
+
+def test_the_real_engine_measures_when_each_call_ran():
+    """The real engine's start_sec and wait_sec are measured times over time_scale, in call order and past each send."""
+    result = replay(_corpus(), TimeoutPolicy.uniform(10.0), engine="real", time_scale=0.01)
+    assert tuple(result.calls.columns) == CALL_COLUMNS + CALL_TIMING_COLUMNS
+    slack = 0.05  # recorded seconds (0.5 ms real): wall-clock dispatch stamps against monotonic waits
+    for _, calls in result.calls.groupby("episode_id"):
+        start, wait = calls["start_sec"].to_numpy(), calls["wait_sec"].to_numpy()
+        assert start[0] >= 1.0 - slack  # after the 1 s model send
+        assert (start[1:] >= start[:-1] + wait[:-1] - slack).all()  # one call after the other
+    e1 = result.calls[result.calls["episode_id"] == "e1"]
+    abandoned = e1[e1["source_gap"] == "native_tool_abandoned"]
+    assert len(abandoned) == 1 and abandoned["wait_sec"].iloc[0] >= 10.0 - slack  # waited out the bound

@@ -35,7 +35,7 @@ def test_frames_have_the_shared_columns_and_one_row_per_call():
     """Call and episode frames use the metrics module's columns, one row per recorded call in order."""
     ep = _episode("e1", [Round(send_sec=1.0, calls=[_read(0.5), _read(0.2)]), Round(send_sec=2.0)])
     result = simulate([ep], TimeoutPolicy.uniform(5.0))
-    assert tuple(result.calls.columns) == metrics.CALL_COLUMNS
+    assert tuple(result.calls.columns) == metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS
     assert tuple(result.episodes.columns) == metrics.EPISODE_COLUMNS
     assert list(result.calls["call_index"]) == [0, 1]
     assert list(result.calls["round"]) == [1, 1]
@@ -58,6 +58,9 @@ def test_an_overrunning_call_is_abandoned_at_its_bound_and_later_reads_lose_cred
     row = result.episodes.iloc[0]
     assert row["max_silence_sec"] == pytest.approx(0.5 + 3.0 + 0.5)
     assert row["wall_sec"] == pytest.approx(1.0 + 4.0 + 1.0)
+    # The engine records its own timing: dispatch from the arrival, and the wait (the bound when abandoned).
+    assert list(calls["start_sec"]) == [1.0, 1.5, 4.5]
+    assert list(calls["wait_sec"]) == [0.5, 3.0, 0.5]
     assert row["coverage_loss"] == pytest.approx(1 - 10 / 60)
     assert result.summary["peak_loose_workers"] == 1
 
@@ -121,6 +124,25 @@ def test_unbounded_mode_waits_out_a_wedge_then_withholds_the_rest():
     assert result.episodes["max_silence_sec"].iloc[0] == 26160.5
     assert result.episodes["wall_sec"].iloc[0] == 26161.5
     assert result.summary["calls"] == 4 and result.episodes["calls"].iloc[0] == 2
+    # The wedge waits its observed time; withheld calls never start: no wait, placed where the log ended.
+    assert list(calls["start_sec"]) == [1.0, 1.5, 26161.5, 26161.5]
+    assert list(calls["wait_sec"]) == [0.5, 26160.0, 0.0, 0.0]
+
+
+def test_call_timing_in_a_pool_counts_from_the_arrival_and_includes_queueing():
+    """A queued request's calls start after its queue wait; with one worker thread a call's wait includes queueing."""
+    eps = [_episode(f"e{i}", [Round(send_sec=1.0, calls=[_read(2.0), _read(1.0)]), Round(send_sec=1.0)])
+           for i in range(2)]
+    slots = simulate(eps, TimeoutPolicy.uniform(10.0), slots=1)
+    assert list(slots.episodes["queue_wait_sec"]) == [0.0, 5.0]
+    assert list(slots.calls["start_sec"]) == [1.0, 3.0, 6.0, 8.0]
+    assert list(slots.calls["wait_sec"]) == [2.0, 1.0, 2.0, 1.0]
+    # Two episodes, one thread, first come first served: e0 reads 1–3 s; e1's first read, dispatched at 1 s,
+    # runs 3–5 s; e0's second, dispatched at 3 s, runs 5–6 s; e1's second, dispatched at 5 s, runs 6–7 s.
+    threads = simulate(eps, TimeoutPolicy.uniform(10.0), workers=1)
+    assert list(threads.calls["start_sec"]) == [1.0, 3.0, 1.0, 5.0]
+    assert list(threads.calls["wait_sec"]) == [2.0, 3.0, 4.0, 2.0]
+    assert list(threads.episodes["max_silence_sec"]) == [5.0, 6.0]
 
 
 def test_tool_errors_are_errors_without_a_gap():
@@ -154,7 +176,8 @@ def test_bad_input_is_refused_with_the_field_named():
 def test_an_empty_corpus_gives_empty_frames():
     """No episodes: empty frames with the shared columns and a zero summary."""
     result = simulate([])
-    assert len(result.calls) == 0 and tuple(result.calls.columns) == metrics.CALL_COLUMNS
+    assert len(result.calls) == 0
+    assert tuple(result.calls.columns) == metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS
     assert result.summary["episodes"] == 0
 
 
@@ -224,7 +247,7 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
         env.process(episode_process(theirs, position, arrival))
     env.run()
     for name in ("duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap", "credited_lines",
-                 "zombie_sec"):
+                 "zombie_sec", "dispatch_sec", "wait_sec"):
         assert np.array_equal(getattr(ours.calls, name), getattr(theirs.calls, name), equal_nan=name == "bound_sec")
     assert (ours.start_sec, ours.end_sec, ours.max_silence_sec) == (theirs.start_sec, theirs.end_sec,
                                                                   theirs.max_silence_sec)

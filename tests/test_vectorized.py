@@ -12,6 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reviewlab import metrics
+from reviewlab._vector_evaluation import Evaluation
 from reviewlab.policy import Narrowing, TimeoutPolicy, resolve_bound
 from reviewlab.receipts import Crediting, abandons, abandons_array
 from reviewlab.recording.schema import Call, Episode, Extent, Round
@@ -80,7 +82,11 @@ NARROWINGS = st.one_of(
 
 
 def assert_same(twin: Any, fast: Any) -> None:
-    pd.testing.assert_frame_equal(twin.calls, fast.calls)
+    # Every column, the engines' call timing included, to the bit.
+    assert tuple(fast.calls.columns) == metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS
+    pd.testing.assert_frame_equal(twin.calls, fast.calls, check_exact=True)
+    for name in (*metrics.CALL_TIMING_COLUMNS, "bound_sec", "zombie_sec"):
+        assert np.array_equal(twin.calls[name].to_numpy(), fast.calls[name].to_numpy(), equal_nan=True), name
     pd.testing.assert_frame_equal(twin.episodes, fast.episodes)
     assert twin.summary == fast.summary
 
@@ -154,6 +160,27 @@ def test_deadline_chains_settle_exactly():
     assert (fast.calls["bound_by"] == "deadline").all()
     for _, bounds in fast.calls.groupby("episode_id")["bound_sec"]:
         assert bounds.is_monotonic_decreasing and bounds.iloc[1] < bounds.iloc[0] < 800.0
+    # Every call was abandoned, so every clock is a settled block's: each call starts once the last wait ended
+    # (its start is measured from the arrival on the absolute clock, hence equal only to rounding).
+    assert (fast.calls["wait_sec"] == fast.calls["bound_sec"]).all()
+    for _, calls in fast.calls.groupby("episode_id"):
+        ends = (calls["start_sec"] + calls["wait_sec"]).to_numpy()
+        assert (calls["start_sec"].to_numpy()[1:] >= ends[:-1] - 1e-9).all()
+
+
+def test_summary_never_builds_the_call_timing(monkeypatch):
+    """A sweep's summary() stops before the frames: the per-call start and wait columns are never computed."""
+    corpus = compile_corpus(synth_corpus(60, seed=2, tail_scale=100.0))
+    expected = corpus.result(TimeoutPolicy.uniform(5.0)).summary
+
+    def refuse(self: Evaluation) -> np.ndarray:
+        raise AssertionError("summary() computed the call timing")
+
+    monkeypatch.setattr(Evaluation, "start_sec", property(refuse))
+    monkeypatch.setattr(Evaluation, "wait_sec", property(refuse))
+    for narrowing in (Narrowing(), Narrowing.unbounded()):
+        corpus.summary(TimeoutPolicy.uniform(5.0), narrowing)
+    assert corpus.summary(TimeoutPolicy.uniform(5.0)) == expected
 
 
 def test_replay_dispatches_to_the_vectorized_engine():

@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from reviewlab import metrics
 from reviewlab.charts._common import (
     duration_text,
     figure_and_axes,
@@ -24,6 +25,7 @@ from reviewlab.charts._common import (
     policy_label,
     time_scale,
 )
+from reviewlab.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.recording.schema import Episode
 from reviewlab.replay import ReplayResult
 
@@ -57,50 +59,50 @@ def call_timeline(
     """Lay one replayed episode out on its own clock (0 = its request arrived), as the replay ran it.
 
     Returns ``(calls, sends)``. ``calls`` is the episode's rows of
-    ``result.calls`` plus ``start_sec`` (when the call was dispatched),
-    ``wait_sec`` (how long the episode waited on it: the bound for an
-    abandoned call, nothing for a withheld one, else its duration),
-    ``abandoned`` and ``wedged`` flags. ``sends`` has one row per round:
-    ``round, start_sec, end_sec`` of the model send. The replay rules: each
-    round is its send, then its calls in order, from the moment a reviewer
-    slot took the request (after ``queue_wait_sec`` in a pool run); the
-    model-send times come from the recorded ``episode`` (pass it, or the
-    corpus); without it sends take no time.
+    ``result.calls``, whose :data:`~reviewlab.metrics.CALL_TIMING_COLUMNS`
+    the engine recorded (``start_sec``: dispatch, from the arrival; ``wait_sec``:
+    how long the episode waited on the call), plus ``abandoned`` and ``wedged``
+    flags. ``sends`` has one row per round: ``round, start_sec, end_sec`` of
+    the model send. Nothing here re-derives the replay: a round's send runs
+    from the end of the previous round's last wait (the first round's from the
+    slot grant, ``queue_wait_sec`` in a pool run) to the dispatch of its first
+    call. Only a round without calls needs the recorded send time, from
+    ``episode`` (the recorded episode, or the corpus); without it, or once the
+    episode's log has ended at a wedge, that send takes no time.
     """
     calls = result.calls[result.calls["episode_id"] == episode_id].sort_values("call_index")
     if calls.empty and episode_id not in set(result.episodes["episode_id"]):
         raise KeyError(f"episode {episode_id!r} is not in this replay result")
+    missing = [name for name in metrics.CALL_TIMING_COLUMNS if name not in calls.columns]
+    if missing:
+        raise ValueError(f"call_timeline: result.calls has no {', '.join(missing)} column(s); "
+                         "every replay engine records them (metrics.CALL_TIMING_COLUMNS)")
     recorded = _find_episode(episode, episode_id)
     n_rounds = len(recorded.rounds) if recorded is not None else int(calls["round"].max() if len(calls) else 0)
     send_sec = [r.send_sec for r in recorded.rounds] if recorded is not None else [0.0] * n_rounds
-    effective = [c.returned_after_sec for c in recorded.calls] if recorded is not None else []
-    abandoned = calls["source_gap"].eq("native_tool_abandoned").to_numpy()
-    wedged = calls["source_gap"].eq("native_tool_wedged").to_numpy()
-    starts, waits, send_rows = [], [], []
-    # In a pool run the episode starts once a slot is free: its calls come after the queue wait.
+    abandoned = calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
+    wedged = calls["source_gap"].eq(SOURCE_GAP_WEDGED).to_numpy()
+    rounds = calls["round"].to_numpy()
+    starts = calls["start_sec"].to_numpy(dtype=float)
+    ends = starts + calls["wait_sec"].to_numpy(dtype=float)
+    # In a pool run the episode starts once a slot is free: its first send comes after the queue wait.
     queued = result.episodes.loc[result.episodes["episode_id"] == episode_id]
     t = float(queued["queue_wait_sec"].iloc[0]) if "queue_wait_sec" in queued.columns and len(queued) else 0.0
-    rounds = calls["round"].to_numpy()
-    position = 0
+    send_rows = []
+    ended = False
     for number in range(1, n_rounds + 1):
-        send_rows.append((number, t, t + send_sec[number - 1]))
-        t += send_sec[number - 1]
-        while position < len(calls) and rounds[position] == number:
-            row = calls.iloc[position]
-            if row["outcome"] == "withheld":
-                wait = 0.0
-            elif abandoned[position]:
-                wait = float(row["bound_sec"])
-            else:
-                index = int(row["call_index"])
-                late = effective[index] if index < len(effective) else None
-                wait = float(late) if late is not None else float(row["duration_sec"])
-            starts.append(t)
-            waits.append(wait)
-            t += wait
-            position += 1
-    frame = calls.assign(start_sec=starts, wait_sec=waits, abandoned=abandoned, wedged=wedged)
-    sends = pd.DataFrame(send_rows, columns=["round", "start_sec", "end_sec"])
+        mine = np.flatnonzero(rounds == number)
+        if mine.size:
+            send_rows.append((number, t, float(starts[mine[0]])))
+            t = float(ends[mine[-1]])
+            ended = ended or bool(wedged[mine].any())
+        else:
+            length = 0.0 if ended else send_sec[number - 1]
+            send_rows.append((number, t, t + length))
+            t += length
+    frame = calls.assign(abandoned=abandoned, wedged=wedged)
+    sends = pd.DataFrame(send_rows, columns=["round", "start_sec", "end_sec"]).astype(
+        {"start_sec": float, "end_sec": float})
     return frame.reset_index(drop=True), sends
 
 

@@ -15,6 +15,9 @@ Frames:
   order. ``duration_sec``/``completed`` are the *effective* observation the
   replay used: ``returned_after_sec`` when the loose worker was seen returning,
   the imputed completion time under ``censored="impute"``, else as recorded.
+  Then :data:`~reviewlab.metrics.CALL_TIMING_COLUMNS`: ``start_sec`` (the
+  episode's clock at dispatch minus its arrival, so a pool run's queue wait is
+  in it) and ``wait_sec`` (what the episode's clock advanced by for the call).
 * ``episodes``: :data:`~reviewlab.metrics.EPISODE_COLUMNS`, corpus order.
   ``wall_sec`` runs from arrival (queueing included). With a reviewer pool,
   ``slot_id`` is the simulated slot that served the request and three columns
@@ -55,8 +58,9 @@ _CALL_DTYPES = {
     "episode_id": object, "round": np.int64, "call_index": np.int64, "tool": object,
     "duration_sec": float, "completed": bool, "bound_sec": float, "bound_by": object,
     "outcome": object, "source_gap": object, "requested_lines": np.int64,
-    "credited_lines": np.int64, "zombie_sec": float,
+    "credited_lines": np.int64, "zombie_sec": float, "start_sec": float, "wait_sec": float,
 }
+_FRAME_COLUMNS = [*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]
 
 
 def arrival_times(
@@ -82,19 +86,22 @@ def arrival_times(
 
 
 def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
-    """The ``calls`` frame from row tuples in :data:`~reviewlab.metrics.CALL_COLUMNS` order."""
-    columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in metrics.CALL_COLUMNS]
+    """The ``calls`` frame from row tuples in :data:`~reviewlab.metrics.CALL_COLUMNS` order, then
+    :data:`~reviewlab.metrics.CALL_TIMING_COLUMNS`."""
+    columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in _FRAME_COLUMNS]
     return pd.DataFrame({
         name: np.asarray(values, dtype=_CALL_DTYPES[name])
-        for name, values in zip(metrics.CALL_COLUMNS, columns, strict=True)
+        for name, values in zip(_FRAME_COLUMNS, columns, strict=True)
     })
 
 
-def columns_frame(sim: Simulation) -> pd.DataFrame:
+def columns_frame(sim: Simulation, arrival: np.ndarray) -> pd.DataFrame:
     """The ``calls`` frame of a run: the corpus's static columns and the run's decided ones.
 
     Built column-wise, one array per column (``DataFrame`` copies them, so the
-    cached static columns are never shared with a caller).
+    cached static columns are never shared with a caller). ``arrival`` is the
+    run's arrival per episode: ``start_sec`` is the dispatch clock minus it
+    (the same float subtraction ``t - arrival`` the vectorized engine makes).
     """
     corpus, columns = sim.corpus, sim.calls
     data = {
@@ -102,9 +109,11 @@ def columns_frame(sim: Simulation) -> pd.DataFrame:
         "tool": corpus.tool, "requested_lines": corpus.requested_lines,
     }
     for name in ("duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap", "credited_lines",
-                 "zombie_sec"):
+                 "zombie_sec", "wait_sec"):
         data[name] = np.array(getattr(columns, name), dtype=_CALL_DTYPES[name])
-    return pd.DataFrame(data, columns=list(metrics.CALL_COLUMNS))
+    first_rows = np.array([episode.first_row for episode in corpus.tuples] + [corpus.calls], dtype=np.intp)
+    data["start_sec"] = np.array(columns.dispatch_sec, dtype=float) - np.repeat(arrival, np.diff(first_rows))
+    return pd.DataFrame(data, columns=_FRAME_COLUMNS)
 
 
 def _arrivals(corpus: TwinCorpus, mode: str | None, rate: float | None, seed: int) -> np.ndarray:
@@ -191,7 +200,7 @@ def run_simulation(
 def _result(
     corpus: list[Episode], arrival: np.ndarray, sim: Simulation, policy: Any, narrowing: Narrowing, *, pooled: bool
 ) -> ReplayResult:
-    calls = columns_frame(sim)
+    calls = columns_frame(sim, arrival)
     end = np.array(sim.end_sec, dtype=float)
     start = np.array(sim.start_sec, dtype=float)
     base = pd.DataFrame({

@@ -69,11 +69,17 @@ class CallColumns:
     *withheld* call (bound NaN, ``"unbounded"``, no gap, no credit, no zombie);
     a dispatched call overwrites what it decides. ``duration_sec`` and
     ``completed`` start as the effective observation and change only for an
-    imputed call. The static columns live in :class:`~reviewlab.twin.corpus.TwinCorpus`.
+    imputed call. ``dispatch_sec`` and ``wait_sec`` are the episode's own
+    timing of the call: its clock ``t`` at dispatch (on the corpus timeline;
+    the frame subtracts the arrival to give ``start_sec``, so the hot loop
+    does not) and how far it then advanced ``t``. Every row's ``dispatch_sec``
+    is written by the run (a withheld row gets the moment its episode's log
+    ended); ``wait_sec`` stays 0 for a withheld one. The static columns live
+    in :class:`~reviewlab.twin.corpus.TwinCorpus`.
     """
 
     __slots__ = ("duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap",
-                 "credited_lines", "zombie_sec")
+                 "credited_lines", "zombie_sec", "dispatch_sec", "wait_sec")
 
     def __init__(self, corpus: TwinCorpus) -> None:
         n = corpus.calls
@@ -85,6 +91,8 @@ class CallColumns:
         self.source_gap: list[str] = [""] * n
         self.credited_lines: list[int] = [0] * n
         self.zombie_sec: list[float] = [0.0] * n
+        self.dispatch_sec: list[float] = [0.0] * n
+        self.wait_sec: list[float] = [0.0] * n
 
 
 class Simulation:
@@ -204,6 +212,7 @@ def run_episode(
     durations, completes = columns.duration_sec, columns.completed
     bounds, bys, outcomes = columns.bound_sec, columns.bound_by, columns.outcome
     gaps, credits, zombies = columns.source_gap, columns.credited_lines, columns.zombie_sec
+    starts, waits = columns.dispatch_sec, columns.wait_sec
     crediting = Crediting()
     credited_lines = crediting.credited_lines
     episode_id = episode.id
@@ -216,7 +225,9 @@ def run_episode(
     ended = False
     for send_sec, calls in episode.rounds:
         if ended:
-            row += len(calls)  # withheld: the rows keep their defaults
+            # Withheld: the rows keep their defaults, "started" when the log ended.
+            starts[row:row + len(calls)] = [t] * len(calls)
+            row += len(calls)
             continue
         if timeline is not None:
             timeline.add(slot_id, "busy", t, t + send_sec, episode_id)
@@ -229,6 +240,7 @@ def run_episode(
                 durations[row] = duration
                 completes[row] = True
             if ended:
+                starts[row] = t
                 row += 1
                 continue
             if deadline_at is None:
@@ -279,13 +291,15 @@ def run_episode(
                 bounds[row] = bound_sec
             bys[row] = bound_by
             outcomes[row] = outcome
-            row += 1
+            starts[row] = t
             if workers is not None:
                 # Thread queueing put the return on SimPy's clock; follow it exactly.
                 wait = env.now - t
                 t = env.now
             else:
                 t += wait
+            waits[row] = wait
+            row += 1
             silence += wait
         if silence > max_silence:
             max_silence = silence
