@@ -52,7 +52,7 @@ def child(mode: str, path: str) -> None:
 
 def main(n: int = 100_000) -> None:
     from reviewlab.recording import save_episodes
-    from reviewlab.synth import synth_corpus
+    from reviewlab.recording.synth import synth_corpus
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()

@@ -30,12 +30,12 @@ from typing import Any
 
 import pandas as pd
 
-from reviewlab.policy import Narrowing, TimeoutPolicy
-from reviewlab.sweep import make_grid, sweep
-from reviewlab.synth import synth_corpus
-from reviewlab.twin import simulate
-from reviewlab.twin.engine import run_simulation
-from reviewlab.vectorized import CompiledCorpus, compile_corpus
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.analysis.sweep import make_grid, sweep
+from reviewlab.recording.synth import synth_corpus
+from reviewlab.engines.twin import simulate
+from reviewlab.engines.twin.engine import run_simulation
+from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
 
 NARROWINGS = {
     "inherit": Narrowing(),
@@ -142,7 +142,7 @@ def main() -> None:
     versus_twin(episodes, corpus, n_calls, args.repeat, args.twin_repeat)
     del episodes, corpus
     try:  # the twin keeps its compiled corpus (and so every episode) alive; free it before the next phase
-        from reviewlab.twin.corpus import clear_cache
+        from reviewlab.engines.twin.corpus import clear_cache
         clear_cache()
     except ImportError:
         pass

@@ -3,16 +3,16 @@
 Run: ``.venv/bin/python benchmarks/bench_twin.py [--repeats N] [--corpus PATH]``
 
 Both models replay the bundled corpus (``data/episodes/synthetic-1k.jsonl.gz``,
-or 1,000 episodes from ``reviewlab.synth`` with seed 0 when it is absent) under
+or 1,000 episodes from ``reviewlab.recording.synth`` with seed 0 when it is absent) under
 ``TimeoutPolicy.ouroboros()`` with ``inherit`` narrowing and wedges. What is timed:
 
-* **simulation only** — :func:`reviewlab.twin.engine.run_simulation`: the SimPy
+* **simulation only** — :func:`reviewlab.engines.twin.engine.run_simulation`: the SimPy
   run that decides every call and stores its outcome columns (what the naive
   model does too), no pandas;
-* **full simulate()** — :func:`reviewlab.twin.simulate`: the same plus the
+* **full simulate()** — :func:`reviewlab.engines.twin.simulate`: the same plus the
   pandas frames (calls, episodes) and the summary;
 * each twin figure twice: **warm** — the corpus was compiled by an earlier run
-  and is reused (:mod:`reviewlab.twin.corpus`: a sweep, a notebook, any second
+  and is reused (:mod:`reviewlab.engines.twin.corpus`: a sweep, a notebook, any second
   replay of the same episode objects) — and **cold** — the compile cache is
   cleared before every timed run, so compiling the corpus is included;
 * **naive** — one SimPy process per episode that, for every call, resolves its
@@ -39,11 +39,11 @@ from typing import Any
 
 import simpy
 
-from reviewlab.policy import Narrowing, TimeoutPolicy, resolve_bound
+from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
 from reviewlab.recording.schema import Episode
-from reviewlab.twin import effective_observation, simulate
-from reviewlab.twin.corpus import clear_cache
-from reviewlab.twin.engine import arrival_times, run_simulation
+from reviewlab.engines.twin import effective_observation, simulate
+from reviewlab.engines.twin.corpus import clear_cache
+from reviewlab.engines.twin.engine import arrival_times, run_simulation
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "episodes" / "synthetic-1k.jsonl.gz"
 
@@ -53,9 +53,9 @@ def load_corpus(path: Path) -> tuple[list[Episode], str]:
         from reviewlab.recording.files import load_episodes
 
         return list(load_episodes(path)), str(path)
-    from reviewlab.synth import synth_corpus
+    from reviewlab.recording.synth import synth_corpus
 
-    return synth_corpus(1000, seed=0), "reviewlab.synth.synth_corpus(1000, seed=0) (bundled corpus absent)"
+    return synth_corpus(1000, seed=0), "reviewlab.recording.synth.synth_corpus(1000, seed=0) (bundled corpus absent)"
 
 
 def naive(episodes: list[Episode], policy: Any, narrowing: Narrowing) -> list[str]:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from reviewlab.dashboard import default_corpus
+from reviewlab.ui.dashboard import default_corpus
 from reviewlab.recording.files import load_episodes
-from reviewlab.widgets import explore, figure_png
+from reviewlab.ui.widgets import explore, figure_png
 
 GOAL_SEC = 0.3
 UPDATES = 40

@@ -6,17 +6,17 @@ costs: run it for real, simulate it, replay recorded episodes under other
 policies, sweep and tune policies.
 """
 
-from reviewlab.deadline import (
+from reviewlab.core.deadline import (
     calendar_scope,
     clock_scope,
     deadline_remaining,
     execution_deadline_scope,
     monotonic_now,
 )
-from reviewlab.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
-from reviewlab.executor import BoundedExecutor, CallResult, CallStatus
-from reviewlab.inspection import demo_workspace, inspection_registry
-from reviewlab.policy import (
+from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
+from reviewlab.live.inspection import demo_workspace, inspection_registry
+from reviewlab.core.policy import (
     Bound,
     Narrowing,
     PolicyError,
@@ -25,7 +25,7 @@ from reviewlab.policy import (
     resolve_bound,
     save_policy_file,
 )
-from reviewlab.receipts import (
+from reviewlab.core.receipts import (
     SOURCE_GAP_ABANDONED,
     Outcome,
     ToolReceipt,
@@ -33,7 +33,7 @@ from reviewlab.receipts import (
 )
 from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.schema import Episode
-from reviewlab.replay import ReplayResult, replay
+from reviewlab.engines.replay import ReplayResult, replay
 
 __version__ = "0.1.0"
 

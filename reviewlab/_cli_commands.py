@@ -59,7 +59,7 @@ def _load_corpus(path_text: str) -> list[Any]:
 
 def _policy_arg(spec: str | None) -> tuple[Any, Any]:
     """``--policy``: a TOML file, or a preset ``ouroboros`` | ``unbounded`` | ``uniform:SEC``."""
-    from reviewlab.policy import Narrowing, TimeoutPolicy, load_policy_file
+    from reviewlab.core.policy import Narrowing, TimeoutPolicy, load_policy_file
 
     if spec is None or spec == "ouroboros":
         return TimeoutPolicy.ouroboros(), Narrowing()
@@ -99,7 +99,7 @@ def _tool_grid(specs: Sequence[str]) -> dict[str, list[float]]:
 
 def _narrowing_grid(text: str) -> list[Any]:
     """``--narrowing inherit,reserve:30,fraction:0.5,none,unbounded`` → :class:`Narrowing` objects."""
-    from reviewlab.policy import Narrowing
+    from reviewlab.core.policy import Narrowing
 
     modes: list[Any] = []
     for item in (part.strip() for part in text.split(",")):
@@ -136,7 +136,7 @@ def _print(text: str) -> None:
 
 # -- subcommands ---------------------------------------------------------------------------
 def cmd_demo(args: argparse.Namespace) -> int:
-    from reviewlab.demo import run_demo
+    from reviewlab.ui.demo import run_demo
 
     run_demo(out_dir=Path(args.out), quick=args.quick, echo=_print)
     return 0
@@ -148,8 +148,8 @@ def cmd_record(args: argparse.Namespace) -> int:
         raise UserError(f"--root {args.root}: no such directory")
     out = _output_path(args.output, _JSONL_SUFFIXES)
     policy, narrowing = _policy_arg(args.policy)
-    from reviewlab.openai_model import record_live
-    from reviewlab.report import receipts_table, text_table
+    from reviewlab.live.openai_model import record_live
+    from reviewlab.ui.report import receipts_table, text_table
 
     options: dict[str, Any] = {"policy": policy, "narrowing": narrowing}
     if args.api_key is not None:
@@ -175,8 +175,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.slots is not None and args.slots < 1:
         raise UserError(f"--slots: expected a positive number of slots, got {args.slots}")
     episodes = _load_corpus(args.corpus)
-    from reviewlab.replay import replay
-    from reviewlab.report import summary_table, text_table, write_table
+    from reviewlab.engines.replay import replay
+    from reviewlab.ui.report import summary_table, text_table, write_table
 
     options: dict[str, Any] = {}
     if args.seed is not None:
@@ -202,8 +202,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     narrowings = _narrowing_grid(args.narrowing) if args.narrowing else None
     base, _ = _policy_arg(args.base)
     episodes = _load_corpus(args.corpus)
-    from reviewlab.report import sweep_view, text_table, write_table
-    from reviewlab.sweep import make_grid, pareto, sweep
+    from reviewlab.ui.report import sweep_view, text_table, write_table
+    from reviewlab.analysis.sweep import make_grid, pareto, sweep
 
     try:
         grid = make_grid(base=base, tools=tools or None, scales=scales, narrowings=narrowings)
@@ -243,9 +243,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     out = _output_path(args.output, (".toml",)) if args.output else None
     base, narrowing = _policy_arg(args.base)
     episodes = _load_corpus(args.corpus)
-    from reviewlab.policy import save_policy_file
-    from reviewlab.report import summary_table, text_table
-    from reviewlab.tune import recommend
+    from reviewlab.core.policy import save_policy_file
+    from reviewlab.ui.report import summary_table, text_table
+    from reviewlab.analysis.tune import recommend
 
     recommendation = recommend(
         episodes, max_coverage_loss=args.max_coverage_loss, max_abandoned_rate=args.max_abandoned_rate,
@@ -266,14 +266,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def cmd_synth(args: argparse.Namespace) -> int:
     out = _output_path(args.output, _JSONL_SUFFIXES)
     if args.incident:
-        from reviewlab.incident import write_incident
+        from reviewlab.recording.incident import write_incident
 
         written = write_incident(out, seed=args.seed)
         _print(f"wrote the incident day ({written} episodes, one wedged query_code) to {out}")
         return 0
     if args.n < 1:
         raise UserError(f"-n: expected a positive number of episodes, got {args.n}")
-    from reviewlab.synth import write_synthetic
+    from reviewlab.recording.synth import write_synthetic
 
     written = write_synthetic(out, args.n, seed=args.seed)
     _print(f"wrote {written} episode(s) to {out}")
@@ -283,7 +283,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     source = _existing_file(args.file)
     out = _output_path(args.output, _JSONL_SUFFIXES)
-    from reviewlab.importers import import_inspect, import_openhands
+    from reviewlab.recording.importers import import_inspect, import_openhands
     from reviewlab.recording.files import save_episodes
 
     importer = import_openhands if args.format == "openhands" else import_inspect
@@ -307,23 +307,30 @@ def _launch(argv: Sequence[str], dry_run: bool) -> int:
         raise UserError(f"cannot start {argv[0]}: not installed") from None
 
 
-def _repo_dir(name: str) -> Path:
-    """``notebooks/`` next to the package (a source checkout), else under the current directory."""
-    candidate = Path(__file__).resolve().parent.parent / name
-    return candidate if candidate.is_dir() else Path.cwd() / name
+def _working_notebooks() -> Path:
+    """``./notebooks``, filled with a copy of the shipped notebooks when it does not exist yet."""
+    import shutil
+
+    from reviewlab.resources import notebooks_dir
+
+    target = Path.cwd() / "notebooks"
+    if not target.exists():
+        shutil.copytree(notebooks_dir(), target, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+        print(f"copied the reviewlab notebooks to {target}", file=sys.stderr)
+    return target
 
 
 def cmd_lab(args: argparse.Namespace) -> int:
-    notebooks = Path(args.notebooks) if args.notebooks else _repo_dir("notebooks")
+    notebooks = Path(args.notebooks) if args.notebooks else _working_notebooks()
     if not notebooks.is_dir():
         raise UserError(f"--notebooks {notebooks}: no such directory")
-    from reviewlab.dashboard import lab_command
+    from reviewlab.ui.dashboard import lab_command
 
     return _launch(lab_command(notebooks, args.port), args.dry_run)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    from reviewlab import dashboard
+    from reviewlab.ui import dashboard
 
     corpus = _existing_file(args.corpus) if args.corpus else None
     if args.dry_run:

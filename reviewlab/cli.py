@@ -12,7 +12,7 @@ Invariants:
 * A user error (missing file, malformed recording, invalid policy TOML, bad
   grid spec, unwritable output…) is ONE line on stderr, ``reviewlab: error:
   …``, with exit status 2, never a traceback. ``--debug`` re-raises instead.
-* Outputs are written whole or not at all (see :func:`reviewlab.report.write_table`).
+* Outputs are written whole or not at all (see :func:`reviewlab.ui.report.write_table`).
 * Heavy imports (pandas, SimPy, Dask, Jupyter) happen inside the subcommand
   that needs them, so ``reviewlab --help`` answers at once.
 """

@@ -12,10 +12,12 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from reviewlab import charts, metrics
-from reviewlab.policy import Narrowing, TimeoutPolicy
+from reviewlab.ui import charts
+
+from reviewlab.core import metrics
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.replay import ReplayResult, replay
+from reviewlab.engines.replay import ReplayResult, replay
 
 _T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 _CALL_FRAME = [*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]
@@ -205,7 +207,7 @@ def test_pareto_front_highlights_the_front_and_marks_named_policies():
 
 
 def test_pareto_front_finds_the_front_when_not_given():
-    """Without a mask or a ``pareto`` column the front is :func:`reviewlab.sweep.pareto` of the points."""
+    """Without a mask or a ``pareto`` column the front is :func:`reviewlab.analysis.sweep.pareto` of the points."""
     points = pd.DataFrame({"coverage_loss_rate": [0.0, 0.02, 0.01], "wall_p95_sec": [10.0, 8.0, 12.0]})
     ax = charts.pareto_front(points).axes[0]
     front = [line for line in ax.lines if line.get_label() == "Pareto front"][0]

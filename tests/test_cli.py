@@ -19,9 +19,9 @@ import pytest
 from stub_openai import StubError, StubOpenAI
 
 from reviewlab.cli import build_parser, main
-from reviewlab.episode import tool_call
-from reviewlab.inspection import demo_workspace
-from reviewlab.policy import Narrowing, TimeoutPolicy, load_policy_file, save_policy_file
+from reviewlab.live.episode import tool_call
+from reviewlab.live.inspection import demo_workspace
+from reviewlab.core.policy import Narrowing, TimeoutPolicy, load_policy_file, save_policy_file
 from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
@@ -487,9 +487,9 @@ def test_demo_quick_writes_the_report_with_its_charts(tmp_path: Path) -> None:
 def test_demo_without_its_bundled_corpus_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """A checkout missing the bundled corpus: one line saying how to recreate it, no report written."""
-    import reviewlab.demo
+    import reviewlab.ui.demo
 
-    monkeypatch.setattr(reviewlab.demo, "CORPUS_PATH", tmp_path / "gone.jsonl.gz")
+    monkeypatch.setattr(reviewlab.ui.demo, "CORPUS_PATH", tmp_path / "gone.jsonl.gz")
     assert main(["demo", "--quick", "--out", str(tmp_path / "out")]) == 2
     line = _error_line(capsys)
     assert "gone.jsonl.gz" in line and "reviewlab synth" in line

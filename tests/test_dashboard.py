@@ -7,9 +7,9 @@ import sys
 import nbformat
 import pytest
 
-from reviewlab import dashboard
+from reviewlab.ui import dashboard
 from reviewlab.recording.files import save_episodes
-from reviewlab.synth import synth_corpus
+from reviewlab.recording.synth import synth_corpus
 
 
 def test_the_voila_command_serves_the_template_on_localhost_only():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab import dashboard
+from reviewlab.ui import dashboard
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -71,7 +71,7 @@ def corpus_file(tmp_path):
     bundled = dashboard.default_corpus()
     if bundled.is_file():
         return bundled
-    from reviewlab.synth import write_synthetic
+    from reviewlab.recording.synth import write_synthetic
 
     path = tmp_path / "synthetic-1k.jsonl.gz"
     write_synthetic(path, 1000, seed=0)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reviewlab.deadline import (
+from reviewlab.core.deadline import (
     calendar_scope,
     clock_scope,
     deadline_remaining,

@@ -33,9 +33,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.replay import replay
+from reviewlab.engines.replay import replay
 
 TIME_SCALE = 0.05
 TOLERANCE_SEC = 0.3

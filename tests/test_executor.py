@@ -8,15 +8,15 @@ from datetime import datetime
 
 import pytest
 
-from reviewlab.deadline import (
+from reviewlab.core.deadline import (
     clock_scope,
     deadline_remaining,
     execution_deadline_scope,
     monotonic_now,
 )
-from reviewlab.executor import BoundedExecutor, CallResult, CallStatus
-from reviewlab.policy import Bound
-from reviewlab.receipts import refused_text
+from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
+from reviewlab.core.policy import Bound
+from reviewlab.core.receipts import refused_text
 
 WAIT = 10.0  # generous upper limit for events that must happen; never decides a race
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.importers import (
+from reviewlab.recording.importers import (
     ImportFormatError,
     classify_command,
     import_inspect,

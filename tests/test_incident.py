@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.policy import Narrowing, TimeoutPolicy
-from reviewlab.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.twin import simulate
+from reviewlab.engines.twin import simulate
 
 INCIDENT_FILE = Path(__file__).resolve().parents[1] / "data" / "incidents" / "wedged-query-code.jsonl"
 SILENCE_SEC = 7 * 3600 + 16 * 60  # 26,160 s

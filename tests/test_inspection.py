@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab import inspection
-from reviewlab.inspection import (
+from reviewlab.live import inspection
+from reviewlab.live.inspection import (
     TOOL_NAMES,
     InspectionRegistry,
     ToolError,

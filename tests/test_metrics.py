@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab import metrics
+from reviewlab.core import metrics
 
 
 def frames() -> tuple[pd.DataFrame, pd.DataFrame]:

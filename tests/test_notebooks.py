@@ -32,6 +32,7 @@ def _execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNod
 def smoke(monkeypatch):
     """Kernels inherit this process's environment: smoke mode on."""
     monkeypatch.setenv("REVIEWLAB_SMOKE", "1")
+    monkeypatch.setenv("REVIEWLAB_FIXTURES", str(Path(__file__).resolve().parent / "fixtures"))
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from stub_openai import Hold, StubError, StubOpenAI
 
-from reviewlab.inspection import demo_workspace, inspection_registry
-from reviewlab.openai_model import ModelEndpointError, OpenAIChatModel, record_live
+from reviewlab.live.inspection import demo_workspace, inspection_registry
+from reviewlab.live.openai_model import ModelEndpointError, OpenAIChatModel, record_live
 
 _VERDICT = '[{"file": "inventory/stock.py", "line": 38, "finding": "reorder point uses < not <="}]'
 

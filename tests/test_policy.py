@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from reviewlab.deadline import clock_scope, execution_deadline_scope
-from reviewlab.policy import (
+from reviewlab.core.deadline import clock_scope, execution_deadline_scope
+from reviewlab.core.policy import (
     Bound,
     Narrowing,
     PolicyError,

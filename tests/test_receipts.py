@@ -7,7 +7,7 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from reviewlab.receipts import (
+from reviewlab.core.receipts import (
     SOURCE_GAP_ABANDONED,
     Crediting,
     Outcome,

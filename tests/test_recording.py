@@ -381,7 +381,7 @@ def test_recorder_appends_and_keeps_ids_unique(tmp_path: Path) -> None:
 
 def test_recorder_records_a_real_review_episode(tmp_path: Path) -> None:
     """ReviewEpisode(recorder=...) with a scripted model writes its run in the recorded format."""
-    from reviewlab.episode import ReviewEpisode, ScriptedModel, tool_call
+    from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
 
     root = tmp_path / "repo"
     root.mkdir()

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.metrics import CALL_COLUMNS, CALL_TIMING_COLUMNS, EPISODE_COLUMNS, SUMMARY_KEYS
-from reviewlab.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.metrics import CALL_COLUMNS, CALL_TIMING_COLUMNS, EPISODE_COLUMNS, SUMMARY_KEYS
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.replay import ReplayResult, replay
+from reviewlab.engines.replay import ReplayResult, replay
 
 
 def _corpus() -> list[Episode]:

@@ -1,4 +1,4 @@
-"""Text tables, table files and the HTML report (:mod:`reviewlab.report`)."""
+"""Text tables, table files and the HTML report (:mod:`reviewlab.ui.report`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from reviewlab.report import (
+from reviewlab.ui.report import (
     Report,
     format_value,
     receipts_table,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.inspection import ToolError, inspection_registry
+from reviewlab.live.inspection import ToolError, inspection_registry
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-WORKSPACE"
 
@@ -172,7 +172,7 @@ def test_symlink_swapped_in_after_listing_is_still_refused(layout):
 
 def test_open_rechecks_confinement_of_the_file_actually_opened(layout):
     """Between the check and the open, a swapped final symlink or parent directory is still refused."""
-    from reviewlab._confine import open_confined
+    from reviewlab.live._confine import open_confined
 
     root = layout["root"].resolve()
     with pytest.raises(OSError):  # the final component is never followed

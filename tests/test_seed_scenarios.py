@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from reviewlab.deadline import execution_deadline_scope, monotonic_now
-from reviewlab.episode import ReviewEpisode, ScriptedModel, tool_call
-from reviewlab.inspection import inspection_registry
-from reviewlab.policy import TimeoutPolicy
+from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
+from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.live.inspection import inspection_registry
+from reviewlab.core.policy import TimeoutPolicy
 
 VERDICT = '[{"file": "greeting.txt", "line": 1, "finding": "fine"}]'
 # What the real reader stamps on the shared context after a read renders.

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reviewlab.incident import (
+from reviewlab.recording.incident import (
     INCIDENT_EPISODE_ID,
     INCIDENT_SLOT,
     WEDGE_SEC,
@@ -17,7 +17,7 @@ from reviewlab.incident import (
     write_incident,
 )
 from reviewlab.recording import episodes_frame, load_episodes
-from reviewlab.synth import TOOLS, SynthSpec, synth_corpus, write_synthetic
+from reviewlab.recording.synth import TOOLS, SynthSpec, synth_corpus, write_synthetic
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

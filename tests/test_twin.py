@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import simpy
 
-from reviewlab import metrics
-from reviewlab.policy import Narrowing, TimeoutPolicy, resolve_bound
-from reviewlab.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.core import metrics
+from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
+from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.replay import replay
-from reviewlab.twin import BoundResolver, KaplanMeier, impute_durations, simulate
-from reviewlab.twin.model import sync_to
+from reviewlab.engines.replay import replay
+from reviewlab.engines.twin import BoundResolver, KaplanMeier, impute_durations, simulate
+from reviewlab.engines.twin.model import sync_to
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -227,11 +227,11 @@ def test_narrow_sec_is_the_rule_narrow_wraps(narrowing):
 @pytest.mark.parametrize("narrowing", [Narrowing(), Narrowing.unbounded()])
 def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing):
     """Without a pool, the single corpus process (no clock stop per arrival) gives what per-episode processes give."""
-    from reviewlab.synth import synth_corpus
-    from reviewlab.twin.bounds import BoundResolver as Resolver
-    from reviewlab.twin.corpus import compiled
-    from reviewlab.twin.engine import arrival_times, run_simulation
-    from reviewlab.twin.model import Simulation, episode_process
+    from reviewlab.recording.synth import synth_corpus
+    from reviewlab.engines.twin.bounds import BoundResolver as Resolver
+    from reviewlab.engines.twin.corpus import compiled
+    from reviewlab.engines.twin.engine import arrival_times, run_simulation
+    from reviewlab.engines.twin.model import Simulation, episode_process
 
     wedge = Call(tool="query_code", duration_sec=900.0, completed=False)
     episodes = synth_corpus(80, seed=3, tail_scale=100.0) + [
@@ -354,7 +354,7 @@ def test_a_corpus_that_never_completed_cannot_be_imputed():
 
 def test_a_cached_corpus_replays_exactly_like_a_fresh_one():
     """Replaying the same episode objects again (compiled corpus reused) gives the same frames as a fresh compile."""
-    from reviewlab.twin.corpus import clear_cache, compiled
+    from reviewlab.engines.twin.corpus import clear_cache, compiled
 
     eps = [_episode(f"e{i}", [Round(send_sec=1.0, calls=[_read(0.5 + i), _read(9.0)])], offset_sec=3.0 - i,
                     deadline_sec=8.0 if i % 2 else None) for i in range(4)]

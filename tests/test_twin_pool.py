@@ -21,10 +21,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from reviewlab.policy import TimeoutPolicy
-from reviewlab.receipts import SOURCE_GAP_ABANDONED
+from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.receipts import SOURCE_GAP_ABANDONED
 from reviewlab.recording.schema import Call, Episode, Round
-from reviewlab.twin import SLOT_STATES, SLOT_TIMELINE_COLUMNS, simulate
+from reviewlab.engines.twin import SLOT_STATES, SLOT_TIMELINE_COLUMNS, simulate
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -12,15 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewlab import metrics
-from reviewlab._vector_evaluation import Evaluation
-from reviewlab.policy import Narrowing, TimeoutPolicy, resolve_bound
-from reviewlab.receipts import Crediting, abandons, abandons_array
+from reviewlab.core import metrics
+from reviewlab.engines.vectorized.evaluation import Evaluation
+from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
+from reviewlab.core.receipts import Crediting, abandons, abandons_array
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.replay import replay
-from reviewlab.synth import synth_corpus
-from reviewlab.twin import simulate
-from reviewlab.vectorized import compile_corpus, replay_vectorized
+from reviewlab.engines.replay import replay
+from reviewlab.recording.synth import synth_corpus
+from reviewlab.engines.twin import simulate
+from reviewlab.engines.vectorized import compile_corpus, replay_vectorized
 
 START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
 TOOLS = ("read_file", "list_files", "search_code", "query_code", "web_search", "run_command")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reviewlab.policy import Narrowing, TimeoutPolicy, load_policy_file, save_policy_file
-from reviewlab.replay import replay
-from reviewlab.synth import synth_corpus
-from reviewlab.widgets import PolicyEditor, explore, summary_html
+from reviewlab.core.policy import Narrowing, TimeoutPolicy, load_policy_file, save_policy_file
+from reviewlab.engines.replay import replay
+from reviewlab.recording.synth import synth_corpus
+from reviewlab.ui.widgets import PolicyEditor, explore, summary_html
 
 _TOOLS = ("read_file", "list_files", "search_code", "query_code")
 

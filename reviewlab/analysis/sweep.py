@@ -1,0 +1,285 @@
+"""Policy sweeps: one replay per policy point, in-process or on a Dask cluster, as one tidy frame.
+
+A :class:`Grid` is an ordered tuple of :class:`PolicyPoint` objects (a policy,
+a narrowing and the parameters that name the point). :func:`make_grid` builds
+the usual product: base policies × scales × per-tool timeouts × narrowings.
+:func:`sweep` replays the corpus under every point and returns one row per
+point: the point's parameters (``policy_name``, ``scale``, ``timeout.<tool>``,
+``narrowing.mode``, ``narrowing.reserve_sec``, ``narrowing.fraction``) followed
+by every :data:`reviewlab.core.metrics.SUMMARY_KEYS` metric, in grid order.
+
+Lifecycle of a sweep: compile the corpus once (:func:`~reviewlab.engines.vectorized.compile_corpus`);
+in-process, evaluate point after point; with ``client=``, scatter the compiled
+corpus to every worker ONCE and send the points in chunks, each task replaying
+its chunk against the worker's copy. The frame is the same either way.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reviewlab.core import metrics
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.recording.schema import Episode
+from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
+
+__all__ = ["Grid", "PolicyPoint", "make_grid", "pareto", "policy_grid", "sweep", "tool_curves"]
+
+ENGINES = ("vectorized", "twin")
+_PROGRESS_MIN_POINTS = 50  # below this a bar is noise
+
+
+@dataclass(frozen=True)
+class PolicyPoint:
+    """One point of a grid: what to replay and the parameter columns that name it."""
+
+    policy: TimeoutPolicy
+    narrowing: Narrowing
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """An ordered, immutable list of policy points; ``grid_a + grid_b`` concatenates."""
+
+    points: tuple[PolicyPoint, ...]
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def __iter__(self) -> Iterator[PolicyPoint]:
+        return iter(self.points)
+
+    def __add__(self, other: Grid) -> Grid:
+        return Grid(self.points + other.points)
+
+    def frame(self) -> pd.DataFrame:
+        """The parameter columns of every point (the left part of a sweep frame)."""
+        return pd.DataFrame([dict(p.params) for p in self.points])
+
+
+def _narrowing_params(narrowing: Narrowing) -> dict[str, Any]:
+    return {"narrowing.mode": narrowing.mode, "narrowing.reserve_sec": narrowing.reserve_sec,
+            "narrowing.fraction": narrowing.fraction}
+
+
+def make_grid(
+    base: TimeoutPolicy | Sequence[TimeoutPolicy] | None = None,
+    *,
+    tools: Mapping[str, Sequence[float]] | None = None,
+    scales: Sequence[float] | None = None,
+    narrowings: Sequence[Narrowing] | None = None,
+) -> Grid:
+    """The product base policies × ``scales`` × per-tool timeouts × ``narrowings``.
+
+    ``base``: one policy or several (default :meth:`TimeoutPolicy.ouroboros`).
+    ``scales``: multipliers of each base (:meth:`TimeoutPolicy.scaled`).
+    ``tools``: per tool, the timeouts to try, set EXACTLY (not raised by the
+    base's floor: :meth:`TimeoutPolicy.with_tool_timeouts`), after scaling.
+    ``narrowings``: default ``[Narrowing()]``. Every point carries the columns
+    ``policy_name, scale, timeout.<tool>…, narrowing.mode, narrowing.reserve_sec,
+    narrowing.fraction``.
+    """
+    bases = [base] if isinstance(base, TimeoutPolicy) else list(base or [TimeoutPolicy.ouroboros()])
+    for index, policy in enumerate(bases):
+        if not isinstance(policy, TimeoutPolicy):
+            raise TypeError(f"base[{index}]: expected a TimeoutPolicy, got {type(policy).__name__}")
+    tool_axes = {tool: [float(v) for v in values] for tool, values in (tools or {}).items()}
+    for tool, values in tool_axes.items():
+        if not values:
+            raise ValueError(f"tools.{tool}: expected at least one timeout")
+    scale_axis: list[float | None] = [float(s) for s in scales] if scales else [None]
+    narrowing_axis = list(narrowings) if narrowings else [Narrowing()]
+    for index, narrowing in enumerate(narrowing_axis):
+        if not isinstance(narrowing, Narrowing):
+            raise TypeError(f"narrowings[{index}]: expected a Narrowing, got {type(narrowing).__name__}")
+    names = list(tool_axes)
+    points = []
+    for policy, scale, combo, narrowing in itertools.product(
+        bases, scale_axis, itertools.product(*tool_axes.values()), narrowing_axis
+    ):
+        scaled = policy.scaled(scale) if scale is not None else policy
+        chosen = dict(zip(names, combo, strict=True))
+        if chosen:
+            suffix = ",".join(f"{tool}={sec:g}" for tool, sec in chosen.items())
+            scaled = scaled.with_tool_timeouts(name=f"{scaled.name}[{suffix}]", **chosen)
+        params: dict[str, Any] = {"policy_name": scaled.name, "scale": 1.0 if scale is None else scale}
+        params.update({f"timeout.{tool}": sec for tool, sec in chosen.items()})
+        params.update(_narrowing_params(narrowing))
+        points.append(PolicyPoint(scaled, narrowing, params))
+    return Grid(tuple(points))
+
+
+policy_grid = make_grid
+"""Alias of :func:`make_grid`."""
+
+
+def points_grid(pairs: Iterable[tuple[TimeoutPolicy, Narrowing]]) -> Grid:
+    """A grid of explicit ``(policy, narrowing)`` pairs, named by the policy's name."""
+    return Grid(tuple(PolicyPoint(p, n, {"policy_name": p.name, "scale": 1.0, **_narrowing_params(n)})
+                      for p, n in pairs))
+
+
+# -- running ------------------------------------------------------------------
+
+
+def _evaluate_chunk(corpus: CompiledCorpus, points: Sequence[PolicyPoint]) -> list[dict[str, Any]]:
+    """Summaries of ``points`` on one compiled corpus (the unit of work of a Dask task)."""
+    return [corpus.summary(point.policy, point.narrowing) for point in points]
+
+
+def _twin_chunk(episodes: Sequence[Episode], points: Sequence[PolicyPoint], censored: str, seed: int
+                ) -> list[dict[str, Any]]:
+    from reviewlab.engines.twin import simulate
+
+    out = []
+    for point in points:
+        summary = simulate(episodes, point.policy, point.narrowing, censored=censored, seed=seed).summary  # type: ignore[arg-type]
+        out.append({key: summary[key] for key in metrics.SUMMARY_KEYS})
+    return out
+
+
+def _progress_bar(total: int, progress: bool | None) -> Any:
+    show = total >= _PROGRESS_MIN_POINTS if progress is None else bool(progress)
+    if not show:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="sweep", unit="point")
+
+
+def _chunks(points: Sequence[PolicyPoint], size: int) -> list[tuple[PolicyPoint, ...]]:
+    return [tuple(points[i : i + size]) for i in range(0, len(points), size)]
+
+
+def sweep(
+    episodes: Sequence[Episode] | CompiledCorpus,
+    grid: Grid | Iterable[PolicyPoint],
+    *,
+    engine: str = "vectorized",
+    client: Any = None,
+    progress: bool | None = None,
+    censored: str = "wedge",
+    seed: int = 0,
+    chunk_size: int | None = None,
+) -> pd.DataFrame:
+    """Replay ``episodes`` under every point of ``grid``; one row per point (see the module docstring).
+
+    ``engine``: ``"vectorized"`` (default) or ``"twin"`` (the reference, slow).
+    ``client``: a ``dask.distributed.Client`` or a scheduler address
+    (``"tcp://host:port"``) to run the points on a cluster. ``progress``: a tqdm
+    bar (notebook-aware); by default only for grids of 50 points or more.
+    ``censored``/``seed``: as in :func:`reviewlab.engines.replay.replay`.
+    """
+    points = list(grid)
+    if engine not in ENGINES:
+        raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
+    for index, point in enumerate(points):
+        if not isinstance(point, PolicyPoint):
+            raise TypeError(f"grid[{index}]: expected a PolicyPoint, got {type(point).__name__}")
+    if engine == "twin":
+        if isinstance(episodes, CompiledCorpus):
+            raise ValueError("engine='twin' replays Episode objects, not a compiled corpus")
+        corpus: Any = list(episodes)
+        run: Callable[..., list[dict[str, Any]]] = _twin_chunk
+        extra: tuple[Any, ...] = (censored, seed)
+    else:
+        corpus = episodes if isinstance(episodes, CompiledCorpus) else compile_corpus(
+            list(episodes), censored=censored, seed=seed)
+        run, extra = _evaluate_chunk, ()
+    bar = _progress_bar(len(points), progress)
+    try:
+        if client is None:
+            rows = []
+            for chunk in _chunks(points, chunk_size or 16):
+                rows.extend(run(corpus, chunk, *extra))
+                if bar is not None:
+                    bar.update(len(chunk))
+        else:
+            rows = _run_on_cluster(client, corpus, points, run, extra, chunk_size, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    return _frame(points, rows)
+
+
+def _run_on_cluster(client: Any, corpus: Any, points: list[PolicyPoint], run: Callable[..., Any],
+                    extra: tuple[Any, ...], chunk_size: int | None, bar: Any) -> list[dict[str, Any]]:
+    """Scatter the corpus once, map chunks of points over it, gather in grid order."""
+    from distributed import Client, as_completed
+
+    owned = None
+    if isinstance(client, str):
+        owned = client = Client(client, timeout="30s")
+    try:
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        size = chunk_size or max(1, math.ceil(len(points) / (4 * workers)))
+        chunks = _chunks(points, size)
+        shared = client.scatter(corpus, broadcast=True)
+        futures = [client.submit(run, shared, chunk, *extra, pure=False) for chunk in chunks]
+        index = {future.key: i for i, future in enumerate(futures)}
+        results: list[list[dict[str, Any]] | None] = [None] * len(chunks)
+        for future in as_completed(futures):
+            results[index[future.key]] = future.result()
+            if bar is not None:
+                bar.update(len(chunks[index[future.key]]))
+        return [row for part in results for row in (part or [])]
+    finally:
+        if owned is not None:
+            owned.close()
+
+
+def _frame(points: Sequence[PolicyPoint], rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    params = pd.DataFrame([dict(p.params) for p in points])
+    values = pd.DataFrame([{key: row[key] for key in metrics.SUMMARY_KEYS} for row in rows],
+                          columns=list(metrics.SUMMARY_KEYS))
+    return pd.concat([params, values], axis=1)
+
+
+# -- reading a sweep -----------------------------------------------------------
+
+
+def pareto(frame: pd.DataFrame, x: str = "coverage_loss_rate", y: str = "wall_p95_sec") -> pd.Series:
+    """Which points are not dominated when both ``x`` and ``y`` are to be minimised (a boolean Series)."""
+    xs = frame[x].to_numpy(dtype=float)
+    ys = frame[y].to_numpy(dtype=float)
+    order = np.lexsort((ys, xs))
+    front = np.zeros(len(frame), dtype=bool)
+    best = math.inf
+    for i in order:
+        if ys[i] < best:
+            front[i] = True
+            best = ys[i]
+    return pd.Series(front, index=frame.index, name="pareto")
+
+
+def tool_curves(
+    episodes: Sequence[Episode] | CompiledCorpus,
+    timeouts: Mapping[str, Sequence[float]],
+    *,
+    base: TimeoutPolicy | None = None,
+    narrowing: Narrowing | None = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """One-at-a-time curves: each tool's timeout varied alone, the others at ``base``.
+
+    Long frame: ``tool, timeout_sec`` and every summary metric (corpus-wide),
+    as :func:`reviewlab.ui.charts.rates_vs_timeout` draws it.
+    """
+    base = base or TimeoutPolicy.ouroboros()
+    narrowing = narrowing or Narrowing()
+    parts = []
+    for tool, values in timeouts.items():
+        frame = sweep(episodes, make_grid(base, tools={tool: values}, narrowings=[narrowing]), **options)
+        frame = frame.rename(columns={f"timeout.{tool}": "timeout_sec"})
+        frame.insert(0, "tool", tool)
+        parts.append(frame[["tool", "timeout_sec", *metrics.SUMMARY_KEYS]])
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["tool", "timeout_sec", *metrics.SUMMARY_KEYS])

@@ -1,0 +1,123 @@
+"""Per-call bounds for the twin: the shared :func:`~reviewlab.core.policy.resolve_bound`, cached only where provably identical.
+
+Every bound the twin uses is, by construction, the value
+``resolve_bound(policy, None, tool, args, narrowing=narrowing, remaining_sec=rem)``
+would return at that call's virtual dispatch time. Resolving the policy for
+every one of millions of simulated calls is wasteful, so :class:`BoundResolver`
+keeps one thing per *bound key*: the validated tool timeout.
+
+Why the cache is exact. ``resolve_bound`` is ``narrowing.narrow(tool_sec, rem)``
+with ``tool_sec = policy.timeout_for(None, tool, args, remaining_sec=rem)``.
+For an exact :class:`~reviewlab.core.policy.TimeoutPolicy` (not a subclass, whose
+``timeout_for`` could do anything), ``timeout_for`` reads ``rem`` only for tools
+in ``clamp_tools``, and reads ``args`` only for tools in ``override_tools``. So:
+
+* a clamp tool has no key: every call goes through ``resolve_bound``;
+* an override tool is keyed by ``(tool, its timeout argument)``;
+* any other tool is keyed by its name;
+* a policy that is not an exact ``TimeoutPolicy`` has no keys at all (it may be
+  stateful, e.g. count its calls, and it deserves to be asked every time).
+
+For a keyed call the tool timeout comes from the cache (filled by one
+``resolve_bound`` call) and the narrowing is applied by the shared
+:meth:`~reviewlab.core.policy.Narrowing.narrow` (:meth:`BoundResolver.bound`) or the
+scalar rule it wraps, :meth:`~reviewlab.core.policy.Narrowing.narrow_sec`
+(:meth:`BoundResolver.bound_sec`, the twin's hot loop: no ``Bound`` per call)
+— the rule is never re-implemented. ``narrow_sec`` is pure, so for a name-keyed
+tool with no inherited deadline its pair is the same for every call; the
+resolver keeps it in :attr:`BoundResolver.no_deadline` for the hot loop to read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from reviewlab.core.policy import Bound, Narrowing, SupportsTimeoutFor, TimeoutPolicy, resolve_bound
+
+__all__ = ["BoundResolver"]
+
+_NO_KEY = None
+
+
+class BoundResolver:
+    """Resolves one simulated call's :class:`~reviewlab.core.policy.Bound` for a fixed policy and narrowing."""
+
+    def __init__(self, policy: SupportsTimeoutFor, narrowing: Narrowing) -> None:
+        self.policy = policy
+        self.narrowing = narrowing
+        self.exact_policy = type(policy) is TimeoutPolicy
+        self._clamp = frozenset(policy.clamp_tools) if isinstance(policy, TimeoutPolicy) else frozenset()
+        self._override = frozenset(policy.override_tools) if isinstance(policy, TimeoutPolicy) else frozenset()
+        # Unbounded narrowing never consults the policy; resolve_bound is already trivial there.
+        self._unbounded = narrowing.mode == "unbounded"
+        self._narrow_sec = narrowing.narrow_sec
+        self._tool_sec: dict[Hashable, float] = {}
+        """Validated tool timeout per bound key (what ``resolve_bound`` gives with no deadline)."""
+        self._by_tool: dict[str, float] = {}
+        """Fast path: the same for tools keyed by their name alone (neither clamped nor overridden)."""
+        self.no_deadline: dict[str, tuple[float | None, str]] = {}
+        """``bound_sec(tool, args, None)`` of each name-keyed tool asked so far: a hot loop may look a call
+        with no inherited deadline up here (a dict read) and call :meth:`bound_sec` only on a miss."""
+        self.resolved = 0
+        """How many times the policy itself was consulted (for tests of the cache)."""
+
+    def key(self, tool: str, args: Mapping[str, Any]) -> Hashable | None:
+        """The bound key of a call, or ``None`` when every call must be resolved afresh."""
+        if self._unbounded or not self.exact_policy or tool in self._clamp:
+            return _NO_KEY
+        if tool in self._override:
+            override = args.get("timeout_sec", args.get("timeout"))
+            try:
+                hash(override)
+            except TypeError:
+                return _NO_KEY
+            # type() is part of the key: True and 1 hash alike but only int overrides.
+            return (tool, type(override).__name__, override)
+        return tool
+
+    def _keyed_sec(self, tool: str, args: Mapping[str, Any]) -> float | None:
+        """The cached tool timeout of a keyed call (resolved on first use), or ``None`` for a call with no key."""
+        key = self.key(tool, args)
+        if key is _NO_KEY:
+            return None
+        tool_sec = self._tool_sec.get(key)
+        if tool_sec is None:
+            self.resolved += 1
+            static = resolve_bound(self.policy, None, tool, args, narrowing=self.narrowing, remaining_sec=None)
+            assert static.tool_timeout_sec is not None  # only unbounded narrowing has none, and it has no keys
+            tool_sec = self._tool_sec[key] = static.tool_timeout_sec
+            if key == tool:
+                self._by_tool[tool] = tool_sec
+        return tool_sec
+
+    def bound(self, tool: str, args: Mapping[str, Any], remaining_sec: float | None) -> Bound:
+        """The call's bound with ``remaining_sec`` left before the inherited deadline (``None``: no deadline)."""
+        tool_sec = self._by_tool.get(tool)
+        if tool_sec is None:
+            tool_sec = self._keyed_sec(tool, args)
+            if tool_sec is None:
+                self.resolved += 1
+                return resolve_bound(self.policy, None, tool, args, narrowing=self.narrowing,
+                                     remaining_sec=remaining_sec)
+        return self.narrowing.narrow(tool_sec, remaining_sec)
+
+    def bound_sec(self, tool: str, args: Mapping[str, Any], remaining_sec: float | None) -> tuple[float | None, str]:
+        """:meth:`bound` as ``(bound_sec, by)``, allocating no :class:`~reviewlab.core.policy.Bound` for a keyed call.
+
+        The twin's hot loop uses this: the pair comes from the shared
+        :meth:`~reviewlab.core.policy.Narrowing.narrow_sec`, the very rule
+        :meth:`~reviewlab.core.policy.Narrowing.narrow` wraps.
+        """
+        tool_sec = self._by_tool.get(tool)
+        if tool_sec is None:
+            tool_sec = self._keyed_sec(tool, args)
+            if tool_sec is None:
+                self.resolved += 1
+                bound = resolve_bound(self.policy, None, tool, args, narrowing=self.narrowing,
+                                      remaining_sec=remaining_sec)
+                return bound.sec, bound.by
+        pair = self._narrow_sec(tool_sec, remaining_sec)
+        if remaining_sec is None and tool in self._by_tool:
+            self.no_deadline[tool] = pair  # narrow_sec is pure: the same pair for every such call
+        return pair

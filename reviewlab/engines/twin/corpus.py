@@ -1,0 +1,135 @@
+"""A corpus compiled once for the twin: plain tuples per episode and the static call columns.
+
+Lifecycle: :func:`compiled` returns the :class:`TwinCorpus` of a list of
+episodes, building it on first use and reusing it while the same episode
+objects are replayed again (a sweep, a notebook re-running policies, a
+benchmark). Building reads every pydantic object once: the effective
+observation (:func:`~reviewlab.engines.censoring.effective_observation`), the
+requested lines, the status. A replay then walks tuples of floats and strings
+instead of models and properties, and the call frame's static columns
+(``episode_id, round, call_index, tool, requested_lines`` and the recorded
+effective ``duration_sec``/``completed``) are built once per corpus.
+
+Invariants:
+
+* nothing here depends on a policy, a narrowing or the censored mode: under
+  ``censored="impute"`` the replay overwrites a censored call's duration
+  itself (the draws depend on the seed);
+* the cache key is the identity of every episode object, in order, and an
+  entry holds strong references to those objects, so an id can never be reused
+  by another object while its entry lives. Episodes are frozen models; the
+  cache assumes their round and call lists are not mutated in place (call
+  :func:`clear_cache` after doing so);
+* at most :data:`CACHE_SIZE` corpora are kept (least recently used goes first),
+  so memory stays bounded by a couple of corpora.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from reviewlab.recording.schema import Call, Episode
+from reviewlab.engines.censoring import effective_observation
+
+__all__ = ["CACHE_SIZE", "CallTuple", "EpisodeTuple", "TwinCorpus", "check_corpus", "clear_cache", "compiled"]
+
+CACHE_SIZE = 2
+
+CallTuple = tuple[str, Any, float, bool, bool, int]
+"""``(tool, args, duration_sec, completed, status_error, requested_lines)``, effective observation."""
+
+
+class EpisodeTuple(NamedTuple):
+    """One episode as the replay loop reads it."""
+
+    id: str
+    slot: str
+    deadline_sec: float | None
+    first_row: int
+    """Row of its first call in the corpus-order call columns."""
+    rounds: tuple[tuple[float, tuple[CallTuple, ...]], ...]
+    """``(send_sec, calls)`` per round."""
+
+
+class TwinCorpus:
+    """Per-episode tuples and the static call columns (corpus order, then call order) of one corpus."""
+
+    def __init__(self, episodes: list[Episode]) -> None:
+        check_corpus(episodes)
+        self.episodes = list(episodes)
+        """The episode objects themselves: keeps their ids from being reused while cached."""
+        # Each call object is read once (the objects are scattered in memory: every extra pass over
+        # them costs another round of cache misses); the flat columns come from the tuples.
+        tuples: list[EpisodeTuple] = []
+        episode_calls: list[int] = []
+        row = 0
+        for episode in episodes:
+            rounds = tuple([(rnd.send_sec, tuple(map(_compile_call, rnd.calls))) for rnd in episode.rounds])
+            tuples.append(EpisodeTuple(episode.id, episode.slot, episode.deadline_sec, row, rounds))
+            episode_calls.append(sum(len(calls) for _, calls in rounds))
+            row += episode_calls[-1]
+        call_tuples = [call for episode_tuple in tuples for _, calls in episode_tuple.rounds for call in calls]
+        round_col = [round_no for episode_tuple in tuples
+                     for round_no, (_, calls) in enumerate(episode_tuple.rounds, 1) for _ in calls]
+        tools, _, durations, completions, _, requested = (
+            (list(column) for column in zip(*call_tuples, strict=True)) if call_tuples else ([] for _ in range(6)))
+        self.duration_sec: list[float] = durations
+        """Effective durations (a replay copies them and overwrites imputed ones)."""
+        self.completed: list[bool] = completions
+        self.tuples = tuples
+        self.calls = row
+        self.ids = [episode.id for episode in episodes]
+        self.slots = [episode.slot for episode in episodes]
+        counts = np.array(episode_calls, dtype=np.int64)
+        owner = np.repeat(np.arange(counts.size), counts)
+        first_rows = np.cumsum(counts) - counts
+        # Arrow-backed string columns are immutable, so every frame may share these two.
+        self.episode_id = pd.array(np.array(self.ids or [""], dtype=object)[owner], dtype="str")
+        self.tool = pd.array(np.array(tools, dtype=object), dtype="str")
+        self.round = np.array(round_col, dtype=np.int64)
+        self.call_index = np.arange(row, dtype=np.int64) - first_rows[owner]
+        self.requested_lines = np.array(requested, dtype=np.int64)
+        self.recorded_arrivals: np.ndarray | None = None
+        """Arrival times for ``arrivals="recorded"``, filled on first use."""
+
+
+def _compile_call(call: Call) -> CallTuple:
+    duration, completed = effective_observation(call)
+    return (call.tool, call.args, duration, completed, call.status == "error", call.requested_lines)
+
+
+def check_corpus(episodes: list[Episode]) -> None:
+    """Refuse anything but reviewlab Episodes with distinct ids, naming the position."""
+    seen: dict[str, int] = {}
+    for position, episode in enumerate(episodes):
+        if not isinstance(episode, Episode):
+            raise TypeError(f"episodes[{position}]: expected a reviewlab Episode, got {type(episode).__name__}")
+        if episode.id in seen:
+            raise ValueError(f"episodes[{position}].id: {episode.id!r} repeats episodes[{seen[episode.id]}].id")
+        seen[episode.id] = position
+
+
+_CACHE: OrderedDict[tuple[int, ...], TwinCorpus] = OrderedDict()
+
+
+def compiled(episodes: list[Episode]) -> TwinCorpus:
+    """The :class:`TwinCorpus` of ``episodes``, from the cache when these very objects were compiled before."""
+    key = tuple(map(id, episodes))
+    corpus = _CACHE.get(key)
+    if corpus is not None:
+        _CACHE.move_to_end(key)
+        return corpus
+    corpus = TwinCorpus(episodes)
+    _CACHE[key] = corpus
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return corpus
+
+
+def clear_cache() -> None:
+    """Forget every compiled corpus (after mutating an episode's lists in place, or to free memory)."""
+    _CACHE.clear()

@@ -1,0 +1,310 @@
+"""The twin's episode on virtual time: one pass over its rounds, yielding to SimPy only at shared resources.
+
+Lifecycle of an episode: *arriving* (the clock reaches its arrival) → *queued*
+(waiting for a reviewer slot, pool runs only) → *running* its rounds → *done*
+(rows stored, slot released). A round is one model send (the recorded
+``send_sec``) followed by its calls in order.
+
+Lifecycle of a call (as in the real executor): *pending* → *running* → one of
+*returned* / *raised* (inside the bound) or *abandoned* (the bound passed first).
+A call's fate is decided at its virtual dispatch time by the shared core:
+:func:`~reviewlab.core.policy.resolve_bound` (through :class:`~reviewlab.engines.twin.bounds.BoundResolver`)
+with ``remaining_sec`` read on the virtual clock, :func:`~reviewlab.core.receipts.abandons`,
+and the episode's :class:`~reviewlab.core.receipts.Crediting`. Without a worker pool
+nothing else in the simulation can change that fate, so no call is raced
+against a timer: :func:`run_episode` computes the wait, ``min(duration, bound)``,
+and moves the episode's own clock ``t``. It yields to SimPy only where the
+episode meets the shared world — each dispatch to a shared worker-thread pool —
+so a SimPy process drives it:
+
+* **no pool** (:func:`corpus_process`): the episodes share nothing, so ONE
+  process runs each episode through (it never yields; nothing else is
+  scheduled, so ``env.now`` need not visit the arrivals) and finally brings
+  ``env.now`` to the latest end. ~1,000 processes and their events collapse
+  into one process and one event;
+* **reviewer slots and/or worker threads** (:func:`episode_process`): one
+  process per episode, which queues for a slot, runs the episode (yielding at
+  each worker dispatch), brings ``env.now`` exactly to its end and frees the slot.
+
+Coalescing waits changes no outcome, only saves events (a twin that races
+every call against a timeout with ``AnyOf`` is an order of magnitude slower).
+``t`` advances by exactly the briefing's additions (``t += send_sec``,
+``t += wait``), so the figures are bit-identical to the vectorized engine's.
+
+Invariants: one call row per recorded call, an episode's rows in call order
+(:class:`CallColumns` puts them in corpus order whatever order the episodes
+ran in); an episode's ``Crediting`` notes an abandonment only after
+that call's own credit is computed; under the pre-fix ``unbounded`` narrowing a
+censored call silences the episode for its observed ``duration_sec`` and ends
+it (later calls are ``withheld``, never started).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator, Mapping
+from typing import Any
+
+import simpy
+
+from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED, Crediting, Outcome, abandons
+from reviewlab.engines.twin.bounds import BoundResolver
+from reviewlab.engines.twin.corpus import EpisodeTuple, TwinCorpus
+
+__all__ = ["CallColumns", "Simulation", "corpus_process", "episode_process", "run_episode", "sync_to"]
+
+EXECUTED = str(Outcome.EXECUTED)
+ERROR = str(Outcome.ERROR)
+WITHHELD = str(Outcome.WITHHELD)
+_NAN = math.nan
+_INF = math.inf
+
+class CallColumns:
+    """The decided columns of a run's call frame, preallocated in corpus order (episode, then call).
+
+    Columns, not row tuples: storing floats and shared strings into a few lists
+    allocates nothing the cyclic garbage collector tracks, whereas one tuple per
+    call would (and a corpus-sized batch of tracked survivors triggers
+    collections that cost as much as the simulation). Every row starts as a
+    *withheld* call (bound NaN, ``"unbounded"``, no gap, no credit, no zombie);
+    a dispatched call overwrites what it decides. ``duration_sec`` and
+    ``completed`` start as the effective observation and change only for an
+    imputed call. ``dispatch_sec`` and ``wait_sec`` are the episode's own
+    timing of the call: its clock ``t`` at dispatch (on the corpus timeline;
+    the frame subtracts the arrival to give ``start_sec``, so the hot loop
+    does not) and how far it then advanced ``t``. Every row's ``dispatch_sec``
+    is written by the run (a withheld row gets the moment its episode's log
+    ended); ``wait_sec`` stays 0 for a withheld one. The static columns live
+    in :class:`~reviewlab.engines.twin.corpus.TwinCorpus`.
+    """
+
+    __slots__ = ("duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap",
+                 "credited_lines", "zombie_sec", "dispatch_sec", "wait_sec")
+
+    def __init__(self, corpus: TwinCorpus) -> None:
+        n = corpus.calls
+        self.duration_sec: list[float] = list(corpus.duration_sec)
+        self.completed: list[bool] = list(corpus.completed)
+        self.bound_sec: list[float] = [_NAN] * n
+        self.bound_by: list[str] = ["unbounded"] * n
+        self.outcome: list[str] = [WITHHELD] * n
+        self.source_gap: list[str] = [""] * n
+        self.credited_lines: list[int] = [0] * n
+        self.zombie_sec: list[float] = [0.0] * n
+        self.dispatch_sec: list[float] = [0.0] * n
+        self.wait_sec: list[float] = [0.0] * n
+
+
+class Simulation:
+    """Shared state of one simulation run: the environment, the bound resolver and what is collected.
+
+    Per episode (corpus position): ``slot_id``, ``start_sec`` (slot granted;
+    the arrival without a pool), ``end_sec`` and ``max_silence_sec``; its calls
+    are in ``calls``. Across the corpus: the loose-worker intervals.
+    """
+
+    __slots__ = ("env", "resolver", "corpus", "imputed", "calls", "slot_id", "start_sec", "end_sec",
+                 "max_silence_sec", "loose_starts", "loose_ends", "workers", "slots", "timeline")
+
+    def __init__(self, env: simpy.Environment, resolver: BoundResolver, corpus: TwinCorpus,
+                 imputed: Mapping[tuple[str, int], float] | None = None) -> None:
+        episodes = len(corpus.tuples)
+        self.env = env
+        self.resolver = resolver
+        self.corpus = corpus
+        self.imputed = imputed
+        """Completion times of still-censored calls under ``censored="impute"``."""
+        self.calls = CallColumns(corpus)
+        self.slot_id: list[str] = list(corpus.slots)
+        self.start_sec: list[float] = [0.0] * episodes
+        self.end_sec: list[float] = [0.0] * episodes
+        self.max_silence_sec: list[float] = [0.0] * episodes
+        self.loose_starts: list[float] = []
+        self.loose_ends: list[float] = []
+        self.workers: Any = None
+        """A :class:`~reviewlab.engines.twin.pool.WorkerPool`, or ``None`` for unlimited threads."""
+        self.slots: Any = None
+        """A :class:`~reviewlab.engines.twin.pool.SlotPool` when reviewer slots are simulated."""
+        self.timeline: Any = None
+        """A :class:`~reviewlab.engines.twin.pool.SlotTimeline` when reviewer slots are simulated."""
+
+
+def sync_to(env: simpy.Environment, at_sec: float) -> simpy.Timeout:
+    """A timeout that fires with ``env.now == at_sec`` exactly (SimPy adds a delay to ``now``;
+    ``at - now`` may round, so the delay is nudged until the sum lands on ``at_sec``)."""
+    now = env.now
+    delay = at_sec - now
+    while delay > 0 and now + delay > at_sec:
+        delay = math.nextafter(delay, -math.inf)
+    while now + delay < at_sec:
+        delay = math.nextafter(delay, math.inf)
+    return env.timeout(max(delay, 0.0))
+
+
+def corpus_process(sim: Simulation, arrivals: list[float]) -> Generator[simpy.Event, Any, None]:
+    """The one process of a run without slots or worker threads: every episode, then the clock to the end.
+
+    Why the clock is not moved to each arrival: with no slots and no worker
+    threads nothing else is ever scheduled on this environment, and
+    :func:`run_episode` never yields or reads ``env.now`` then — an episode's
+    timeline is its own ``t``, starting at its arrival. So no event could
+    observe ``env.now`` between two arrivals, and stepping it through all of
+    them (a ``Timeout`` and a scheduler step per episode) decides nothing.
+    Episodes run in corpus order (independent episodes: the order changes no
+    figure; the loose-worker intervals feed an order-free
+    :func:`~reviewlab.core.metrics.peak_overlap`), and the clock is brought once,
+    exactly, to the latest end — the final ``env.now`` a per-episode run would
+    leave.
+    """
+    env = sim.env
+    assert sim.slots is None and sim.workers is None, "a pool needs one process per episode"
+    start_sec = sim.start_sec
+    latest = env.now
+    for position, episode in enumerate(sim.corpus.tuples):
+        arrival = arrivals[position]
+        start_sec[position] = arrival
+        # Without worker threads run_episode never yields: this runs the whole episode at once.
+        end = yield from run_episode(sim, position, episode, arrival, arrival)
+        if end > latest:
+            latest = end
+    if latest > env.now:
+        yield sync_to(env, latest)
+
+
+def episode_process(sim: Simulation, position: int, arrival_sec: float) -> Generator[simpy.Event, Any, None]:
+    """The SimPy process of one episode in a pool run (see the module docstring for its lifecycle)."""
+    env = sim.env
+    slots = sim.slots
+    t = arrival_sec
+    if slots is not None:
+        if t > env.now:
+            yield sync_to(env, t)
+        sim.slot_id[position] = yield slots.acquire()
+        t = env.now
+    sim.start_sec[position] = t
+    end = yield from run_episode(sim, position, sim.corpus.tuples[position], arrival_sec, t)
+    if end > env.now:
+        yield sync_to(env, end)
+    if slots is not None:
+        slots.release(sim.slot_id[position])
+
+
+def run_episode(
+    sim: Simulation, position: int, episode: EpisodeTuple, arrival_sec: float, start_sec: float
+) -> Generator[simpy.Event, Any, float]:
+    """Run one episode's rounds from ``start_sec``; store its rows and figures; return its end time.
+
+    Yields only to dispatch calls to the shared worker pool (never without one).
+    The deadline runs from ``arrival_sec``. This is the per-call hot loop of
+    the twin: locals are hoisted, the episode is plain tuples, and a call
+    allocates nothing that outlives it (its row is stored into preallocated
+    columns, defaults left in place).
+    """
+    env = sim.env
+    workers = sim.workers
+    timeline = sim.timeline
+    imputed = sim.imputed
+    bound_sec_for = sim.resolver.bound_sec
+    no_deadline = sim.resolver.no_deadline
+    loose_starts = sim.loose_starts
+    loose_ends = sim.loose_ends
+    columns = sim.calls
+    durations, completes = columns.duration_sec, columns.completed
+    bounds, bys, outcomes = columns.bound_sec, columns.bound_by, columns.outcome
+    gaps, credits, zombies = columns.source_gap, columns.credited_lines, columns.zombie_sec
+    starts, waits = columns.dispatch_sec, columns.wait_sec
+    crediting = Crediting()
+    credited_lines = crediting.credited_lines
+    episode_id = episode.id
+    slot_id = sim.slot_id[position]
+    first = row = episode.first_row
+    deadline_sec = episode.deadline_sec
+    deadline_at = None if deadline_sec is None else arrival_sec + deadline_sec
+    t = start_sec
+    max_silence = 0.0
+    ended = False
+    for send_sec, calls in episode.rounds:
+        if ended:
+            # Withheld: the rows keep their defaults, "started" when the log ended.
+            starts[row:row + len(calls)] = [t] * len(calls)
+            row += len(calls)
+            continue
+        if timeline is not None:
+            timeline.add(slot_id, "busy", t, t + send_sec, episode_id)
+        t += send_sec
+        silence = 0.0
+        round_start = t
+        for tool, args, duration, completed, status_error, requested in calls:
+            if not completed and imputed is not None:
+                duration, completed = imputed[(episode_id, row - first)], True
+                durations[row] = duration
+                completes[row] = True
+            if ended:
+                starts[row] = t
+                row += 1
+                continue
+            if deadline_at is None:
+                # No inherited deadline: the resolver's per-tool pair, or ask it (and it fills the pair).
+                pair = no_deadline.get(tool)
+                bound_sec, bound_by = pair if pair is not None else bound_sec_for(tool, args, None)
+            else:
+                # max(0.0, deadline_at - t) without the builtin call (same value, -0.0 and NaN included).
+                remaining = deadline_at - t
+                if not remaining > 0.0:
+                    remaining = 0.0
+                bound_sec, bound_by = bound_sec_for(tool, args, remaining)
+            if workers is None:
+                abandoned = abandons(duration, completed, bound_sec)
+                if abandoned:
+                    assert bound_sec is not None
+                    wait = bound_sec
+                    zombie = duration - bound_sec if completed else _INF
+                else:
+                    wait = duration
+                    zombie = 0.0
+            else:
+                # A shared thread pool: the wait, the fate and the zombie depend on thread queueing.
+                if t > env.now:
+                    yield sync_to(env, t)
+                wait, abandoned, zombie = yield from workers.run_call(env, duration, completed, bound_sec)
+            if abandoned:
+                gaps[row] = SOURCE_GAP_ABANDONED
+                outcome = ERROR
+            elif bound_sec is None and not completed:
+                # Pre-fix: the episode waited the whole observed time, then the log ended.
+                gaps[row] = SOURCE_GAP_WEDGED
+                outcome = ERROR
+                ended = True
+            else:
+                outcome = ERROR if status_error else EXECUTED
+            if zombie:
+                assert bound_sec is not None  # only an abandoned (bounded) call leaves a zombie
+                loose_starts.append(t + bound_sec)
+                loose_ends.append(t + bound_sec + zombie)
+                zombies[row] = zombie
+            # credited_lines(tool, outcome, 0) is 0 whatever the rule says: skip the call then.
+            if requested:
+                credits[row] = credited_lines(tool, outcome, requested)
+            if abandoned:
+                crediting.note_abandoned()
+            if bound_sec is not None:
+                bounds[row] = bound_sec
+            bys[row] = bound_by
+            outcomes[row] = outcome
+            starts[row] = t
+            if workers is not None:
+                # Thread queueing put the return on SimPy's clock; follow it exactly.
+                wait = env.now - t
+                t = env.now
+            else:
+                t += wait
+            waits[row] = wait
+            row += 1
+            silence += wait
+        if silence > max_silence:
+            max_silence = silence
+        if timeline is not None:
+            timeline.add(slot_id, "silent", round_start, t, episode_id)
+    sim.end_sec[position] = t
+    sim.max_silence_sec[position] = max_silence
+    return t

@@ -1,0 +1,139 @@
+"""One vectorized replay's decisions, as arrays: :class:`Evaluation` and the codes it uses.
+
+Lifecycle: an :class:`Evaluation` is made by
+:meth:`reviewlab.engines.vectorized.CompiledCorpus.evaluate` (the settling in
+:mod:`reviewlab.engines.vectorized.settle`, or the policy-independent unbounded replay)
+and only read afterwards: :meth:`Evaluation.summary` for a sweep,
+:meth:`~reviewlab.engines.vectorized.CompiledCorpus.result` for the frames.
+
+Invariants: outcomes are codes into :data:`OUTCOMES` (``EXECUTED, ERROR,
+WITHHELD``) and source gaps codes into :data:`GAPS`; the per-call arrays are
+in corpus order (episode order, then call order) and the per-episode ones in
+episode order; the summary is :func:`reviewlab.core.metrics.summarize_arrays`,
+the twin's summary to the bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from reviewlab.core import metrics
+from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+
+if TYPE_CHECKING:
+    from reviewlab.engines.vectorized.settle import Settled
+    from reviewlab.engines.vectorized import CompiledCorpus
+
+__all__ = ["ERROR", "EXECUTED", "Evaluation", "GAPS", "OUTCOMES", "WITHHELD"]
+
+OUTCOMES = np.array(["executed", "error", "withheld"], dtype=object)
+EXECUTED, ERROR, WITHHELD = 0, 1, 2
+GAPS = np.array(["", SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED], dtype=object)
+
+
+class Evaluation:
+    """One replay of a compiled corpus (arrays are read-only views of its decisions).
+
+    Per call (corpus order): ``bound_sec`` (NaN: unbounded or never started),
+    ``by_deadline``, ``abandoned``, ``zombie_sec``; built on access:
+    ``outcome`` (codes into ``OUTCOMES``), ``gap`` (codes into ``GAPS``),
+    ``credited_lines``. Per episode (corpus order): ``wall_sec``; built on
+    access: ``max_silence_sec``. Per round with calls: ``round_silence``.
+    Across the corpus: ``peak_loose_workers``. The call timing
+    (:data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`: ``start_sec``,
+    ``wait_sec``) is built on access only, for the frames: a sweep's
+    :meth:`summary` never pays for it. ``settled`` keeps the clocks of the
+    episodes whose static clock was wrong (:mod:`reviewlab.engines.vectorized.settle`).
+    """
+
+    def __init__(self, corpus: CompiledCorpus, *, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
+                 zombie: np.ndarray, credited: np.ndarray, wall: np.ndarray, round_silence: np.ndarray,
+                 peak_loose_workers: int, unbounded: bool, settled: Sequence[Settled] = ()) -> None:
+        self.corpus = corpus
+        self.bound_sec = bound
+        self.by_deadline = by_deadline
+        self.abandoned = abandoned
+        self.zombie_sec = zombie
+        self.credited_read = credited  # per call of corpus.read_calls
+        self.wall_sec = wall
+        self.round_silence = round_silence
+        self.peak_loose_workers = peak_loose_workers
+        self.unbounded = unbounded
+        self.settled = settled
+
+    @property
+    def max_silence_sec(self) -> np.ndarray:
+        """Longest round silence per episode (0 for an episode without calls)."""
+        c = self.corpus
+        out = np.zeros(len(c.episode_ids))
+        if c.silence_starts.size:
+            out[c.silence_episodes] = np.maximum.reduceat(self.round_silence, c.silence_starts)
+        return out
+
+    @property
+    def wait_sec(self) -> np.ndarray:
+        """How long each call's episode waited on it: the bound if abandoned, 0 if withheld, else its duration."""
+        c = self.corpus
+        if self.unbounded:
+            return c.unbounded_wait
+        return np.where(self.abandoned, self.bound_sec, c.duration_sec)
+
+    @property
+    def start_sec(self) -> np.ndarray:
+        """When each call was dispatched, from its episode's arrival (withheld: when the log ended).
+
+        The episode's clock before the call minus its arrival, as the twin's
+        ``t - arrival``: the static clock, except in settled episodes, whose
+        block clocks (row ``j``: before event ``j``) replace it.
+        """
+        c = self.corpus
+        clock = c.unbounded_clock_before if self.unbounded else c.static_clock_before
+        if self.settled:
+            clock = clock.copy()
+            block_of = np.full(c.event_count.size, -1, dtype=np.intp)  # per sorted row
+            for number, (rows, _, _) in enumerate(self.settled):
+                block_of[rows] = number
+            call_block = block_of[c.call_row]
+            for number, (rows, block_clock, _) in enumerate(self.settled):
+                mine = np.flatnonzero(call_block == number)
+                clock[mine] = block_clock[c.call_column[mine], np.searchsorted(rows, c.call_row[mine])]
+        return clock - c.arrival_sec[c.episode_index]
+
+    @property
+    def gap(self) -> np.ndarray:
+        if self.unbounded:
+            return np.where(self.corpus.unbounded_wedge, 2, 0).astype(np.int8)
+        return self.abandoned.astype(np.int8)
+
+    @property
+    def outcome(self) -> np.ndarray:
+        if self.unbounded:
+            return self.corpus.unbounded_outcome
+        return (self.abandoned | self.corpus.status_error).astype(np.int8)  # ERROR = 1, EXECUTED = 0
+
+    @property
+    def credited_lines(self) -> np.ndarray:
+        credited = np.zeros(self.corpus.calls, dtype=np.int64)
+        credited[self.corpus.read_calls] = self.credited_read
+        return credited
+
+    def summary(self) -> dict[str, Any]:
+        """:func:`reviewlab.core.metrics.summarize_arrays` of this replay.
+
+        That function reads counts and sums of the per-call arrays (and the
+        float sum of ``zombie_sec``, given whole, in call order) and quantiles
+        and maxima of the per-episode ones. So the line counts are given for
+        the calls that ask for lines only (every other call adds 0), and the
+        silences per round (the longest round is the longest episode maximum;
+        an episode without calls has 0, which no round is below).
+        """
+        c = self.corpus
+        dispatched = c.unbounded_dispatched if self.unbounded else c.all_calls
+        return metrics.summarize_arrays(
+            dispatched=dispatched, abandoned=self.abandoned, zombie_sec=self.zombie_sec,
+            bounded=~c.all_calls if self.unbounded else c.all_calls, by_deadline=self.by_deadline,
+            requested_lines=c.read_requested, credited_lines=self.credited_read,
+            wall_sec=self.wall_sec, max_silence_sec=self.round_silence, peak_loose_workers=self.peak_loose_workers)

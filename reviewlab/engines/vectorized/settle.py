@@ -1,0 +1,235 @@
+"""One bounded vectorized replay: static pass, deadline pass, settling to the fixed point.
+
+Lifecycle: :meth:`reviewlab.engines.vectorized.CompiledCorpus.evaluate` calls
+:func:`evaluate_bounded` once per policy point (the unbounded replay needs
+none of this). It resolves the policy for the corpus (:func:`resolve_tables`),
+decides every call on the static clock, re-decides the calls of episodes with
+a deadline from the static time left, then settles (:func:`settle`) the few
+episodes whose static clock was wrong, and builds the
+:class:`~reviewlab.engines.vectorized.evaluation.Evaluation` (:func:`finish`).
+
+Invariants:
+
+* an event's wait depends only on earlier waits, so each settling iteration
+  fixes at least one more event of a block: the loop ends within the block's
+  depth (in practice after two or three);
+* a block's clock is ``cumsum`` down a column of ``[start, wait, ...]``, one
+  addition per event in order: the twin's ``t += x``, so every float is the
+  twin's;
+* bounds, clamps, fates and credits come only from the shared rules
+  (:func:`~reviewlab.core.policy.resolve_bound`, :meth:`TimeoutPolicy.clamp_array`,
+  :meth:`Narrowing.narrow_array`, :func:`~reviewlab.core.receipts.abandons_array`,
+  :meth:`~reviewlab.core.receipts.Crediting.credited_lines_array`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from reviewlab.core import metrics
+from reviewlab.engines.vectorized.evaluation import Evaluation
+from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy, resolve_bound
+from reviewlab.core.receipts import Crediting, abandons_array
+
+if TYPE_CHECKING:
+    from reviewlab.engines.vectorized import CompiledCorpus
+
+__all__ = ["Settled", "evaluate_bounded", "finish", "resolve_tables", "settle"]
+
+_NO_NARROWING = Narrowing("none")  # the bare tool timeout, through resolve_bound's validation
+_READS_CLOCK = ("inherit", "reserve", "fraction")
+
+
+class _DeadlineStep:
+    """A call's bound from the time left, by the shared rules: clamp (clamped keys), narrowing, fate, wait."""
+
+    def __init__(self, policy: SupportsTimeoutFor, narrowing: Narrowing, tool_sec: np.ndarray,
+                 clamps: np.ndarray | None) -> None:
+        self.policy = policy
+        self.narrowing = narrowing
+        self.tool_sec = tool_sec
+        self.clamps = clamps
+
+    def __call__(self, keys: np.ndarray, duration: np.ndarray, completed: np.ndarray,
+                 remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(bound, by_deadline, abandoned, wait)`` (NaN ``remaining``: no deadline)."""
+        sec = self.tool_sec.take(keys)
+        if self.clamps is not None:
+            assert isinstance(self.policy, TimeoutPolicy)
+            sec = np.where(self.clamps.take(keys), self.policy.clamp_array(sec, remaining), sec)
+        sec, by = self.narrowing.narrow_array(sec, remaining)
+        abandoned = abandons_array(duration, completed, sec)
+        wait = duration.copy()  # an abandoned call waits its bound
+        np.copyto(wait, sec, where=abandoned)
+        return sec, by, abandoned, wait
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """One policy resolved for a corpus: keys per call / deadline call / event, static bounds, the clock step."""
+
+    call_keys: np.ndarray
+    dl_keys: np.ndarray
+    event_keys: np.ndarray
+    static: np.ndarray
+    step: _DeadlineStep
+    reads_clock: bool
+
+
+class Settled(NamedTuple):
+    """The settled episodes: their sorted rows, block clock (row ``j``: before event ``j``) and waits."""
+
+    rows: np.ndarray
+    clock: np.ndarray
+    wait: np.ndarray
+
+
+def resolve_tables(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Narrowing) -> _Tables:
+    """The policy's tool timeouts, per key for a :class:`TimeoutPolicy`, else per call.
+
+    A :class:`TimeoutPolicy` reads only the tool and ``args_key``. Any
+    other policy object may read anything, so each call is its own key
+    (its timeout still never depends on the clock: :func:`resolve_bound`
+    gives such a policy no time left). The last key is the model send's.
+    """
+    if type(policy) is TimeoutPolicy:
+        pairs = list(zip(c.key_tools, c.key_args, strict=True))
+        call_keys, dl_keys, event_keys = c.key_code, c.dl_key, c.event_key
+        clamps = np.array([policy.clamps(None, t, a) for t, a in pairs] + [False])
+    else:
+        pairs = list(zip(c.tool_names.tolist(), c.call_args, strict=True))
+        call_keys, dl_keys = np.arange(c.calls), c.dl_calls
+        event_keys = np.where(c.event_call >= 0, c.event_call, c.calls)
+        clamps = np.zeros(len(pairs) + 1, dtype=bool)
+    raw = [resolve_bound(policy, None, t, a, narrowing=_NO_NARROWING, remaining_sec=None).sec for t, a in pairs]
+    tool_sec = np.array([*raw, np.inf], dtype=float)
+    static, _ = narrowing.narrow_array(tool_sec, np.full(tool_sec.size, np.nan))  # no deadline
+    clamped = bool(clamps.take(dl_keys).any()) if dl_keys.size else False
+    step = _DeadlineStep(policy, narrowing, tool_sec, clamps if clamped else None)
+    return _Tables(call_keys, dl_keys, event_keys, static, step, narrowing.mode in _READS_CLOCK or clamped)
+
+
+def evaluate_bounded(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Narrowing) -> Evaluation:
+    """Replay ``c`` under a bounded ``narrowing``: static pass, deadline pass, settling, then :func:`finish`."""
+    tables = resolve_tables(c, policy, narrowing)
+    bound = tables.static.take(tables.call_keys)
+    abandoned = abandons_array(c.duration_sec, c.completed, bound)
+    by_deadline = np.zeros(c.calls, dtype=bool)
+    unsettled = c.call_row[abandoned]  # the static clock is wrong after an abandoned call
+    if tables.reads_clock and c.dl_calls.size:
+        dl = c.dl_calls
+        sec, by, ab, wait = tables.step(tables.dl_keys, c.dl_duration, c.dl_completed, c.dl_remaining)
+        bound[dl], by_deadline[dl], abandoned[dl] = sec, by, ab
+        # Exact wherever every wait of the episode is its duration; the rest is settled below.
+        unsettled = np.concatenate([c.call_row[abandoned], c.dl_row[wait != c.dl_duration]])
+    marked = np.zeros(c.event_count.size, dtype=bool)  # a mask, not np.unique: no sort per point
+    marked[unsettled] = True
+    rows = np.flatnonzero(marked)
+    counts = c.event_count[rows]  # non-increasing: rows ascend
+    blocks, i = [], 0
+    while i < rows.size:  # blocks of rows at most twice as long as each other: little padding
+        j = max(i + 1, int(np.searchsorted(-counts, -(counts[i] // 2))))
+        blocks.append(settle(c, tables, rows[i:j], bound, by_deadline, abandoned))
+        i = j
+    return finish(c, bound, by_deadline, abandoned, blocks)
+
+
+def settle(c: CompiledCorpus, tables: _Tables, rows: np.ndarray, bound: np.ndarray, by_deadline: np.ndarray,
+           abandoned: np.ndarray) -> Settled:
+    """Replay the episodes of sorted ``rows`` exactly: iterate clock → bounds → waits to the fixed point.
+
+    A block ``[event, episode]`` of their events, padded with the spare
+    zero-length send; ``cumsum`` down a column is the twin's clock. Stores
+    the calls' bounds, deadline flags and fates; returns the clocks and waits.
+    """
+    depth = int(c.event_count[rows[0]])  # rows ascend, so the first is the longest
+    column = np.arange(depth)[:, None]
+    block = np.where(column < c.event_count[rows], c.offsets[column] + rows, c.spare)
+    duration, completed = c.event_duration[block], c.event_completed[block]
+    keys, call = tables.event_keys[block], c.event_call[block]
+    is_call = call >= 0
+    calls = call[is_call]
+    start = c.arrival_sorted[rows]
+    # A send has no time left (NaN), so nothing narrows its infinite bound; nor does a missing deadline.
+    deadline_at = np.where(is_call, c.deadline_at_sorted[rows], np.nan)
+    wait = duration.copy()  # first guess: the waits decided so far (exact up to each first change)
+    wait[is_call] = np.where(abandoned[calls], bound[calls], duration[is_call])
+    clock = np.cumsum(np.vstack([start, wait]), axis=0)
+    sec, by, ab, new = tables.step(keys, duration, completed, np.maximum(0.0, deadline_at - clock[:-1]))
+    todo = np.flatnonzero((new != wait).any(axis=0))  # an episode whose waits held is exact: it drops out
+    wait = new
+    for _ in range(depth + 1):
+        if not todo.size:
+            break
+        w = wait[:, todo]
+        t = np.cumsum(np.vstack([start[todo], w]), axis=0)
+        s, b, a, new = tables.step(keys[:, todo], duration[:, todo], completed[:, todo],
+                                   np.maximum(0.0, deadline_at[:, todo] - t[:-1]))
+        clock[:, todo], sec[:, todo], by[:, todo], ab[:, todo], wait[:, todo] = t, s, b, a, new
+        todo = todo[(new != w).any(axis=0)]
+    else:  # pragma: no cover - impossible: each iteration fixes at least one more event
+        raise AssertionError("deadline settling did not reach its fixed point")
+    bound[calls], by_deadline[calls], abandoned[calls] = sec[is_call], by[is_call], ab[is_call]
+    return Settled(rows, clock, wait)
+
+
+def finish(c: CompiledCorpus, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
+           blocks: list[Settled]) -> Evaluation:
+    """Zombies, loose workers, credits, wall times and silences from the settled decisions."""
+    hit = np.flatnonzero(abandoned)  # every abandoned call is in a settled episode
+    zombie_hit = np.where(c.completed[hit], c.duration_sec[hit] - bound[hit], np.inf)
+    zombie = np.zeros(c.calls)
+    zombie[hit] = zombie_hit
+    wall, silence, peak = c.static_wall, c.static_silence, 0
+    if blocks:
+        wall, silence = wall.copy(), silence.copy()
+        starts, ends = [], []
+        hit_row = c.call_row[hit]
+        hit_rounds = _distinct_sorted(c.call_round[hit])
+        for rows, clock, wait in blocks:
+            wall[c.events.order[rows]] = clock[-1] - c.arrival_sorted[rows]
+            mine = (hit_row >= rows[0]) & (hit_row <= rows[-1])  # a block is a run of the settled rows
+            here = hit[mine]
+            loose = zombie_hit[mine] != 0  # the twin records a loose worker only while it runs
+            at = np.searchsorted(rows, hit_row[mine])
+            start = clock[c.call_column[here], at][loose] + bound[here][loose]
+            starts.append(start)
+            ends.append(start + zombie_hit[mine][loose])
+            rounds = hit_rounds[(c.round_row[hit_rounds] >= rows[0]) & (c.round_row[hit_rounds] <= rows[-1])]
+            size = c.round_size[rounds]
+            j = np.arange(int(size.max(initial=1)))[:, None]
+            waits = wait[c.round_column[rounds] + np.minimum(j, size - 1), np.searchsorted(rows, c.round_row[rounds])]
+            silence[rounds] = np.cumsum(np.where(j < size, waits, 0.0), axis=0)[-1]
+        peak = metrics.peak_overlap(np.concatenate(starts), np.concatenate(ends))
+    credited = c.static_credited
+    if hit.size:
+        # Only reads in an episode with an abandoned call can differ from the static credits.
+        at_first = np.flatnonzero(_first_of_runs(c.episode_index[hit]))
+        episodes = c.episode_index[hit[at_first]]
+        first, last = c.read_first[episodes], c.read_first[episodes + 1]
+        size = last - first
+        reads = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))
+        calls = c.read_calls[reads]
+        executed = ~(abandoned[calls] | c.read_error[reads])
+        first_abandoned = np.repeat(hit[at_first], size)  # hit ascends: the episode's first abandoned call
+        credited = credited.copy()
+        credited[reads] = Crediting.credited_lines_array(
+            c.read_credits[reads], executed, first_abandoned < calls, c.read_requested[reads])
+    return Evaluation(c, bound=bound, by_deadline=by_deadline, abandoned=abandoned, zombie=zombie,
+                      credited=credited, wall=wall, round_silence=silence, peak_loose_workers=peak,
+                      unbounded=False, settled=blocks)
+
+
+def _first_of_runs(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal ``values`` starts (``values`` non-decreasing, as corpus-order indices of ``hit``)."""
+    first = np.ones(values.size, dtype=bool)
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    return first
+
+
+def _distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` of non-decreasing ``values`` without its sort."""
+    return values[_first_of_runs(values)]

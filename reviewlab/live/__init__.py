@@ -1,0 +1,4 @@
+"""The real thing: the bounded executor on threads, the review-episode loop, the inspection registry.
+
+Imports only :mod:`reviewlab.core`.
+"""

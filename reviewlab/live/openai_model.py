@@ -1,0 +1,221 @@
+"""A live model for review episodes: any OpenAI-compatible chat-completions endpoint.
+
+:class:`OpenAIChatModel` speaks the ``model.chat(messages=..., tools=..., **kw)
+-> dict`` protocol the episode expects, over a hosted API, vLLM, Ollama or any
+other server that implements ``POST /chat/completions``. :func:`record_live`
+runs one live review episode over a real repository and saves it as a
+recorded episode (``reviewlab record`` is a thin layer over it).
+
+Lifecycle of one ``chat``: the outgoing messages are reduced to the fields the
+wire format knows (the episode may keep extra bookkeeping keys on them), one
+request is sent with no automatic retries (a retry would hide a slow send
+inside the recorded ``send_sec``), and the first choice comes back as
+``{"role": "assistant", "content", "tool_calls", "finish_reason", "usage"}``
+with ``tool_calls`` in the OpenAI shape and ``arguments`` always a JSON string.
+Anything that goes wrong on the endpoint raises :class:`ModelEndpointError`
+naming the endpoint and the model; the episode records that as a model error.
+
+The ``openai`` package is an optional extra (``pip install 'reviewlab[openai]'``)
+imported only when a client is first needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from reviewlab.live.episode import EpisodeResult
+    from reviewlab.core.policy import Narrowing, SupportsTimeoutFor
+
+__all__ = ["ModelEndpointError", "OpenAIChatModel", "record_live"]
+
+DEFAULT_TIMEOUT_SEC = 600.0
+"""Transport timeout of one send unless the caller gives one."""
+# Keys a chat-completions message may carry on the wire; anything else is local bookkeeping.
+_WIRE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id")
+# Local endpoints (vLLM, Ollama) ignore the key, but the client refuses to start without one.
+_PLACEHOLDER_KEY = "sk-no-key-needed"
+
+
+class ModelEndpointError(RuntimeError):
+    """The endpoint refused, failed, timed out or answered something unusable."""
+
+
+def _import_openai() -> Any:
+    try:
+        import openai
+    except ImportError as exc:  # the optional extra is missing
+        raise ImportError(
+            "OpenAIChatModel needs the 'openai' package: pip install 'reviewlab[openai]'"
+        ) from exc
+    return openai
+
+
+def _endpoint_label(base_url: str) -> str:
+    """The endpoint without user info or query, safe to print and to record."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _wire_message(index: int, message: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+        raise ValueError(f"messages[{index}]: expected an object with a string 'role', got {message!r:.200}")
+    wire = {key: message[key] for key in _WIRE_KEYS if key in message}
+    if not wire.get("tool_calls"):
+        wire.pop("tool_calls", None)
+        if wire.get("content") is None:
+            wire["content"] = ""
+    return wire
+
+
+def _tool_call_dict(index: int, call: Any) -> dict[str, Any]:
+    function = getattr(call, "function", None)
+    name = getattr(function, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ModelEndpointError(f"tool_calls[{index}] has no function name")
+    arguments = getattr(function, "arguments", None)
+    if arguments is None:
+        arguments = "{}"
+    elif not isinstance(arguments, str):
+        # Some servers send the arguments as an object; the protocol wants a JSON string.
+        arguments = json.dumps(arguments)
+    call_id = getattr(call, "id", None) or f"call_{index}"
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+class OpenAIChatModel:
+    """A chat model on an OpenAI-compatible endpoint (see the module docstring).
+
+    ``defaults`` are request parameters sent with every call (``temperature``,
+    ``max_tokens``, …); keyword arguments of :meth:`chat` override them, and a
+    ``None`` value leaves a parameter out. ``api_key=None`` reads
+    ``OPENAI_API_KEY`` and otherwise sends a placeholder, which local servers accept.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_SEC,
+        *,
+        max_retries: int = 0,
+        **defaults: Any,
+    ) -> None:
+        if not isinstance(base_url, str) or urlsplit(base_url).scheme not in ("http", "https"):
+            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"model must be a non-empty name, got {model!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.base_url = base_url
+        self.model = model
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.defaults = dict(defaults)
+        self._api_key = api_key
+        self._client: Any = None
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel({self.endpoint!r}, {self.model!r})"
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint as it may be shown and recorded (no credentials)."""
+        return _endpoint_label(self.base_url)
+
+    def _client_or_new(self) -> Any:
+        if self._client is None:
+            openai = _import_openai()
+            key = self._api_key or os.environ.get("OPENAI_API_KEY") or _PLACEHOLDER_KEY
+            self._client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout,
+                                         max_retries=self.max_retries)
+        return self._client
+
+    def chat(self, *, messages: Sequence[Mapping[str, Any]],
+             tools: Sequence[Mapping[str, Any]] | None = None, **kw: Any) -> dict[str, Any]:
+        """Send one chat-completions request and return the assistant message as a dict."""
+        client = self._client_or_new()
+        openai = _import_openai()
+        request = {key: value for key, value in {**self.defaults, **kw}.items() if value is not None}
+        if tools:
+            request["tools"] = list(tools)
+        else:
+            request.pop("tool_choice", None)  # servers refuse a tool_choice without tools
+        wire = [_wire_message(index, message) for index, message in enumerate(messages)]
+        where = f"{self.endpoint} (model {self.model!r})"
+        try:
+            response = client.chat.completions.create(model=self.model, messages=wire, **request)
+        except openai.APIStatusError as exc:
+            raise ModelEndpointError(f"{where} answered HTTP {exc.status_code}: {exc.message}") from exc
+        except openai.APITimeoutError as exc:
+            raise ModelEndpointError(f"{where} did not answer within {self.timeout}s") from exc
+        except openai.APIConnectionError as exc:
+            raise ModelEndpointError(f"{where} is unreachable: {exc}") from exc
+        except openai.OpenAIError as exc:
+            raise ModelEndpointError(f"{where} failed: {exc}") from exc
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise ModelEndpointError(f"{where} answered without choices")
+        message = choices[0].message
+        result: dict[str, Any] = {"role": "assistant", "content": message.content}
+        calls = message.tool_calls or []
+        if calls:
+            result["tool_calls"] = [_tool_call_dict(index, call) for index, call in enumerate(calls)]
+        result["finish_reason"] = choices[0].finish_reason
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            result["usage"] = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
+        return result
+
+
+def record_live(
+    base_url: str,
+    model: str,
+    root: str | os.PathLike[str],
+    task: str | None,
+    out_path: str | os.PathLike[str],
+    *,
+    policy: SupportsTimeoutFor | None = None,
+    narrowing: Narrowing | None = None,
+    slot: str = "live",
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SEC,
+    deadline_at: float | None = None,
+    episode_id: str | None = None,
+    **defaults: Any,
+) -> EpisodeResult:
+    """Run one live review episode over ``root`` against the endpoint and save it to ``out_path``.
+
+    The file holds exactly that one episode (written atomically; an existing
+    file is replaced). Its ``meta`` records the model and the endpoint, never the
+    key. ``task=None`` or ``""`` uses the episode's default review task.
+    Returns the :class:`~reviewlab.live.episode.EpisodeResult` for printing.
+    """
+    root_dir = Path(root)
+    if not root_dir.is_dir():
+        raise NotADirectoryError(f"root {str(root)!r} is not a directory")
+    from reviewlab.live.episode import ReviewEpisode
+    from reviewlab.recording.files import save_episodes
+
+    chat_model = OpenAIChatModel(base_url, model, api_key=api_key, timeout=timeout, **defaults)
+    options: dict[str, Any] = {"policy": policy, "narrowing": narrowing, "deadline_at": deadline_at}
+    if task:
+        options["task"] = task
+    result = ReviewEpisode(root_dir, chat_model, **options).execute()
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    episode = result.to_episode(id=episode_id or f"live-{stamp}-{uuid.uuid4().hex[:8]}",
+                                slot=slot, source="live")
+    meta = {**episode.meta, "model": model, "endpoint": chat_model.endpoint}
+    save_episodes([episode.model_copy(update={"meta": meta})], out_path)
+    return result

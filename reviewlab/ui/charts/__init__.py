@@ -1,0 +1,35 @@
+"""Charts over replay, sweep and metrics results (matplotlib, Agg, no global pyplot state).
+
+Every function draws one chart and returns its :class:`~matplotlib.figure.Figure`.
+Pass ``ax=`` to draw into an existing Axes (the figure returned is then
+``ax.figure``); without it a fresh figure is made with :class:`Figure`
+directly, never through ``pyplot``, so nothing is shown, nothing leaks into a
+global figure registry, and the charts are safe in threads, tests and servers.
+
+The charts compute nothing of their own beyond layout: rates, fronts, survival
+estimates and per-call timelines come from :mod:`reviewlab.core.metrics`,
+:mod:`reviewlab.engines.replay`, :mod:`reviewlab.analysis.sweep` and friends.
+"""
+
+from __future__ import annotations
+
+from reviewlab.ui.charts.rates import (
+    LiveRates,
+    pareto_front,
+    per_tool_rates,
+    rates_vs_timeout,
+    survival_curves,
+)
+from reviewlab.ui.charts.timelines import STATE_COLORS, call_timeline, episode_timeline, pool_timeline
+
+__all__ = [
+    "STATE_COLORS",
+    "LiveRates",
+    "call_timeline",
+    "episode_timeline",
+    "pareto_front",
+    "per_tool_rates",
+    "pool_timeline",
+    "rates_vs_timeout",
+    "survival_curves",
+]

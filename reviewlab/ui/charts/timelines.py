@@ -1,0 +1,231 @@
+"""Where the time went in one replay: a single episode's calls, and a reviewer pool's slots.
+
+:func:`call_timeline` lays one replayed episode out on its own clock (a
+DataFrame); :func:`episode_timeline` draws it; :func:`pool_timeline` draws the
+slots of a pool simulation. See :mod:`reviewlab.ui.charts` for the conventions
+every chart follows (``ax=``, no pyplot).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from reviewlab.core import metrics
+from reviewlab.ui.charts._common import (
+    duration_text,
+    figure_and_axes,
+    legend_outside,
+    policy_label,
+    time_scale,
+)
+from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.recording.schema import Episode
+from reviewlab.engines.replay import ReplayResult
+
+__all__ = ["STATE_COLORS", "call_timeline", "episode_timeline", "pool_timeline"]
+
+# Slot states of a pool timeline; anything else is drawn grey under its own name.
+STATE_COLORS = {"busy": "#4c72b0", "silent": "#dd3333", "idle": "#e5e5e5", "zombie": "#e69f00"}
+_OUTCOME_COLORS = {"executed": "#4c9f70", "error": "#c44e52", "refused": "#8c8c8c", "withheld": "#8c8c8c"}
+_SEND_COLOR = "#8172b2"
+_ZOMBIE_COLOR = "#e69f00"
+
+
+# -- one episode -------------------------------------------------------------
+
+
+def _find_episode(episode: Episode | Iterable[Episode] | None, episode_id: str) -> Episode | None:
+    if episode is None or isinstance(episode, Episode):
+        return episode
+    for candidate in episode:
+        if candidate.id == episode_id:
+            return candidate
+    raise KeyError(f"episode {episode_id!r} is not in the episodes given")
+
+
+def call_timeline(
+    result: ReplayResult,
+    episode_id: str,
+    *,
+    episode: Episode | Iterable[Episode] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Lay one replayed episode out on its own clock (0 = its request arrived), as the replay ran it.
+
+    Returns ``(calls, sends)``. ``calls`` is the episode's rows of
+    ``result.calls``, whose :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`
+    the engine recorded (``start_sec``: dispatch, from the arrival; ``wait_sec``:
+    how long the episode waited on the call), plus ``abandoned`` and ``wedged``
+    flags. ``sends`` has one row per round: ``round, start_sec, end_sec`` of
+    the model send. Nothing here re-derives the replay: a round's send runs
+    from the end of the previous round's last wait (the first round's from the
+    slot grant, ``queue_wait_sec`` in a pool run) to the dispatch of its first
+    call. Only a round without calls needs the recorded send time, from
+    ``episode`` (the recorded episode, or the corpus); without it, or once the
+    episode's log has ended at a wedge, that send takes no time.
+    """
+    calls = result.calls[result.calls["episode_id"] == episode_id].sort_values("call_index")
+    if calls.empty and episode_id not in set(result.episodes["episode_id"]):
+        raise KeyError(f"episode {episode_id!r} is not in this replay result")
+    missing = [name for name in metrics.CALL_TIMING_COLUMNS if name not in calls.columns]
+    if missing:
+        raise ValueError(f"call_timeline: result.calls has no {', '.join(missing)} column(s); "
+                         "every replay engine records them (metrics.CALL_TIMING_COLUMNS)")
+    recorded = _find_episode(episode, episode_id)
+    n_rounds = len(recorded.rounds) if recorded is not None else int(calls["round"].max() if len(calls) else 0)
+    send_sec = [r.send_sec for r in recorded.rounds] if recorded is not None else [0.0] * n_rounds
+    abandoned = calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
+    wedged = calls["source_gap"].eq(SOURCE_GAP_WEDGED).to_numpy()
+    rounds = calls["round"].to_numpy()
+    starts = calls["start_sec"].to_numpy(dtype=float)
+    ends = starts + calls["wait_sec"].to_numpy(dtype=float)
+    # In a pool run the episode starts once a slot is free: its first send comes after the queue wait.
+    queued = result.episodes.loc[result.episodes["episode_id"] == episode_id]
+    t = float(queued["queue_wait_sec"].iloc[0]) if "queue_wait_sec" in queued.columns and len(queued) else 0.0
+    send_rows = []
+    ended = False
+    for number in range(1, n_rounds + 1):
+        mine = np.flatnonzero(rounds == number)
+        if mine.size:
+            send_rows.append((number, t, float(starts[mine[0]])))
+            t = float(ends[mine[-1]])
+            ended = ended or bool(wedged[mine].any())
+        else:
+            length = 0.0 if ended else send_sec[number - 1]
+            send_rows.append((number, t, t + length))
+            t += length
+    frame = calls.assign(abandoned=abandoned, wedged=wedged)
+    sends = pd.DataFrame(send_rows, columns=["round", "start_sec", "end_sec"]).astype(
+        {"start_sec": float, "end_sec": float})
+    return frame.reset_index(drop=True), sends
+
+
+def episode_timeline(
+    result: ReplayResult,
+    episode_id: str,
+    *,
+    episode: Episode | Iterable[Episode] | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    """One episode on its own clock: model sends, then each call as a bar against its bound.
+
+    A call's bar covers the time the episode waited on it; a dashed outline
+    behind it spans its bound. Abandoned calls are red with an ✕ where the
+    bound passed; the loose worker's zombie tail runs on (hatched, orange)
+    after the abandonment, to the axis edge with "never returns" for a wedge.
+    Withheld calls (never started) are marked with a grey dot. ``episode``
+    (the recorded episode, or the corpus) supplies the model-send times; see
+    :func:`call_timeline`.
+    """
+    frame, sends = call_timeline(result, episode_id, episode=episode)
+    figure, ax = figure_and_axes(ax, (9.0, 1.2 + 0.32 * (len(frame) + 1)))
+    ends = [float(sends["end_sec"].max()) if len(sends) else 0.0]
+    ends += list((frame["start_sec"] + frame["wait_sec"]).to_numpy(dtype=float))
+    finite_bound_end = frame["start_sec"] + frame["bound_sec"].fillna(0.0)
+    zombie_end = frame["start_sec"] + frame["bound_sec"].fillna(0.0) + frame["zombie_sec"]
+    ends += list(finite_bound_end.to_numpy(dtype=float))
+    ends += [v for v in zombie_end.to_numpy(dtype=float) if math.isfinite(v)]
+    span = max(ends) if ends else 1.0
+    span = span if span > 0 else 1.0
+    scale, unit = time_scale(span)
+    right = span * 1.08 / scale
+
+    labels = ["model"]
+    for send in sends.itertuples():
+        ax.barh(0, (send.end_sec - send.start_sec) / scale, left=send.start_sec / scale,
+                height=0.6, color=_SEND_COLOR, edgecolor="none")
+    shown: set[str] = set()
+
+    def once(label: str) -> str | None:
+        """A legend label the first time it is drawn, then none (one legend entry per kind)."""
+        if label in shown:
+            return None
+        shown.add(label)
+        return label
+
+    for row, call in enumerate(frame.itertuples(), start=1):
+        labels.append(f"r{call.round} {call.tool}")
+        start = call.start_sec / scale
+        if call.outcome == "withheld":
+            ax.plot([start], [row], "o", color=_OUTCOME_COLORS["withheld"], label=once("withheld (never ran)"))
+            continue
+        if not math.isnan(call.bound_sec):
+            ax.barh(row, call.bound_sec / scale, left=start, height=0.8, fill=False,
+                    edgecolor="#555555", linestyle="--", linewidth=0.8, label=once("bound"))
+        ax.barh(row, call.wait_sec / scale, left=start, height=0.55,
+                color=_OUTCOME_COLORS.get(call.outcome, "#8c8c8c"), label=once(str(call.outcome)))
+        if call.abandoned:
+            at = (call.start_sec + call.bound_sec) / scale
+            ax.plot([at], [row], "x", color="black", markersize=9, markeredgewidth=2,
+                    label=once("abandoned at bound"))
+            tail = call.zombie_sec / scale if math.isfinite(call.zombie_sec) else right - at
+            ax.barh(row, tail, left=at, height=0.3, color=_ZOMBIE_COLOR, hatch="///", alpha=0.6,
+                    label=once("zombie tail (loose worker)"))
+            if not math.isfinite(call.zombie_sec):
+                ax.annotate("never returns →", (right, row), ha="right", va="bottom", fontsize=8)
+        elif call.wedged:
+            ax.annotate(f"wedged: silent {duration_text(call.wait_sec)}, episode ends",
+                        (start + call.wait_sec / scale, row), xytext=(-4, 0), textcoords="offset points",
+                        ha="right", va="center", fontsize=8, color="white", fontweight="bold")
+    ax.set_yticks(range(len(labels)), labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, right)
+    ax.set_xlabel(f"time since the request arrived ({unit})")
+    ax.set_title(f"Episode {episode_id}: calls against their bounds ({result.engine})")
+    handles, names = ax.get_legend_handles_labels()
+    if len(sends):
+        handles.insert(0, Patch(color=_SEND_COLOR))
+        names.insert(0, "model send")
+    legend_outside(ax, handles, names)
+    return figure
+
+
+# -- a reviewer pool ----------------------------------------------------------
+
+
+def pool_timeline(result: ReplayResult, *, ax: Axes | None = None) -> Figure:
+    """Reviewer slots over time: busy, silent on a tool, idle; the longest silence is labelled.
+
+    Needs a pool simulation (``replay(..., engine="twin", slots=N)``), whose
+    ``result.slots`` holds ``slot_id, state, start_sec, end_sec, episode_id``.
+    """
+    slots = result.slots
+    if slots is None or len(slots) == 0:
+        raise ValueError("pool_timeline: the result has no slot timeline; replay with engine='twin', slots=N")
+    slot_ids = sorted(slots["slot_id"].astype(str).unique())
+    row_of = {slot: row for row, slot in enumerate(slot_ids)}
+    span = float(slots["end_sec"].replace(np.inf, np.nan).max())
+    span = span if math.isfinite(span) and span > 0 else 1.0
+    scale, unit = time_scale(span)
+    figure, ax = figure_and_axes(ax, (10.0, 1.4 + 0.45 * len(slot_ids)))
+    states = [s for s in STATE_COLORS if s in set(slots["state"])]
+    states += sorted(set(slots["state"]) - set(STATE_COLORS))
+    for state in states:
+        part = slots[slots["state"] == state]
+        color = STATE_COLORS.get(state, "#999999")
+        for slot, group in part.groupby(part["slot_id"].astype(str)):
+            bars = [(start / scale, (min(end, span) - start) / scale)
+                    for start, end in zip(group["start_sec"], group["end_sec"], strict=True)]
+            ax.broken_barh(bars, (row_of[slot] - 0.4, 0.8), facecolors=color, edgecolor="none")
+    silent = slots[slots["state"] == "silent"]
+    if len(silent):
+        lengths = (silent["end_sec"] - silent["start_sec"]).to_numpy(dtype=float)
+        longest = silent.iloc[int(np.argmax(lengths))]
+        mid = (longest["start_sec"] + min(longest["end_sec"], span)) / 2 / scale
+        ax.annotate(f"silent {duration_text(float(lengths.max()))}", (mid, row_of[str(longest["slot_id"])]),
+                    ha="center", va="center", fontsize=9, fontweight="bold", color="white")
+    ax.set_yticks(range(len(slot_ids)), slot_ids)
+    ax.invert_yaxis()
+    ax.set_xlim(0, span / scale)
+    ax.set_xlabel(f"time since the first request ({unit})")
+    ax.set_ylabel("reviewer slot")
+    ax.set_title(f"Reviewer pool: {len(slot_ids)} slots ({policy_label(result)})")
+    legend_outside(ax, [Patch(color=STATE_COLORS.get(s, "#999999")) for s in states],
+                    [("silent on a tool" if s == "silent" else s) for s in states])
+    return figure

@@ -1,0 +1,123 @@
+"""The browser dashboard (the explorer served by Voilà) and the JupyterLab command.
+
+Lifecycle of ``reviewlab dashboard``: :func:`serve` starts ``python -m voila``
+on the small template notebook ``reviewlab/_dashboard.ipynb`` bound to
+localhost and returns the running process; Voilà starts a kernel per visit,
+which runs the template, which calls :func:`dashboard_explorer` — so every
+line of logic lives here, none in the notebook. The corpus to explore travels
+to the kernel in the environment variable :data:`CORPUS_ENV` (the kernel
+inherits Voilà's environment); without it the bundled 1k corpus is used.
+:func:`main` is the blocking form for the command line: it serves until
+interrupted and then stops Voilà.
+
+:func:`lab_command` is the argv of ``make lab``: JupyterLab on ``notebooks/``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from reviewlab.resources import BUNDLED_CORPUS, data_path, notebooks_dir
+
+__all__ = [
+    "CORPUS_ENV",
+    "DEFAULT_PORT",
+    "NOTEBOOK",
+    "dashboard_command",
+    "dashboard_env",
+    "dashboard_explorer",
+    "default_corpus",
+    "lab_command",
+    "main",
+    "serve",
+]
+
+CORPUS_ENV = "REVIEWLAB_DASHBOARD_CORPUS"
+DEFAULT_PORT = 8866
+NOTEBOOK = Path(__file__).with_name("_dashboard.ipynb")
+
+
+def default_corpus() -> Path:
+    """The bundled 1,000-episode synthetic corpus."""
+    return data_path(BUNDLED_CORPUS)
+
+
+def _port(port: int | None) -> int:
+    port = DEFAULT_PORT if port is None else port
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise ValueError(f"port: expected an integer in 1..65535, got {port!r}")
+    return port
+
+
+def dashboard_command(port: int | None = None, corpus: str | os.PathLike[str] | None = None,
+                      *, open_browser: bool = False) -> list[str]:
+    """The Voilà argv serving the dashboard on ``127.0.0.1:port`` (``corpus`` goes by :func:`dashboard_env`)."""
+    argv = [sys.executable, "-m", "voila", str(NOTEBOOK), f"--port={_port(port)}", "--Voila.ip=127.0.0.1",
+            "--show_tracebacks=True"]
+    if not open_browser:
+        argv.append("--no-browser")
+    return argv
+
+
+def dashboard_env(corpus: str | os.PathLike[str] | None = None,
+                  base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment Voilà (and so its kernels) runs in: ``base`` plus the corpus to explore."""
+    env = dict(os.environ if base is None else base)
+    if corpus is not None:
+        path = Path(corpus).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such corpus file")
+        env[CORPUS_ENV] = str(path)
+    return env
+
+
+def serve(port: int | None = None, corpus: str | os.PathLike[str] | None = None, *,
+          open_browser: bool = False, **popen: Any) -> subprocess.Popen[bytes]:
+    """Start Voilà serving the explorer on ``http://127.0.0.1:port/``; return its process (caller stops it)."""
+    argv = dashboard_command(port, corpus, open_browser=open_browser)
+    return subprocess.Popen(argv, env=dashboard_env(corpus), cwd=str(NOTEBOOK.parent), **popen)
+
+
+def main(port: int | None = None, corpus: str | os.PathLike[str] | None = None, *,
+         open_browser: bool = True) -> int:
+    """Serve until Voilà exits or the user interrupts; return Voilà's exit status (0 on Ctrl-C)."""
+    process = serve(port, corpus, open_browser=open_browser)
+    print(f"reviewlab dashboard: http://127.0.0.1:{_port(port)}/ (Ctrl-C stops it)", flush=True)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def lab_command(notebooks: str | os.PathLike[str] | None = None, port: int | None = None) -> list[str]:
+    """The argv of ``make lab``: JupyterLab on ``notebooks`` (default: the shipped notebooks)."""
+    folder = Path(notebooks) if notebooks is not None else notebooks_dir()
+    argv = [sys.executable, "-m", "jupyter", "lab", f"--notebook-dir={folder}"]
+    if port is not None:
+        argv.append(f"--port={_port(port)}")
+    return argv
+
+
+def dashboard_explorer(corpus: str | os.PathLike[str] | None = None, **options: Any) -> Any:
+    """What the dashboard page shows: :func:`reviewlab.ui.widgets.explore` over the corpus.
+
+    ``corpus`` defaults to ``$REVIEWLAB_DASHBOARD_CORPUS``, else :func:`default_corpus`.
+    """
+    from reviewlab.recording.files import load_episodes
+    from reviewlab.ui.widgets import explore
+
+    path = Path(corpus or os.environ.get(CORPUS_ENV) or default_corpus())
+    return explore(load_episodes(path), **options)
