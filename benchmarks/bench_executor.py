@@ -45,6 +45,7 @@ def bench_overhead(calls: int, batch: int = 50) -> tuple[float, float, float]:
     """
     bound = Bound(30.0, "tool_timeout", 30.0)
     with ThreadPoolExecutor(max_workers=1) as pool, BoundedExecutor(loose_cap=None) as bounded:
+
         def bare() -> None:
             pool.submit(_noop).result()
 
@@ -123,19 +124,28 @@ def main() -> None:
     with one_cpu() as pinned:
         bare, ours, ratio = bench_overhead(options.calls)
     where = "pinned to one CPU" if pinned else "not pinned (no sched_setaffinity here)"
-    print(f"per-call round trip, {where}:  ThreadPoolExecutor: {bare * 1e6:7.1f} us   "
-          f"BoundedExecutor: {ours * 1e6:7.1f} us   ratio {ratio:.2f}x (goal <= 1.20x) "
-          f"{'OK' if ratio <= 1.2 else 'OVER'}")
+    print(
+        f"per-call round trip, {where}:  ThreadPoolExecutor: {bare * 1e6:7.1f} us   "
+        f"BoundedExecutor: {ours * 1e6:7.1f} us   ratio {ratio:.2f}x (goal <= 1.20x) "
+        f"{'OK' if ratio <= 1.2 else 'OVER'}"
+    )
     bare, ours, ratio = bench_overhead(options.calls // 4)
-    print(f"  for information, unpinned (includes cross-core wake-ups): ThreadPoolExecutor: {bare * 1e6:7.1f} us"
-          f"   BoundedExecutor: {ours * 1e6:7.1f} us   ratio {ratio:.2f}x")
+    print(
+        f"  for information, unpinned (includes cross-core wake-ups): ThreadPoolExecutor: {bare * 1e6:7.1f} us"
+        f"   BoundedExecutor: {ours * 1e6:7.1f} us   ratio {ratio:.2f}x"
+    )
     ours_ms, floor_ms = bench_abandon(options.abandons, options.bound)
     p99 = _p99(ours_ms)
-    print(f"control back after the bound on abandonment ({options.abandons} calls, bound "
-          f"{options.bound * 1000:g} ms): p50 {statistics.median(ours_ms):.3f} ms  p99 {p99:.3f} ms  "
-          f"max {max(ours_ms):.3f} ms (goal p99 <= 2 ms) {'OK' if p99 <= 2.0 else 'OVER'}")
-    print(f"  machine floor, bare Lock.acquire(timeout) lateness, sampled alternately: "
-          f"p50 {statistics.median(floor_ms):.3f} ms  p99 {_p99(floor_ms):.3f} ms  max {max(floor_ms):.3f} ms")
+    print(
+        f"control back after the bound on abandonment ({options.abandons} calls, bound "
+        f"{options.bound * 1000:g} ms): p50 {statistics.median(ours_ms):.3f} ms  p99 {p99:.3f} ms  "
+        f"max {max(ours_ms):.3f} ms (goal p99 <= 2 ms) {'OK' if p99 <= 2.0 else 'OVER'}"
+    )
+    print(
+        f"  machine floor, bare Lock.acquire(timeout) lateness, sampled alternately: "
+        f"p50 {statistics.median(floor_ms):.3f} ms  p99 {_p99(floor_ms):.3f} ms  max {max(floor_ms):.3f} ms"
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -66,20 +66,35 @@ def main(n: int = 100_000) -> None:
         calls = sum(len(ep.calls) for ep in corpus)
         del corpus
         megabytes = plain.stat().st_size / 1e6
-        print(f"{n:,} episodes, {calls:,} calls: {megabytes:.1f} MB of JSON, "
-              f"{packed.stat().st_size / 1e6:.1f} MB gzip")
-        print(f"generate {generated:.2f} s ({n / generated:,.0f} episodes/s); "
-              f"save plain {saved:.2f} s ({megabytes / saved:.1f} MB/s)")
-        for mode, path in (("stream", plain), ("stream", packed), ("load", plain), ("load", packed)):
-            out = subprocess.run([sys.executable, __file__, "--child", mode, str(path)],
-                                 check=True, capture_output=True, text=True).stdout
+        print(
+            f"{n:,} episodes, {calls:,} calls: {megabytes:.1f} MB of JSON, "
+            f"{packed.stat().st_size / 1e6:.1f} MB gzip"
+        )
+        print(
+            f"generate {generated:.2f} s ({n / generated:,.0f} episodes/s); "
+            f"save plain {saved:.2f} s ({megabytes / saved:.1f} MB/s)"
+        )
+        for mode, path in (
+            ("stream", plain),
+            ("stream", packed),
+            ("load", plain),
+            ("load", packed),
+        ):
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", mode, str(path)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
             figures = json.loads(out.strip().splitlines()[-1])
             assert figures["count"] == n, figures
             elapsed = figures["elapsed"]
             label = f"{'iter_episodes' if mode == 'stream' else 'load_episodes'} ({path.name})"
-            print(f"{label:<34} {n / elapsed:>8,.0f} episodes/s {megabytes / elapsed:>7.1f} MB/s "
-                  f"{elapsed:>7.2f} s   peak RSS {figures['peak_kib'] / 1024:>7.1f} MiB "
-                  f"(before read {figures['before_kib'] / 1024:.1f} MiB)")
+            print(
+                f"{label:<34} {n / elapsed:>8,.0f} episodes/s {megabytes / elapsed:>7.1f} MB/s "
+                f"{elapsed:>7.2f} s   peak RSS {figures['peak_kib'] / 1024:>7.1f} MiB "
+                f"(before read {figures['before_kib'] / 1024:.1f} MiB)"
+            )
 
 
 if __name__ == "__main__":

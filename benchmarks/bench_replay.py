@@ -64,8 +64,10 @@ def build(n: int, seed: int) -> tuple[list[Any], CompiledCorpus, int]:
     started = time.perf_counter()
     corpus = compile_corpus(episodes)
     compiled = time.perf_counter() - started
-    print(f"corpus: {len(episodes):,} synthetic episodes (seed {seed}), {corpus.calls:,} calls; generated in "
-          f"{generated:.1f} s, compile_corpus {compiled:.2f} s (once per corpus)")
+    print(
+        f"corpus: {len(episodes):,} synthetic episodes (seed {seed}), {corpus.calls:,} calls; generated in "
+        f"{generated:.1f} s, compile_corpus {compiled:.2f} s (once per corpus)"
+    )
     return episodes, corpus, corpus.calls
 
 
@@ -77,15 +79,23 @@ def throughput(corpus: CompiledCorpus, n_calls: int, repeat: int) -> None:
         rate = n_calls / best
         if narrowing.mode != "unbounded":
             bounded.append(rate)
-        print(f"   ouroboros / {label:<13} {best * 1e3:8.2f} ms (median {median * 1e3:7.2f})  "
-              f"{rate / 1e6:6.1f} M calls/s")
-    print(f"   => bounded modes: min {min(bounded) / 1e6:.1f}, mean {statistics.mean(bounded) / 1e6:.1f} M calls/s "
-          "(goal >= 20 M; 'unbounded' is the policy-independent pre-fix replay, mostly precompiled)")
+        print(
+            f"   ouroboros / {label:<13} {best * 1e3:8.2f} ms (median {median * 1e3:7.2f})  "
+            f"{rate / 1e6:6.1f} M calls/s"
+        )
+    print(
+        f"   => bounded modes: min {min(bounded) / 1e6:.1f}, mean {statistics.mean(bounded) / 1e6:.1f} M calls/s "
+        "(goal >= 20 M; 'unbounded' is the policy-independent pre-fix replay, mostly precompiled)"
+    )
 
 
-def versus_twin(episodes: list[Any], corpus: CompiledCorpus, n_calls: int, repeat: int, twin_repeat: int) -> None:
+def versus_twin(
+    episodes: list[Any], corpus: CompiledCorpus, n_calls: int, repeat: int, twin_repeat: int
+) -> None:
     policy, narrowing = TimeoutPolicy.ouroboros(), Narrowing()
-    twin = simulate(episodes, policy, narrowing)  # also the twin's warm-up: it caches its compiled corpus
+    twin = simulate(
+        episodes, policy, narrowing
+    )  # also the twin's warm-up: it caches its compiled corpus
     fast = corpus.result(policy, narrowing)
     assert corpus.summary(policy, narrowing) == twin.summary == fast.summary
     pd.testing.assert_frame_equal(twin.calls, fast.calls)
@@ -93,56 +103,87 @@ def versus_twin(episodes: list[Any], corpus: CompiledCorpus, n_calls: int, repea
     print("   answers checked equal: summary dicts, and the calls and episodes frames")
     twin_best, twin_median = timed(lambda: simulate(episodes, policy, narrowing), twin_repeat)
     summary_best, summary_median = timed(lambda: corpus.summary(policy, narrowing), repeat)
-    result_best, result_median = timed(lambda: corpus.result(policy, narrowing), max(3, repeat // 10))
-    print(f"   twin simulate()       {twin_best:9.4f} s (median {twin_median:.4f})  "
-          f"{n_calls / twin_best / 1e3:7.0f} k calls/s  SimPy run + calls/episodes frames + summary")
-    print(f"   vectorized summary()  {summary_best:9.4f} s (median {summary_median:.4f})  "
-          f"=> {twin_best / summary_best:6.0f}x   same summary dict, no frames (what a sweep needs; goal >= 100x)")
-    print(f"   vectorized result()   {result_best:9.4f} s (median {result_median:.4f})  "
-          f"=> {twin_best / result_best:6.0f}x   same full ReplayResult (frames + summary)")
+    result_best, result_median = timed(
+        lambda: corpus.result(policy, narrowing), max(3, repeat // 10)
+    )
+    print(
+        f"   twin simulate()       {twin_best:9.4f} s (median {twin_median:.4f})  "
+        f"{n_calls / twin_best / 1e3:7.0f} k calls/s  SimPy run + calls/episodes frames + summary"
+    )
+    print(
+        f"   vectorized summary()  {summary_best:9.4f} s (median {summary_median:.4f})  "
+        f"=> {twin_best / summary_best:6.0f}x   same summary dict, no frames (what a sweep needs; goal >= 100x)"
+    )
+    print(
+        f"   vectorized result()   {result_best:9.4f} s (median {result_median:.4f})  "
+        f"=> {twin_best / result_best:6.0f}x   same full ReplayResult (frames + summary)"
+    )
     sim_best, sim_median = timed(lambda: run_simulation(episodes, policy, narrowing), twin_repeat)
-    print(f"   for comparison, the twin's bare simulation loop (no frames, no summary): {sim_best:.4f} s "
-          f"(median {sim_median:.4f}) => vectorized summary() is {sim_best / summary_best:.0f}x faster")
-    print("   both sides start from a compiled corpus (the twin caches its own compilation after the warm-up)")
+    print(
+        f"   for comparison, the twin's bare simulation loop (no frames, no summary): {sim_best:.4f} s "
+        f"(median {sim_median:.4f}) => vectorized summary() is {sim_best / summary_best:.0f}x faster"
+    )
+    print(
+        "   both sides start from a compiled corpus (the twin caches its own compilation after the warm-up)"
+    )
 
 
 def sweep_time(episodes: list[Any], corpus: CompiledCorpus, points: int) -> None:
     policy = TimeoutPolicy.ouroboros()
     per_tool = max(2, round((points / 10) ** 0.5))
-    values = [2.0 * 1.6 ** i for i in range(per_tool)]
-    grid = make_grid(policy, tools={"read_file": values, "query_code": values}, scales=[1.0, 0.5],
-                     narrowings=list(NARROWINGS.values()))
+    values = [2.0 * 1.6**i for i in range(per_tool)]
+    grid = make_grid(
+        policy,
+        tools={"read_file": values, "query_code": values},
+        scales=[1.0, 0.5],
+        narrowings=list(NARROWINGS.values()),
+    )
     started = time.perf_counter()
     frame = sweep(episodes, grid, progress=False)
     total = time.perf_counter() - started
     started = time.perf_counter()
     sweep(corpus, grid, progress=False)
     compiled = time.perf_counter() - started
-    print(f"   {len(frame)} points (read_file x query_code timeouts x 2 scales x 5 narrowings): {total:.2f} s "
-          f"including compile, {compiled:.2f} s on the compiled corpus ({compiled / len(frame) * 1e3:.2f} ms/point; "
-          "goal <= 20 s)")
+    print(
+        f"   {len(frame)} points (read_file x query_code timeouts x 2 scales x 5 narrowings): {total:.2f} s "
+        f"including compile, {compiled:.2f} s on the compiled corpus ({compiled / len(frame) * 1e3:.2f} ms/point; "
+        "goal <= 20 s)"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=100_000, help="corpus for throughput and the twin ratio")
+    parser.add_argument(
+        "--episodes", type=int, default=100_000, help="corpus for throughput and the twin ratio"
+    )
     parser.add_argument("--sweep-episodes", type=int, default=10_000)
-    parser.add_argument("--points", type=int, default=1000, help="sweep points (rounded to the grid's product)")
+    parser.add_argument(
+        "--points", type=int, default=1000, help="sweep points (rounded to the grid's product)"
+    )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--repeat", type=int, default=30, help="runs per vectorized timing (best is reported)")
-    parser.add_argument("--twin-repeat", type=int, default=3, help="runs per twin timing (best is reported)")
+    parser.add_argument(
+        "--repeat", type=int, default=30, help="runs per vectorized timing (best is reported)"
+    )
+    parser.add_argument(
+        "--twin-repeat", type=int, default=3, help="runs per twin timing (best is reported)"
+    )
     args = parser.parse_args()
 
     print("== large corpus (throughput and twin ratio)")
     episodes, corpus, n_calls = build(args.episodes, args.seed)
-    print(f"\n1. vectorized summary throughput on the compiled corpus above (best of {args.repeat}):")
+    print(
+        f"\n1. vectorized summary throughput on the compiled corpus above (best of {args.repeat}):"
+    )
     throughput(corpus, n_calls, args.repeat)
-    print(f"\n2. speed-up over the twin on the same {len(episodes):,}-episode corpus (ouroboros, inherit; "
-          f"best of {args.twin_repeat} twin runs):")
+    print(
+        f"\n2. speed-up over the twin on the same {len(episodes):,}-episode corpus (ouroboros, inherit; "
+        f"best of {args.twin_repeat} twin runs):"
+    )
     versus_twin(episodes, corpus, n_calls, args.repeat, args.twin_repeat)
     del episodes, corpus
     try:  # the twin keeps its compiled corpus (and so every episode) alive; free it before the next phase
         from reviewlab.engines.twin.corpus import clear_cache
+
         clear_cache()
     except ImportError:
         pass
@@ -150,9 +191,13 @@ def main() -> None:
 
     print(f"\n== sweep corpus ({args.sweep_episodes:,} episodes)")
     episodes, corpus, n_calls = build(args.sweep_episodes, args.seed)
-    print(f"\n1b. vectorized summary throughput on this smaller corpus (best of {args.repeat * 3}):")
+    print(
+        f"\n1b. vectorized summary throughput on this smaller corpus (best of {args.repeat * 3}):"
+    )
     throughput(corpus, n_calls, args.repeat * 3)
-    print(f"\n3. sweep of ~{args.points} points over {len(episodes):,} episodes (in-process, one core):")
+    print(
+        f"\n3. sweep of ~{args.points} points over {len(episodes):,} episodes (in-process, one core):"
+    )
     sweep_time(episodes, corpus, args.points)
 
 

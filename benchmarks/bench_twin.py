@@ -55,7 +55,9 @@ def load_corpus(path: Path) -> tuple[list[Episode], str]:
         return list(load_episodes(path)), str(path)
     from reviewlab.recording.synth import synth_corpus
 
-    return synth_corpus(1000, seed=0), "reviewlab.recording.synth.synth_corpus(1000, seed=0) (bundled corpus absent)"
+    return synth_corpus(
+        1000, seed=0
+    ), "reviewlab.recording.synth.synth_corpus(1000, seed=0) (bundled corpus absent)"
 
 
 def naive(episodes: list[Episode], policy: Any, narrowing: Narrowing) -> list[str]:
@@ -74,9 +76,12 @@ def naive(episodes: list[Episode], policy: Any, narrowing: Narrowing) -> list[st
             yield env.timeout(rnd.send_sec)
             for call in rnd.calls:
                 duration, completed = effective_observation(call)
-                remaining = None if ep.deadline_sec is None else max(0.0, start + ep.deadline_sec - env.now)
-                bound = resolve_bound(policy, None, call.tool, call.args, narrowing=narrowing,
-                                      remaining_sec=remaining)
+                remaining = (
+                    None if ep.deadline_sec is None else max(0.0, start + ep.deadline_sec - env.now)
+                )
+                bound = resolve_bound(
+                    policy, None, call.tool, call.args, narrowing=narrowing, remaining_sec=remaining
+                )
                 call_done = env.timeout(duration) if completed else env.event()
                 if bound.sec is None:
                     yield call_done
@@ -85,21 +90,27 @@ def naive(episodes: list[Episode], policy: Any, narrowing: Narrowing) -> list[st
                     timer = env.timeout(bound.sec)
                     fired = yield call_done | timer
                     if call_done in fired:
-                        outcomes[(position, index)] = "error" if call.status == "error" else "executed"
+                        outcomes[(position, index)] = (
+                            "error" if call.status == "error" else "executed"
+                        )
                     else:
                         outcomes[(position, index)] = "abandoned"
                         env.process(zombie(call_done))
                 index += 1
 
-    for position, (ep, arrival) in enumerate(zip(episodes, arrival_times(episodes).tolist(), strict=True)):
+    for position, (ep, arrival) in enumerate(
+        zip(episodes, arrival_times(episodes).tolist(), strict=True)
+    ):
         env.process(episode(position, ep, arrival))
     env.run()
     return [outcomes[key] for key in sorted(outcomes)]
 
 
 def twin_outcomes(calls: Any) -> list[str]:
-    return ["abandoned" if gap == "native_tool_abandoned" else outcome
-            for outcome, gap in zip(calls["outcome"], calls["source_gap"], strict=True)]
+    return [
+        "abandoned" if gap == "native_tool_abandoned" else outcome
+        for outcome, gap in zip(calls["outcome"], calls["source_gap"], strict=True)
+    ]
 
 
 def main() -> int:
@@ -130,18 +141,26 @@ def main() -> int:
     rate = {name: calls / sec for name, sec in best.items()}
     ours, theirs = twin_outcomes(values["full_warm"].calls), values["naive"]
     agree = sum(a == b for a, b in zip(ours, theirs, strict=True))
-    print(f"corpus: {source}: {len(episodes)} episodes, {calls} calls; best of {args.repeats} interleaved rounds")
+    print(
+        f"corpus: {source}: {len(episodes)} episodes, {calls} calls; best of {args.repeats} interleaved rounds"
+    )
     labels = {
-        "sim_warm": "twin simulation only, warm", "sim_cold": "twin simulation only, cold (+compile)",
+        "sim_warm": "twin simulation only, warm",
+        "sim_cold": "twin simulation only, cold (+compile)",
         "full_warm": "twin full simulate() incl. frames, warm",
-        "full_cold": "twin full simulate() incl. frames, cold", "naive": "naive (AnyOf race per call)",
+        "full_cold": "twin full simulate() incl. frames, cold",
+        "naive": "naive (AnyOf race per call)",
     }
     for name, label in labels.items():
-        print(f"{label:42s}: {best[name] * 1e3:8.1f} ms  {rate[name]:10,.0f} calls/s  "
-              f"{rate[name] / rate['naive']:5.1f}x naive")
-    print(f"goal: >= 200,000 calls/s and >= 10x naive; simulation only (warm) {rate['sim_warm']:,.0f} calls/s "
-          f"= {rate['sim_warm'] / rate['naive']:.1f}x, full simulate() (warm) {rate['full_warm']:,.0f} calls/s "
-          f"= {rate['full_warm'] / rate['naive']:.1f}x")
+        print(
+            f"{label:42s}: {best[name] * 1e3:8.1f} ms  {rate[name]:10,.0f} calls/s  "
+            f"{rate[name] / rate['naive']:5.1f}x naive"
+        )
+    print(
+        f"goal: >= 200,000 calls/s and >= 10x naive; simulation only (warm) {rate['sim_warm']:,.0f} calls/s "
+        f"= {rate['sim_warm'] / rate['naive']:.1f}x, full simulate() (warm) {rate['full_warm']:,.0f} calls/s "
+        f"= {rate['full_warm'] / rate['naive']:.1f}x"
+    )
     print(f"outcomes agree on {agree} of {calls} calls")
     return 0 if agree == calls == len(theirs) else 1
 

@@ -70,13 +70,19 @@ def main() -> int:
             latencies.append(time.perf_counter() - started)
 
     median = statistics.median(totals)
-    print(f"update ({UPDATES} slider positions): median {median * 1000:.0f} ms, "
-          f"p95 {_quantile(totals, 0.95) * 1000:.0f} ms, max {max(totals) * 1000:.0f} ms "
-          f"(goal <= {GOAL_SEC * 1000:.0f} ms)")
-    print(f"  of which replay: median {statistics.median(replays) * 1000:.1f} ms; "
-          f"chart PNG: median {statistics.median(charts) * 1000:.1f} ms")
-    print(f"slider move -> debounced update shown (debounce {explorer.debounce_sec * 1000:.0f} ms included): "
-          f"median {statistics.median(latencies) * 1000:.0f} ms over {len(latencies)} moves")
+    print(
+        f"update ({UPDATES} slider positions): median {median * 1000:.0f} ms, "
+        f"p95 {_quantile(totals, 0.95) * 1000:.0f} ms, max {max(totals) * 1000:.0f} ms "
+        f"(goal <= {GOAL_SEC * 1000:.0f} ms)"
+    )
+    print(
+        f"  of which replay: median {statistics.median(replays) * 1000:.1f} ms; "
+        f"chart PNG: median {statistics.median(charts) * 1000:.1f} ms"
+    )
+    print(
+        f"slider move -> debounced update shown (debounce {explorer.debounce_sec * 1000:.0f} ms included): "
+        f"median {statistics.median(latencies) * 1000:.0f} ms over {len(latencies)} moves"
+    )
     print(f"goal met (median update <= {GOAL_SEC} s): {'yes' if median <= GOAL_SEC else 'NO'}")
     return 0
 

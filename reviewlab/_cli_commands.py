@@ -66,9 +66,13 @@ def _policy_arg(spec: str | None) -> tuple[Any, Any]:
     if spec in ("unbounded", "pre-fix", "prefix"):
         return TimeoutPolicy.ouroboros(), Narrowing.unbounded()
     if spec.startswith("uniform:"):
-        return TimeoutPolicy.uniform(_number("--policy uniform", spec.partition(":")[2])), Narrowing()
+        return TimeoutPolicy.uniform(
+            _number("--policy uniform", spec.partition(":")[2])
+        ), Narrowing()
     if not spec.endswith(".toml") and not Path(spec).exists():
-        raise UserError(f"--policy: {spec}: no such policy file (or use ouroboros, unbounded, uniform:SEC)")
+        raise UserError(
+            f"--policy: {spec}: no such policy file (or use ouroboros, unbounded, uniform:SEC)"
+        )
     return load_policy_file(spec)
 
 
@@ -107,9 +111,13 @@ def _narrowing_grid(text: str) -> list[Any]:
         if mode in ("inherit", "none", "unbounded") and not value:
             modes.append(Narrowing(mode=mode))  # type: ignore[arg-type]
         elif mode == "reserve" and value:
-            modes.append(Narrowing(mode="reserve", reserve_sec=_number("--narrowing reserve", value)))
+            modes.append(
+                Narrowing(mode="reserve", reserve_sec=_number("--narrowing reserve", value))
+            )
         elif mode == "fraction" and value:
-            modes.append(Narrowing(mode="fraction", fraction=_number("--narrowing fraction", value)))
+            modes.append(
+                Narrowing(mode="fraction", fraction=_number("--narrowing fraction", value))
+            )
         else:
             raise UserError(
                 f"--narrowing: bad mode {item!r}; expected inherit, none, unbounded, reserve:SEC or fraction:F"
@@ -158,12 +166,16 @@ def cmd_record(args: argparse.Namespace) -> int:
     if result.receipts:
         _print(text_table(receipts_table(result.receipts)))
     usage = result.usage
-    _print(f"end reason: {result.end_reason}; rounds: {usage.get('native_rounds')}; "
-           f"tool calls: {usage.get('native_tool_calls')}; source gap: {usage.get('native_source_gap') or '-'}")
+    _print(
+        f"end reason: {result.end_reason}; rounds: {usage.get('native_rounds')}; "
+        f"tool calls: {usage.get('native_tool_calls')}; source gap: {usage.get('native_source_gap') or '-'}"
+    )
     _print(f"recorded 1 episode to {out}")
     if result.end_reason == "model_error":
         # The failed episode is still an honest recording, but the command did not do what was asked.
-        reason = one_line(ValueError(usage.get("native_model_error") or "the model endpoint failed"))
+        reason = one_line(
+            ValueError(usage.get("native_model_error") or "the model endpoint failed")
+        )
         sys.stderr.write(f"{PROG}: error: {reason}\n")
         return 1
     return 0
@@ -181,15 +193,28 @@ def cmd_replay(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.seed is not None:
         options["seed"] = args.seed
-    result = replay(episodes, policy, narrowing, engine=args.engine, censored=args.censored,
-                    slots=args.slots, time_scale=args.time_scale, **options)
-    label = ("unbounded (pre-fix)" if narrowing.mode == "unbounded"
-             else f"{getattr(policy, 'name', 'policy')} / {narrowing.label}")
+    result = replay(
+        episodes,
+        policy,
+        narrowing,
+        engine=args.engine,
+        censored=args.censored,
+        slots=args.slots,
+        time_scale=args.time_scale,
+        **options,
+    )
+    label = (
+        "unbounded (pre-fix)"
+        if narrowing.mode == "unbounded"
+        else f"{getattr(policy, 'name', 'policy')} / {narrowing.label}"
+    )
     _print(text_table(summary_table({label: result.summary})))
     _print("")
     _print(text_table(result.per_tool()))
     if out is not None:
-        frame = {"calls": result.calls, "episodes": result.episodes, "tools": result.per_tool()}[args.table]
+        frame = {"calls": result.calls, "episodes": result.episodes, "tools": result.per_tool()}[
+            args.table
+        ]
         write_table(frame, out)
         _print(f"wrote {len(frame):,} rows ({args.table}) to {out}")
     return 0
@@ -207,7 +232,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     try:
         grid = make_grid(base=base, tools=tools or None, scales=scales, narrowings=narrowings)
-    except ValueError as exc:  # a grid value the policy refuses, e.g. a zero scale or a negative timeout
+    except (
+        ValueError
+    ) as exc:  # a grid value the policy refuses, e.g. a zero scale or a negative timeout
         raise UserError(f"grid: {one_line(exc)} (check --tool, --scale and --narrowing)") from None
     client: Any = None
     if args.scheduler:
@@ -219,7 +246,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             client.close()
     frame["pareto"] = pareto(frame)
     if args.sort is not None and args.sort not in frame.columns:
-        raise UserError(f"--sort: no column {args.sort!r}; try one of {', '.join(frame.columns[-14:])}")
+        raise UserError(
+            f"--sort: no column {args.sort!r}; try one of {', '.join(frame.columns[-14:])}"
+        )
     _print(text_table(sweep_view(frame, sort_by=args.sort, top=args.top)))
     if len(frame) > args.top:
         _print(f"({len(frame)} policy points; {args.top} shown)")
@@ -248,13 +277,25 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from reviewlab.analysis.tune import recommend
 
     recommendation = recommend(
-        episodes, max_coverage_loss=args.max_coverage_loss, max_abandoned_rate=args.max_abandoned_rate,
-        objective=args.objective, base=base, narrowing=narrowing,
+        episodes,
+        max_coverage_loss=args.max_coverage_loss,
+        max_abandoned_rate=args.max_abandoned_rate,
+        objective=args.objective,
+        base=base,
+        narrowing=narrowing,
     )
     _print(text_table(recommendation.explain))
     _print("")
-    _print(text_table(summary_table({f"base ({base.name})": recommendation.baseline,
-                                     "recommended": recommendation.summary})))
+    _print(
+        text_table(
+            summary_table(
+                {
+                    f"base ({base.name})": recommendation.baseline,
+                    "recommended": recommendation.summary,
+                }
+            )
+        )
+    )
     _print("")
     _print(recommendation.policy.to_toml())
     if out is not None:
@@ -293,7 +334,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     save_episodes(episodes, out)
     calls = sum(len(episode.calls) for episode in episodes)
     censored = sum(not call.completed for episode in episodes for call in episode.calls)
-    _print(f"imported {len(episodes)} episode(s), {calls} call(s) ({censored} censored) from {source} to {out}")
+    _print(
+        f"imported {len(episodes)} episode(s), {calls} call(s) ({censored} censored) from {source} to {out}"
+    )
     return 0
 
 

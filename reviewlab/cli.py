@@ -67,21 +67,21 @@ recommendation, out/report.html)."""
 _CORPUS = "data/episodes/synthetic-1k.jsonl.gz"
 _EXAMPLES = {
     "demo": "  reviewlab demo                     # writes out/report.html\n"
-            "  reviewlab demo --quick --out /tmp/r",
+    "  reviewlab demo --quick --out /tmp/r",
     "record": "  reviewlab record --base-url http://localhost:8000/v1 --model qwen2.5-coder \\\n"
-              "      --root ~/src/project --task 'Review the staged change' -o live.jsonl",
+    "      --root ~/src/project --task 'Review the staged change' -o live.jsonl",
     "replay": f"  reviewlab replay {_CORPUS}\n"
-              "  reviewlab replay data/incidents/wedged-query-code.jsonl --policy unbounded "
-              "--engine twin --slots 6\n"
-              f"  reviewlab replay {_CORPUS} --policy tuned.toml -o calls.parquet",
+    "  reviewlab replay data/incidents/wedged-query-code.jsonl --policy unbounded "
+    "--engine twin --slots 6\n"
+    f"  reviewlab replay {_CORPUS} --policy tuned.toml -o calls.parquet",
     "sweep": f"  reviewlab sweep {_CORPUS} --tool read_file=5,30,120 --tool query_code=60,120 \\\n"
-             "      --narrowing inherit,reserve:30 --sort wall_p95_sec -o sweep.csv\n"
-             f"  reviewlab sweep {_CORPUS} --scale 0.25,0.5,1,2 --scheduler tcp://10.0.0.5:8786",
+    "      --narrowing inherit,reserve:30 --sort wall_p95_sec -o sweep.csv\n"
+    f"  reviewlab sweep {_CORPUS} --scale 0.25,0.5,1,2 --scheduler tcp://10.0.0.5:8786",
     "tune": f"  reviewlab tune {_CORPUS} --max-coverage-loss 0.01 -o tuned.toml",
     "synth": "  reviewlab synth -n 1000 --seed 0 -o corpus.jsonl.gz\n"
-             "  reviewlab synth --incident -o incident.jsonl",
+    "  reviewlab synth --incident -o incident.jsonl",
     "import": "  reviewlab import openhands output.jsonl -o openhands.jsonl\n"
-              "  reviewlab import inspect logs/run.eval -o inspect.jsonl",
+    "  reviewlab import inspect logs/run.eval -o inspect.jsonl",
     "lab": "  reviewlab lab --dry-run",
     "dashboard": f"  reviewlab dashboard --corpus {_CORPUS} --port 8866",
 }
@@ -89,97 +89,211 @@ _EXAMPLES = {
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``reviewlab`` parser; each subparser's ``handler`` runs the subcommand."""
-    parser = _Parser(prog=PROG, description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors (for bug reports)")
+    parser = _Parser(
+        prog=PROG, description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks for errors (for bug reports)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    def command(name: str, help_: str, handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+    def command(
+        name: str, help_: str, handler: Callable[[argparse.Namespace], int]
+    ) -> argparse.ArgumentParser:
         examples = _EXAMPLES.get(name)
-        p = sub.add_parser(name, help=help_, description=help_,
-                           epilog=f"examples:\n{examples}" if examples else None,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(
+            name,
+            help=help_,
+            description=help_,
+            epilog=f"examples:\n{examples}" if examples else None,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         p.set_defaults(handler=handler, parser=p)
         return p
 
-    policy_help = ("policy: a TOML file with [policy] and optional [narrowing] tables, or a preset: "
-                   "ouroboros (default), unbounded (the pre-fix behaviour), uniform:SEC")
+    policy_help = (
+        "policy: a TOML file with [policy] and optional [narrowing] tables, or a preset: "
+        "ouroboros (default), unbounded (the pre-fix behaviour), uniform:SEC"
+    )
 
-    p = command("demo", "run the main job: a live episode with a wedged tool, the incident and the "
-                "bundled corpus replayed under the pre-fix and the ouroboros policies, a sweep, a "
-                "recommended policy and a report (OUT/report.html with PNG charts)", cmd_demo)
-    p.add_argument("--out", default="out", metavar="DIR", help="where the report goes (default: out)")
+    p = command(
+        "demo",
+        "run the main job: a live episode with a wedged tool, the incident and the "
+        "bundled corpus replayed under the pre-fix and the ouroboros policies, a sweep, a "
+        "recommended policy and a report (OUT/report.html with PNG charts)",
+        cmd_demo,
+    )
+    p.add_argument(
+        "--out", default="out", metavar="DIR", help="where the report goes (default: out)"
+    )
     p.add_argument("--quick", action="store_true", help="a smaller corpus and grid (a smoke run)")
 
-    p = command("record", "record one live review episode against an OpenAI-compatible endpoint "
-                "into the reviewlab.episode/1 JSONL format", cmd_record)
-    p.add_argument("--base-url", required=True, metavar="URL", help="endpoint, e.g. http://localhost:8000/v1")
+    p = command(
+        "record",
+        "record one live review episode against an OpenAI-compatible endpoint "
+        "into the reviewlab.episode/1 JSONL format",
+        cmd_record,
+    )
+    p.add_argument(
+        "--base-url", required=True, metavar="URL", help="endpoint, e.g. http://localhost:8000/v1"
+    )
     p.add_argument("--model", required=True, metavar="NAME", help="model name sent to the endpoint")
-    p.add_argument("--root", required=True, metavar="REPO", help="the workspace the reviewer may read")
+    p.add_argument(
+        "--root", required=True, metavar="REPO", help="the workspace the reviewer may read"
+    )
     p.add_argument("--task", required=True, metavar="TEXT", help="the review task")
     p.add_argument("--api-key", default=None, help="API key (default: $OPENAI_API_KEY)")
     p.add_argument("--policy", default=None, metavar="TOML", help=policy_help)
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl", help="recording to write")
 
-    p = command("replay", "replay a recorded corpus under a policy and print its summary and "
-                "per-tool breakdown", cmd_replay)
+    p = command(
+        "replay",
+        "replay a recorded corpus under a policy and print its summary and per-tool breakdown",
+        cmd_replay,
+    )
     p.add_argument("corpus", help="recorded episodes (.jsonl or .jsonl.gz)")
     p.add_argument("--policy", default=None, metavar="TOML", help=policy_help)
-    p.add_argument("--engine", choices=("twin", "vectorized", "real"), default="vectorized",
-                   help="twin: SimPy reference (needed for --slots); vectorized: NumPy, fast (default); "
-                        "real: real threads on a scaled clock")
-    p.add_argument("--censored", choices=("wedge", "impute"), default="wedge",
-                   help="what a call that never returned does: wedge forever (default) or return at an "
-                        "imputed time")
-    p.add_argument("--slots", type=int, default=None, metavar="N",
-                   help="simulate a pool of N reviewer slots (twin engine)")
+    p.add_argument(
+        "--engine",
+        choices=("twin", "vectorized", "real"),
+        default="vectorized",
+        help="twin: SimPy reference (needed for --slots); vectorized: NumPy, fast (default); "
+        "real: real threads on a scaled clock",
+    )
+    p.add_argument(
+        "--censored",
+        choices=("wedge", "impute"),
+        default="wedge",
+        help="what a call that never returned does: wedge forever (default) or return at an "
+        "imputed time",
+    )
+    p.add_argument(
+        "--slots",
+        type=int,
+        default=None,
+        metavar="N",
+        help="simulate a pool of N reviewer slots (twin engine)",
+    )
     p.add_argument("--seed", type=int, default=None, help="seed for --censored impute")
-    p.add_argument("--time-scale", type=float, default=0.001, metavar="F",
-                   help="engine real: recorded seconds are slept times F (default 0.001)")
-    p.add_argument("--table", choices=("calls", "episodes", "tools"), default="calls",
-                   help="which frame -o writes (default: calls)")
-    p.add_argument("-o", "--output", default=None, metavar="CSV|PARQUET", help="write the frame here")
+    p.add_argument(
+        "--time-scale",
+        type=float,
+        default=0.001,
+        metavar="F",
+        help="engine real: recorded seconds are slept times F (default 0.001)",
+    )
+    p.add_argument(
+        "--table",
+        choices=("calls", "episodes", "tools"),
+        default="calls",
+        help="which frame -o writes (default: calls)",
+    )
+    p.add_argument(
+        "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the frame here"
+    )
 
-    p = command("sweep", "replay a corpus under a grid of policies; one row per policy point", cmd_sweep)
+    p = command(
+        "sweep", "replay a corpus under a grid of policies; one row per policy point", cmd_sweep
+    )
     p.add_argument("corpus", help="recorded episodes (.jsonl or .jsonl.gz)")
-    p.add_argument("--tool", action="append", default=[], metavar="TOOL=SEC,...",
-                   help="timeouts to try for one tool, e.g. read_file=5,30,120 (repeatable)")
-    p.add_argument("--scale", default=None, metavar="F,...",
-                   help="multipliers of the base policy, e.g. 0.5,1,2")
-    p.add_argument("--narrowing", default=None, metavar="MODE,...",
-                   help="narrowing modes: inherit, none, unbounded, reserve:SEC, fraction:F")
+    p.add_argument(
+        "--tool",
+        action="append",
+        default=[],
+        metavar="TOOL=SEC,...",
+        help="timeouts to try for one tool, e.g. read_file=5,30,120 (repeatable)",
+    )
+    p.add_argument(
+        "--scale",
+        default=None,
+        metavar="F,...",
+        help="multipliers of the base policy, e.g. 0.5,1,2",
+    )
+    p.add_argument(
+        "--narrowing",
+        default=None,
+        metavar="MODE,...",
+        help="narrowing modes: inherit, none, unbounded, reserve:SEC, fraction:F",
+    )
     p.add_argument("--base", default=None, metavar="TOML", help="base policy; " + policy_help)
-    p.add_argument("--engine", choices=("vectorized", "twin"), default="vectorized",
-                   help="vectorized: NumPy, fast (default); twin: the SimPy reference, slow")
-    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
-                   help="run the points on an existing Dask cluster (corpus scattered once)")
-    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SEC",
-                   help="how long to try reaching --scheduler (default 10)")
+    p.add_argument(
+        "--engine",
+        choices=("vectorized", "twin"),
+        default="vectorized",
+        help="vectorized: NumPy, fast (default); twin: the SimPy reference, slow",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="run the points on an existing Dask cluster (corpus scattered once)",
+    )
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        metavar="SEC",
+        help="how long to try reaching --scheduler (default 10)",
+    )
     p.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
-    p.add_argument("--sort", default=None, metavar="METRIC",
-                   help="print the rows sorted by this column, e.g. wall_p95_sec (default: grid order)")
-    p.add_argument("-o", "--output", default=None, metavar="CSV|PARQUET", help="write the sweep table")
+    p.add_argument(
+        "--sort",
+        default=None,
+        metavar="METRIC",
+        help="print the rows sorted by this column, e.g. wall_p95_sec (default: grid order)",
+    )
+    p.add_argument(
+        "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the sweep table"
+    )
 
-    p = command("tune", "recommend per-tool timeouts that meet the constraints and best the objective",
-                cmd_tune)
+    p = command(
+        "tune",
+        "recommend per-tool timeouts that meet the constraints and best the objective",
+        cmd_tune,
+    )
     p.add_argument("corpus", help="recorded episodes (.jsonl or .jsonl.gz)")
-    p.add_argument("--max-coverage-loss", type=float, default=0.01, metavar="RATE",
-                   help="largest acceptable coverage-loss rate (default 0.01)")
-    p.add_argument("--max-abandoned-rate", type=float, default=None, metavar="RATE",
-                   help="largest acceptable abandoned-call rate (default: no limit)")
-    p.add_argument("--objective", default="p95_wall",
-                   help="what to minimise: p50_wall, p95_wall (default), p99_wall, max_wall, max_silence, "
-                        "zombie, or a summary column")
-    p.add_argument("--base", default=None, metavar="TOML",
-                   help="the policy to improve on and its narrowing; " + policy_help)
-    p.add_argument("-o", "--output", default=None, metavar="TOML", help="write the recommended policy")
+    p.add_argument(
+        "--max-coverage-loss",
+        type=float,
+        default=0.01,
+        metavar="RATE",
+        help="largest acceptable coverage-loss rate (default 0.01)",
+    )
+    p.add_argument(
+        "--max-abandoned-rate",
+        type=float,
+        default=None,
+        metavar="RATE",
+        help="largest acceptable abandoned-call rate (default: no limit)",
+    )
+    p.add_argument(
+        "--objective",
+        default="p95_wall",
+        help="what to minimise: p50_wall, p95_wall (default), p99_wall, max_wall, max_silence, "
+        "zombie, or a summary column",
+    )
+    p.add_argument(
+        "--base",
+        default=None,
+        metavar="TOML",
+        help="the policy to improve on and its narrowing; " + policy_help,
+    )
+    p.add_argument(
+        "-o", "--output", default=None, metavar="TOML", help="write the recommended policy"
+    )
 
     p = command("synth", "write a synthetic corpus (or the wedged-query_code incident)", cmd_synth)
-    p.add_argument("-n", type=int, default=1000, help="episodes (default 1000; ignored with --incident)")
+    p.add_argument(
+        "-n", type=int, default=1000, help="episodes (default 1000; ignored with --incident)"
+    )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--incident", action="store_true",
-                   help="write the incident day instead: a six-slot pool whose reviewer-3 wedges on "
-                        "query_code for 26,160 s")
+    p.add_argument(
+        "--incident",
+        action="store_true",
+        help="write the incident day instead: a six-slot pool whose reviewer-3 wedges on "
+        "query_code for 26,160 s",
+    )
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl[.gz]")
 
     p = command("import", "convert another agent system's log into reviewlab.episode/1", cmd_import)
@@ -188,12 +302,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl")
 
     p = command("lab", "open JupyterLab on the notebooks/", cmd_lab)
-    p.add_argument("--notebooks", default=None, metavar="DIR", help="notebook folder (default notebooks/)")
+    p.add_argument(
+        "--notebooks", default=None, metavar="DIR", help="notebook folder (default notebooks/)"
+    )
     p.add_argument("--port", type=int, default=None, help="port for JupyterLab")
     p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
 
     p = command("dashboard", "serve the interactive dashboard with Voilà", cmd_dashboard)
-    p.add_argument("--corpus", default=None, help="recorded episodes to open (default: bundled corpus)")
+    p.add_argument(
+        "--corpus", default=None, help="recorded episodes to open (default: bundled corpus)"
+    )
     p.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default 8866)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
     p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")

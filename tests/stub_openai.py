@@ -50,9 +50,19 @@ def completion(reply: dict[str, Any], model: str, number: int) -> dict[str, Any]
         "object": "chat.completion",
         "created": 1_700_000_000 + number,
         "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
-        "usage": {"prompt_tokens": 10 * number, "completion_tokens": 5, "total_tokens": 10 * number + 5},
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": 10 * number,
+            "completion_tokens": 5,
+            "total_tokens": 10 * number + 5,
+        },
     }
 
 
@@ -68,8 +78,12 @@ class StubOpenAI:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         # A short poll interval keeps shutdown (and so each test's teardown) quick.
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="stub-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="stub-openai",
+            daemon=True,
+        )
 
     @property
     def base_url(self) -> str:
@@ -116,20 +130,32 @@ class StubOpenAI:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 if self.path not in ("/v1/chat/completions", "/chat/completions"):
-                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                    self._send(
+                        404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
+                    )
                     return
                 try:
                     body = json.loads(raw)
                 except json.JSONDecodeError:
-                    self._send(400, {"error": {"message": "body is not JSON", "type": "invalid_request"}})
+                    self._send(
+                        400, {"error": {"message": "body is not JSON", "type": "invalid_request"}}
+                    )
                     return
                 number, reply = stub._next(body, self.path, dict(self.headers.items()))
                 if isinstance(reply, Hold):
                     reply.release.wait(30)
                     reply = StubError(500, "held reply released")
                 if isinstance(reply, StubError):
-                    self._send(reply.status, {"error": {"message": reply.message, "type": "stub_error",
-                                                        "code": reply.status}})
+                    self._send(
+                        reply.status,
+                        {
+                            "error": {
+                                "message": reply.message,
+                                "type": "stub_error",
+                                "code": reply.status,
+                            }
+                        },
+                    )
                     return
                 self._send(200, completion(reply, str(body.get("model", "")), number))
 

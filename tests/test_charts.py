@@ -26,35 +26,100 @@ _CALL_FRAME = [*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]
 def _episode() -> Episode:
     """Round 1: a fast read and an abandoned query; round 2: a wedged read; round 3: the answer."""
     extent = Extent(path="a.py", start_line=1, end_line=10)
-    return Episode(id="e1", source="synthetic", slot="s0", started_at=_T0, deadline_sec=None, rounds=[
-        Round(send_sec=2.0, calls=[
-            Call(tool="read_file", duration_sec=3.0, extent=extent),
-            Call(tool="query_code", duration_sec=50.0),
-        ]),
-        Round(send_sec=1.0, calls=[Call(tool="read_file", duration_sec=40.0, completed=False, extent=extent)]),
-        Round(send_sec=1.0),
-    ])
+    return Episode(
+        id="e1",
+        source="synthetic",
+        slot="s0",
+        started_at=_T0,
+        deadline_sec=None,
+        rounds=[
+            Round(
+                send_sec=2.0,
+                calls=[
+                    Call(tool="read_file", duration_sec=3.0, extent=extent),
+                    Call(tool="query_code", duration_sec=50.0),
+                ],
+            ),
+            Round(
+                send_sec=1.0,
+                calls=[Call(tool="read_file", duration_sec=40.0, completed=False, extent=extent)],
+            ),
+            Round(send_sec=1.0),
+        ],
+    )
 
 
 def _result() -> ReplayResult:
     """A replay result shaped as every engine returns it, for :func:`_episode` under 10/20 s bounds."""
     rows = [
-        ("e1", 1, 0, "read_file", 3.0, True, 10.0, "tool_timeout", "executed", "", 10, 10, 0.0, 2.0, 3.0),
-        ("e1", 1, 1, "query_code", 50.0, True, 20.0, "tool_timeout", "error", "native_tool_abandoned", 0, 0, 30.0,
-         5.0, 20.0),
-        ("e1", 2, 2, "read_file", 40.0, False, 20.0, "tool_timeout", "error", "native_tool_abandoned", 10, 0, math.inf,
-         26.0, 20.0),
+        (
+            "e1",
+            1,
+            0,
+            "read_file",
+            3.0,
+            True,
+            10.0,
+            "tool_timeout",
+            "executed",
+            "",
+            10,
+            10,
+            0.0,
+            2.0,
+            3.0,
+        ),
+        (
+            "e1",
+            1,
+            1,
+            "query_code",
+            50.0,
+            True,
+            20.0,
+            "tool_timeout",
+            "error",
+            "native_tool_abandoned",
+            0,
+            0,
+            30.0,
+            5.0,
+            20.0,
+        ),
+        (
+            "e1",
+            2,
+            2,
+            "read_file",
+            40.0,
+            False,
+            20.0,
+            "tool_timeout",
+            "error",
+            "native_tool_abandoned",
+            10,
+            0,
+            math.inf,
+            26.0,
+            20.0,
+        ),
     ]
     calls = pd.DataFrame(rows, columns=_CALL_FRAME)
-    base = pd.DataFrame({"episode_id": ["e1"], "slot_id": ["s0"], "wall_sec": [47.0], "max_silence_sec": [23.0]})
+    base = pd.DataFrame(
+        {"episode_id": ["e1"], "slot_id": ["s0"], "wall_sec": [47.0], "max_silence_sec": [23.0]}
+    )
     episodes = metrics.episode_rows(calls, base)
     summary = metrics.summarize(calls, episodes, peak_loose_workers=2)
     policy = TimeoutPolicy.uniform(20.0).with_tools(read_file=10.0)
-    return ReplayResult(calls, episodes, summary, engine="twin", policy=policy, narrowing=Narrowing())
+    return ReplayResult(
+        calls, episodes, summary, engine="twin", policy=policy, narrowing=Narrowing()
+    )
 
 
 def _bars(ax, height: float) -> list[Rectangle]:
-    return [p for p in ax.patches if isinstance(p, Rectangle) and math.isclose(p.get_height(), height)]
+    return [
+        p for p in ax.patches if isinstance(p, Rectangle) and math.isclose(p.get_height(), height)
+    ]
 
 
 def _legend(ax) -> list[str]:
@@ -76,7 +141,11 @@ def test_call_timeline_lays_calls_out_as_the_replay_ran_them():
     assert calls["start_sec"].tolist() == [2.0, 5.0, 26.0]
     assert calls["wait_sec"].tolist() == [3.0, 20.0, 20.0]
     assert calls["abandoned"].tolist() == [False, True, True]
-    assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [[0.0, 2.0], [25.0, 26.0], [46.0, 47.0]]
+    assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [
+        [0.0, 2.0],
+        [25.0, 26.0],
+        [46.0, 47.0],
+    ]
     # The layout ends exactly at the replay's wall time.
     assert sends["end_sec"].iloc[-1] == _result().episodes["wall_sec"].iloc[0]
 
@@ -91,7 +160,12 @@ def test_episode_timeline_draws_each_call_against_its_bound():
     assert sorted(b.get_width() for b in outlines) == [10.0, 20.0, 20.0]
     sends = sorted(b.get_width() for b in _bars(ax, 0.6))
     assert sends == [1.0, 1.0, 2.0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["model", "r1 read_file", "r1 query_code", "r2 read_file"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "model",
+        "r1 read_file",
+        "r1 query_code",
+        "r2 read_file",
+    ]
     assert ax.get_xlabel() == "time since the request arrived (s)"
     assert "e1" in ax.get_title()
 
@@ -107,7 +181,14 @@ def test_episode_timeline_marks_abandonments_and_zombie_tails():
     assert finite and finite[0].get_width() == 30.0
     assert any("never returns" in t.get_text() for t in ax.texts)
     legend = _legend(ax)
-    for label in ("model send", "bound", "executed", "error", "abandoned at bound", "zombie tail (loose worker)"):
+    for label in (
+        "model send",
+        "bound",
+        "executed",
+        "error",
+        "abandoned at bound",
+        "zombie tail (loose worker)",
+    ):
         assert label in legend
 
 
@@ -127,14 +208,17 @@ def test_episode_timeline_rejects_an_unknown_episode():
 
 def _pool_result() -> ReplayResult:
     """Two slots; slot a is silent on a wedged tool for 26,160 s (the incident's 7 h 16 min)."""
-    slots = pd.DataFrame([
-        ("a", "busy", 0.0, 600.0, "i1"),
-        ("a", "silent", 600.0, 26_760.0, "i1"),
-        ("a", "idle", 26_760.0, 30_000.0, ""),
-        ("b", "busy", 0.0, 1_000.0, "o1"),
-        ("b", "silent", 1_000.0, 1_200.0, "o1"),
-        ("b", "idle", 1_200.0, 30_000.0, ""),
-    ], columns=["slot_id", "state", "start_sec", "end_sec", "episode_id"])
+    slots = pd.DataFrame(
+        [
+            ("a", "busy", 0.0, 600.0, "i1"),
+            ("a", "silent", 600.0, 26_760.0, "i1"),
+            ("a", "idle", 26_760.0, 30_000.0, ""),
+            ("b", "busy", 0.0, 1_000.0, "o1"),
+            ("b", "silent", 1_000.0, 1_200.0, "o1"),
+            ("b", "idle", 1_200.0, 30_000.0, ""),
+        ],
+        columns=["slot_id", "state", "start_sec", "end_sec", "episode_id"],
+    )
     result = _result()
     result.slots = slots
     result.narrowing = Narrowing.unbounded()
@@ -150,7 +234,11 @@ def test_pool_timeline_shows_the_wedge_at_a_glance():
     assert ax.get_xlabel() == "time since the first request (h)"
     assert _legend(ax) == ["busy", "silent on a tool", "idle"]
     assert "unbounded (pre-fix)" in ax.get_title()
-    red = [c for c in ax.collections if np.allclose(c.get_facecolor()[0][:3], matplotlib.colors.to_rgb("#dd3333"))]
+    red = [
+        c
+        for c in ax.collections
+        if np.allclose(c.get_facecolor()[0][:3], matplotlib.colors.to_rgb("#dd3333"))
+    ]
     widths = sorted(path.get_extents().width for c in red for path in c.get_paths())
     assert widths == pytest.approx([200 / 3600, 26_160 / 3600])
 
@@ -163,12 +251,14 @@ def test_pool_timeline_needs_a_pool_simulation():
 
 def test_rates_vs_timeout_draws_two_curves_per_tool():
     """Each tool gets a solid abandoned-rate curve and a dashed coverage-loss curve, in percent, on a log axis."""
-    curves = pd.DataFrame({
-        "tool": ["read_file"] * 3 + ["search_code"] * 3,
-        "timeout_sec": [1.0, 10.0, 100.0] * 2,
-        "abandoned_call_rate": [0.5, 0.1, 0.0, 0.4, 0.2, 0.05],
-        "coverage_loss_rate": [0.6, 0.2, 0.01, 0.0, 0.0, 0.0],
-    })
+    curves = pd.DataFrame(
+        {
+            "tool": ["read_file"] * 3 + ["search_code"] * 3,
+            "timeout_sec": [1.0, 10.0, 100.0] * 2,
+            "abandoned_call_rate": [0.5, 0.1, 0.0, 0.4, 0.2, 0.05],
+            "coverage_loss_rate": [0.6, 0.2, 0.01, 0.0, 0.0, 0.0],
+        }
+    )
     ax = charts.rates_vs_timeout(curves, tools=["read_file", "search_code"]).axes[0]
     assert len(ax.lines) == 4
     solid = {line.get_label(): line for line in ax.lines if line.get_linestyle() == "-"}
@@ -181,19 +271,27 @@ def test_rates_vs_timeout_draws_two_curves_per_tool():
 
 def test_rates_vs_timeout_rejects_an_unknown_tool():
     """Asking for a tool the curves do not have names it."""
-    curves = pd.DataFrame({"tool": ["a"], "timeout_sec": [1.0], "abandoned_call_rate": [0.0],
-                           "coverage_loss_rate": [0.0]})
+    curves = pd.DataFrame(
+        {
+            "tool": ["a"],
+            "timeout_sec": [1.0],
+            "abandoned_call_rate": [0.0],
+            "coverage_loss_rate": [0.0],
+        }
+    )
     with pytest.raises(ValueError, match="zzz"):
         charts.rates_vs_timeout(curves, tools=["zzz"])
 
 
 def test_pareto_front_highlights_the_front_and_marks_named_policies():
     """Dominated points are grey dots, the front is a line through its points, each named policy a labelled marker."""
-    points = pd.DataFrame({
-        "coverage_loss_rate": [0.0, 0.01, 0.05, 0.02, 0.06],
-        "wall_p95_sec": [900.0, 300.0, 100.0, 800.0, 500.0],
-        "pareto": [True, True, True, False, False],
-    })
+    points = pd.DataFrame(
+        {
+            "coverage_loss_rate": [0.0, 0.01, 0.05, 0.02, 0.06],
+            "wall_p95_sec": [900.0, 300.0, 100.0, 800.0, 500.0],
+            "pareto": [True, True, True, False, False],
+        }
+    )
     named = {"ouroboros": {"coverage_loss_rate": 0.0, "wall_p95_sec": 900.0}, "pick": _result()}
     ax = charts.pareto_front(points, named=named).axes[0]
     front = [line for line in ax.lines if line.get_label() == "Pareto front"][0]
@@ -208,7 +306,9 @@ def test_pareto_front_highlights_the_front_and_marks_named_policies():
 
 def test_pareto_front_finds_the_front_when_not_given():
     """Without a mask or a ``pareto`` column the front is :func:`reviewlab.analysis.sweep.pareto` of the points."""
-    points = pd.DataFrame({"coverage_loss_rate": [0.0, 0.02, 0.01], "wall_p95_sec": [10.0, 8.0, 12.0]})
+    points = pd.DataFrame(
+        {"coverage_loss_rate": [0.0, 0.02, 0.01], "wall_p95_sec": [10.0, 8.0, 12.0]}
+    )
     ax = charts.pareto_front(points).axes[0]
     front = [line for line in ax.lines if line.get_label() == "Pareto front"][0]
     assert list(front.get_xdata()) == [0.0, 2.0]
@@ -217,8 +317,14 @@ def test_pareto_front_finds_the_front_when_not_given():
 
 def _duration_corpus() -> list[Episode]:
     """Five read_file calls (1, 2, 3, 4 s and one censored at 2.5 s) and two list_files calls."""
+
     def episode(index: int, calls: list[Call]) -> Episode:
-        return Episode(id=f"d{index}", source="synthetic", started_at=_T0, rounds=[Round(send_sec=1.0, calls=calls)])
+        return Episode(
+            id=f"d{index}",
+            source="synthetic",
+            started_at=_T0,
+            rounds=[Round(send_sec=1.0, calls=calls)],
+        )
 
     reads = [Call(tool="read_file", duration_sec=d) for d in (1.0, 2.0, 3.0, 4.0)]
     reads.append(Call(tool="read_file", duration_sec=2.5, completed=False))
@@ -231,7 +337,13 @@ def test_survival_curves_step_down_with_censoring_and_draw_the_bounds():
     ax = charts.survival_curves(_duration_corpus(), TimeoutPolicy.uniform(2.5)).axes[0]
     steps = {line.get_label(): line for line in ax.lines if line.get_drawstyle() == "steps-post"}
     read = steps["read_file (5 calls, 1 censored)"]
-    assert list(read.get_xdata()) == [0.25, 1.0, 2.0, 3.0, 4.0]  # starts below the shortest call (0.5 s)
+    assert list(read.get_xdata()) == [
+        0.25,
+        1.0,
+        2.0,
+        3.0,
+        4.0,
+    ]  # starts below the shortest call (0.5 s)
     assert list(read.get_ydata()) == pytest.approx([1.0, 0.8, 0.6, 0.3, 0.0])
     plus = [line for line in ax.lines if line.get_marker() == "+"]
     assert len(plus) == 1 and list(plus[0].get_xdata()) == [2.5]
@@ -252,27 +364,102 @@ def test_survival_curves_reject_a_tool_without_calls():
 
 def test_episode_timeline_shows_a_wedge_and_the_calls_it_withheld():
     """Under the pre-fix policy the wedged call's bar is labelled with its silence and later calls are grey dots."""
-    episode = Episode(id="w", source="incident", slot="s", started_at=_T0, rounds=[
-        Round(send_sec=5.0, calls=[Call(tool="query_code", duration_sec=26_160.0, completed=False)]),
-        Round(send_sec=0.0, calls=[Call(tool="read_file", duration_sec=0.1), Call(tool="list_files", duration_sec=0.1)]),
-    ])
+    episode = Episode(
+        id="w",
+        source="incident",
+        slot="s",
+        started_at=_T0,
+        rounds=[
+            Round(
+                send_sec=5.0,
+                calls=[Call(tool="query_code", duration_sec=26_160.0, completed=False)],
+            ),
+            Round(
+                send_sec=0.0,
+                calls=[
+                    Call(tool="read_file", duration_sec=0.1),
+                    Call(tool="list_files", duration_sec=0.1),
+                ],
+            ),
+        ],
+    )
     rows = [
-        ("w", 1, 0, "query_code", 26_160.0, False, math.nan, "unbounded", "error", "native_tool_wedged", 0, 0, 0.0,
-         5.0, 26_160.0),
-        ("w", 2, 1, "read_file", 0.1, True, math.nan, "unbounded", "withheld", "", 0, 0, 0.0, 26_165.0, 0.0),
-        ("w", 2, 2, "list_files", 0.1, True, math.nan, "unbounded", "withheld", "", 0, 0, 0.0, 26_165.0, 0.0),
+        (
+            "w",
+            1,
+            0,
+            "query_code",
+            26_160.0,
+            False,
+            math.nan,
+            "unbounded",
+            "error",
+            "native_tool_wedged",
+            0,
+            0,
+            0.0,
+            5.0,
+            26_160.0,
+        ),
+        (
+            "w",
+            2,
+            1,
+            "read_file",
+            0.1,
+            True,
+            math.nan,
+            "unbounded",
+            "withheld",
+            "",
+            0,
+            0,
+            0.0,
+            26_165.0,
+            0.0,
+        ),
+        (
+            "w",
+            2,
+            2,
+            "list_files",
+            0.1,
+            True,
+            math.nan,
+            "unbounded",
+            "withheld",
+            "",
+            0,
+            0,
+            0.0,
+            26_165.0,
+            0.0,
+        ),
     ]
     calls = pd.DataFrame(rows, columns=_CALL_FRAME)
-    base = pd.DataFrame({"episode_id": ["w"], "slot_id": ["s"], "wall_sec": [26_165.0], "max_silence_sec": [26_160.0]})
+    base = pd.DataFrame(
+        {
+            "episode_id": ["w"],
+            "slot_id": ["s"],
+            "wall_sec": [26_165.0],
+            "max_silence_sec": [26_160.0],
+        }
+    )
     episodes = metrics.episode_rows(calls, base)
-    result = ReplayResult(calls, episodes, metrics.summarize(calls, episodes, peak_loose_workers=0),
-                          narrowing=Narrowing.unbounded())
+    result = ReplayResult(
+        calls,
+        episodes,
+        metrics.summarize(calls, episodes, peak_loose_workers=0),
+        narrowing=Narrowing.unbounded(),
+    )
     ax = charts.episode_timeline(result, "w", episode=episode).axes[0]
     assert any(t.get_text() == "wedged: silent 7 h 16 min, episode ends" for t in ax.texts)
     dots = [line for line in ax.lines if line.get_marker() == "o"]
     assert len(dots) == 2 and float(dots[0].get_xdata()[0]) == pytest.approx(26_165.0 / 3600)
     assert _legend(ax).count("withheld (never ran)") == 1
-    assert not [p for p in ax.patches if isinstance(p, Rectangle) and not p.get_fill()]  # no bounds to draw
+    assert not [
+        p for p in ax.patches if isinstance(p, Rectangle) and not p.get_fill()
+    ]  # no bounds to draw
     assert ax.get_xlabel() == "time since the request arrived (h)"
 
 
@@ -315,9 +502,15 @@ def test_call_timeline_starts_a_pooled_episode_after_its_queue_wait():
     queued = float(result.episodes.set_index("episode_id").loc["e2", "queue_wait_sec"])
     assert queued == 47.0  # e1 held the only slot for its whole 47 s
     calls, sends = charts.call_timeline(result, "e2", episode=[first, second])
-    assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [[47.0, 49.0], [72.0, 73.0], [93.0, 94.0]]
+    assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [
+        [47.0, 49.0],
+        [72.0, 73.0],
+        [93.0, 94.0],
+    ]
     assert calls["start_sec"].tolist() == [49.0, 52.0, 73.0]
-    assert sends["end_sec"].iloc[-1] == result.episodes.set_index("episode_id").loc["e2", "wall_sec"]
+    assert (
+        sends["end_sec"].iloc[-1] == result.episodes.set_index("episode_id").loc["e2", "wall_sec"]
+    )
 
 
 def test_call_timeline_draws_the_engines_timing_as_recorded():
@@ -349,5 +542,9 @@ def test_call_timeline_of_a_replayed_wedge_ends_where_the_replay_did(engine):
     assert calls["wedged"].tolist() == [False, False, True]
     assert calls["start_sec"].tolist() == [2.0, 5.0, 56.0]
     # The log ended at the wedge: the final send takes no time.
-    assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [[0.0, 2.0], [55.0, 56.0], [96.0, 96.0]]
+    assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [
+        [0.0, 2.0],
+        [55.0, 56.0],
+        [96.0, 96.0],
+    ]
     assert sends["end_sec"].iloc[-1] == result.episodes["wall_sec"].iloc[0]

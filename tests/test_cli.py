@@ -34,19 +34,42 @@ T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 def _episode(number: int, *, wedge: bool = False) -> Episode:
     """A small recorded episode: two reads, a search, and (optionally) a censored query_code."""
     calls = [
-        Call(tool="read_file", args={"path": "a.py"}, duration_sec=0.5 + number % 3, result_chars=400,
-             extent=Extent(path="a.py", start_line=1, end_line=40)),
-        Call(tool="search_code", args={"pattern": "x"}, duration_sec=2.0 + number % 5, result_chars=90),
+        Call(
+            tool="read_file",
+            args={"path": "a.py"},
+            duration_sec=0.5 + number % 3,
+            result_chars=400,
+            extent=Extent(path="a.py", start_line=1, end_line=40),
+        ),
+        Call(
+            tool="search_code",
+            args={"pattern": "x"},
+            duration_sec=2.0 + number % 5,
+            result_chars=90,
+        ),
     ]
     if wedge:
         calls.append(Call(tool="query_code", args={}, duration_sec=26_000.0, completed=False))
-    calls.append(Call(tool="read_file", args={"path": "b.py"}, duration_sec=1.0, result_chars=300,
-                      extent=Extent(path="b.py", start_line=10, end_line=29)))
+    calls.append(
+        Call(
+            tool="read_file",
+            args={"path": "b.py"},
+            duration_sec=1.0,
+            result_chars=300,
+            extent=Extent(path="b.py", start_line=10, end_line=29),
+        )
+    )
     return Episode(
-        id=f"ep-{number}", source="synthetic", slot=f"s{number % 2}",
-        started_at=T0 + timedelta(seconds=60 * number), deadline_sec=1800.0,
-        rounds=[Round(send_sec=3.0, calls=calls[:2]), Round(send_sec=2.0, calls=calls[2:]),
-                Round(send_sec=1.5)],
+        id=f"ep-{number}",
+        source="synthetic",
+        slot=f"s{number % 2}",
+        started_at=T0 + timedelta(seconds=60 * number),
+        deadline_sec=1800.0,
+        rounds=[
+            Round(send_sec=3.0, calls=calls[:2]),
+            Round(send_sec=2.0, calls=calls[2:]),
+            Round(send_sec=1.5),
+        ],
         end_reason="final_answer",
     )
 
@@ -102,16 +125,36 @@ def test_unknown_option_is_a_one_line_usage_error(capsys: pytest.CaptureFixture[
 def test_parser_has_a_handler_per_subcommand() -> None:
     """Every subcommand parses to a callable handler."""
     parser = build_parser()
-    for argv in (["demo"], ["replay", "c.jsonl"], ["sweep", "c.jsonl"], ["tune", "c.jsonl"],
-                 ["synth", "-o", "x.jsonl"], ["import", "openhands", "f.json", "-o", "x.jsonl"],
-                 ["lab"], ["dashboard"],
-                 ["record", "--base-url", "u", "--model", "m", "--root", ".", "--task", "t", "-o", "x.jsonl"]):
+    for argv in (
+        ["demo"],
+        ["replay", "c.jsonl"],
+        ["sweep", "c.jsonl"],
+        ["tune", "c.jsonl"],
+        ["synth", "-o", "x.jsonl"],
+        ["import", "openhands", "f.json", "-o", "x.jsonl"],
+        ["lab"],
+        ["dashboard"],
+        [
+            "record",
+            "--base-url",
+            "u",
+            "--model",
+            "m",
+            "--root",
+            ".",
+            "--task",
+            "t",
+            "-o",
+            "x.jsonl",
+        ],
+    ):
         assert callable(parser.parse_args(argv).handler)
 
 
 # -- replay ------------------------------------------------------------------------------
-def test_replay_prints_summary_and_writes_csv(corpus: Path, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_prints_summary_and_writes_csv(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``replay`` prints the summary and per-tool tables and writes one CSV row per call."""
     out = tmp_path / "calls.csv"
     assert main(["replay", str(corpus), "-o", str(out)]) == 0
@@ -123,19 +166,37 @@ def test_replay_prints_summary_and_writes_csv(corpus: Path, tmp_path: Path,
     assert (frame["source_gap"] == "native_tool_abandoned").sum() == 1
 
 
-def test_replay_unbounded_preset_wedges_and_writes_parquet(corpus: Path, tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_unbounded_preset_wedges_and_writes_parquet(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``--policy unbounded`` replays the pre-fix behaviour; ``-o x.parquet`` writes episodes as Parquet."""
     out = tmp_path / "episodes.parquet"
-    assert main(["replay", str(corpus), "--policy", "unbounded", "--engine", "twin",
-                 "--table", "episodes", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "replay",
+                str(corpus),
+                "--policy",
+                "unbounded",
+                "--engine",
+                "twin",
+                "--table",
+                "episodes",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     frame = pd.read_parquet(out)
     assert len(frame) == 8
     assert frame["max_silence_sec"].max() == pytest.approx(26_000.0)
     assert "26,000" in capsys.readouterr().out
 
 
-def test_replay_reads_a_policy_toml(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_reads_a_policy_toml(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A TOML policy file is used: a 1 s uniform bound abandons the slow searches too."""
     policy_path = tmp_path / "tight.toml"
     save_policy_file(policy_path, TimeoutPolicy.uniform(1.0), Narrowing())
@@ -149,20 +210,26 @@ def test_replay_reads_a_policy_toml(corpus: Path, tmp_path: Path, capsys: pytest
 def test_replay_real_engine_runs_episodes_on_threads(corpus: Path, tmp_path: Path) -> None:
     """``--engine real`` replays through the real executor and gives the vectorized outcomes per call."""
     real, fast = tmp_path / "real.csv", tmp_path / "fast.csv"
-    assert main(["replay", str(corpus), "--engine", "real", "--time-scale", "0.0005", "-o", str(real)]) == 0
+    assert (
+        main(["replay", str(corpus), "--engine", "real", "--time-scale", "0.0005", "-o", str(real)])
+        == 0
+    )
     assert main(["replay", str(corpus), "-o", str(fast)]) == 0
     columns = ["episode_id", "call_index", "tool", "outcome", "source_gap"]
     pd.testing.assert_frame_equal(pd.read_csv(real)[columns], pd.read_csv(fast)[columns])
 
 
-def test_replay_missing_corpus_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_missing_corpus_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A corpus that does not exist: exit 2, one line naming the file."""
     assert main(["replay", str(tmp_path / "nope.jsonl")]) == 2
     assert "nope.jsonl: no such file" in _error_line(capsys)
 
 
-def test_replay_malformed_recording_names_line_and_field(tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_malformed_recording_names_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A recording with a bad field: one line naming the file, the line and the field."""
     good = _episode(1).to_json_line()
     row = json.loads(_episode(2).to_json_line())
@@ -175,8 +242,9 @@ def test_replay_malformed_recording_names_line_and_field(tmp_path: Path,
     assert "bad.jsonl:2" in line and "rounds.0.calls.1.duration_sec" in line
 
 
-def test_replay_invalid_policy_toml_is_one_line(corpus: Path, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_invalid_policy_toml_is_one_line(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A policy file with a negative timeout: one line naming the field."""
     policy_path = tmp_path / "bad.toml"
     policy_path.write_text("[policy]\ndefault_sec = -5\n", encoding="utf-8")
@@ -184,8 +252,9 @@ def test_replay_invalid_policy_toml_is_one_line(corpus: Path, tmp_path: Path,
     assert "default_sec" in _error_line(capsys)
 
 
-def test_replay_policy_that_is_not_toml_is_one_line(corpus: Path, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_policy_that_is_not_toml_is_one_line(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A policy file that is not TOML at all: one line saying so."""
     policy_path = tmp_path / "bad.toml"
     policy_path.write_text("this is [not toml\n", encoding="utf-8")
@@ -193,21 +262,26 @@ def test_replay_policy_that_is_not_toml_is_one_line(corpus: Path, tmp_path: Path
     assert "not valid TOML" in _error_line(capsys)
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--policy", "nonsense"], "no such policy file"),
-    (["--policy", "uniform:fast"], "expected a number"),
-    (["--slots", "0"], "--slots"),
-    (["-o", "calls.xlsx"], ".csv or .parquet"),
-])
-def test_replay_bad_arguments_are_one_line(corpus: Path, argv: list[str], needle: str,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--policy", "nonsense"], "no such policy file"),
+        (["--policy", "uniform:fast"], "expected a number"),
+        (["--slots", "0"], "--slots"),
+        (["-o", "calls.xlsx"], ".csv or .parquet"),
+    ],
+)
+def test_replay_bad_arguments_are_one_line(
+    corpus: Path, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Bad presets, slot counts and output extensions are one-line user errors."""
     assert main(["replay", str(corpus), *argv]) == 2
     assert needle in _error_line(capsys)
 
 
-def test_replay_output_directory_must_exist(corpus: Path, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_output_directory_must_exist(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """An output in a missing directory is refused before any work, with nothing written."""
     out = tmp_path / "missing" / "calls.csv"
     assert main(["replay", str(corpus), "-o", str(out)]) == 2
@@ -216,36 +290,57 @@ def test_replay_output_directory_must_exist(corpus: Path, tmp_path: Path,
 
 
 # -- sweep -------------------------------------------------------------------------------
-@pytest.mark.parametrize("argv, needle", [
-    (["--tool", "read_file"], "TOOL=SEC"),
-    (["--tool", "read_file=5,,30"], "comma-separated"),
-    (["--tool", "read_file=5,soon"], "expected a number"),
-    (["--scale", "0.5,x"], "--scale"),
-    (["--narrowing", "inherit,sometimes"], "bad mode 'sometimes'"),
-    (["--narrowing", "reserve"], "bad mode 'reserve'"),
-    (["--narrowing", "fraction:2"], "narrowing.fraction"),
-    (["--tool", "read_file=-5"], "read_file"),
-    (["--scale", "0"], "grid: factor"),
-])
-def test_sweep_bad_grid_specs_are_one_line(corpus: Path, argv: list[str], needle: str,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--tool", "read_file"], "TOOL=SEC"),
+        (["--tool", "read_file=5,,30"], "comma-separated"),
+        (["--tool", "read_file=5,soon"], "expected a number"),
+        (["--scale", "0.5,x"], "--scale"),
+        (["--narrowing", "inherit,sometimes"], "bad mode 'sometimes'"),
+        (["--narrowing", "reserve"], "bad mode 'reserve'"),
+        (["--narrowing", "fraction:2"], "narrowing.fraction"),
+        (["--tool", "read_file=-5"], "read_file"),
+        (["--scale", "0"], "grid: factor"),
+    ],
+)
+def test_sweep_bad_grid_specs_are_one_line(
+    corpus: Path, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Each malformed grid spec is a one-line error naming what is wrong."""
     assert main(["sweep", str(corpus), *argv]) == 2
     assert needle in _error_line(capsys)
 
 
-def test_sweep_writes_one_row_per_policy_point(corpus: Path, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_writes_one_row_per_policy_point(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A 2×2 grid (read_file timeouts × narrowing modes) gives four rows with parameters and metrics."""
     out = tmp_path / "sweep.csv"
-    assert main(["sweep", str(corpus), "--tool", "read_file=0.5,600", "--narrowing", "inherit,reserve:30",
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                str(corpus),
+                "--tool",
+                "read_file=0.5,600",
+                "--narrowing",
+                "inherit,reserve:30",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     frame = pd.read_csv(out)
     assert len(frame) == 4
     assert sorted(frame["timeout.read_file"].unique()) == [0.5, 600.0]
     assert set(frame["narrowing.mode"]) == {"inherit", "reserve"}
     tight = frame[frame["timeout.read_file"] == 0.5]
-    assert (tight["abandoned_call_rate"] > frame[frame["timeout.read_file"] == 600.0]["abandoned_call_rate"].max()).all()
+    assert (
+        tight["abandoned_call_rate"]
+        > frame[frame["timeout.read_file"] == 600.0]["abandoned_call_rate"].max()
+    ).all()
     assert "wrote 4 policy points" in capsys.readouterr().out
 
 
@@ -256,24 +351,53 @@ def test_sweep_runs_on_an_existing_dask_scheduler(corpus: Path, tmp_path: Path) 
     local, remote = tmp_path / "local.csv", tmp_path / "remote.csv"
     grid = ["--scale", "0.001,1", "--narrowing", "inherit,none"]
     assert main(["sweep", str(corpus), *grid, "-o", str(local)]) == 0
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
-        assert main(["sweep", str(corpus), *grid, "--scheduler", cluster.scheduler_address,
-                     "-o", str(remote)]) == 0
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ) as cluster:
+        assert (
+            main(
+                [
+                    "sweep",
+                    str(corpus),
+                    *grid,
+                    "--scheduler",
+                    cluster.scheduler_address,
+                    "-o",
+                    str(remote),
+                ]
+            )
+            == 0
+        )
     pd.testing.assert_frame_equal(pd.read_csv(remote), pd.read_csv(local))
 
 
-def test_sweep_unreachable_scheduler_is_one_line(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_unreachable_scheduler_is_one_line(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A scheduler nobody listens on: one line naming the address."""
     with socket.socket() as probe:  # a port that was free a moment ago and has no listener
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    assert main(["sweep", str(corpus), "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "1"]) == 2
+    assert (
+        main(
+            [
+                "sweep",
+                str(corpus),
+                "--scheduler",
+                f"tcp://127.0.0.1:{port}",
+                "--connect-timeout",
+                "1",
+            ]
+        )
+        == 2
+    )
     assert f"tcp://127.0.0.1:{port}" in _error_line(capsys)
 
 
 # -- tune --------------------------------------------------------------------------------
-def test_tune_writes_a_policy_file_replay_can_use(corpus: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_tune_writes_a_policy_file_replay_can_use(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``tune -o rec.toml`` explains its choice per tool and writes a policy ``replay --policy`` reads."""
     policy_path = tmp_path / "rec.toml"
     assert main(["tune", str(corpus), "--max-coverage-loss", "0.05", "-o", str(policy_path)]) == 0
@@ -284,14 +408,18 @@ def test_tune_writes_a_policy_file_replay_can_use(corpus: Path, tmp_path: Path,
     assert main(["replay", str(corpus), "--policy", str(policy_path)]) == 0
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--max-coverage-loss", "2"], "max_coverage_loss"),
-    (["--objective", "happiness"], "happiness"),
-    (["--base", "unbounded"], "unbounded"),
-    (["-o", "rec.json"], ".toml"),
-])
-def test_tune_bad_arguments_are_one_line(corpus: Path, argv: list[str], needle: str,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--max-coverage-loss", "2"], "max_coverage_loss"),
+        (["--objective", "happiness"], "happiness"),
+        (["--base", "unbounded"], "unbounded"),
+        (["-o", "rec.json"], ".toml"),
+    ],
+)
+def test_tune_bad_arguments_are_one_line(
+    corpus: Path, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Impossible budgets, unknown objectives, an unbounded base or a non-TOML output: one line each."""
     assert main(["tune", str(corpus), *argv]) == 2
     assert needle in _error_line(capsys)
@@ -301,11 +429,26 @@ def test_tune_bad_arguments_are_one_line(corpus: Path, argv: list[str], needle: 
 def test_record_saves_one_live_episode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``record`` drives a model on an OpenAI-compatible endpoint and saves the episode it ran."""
     out = tmp_path / "live.jsonl"
-    script = [{"tool_calls": [tool_call("read_file", {"path": "inventory/pricing.py"}, "c1")]},
-              {"content": "[]"}]
+    script = [
+        {"tool_calls": [tool_call("read_file", {"path": "inventory/pricing.py"}, "c1")]},
+        {"content": "[]"},
+    ]
     with StubOpenAI(script) as stub:
-        code = main(["record", "--base-url", stub.base_url, "--model", "stub-reviewer",
-                     "--root", str(demo_workspace()), "--task", "Review pricing.", "-o", str(out)])
+        code = main(
+            [
+                "record",
+                "--base-url",
+                stub.base_url,
+                "--model",
+                "stub-reviewer",
+                "--root",
+                str(demo_workspace()),
+                "--task",
+                "Review pricing.",
+                "-o",
+                str(out),
+            ]
+        )
         requests = list(stub.requests)
     assert code == 0
     assert requests[0]["model"] == "stub-reviewer"
@@ -316,35 +459,74 @@ def test_record_saves_one_live_episode(tmp_path: Path, capsys: pytest.CaptureFix
     assert "read_file" in text and "final_answer" in text and str(out) in text
 
 
-def test_record_endpoint_failure_is_one_line_and_still_recorded(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_record_endpoint_failure_is_one_line_and_still_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """An endpoint that answers HTTP 500: exit 1, one error line naming it; the failed episode is kept."""
     out = tmp_path / "live.jsonl"
     with StubOpenAI([StubError(500, "overloaded")]) as stub:
-        code = main(["record", "--base-url", stub.base_url, "--model", "m", "--root", str(demo_workspace()),
-                     "--task", "t", "-o", str(out)])
+        code = main(
+            [
+                "record",
+                "--base-url",
+                stub.base_url,
+                "--model",
+                "m",
+                "--root",
+                str(demo_workspace()),
+                "--task",
+                "t",
+                "-o",
+                str(out),
+            ]
+        )
     assert code == 1
     assert "500" in _error_line(capsys)
     [episode] = load_episodes(out)
     assert episode.end_reason == "model_error"
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--root", "/definitely/not/here", "-o", "x.jsonl"], "no such directory"),
-    (["--root", ".", "-o", "x.csv"], ".jsonl"),
-])
-def test_record_bad_arguments_are_one_line(argv: list[str], needle: str,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--root", "/definitely/not/here", "-o", "x.jsonl"], "no such directory"),
+        (["--root", ".", "-o", "x.csv"], ".jsonl"),
+    ],
+)
+def test_record_bad_arguments_are_one_line(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A missing workspace or a wrong output extension fails before any request."""
-    assert main(["record", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--task", "t", *argv]) == 2
+    assert (
+        main(
+            ["record", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--task", "t", *argv]
+        )
+        == 2
+    )
     assert needle in _error_line(capsys)
 
 
 def test_record_bad_url_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A base URL that is not http(s) is a one-line error and writes nothing."""
     out = tmp_path / "x.jsonl"
-    assert main(["record", "--base-url", "ftp://x", "--model", "m", "--root", str(tmp_path), "--task", "t",
-                 "-o", str(out)]) == 2
+    assert (
+        main(
+            [
+                "record",
+                "--base-url",
+                "ftp://x",
+                "--model",
+                "m",
+                "--root",
+                str(tmp_path),
+                "--task",
+                "t",
+                "-o",
+                str(out),
+            ]
+        )
+        == 2
+    )
     assert "base_url" in _error_line(capsys)
     assert not out.exists()
 
@@ -360,11 +542,16 @@ def test_synth_writes_a_seeded_corpus(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "wrote 12 episode(s)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["-n", "0", "-o", "x.jsonl"], "-n"),
-    (["-n", "5", "-o", "x.txt"], ".jsonl"),
-])
-def test_synth_bad_arguments_are_one_line(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["-n", "0", "-o", "x.jsonl"], "-n"),
+        (["-n", "5", "-o", "x.txt"], ".jsonl"),
+    ],
+)
+def test_synth_bad_arguments_are_one_line(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A non-positive count or a wrong extension is a one-line error."""
     assert main(["synth", *argv]) == 2
     assert needle in _error_line(capsys)
@@ -374,15 +561,20 @@ def test_synth_incident_writes_the_wedged_day(tmp_path: Path) -> None:
     """``synth --incident`` writes the incident day whose one censored call is the 26,160 s query_code."""
     out = tmp_path / "incident.jsonl"
     assert main(["synth", "--incident", "-o", str(out)]) == 0
-    censored = [call for episode in load_episodes(out) for call in episode.calls if not call.completed]
+    censored = [
+        call for episode in load_episodes(out) for call in episode.calls if not call.completed
+    ]
     assert [(call.tool, call.duration_sec) for call in censored] == [("query_code", 26_160.0)]
 
 
 # -- import ------------------------------------------------------------------------------
-@pytest.mark.parametrize("fmt, name", [("openhands", "basic_gui_mode.json"),
-                                       ("inspect", "log_message_deduplication.eval")])
-def test_import_converts_a_foreign_log(fmt: str, name: str, tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "fmt, name",
+    [("openhands", "basic_gui_mode.json"), ("inspect", "log_message_deduplication.eval")],
+)
+def test_import_converts_a_foreign_log(
+    fmt: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``import openhands|inspect`` writes the log's episodes in our format, readable back."""
     folder = "inspect_ai" if fmt == "inspect" else fmt
     out = tmp_path / "imported.jsonl"
@@ -392,12 +584,16 @@ def test_import_converts_a_foreign_log(fmt: str, name: str, tmp_path: Path,
     assert f"imported {len(episodes)} episode(s)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("fmt, folder, name", [
-    ("openhands", "inspect_ai", "2025-05-12T20-27-36-04-00_browser.json"),  # the wrong format
-    ("inspect", "inspect_ai", "log_tool_call_error.json"),  # an Inspect log without timings
-])
-def test_import_unreadable_log_is_one_line(fmt: str, folder: str, name: str, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "fmt, folder, name",
+    [
+        ("openhands", "inspect_ai", "2025-05-12T20-27-36-04-00_browser.json"),  # the wrong format
+        ("inspect", "inspect_ai", "log_tool_call_error.json"),  # an Inspect log without timings
+    ],
+)
+def test_import_unreadable_log_is_one_line(
+    fmt: str, folder: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A log the importer cannot read: one line naming the file, nothing written."""
     out = tmp_path / "x.jsonl"
     source = FIXTURES / folder / name
@@ -406,45 +602,62 @@ def test_import_unreadable_log_is_one_line(fmt: str, folder: str, name: str, tmp
     assert not out.exists()
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["openhands", "/no/such/log.json", "-o", "x.jsonl"], "no such file"),
-    (["swe-agent", "log.json", "-o", "x.jsonl"], "invalid choice"),
-])
-def test_import_bad_arguments_are_one_line(argv: list[str], needle: str,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["openhands", "/no/such/log.json", "-o", "x.jsonl"], "no such file"),
+        (["swe-agent", "log.json", "-o", "x.jsonl"], "invalid choice"),
+    ],
+)
+def test_import_bad_arguments_are_one_line(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A missing log or an unknown format is a one-line error."""
     assert main(["import", *argv]) == 2
     assert needle in _error_line(capsys)
 
 
 # -- lab and dashboard -------------------------------------------------------------------
-def test_lab_dry_run_prints_the_jupyterlab_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_lab_dry_run_prints_the_jupyterlab_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``lab --dry-run`` prints a JupyterLab command rooted at the notebooks folder without starting it."""
     assert main(["lab", "--notebooks", str(tmp_path), "--dry-run"]) == 0
     out = capsys.readouterr().out.strip()
     assert "lab" in out and str(tmp_path) in out
 
 
-def test_lab_missing_notebook_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_lab_missing_notebook_folder_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``lab`` on a folder that does not exist: one line, exit 2."""
     assert main(["lab", "--notebooks", str(tmp_path / "nope"), "--dry-run"]) == 2
     assert "no such directory" in _error_line(capsys)
 
 
-def test_dashboard_dry_run_prints_the_voila_command(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dashboard_dry_run_prints_the_voila_command(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``dashboard --dry-run`` prints the Voilà command and the corpus it would serve, starting nothing."""
-    assert main(["dashboard", "--dry-run", "--port", "8871", "--corpus", str(corpus), "--no-browser"]) == 0
+    assert (
+        main(["dashboard", "--dry-run", "--port", "8871", "--corpus", str(corpus), "--no-browser"])
+        == 0
+    )
     out = capsys.readouterr().out.strip()
     assert "-m voila" in out and "--port=8871" in out and "--no-browser" in out
     assert str(corpus.resolve()) in out
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--corpus", "/no/such/corpus.jsonl"], "no such file"),
-    (["--port", "70000"], "port"),
-])
-def test_dashboard_bad_arguments_are_one_line(argv: list[str], needle: str,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--corpus", "/no/such/corpus.jsonl"], "no such file"),
+        (["--port", "70000"], "port"),
+    ],
+)
+def test_dashboard_bad_arguments_are_one_line(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A missing corpus or an impossible port is a one-line error before anything starts."""
     assert main(["dashboard", "--dry-run", *argv]) == 2
     assert needle in _error_line(capsys)
@@ -453,23 +666,36 @@ def test_dashboard_bad_arguments_are_one_line(argv: list[str], needle: str,
 # -- through a real process ----------------------------------------------------------------
 def test_module_entry_point_reports_errors_without_traceback(tmp_path: Path) -> None:
     """``python -m reviewlab`` exits 2 with one stderr line for a user error."""
-    proc = subprocess.run([sys.executable, "-m", "reviewlab", "replay", str(tmp_path / "gone.jsonl")],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "reviewlab", "replay", str(tmp_path / "gone.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [f"reviewlab: error: {tmp_path / 'gone.jsonl'}: no such file"]
-
+    assert proc.stderr.strip().splitlines() == [
+        f"reviewlab: error: {tmp_path / 'gone.jsonl'}: no such file"
+    ]
 
 
 # -- demo ----------------------------------------------------------------------------------
 def test_demo_quick_writes_the_report_with_its_charts(tmp_path: Path) -> None:
     """``reviewlab demo --quick --out DIR`` runs the main job and writes report.html showing its PNG charts."""
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "reviewlab", "demo", "--quick", "--out", str(out)],
-                          capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "reviewlab", "demo", "--quick", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     text = proc.stdout
-    assert "native_tool_abandoned" in text and "TOOL_TIMEOUT (search_code)" in text  # the live episode
+    assert (
+        "native_tool_abandoned" in text and "TOOL_TIMEOUT (search_code)" in text
+    )  # the live episode
     assert "longest silence: 26,160" in text  # the incident's silence before the fix
     assert "vectorized and twin engines agree on every call: yes" in text
     assert "demo finished in" in text
@@ -484,8 +710,9 @@ def test_demo_quick_writes_the_report_with_its_charts(tmp_path: Path) -> None:
     assert len(pd.read_csv(out / "sweep.csv")) == 12
 
 
-def test_demo_without_its_bundled_corpus_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_without_its_bundled_corpus_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A checkout missing the bundled corpus: one line saying how to recreate it, no report written."""
     import reviewlab.ui.demo
 

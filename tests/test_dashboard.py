@@ -61,4 +61,7 @@ def test_lab_command_opens_jupyterlab_on_the_notebooks(tmp_path):
     argv = dashboard.lab_command()
     assert argv[:4] == [sys.executable, "-m", "jupyter", "lab"]
     assert argv[-1].startswith("--notebook-dir=") and argv[-1].endswith("notebooks")
-    assert dashboard.lab_command(tmp_path, port=8890)[-2:] == [f"--notebook-dir={tmp_path}", "--port=8890"]
+    assert dashboard.lab_command(tmp_path, port=8890)[-2:] == [
+        f"--notebook-dir={tmp_path}",
+        "--port=8890",
+    ]

@@ -15,8 +15,13 @@ from reviewlab.ui import dashboard
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 _START_TIMEOUT_SEC = 90.0
 _UI_TIMEOUT_MS = 120_000
@@ -33,7 +38,9 @@ def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -
     deadline = time.monotonic() + _START_TIMEOUT_SEC
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"voila exited with {process.returncode}:\n{log.read_text(errors='replace')}")
+            pytest.fail(
+                f"voila exited with {process.returncode}:\n{log.read_text(errors='replace')}"
+            )
         try:
             # Any HTTP answer (even 404) means the server is up; the page itself would start a kernel.
             with urllib.request.urlopen(url + "voila/static/no-such-file", timeout=5):
@@ -42,7 +49,9 @@ def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -
             return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             time.sleep(0.2)
-    pytest.fail(f"voila did not answer within {_START_TIMEOUT_SEC} s:\n{log.read_text(errors='replace')}")
+    pytest.fail(
+        f"voila did not answer within {_START_TIMEOUT_SEC} s:\n{log.read_text(errors='replace')}"
+    )
 
 
 @pytest.fixture()
@@ -51,7 +60,9 @@ def served(tmp_path, corpus_file):
     port = _free_port()
     log = tmp_path / "voila.log"
     with log.open("wb") as sink:
-        process = dashboard.serve(port=port, corpus=corpus_file, stdout=sink, stderr=subprocess.STDOUT)
+        process = dashboard.serve(
+            port=port, corpus=corpus_file, stdout=sink, stderr=subprocess.STDOUT
+        )
     url = f"http://127.0.0.1:{port}/"
     try:
         _wait_until_serving(url, process, log)
@@ -101,15 +112,23 @@ def test_moving_a_slider_in_the_browser_changes_the_metrics(served, tmp_path):
             x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
             page.mouse.move(x, y)
             page.mouse.down()
-            page.mouse.move(x - 250, y, steps=10)  # toward 0.1 s: most query_code calls now outlive it
+            page.mouse.move(
+                x - 250, y, steps=10
+            )  # toward 0.1 s: most query_code calls now outlive it
             page.mouse.up()
             page.wait_for_function(
                 "([selector, old]) => { const e = document.querySelector(selector);"
                 " return e !== null && e.innerText !== old; }",
-                arg=["td[data-metric='abandoned_call_rate']", before], timeout=_UI_TIMEOUT_MS)
+                arg=["td[data-metric='abandoned_call_rate']", before],
+                timeout=_UI_TIMEOUT_MS,
+            )
             after = cell.inner_text()
             page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)
         finally:
             browser.close()
-    assert float(after.rstrip(" %")) > float(before.rstrip(" %")), (before, after, log.read_text(errors="replace"))
+    assert float(after.rstrip(" %")) > float(before.rstrip(" %")), (
+        before,
+        after,
+        log.read_text(errors="replace"),
+    )
     assert (tmp_path / "dashboard.png").stat().st_size > 10_000

@@ -115,8 +115,9 @@ def test_a_worker_started_with_the_copied_context_inherits_the_scopes(clock):
     seen: dict[str, float | None] = {}
     with execution_deadline_scope(1020.0):
         context = contextvars.copy_context()
-        inheriting = threading.Thread(target=context.run, args=(lambda: seen.__setitem__("copied",
-                                                                                        deadline_remaining()),))
+        inheriting = threading.Thread(
+            target=context.run, args=(lambda: seen.__setitem__("copied", deadline_remaining()),)
+        )
         bare = threading.Thread(target=lambda: seen.__setitem__("bare", deadline_remaining()))
         inheriting.start()
         bare.start()

@@ -40,9 +40,16 @@ from reviewlab.engines.replay import replay
 TIME_SCALE = 0.05
 TOLERANCE_SEC = 0.3
 EPISODES = 200
-POLICY = TimeoutPolicy(default_sec=6.0, tools_sec={"query_code": 4.0, "read_file": 5.0}, name="differential")
-NARROWINGS = [Narrowing(), Narrowing("none"), Narrowing("reserve", reserve_sec=2.0),
-              Narrowing("fraction", fraction=0.5), Narrowing.unbounded()]
+POLICY = TimeoutPolicy(
+    default_sec=6.0, tools_sec={"query_code": 4.0, "read_file": 5.0}, name="differential"
+)
+NARROWINGS = [
+    Narrowing(),
+    Narrowing("none"),
+    Narrowing("reserve", reserve_sec=2.0),
+    Narrowing("fraction", fraction=0.5),
+    Narrowing.unbounded(),
+]
 TOOLS = ("read_file", "list_files", "search_code", "query_code")
 T0 = datetime(2026, 2, 2, 10, 0, tzinfo=UTC)
 
@@ -69,30 +76,55 @@ def random_episodes(n: int, seed: int) -> list[Episode]:
                 extent = None
                 if tool == "read_file":
                     start = int(rng.integers(1, 200))
-                    extent = Extent(path=f"f{e}.py", start_line=start, end_line=start + int(rng.integers(0, 90)))
-                calls.append(Call(tool=tool, args={"path": f"f{e}.py"}, duration_sec=duration, completed=completed,
-                                  status=status, extent=extent))  # type: ignore[arg-type]
+                    extent = Extent(
+                        path=f"f{e}.py", start_line=start, end_line=start + int(rng.integers(0, 90))
+                    )
+                calls.append(
+                    Call(
+                        tool=tool,
+                        args={"path": f"f{e}.py"},
+                        duration_sec=duration,
+                        completed=completed,
+                        status=status,
+                        extent=extent,
+                    )
+                )  # type: ignore[arg-type]
             rounds.append(Round(send_sec=float(rng.integers(1, 3)), calls=calls))
         rounds.append(Round(send_sec=1.0))
         deadline = float(rng.integers(3, 25)) + 0.5 if rng.random() < 0.5 else None
-        episodes.append(Episode(id=f"d{e:03d}", source="synthetic", slot=f"slot-{e % 4}",
-                                started_at=T0 + timedelta(seconds=float(rng.uniform(0, 30))),
-                                deadline_sec=deadline, rounds=rounds))
+        episodes.append(
+            Episode(
+                id=f"d{e:03d}",
+                source="synthetic",
+                slot=f"slot-{e % 4}",
+                started_at=T0 + timedelta(seconds=float(rng.uniform(0, 30))),
+                deadline_sec=deadline,
+                rounds=rounds,
+            )
+        )
     return episodes
 
 
 def compare(real: pd.DataFrame, twin: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Rows where the engines disagree (outside the tolerance) and how many calls were excluded."""
-    merged = twin.merge(real, on=["episode_id", "call_index"], suffixes=("", "_real"), validate="one_to_one")
+    merged = twin.merge(
+        real, on=["episode_id", "call_index"], suffixes=("", "_real"), validate="one_to_one"
+    )
     assert len(merged) == len(twin) == len(real)
     merged = merged.sort_values(["episode_id", "call_index"], kind="stable")
-    ambiguous = (merged["completed"] & merged["bound_sec"].notna()
-                 & ((merged["duration_sec"] - merged["bound_sec"]).abs() <= TOLERANCE_SEC))
+    ambiguous = (
+        merged["completed"]
+        & merged["bound_sec"].notna()
+        & ((merged["duration_sec"] - merged["bound_sec"]).abs() <= TOLERANCE_SEC)
+    )
     # Excluded: an ambiguous call and every later call of the same episode.
     excluded = ambiguous.astype(int).groupby(merged["episode_id"]).cumsum() > 0
     kept = merged[~excluded]
-    differs = ((kept["outcome"] != kept["outcome_real"]) | (kept["source_gap"] != kept["source_gap_real"])
-               | (kept["credited_lines"] != kept["credited_lines_real"]))
+    differs = (
+        (kept["outcome"] != kept["outcome_real"])
+        | (kept["source_gap"] != kept["source_gap_real"])
+        | (kept["credited_lines"] != kept["credited_lines_real"])
+    )
     return kept[differs], int(excluded.sum())
 
 
@@ -101,7 +133,15 @@ def test_real_and_twin_agree_on_every_call(narrowing):
     """Outcome, source gap and credited lines agree on every call, except the few within the tolerance of their bound."""
     corpus = random_episodes(EPISODES, seed=2026)
     twin = replay(corpus, POLICY, narrowing, engine="twin")
-    real = replay(corpus, POLICY, narrowing, engine="real", time_scale=TIME_SCALE, concurrency=48, settle_sec=0.5)
+    real = replay(
+        corpus,
+        POLICY,
+        narrowing,
+        engine="real",
+        time_scale=TIME_SCALE,
+        concurrency=48,
+        settle_sec=0.5,
+    )
     disagreements, excluded = compare(real.calls, twin.calls)
     total = len(twin.calls)
     # A loaded machine can starve a thread for longer than the 25 ms margin. A disagreement counts only if
@@ -109,16 +149,36 @@ def test_real_and_twin_agree_on_every_call(narrowing):
     suspects = sorted(set(disagreements["episode_id"]))
     if suspects:
         again = [episode for episode in corpus if episode.id in suspects]
-        rerun = replay(again, POLICY, narrowing, engine="real", time_scale=5 * TIME_SCALE, concurrency=4,
-                       settle_sec=0.5)
+        rerun = replay(
+            again,
+            POLICY,
+            narrowing,
+            engine="real",
+            time_scale=5 * TIME_SCALE,
+            concurrency=4,
+            settle_sec=0.5,
+        )
         disagreements, _ = compare(rerun.calls, twin.calls[twin.calls["episode_id"].isin(suspects)])
-    print(f"[{narrowing.label}] {total} calls, {excluded} excluded within {TOLERANCE_SEC}s of their bound, "
-          f"{len(suspects)} episode(s) re-run at 5x margin, {len(disagreements)} disagreements; "
-          f"twin abandoned {twin.summary['abandoned_call_rate']:.3f}")
+    print(
+        f"[{narrowing.label}] {total} calls, {excluded} excluded within {TOLERANCE_SEC}s of their bound, "
+        f"{len(suspects)} episode(s) re-run at 5x margin, {len(disagreements)} disagreements; "
+        f"twin abandoned {twin.summary['abandoned_call_rate']:.3f}"
+    )
     # Re-runs are the exception, not the rule (a few percent here under load; none on a quiet machine).
     assert len(suspects) <= 0.15 * EPISODES
-    assert disagreements.empty, disagreements[["episode_id", "call_index", "tool", "duration_sec", "bound_sec",
-                                               "outcome", "outcome_real", "source_gap", "source_gap_real"]]
+    assert disagreements.empty, disagreements[
+        [
+            "episode_id",
+            "call_index",
+            "tool",
+            "duration_sec",
+            "bound_sec",
+            "outcome",
+            "outcome_real",
+            "source_gap",
+            "source_gap_real",
+        ]
+    ]
     assert excluded <= 0.05 * total
     # The corpus really exercises abandonment, deadlines and (pre-fix) wedges in every mode.
     if narrowing.mode == "unbounded":

@@ -20,14 +20,25 @@ from reviewlab.recording.recorder import Recorder
 
 WAIT = 10.0  # upper limit for events that must happen; never decides a race
 ANSWER = "[]"
-RECEIPT_KEYS = {"round", "tool", "outcome", "started_at", "duration_sec", "bound_sec", "bound_by", "result_chars"}
+RECEIPT_KEYS = {
+    "round",
+    "tool",
+    "outcome",
+    "started_at",
+    "duration_sec",
+    "bound_sec",
+    "bound_by",
+    "result_chars",
+}
 
 
 @pytest.fixture()
 def repo(tmp_path):
     root = tmp_path / "subject"
     (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "core.py").write_text("".join(f"line {n}\n" for n in range(1, 41)), encoding="utf-8")
+    (root / "pkg" / "core.py").write_text(
+        "".join(f"line {n}\n" for n in range(1, 41)), encoding="utf-8"
+    )
     (root / "README.md").write_text("# subject\n", encoding="utf-8")
     return root
 
@@ -35,8 +46,9 @@ def repo(tmp_path):
 class Held:
     """Wraps the real registry; calls of ``tools`` block until ``release`` is set."""
 
-    def __init__(self, inner: Any, tools: tuple[str, ...], release: threading.Event,
-                 entered: threading.Event) -> None:
+    def __init__(
+        self, inner: Any, tools: tuple[str, ...], release: threading.Event, entered: threading.Event
+    ) -> None:
         self._inner = inner
         self._tools = tools
         self.release = release
@@ -84,19 +96,30 @@ def test_a_reply_without_calls_is_the_final_answer(repo):
     sent = model.calls[0]
     assert [m["role"] for m in sent["messages"]] == ["system", "user"]
     assert sent["messages"][1]["content"] == DEFAULT_TASK
-    assert {s["function"]["name"] for s in sent["tools"]} == {"read_file", "list_files", "search_code"}
+    assert {s["function"]["name"] for s in sent["tools"]} == {
+        "read_file",
+        "list_files",
+        "search_code",
+    }
 
 
 def test_calls_run_in_order_and_each_gets_one_receipt_and_one_tool_message(repo):
     """Every call of a reply is executed in order; results go back as tool messages with their ids."""
-    model = ScriptedModel([
-        {"content": "looking", "tool_calls": [
-            tool_call("list_files", {"path": "pkg"}, "a"),
-            tool_call("read_file", {"path": "pkg/core.py", "start_line": 3, "end_line": 5}, "b"),
-            tool_call("search_code", {"pattern": "line 7"}, "c"),
-        ]},
-        {"content": ANSWER},
-    ])
+    model = ScriptedModel(
+        [
+            {
+                "content": "looking",
+                "tool_calls": [
+                    tool_call("list_files", {"path": "pkg"}, "a"),
+                    tool_call(
+                        "read_file", {"path": "pkg/core.py", "start_line": 3, "end_line": 5}, "b"
+                    ),
+                    tool_call("search_code", {"pattern": "line 7"}, "c"),
+                ],
+            },
+            {"content": ANSWER},
+        ]
+    )
     result = ReviewEpisode(repo, model, policy=TimeoutPolicy.uniform(30.0)).execute()
 
     receipts = result.usage["native_tool_receipts"]
@@ -110,17 +133,29 @@ def test_calls_run_in_order_and_each_gets_one_receipt_and_one_tool_message(repo)
     assert "line 4" in tool_messages[1]["content"] and "line 7" in tool_messages[2]["content"]
     # Only the read is credited an extent, from the reader's stamp.
     read = receipts[1]
-    assert (read["opened_path"], read["start_line"], read["end_line"], read["total_lines"]) == ("pkg/core.py", 3, 5, 40)
+    assert (read["opened_path"], read["start_line"], read["end_line"], read["total_lines"]) == (
+        "pkg/core.py",
+        3,
+        5,
+        40,
+    )
     assert read["eof"] is False and read["path"] == "pkg/core.py"
     assert "start_line" not in receipts[0] and "start_line" not in receipts[2]
 
 
 def test_bad_json_arguments_are_refused_with_the_arg_error_text(repo):
     """Arguments that are not a JSON object: outcome `refused`, the TOOL_ARG_ERROR text, no bound."""
-    model = ScriptedModel([
-        {"tool_calls": [tool_call("read_file", "{not json", "x"), tool_call("read_file", "[1, 2]", "y")]},
-        {"content": ANSWER},
-    ])
+    model = ScriptedModel(
+        [
+            {
+                "tool_calls": [
+                    tool_call("read_file", "{not json", "x"),
+                    tool_call("read_file", "[1, 2]", "y"),
+                ]
+            },
+            {"content": ANSWER},
+        ]
+    )
     result = ReviewEpisode(repo, model).execute()
 
     receipts = result.usage["native_tool_receipts"]
@@ -133,7 +168,9 @@ def test_bad_json_arguments_are_refused_with_the_arg_error_text(repo):
 
 def test_a_tool_outside_the_schema_list_is_unavailable(repo):
     """A tool the registry's schemas do not offer is refused with the unavailable text and never runs."""
-    model = ScriptedModel([{"tool_calls": [tool_call("run_command", {"cmd": "rm -rf /"})]}, {"content": ANSWER}])
+    model = ScriptedModel(
+        [{"tool_calls": [tool_call("run_command", {"cmd": "rm -rf /"})]}, {"content": ANSWER}]
+    )
     result = ReviewEpisode(repo, model).execute()
 
     receipt = result.usage["native_tool_receipts"][0]
@@ -143,7 +180,9 @@ def test_a_tool_outside_the_schema_list_is_unavailable(repo):
 
 def test_a_tool_error_is_an_error_receipt_without_a_source_gap(repo):
     """The tool's own exception (a path outside the root) becomes `error` with the exception text, no gap."""
-    model = ScriptedModel([{"tool_calls": [tool_call("read_file", {"path": "../secret"})]}, {"content": ANSWER}])
+    model = ScriptedModel(
+        [{"tool_calls": [tool_call("read_file", {"path": "../secret"})]}, {"content": ANSWER}]
+    )
     result = ReviewEpisode(repo, model).execute()
 
     receipt = result.usage["native_tool_receipts"][0]
@@ -178,14 +217,22 @@ def test_the_own_deadline_is_checked_before_every_send(repo):
         passed = ReviewEpisode(repo, ScriptedModel([]), deadline_at=100.0).execute()
 
     assert len(model.calls) == 2  # sends at t=100 and t=110; at t=120 the deadline has passed
-    assert result.usage["native_end_reason"] == "deadline_exhausted" and result.usage["native_rounds"] == 2
-    assert passed.usage["native_end_reason"] == "deadline_exhausted" and passed.usage["native_rounds"] == 0
+    assert (
+        result.usage["native_end_reason"] == "deadline_exhausted"
+        and result.usage["native_rounds"] == 2
+    )
+    assert (
+        passed.usage["native_end_reason"] == "deadline_exhausted"
+        and passed.usage["native_rounds"] == 0
+    )
 
 
 def test_a_passed_inherited_deadline_bounds_calls_at_zero_and_the_model_is_asked_again(repo):
     """The inherited deadline bounds tool calls only: each call gets 0 s and the model still answers."""
     factory, holder = held_factory("read_file")
-    model = ScriptedModel([{"tool_calls": [tool_call("read_file", {"path": "README.md"})]}, {"content": ANSWER}])
+    model = ScriptedModel(
+        [{"tool_calls": [tool_call("read_file", {"path": "README.md"})]}, {"content": ANSWER}]
+    )
     now = [50.0]
     with clock_scope(lambda: now[0]), execution_deadline_scope(40.0):
         result = ReviewEpisode(repo, model, registry_factory=factory).execute()
@@ -201,7 +248,9 @@ def test_a_passed_inherited_deadline_bounds_calls_at_zero_and_the_model_is_asked
 def test_unbounded_narrowing_waits_for_a_wedged_tool_until_it_is_released(repo):
     """The pre-fix behaviour: no bound, the episode waits as long as the tool runs."""
     factory, holder = held_factory("search_code")
-    model = ScriptedModel([{"tool_calls": [tool_call("search_code", {"pattern": "line"})]}, {"content": ANSWER}])
+    model = ScriptedModel(
+        [{"tool_calls": [tool_call("search_code", {"pattern": "line"})]}, {"content": ANSWER}]
+    )
     box: dict[str, Any] = {}
     episode = ReviewEpisode(repo, model, narrowing=Narrowing.unbounded(), registry_factory=factory)
     runner = threading.Thread(target=lambda: box.setdefault("result", episode.execute()))
@@ -213,20 +262,27 @@ def test_unbounded_narrowing_waits_for_a_wedged_tool_until_it_is_released(repo):
     runner.join(WAIT)
 
     receipt = box["result"].receipts[0]
-    assert receipt.outcome == "executed" and receipt.bound_sec is None and receipt.bound_by == "unbounded"
+    assert (
+        receipt.outcome == "executed"
+        and receipt.bound_sec is None
+        and receipt.bound_by == "unbounded"
+    )
     assert box["result"].raw_text == ANSWER
 
 
 def test_the_loose_cap_refuses_calls_once_reached(repo):
     """With one worker already loose and `loose_cap=1`, the next call is refused and never runs."""
     factory, holder = held_factory("read_file")
-    model = ScriptedModel([
-        {"tool_calls": [tool_call("read_file", {"path": "README.md"}, "a")]},
-        {"tool_calls": [tool_call("read_file", {"path": "README.md"}, "b")]},
-        {"content": ANSWER},
-    ])
-    result = ReviewEpisode(repo, model, policy=TimeoutPolicy.uniform(0.05), registry_factory=factory,
-                           loose_cap=1).execute()
+    model = ScriptedModel(
+        [
+            {"tool_calls": [tool_call("read_file", {"path": "README.md"}, "a")]},
+            {"tool_calls": [tool_call("read_file", {"path": "README.md"}, "b")]},
+            {"content": ANSWER},
+        ]
+    )
+    result = ReviewEpisode(
+        repo, model, policy=TimeoutPolicy.uniform(0.05), registry_factory=factory, loose_cap=1
+    ).execute()
 
     first, second = result.receipts
     assert first.abandoned and second.outcome == "refused" and second.bound_sec is None
@@ -250,11 +306,19 @@ def test_the_policy_is_resolved_once_per_dispatched_call(repo):
             seen.append((tool_name, dict(tool_args or {})))
             return 30.0
 
-    model = ScriptedModel([
-        {"tool_calls": [tool_call("read_file", {"path": "README.md"}), tool_call("nope", {}),
-                        tool_call("list_files", "{bad"), tool_call("list_files", {"path": "pkg"})]},
-        {"content": ANSWER},
-    ])
+    model = ScriptedModel(
+        [
+            {
+                "tool_calls": [
+                    tool_call("read_file", {"path": "README.md"}),
+                    tool_call("nope", {}),
+                    tool_call("list_files", "{bad"),
+                    tool_call("list_files", {"path": "pkg"}),
+                ]
+            },
+            {"content": ANSWER},
+        ]
+    )
     ReviewEpisode(repo, model, policy=Spy()).execute()
     assert seen == [("read_file", {"path": "README.md"}), ("list_files", {"path": "pkg"})]
 
@@ -262,53 +326,98 @@ def test_the_policy_is_resolved_once_per_dispatched_call(repo):
 def test_to_episode_records_the_run_with_censored_abandoned_calls(repo, tmp_path):
     """The recorded form: sends, calls with extents, the abandoned call censored at its bound."""
     factory, holder = held_factory("search_code")
-    model = ScriptedModel([
-        {"tool_calls": [tool_call("read_file", {"path": "pkg/core.py", "start_line": 2, "end_line": 9}, "a"),
-                        tool_call("read_file", {"path": "README.md"}, "b")]},
-        {"tool_calls": [tool_call("search_code", {"pattern": "x"}, "c"), tool_call("nope", {}, "d")]},
-        {"content": ANSWER},
-    ])
+    model = ScriptedModel(
+        [
+            {
+                "tool_calls": [
+                    tool_call(
+                        "read_file", {"path": "pkg/core.py", "start_line": 2, "end_line": 9}, "a"
+                    ),
+                    tool_call("read_file", {"path": "README.md"}, "b"),
+                ]
+            },
+            {
+                "tool_calls": [
+                    tool_call("search_code", {"pattern": "x"}, "c"),
+                    tool_call("nope", {}, "d"),
+                ]
+            },
+            {"content": ANSWER},
+        ]
+    )
     with Recorder(tmp_path / "live.jsonl", slot="s1") as recorder:
-        result = ReviewEpisode(repo, model, policy=TimeoutPolicy.uniform(30.0).with_tools(search_code=0.2),
-                               registry_factory=factory, recorder=recorder).execute()
+        result = ReviewEpisode(
+            repo,
+            model,
+            policy=TimeoutPolicy.uniform(30.0).with_tools(search_code=0.2),
+            registry_factory=factory,
+            recorder=recorder,
+        ).execute()
     loose_episode = result.to_episode(id="e-loose")
     holder["release"].set()
     assert holder["registry"].returned.wait(WAIT)
     assert result.receipts[2].abandoned
     trace_result = result.trace[1].calls[0].result
-    assert trace_result is not None and trace_result.settled is not None and trace_result.settled.wait(WAIT)
+    assert (
+        trace_result is not None
+        and trace_result.settled is not None
+        and trace_result.settled.wait(WAIT)
+    )
     episode = result.to_episode(id="e1", slot="slot-a")
 
-    assert episode.source == "live" and episode.slot == "slot-a" and episode.end_reason == "final_answer"
+    assert (
+        episode.source == "live"
+        and episode.slot == "slot-a"
+        and episode.end_reason == "final_answer"
+    )
     assert episode.started_at.tzinfo is not None and episode.deadline_sec is None
     assert [len(r.calls) for r in episode.rounds] == [2, 2, 0]
     a, b, c, d = episode.calls
-    assert a.extent is not None and (a.extent.start_line, a.extent.end_line) == (2, 9) and a.completed
-    assert b.extent is not None and (b.extent.start_line, b.extent.end_line) == (1, 1)  # the lines rendered
+    assert (
+        a.extent is not None and (a.extent.start_line, a.extent.end_line) == (2, 9) and a.completed
+    )
+    assert b.extent is not None and (b.extent.start_line, b.extent.end_line) == (
+        1,
+        1,
+    )  # the lines rendered
     assert not c.completed and c.duration_sec == 0.2 and c.extent is None
     assert c.returned_after_sec is not None and c.returned_after_sec > 0.2
     assert loose_episode.calls[2].returned_after_sec is None  # not back yet when recorded
     assert d.status == "error" and d.duration_sec == 0.0 and episode.meta["refused_calls"] == "d"
     # The recorder got the result and wrote it in the recorded format.
     [recorded] = load_episodes(tmp_path / "live.jsonl")
-    assert recorded.slot == "s1" and [call.tool for call in recorded.calls] == ["read_file", "read_file",
-                                                                                "search_code", "nope"]
+    assert recorded.slot == "s1" and [call.tool for call in recorded.calls] == [
+        "read_file",
+        "read_file",
+        "search_code",
+        "nope",
+    ]
     assert json.loads(episode.to_json_line())["schema"] == "reviewlab.episode/1"
 
 
 def test_receipt_started_at_is_a_zoned_iso_stamp(repo):
     """Every receipt's started_at parses as ISO with a time zone, refused ones too."""
-    model = ScriptedModel([{"tool_calls": [tool_call("list_files", {}), tool_call("x", {})]}, {"content": ANSWER}])
+    model = ScriptedModel(
+        [{"tool_calls": [tool_call("list_files", {}), tool_call("x", {})]}, {"content": ANSWER}]
+    )
     result = ReviewEpisode(repo, model).execute()
     assert all(datetime.fromisoformat(r.started_at).tzinfo is not None for r in result.receipts)
 
 
 def test_a_credited_read_past_the_end_of_the_file_is_recorded_as_the_lines_it_rendered(repo):
     """Asking for lines 30–90 of a 40-line file records 30–40, so a replay credits what the live run credited."""
-    model = ScriptedModel([
-        {"tool_calls": [tool_call("read_file", {"path": "pkg/core.py", "start_line": 30, "end_line": 90})]},
-        {"content": ANSWER},
-    ])
+    model = ScriptedModel(
+        [
+            {
+                "tool_calls": [
+                    tool_call(
+                        "read_file", {"path": "pkg/core.py", "start_line": 30, "end_line": 90}
+                    )
+                ]
+            },
+            {"content": ANSWER},
+        ]
+    )
     result = ReviewEpisode(repo, model).execute()
     receipt = result.usage["native_tool_receipts"][0]
     assert (receipt["start_line"], receipt["end_line"]) == (30, 40)

@@ -56,6 +56,7 @@ def test_a_call_that_returns_inside_its_bound_is_returned_with_its_value(executo
 
 def test_the_tools_own_exception_is_raised_not_abandoned(executor):
     """A tool's exception inside its bound is the `raised` outcome; nothing is loose."""
+
     def broken() -> None:
         raise KeyError("no such file")
 
@@ -105,6 +106,7 @@ def test_zombie_seconds_measure_the_time_past_the_abandonment():
     now = [100.0]
     wedge = Wedge()
     with clock_scope(lambda: now[0]), BoundedExecutor(loose_cap=None) as ex:
+
         def tool() -> str:
             wedge()
             now[0] += 7.5  # the tool "ran" 7.5 s on the injected clock after abandonment
@@ -134,7 +136,10 @@ def test_an_unbounded_call_waits_for_the_tool_however_long(executor):
     wedge = Wedge()
     box: dict[str, CallResult] = {}
     caller = threading.Thread(
-        target=lambda: box.setdefault("result", executor.run(wedge, "slow", bound=Bound(None, "unbounded", None))))
+        target=lambda: box.setdefault(
+            "result", executor.run(wedge, "slow", bound=Bound(None, "unbounded", None))
+        )
+    )
     caller.start()
     assert wedge.entered.wait(WAIT)
     caller.join(0.2)
@@ -212,7 +217,9 @@ def test_shutdown_lets_idle_workers_exit_and_refuses_new_calls():
     before = set(threading.enumerate())
     ex = BoundedExecutor(name="short-lived")
     ex.run(int, bound=1.0)
-    workers = [t for t in set(threading.enumerate()) - before if t.name.startswith("reviewlab-tool-")]
+    workers = [
+        t for t in set(threading.enumerate()) - before if t.name.startswith("reviewlab-tool-")
+    ]
     assert len(workers) == 1
     ex.shutdown()
     with pytest.raises(RuntimeError, match="short-lived"):

@@ -46,7 +46,12 @@ def test_openhands_gui_mode_censors_the_no_output_timeout() -> None:
     (ep,) = import_openhands(OPENHANDS / "basic_gui_mode.json")
     calls = ep.calls
     assert len(calls) == 4
-    assert [c.tool for c in calls] == ["run_command", "str_replace_editor", "str_replace_editor", "run_command"]
+    assert [c.tool for c in calls] == [
+        "run_command",
+        "str_replace_editor",
+        "str_replace_editor",
+        "run_command",
+    ]
     censored = [c for c in calls if not c.completed]
     assert len(censored) == 1
     assert censored[0].duration_sec == pytest.approx(30.5802, abs=5e-5)
@@ -69,7 +74,11 @@ def test_openhands_wrong_initial_state_maps_views_and_runs() -> None:
 def test_openhands_multi_swe_bench_has_103_calls_in_three_episodes() -> None:
     """The Multi-SWE-bench output: 22 + 32 + 49 calls, 0.0010–265.4630 s, none censored."""
     episodes = import_openhands(OPENHANDS / "multi_swe_bench_examples_output.jsonl")
-    assert [ep.id for ep in episodes] == ["ponylang__ponyc-4595", "ponylang__ponyc-4593", "ponylang__ponyc-4588"]
+    assert [ep.id for ep in episodes] == [
+        "ponylang__ponyc-4595",
+        "ponylang__ponyc-4593",
+        "ponylang__ponyc-4588",
+    ]
     assert [len(ep.calls) for ep in episodes] == [22, 32, 49]
     assert durations(episodes)[0] == pytest.approx(0.0010, abs=5e-5)
     assert durations(episodes)[-1] == pytest.approx(265.4630, abs=5e-5)
@@ -100,7 +109,9 @@ def test_inspect_browser_log_times_four_calls() -> None:
     (ep,) = import_inspect(BROWSER)
     assert (ep.id, ep.source, ep.end_reason) == ("browser:1:1", "inspect", "final_answer")
     assert [c.tool for c in ep.calls] == ["web_browser_go"] + ["web_browser_click"] * 3
-    assert durations([ep]) == pytest.approx([1.2703, 1.2778, 2.9945, 4.3176], abs=5e-5)  # median 2.1362
+    assert durations([ep]) == pytest.approx(
+        [1.2703, 1.2778, 2.9945, 4.3176], abs=5e-5
+    )  # median 2.1362
     assert [len(r.calls) for r in ep.rounds] == [1, 1, 1, 1, 0]
     assert ep.rounds[0].send_sec == pytest.approx(1.234979)
     assert ep.meta["model"] == "openai/gpt-4o-mini"
@@ -146,9 +157,12 @@ def test_inspect_timeout_error_becomes_a_censored_call(tmp_path: Path) -> None:
 
 def test_imported_episodes_survive_a_save_and_load(tmp_path: Path) -> None:
     """Every fixture's episodes are valid recorded episodes: saved and loaded back unchanged."""
-    episodes = (import_openhands(OPENHANDS / "basic_gui_mode.json")
-                + import_openhands(OPENHANDS / "multi_swe_bench_examples_output.jsonl")
-                + import_inspect(BROWSER) + import_inspect(INSPECT / "log_message_deduplication.eval"))
+    episodes = (
+        import_openhands(OPENHANDS / "basic_gui_mode.json")
+        + import_openhands(OPENHANDS / "multi_swe_bench_examples_output.jsonl")
+        + import_inspect(BROWSER)
+        + import_inspect(INSPECT / "log_message_deduplication.eval")
+    )
     path = tmp_path / "imported.jsonl.gz"
     save_episodes(episodes, path)
     assert list(load_episodes(path)) == episodes
@@ -172,16 +186,19 @@ def test_bad_foreign_files_name_the_file_and_place(tmp_path: Path) -> None:
         import_inspect(broken_zip)
 
 
-@pytest.mark.parametrize(("command", "tool"), [
-    ("ls -l /workspace", "list_files"),
-    ("cd /repo && grep -rn foo src | head", "search_code"),
-    ("find . -name '*.c'", "search_code"),
-    ("git grep reserve", "search_code"),
-    ("cat -n a.py", "read_file"),
-    ("cd /workspace/todo-app && python3 -m http.server 8000", "run_command"),
-    ("FOO=1 make test", "run_command"),
-    ("", "run_command"),
-])
+@pytest.mark.parametrize(
+    ("command", "tool"),
+    [
+        ("ls -l /workspace", "list_files"),
+        ("cd /repo && grep -rn foo src | head", "search_code"),
+        ("find . -name '*.c'", "search_code"),
+        ("git grep reserve", "search_code"),
+        ("cat -n a.py", "read_file"),
+        ("cd /workspace/todo-app && python3 -m http.server 8000", "run_command"),
+        ("FOO=1 make test", "run_command"),
+        ("", "run_command"),
+    ],
+)
 def test_shell_commands_map_onto_our_tools(command: str, tool: str) -> None:
     """The first working program of a shell command decides which of our tools it stands for."""
     assert classify_command(command) == tool

@@ -21,7 +21,9 @@ from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.engines.twin import simulate
 
-INCIDENT_FILE = Path(__file__).resolve().parents[1] / "data" / "incidents" / "wedged-query-code.jsonl"
+INCIDENT_FILE = (
+    Path(__file__).resolve().parents[1] / "data" / "incidents" / "wedged-query-code.jsonl"
+)
 SILENCE_SEC = 7 * 3600 + 16 * 60  # 26,160 s
 T0 = datetime(2026, 1, 12, 8, 0, tzinfo=UTC)
 
@@ -30,22 +32,62 @@ def built_incident_day() -> list[Episode]:
     """Ordinary episodes on slots 1–3 through the day, and on slot-2 the episode with the wedged query_code."""
     episodes = []
     for i in range(24):
-        rounds = [Round(send_sec=4.0, calls=[
-            Call(tool="read_file", args={"path": f"src/m{i}.py"}, duration_sec=0.05,
-                 extent=Extent(path=f"src/m{i}.py", start_line=1, end_line=80)),
-            Call(tool="search_code", args={"pattern": "def "}, duration_sec=0.7),
-        ]), Round(send_sec=6.0)]
-        episodes.append(Episode(id=f"ordinary-{i:02d}", source="incident", slot=f"slot-{1 + i % 3}",
-                                started_at=T0 + timedelta(minutes=40 * i), rounds=rounds))
+        rounds = [
+            Round(
+                send_sec=4.0,
+                calls=[
+                    Call(
+                        tool="read_file",
+                        args={"path": f"src/m{i}.py"},
+                        duration_sec=0.05,
+                        extent=Extent(path=f"src/m{i}.py", start_line=1, end_line=80),
+                    ),
+                    Call(tool="search_code", args={"pattern": "def "}, duration_sec=0.7),
+                ],
+            ),
+            Round(send_sec=6.0),
+        ]
+        episodes.append(
+            Episode(
+                id=f"ordinary-{i:02d}",
+                source="incident",
+                slot=f"slot-{1 + i % 3}",
+                started_at=T0 + timedelta(minutes=40 * i),
+                rounds=rounds,
+            )
+        )
     wedged = Episode(
-        id="wedged", source="incident", slot="slot-2", started_at=T0 + timedelta(hours=1, minutes=5),
+        id="wedged",
+        source="incident",
+        slot="slot-2",
+        started_at=T0 + timedelta(hours=1, minutes=5),
         end_reason="log_end",
         rounds=[
-            Round(send_sec=5.0, calls=[Call(tool="list_files", args={"path": "."}, duration_sec=0.02)]),
-            Round(send_sec=7.0, calls=[Call(tool="query_code", args={"query": "callers of settle()"},
-                                            duration_sec=float(SILENCE_SEC), completed=False)]),
-            Round(send_sec=0.0, calls=[Call(tool="read_file", args={"path": "src/settle.py"}, duration_sec=0.04,
-                                            extent=Extent(path="src/settle.py", start_line=1, end_line=120))]),
+            Round(
+                send_sec=5.0, calls=[Call(tool="list_files", args={"path": "."}, duration_sec=0.02)]
+            ),
+            Round(
+                send_sec=7.0,
+                calls=[
+                    Call(
+                        tool="query_code",
+                        args={"query": "callers of settle()"},
+                        duration_sec=float(SILENCE_SEC),
+                        completed=False,
+                    )
+                ],
+            ),
+            Round(
+                send_sec=0.0,
+                calls=[
+                    Call(
+                        tool="read_file",
+                        args={"path": "src/settle.py"},
+                        duration_sec=0.04,
+                        extent=Extent(path="src/settle.py", start_line=1, end_line=120),
+                    )
+                ],
+            ),
         ],
     )
     return [*episodes, wedged]
@@ -57,7 +99,9 @@ def _corpora() -> list[tuple[str, list[Episode]]]:
     return [("built", built_incident_day()), ("bundled", list(load_episodes(INCIDENT_FILE)))]
 
 
-@pytest.mark.parametrize(("name", "corpus"), _corpora(), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    ("name", "corpus"), _corpora(), ids=lambda v: v if isinstance(v, str) else ""
+)
 def test_the_pre_fix_policy_reproduces_the_seven_hour_silence(name, corpus):
     """Unbounded: the wedged query_code silences its slot for 7 h 16 min and the episode ends there."""
     result = simulate(corpus, TimeoutPolicy.ouroboros(), Narrowing.unbounded())
@@ -66,10 +110,15 @@ def test_the_pre_fix_policy_reproduces_the_seven_hour_silence(name, corpus):
     wedged = result.calls[result.calls["source_gap"] == SOURCE_GAP_WEDGED]
     assert list(wedged["tool"]) == ["query_code"]
     if name == "built":
-        assert result.calls.loc[result.calls["episode_id"] == "wedged", "outcome"].iloc[-1] == "withheld"
+        assert (
+            result.calls.loc[result.calls["episode_id"] == "wedged", "outcome"].iloc[-1]
+            == "withheld"
+        )
 
 
-@pytest.mark.parametrize(("name", "corpus"), _corpora(), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    ("name", "corpus"), _corpora(), ids=lambda v: v if isinstance(v, str) else ""
+)
 def test_the_ouroboros_policy_caps_every_silence_at_the_bound(name, corpus):
     """Bounded: the wedged call is abandoned at 600 s, the episode goes on, no silence exceeds the bound."""
     result = simulate(corpus, TimeoutPolicy.ouroboros())

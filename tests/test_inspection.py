@@ -27,7 +27,9 @@ def workspace(tmp_path: Path) -> Path:
     (root / "pkg" / "core.py").write_text(
         "".join(f"line {n}\n" for n in range(1, 13)), encoding="utf-8"
     )
-    (root / "pkg" / "sub" / "deep.py").write_text("def answer():\n    return 42\n", encoding="utf-8")
+    (root / "pkg" / "sub" / "deep.py").write_text(
+        "def answer():\n    return 42\n", encoding="utf-8"
+    )
     (root / "notes.md").write_text("# Notes\nTODO: answer\n", encoding="utf-8")
     return root
 
@@ -43,7 +45,12 @@ def test_read_file_line_range_is_inclusive_and_clamped(workspace):
     """start_line/end_line select an inclusive range; an end past the file is clamped."""
     registry, ctx, _ = inspection_registry(workspace)
     text = registry.execute("read_file", {"path": "pkg/core.py", "start_line": 3, "end_line": 5})
-    assert text.splitlines() == ["pkg/core.py (lines 3-5 of 12)", "3\tline 3", "4\tline 4", "5\tline 5"]
+    assert text.splitlines() == [
+        "pkg/core.py (lines 3-5 of 12)",
+        "3\tline 3",
+        "4\tline 4",
+        "5\tline 5",
+    ]
     registry.execute("read_file", {"path": "pkg/core.py", "start_line": 10, "end_line": 99})
     assert (ctx.last_read_view["first_line"], ctx.last_read_view["end_line"]) == (10, 12)
 
@@ -73,8 +80,16 @@ def test_read_stamp_describes_exactly_what_was_rendered(workspace):
     assert ctx.last_read_view is None
     text = registry.execute("read_file", {"path": "pkg/core.py", "start_line": 2, "end_line": 4})
     stamp = ctx.last_read_view
-    assert set(stamp) == {"target", "opened_path", "opened_root", "first_line", "end_line",
-                          "total_lines", "body_start", "line_ends"}
+    assert set(stamp) == {
+        "target",
+        "opened_path",
+        "opened_root",
+        "first_line",
+        "end_line",
+        "total_lines",
+        "body_start",
+        "line_ends",
+    }
     assert stamp["target"] == str((workspace / "pkg" / "core.py").resolve())
     assert stamp["opened_path"] == "pkg/core.py" and stamp["opened_root"] == "active_workspace"
     assert (stamp["first_line"], stamp["end_line"], stamp["total_lines"]) == (2, 4, 12)
@@ -135,7 +150,10 @@ def test_binary_file_gets_a_marker_and_no_stamp(workspace):
 def test_empty_file_gets_a_marker(workspace):
     """An empty file renders a clear marker rather than an empty answer."""
     registry, _, _ = inspection_registry(workspace)
-    assert registry.execute("read_file", {"path": "pkg/__init__.py"}) == "pkg/__init__.py: [empty file: 0 lines]"
+    assert (
+        registry.execute("read_file", {"path": "pkg/__init__.py"})
+        == "pkg/__init__.py: [empty file: 0 lines]"
+    )
 
 
 def test_file_over_the_byte_limit_is_not_read(workspace):
@@ -151,18 +169,24 @@ def test_file_over_the_byte_limit_is_not_read(workspace):
 
 def test_long_render_is_cut_on_a_line_boundary_with_a_marker(workspace):
     """Past max_chars the read stops after a whole line and says which lines of how many it showed."""
-    (workspace / "long.txt").write_text("".join(f"row {n:04d}\n" for n in range(1, 1001)), encoding="utf-8")
+    (workspace / "long.txt").write_text(
+        "".join(f"row {n:04d}\n" for n in range(1, 1001)), encoding="utf-8"
+    )
     registry, ctx, _ = inspection_registry(workspace)
     registry.max_chars = 200
     text = registry.execute("read_file", {"path": "long.txt"})
     stamp = ctx.last_read_view
     shown = stamp["end_line"]
     assert 1 < shown < 1000 and stamp["total_lines"] == 1000
-    assert text.endswith(f"[truncated: showed lines 1-{shown} of 1000 total lines; "
-                         f"read on with start_line={shown + 1}]\n")
+    assert text.endswith(
+        f"[truncated: showed lines 1-{shown} of 1000 total lines; "
+        f"read on with start_line={shown + 1}]\n"
+    )
     assert text.startswith(f"long.txt (lines 1-{shown} of 1000)\n")
     assert len(stamp["line_ends"]) == shown
-    assert text[stamp["line_ends"][-1] - 10:stamp["line_ends"][-1]] == f"\trow {shown:04d}\n"[-10:]
+    assert (
+        text[stamp["line_ends"][-1] - 10 : stamp["line_ends"][-1]] == f"\trow {shown:04d}\n"[-10:]
+    )
     assert len(text) < 200 + 120
 
 
@@ -182,15 +206,29 @@ def test_list_files_top_level_and_recursive(workspace):
     assert top.splitlines() == ["3 entries under ./", "greeting.txt", "notes.md", "pkg/"]
     everything = registry.execute("list_files", {"path": ".", "recursive": True}).splitlines()
     assert everything[0] == "7 entries under ./"
-    assert everything[1:] == ["greeting.txt", "notes.md", "pkg/", "pkg/__init__.py", "pkg/core.py",
-                              "pkg/sub/", "pkg/sub/deep.py"]
+    assert everything[1:] == [
+        "greeting.txt",
+        "notes.md",
+        "pkg/",
+        "pkg/__init__.py",
+        "pkg/core.py",
+        "pkg/sub/",
+        "pkg/sub/deep.py",
+    ]
 
 
 def test_list_files_glob_and_limit(workspace):
     """A glob filters by name or relative path; past max_entries the listing says how many it hid."""
     registry, _, _ = inspection_registry(workspace)
-    py = registry.execute("list_files", {"path": "pkg", "recursive": True, "glob": "*.py"}).splitlines()
-    assert py == ["3 entries under pkg/ matching '*.py'", "pkg/__init__.py", "pkg/core.py", "pkg/sub/deep.py"]
+    py = registry.execute(
+        "list_files", {"path": "pkg", "recursive": True, "glob": "*.py"}
+    ).splitlines()
+    assert py == [
+        "3 entries under pkg/ matching '*.py'",
+        "pkg/__init__.py",
+        "pkg/core.py",
+        "pkg/sub/deep.py",
+    ]
     registry.max_entries = 2
     capped = registry.execute("list_files", {"recursive": True}).splitlines()
     assert capped[-1] == "[truncated: showed 2 of 7 entries; narrow path or glob]"
@@ -212,10 +250,15 @@ def test_search_code_regex_and_literal(workspace):
     """search_code answers path:line: text rows for a regex, or for literal text."""
     registry, _, _ = inspection_registry(workspace)
     text = registry.execute("search_code", {"pattern": r"def \w+\(\)"})
-    assert text.splitlines() == ["1 matches for 'def \\\\w+\\\\(\\\\)'", "pkg/sub/deep.py:1: def answer():"]
+    assert text.splitlines() == [
+        "1 matches for 'def \\\\w+\\\\(\\\\)'",
+        "pkg/sub/deep.py:1: def answer():",
+    ]
     literal = registry.execute("search_code", {"pattern": "answer(", "literal": True})
     assert literal.splitlines()[1:] == ["pkg/sub/deep.py:1: def answer():"]
-    nocase = registry.execute("search_code", {"pattern": "todo", "ignore_case": True, "glob": "*.md"})
+    nocase = registry.execute(
+        "search_code", {"pattern": "todo", "ignore_case": True, "glob": "*.md"}
+    )
     assert nocase.splitlines()[1:] == ["notes.md:2: TODO: answer"]
     assert registry.execute("search_code", {"pattern": "nowhere-to-be-found"}) == (
         "no matches for 'nowhere-to-be-found'\n"
@@ -256,7 +299,11 @@ def test_unknown_tool_is_an_error(workspace):
 def test_schemas_are_openai_function_tools(workspace):
     """Each schema is an OpenAI function tool with a JSON-Schema object of parameters."""
     registry, _, schemas = inspection_registry(workspace)
-    assert [schema["function"]["name"] for schema in schemas] == list(TOOL_NAMES) == list(registry.tool_names)
+    assert (
+        [schema["function"]["name"] for schema in schemas]
+        == list(TOOL_NAMES)
+        == list(registry.tool_names)
+    )
     for schema in schemas:
         assert schema["type"] == "function"
         function = schema["function"]

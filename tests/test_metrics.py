@@ -16,16 +16,64 @@ def frames() -> tuple[pd.DataFrame, pd.DataFrame]:
     rows = [
         # episode, round, index, tool, dur, completed, bound, by, outcome, gap, requested, credited, zombie
         ("e1", 1, 0, "read_file", 1.0, True, 10.0, "tool_timeout", "executed", "", 100, 100, 0.0),
-        ("e1", 1, 1, "read_file", 50.0, True, 10.0, "tool_timeout", "error", "native_tool_abandoned", 40, 0, 40.0),
+        (
+            "e1",
+            1,
+            1,
+            "read_file",
+            50.0,
+            True,
+            10.0,
+            "tool_timeout",
+            "error",
+            "native_tool_abandoned",
+            40,
+            0,
+            40.0,
+        ),
         ("e1", 2, 2, "read_file", 2.0, True, 5.0, "deadline", "executed", "", 60, 0, 0.0),
-        ("e1", 2, 3, "search_code", 900.0, False, 5.0, "deadline", "error", "native_tool_abandoned", 0, 0, math.inf),
+        (
+            "e1",
+            2,
+            3,
+            "search_code",
+            900.0,
+            False,
+            5.0,
+            "deadline",
+            "error",
+            "native_tool_abandoned",
+            0,
+            0,
+            math.inf,
+        ),
         ("e2", 1, 0, "read_file", 3.0, True, math.nan, "unbounded", "executed", "", 100, 100, 0.0),
-        ("e2", 1, 1, "query_code", 26160.0, False, math.nan, "unbounded", "error", "native_tool_wedged", 0, 0, 0.0),
+        (
+            "e2",
+            1,
+            1,
+            "query_code",
+            26160.0,
+            False,
+            math.nan,
+            "unbounded",
+            "error",
+            "native_tool_wedged",
+            0,
+            0,
+            0.0,
+        ),
         ("e2", 2, 2, "read_file", 1.0, True, math.nan, "unbounded", "withheld", "", 100, 0, 0.0),
     ]
     calls = pd.DataFrame(rows, columns=list(metrics.CALL_COLUMNS))
-    base = pd.DataFrame({"episode_id": ["e1", "e2", "e3"], "slot_id": ["s1", "s2", "s1"],
-                         "wall_sec": [30.0, 26170.0, 4.0], "max_silence_sec": [15.0, 26163.0, 0.0]})
+    base = pd.DataFrame(
+        {
+            "episode_id": ["e1", "e2", "e3"],
+            "slot_id": ["s1", "s2", "s1"],
+            "wall_sec": [30.0, 26170.0, 4.0],
+            "max_silence_sec": [15.0, 26163.0, 0.0],
+        }
+    )
     return calls, base
 
 
@@ -35,9 +83,19 @@ def test_episode_rows_count_dispatched_calls_lines_and_loss():
     episodes = metrics.episode_rows(calls, base)
     assert list(episodes.columns) == list(metrics.EPISODE_COLUMNS)
     e1, e2, e3 = (episodes.iloc[i] for i in range(3))
-    assert (e1["calls"], e1["abandoned_calls"], e1["requested_lines"], e1["credited_lines"]) == (4, 2, 200, 100)
+    assert (e1["calls"], e1["abandoned_calls"], e1["requested_lines"], e1["credited_lines"]) == (
+        4,
+        2,
+        200,
+        100,
+    )
     assert e1["coverage_loss"] == pytest.approx(0.5)
-    assert (e2["calls"], e2["abandoned_calls"], e2["requested_lines"], e2["credited_lines"]) == (2, 0, 200, 100)
+    assert (e2["calls"], e2["abandoned_calls"], e2["requested_lines"], e2["credited_lines"]) == (
+        2,
+        0,
+        200,
+        100,
+    )
     assert (e3["calls"], e3["requested_lines"], e3["coverage_loss"]) == (0, 0, 0.0)
 
 
@@ -51,7 +109,9 @@ def test_summary_definitions():
     assert summary["abandoned_call_rate"] == pytest.approx(2 / 6)  # the withheld call never started
     assert summary["coverage_loss_rate"] == pytest.approx(1 - 200 / 400)
     assert summary["zombie_sec"] == 40.0 and summary["wedged_zombies"] == 1
-    assert summary["deadline_bound_share"] == pytest.approx(2 / 4)  # unbounded calls are not bounded
+    assert summary["deadline_bound_share"] == pytest.approx(
+        2 / 4
+    )  # unbounded calls are not bounded
     assert summary["wall_max_sec"] == 26170.0 and summary["max_silence_sec"] == 26163.0
     assert summary["wall_p50_sec"] == 30.0
     assert summary["wall_p95_sec"] == pytest.approx(float(np.quantile([4.0, 30.0, 26170.0], 0.95)))
@@ -66,10 +126,15 @@ def test_summarize_arrays_is_summarize():
     arrays = metrics.summarize_arrays(
         dispatched=calls["outcome"].isin(["executed", "error"]).to_numpy(),
         abandoned=calls["source_gap"].eq("native_tool_abandoned").to_numpy(),
-        zombie_sec=calls["zombie_sec"].to_numpy(), bounded=by.isin(["tool_timeout", "deadline"]).to_numpy(),
-        by_deadline=by.eq("deadline").to_numpy(), requested_lines=calls["requested_lines"].to_numpy(),
-        credited_lines=calls["credited_lines"].to_numpy(), wall_sec=episodes["wall_sec"].to_numpy(),
-        max_silence_sec=episodes["max_silence_sec"].to_numpy(), peak_loose_workers=2)
+        zombie_sec=calls["zombie_sec"].to_numpy(),
+        bounded=by.isin(["tool_timeout", "deadline"]).to_numpy(),
+        by_deadline=by.eq("deadline").to_numpy(),
+        requested_lines=calls["requested_lines"].to_numpy(),
+        credited_lines=calls["credited_lines"].to_numpy(),
+        wall_sec=episodes["wall_sec"].to_numpy(),
+        max_silence_sec=episodes["max_silence_sec"].to_numpy(),
+        peak_loose_workers=2,
+    )
     assert arrays == metrics.summarize(calls, episodes, peak_loose_workers=2)
 
 
@@ -96,7 +161,9 @@ def test_per_tool_and_per_slot_breakdowns():
     assert tools.loc["read_file", "calls"] == 4  # one read was withheld
     assert tools.loc["read_file", "abandoned_calls"] == 1
     assert tools.loc["read_file", "coverage_loss_rate"] == pytest.approx(1 - 200 / 400)
-    assert tools.loc["search_code", "zombie_sec"] == 0.0  # the wedged zombie is infinite, not summed
+    assert (
+        tools.loc["search_code", "zombie_sec"] == 0.0
+    )  # the wedged zombie is infinite, not summed
     slots = metrics.per_slot(calls, metrics.episode_rows(calls, base)).set_index("slot_id")
     assert slots.loc["s1", "episodes"] == 2 and slots.loc["s2", "episodes"] == 1
     assert slots.loc["s1", "abandoned_call_rate"] == pytest.approx(2 / 4)

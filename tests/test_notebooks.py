@@ -22,8 +22,13 @@ KERNEL = "python3"
 
 
 def _execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
-    client = NotebookClient(notebook, kernel_name=KERNEL, timeout=180, allow_errors=False,
-                            resources={"metadata": {"path": str(cwd)}})
+    client = NotebookClient(
+        notebook,
+        kernel_name=KERNEL,
+        timeout=180,
+        allow_errors=False,
+        resources={"metadata": {"path": str(cwd)}},
+    )
     client.execute()
     return notebook
 
@@ -41,7 +46,9 @@ def test_the_kernel_is_this_virtualenvs_python(smoke, tmp_path):
     spec = KernelSpecManager().get_kernel_spec(KERNEL)
     # jupyter_client runs a spec's bare "python" as sys.executable; any other interpreter would be wrong.
     assert spec.argv[0] in {"python", "python3", sys.executable}
-    probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import sys; print(sys.executable)")])
+    probe = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("import sys; print(sys.executable)")]
+    )
     out = _execute(probe, tmp_path).cells[0].outputs[0]["text"].strip()
     assert os.path.realpath(out) == os.path.realpath(sys.executable)
 
@@ -55,7 +62,9 @@ def test_notebook_is_committed_clean_and_opens_with_what_it_covers(name):
     assert notebook.cells[0].source.startswith("# ")
     for cell in notebook.cells:
         if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None, f"{name}: committed with outputs"
+            assert cell.outputs == [] and cell.execution_count is None, (
+                f"{name}: committed with outputs"
+            )
 
 
 @pytest.mark.slow
@@ -65,9 +74,19 @@ def test_notebook_runs_top_to_bottom_in_smoke_mode(name, smoke):
     """Every cell executes without an error (nbclient raises on the first failing cell)."""
     notebook = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
     executed = _execute(notebook, NOTEBOOKS_DIR)
-    errors = [out for cell in executed.cells if cell.cell_type == "code"
-              for out in cell.outputs if out.get("output_type") == "error"]
+    errors = [
+        out
+        for cell in executed.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if out.get("output_type") == "error"
+    ]
     assert errors == []
-    images = [out for cell in executed.cells if cell.cell_type == "code" for out in cell.outputs
-              if "image/png" in out.get("data", {})]
+    images = [
+        out
+        for cell in executed.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if "image/png" in out.get("data", {})
+    ]
     assert images, f"{name}: drew no chart"

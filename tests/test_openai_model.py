@@ -17,7 +17,11 @@ _VERDICT = '[{"file": "inventory/stock.py", "line": 38, "finding": "reorder poin
 
 
 def _call(name: str, args: dict[str, object], call_id: str = "c0") -> dict[str, object]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
 
 
 @pytest.fixture()
@@ -45,20 +49,36 @@ def test_plain_answer_comes_back_as_content(stub):
 
 def test_tool_calls_are_parsed_into_the_openai_shape(stub, tmp_path):
     """Tool calls come back as id/type/function dicts with JSON-string arguments; schemas are sent."""
-    stub.script.append({"content": None, "tool_calls": [_call("read_file", {"path": "a.py", "start_line": 2}, "c1"),
-                                                         _call("list_files", {}, "c2")]})
+    stub.script.append(
+        {
+            "content": None,
+            "tool_calls": [
+                _call("read_file", {"path": "a.py", "start_line": 2}, "c1"),
+                _call("list_files", {}, "c2"),
+            ],
+        }
+    )
     _registry, _ctx, schemas = inspection_registry(tmp_path)
     model = OpenAIChatModel(stub.base_url, "stub-reviewer")
-    reply = model.chat(messages=[{"role": "user", "content": "review"}], tools=schemas, tool_choice="auto")
+    reply = model.chat(
+        messages=[{"role": "user", "content": "review"}], tools=schemas, tool_choice="auto"
+    )
     assert reply["content"] is None
     assert reply["tool_calls"] == [
-        {"id": "c1", "type": "function",
-         "function": {"name": "read_file", "arguments": '{"path": "a.py", "start_line": 2}'}},
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "read_file", "arguments": '{"path": "a.py", "start_line": 2}'},
+        },
         {"id": "c2", "type": "function", "function": {"name": "list_files", "arguments": "{}"}},
     ]
     assert reply["finish_reason"] == "tool_calls"
     sent = stub.requests[0]
-    assert [tool["function"]["name"] for tool in sent["tools"]] == ["read_file", "list_files", "search_code"]
+    assert [tool["function"]["name"] for tool in sent["tools"]] == [
+        "read_file",
+        "list_files",
+        "search_code",
+    ]
     assert sent["tool_choice"] == "auto"
 
 
@@ -66,8 +86,13 @@ def test_tool_messages_are_sent_back_in_wire_shape(stub):
     """The assistant turn and the tool results reach the server; local bookkeeping keys do not."""
     stub.script.append({"content": "done"})
     model = OpenAIChatModel(stub.base_url, "stub-reviewer")
-    assistant = {"role": "assistant", "content": None, "tool_calls": [_call("read_file", {"path": "a.py"}, "c1")],
-                 "usage": {"total_tokens": 3}, "finish_reason": "tool_calls"}
+    assistant = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [_call("read_file", {"path": "a.py"}, "c1")],
+        "usage": {"total_tokens": 3},
+        "finish_reason": "tool_calls",
+    }
     messages = [
         {"role": "system", "content": "You review code."},
         {"role": "user", "content": "review"},
@@ -77,7 +102,11 @@ def test_tool_messages_are_sent_back_in_wire_shape(stub):
     model.chat(messages=messages, tools=None, tool_choice="auto", max_tokens=None)
     sent = stub.requests[0]["messages"]
     assert sent[2] == {"role": "assistant", "content": None, "tool_calls": assistant["tool_calls"]}
-    assert sent[3] == {"role": "tool", "tool_call_id": "c1", "content": "a.py (lines 1-1 of 1)\n1\tx = 1\n"}
+    assert sent[3] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": "a.py (lines 1-1 of 1)\n1\tx = 1\n",
+    }
     assert "max_tokens" not in stub.requests[0] and "tool_choice" not in stub.requests[0]
 
 
@@ -130,22 +159,41 @@ def test_record_live_runs_an_episode_over_the_demo_workspace_and_writes_jsonl(st
     """One live episode against the stub reads the demo workspace and lands as one recorded line."""
     from reviewlab.recording.files import load_episodes
 
-    stub.script.extend([
-        {"tool_calls": [_call("list_files", {"recursive": True}, "c1")]},
-        {"tool_calls": [_call("read_file", {"path": "inventory/stock.py", "start_line": 30, "end_line": 40}, "c2"),
-                        _call("search_code", {"pattern": "BULK_THRESHOLD"}, "c3")]},
-        {"content": _VERDICT},
-    ])
+    stub.script.extend(
+        [
+            {"tool_calls": [_call("list_files", {"recursive": True}, "c1")]},
+            {
+                "tool_calls": [
+                    _call(
+                        "read_file",
+                        {"path": "inventory/stock.py", "start_line": 30, "end_line": 40},
+                        "c2",
+                    ),
+                    _call("search_code", {"pattern": "BULK_THRESHOLD"}, "c3"),
+                ]
+            },
+            {"content": _VERDICT},
+        ]
+    )
     out = tmp_path / "live.jsonl"
-    result = record_live(stub.base_url, "stub-reviewer", demo_workspace(), "Review the reorder change.", out,
-                         episode_id="live-test-1")
+    result = record_live(
+        stub.base_url,
+        "stub-reviewer",
+        demo_workspace(),
+        "Review the reorder change.",
+        out,
+        episode_id="live-test-1",
+    )
 
     assert result.raw_text == _VERDICT
     assert result.usage["native_end_reason"] == "final_answer"
     assert result.usage["native_rounds"] == 3
     receipts = result.usage["native_tool_receipts"]
     assert [(r["tool"], r["outcome"]) for r in receipts] == [
-        ("list_files", "executed"), ("read_file", "executed"), ("search_code", "executed")]
+        ("list_files", "executed"),
+        ("read_file", "executed"),
+        ("search_code", "executed"),
+    ]
     # The tool results went back to the endpoint as tool messages.
     third = stub.requests[2]["messages"]
     tool_msgs = [m for m in third if m["role"] == "tool"]
@@ -165,8 +213,11 @@ def test_record_live_runs_an_episode_over_the_demo_workspace_and_writes_jsonl(st
     assert [len(rnd.calls) for rnd in episode.rounds] == [1, 2, 0]
     read = episode.rounds[1].calls[0]
     assert read.tool == "read_file" and read.completed and read.status == "ok"
-    assert read.extent is not None and (read.extent.path, read.extent.start_line, read.extent.end_line) == (
-        "inventory/stock.py", 30, 40)
+    assert read.extent is not None and (
+        read.extent.path,
+        read.extent.start_line,
+        read.extent.end_line,
+    ) == ("inventory/stock.py", 30, 40)
     assert read.result_chars == len(tool_msgs[1]["content"])
     assert all(rnd.send_sec >= 0 for rnd in episode.rounds)
 
@@ -186,5 +237,7 @@ def test_record_live_model_error_is_recorded(stub, tmp_path):
 def test_record_live_refuses_a_missing_root(tmp_path):
     """A root that is not a directory is refused before any request is sent."""
     with pytest.raises(NotADirectoryError, match="absent"):
-        record_live("http://127.0.0.1:1/v1", "m", tmp_path / "absent", "task", tmp_path / "out.jsonl")
+        record_live(
+            "http://127.0.0.1:1/v1", "m", tmp_path / "absent", "task", tmp_path / "out.jsonl"
+        )
     assert not Path(tmp_path / "out.jsonl").exists()

@@ -56,18 +56,21 @@ def test_a_tools_own_value_can_raise_the_floor():
     assert OURO.with_tools(read_file=1200.0).timeout_for(None, "read_file") == 1200.0
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    ({"timeout_sec": 100}, 630.0),       # min(max(600, 100), 1800) + 30
-    ({"timeout_sec": 1000}, 1030.0),     # the override raises the base
-    ({"timeout_sec": 5000}, 1830.0),     # capped at the 1800 s ceiling, then + 30
-    ({"timeout": 1000}, 1030.0),         # alias
-    ({"timeout_sec": 0}, 600.0),         # not positive: ignored
-    ({"timeout_sec": -5}, 600.0),
-    ({"timeout_sec": True}, 600.0),      # a bool is not an int here
-    ({"timeout_sec": 100.0}, 600.0),     # only ints count
-    ({"timeout_sec": "900"}, 600.0),
-    ({}, 600.0),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"timeout_sec": 100}, 630.0),  # min(max(600, 100), 1800) + 30
+        ({"timeout_sec": 1000}, 1030.0),  # the override raises the base
+        ({"timeout_sec": 5000}, 1830.0),  # capped at the 1800 s ceiling, then + 30
+        ({"timeout": 1000}, 1030.0),  # alias
+        ({"timeout_sec": 0}, 600.0),  # not positive: ignored
+        ({"timeout_sec": -5}, 600.0),
+        ({"timeout_sec": True}, 600.0),  # a bool is not an int here
+        ({"timeout_sec": 100.0}, 600.0),  # only ints count
+        ({"timeout_sec": "900"}, 600.0),
+        ({}, 600.0),
+    ],
+)
 def test_argument_override_for_run_command_with_ceiling_and_settlement_margin(args, expected):
     """Rule 5: run_command/run_script honour an int timeout_sec, capped at 1800 s, plus the 30 s margin."""
     assert OURO.timeout_for(None, "run_command", args) == expected
@@ -79,16 +82,19 @@ def test_the_override_applies_only_to_its_tools():
     assert OURO.timeout_for(None, "read_file", {"timeout_sec": 1000}) == 600.0
 
 
-@pytest.mark.parametrize(("remaining", "expected"), [
-    (None, 600.0),       # no deadline: base
-    (0.0, 600.0),        # rem <= 0: base
-    (-3.0, 600.0),
-    (10_000.0, 600.0),   # w = 9880 >= base: base
-    (720.0, 600.0),      # w = 600 exactly: base
-    (300.0, 180.0),      # w = 180 < base: int(max(1, min(600, 180)))
-    (300.7, 180.0),      # truncated to an int
-    (100.0, 1.0),        # w = -20: at least 1
-])
+@pytest.mark.parametrize(
+    ("remaining", "expected"),
+    [
+        (None, 600.0),  # no deadline: base
+        (0.0, 600.0),  # rem <= 0: base
+        (-3.0, 600.0),
+        (10_000.0, 600.0),  # w = 9880 >= base: base
+        (720.0, 600.0),  # w = 600 exactly: base
+        (300.0, 180.0),  # w = 180 < base: int(max(1, min(600, 180)))
+        (300.7, 180.0),  # truncated to an int
+        (100.0, 1.0),  # w = -20: at least 1
+    ],
+)
 def test_deadline_clamp_on_the_clamp_list_with_a_120s_reserve(remaining, expected):
     """Rule 6: clamp-list tools get int(max(1, min(base, rem - 120))) when that is below base."""
     assert OURO.timeout_for(None, "web_search", remaining_sec=remaining) == expected
@@ -97,9 +103,19 @@ def test_deadline_clamp_on_the_clamp_list_with_a_120s_reserve(remaining, expecte
 
 def test_the_clamp_list_and_what_it_skips():
     """Rule 6 covers only the listed tools; rule 7: everything else returns base whatever the deadline."""
-    assert set(OURO.clamp_tools) >= {"web_search", "browse_page", "browser_action", "youtube_transcript",
-                                     "wait_task", "wait_tasks", "plan_task", "task_acceptance_review",
-                                     "analyze_screenshot", "vlm_query", "await_messages"}
+    assert set(OURO.clamp_tools) >= {
+        "web_search",
+        "browse_page",
+        "browser_action",
+        "youtube_transcript",
+        "wait_task",
+        "wait_tasks",
+        "plan_task",
+        "task_acceptance_review",
+        "analyze_screenshot",
+        "vlm_query",
+        "await_messages",
+    }
     assert OURO.timeout_for(None, "read_file", remaining_sec=130.0) == 600.0
     assert OURO.clamp_reserve_sec == 120.0
 
@@ -174,7 +190,10 @@ def test_resolve_bound_reads_the_inherited_deadline_and_defaults_to_ouroboros():
         with execution_deadline_scope(49.0):
             assert resolve_bound(None, None, "read_file").sec == 0.0
     assert resolve_bound(OURO, None, "read_file", remaining_sec=3.0).sec == 3.0
-    assert resolve_bound(OURO, None, "x", narrowing=Narrowing.unbounded(), remaining_sec=3.0).sec is None
+    assert (
+        resolve_bound(OURO, None, "x", narrowing=Narrowing.unbounded(), remaining_sec=3.0).sec
+        is None
+    )
 
 
 def test_resolve_bound_accepts_any_object_with_timeout_for_and_validates_its_answer():
@@ -196,7 +215,11 @@ def test_resolve_bound_accepts_any_object_with_timeout_for_and_validates_its_ans
 # -- serialisation and validation --------------------------------------------------------------
 def test_dict_json_and_toml_round_trips():
     """to_dict/from_dict, to_json/from_json and to_toml/from_toml give back an equal policy."""
-    for policy in (OURO, TimeoutPolicy.uniform(12.5), OURO.with_tools(read_file=30.0, name="fast-reads")):
+    for policy in (
+        OURO,
+        TimeoutPolicy.uniform(12.5),
+        OURO.with_tools(read_file=30.0, name="fast-reads"),
+    ):
         assert TimeoutPolicy.from_dict(policy.to_dict()) == policy
         assert TimeoutPolicy.from_json(policy.to_json()) == policy
         assert TimeoutPolicy.from_toml(policy.to_toml()) == policy
@@ -215,18 +238,21 @@ def test_policy_files_round_trip_with_their_narrowing(tmp_path):
     assert load_policy_file(bare) == (TimeoutPolicy.uniform(3), Narrowing())
 
 
-@pytest.mark.parametrize(("fields", "named"), [
-    ({"default_sec": -1}, "default_sec"),
-    ({"default_sec": 0}, "default_sec"),
-    ({"default_sec": math.inf}, "default_sec"),
-    ({"default_sec": "600"}, "default_sec"),
-    ({"tools_sec": {"read_file": math.nan}}, "tools_sec.read_file"),
-    ({"tools_sec": {"": 5}}, "tools_sec"),
-    ({"floor_sec": 0}, "floor_sec"),
-    ({"override_tools": "run_command"}, "override_tools"),
-    ({"clamp_tools": ["ok", 3]}, "clamp_tools\\[1\\]"),
-    ({"settlement_margin_sec": -1}, "settlement_margin_sec"),
-])
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"default_sec": -1}, "default_sec"),
+        ({"default_sec": 0}, "default_sec"),
+        ({"default_sec": math.inf}, "default_sec"),
+        ({"default_sec": "600"}, "default_sec"),
+        ({"tools_sec": {"read_file": math.nan}}, "tools_sec.read_file"),
+        ({"tools_sec": {"": 5}}, "tools_sec"),
+        ({"floor_sec": 0}, "floor_sec"),
+        ({"override_tools": "run_command"}, "override_tools"),
+        ({"clamp_tools": ["ok", 3]}, "clamp_tools\\[1\\]"),
+        ({"settlement_margin_sec": -1}, "settlement_margin_sec"),
+    ],
+)
 def test_validation_errors_name_the_field(fields, named):
     """Invalid values are PolicyErrors whose message names the offending field."""
     with pytest.raises(PolicyError, match=named):

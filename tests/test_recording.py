@@ -34,14 +34,31 @@ T0 = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)
 
 def episode(id: str = "e1", **changes: Any) -> Episode:
     fields: dict[str, Any] = dict(
-        id=id, source="live", slot="slot-1", started_at=T0, deadline_sec=600.0,
+        id=id,
+        source="live",
+        slot="slot-1",
+        started_at=T0,
+        deadline_sec=600.0,
         rounds=[
-            Round(send_sec=1.5, calls=[
-                Call(tool="read_file", args={"path": "a.py"}, duration_sec=0.25, result_chars=900,
-                     extent=Extent(path="a.py", start_line=10, end_line=29)),
-                Call(tool="query_code", args={"query": "x"}, duration_sec=600.0, completed=False,
-                     returned_after_sec=900.5),
-            ]),
+            Round(
+                send_sec=1.5,
+                calls=[
+                    Call(
+                        tool="read_file",
+                        args={"path": "a.py"},
+                        duration_sec=0.25,
+                        result_chars=900,
+                        extent=Extent(path="a.py", start_line=10, end_line=29),
+                    ),
+                    Call(
+                        tool="query_code",
+                        args={"query": "x"},
+                        duration_sec=600.0,
+                        completed=False,
+                        returned_after_sec=900.5,
+                    ),
+                ],
+            ),
             Round(send_sec=2.0, calls=[Call(tool="search_code", duration_sec=0.5, status="error")]),
             Round(send_sec=0.75),
         ],
@@ -52,7 +69,9 @@ def episode(id: str = "e1", **changes: Any) -> Episode:
 
 def write_lines(path: Path, lines: list[str], *, final_newline: bool = True) -> Path:
     text = "\n".join(lines) + ("\n" if final_newline else "")
-    path.write_bytes(gzip.compress(text.encode(), mtime=0) if path.name.endswith(".gz") else text.encode())
+    path.write_bytes(
+        gzip.compress(text.encode(), mtime=0) if path.name.endswith(".gz") else text.encode()
+    )
     return path
 
 
@@ -70,37 +89,57 @@ _json = st.recursive(
 @st.composite
 def extents(draw: st.DrawFn) -> Extent:
     start = draw(st.integers(1, 10_000))
-    return Extent(path=draw(_text.filter(bool)), start_line=start,
-                  end_line=start + draw(st.integers(0, 5_000)))
+    return Extent(
+        path=draw(_text.filter(bool)),
+        start_line=start,
+        end_line=start + draw(st.integers(0, 5_000)),
+    )
 
 
 calls = st.builds(
     Call,
     tool=st.sampled_from(["read_file", "list_files", "search_code", "query_code", "x-tool"]),
     args=st.dictionaries(_text, _json, max_size=3),
-    duration_sec=_seconds, completed=st.booleans(), status=st.sampled_from(["ok", "error"]),
-    result_chars=st.integers(0, 10**9), extent=st.none() | extents(),
+    duration_sec=_seconds,
+    completed=st.booleans(),
+    status=st.sampled_from(["ok", "error"]),
+    result_chars=st.integers(0, 10**9),
+    extent=st.none() | extents(),
     returned_after_sec=st.none() | _seconds,
 )
 rounds = st.builds(Round, send_sec=_seconds, calls=st.lists(calls, max_size=3))
 zones = st.integers(-14 * 60, 14 * 60).map(lambda m: timezone(timedelta(minutes=m)))
-started = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=zones)
+started = st.datetimes(
+    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=zones
+)
 
 
 @st.composite
 def corpora(draw: st.DrawFn) -> list[Episode]:
     count = draw(st.integers(0, 4))
-    return [Episode(id=f"ep-{i}-{draw(_text)}", source=draw(st.sampled_from(["live", "synthetic", "incident"])),
-                    slot=draw(_text), started_at=draw(started), deadline_sec=draw(st.none() | _seconds),
-                    rounds=draw(st.lists(rounds, max_size=3)),
-                    end_reason=draw(st.sampled_from(["final_answer", "wedged", "log_end"])),
-                    task=draw(_text), meta=draw(st.dictionaries(_text, _text, max_size=2)))
-            for i in range(count)]
+    return [
+        Episode(
+            id=f"ep-{i}-{draw(_text)}",
+            source=draw(st.sampled_from(["live", "synthetic", "incident"])),
+            slot=draw(_text),
+            started_at=draw(started),
+            deadline_sec=draw(st.none() | _seconds),
+            rounds=draw(st.lists(rounds, max_size=3)),
+            end_reason=draw(st.sampled_from(["final_answer", "wedged", "log_end"])),
+            task=draw(_text),
+            meta=draw(st.dictionaries(_text, _text, max_size=2)),
+        )
+        for i in range(count)
+    ]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(corpus=corpora(), compressed=st.booleans())
-def test_save_then_load_is_the_identity(tmp_path: Path, corpus: list[Episode], compressed: bool) -> None:
+def test_save_then_load_is_the_identity(
+    tmp_path: Path, corpus: list[Episode], compressed: bool
+) -> None:
     """Any valid corpus saved and loaded again equals itself, field by field and byte by byte."""
     path = tmp_path / ("c.jsonl.gz" if compressed else "c.jsonl")
     assert save_episodes(corpus, path) == len(corpus)
@@ -128,15 +167,21 @@ def _mutations(line: str) -> dict[str, tuple[str, str]]:
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(size=st.integers(1, 6), data=st.data())
-def test_every_malformed_variant_is_reported_with_its_line(tmp_path: Path, size: int, data: st.DataObject) -> None:
+def test_every_malformed_variant_is_reported_with_its_line(
+    tmp_path: Path, size: int, data: st.DataObject
+) -> None:
     """Breaking any one line of a valid file makes the reader name exactly that line and field."""
     lines = [episode(f"e{i}").to_json_line() for i in range(size)]
     victim = data.draw(st.integers(0, size - 1), label="victim")
     kind = data.draw(st.sampled_from(sorted(_mutations(lines[0]))), label="kind")
     bad, field = _mutations(lines[victim])[kind]
-    path = write_lines(tmp_path / f"m-{victim}-{kind}.jsonl", [*lines[:victim], bad, *lines[victim + 1:]])
+    path = write_lines(
+        tmp_path / f"m-{victim}-{kind}.jsonl", [*lines[:victim], bad, *lines[victim + 1 :]]
+    )
     with pytest.raises(EpisodeFormatError) as caught:
         load_episodes(path)
     assert (caught.value.line, caught.value.field) == (victim + 1, field)
@@ -148,23 +193,55 @@ def test_every_malformed_variant_is_reported_with_its_line(tmp_path: Path, size:
 
 # ---------------------------------------------------------------- error cases, one by one
 
-@pytest.mark.parametrize(("text", "field", "words"), [
-    ("{not json", "<json>", "JSON"),
-    ('{"schema": "reviewlab.episode/9", "id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z"}',
-     "schema", "unsupported schema version 'reviewlab.episode/9'"),
-    ('{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z", "speed": 1}', "speed", "unknown field"),
-    ('{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z", "end_reason": "bored"}',
-     "end_reason", "final_answer"),
-    ('{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z",'
-     ' "rounds": [{"send_sec": -2, "calls": []}]}', "rounds.0.send_sec", "negative"),
-    ('{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z",'
-     ' "rounds": [{"calls": [{"tool": "t", "duration_sec": NaN}]}]}', "rounds.0.calls.0.duration_sec", "finite"),
-    ('{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z",'
-     ' "rounds": [{"calls": [{"tool": "t", "duration_sec": 1, "oops": 1}]}]}', "rounds.0.calls.0.oops", "unknown"),
-    ('{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00"}', "started_at", "time zone"),
-    ('[1, 2]', "<json>", "object"),
-])
-def test_each_defect_names_file_line_and_field(tmp_path: Path, text: str, field: str, words: str) -> None:
+
+@pytest.mark.parametrize(
+    ("text", "field", "words"),
+    [
+        ("{not json", "<json>", "JSON"),
+        (
+            '{"schema": "reviewlab.episode/9", "id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z"}',
+            "schema",
+            "unsupported schema version 'reviewlab.episode/9'",
+        ),
+        (
+            '{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z", "speed": 1}',
+            "speed",
+            "unknown field",
+        ),
+        (
+            '{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z", "end_reason": "bored"}',
+            "end_reason",
+            "final_answer",
+        ),
+        (
+            '{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z",'
+            ' "rounds": [{"send_sec": -2, "calls": []}]}',
+            "rounds.0.send_sec",
+            "negative",
+        ),
+        (
+            '{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z",'
+            ' "rounds": [{"calls": [{"tool": "t", "duration_sec": NaN}]}]}',
+            "rounds.0.calls.0.duration_sec",
+            "finite",
+        ),
+        (
+            '{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z",'
+            ' "rounds": [{"calls": [{"tool": "t", "duration_sec": 1, "oops": 1}]}]}',
+            "rounds.0.calls.0.oops",
+            "unknown",
+        ),
+        (
+            '{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00"}',
+            "started_at",
+            "time zone",
+        ),
+        ("[1, 2]", "<json>", "object"),
+    ],
+)
+def test_each_defect_names_file_line_and_field(
+    tmp_path: Path, text: str, field: str, words: str
+) -> None:
     """Each kind of defect raises EpisodeFormatError with the file, the line and the field in it."""
     path = write_lines(tmp_path / "bad.jsonl", [episode("ok").to_json_line(), text])
     with pytest.raises(EpisodeFormatError) as caught:
@@ -205,14 +282,19 @@ def test_a_gzip_file_cut_mid_stream_is_reported(tmp_path: Path) -> None:
 
 def test_a_valid_last_line_without_newline_is_accepted(tmp_path: Path) -> None:
     """A complete last episode lacking only its final newline loads."""
-    path = write_lines(tmp_path / "nonl.jsonl", [episode("a").to_json_line(), episode("b").to_json_line()],
-                       final_newline=False)
+    path = write_lines(
+        tmp_path / "nonl.jsonl",
+        [episode("a").to_json_line(), episode("b").to_json_line()],
+        final_newline=False,
+    )
     assert [e.id for e in load_episodes(path)] == ["a", "b"]
 
 
 def test_blank_lines_are_ignored_but_counted(tmp_path: Path) -> None:
     """Blank lines carry no episode; line numbers after them still count them."""
-    path = write_lines(tmp_path / "blank.jsonl", ["", episode("a").to_json_line(), "   ", "{broken"])
+    path = write_lines(
+        tmp_path / "blank.jsonl", ["", episode("a").to_json_line(), "   ", "{broken"]
+    )
     with pytest.raises(EpisodeFormatError) as caught:
         load_episodes(path)
     assert caught.value.line == 4
@@ -221,7 +303,9 @@ def test_blank_lines_are_ignored_but_counted(tmp_path: Path) -> None:
 
 def test_duplicate_ids_are_refused_on_the_later_line(tmp_path: Path) -> None:
     """A repeated episode id is an error naming the later line and field id."""
-    path = write_lines(tmp_path / "dup.jsonl", [episode("a").to_json_line(), episode("a").to_json_line()])
+    path = write_lines(
+        tmp_path / "dup.jsonl", [episode("a").to_json_line(), episode("a").to_json_line()]
+    )
     with pytest.raises(EpisodeFormatError, match="first on line 1") as caught:
         load_episodes(path)
     assert (caught.value.line, caught.value.field) == (2, "id")
@@ -236,14 +320,20 @@ def test_skip_mode_reports_every_skipped_line(tmp_path: Path) -> None:
     lines = [good[0], "{oops", good[1], good[2].replace('"live"', '"lunar"'), '{"id": "z"}']
     loaded = load_episodes(write_lines(tmp_path / "mixed.jsonl", lines), on_error="skip")
     assert [e.id for e in loaded] == ["g0", "g1"]
-    assert [(s.line, s.field) for s in loaded.skipped] == [(2, "<json>"), (4, "source"), (5, "source")]
+    assert [(s.line, s.field) for s in loaded.skipped] == [
+        (2, "<json>"),
+        (4, "source"),
+        (5, "source"),
+    ]
     assert all(isinstance(s, SkippedLine) and s.message for s in loaded.skipped)
     assert not loaded.ok
 
 
 def test_iter_episodes_streams_and_needs_a_report_list_to_skip(tmp_path: Path) -> None:
     """The iterator yields the episodes before a bad line before raising, and refuses skip without a list."""
-    path = write_lines(tmp_path / "s.jsonl", [episode("a").to_json_line(), episode("b").to_json_line(), "{"])
+    path = write_lines(
+        tmp_path / "s.jsonl", [episode("a").to_json_line(), episode("b").to_json_line(), "{"]
+    )
     stream = iter_episodes(path)
     assert [next(stream).id, next(stream).id] == ["a", "b"]
     with pytest.raises(EpisodeFormatError):
@@ -294,17 +384,32 @@ def test_saved_files_get_ordinary_permissions(tmp_path: Path) -> None:
 
 def test_episodes_frame_has_one_documented_row_per_call() -> None:
     """The frame has exactly FRAME_COLUMNS and one row per call with the call's values."""
-    later = episode("e2", started_at=T0 + timedelta(seconds=30), deadline_sec=None, rounds=[
-        Round(send_sec=1.0, calls=[Call(tool="list_files", duration_sec=0.1)])])
+    later = episode(
+        "e2",
+        started_at=T0 + timedelta(seconds=30),
+        deadline_sec=None,
+        rounds=[Round(send_sec=1.0, calls=[Call(tool="list_files", duration_sec=0.1)])],
+    )
     frame = episodes_frame([episode("e1"), later])
     assert tuple(frame.columns) == FRAME_COLUMNS
     assert len(frame) == 4
     first = frame.iloc[0]
-    assert (first.episode_id, first["round"], first.call_index, first.tool) == ("e1", 1, 0, "read_file")
-    assert (first.requested_lines, first.extent_path, first.extent_start_line, first.extent_end_line) == (
-        20, "a.py", 10, 29)
+    assert (first.episode_id, first["round"], first.call_index, first.tool) == (
+        "e1",
+        1,
+        0,
+        "read_file",
+    )
+    assert (
+        first.requested_lines,
+        first.extent_path,
+        first.extent_start_line,
+        first.extent_end_line,
+    ) == (20, "a.py", 10, 29)
     assert frame.completed.tolist() == [True, False, True, True]
-    assert frame.returned_after_sec.iloc[1] == 900.5 and math.isnan(frame.returned_after_sec.iloc[0])
+    assert frame.returned_after_sec.iloc[1] == 900.5 and math.isnan(
+        frame.returned_after_sec.iloc[0]
+    )
     assert frame.send_sec.tolist() == [1.5, 1.5, 2.0, 1.0]
     assert frame.arrival_sec.tolist() == [0.0, 0.0, 0.0, 30.0]
     assert math.isnan(frame.deadline_sec.iloc[3]) and frame.deadline_sec.iloc[0] == 600.0
@@ -315,6 +420,7 @@ def test_episodes_frame_has_one_documented_row_per_call() -> None:
 
 
 # ---------------------------------------------------------------- recorder
+
 
 class FakeResult:
     """Stands in for EpisodeResult: anything with to_episode(id=, slot=, source=)."""
@@ -338,7 +444,9 @@ def test_recorder_writes_on_exit_only(tmp_path: Path) -> None:
         assert fake.asked == {"id": "rec-1", "slot": "slot-7", "source": "live"}
         assert not path.exists()
     assert [(e.id, e.slot, e.task) for e in load_episodes(path)] == [
-        ("rec-1", "slot-7", "first"), ("rec-2", "slot-7", "second")]
+        ("rec-1", "slot-7", "first"),
+        ("rec-2", "slot-7", "second"),
+    ]
     assert recorder.closed
     with pytest.raises(RuntimeError, match="closed"):
         recorder.record(FakeResult("late"))
@@ -386,18 +494,28 @@ def test_recorder_records_a_real_review_episode(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
     (root / "main.py").write_text("".join(f"line {i}\n" for i in range(1, 41)))
-    model = ScriptedModel([
-        {"tool_calls": [tool_call("read_file", {"path": "main.py"}, "c1"),
-                        tool_call("list_files", {"path": "."}, "c2")]},
-        {"content": "LGTM"},
-    ])
+    model = ScriptedModel(
+        [
+            {
+                "tool_calls": [
+                    tool_call("read_file", {"path": "main.py"}, "c1"),
+                    tool_call("list_files", {"path": "."}, "c2"),
+                ]
+            },
+            {"content": "LGTM"},
+        ]
+    )
     path = tmp_path / "live.jsonl"
     with Recorder(path, slot="slot-2") as recorder:
         result = ReviewEpisode(root, model, recorder=recorder).execute()
     assert result.raw_text == "LGTM"
     (recorded,) = load_episodes(path)
     assert (recorded.id, recorded.slot, recorded.source, recorded.end_reason) == (
-        "live-1", "slot-2", "live", "final_answer")
+        "live-1",
+        "slot-2",
+        "live",
+        "final_answer",
+    )
     assert [len(r.calls) for r in recorded.rounds] == [2, 0]
     assert [c.tool for c in recorded.calls] == ["read_file", "list_files"]
     assert all(c.completed and c.duration_sec >= 0 for c in recorded.calls)
@@ -409,7 +527,9 @@ def test_a_line_without_a_schema_version_is_refused(tmp_path):
     from reviewlab.recording.files import EpisodeFormatError, load_episodes
 
     path = tmp_path / "noversion.jsonl"
-    path.write_text('{"id": "e1", "source": "synthetic", "started_at": "2026-01-01T00:00:00+00:00"}\n')
+    path.write_text(
+        '{"id": "e1", "source": "synthetic", "started_at": "2026-01-01T00:00:00+00:00"}\n'
+    )
     with pytest.raises(EpisodeFormatError) as caught:
         load_episodes(path)
     assert caught.value.line == 1 and caught.value.field == "schema"

@@ -13,15 +13,33 @@ from reviewlab.engines.replay import ReplayResult, replay
 
 
 def _corpus() -> list[Episode]:
-    read = Call(tool="read_file", args={"path": "a.py"}, duration_sec=0.5,
-                extent=Extent(path="a.py", start_line=1, end_line=40))
+    read = Call(
+        tool="read_file",
+        args={"path": "a.py"},
+        duration_sec=0.5,
+        extent=Extent(path="a.py", start_line=1, end_line=40),
+    )
     slow = Call(tool="search_code", args={"pattern": "x"}, duration_sec=50.0)
     return [
-        Episode(id="e1", source="synthetic", slot="s1", started_at=datetime(2026, 1, 1, tzinfo=UTC),
-                rounds=[Round(send_sec=1.0, calls=[read, slow]), Round(send_sec=1.0, calls=[read]),
-                        Round(send_sec=2.0)]),
-        Episode(id="e2", source="synthetic", slot="s2", started_at=datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
-                deadline_sec=3.0, rounds=[Round(send_sec=1.0, calls=[read, read]), Round(send_sec=1.0)]),
+        Episode(
+            id="e1",
+            source="synthetic",
+            slot="s1",
+            started_at=datetime(2026, 1, 1, tzinfo=UTC),
+            rounds=[
+                Round(send_sec=1.0, calls=[read, slow]),
+                Round(send_sec=1.0, calls=[read]),
+                Round(send_sec=2.0),
+            ],
+        ),
+        Episode(
+            id="e2",
+            source="synthetic",
+            slot="s2",
+            started_at=datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
+            deadline_sec=3.0,
+            rounds=[Round(send_sec=1.0, calls=[read, read]), Round(send_sec=1.0)],
+        ),
     ]
 
 
@@ -57,7 +75,10 @@ def test_the_default_policy_is_ouroboros_and_the_default_narrowing_inherits():
     [
         ({"engine": "warp"}, "engine: expected one of twin, vectorized, real"),
         ({"censored": "guess"}, "censored: expected one of wedge, impute"),
-        ({"engine": "vectorized", "slots": 2}, "slots: a reviewer pool is simulated only by engine='twin'"),
+        (
+            {"engine": "vectorized", "slots": 2},
+            "slots: a reviewer pool is simulated only by engine='twin'",
+        ),
     ],
 )
 def test_bad_arguments_are_refused_naming_the_parameter(kwargs, message):
@@ -68,7 +89,9 @@ def test_bad_arguments_are_refused_naming_the_parameter(kwargs, message):
 
 def test_the_pre_fix_mode_never_bounds_a_call():
     """Under Narrowing.unbounded() no call has a bound and none is abandoned."""
-    result = replay(_corpus(), TimeoutPolicy.uniform(10.0), Narrowing.unbounded(), engine="vectorized")
+    result = replay(
+        _corpus(), TimeoutPolicy.uniform(10.0), Narrowing.unbounded(), engine="vectorized"
+    )
     assert result.calls["bound_sec"].isna().all()
     assert set(result.calls["bound_by"]) == {"unbounded"}
     assert result.summary["abandoned_call_rate"] == 0.0
@@ -90,11 +113,15 @@ def test_the_real_engine_measures_when_each_call_ran():
     """The real engine's start_sec and wait_sec are measured times over time_scale, in call order and past each send."""
     result = replay(_corpus(), TimeoutPolicy.uniform(10.0), engine="real", time_scale=0.01)
     assert tuple(result.calls.columns) == CALL_COLUMNS + CALL_TIMING_COLUMNS
-    slack = 0.05  # recorded seconds (0.5 ms real): wall-clock dispatch stamps against monotonic waits
+    slack = (
+        0.05  # recorded seconds (0.5 ms real): wall-clock dispatch stamps against monotonic waits
+    )
     for _, calls in result.calls.groupby("episode_id"):
         start, wait = calls["start_sec"].to_numpy(), calls["wait_sec"].to_numpy()
         assert start[0] >= 1.0 - slack  # after the 1 s model send
         assert (start[1:] >= start[:-1] + wait[:-1] - slack).all()  # one call after the other
     e1 = result.calls[result.calls["episode_id"] == "e1"]
     abandoned = e1[e1["source_gap"] == "native_tool_abandoned"]
-    assert len(abandoned) == 1 and abandoned["wait_sec"].iloc[0] >= 10.0 - slack  # waited out the bound
+    assert (
+        len(abandoned) == 1 and abandoned["wait_sec"].iloc[0] >= 10.0 - slack
+    )  # waited out the bound

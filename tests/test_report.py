@@ -47,8 +47,12 @@ def test_text_table_of_no_rows_says_so() -> None:
 
 def test_summary_table_puts_runs_side_by_side() -> None:
     """One row per metric (readable labels), one column per labelled run."""
-    frame = summary_table({"pre-fix": {"max_silence_sec": 26160.0, "calls": 3},
-                           "ouroboros": {"max_silence_sec": 600.0, "calls": 3}})
+    frame = summary_table(
+        {
+            "pre-fix": {"max_silence_sec": 26160.0, "calls": 3},
+            "ouroboros": {"max_silence_sec": 600.0, "calls": 3},
+        }
+    )
     assert list(frame.columns) == ["pre-fix", "ouroboros"]
     assert frame.loc["longest silence (s)", "pre-fix"] == 26160.0
     assert "26,160" in text_table(frame)
@@ -56,9 +60,21 @@ def test_summary_table_puts_runs_side_by_side() -> None:
 
 def test_receipts_table_keeps_the_receipt_columns() -> None:
     """Receipt dicts become a frame in the documented column order; a missing gap is blank."""
-    frame = receipts_table([{"round": 1, "tool": "read_file", "outcome": "executed", "duration_sec": 0.01,
-                             "bound_sec": 0.6, "bound_by": "tool_timeout", "source_gap": None,
-                             "result_chars": 10, "extra": "x"}])
+    frame = receipts_table(
+        [
+            {
+                "round": 1,
+                "tool": "read_file",
+                "outcome": "executed",
+                "duration_sec": 0.01,
+                "bound_sec": 0.6,
+                "bound_by": "tool_timeout",
+                "source_gap": None,
+                "result_chars": 10,
+                "extra": "x",
+            }
+        ]
+    )
     assert list(frame.columns)[:3] == ["round", "tool", "outcome"]
     assert "extra" not in frame.columns
     assert frame.loc[0, "source_gap"] == ""
@@ -99,13 +115,25 @@ def test_report_writes_html_with_png_beside_it(tmp_path: Path) -> None:
 
 def test_sweep_view_keeps_varying_parameters_and_key_metrics() -> None:
     """Constant parameter columns are dropped, the metrics and the Pareto flag kept, rows sorted on demand."""
-    frame = pd.DataFrame({
-        "policy_name": ["a", "b"], "scale": [1.0, 1.0], "timeout.read_file": [5.0, 30.0],
-        "narrowing.mode": ["inherit", "inherit"], "narrowing.fraction": [1.0, 1.0],
-        "abandoned_call_rate": [0.2, 0.1], "wall_p95_sec": [50.0, 40.0], "episodes": [9, 9],
-        "pareto": [False, True],
-    })
+    frame = pd.DataFrame(
+        {
+            "policy_name": ["a", "b"],
+            "scale": [1.0, 1.0],
+            "timeout.read_file": [5.0, 30.0],
+            "narrowing.mode": ["inherit", "inherit"],
+            "narrowing.fraction": [1.0, 1.0],
+            "abandoned_call_rate": [0.2, 0.1],
+            "wall_p95_sec": [50.0, 40.0],
+            "episodes": [9, 9],
+            "pareto": [False, True],
+        }
+    )
     view = sweep_view(frame, sort_by="wall_p95_sec")
-    assert list(view.columns) == ["timeout.read_file", "narrowing.mode", "abandoned_call_rate",
-                                  "wall_p95_sec", "pareto"]
+    assert list(view.columns) == [
+        "timeout.read_file",
+        "narrowing.mode",
+        "abandoned_call_rate",
+        "wall_p95_sec",
+        "pareto",
+    ]
     assert list(view["timeout.read_file"]) == [30.0, 5.0]

@@ -87,7 +87,12 @@ def test_search_code_never_leaves_the_workspace(layout, path):
 def test_absolute_paths_are_refused_even_inside_the_root(layout):
     """An absolute path is refused outright, even one that points into the workspace."""
     registry, _, _ = inspection_registry(layout["root"])
-    for path in (str(layout["secret_file"]), "/etc/passwd", str(layout["root"] / "src" / "app.py"), "//etc/passwd"):
+    for path in (
+        str(layout["secret_file"]),
+        "/etc/passwd",
+        str(layout["root"] / "src" / "app.py"),
+        "//etc/passwd",
+    ):
         assert "is absolute" in _refused(registry, "read_file", {"path": path})
 
 
@@ -95,7 +100,9 @@ def test_errors_name_the_offending_path(layout):
     """The refusal says which path and why, so the model can correct itself."""
     registry, _, _ = inspection_registry(layout["root"])
     assert "'../sibling.txt'" in _refused(registry, "read_file", {"path": "../sibling.txt"})
-    assert "'escape_file' resolves outside" in _refused(registry, "read_file", {"path": "escape_file"})
+    assert "'escape_file' resolves outside" in _refused(
+        registry, "read_file", {"path": "escape_file"}
+    )
     assert "NUL byte" in _refused(registry, "read_file", {"path": "a\0b"})
     assert "5000 characters long" in _refused(registry, "read_file", {"path": "x" * 5000})
     assert "longer than 255 bytes" in _refused(registry, "read_file", {"path": "y" * 256})
@@ -138,7 +145,10 @@ def test_walks_do_not_follow_symlinks_out(layout):
     found = registry.execute("search_code", {"pattern": "SECRET|inside"})
     assert SECRET not in found
     assert "src/app.py:1: print('inside')" in found
-    assert registry.execute("search_code", {"pattern": "TOP-SECRET"}) == "no matches for 'TOP-SECRET'\n"
+    assert (
+        registry.execute("search_code", {"pattern": "TOP-SECRET"})
+        == "no matches for 'TOP-SECRET'\n"
+    )
 
 
 def test_glob_cannot_reach_outside(layout):

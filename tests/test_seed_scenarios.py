@@ -24,8 +24,14 @@ from reviewlab.core.policy import TimeoutPolicy
 VERDICT = '[{"file": "greeting.txt", "line": 1, "finding": "fine"}]'
 # What the real reader stamps on the shared context after a read renders.
 STAMP = {
-    "target": "/x/greeting.txt", "opened_path": "greeting.txt", "opened_root": "active_workspace",
-    "first_line": 1, "end_line": 1, "total_lines": 1, "body_start": 0, "line_ends": [10],
+    "target": "/x/greeting.txt",
+    "opened_path": "greeting.txt",
+    "opened_root": "active_workspace",
+    "first_line": 1,
+    "end_line": 1,
+    "total_lines": 1,
+    "body_start": 0,
+    "line_ends": [10],
 }
 LATE_BODY = "late body from an abandoned read"
 # Long enough that a trivial read on a loaded CI box returns inside it, short enough to keep tests quick.
@@ -91,10 +97,12 @@ class ReleasingModel(ScriptedModel):
 
 
 def reading_script() -> ScriptedModel:
-    return ScriptedModel([
-        {"tool_calls": [tool_call("read_file", {"path": "greeting.txt"})]},
-        {"content": VERDICT},
-    ])
+    return ScriptedModel(
+        [
+            {"tool_calls": [tool_call("read_file", {"path": "greeting.txt"})]},
+            {"content": VERDICT},
+        ]
+    )
 
 
 def tool_messages(model: ScriptedModel, call_index: int = 1) -> list[dict[str, Any]]:
@@ -105,8 +113,9 @@ def test_wedged_reviewer_tool_is_abandoned_and_the_episode_continues(repo):
     """The blocked case: a tool that outlives its bound never wedges the episode."""
     factory, release, holder = slow_factory(hold_sec=30.0)
     model = reading_script()
-    result = ReviewEpisode(repo, model, policy=TimeoutPolicy.uniform(SHORT_BOUND),
-                           registry_factory=factory).execute()
+    result = ReviewEpisode(
+        repo, model, policy=TimeoutPolicy.uniform(SHORT_BOUND), registry_factory=factory
+    ).execute()
 
     assert result.raw_text == VERDICT  # the episode CONTINUED past the wedged call
     usage = result.usage
@@ -133,7 +142,9 @@ def test_fast_reviewer_tool_is_untouched_and_its_receipt_carries_duration(repo):
     factory, release, _holder = slow_factory(hold_sec=30.0)
     release.set()  # the read returns at once
     model = reading_script()
-    result = ReviewEpisode(repo, model, policy=TimeoutPolicy.uniform(30.0), registry_factory=factory).execute()
+    result = ReviewEpisode(
+        repo, model, policy=TimeoutPolicy.uniform(30.0), registry_factory=factory
+    ).execute()
 
     receipt = result.usage["native_tool_receipts"][0]
     assert receipt["outcome"] == "executed"
@@ -167,7 +178,9 @@ def test_tool_bound_is_the_loop_policy_for_this_registry_and_call(repo):
     spy = SpyPolicy()
     result = ReviewEpisode(repo, reading_script(), policy=spy, registry_factory=factory).execute()
 
-    assert [(name, args) for _tools, name, args in spy.seen] == [("read_file", {"path": "greeting.txt"})]
+    assert [(name, args) for _tools, name, args in spy.seen] == [
+        ("read_file", {"path": "greeting.txt"})
+    ]
     assert spy.seen[0][0] is holder["registry"]
     assert result.receipts[0].bound_sec == 600.0 and result.receipts[0].bound_by == "tool_timeout"
 
@@ -203,13 +216,17 @@ def test_abandoned_call_stops_the_episode_crediting_read_extents(repo):
     """After an abandonment no further read extent is credited, so a late stamp
     can never become this episode's coverage."""
     factory, release, holder = slow_factory(hold_sec=30.0)
-    model = ReleasingModel([
-        {"tool_calls": [tool_call("read_file", {"path": "greeting.txt"}, "c1")]},
-        {"tool_calls": [tool_call("read_file", {"path": "greeting.txt"}, "c2")]},
-        {"content": VERDICT},
-    ], release)
-    result = ReviewEpisode(repo, model, policy=TimeoutPolicy.uniform(SHORT_BOUND),
-                           registry_factory=factory).execute()
+    model = ReleasingModel(
+        [
+            {"tool_calls": [tool_call("read_file", {"path": "greeting.txt"}, "c1")]},
+            {"tool_calls": [tool_call("read_file", {"path": "greeting.txt"}, "c2")]},
+            {"content": VERDICT},
+        ],
+        release,
+    )
+    result = ReviewEpisode(
+        repo, model, policy=TimeoutPolicy.uniform(SHORT_BOUND), registry_factory=factory
+    ).execute()
 
     receipts = result.usage["native_tool_receipts"]
     assert receipts[0]["outcome"] == "error"

@@ -41,8 +41,13 @@ class StressRegistry:
 
     def execute(self, name: str, args: dict[str, Any]) -> str:
         if name == "read_file":
-            self.ctx.last_read_view = {"opened_path": args["path"], "opened_root": "active_workspace",
-                                       "first_line": 1, "end_line": 10, "total_lines": 10}
+            self.ctx.last_read_view = {
+                "opened_path": args["path"],
+                "opened_root": "active_workspace",
+                "first_line": 1,
+                "end_line": 10,
+                "total_lines": 10,
+            }
             return f"body of {args['path']}"
         if name == "fast":
             return f"fast {self.episode}"
@@ -53,8 +58,12 @@ class StressRegistry:
             raise RuntimeError(f"boom in episode {self.episode}")
         if name == "wedge":
             self.release.wait(WAIT * 2)
-            self.ctx.last_read_view = {"opened_path": "late.txt", "first_line": 1, "end_line": 99,
-                                       "total_lines": 99}
+            self.ctx.last_read_view = {
+                "opened_path": "late.txt",
+                "first_line": 1,
+                "end_line": 99,
+                "total_lines": 99,
+            }
             return LATE
         raise AssertionError(name)
 
@@ -62,8 +71,11 @@ class StressRegistry:
 def factory_for(episode: int, release: threading.Event):
     def factory(root, drive_root=None, task_id=""):
         ctx = Ctx()
-        schemas = [{"type": "function", "function": {"name": name, "parameters": {}}} for name in TOOLS]
+        schemas = [
+            {"type": "function", "function": {"name": name, "parameters": {}}} for name in TOOLS
+        ]
         return StressRegistry(episode, ctx, release), ctx, schemas
+
     return factory
 
 
@@ -80,15 +92,21 @@ def script_for(episode: int, rng: random.Random) -> list[dict[str, Any]]:
     return rounds
 
 
-def run_all(count: int, executor: BoundedExecutor, release: threading.Event, seed: int
-            ) -> list[tuple[ScriptedModel, list[dict[str, Any]], EpisodeResult]]:
+def run_all(
+    count: int, executor: BoundedExecutor, release: threading.Event, seed: int
+) -> list[tuple[ScriptedModel, list[dict[str, Any]], EpisodeResult]]:
     rng = random.Random(seed)
     scripts = [script_for(number, rng) for number in range(count)]
     models = [ScriptedModel(script) for script in scripts]
 
     def one(number: int) -> EpisodeResult:
-        return ReviewEpisode("/nonexistent", models[number], policy=POLICY, executor=executor,
-                             registry_factory=factory_for(number, release)).execute()
+        return ReviewEpisode(
+            "/nonexistent",
+            models[number],
+            policy=POLICY,
+            executor=executor,
+            registry_factory=factory_for(number, release),
+        ).execute()
 
     with ThreadPoolExecutor(max_workers=count) as pool:
         results = list(pool.map(one, range(count)))
@@ -105,7 +123,9 @@ def test_fifty_concurrent_episodes_each_call_exactly_one_receipt_and_no_late_val
         for model, script, result in runs:
             asked = [call for answer in script for call in answer.get("tool_calls", [])]
             ids = [call["id"] for call in asked]
-            assert [r.call_id for r in result.receipts] == ids  # exactly one receipt per call, in order
+            assert [
+                r.call_id for r in result.receipts
+            ] == ids  # exactly one receipt per call, in order
             final_messages = model.calls[-1]["messages"]
             assert [m["tool_call_id"] for m in final_messages if m["role"] == "tool"] == ids
             assert LATE not in str(model.calls)
@@ -122,7 +142,9 @@ def test_fifty_concurrent_episodes_each_call_exactly_one_receipt_and_no_late_val
                 else:
                     assert receipt.outcome == "executed", (name, receipt)
                 if name == "read_file" and not abandoned_yet:
-                    assert receipt.extent is not None and receipt.extent["opened_path"] == call_path(call)
+                    assert receipt.extent is not None and receipt.extent[
+                        "opened_path"
+                    ] == call_path(call)
                 elif name == "read_file":
                     assert receipt.extent is None
             expected_gap = "native_tool_abandoned" if abandoned_yet else ""
@@ -144,14 +166,23 @@ def call_path(call: dict[str, Any]) -> str:
 
 
 def wedge_script(number: int) -> list[dict[str, Any]]:
-    return [{"tool_calls": [tool_call("wedge", {}, f"w{number}"), tool_call("fast", {}, f"f{number}")]},
-            {"content": "done"}]
+    return [
+        {"tool_calls": [tool_call("wedge", {}, f"w{number}"), tool_call("fast", {}, f"f{number}")]},
+        {"content": "done"},
+    ]
 
 
-def run_wedges(count: int, executor: BoundedExecutor, release: threading.Event) -> list[EpisodeResult]:
+def run_wedges(
+    count: int, executor: BoundedExecutor, release: threading.Event
+) -> list[EpisodeResult]:
     def one(number: int) -> EpisodeResult:
-        return ReviewEpisode("/nonexistent", ScriptedModel(wedge_script(number)), policy=POLICY, executor=executor,
-                             registry_factory=factory_for(number, release)).execute()
+        return ReviewEpisode(
+            "/nonexistent",
+            ScriptedModel(wedge_script(number)),
+            policy=POLICY,
+            executor=executor,
+            registry_factory=factory_for(number, release),
+        ).execute()
 
     with ThreadPoolExecutor(max_workers=count) as pool:
         return list(pool.map(one, range(count)))
@@ -172,7 +203,11 @@ def test_the_loose_cap_refuses_calls_when_reached_and_recovers_once_workers_retu
         second = run_wedges(10, executor, release)
         assert all(r.outcome == "refused" for result in second for r in result.receipts)
         assert executor.threads_started == threads
-        assert all(r.error == "loose_cap" and r.bound_sec is None for result in second for r in result.receipts)
+        assert all(
+            r.error == "loose_cap" and r.bound_sec is None
+            for result in second
+            for r in result.receipts
+        )
 
         release.set()
         assert executor.ledger.wait_settled(WAIT)

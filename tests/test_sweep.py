@@ -24,8 +24,10 @@ def corpus():
 
 def grid():
     return make_grid(
-        base=TimeoutPolicy.ouroboros(), tools={"read_file": [1.0, 30.0], "query_code": [10.0, 600.0]},
-        scales=[0.5, 1.0], narrowings=[Narrowing(), Narrowing("reserve", reserve_sec=30.0), Narrowing.unbounded()],
+        base=TimeoutPolicy.ouroboros(),
+        tools={"read_file": [1.0, 30.0], "query_code": [10.0, 600.0]},
+        scales=[0.5, 1.0],
+        narrowings=[Narrowing(), Narrowing("reserve", reserve_sec=30.0), Narrowing.unbounded()],
     )
 
 
@@ -34,11 +36,22 @@ def test_grid_is_the_product_of_its_axes():
     points = grid()
     assert len(points) == 2 * 2 * 2 * 3
     params = points.frame()
-    assert list(params.columns) == ["policy_name", "scale", "timeout.read_file", "timeout.query_code",
-                                    "narrowing.mode", "narrowing.reserve_sec", "narrowing.fraction"]
+    assert list(params.columns) == [
+        "policy_name",
+        "scale",
+        "timeout.read_file",
+        "timeout.query_code",
+        "narrowing.mode",
+        "narrowing.reserve_sec",
+        "narrowing.fraction",
+    ]
     first = points.points[0]
-    assert first.policy.timeout_for(None, "read_file") == 1.0  # exact, not raised by the 600 s floor (× 0.5)
-    assert first.policy.timeout_for(None, "list_files") == 300.0  # the floor, scaled, still holds for the rest
+    assert (
+        first.policy.timeout_for(None, "read_file") == 1.0
+    )  # exact, not raised by the 600 s floor (× 0.5)
+    assert (
+        first.policy.timeout_for(None, "list_files") == 300.0
+    )  # the floor, scaled, still holds for the rest
     assert len(points + points) == 2 * len(points)
 
 
@@ -50,7 +63,9 @@ def test_sweep_frame_has_params_and_every_summary_metric(corpus):
     assert list(frame.columns) == [*points.frame().columns, *metrics.SUMMARY_KEYS]
     fast = compile_corpus(corpus)
     for row, point in zip(frame.to_dict("records"), points, strict=True):
-        assert {k: row[k] for k in metrics.SUMMARY_KEYS} == fast.summary(point.policy, point.narrowing)
+        assert {k: row[k] for k in metrics.SUMMARY_KEYS} == fast.summary(
+            point.policy, point.narrowing
+        )
     assert (frame.loc[frame["narrowing.mode"] == "unbounded", "abandoned_call_rate"] == 0).all()
     lower = frame[(frame["timeout.read_file"] == 1.0) & (frame["narrowing.mode"] == "inherit")]
     higher = frame[(frame["timeout.read_file"] == 30.0) & (frame["narrowing.mode"] == "inherit")]
@@ -59,12 +74,21 @@ def test_sweep_frame_has_params_and_every_summary_metric(corpus):
 
 def test_twin_engine_sweep_agrees(corpus):
     """The same grid swept with the twin gives the same frame."""
-    points = points_grid([(TimeoutPolicy.uniform(5.0), Narrowing()), (TimeoutPolicy.ouroboros(), Narrowing.unbounded())])
+    points = points_grid(
+        [
+            (TimeoutPolicy.uniform(5.0), Narrowing()),
+            (TimeoutPolicy.ouroboros(), Narrowing.unbounded()),
+        ]
+    )
     fast = sweep(corpus[:60], points)
     slow = sweep(corpus[:60], points, engine="twin")
     pd.testing.assert_frame_equal(fast, slow)
-    assert fast.loc[1, "wedged_zombies"] == simulate(corpus[:60], TimeoutPolicy.ouroboros(),
-                                                     Narrowing.unbounded()).summary["wedged_zombies"]
+    assert (
+        fast.loc[1, "wedged_zombies"]
+        == simulate(corpus[:60], TimeoutPolicy.ouroboros(), Narrowing.unbounded()).summary[
+            "wedged_zombies"
+        ]
+    )
 
 
 @pytest.mark.slow
@@ -74,8 +98,12 @@ def test_sweep_on_a_local_dask_cluster_equals_in_process(corpus):
 
     points = grid()
     local = sweep(corpus, points)
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         scattered = []
         scatter = client.scatter
 
@@ -84,7 +112,9 @@ def test_sweep_on_a_local_dask_cluster_equals_in_process(corpus):
             return scatter(data, **kwargs)
 
         client.scatter = counting_scatter
-        remote = sweep(corpus, points, client=client, chunk_size=5)  # 5 tasks share one scattered corpus
+        remote = sweep(
+            corpus, points, client=client, chunk_size=5
+        )  # 5 tasks share one scattered corpus
         pd.testing.assert_frame_equal(local, remote)
         assert scattered == [{"broadcast": True}]
         by_address = sweep(corpus, points, client=cluster.scheduler_address)
@@ -93,11 +123,16 @@ def test_sweep_on_a_local_dask_cluster_equals_in_process(corpus):
 
 def test_pareto_and_tool_curves(corpus):
     """pareto marks the non-dominated points; tool_curves varies one tool at a time."""
-    frame = pd.DataFrame({"coverage_loss_rate": [0.0, 0.1, 0.05, 0.2], "wall_p95_sec": [10.0, 5.0, 12.0, 6.0]})
+    frame = pd.DataFrame(
+        {"coverage_loss_rate": [0.0, 0.1, 0.05, 0.2], "wall_p95_sec": [10.0, 5.0, 12.0, 6.0]}
+    )
     assert pareto(frame).tolist() == [True, True, False, False]
     curves = tool_curves(corpus, {"read_file": [1.0, 600.0], "search_code": [5.0]})
-    assert curves[["tool", "timeout_sec"]].values.tolist() == [["read_file", 1.0], ["read_file", 600.0],
-                                                               ["search_code", 5.0]]
+    assert curves[["tool", "timeout_sec"]].values.tolist() == [
+        ["read_file", 1.0],
+        ["read_file", 600.0],
+        ["search_code", 5.0],
+    ]
     assert {"abandoned_call_rate", "coverage_loss_rate"} <= set(curves.columns)
 
 

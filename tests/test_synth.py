@@ -80,7 +80,10 @@ def test_read_extents_stay_inside_their_files() -> None:
     for call in reads:
         assert call.extent is not None
         assert (call.args["path"], call.args["start_line"], call.args["end_line"]) == (
-            call.extent.path, call.extent.start_line, call.extent.end_line)
+            call.extent.path,
+            call.extent.start_line,
+            call.extent.end_line,
+        )
         assert 1 <= call.extent.start_line <= call.extent.end_line
     assert all(c.extent is None for ep in corpus for c in ep.calls if c.tool != "read_file")
 
@@ -104,11 +107,16 @@ def test_the_incident_has_its_26160_second_censored_query_code() -> None:
     censored = [(ep, c) for ep in day for c in ep.calls if not c.completed]
     assert len(censored) == 1
     wedged, call = censored[0]
-    assert (wedged.id, wedged.slot, wedged.end_reason) == (INCIDENT_EPISODE_ID, INCIDENT_SLOT, "wedged")
+    assert (wedged.id, wedged.slot, wedged.end_reason) == (
+        INCIDENT_EPISODE_ID,
+        INCIDENT_SLOT,
+        "wedged",
+    )
     assert (call.tool, call.duration_sec, WEDGE_SEC) == ("query_code", 26160.0, 26160.0)
     assert wedged.calls[-1] is call
-    silent_until = wedged.started_at + timedelta(seconds=sum(
-        r.send_sec + sum(c.duration_sec for c in r.calls) for r in wedged.rounds))
+    silent_until = wedged.started_at + timedelta(
+        seconds=sum(r.send_sec + sum(c.duration_sec for c in r.calls) for r in wedged.rounds)
+    )
     same_slot = [ep for ep in day if ep.slot == INCIDENT_SLOT and ep.id != wedged.id]
     assert not [ep for ep in same_slot if wedged.started_at <= ep.started_at < silent_until]
     assert [ep for ep in same_slot if ep.started_at >= silent_until]  # the slot resumes afterwards
@@ -129,8 +137,13 @@ def test_bundled_files_are_what_their_commands_make(tmp_path: Path) -> None:
     """data/ holds exactly the bytes the commands in data/README.md produce."""
     write_synthetic(tmp_path / "synthetic-1k.jsonl.gz", 1000, seed=0)
     write_incident(tmp_path / "wedged-query-code.jsonl", seed=0)
-    for made, bundled in ((tmp_path / "synthetic-1k.jsonl.gz", DATA / "episodes" / "synthetic-1k.jsonl.gz"),
-                          (tmp_path / "wedged-query-code.jsonl", DATA / "incidents" / "wedged-query-code.jsonl")):
-        assert hashlib.sha256(made.read_bytes()).hexdigest() == hashlib.sha256(bundled.read_bytes()).hexdigest()
+    for made, bundled in (
+        (tmp_path / "synthetic-1k.jsonl.gz", DATA / "episodes" / "synthetic-1k.jsonl.gz"),
+        (tmp_path / "wedged-query-code.jsonl", DATA / "incidents" / "wedged-query-code.jsonl"),
+    ):
+        assert (
+            hashlib.sha256(made.read_bytes()).hexdigest()
+            == hashlib.sha256(bundled.read_bytes()).hexdigest()
+        )
         assert hashlib.sha256(bundled.read_bytes()).hexdigest() in (DATA / "README.md").read_text()
     assert len(load_episodes(DATA / "episodes" / "synthetic-1k.jsonl.gz")) == 1000

@@ -25,7 +25,9 @@ def corpus():
 def reference_summary(episodes, unlimited=1e6):
     """The replay with every tool's timeout beyond any call: the losses no tuning can avoid."""
     tools = sorted({call.tool for episode in episodes for call in episode.calls})
-    policy = TimeoutPolicy.ouroboros().with_tool_timeouts(None, **{tool: unlimited for tool in tools})
+    policy = TimeoutPolicy.ouroboros().with_tool_timeouts(
+        None, **{tool: unlimited for tool in tools}
+    )
     return compile_corpus(episodes).summary(policy, Narrowing())
 
 
@@ -43,7 +45,11 @@ def test_recommendation_beats_ouroboros_within_budget_on_bundled_corpus(corpus):
 
 def test_budget_holds_on_held_out_episodes(corpus):
     """Tuned on one half of the corpus, the policy stays within the coverage and abandonment budgets on the other."""
-    for train, test in ((corpus[::2], corpus[1::2]), (corpus[1::2], corpus[::2]), (corpus[:700], corpus[700:])):
+    for train, test in (
+        (corpus[::2], corpus[1::2]),
+        (corpus[1::2], corpus[::2]),
+        (corpus[:700], corpus[700:]),
+    ):
         rec = recommend(train, max_coverage_loss=0.01, max_abandoned_rate=0.005)
         held_out = compile_corpus(test).summary(rec.policy, Narrowing())
         coverage, abandoned = excess(held_out, reference_summary(test))
@@ -55,8 +61,17 @@ def test_explain_has_one_row_per_tool_with_censoring_aware_quantiles(corpus):
     rec = recommend(corpus[:300], objective="max_silence")
     explain = rec.explain.set_index("tool")
     assert set(explain.index) == {call.tool for episode in corpus[:300] for call in episode.calls}
-    for column in ("calls", "censored", "duration_p50_sec", "duration_p99_sec", "base_timeout_sec", "timeout_sec",
-                   "abandoned_rate", "coverage_loss", "saved_max_silence_sec"):
+    for column in (
+        "calls",
+        "censored",
+        "duration_p50_sec",
+        "duration_p99_sec",
+        "base_timeout_sec",
+        "timeout_sec",
+        "abandoned_rate",
+        "coverage_loss",
+        "saved_max_silence_sec",
+    ):
         assert column in explain.columns
     assert (explain["duration_p50_sec"] <= explain["duration_p99_sec"]).all()
     for tool, row in explain.iterrows():
@@ -66,7 +81,9 @@ def test_explain_has_one_row_per_tool_with_censoring_aware_quantiles(corpus):
 
 def test_km_quantile_accounts_for_censoring():
     """Censored observations keep the upper quantiles open instead of being read as completions."""
-    estimate = KaplanMeier([1.0, 2.0, 3.0, 4.0, 100.0, 100.0], [True, True, True, True, False, False])
+    estimate = KaplanMeier(
+        [1.0, 2.0, 3.0, 4.0, 100.0, 100.0], [True, True, True, True, False, False]
+    )
     assert km_quantile(estimate, 0.5) == 3.0
     assert math.isinf(km_quantile(estimate, 0.9))  # a third of the calls never returned
     naive = float(np.quantile([1.0, 2.0, 3.0, 4.0], 0.5))

@@ -21,14 +21,31 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def _read(duration: float, lines: int = 10, **kw: object) -> Call:
-    return Call(tool="read_file", args={"path": "a.py"}, duration_sec=duration,
-                extent=Extent(path="a.py", start_line=1, end_line=lines), **kw)  # type: ignore[arg-type]
+    return Call(
+        tool="read_file",
+        args={"path": "a.py"},
+        duration_sec=duration,
+        extent=Extent(path="a.py", start_line=1, end_line=lines),
+        **kw,
+    )  # type: ignore[arg-type]
 
 
-def _episode(id: str, rounds: list[Round], *, offset_sec: float = 0.0, deadline_sec: float | None = None,
-             slot: str = "s1") -> Episode:
-    return Episode(id=id, source="synthetic", slot=slot, started_at=T0 + timedelta(seconds=offset_sec),
-                   deadline_sec=deadline_sec, rounds=rounds)
+def _episode(
+    id: str,
+    rounds: list[Round],
+    *,
+    offset_sec: float = 0.0,
+    deadline_sec: float | None = None,
+    slot: str = "s1",
+) -> Episode:
+    return Episode(
+        id=id,
+        source="synthetic",
+        slot=slot,
+        started_at=T0 + timedelta(seconds=offset_sec),
+        deadline_sec=deadline_sec,
+        rounds=rounds,
+    )
 
 
 def test_frames_have_the_shared_columns_and_one_row_per_call():
@@ -45,10 +62,16 @@ def test_frames_have_the_shared_columns_and_one_row_per_call():
 
 def test_an_overrunning_call_is_abandoned_at_its_bound_and_later_reads_lose_credit():
     """A call past its bound is abandoned (error + gap, zombie = duration - bound); the next read stays executed uncredited."""
-    ep = _episode("e1", [
-        Round(send_sec=1.0, calls=[_read(0.5, lines=10), _read(9.0, lines=20), _read(0.5, lines=30)]),
-        Round(send_sec=1.0),
-    ])
+    ep = _episode(
+        "e1",
+        [
+            Round(
+                send_sec=1.0,
+                calls=[_read(0.5, lines=10), _read(9.0, lines=20), _read(0.5, lines=30)],
+            ),
+            Round(send_sec=1.0),
+        ],
+    )
     result = simulate([ep], TimeoutPolicy.uniform(3.0))
     calls = result.calls
     assert list(calls["outcome"]) == ["executed", "error", "executed"]
@@ -92,7 +115,9 @@ def test_returned_after_sec_is_the_true_duration():
 
 def test_the_inherited_deadline_narrows_bounds_on_the_virtual_clock():
     """Remaining time is read at each call's virtual dispatch: later calls get deadline bounds, then 0."""
-    ep = _episode("e1", [Round(send_sec=2.0, calls=[_read(1.0), _read(4.0), _read(0.5)])], deadline_sec=5.0)
+    ep = _episode(
+        "e1", [Round(send_sec=2.0, calls=[_read(1.0), _read(4.0), _read(0.5)])], deadline_sec=5.0
+    )
     calls = simulate([ep], TimeoutPolicy.uniform(10.0)).calls
     assert list(calls["bound_sec"]) == [3.0, 2.0, 0.0]
     assert list(calls["bound_by"]) == ["deadline", "deadline", "deadline"]
@@ -102,7 +127,9 @@ def test_the_inherited_deadline_narrows_bounds_on_the_virtual_clock():
 def test_the_deadline_runs_from_the_corpus_arrival_not_the_first_episode():
     """Arrival offsets come from started_at; each episode's deadline counts from its own arrival."""
     early = _episode("a", [Round(send_sec=1.0, calls=[_read(1.0)])], deadline_sec=3.0)
-    late = _episode("b", [Round(send_sec=1.0, calls=[_read(1.0)])], offset_sec=100.0, deadline_sec=3.0)
+    late = _episode(
+        "b", [Round(send_sec=1.0, calls=[_read(1.0)])], offset_sec=100.0, deadline_sec=3.0
+    )
     calls = simulate([early, late], TimeoutPolicy.uniform(10.0)).calls
     assert list(calls["bound_sec"]) == [2.0, 2.0]
 
@@ -110,11 +137,14 @@ def test_the_deadline_runs_from_the_corpus_arrival_not_the_first_episode():
 def test_unbounded_mode_waits_out_a_wedge_then_withholds_the_rest():
     """Pre-fix: the censored call silences the episode for its observed duration and ends it."""
     wedge = Call(tool="query_code", duration_sec=26160.0, completed=False)
-    ep = _episode("e1", [
-        Round(send_sec=1.0, calls=[_read(0.5), wedge, _read(0.5)]),
-        Round(send_sec=1.0, calls=[_read(0.5)]),
-        Round(send_sec=1.0),
-    ])
+    ep = _episode(
+        "e1",
+        [
+            Round(send_sec=1.0, calls=[_read(0.5), wedge, _read(0.5)]),
+            Round(send_sec=1.0, calls=[_read(0.5)]),
+            Round(send_sec=1.0),
+        ],
+    )
     result = simulate([ep], TimeoutPolicy.ouroboros(), Narrowing.unbounded())
     calls = result.calls
     assert list(calls["outcome"]) == ["executed", "error", "withheld", "withheld"]
@@ -131,8 +161,12 @@ def test_unbounded_mode_waits_out_a_wedge_then_withholds_the_rest():
 
 def test_call_timing_in_a_pool_counts_from_the_arrival_and_includes_queueing():
     """A queued request's calls start after its queue wait; with one worker thread a call's wait includes queueing."""
-    eps = [_episode(f"e{i}", [Round(send_sec=1.0, calls=[_read(2.0), _read(1.0)]), Round(send_sec=1.0)])
-           for i in range(2)]
+    eps = [
+        _episode(
+            f"e{i}", [Round(send_sec=1.0, calls=[_read(2.0), _read(1.0)]), Round(send_sec=1.0)]
+        )
+        for i in range(2)
+    ]
     slots = simulate(eps, TimeoutPolicy.uniform(10.0), slots=1)
     assert list(slots.episodes["queue_wait_sec"]) == [0.0, 5.0]
     assert list(slots.calls["start_sec"]) == [1.0, 3.0, 6.0, 8.0]
@@ -147,7 +181,10 @@ def test_call_timing_in_a_pool_counts_from_the_arrival_and_includes_queueing():
 
 def test_tool_errors_are_errors_without_a_gap():
     """A call recorded as the tool's own error stays an error with no source gap and no abandonment."""
-    ep = _episode("e1", [Round(send_sec=0.0, calls=[Call(tool="list_files", duration_sec=0.1, status="error")])])
+    ep = _episode(
+        "e1",
+        [Round(send_sec=0.0, calls=[Call(tool="list_files", duration_sec=0.1, status="error")])],
+    )
     row = simulate([ep], TimeoutPolicy.uniform(1.0)).calls.iloc[0]
     assert row["outcome"] == "error" and row["source_gap"] == ""
 
@@ -194,25 +231,48 @@ def test_sync_to_lands_exactly_on_the_requested_time():
 # -- the bound cache ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("narrowing", [Narrowing(), Narrowing("none"), Narrowing("reserve", reserve_sec=7.0),
-                                       Narrowing("fraction", fraction=0.4), Narrowing.unbounded()])
+@pytest.mark.parametrize(
+    "narrowing",
+    [
+        Narrowing(),
+        Narrowing("none"),
+        Narrowing("reserve", reserve_sec=7.0),
+        Narrowing("fraction", fraction=0.4),
+        Narrowing.unbounded(),
+    ],
+)
 def test_cached_bounds_equal_resolve_bound_for_every_tool_kind(narrowing):
     """The resolver's bound equals resolve_bound for plain, clamp and override tools at many remaining times."""
     policy = TimeoutPolicy.ouroboros()
     resolver = BoundResolver(policy, narrowing)
-    cases: list[tuple[str, dict[str, object]]] = [("read_file", {}), ("query_code", {}), ("web_search", {}), ("run_command", {"timeout_sec": 900}),
-             ("run_command", {"timeout": 5}), ("run_command", {}), ("run_command", {"timeout_sec": True})]
+    cases: list[tuple[str, dict[str, object]]] = [
+        ("read_file", {}),
+        ("query_code", {}),
+        ("web_search", {}),
+        ("run_command", {"timeout_sec": 900}),
+        ("run_command", {"timeout": 5}),
+        ("run_command", {}),
+        ("run_command", {"timeout_sec": True}),
+    ]
     for remaining in [None, 0.0, 1.5, 119.0, 130.0, 400.0, 700.0, 5000.0]:
         for tool, args in cases:
-            expected = resolve_bound(policy, None, tool, args, narrowing=narrowing, remaining_sec=remaining)
+            expected = resolve_bound(
+                policy, None, tool, args, narrowing=narrowing, remaining_sec=remaining
+            )
             got = resolver.bound(tool, args, remaining)
-            assert (got.sec, got.by, got.tool_timeout_sec) == (expected.sec, expected.by, expected.tool_timeout_sec)
+            assert (got.sec, got.by, got.tool_timeout_sec) == (
+                expected.sec,
+                expected.by,
+                expected.tool_timeout_sec,
+            )
             assert resolver.bound_sec(tool, args, remaining) == (expected.sec, expected.by)
     for tool, pair in resolver.no_deadline.items():
         expected = resolve_bound(policy, None, tool, {}, narrowing=narrowing, remaining_sec=None)
         assert pair == (expected.sec, expected.by)
     # Clamp and override tools (and every tool under a custom policy or unbounded) are never looked up by name.
-    assert set(resolver.no_deadline) == (set() if narrowing.mode == "unbounded" else {"read_file", "query_code"})
+    assert set(resolver.no_deadline) == (
+        set() if narrowing.mode == "unbounded" else {"read_file", "query_code"}
+    )
 
 
 @pytest.mark.parametrize("narrowing", [Narrowing(), Narrowing("fraction", fraction=0.5)])
@@ -235,8 +295,12 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
 
     wedge = Call(tool="query_code", duration_sec=900.0, completed=False)
     episodes = synth_corpus(80, seed=3, tail_scale=100.0) + [
-        _episode(f"w{i}", [Round(send_sec=1.5, calls=[_read(2.0), wedge, _read(1.0)]), Round(send_sec=1.0)],
-                 offset_sec=7.3 * i, deadline_sec=None if i % 2 else 700.0)
+        _episode(
+            f"w{i}",
+            [Round(send_sec=1.5, calls=[_read(2.0), wedge, _read(1.0)]), Round(send_sec=1.0)],
+            offset_sec=7.3 * i,
+            deadline_sec=None if i % 2 else 700.0,
+        )
         for i in range(5)
     ]
     policy = TimeoutPolicy.ouroboros()
@@ -246,19 +310,38 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
     for position, arrival in enumerate(arrival_times(episodes).tolist()):
         env.process(episode_process(theirs, position, arrival))
     env.run()
-    for name in ("duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap", "credited_lines",
-                 "zombie_sec", "dispatch_sec", "wait_sec"):
-        assert np.array_equal(getattr(ours.calls, name), getattr(theirs.calls, name), equal_nan=name == "bound_sec")
-    assert (ours.start_sec, ours.end_sec, ours.max_silence_sec) == (theirs.start_sec, theirs.end_sec,
-                                                                  theirs.max_silence_sec)
+    for name in (
+        "duration_sec",
+        "completed",
+        "bound_sec",
+        "bound_by",
+        "outcome",
+        "source_gap",
+        "credited_lines",
+        "zombie_sec",
+        "dispatch_sec",
+        "wait_sec",
+    ):
+        assert np.array_equal(
+            getattr(ours.calls, name), getattr(theirs.calls, name), equal_nan=name == "bound_sec"
+        )
+    assert (ours.start_sec, ours.end_sec, ours.max_silence_sec) == (
+        theirs.start_sec,
+        theirs.end_sec,
+        theirs.max_silence_sec,
+    )
     loose = [sorted(zip(run.loose_starts, run.loose_ends, strict=True)) for run in (ours, theirs)]
     assert loose[0] == loose[1]
     assert ours.env.now == env.now == max(ours.end_sec)
     # The comparison covers abandonments (zombies, wedges) and, unbounded, wedged-then-withheld episodes.
     if narrowing.mode == "unbounded":
-        assert ours.calls.source_gap.count(SOURCE_GAP_WEDGED) >= 5 and "withheld" in ours.calls.outcome
+        assert (
+            ours.calls.source_gap.count(SOURCE_GAP_WEDGED) >= 5 and "withheld" in ours.calls.outcome
+        )
     else:
-        assert any(math.isinf(end) for end in ours.loose_ends) and any(map(math.isfinite, ours.loose_ends))
+        assert any(math.isinf(end) for end in ours.loose_ends) and any(
+            map(math.isfinite, ours.loose_ends)
+        )
 
 
 def test_the_policy_is_consulted_once_per_key_and_every_time_for_clamp_tools():
@@ -325,20 +408,47 @@ def test_conditional_draws_recover_an_exponential_residual_life():
 def test_imputation_is_seeded_and_strictly_beyond_the_observation():
     """Same seed, same draws; each imputed time exceeds the observed censored duration."""
     eps = [
-        _episode("a", [Round(calls=[Call(tool="query_code", duration_sec=float(d)) for d in range(1, 80, 3)])]),
-        _episode("b", [Round(calls=[Call(tool="query_code", duration_sec=30.0, completed=False),
-                                    Call(tool="list_files", duration_sec=9.0, completed=False)])]),
+        _episode(
+            "a",
+            [
+                Round(
+                    calls=[Call(tool="query_code", duration_sec=float(d)) for d in range(1, 80, 3)]
+                )
+            ],
+        ),
+        _episode(
+            "b",
+            [
+                Round(
+                    calls=[
+                        Call(tool="query_code", duration_sec=30.0, completed=False),
+                        Call(tool="list_files", duration_sec=9.0, completed=False),
+                    ]
+                )
+            ],
+        ),
     ]
-    first, again, other = impute_durations(eps, 5), impute_durations(eps, 5), impute_durations(eps, 6)
+    first, again, other = (
+        impute_durations(eps, 5),
+        impute_durations(eps, 5),
+        impute_durations(eps, 6),
+    )
     assert first == again and set(first) == {("b", 0), ("b", 1)}
-    assert first[("b", 0)] > 30.0 and first[("b", 1)] > 9.0  # list_files borrows the pooled estimate
+    assert (
+        first[("b", 0)] > 30.0 and first[("b", 1)] > 9.0
+    )  # list_files borrows the pooled estimate
     assert other != first
 
 
 def test_impute_mode_replaces_wedges_with_finite_returns():
     """censored='impute' turns a wedge into a late return: finite zombie time, no wedged zombies."""
-    eps = [_episode("a", [Round(calls=[Call(tool="query_code", duration_sec=float(d)) for d in (5, 20, 80)])]),
-           _episode("b", [Round(calls=[Call(tool="query_code", duration_sec=30.0, completed=False)])])]
+    eps = [
+        _episode(
+            "a",
+            [Round(calls=[Call(tool="query_code", duration_sec=float(d)) for d in (5, 20, 80)])],
+        ),
+        _episode("b", [Round(calls=[Call(tool="query_code", duration_sec=30.0, completed=False)])]),
+    ]
     result = simulate(eps, TimeoutPolicy.uniform(10.0), censored="impute", seed=1)
     row = result.calls.iloc[3]
     assert row["source_gap"] == SOURCE_GAP_ABANDONED and bool(row["completed"])
@@ -356,11 +466,20 @@ def test_a_cached_corpus_replays_exactly_like_a_fresh_one():
     """Replaying the same episode objects again (compiled corpus reused) gives the same frames as a fresh compile."""
     from reviewlab.engines.twin.corpus import clear_cache, compiled
 
-    eps = [_episode(f"e{i}", [Round(send_sec=1.0, calls=[_read(0.5 + i), _read(9.0)])], offset_sec=3.0 - i,
-                    deadline_sec=8.0 if i % 2 else None) for i in range(4)]
+    eps = [
+        _episode(
+            f"e{i}",
+            [Round(send_sec=1.0, calls=[_read(0.5 + i), _read(9.0)])],
+            offset_sec=3.0 - i,
+            deadline_sec=8.0 if i % 2 else None,
+        )
+        for i in range(4)
+    ]
     clear_cache()
     fresh = simulate(eps, TimeoutPolicy.uniform(5.0))
-    assert compiled(list(eps)) is compiled(eps)  # same objects in the same order: one compiled corpus
+    assert compiled(list(eps)) is compiled(
+        eps
+    )  # same objects in the same order: one compiled corpus
     again = simulate(list(eps), TimeoutPolicy.uniform(5.0))
     assert fresh.calls.equals(again.calls) and fresh.episodes.equals(again.episodes)
     assert fresh.summary == again.summary
@@ -370,8 +489,17 @@ def test_a_cached_corpus_replays_exactly_like_a_fresh_one():
 
 def test_frames_are_in_corpus_order_when_worker_threads_interleave_episodes():
     """With a shared worker pool episodes interleave, yet call rows come out in corpus order, then call order."""
-    eps = [_episode(f"e{i}", [Round(send_sec=0.5, calls=[_read(2.0), _read(1.0)]),
-                              Round(send_sec=0.5, calls=[_read(0.5)])], offset_sec=0.1 * (3 - i)) for i in range(4)]
+    eps = [
+        _episode(
+            f"e{i}",
+            [
+                Round(send_sec=0.5, calls=[_read(2.0), _read(1.0)]),
+                Round(send_sec=0.5, calls=[_read(0.5)]),
+            ],
+            offset_sec=0.1 * (3 - i),
+        )
+        for i in range(4)
+    ]
     result = simulate(eps, TimeoutPolicy.uniform(10.0), workers=2)
     assert list(result.calls["episode_id"]) == [f"e{i}" for i in range(4) for _ in range(3)]
     assert list(result.calls["call_index"]) == [0, 1, 2] * 4

@@ -29,9 +29,16 @@ from reviewlab.engines.twin import SLOT_STATES, SLOT_TIMELINE_COLUMNS, simulate
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
-def _episode(id: str, rounds: list[Round], *, offset_sec: float = 0.0, deadline_sec: float | None = None) -> Episode:
-    return Episode(id=id, source="synthetic", started_at=T0 + timedelta(seconds=offset_sec),
-                   deadline_sec=deadline_sec, rounds=rounds)
+def _episode(
+    id: str, rounds: list[Round], *, offset_sec: float = 0.0, deadline_sec: float | None = None
+) -> Episode:
+    return Episode(
+        id=id,
+        source="synthetic",
+        started_at=T0 + timedelta(seconds=offset_sec),
+        deadline_sec=deadline_sec,
+        rounds=rounds,
+    )
 
 
 def _call(duration: float, *, completed: bool = True) -> Call:
@@ -72,8 +79,14 @@ def test_erlang_c_formula_matches_known_values():
 
 def test_slot_timelines_tile_the_run_with_busy_silent_and_idle():
     """Each slot's intervals are contiguous from 0 to the horizon; busy time equals the model sends served."""
-    corpus = [_episode(f"e{i}", [Round(send_sec=2.0, calls=[_call(1.0), _call(0.5)]), Round(send_sec=1.0)],
-                       offset_sec=3.0 * i) for i in range(7)]
+    corpus = [
+        _episode(
+            f"e{i}",
+            [Round(send_sec=2.0, calls=[_call(1.0), _call(0.5)]), Round(send_sec=1.0)],
+            offset_sec=3.0 * i,
+        )
+        for i in range(7)
+    ]
     result = simulate(corpus, TimeoutPolicy.uniform(10.0), slots=2)
     slots = result.slots
     assert slots is not None and tuple(slots.columns) == SLOT_TIMELINE_COLUMNS
@@ -98,17 +111,23 @@ def test_queueing_eats_into_the_inherited_deadline():
     assert list(result.episodes["queue_wait_sec"]) == [0.0, 11.0]
     assert list(result.calls["bound_sec"]) == [2.0, 0.0]
     assert list(result.calls["outcome"]) == ["executed", "error"]
-    assert result.summary["queue_wait_mean_sec"] == 5.5 and result.summary["queue_wait_share"] == 0.5
+    assert (
+        result.summary["queue_wait_mean_sec"] == 5.5 and result.summary["queue_wait_share"] == 0.5
+    )
     assert list(result.episodes["wall_sec"]) == [11.0, 21.0]
 
 
 def test_a_wedged_zombie_starves_the_only_worker_thread():
     """K=1: a wedge holds the thread forever, so a later call waits out its bound in the queue and is abandoned."""
-    corpus = [_episode("a", [Round(send_sec=0.0, calls=[_call(100.0, completed=False)])]),
-              _episode("b", [Round(send_sec=1.0, calls=[_call(0.5)])])]
+    corpus = [
+        _episode("a", [Round(send_sec=0.0, calls=[_call(100.0, completed=False)])]),
+        _episode("b", [Round(send_sec=1.0, calls=[_call(0.5)])]),
+    ]
     starved = simulate(corpus, TimeoutPolicy.uniform(2.0), workers=1)
     row = starved.calls.iloc[1]
-    assert row["source_gap"] == SOURCE_GAP_ABANDONED and row["zombie_sec"] == 0.0  # never ran: no zombie
+    assert (
+        row["source_gap"] == SOURCE_GAP_ABANDONED and row["zombie_sec"] == 0.0
+    )  # never ran: no zombie
     assert starved.episodes["wall_sec"].iloc[1] == 3.0
     free = simulate(corpus, TimeoutPolicy.uniform(2.0))
     assert free.calls["outcome"].iloc[1] == "executed"
@@ -116,10 +135,12 @@ def test_a_wedged_zombie_starves_the_only_worker_thread():
 
 def test_waiting_for_a_thread_counts_against_the_bound():
     """The bound clock starts at dispatch: queue time plus run time decides the fate, and the zombie keeps the rest."""
-    corpus = [_episode("a", [Round(send_sec=0.0, calls=[_call(3.0)])]),
-              _episode("b", [Round(send_sec=1.0, calls=[_call(1.0)])]),
-              _episode("c", [Round(send_sec=4.0, calls=[_call(3.5)])]),
-              _episode("d", [Round(send_sec=4.5, calls=[_call(1.2)])])]
+    corpus = [
+        _episode("a", [Round(send_sec=0.0, calls=[_call(3.0)])]),
+        _episode("b", [Round(send_sec=1.0, calls=[_call(1.0)])]),
+        _episode("c", [Round(send_sec=4.0, calls=[_call(3.5)])]),
+        _episode("d", [Round(send_sec=4.5, calls=[_call(1.2)])]),
+    ]
     calls = simulate(corpus, TimeoutPolicy.uniform(4.0), workers=1).calls
     # b waits 2 s for a's thread, then runs 1 s: seen after 3 s, inside its bound.
     assert calls["outcome"].iloc[1] == "executed"
@@ -131,9 +152,11 @@ def test_waiting_for_a_thread_counts_against_the_bound():
 
 def test_a_zombie_that_got_a_thread_holds_it_until_it_returns():
     """Abandoned after queueing 1 s: the caller resumes at the bound, the zombie runs q + d - bound longer."""
-    corpus = [_episode("a", [Round(send_sec=0.0, calls=[_call(2.0)])]),
-              _episode("b", [Round(send_sec=1.0, calls=[_call(3.5)])]),
-              _episode("c", [Round(send_sec=5.5, calls=[_call(0.1)])])]
+    corpus = [
+        _episode("a", [Round(send_sec=0.0, calls=[_call(2.0)])]),
+        _episode("b", [Round(send_sec=1.0, calls=[_call(3.5)])]),
+        _episode("c", [Round(send_sec=5.5, calls=[_call(0.1)])]),
+    ]
     result = simulate(corpus, TimeoutPolicy.uniform(4.0), workers=1)
     b = result.calls.iloc[1]
     assert b["source_gap"] == SOURCE_GAP_ABANDONED and b["zombie_sec"] == pytest.approx(0.5)
@@ -146,9 +169,15 @@ def test_a_zombie_that_got_a_thread_holds_it_until_it_returns():
 def test_poisson_arrivals_are_seeded_and_need_a_rate():
     """The same seed gives the same arrivals; a Poisson stream without a rate is an error naming it."""
     corpus = [_episode(f"e{i}", [Round(send_sec=1.0)]) for i in range(20)]
-    one = simulate(corpus, slots=2, arrivals="poisson", arrival_rate=0.5, seed=3).episodes["arrival_sec"]
-    two = simulate(corpus, slots=2, arrivals="poisson", arrival_rate=0.5, seed=3).episodes["arrival_sec"]
-    three = simulate(corpus, slots=2, arrivals="poisson", arrival_rate=0.5, seed=4).episodes["arrival_sec"]
+    one = simulate(corpus, slots=2, arrivals="poisson", arrival_rate=0.5, seed=3).episodes[
+        "arrival_sec"
+    ]
+    two = simulate(corpus, slots=2, arrivals="poisson", arrival_rate=0.5, seed=3).episodes[
+        "arrival_sec"
+    ]
+    three = simulate(corpus, slots=2, arrivals="poisson", arrival_rate=0.5, seed=4).episodes[
+        "arrival_sec"
+    ]
     assert one.equals(two) and not one.equals(three)
     with pytest.raises(ValueError, match="arrival_rate"):
         simulate(corpus, slots=2, arrivals="poisson")
@@ -160,8 +189,15 @@ def test_poisson_arrivals_are_seeded_and_need_a_rate():
 
 def test_a_pool_without_contention_changes_no_outcome():
     """Plenty of slots and threads: every call's fate and timing equals the pool-free replay."""
-    corpus = [_episode(f"e{i}", [Round(send_sec=1.0, calls=[_call(0.5 * i), _call(6.0)]), Round(send_sec=0.5)],
-                       offset_sec=2.0 * i, deadline_sec=9.0) for i in range(6)]
+    corpus = [
+        _episode(
+            f"e{i}",
+            [Round(send_sec=1.0, calls=[_call(0.5 * i), _call(6.0)]), Round(send_sec=0.5)],
+            offset_sec=2.0 * i,
+            deadline_sec=9.0,
+        )
+        for i in range(6)
+    ]
     free = simulate(corpus, TimeoutPolicy.uniform(4.0))
     pooled = simulate(corpus, TimeoutPolicy.uniform(4.0), slots=10, workers=50)
     assert free.calls.equals(pooled.calls)

@@ -40,42 +40,72 @@ def calls(draw: Any) -> Call:
     extent = None
     if tool == "read_file" and draw(st.booleans()):
         first = draw(st.integers(1, 400))
-        extent = Extent(path="src/a.py", start_line=first, end_line=first + draw(st.integers(0, 300)))
+        extent = Extent(
+            path="src/a.py", start_line=first, end_line=first + draw(st.integers(0, 300))
+        )
     completed = draw(st.booleans()) if draw(st.integers(0, 3)) == 0 else True
     duration = draw(SECONDS)
     returned_after = None
     if not completed and draw(st.booleans()):
         returned_after = duration + draw(SECONDS)
-    return Call(tool=tool, args=args, duration_sec=duration, completed=completed,
-                status=draw(st.sampled_from(["ok", "ok", "ok", "error"])), extent=extent,
-                returned_after_sec=returned_after)
+    return Call(
+        tool=tool,
+        args=args,
+        duration_sec=duration,
+        completed=completed,
+        status=draw(st.sampled_from(["ok", "ok", "ok", "error"])),
+        extent=extent,
+        returned_after_sec=returned_after,
+    )
 
 
 @st.composite
 def corpora(draw: Any) -> list[Episode]:
     episodes = []
     for index in range(draw(st.integers(1, 6))):
-        rounds = [Round(send_sec=draw(SECONDS.filter(lambda s: s < 100)), calls=draw(st.lists(calls(), max_size=4)))
-                  for _ in range(draw(st.integers(0, 5)))]
-        deadline = draw(st.one_of(st.none(), st.sampled_from([0.0, 10.0, 130.0, 300.0, 900.0]), SECONDS))
-        episodes.append(Episode(
-            id=f"ep-{index}", source="synthetic", slot=f"slot-{draw(st.integers(0, 2))}",
-            started_at=START + timedelta(seconds=draw(st.floats(0, 5000, allow_nan=False))),
-            deadline_sec=deadline, rounds=rounds))
+        rounds = [
+            Round(
+                send_sec=draw(SECONDS.filter(lambda s: s < 100)),
+                calls=draw(st.lists(calls(), max_size=4)),
+            )
+            for _ in range(draw(st.integers(0, 5)))
+        ]
+        deadline = draw(
+            st.one_of(st.none(), st.sampled_from([0.0, 10.0, 130.0, 300.0, 900.0]), SECONDS)
+        )
+        episodes.append(
+            Episode(
+                id=f"ep-{index}",
+                source="synthetic",
+                slot=f"slot-{draw(st.integers(0, 2))}",
+                started_at=START + timedelta(seconds=draw(st.floats(0, 5000, allow_nan=False))),
+                deadline_sec=deadline,
+                rounds=rounds,
+            )
+        )
     return episodes
 
 
-POLICIES = st.sampled_from([
-    TimeoutPolicy.ouroboros(),
-    TimeoutPolicy.uniform(1.0),
-    TimeoutPolicy.uniform(120.0),
-    TimeoutPolicy.ouroboros().scaled(0.05),
-    TimeoutPolicy.ouroboros().with_tool_timeouts(read_file=2.0, search_code=30.0),
-    TimeoutPolicy(default_sec=300.0, clamp_tools=("web_search", "read_file"), clamp_reserve_sec=20.0,
-                  override_tools=("run_command",), override_ceiling_sec=900.0),
-])
+POLICIES = st.sampled_from(
+    [
+        TimeoutPolicy.ouroboros(),
+        TimeoutPolicy.uniform(1.0),
+        TimeoutPolicy.uniform(120.0),
+        TimeoutPolicy.ouroboros().scaled(0.05),
+        TimeoutPolicy.ouroboros().with_tool_timeouts(read_file=2.0, search_code=30.0),
+        TimeoutPolicy(
+            default_sec=300.0,
+            clamp_tools=("web_search", "read_file"),
+            clamp_reserve_sec=20.0,
+            override_tools=("run_command",),
+            override_ceiling_sec=900.0,
+        ),
+    ]
+)
 NARROWINGS = st.one_of(
-    st.just(Narrowing()), st.just(Narrowing("none")), st.just(Narrowing.unbounded()),
+    st.just(Narrowing()),
+    st.just(Narrowing("none")),
+    st.just(Narrowing.unbounded()),
     st.builds(Narrowing, st.just("reserve"), st.sampled_from([0.0, 30.0, 200.0])),
     st.builds(lambda f: Narrowing("fraction", fraction=f), st.sampled_from([0.1, 0.5, 1.0])),
 )
@@ -86,14 +116,21 @@ def assert_same(twin: Any, fast: Any) -> None:
     assert tuple(fast.calls.columns) == metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS
     pd.testing.assert_frame_equal(twin.calls, fast.calls, check_exact=True)
     for name in (*metrics.CALL_TIMING_COLUMNS, "bound_sec", "zombie_sec"):
-        assert np.array_equal(twin.calls[name].to_numpy(), fast.calls[name].to_numpy(), equal_nan=True), name
+        assert np.array_equal(
+            twin.calls[name].to_numpy(), fast.calls[name].to_numpy(), equal_nan=True
+        ), name
     pd.testing.assert_frame_equal(twin.episodes, fast.episodes)
     assert twin.summary == fast.summary
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(corpus=corpora(), policy=POLICIES, narrowing=NARROWINGS, censored=st.sampled_from(["wedge", "impute"]),
-       seed=st.integers(0, 3))
+@given(
+    corpus=corpora(),
+    policy=POLICIES,
+    narrowing=NARROWINGS,
+    censored=st.sampled_from(["wedge", "impute"]),
+    seed=st.integers(0, 3),
+)
 def test_vectorized_equals_twin_on_random_corpora(corpus, policy, narrowing, censored, seed):
     """Per-call outcomes, bounds, credited lines, episode rows and summary are identical to the twin's."""
     try:
@@ -117,14 +154,25 @@ class CountingPolicy:
 @given(corpus=corpora(), narrowing=NARROWINGS)
 def test_any_policy_object_is_replayed_exactly(corpus, narrowing):
     """A policy object that only has timeout_for is resolved per call and still matches the twin."""
-    assert_same(simulate(corpus, CountingPolicy(), narrowing), replay_vectorized(corpus, CountingPolicy(), narrowing))
+    assert_same(
+        simulate(corpus, CountingPolicy(), narrowing),
+        replay_vectorized(corpus, CountingPolicy(), narrowing),
+    )
 
 
 def test_compiled_corpus_is_reused_across_policies():
     """One compiled corpus replays many policies with the same answers as compiling afresh."""
-    episodes = [Episode(id=f"e{i}", source="synthetic", started_at=START + timedelta(seconds=i), deadline_sec=100.0,
-                        rounds=[Round(send_sec=1.0, calls=[Call(tool="search_code", duration_sec=40.0 * i)])] * 3)
-                for i in range(4)]
+    episodes = [
+        Episode(
+            id=f"e{i}",
+            source="synthetic",
+            started_at=START + timedelta(seconds=i),
+            deadline_sec=100.0,
+            rounds=[Round(send_sec=1.0, calls=[Call(tool="search_code", duration_sec=40.0 * i)])]
+            * 3,
+        )
+        for i in range(4)
+    ]
     corpus = compile_corpus(episodes)
     for seconds in (10.0, 45.0, 200.0):
         policy = TimeoutPolicy.uniform(seconds)
@@ -132,9 +180,17 @@ def test_compiled_corpus_is_reused_across_policies():
         assert corpus.summary(policy, Narrowing()) == corpus.result(policy, Narrowing()).summary
 
 
-@pytest.mark.parametrize("narrowing", [Narrowing(), Narrowing("none"), Narrowing("reserve", reserve_sec=60.0),
-                                       Narrowing("fraction", fraction=0.5), Narrowing.unbounded()],
-                         ids=lambda n: n.mode)
+@pytest.mark.parametrize(
+    "narrowing",
+    [
+        Narrowing(),
+        Narrowing("none"),
+        Narrowing("reserve", reserve_sec=60.0),
+        Narrowing("fraction", fraction=0.5),
+        Narrowing.unbounded(),
+    ],
+    ids=lambda n: n.mode,
+)
 @pytest.mark.parametrize("censored", ["wedge", "impute"])
 def test_vectorized_equals_twin_on_a_synthetic_corpus(narrowing, censored):
     """On hundreds of synthetic episodes (many settled by the deadline), frames and summary equal the twin's."""
@@ -149,11 +205,22 @@ def test_vectorized_equals_twin_on_a_synthetic_corpus(narrowing, censored):
 
 def test_deadline_chains_settle_exactly():
     """Abandonments that each shrink the next call's bound (fraction narrowing) settle to the twin's answer."""
-    episodes = [Episode(id=f"e{i}", source="synthetic", started_at=START + timedelta(seconds=7 * i),
-                        deadline_sec=1000.0 + i,
-                        rounds=[Round(send_sec=0.1 * i, calls=[Call(tool="search_code", duration_sec=900.0 - j)
-                                                               for j in range(3)]) for _ in range(6)])
-                for i in range(5)]
+    episodes = [
+        Episode(
+            id=f"e{i}",
+            source="synthetic",
+            started_at=START + timedelta(seconds=7 * i),
+            deadline_sec=1000.0 + i,
+            rounds=[
+                Round(
+                    send_sec=0.1 * i,
+                    calls=[Call(tool="search_code", duration_sec=900.0 - j) for j in range(3)],
+                )
+                for _ in range(6)
+            ],
+        )
+        for i in range(5)
+    ]
     narrowing = Narrowing("fraction", fraction=0.5)
     fast = replay_vectorized(episodes, TimeoutPolicy.uniform(800.0), narrowing)
     assert_same(simulate(episodes, TimeoutPolicy.uniform(800.0), narrowing), fast)
@@ -185,8 +252,17 @@ def test_summary_never_builds_the_call_timing(monkeypatch):
 
 def test_replay_dispatches_to_the_vectorized_engine():
     """replay(engine="vectorized") returns the vectorized engine's result, labelled as such."""
-    episodes = [Episode(id="a", source="synthetic", started_at=START,
-                        rounds=[Round(send_sec=2.0, calls=[Call(tool="read_file", duration_sec=700.0)]), Round()])]
+    episodes = [
+        Episode(
+            id="a",
+            source="synthetic",
+            started_at=START,
+            rounds=[
+                Round(send_sec=2.0, calls=[Call(tool="read_file", duration_sec=700.0)]),
+                Round(),
+            ],
+        )
+    ]
     result = replay(episodes, TimeoutPolicy.ouroboros(), engine="vectorized")
     assert result.engine == "vectorized"
     assert result.calls["bound_sec"].tolist() == [600.0]
@@ -211,8 +287,11 @@ def test_duplicate_episode_ids_are_refused():
 
 # -- array forms of the shared rules ------------------------------------------
 
-REMAINING = st.one_of(st.none(), st.sampled_from([0.0, 1.0, 100.0, 120.0, 121.0, 600.0]),
-                      st.floats(0, 5000, allow_nan=False))
+REMAINING = st.one_of(
+    st.none(),
+    st.sampled_from([0.0, 1.0, 100.0, 120.0, 121.0, 600.0]),
+    st.floats(0, 5000, allow_nan=False),
+)
 TOOL_SEC = st.one_of(st.sampled_from([0.0, 1.0, 120.0, 600.0]), st.floats(0, 5000, allow_nan=False))
 
 
@@ -228,19 +307,29 @@ def test_narrow_array_equals_narrow(pairs, narrowing):
         assert bool(d) == (bound.by == "deadline")
 
 
-@given(st.lists(st.tuples(TOOL_SEC.filter(lambda s: s > 0), REMAINING), min_size=1, max_size=20),
-       st.sampled_from([0.0, 20.0, 120.0]))
+@given(
+    st.lists(st.tuples(TOOL_SEC.filter(lambda s: s > 0), REMAINING), min_size=1, max_size=20),
+    st.sampled_from([0.0, 20.0, 120.0]),
+)
 def test_clamp_array_equals_timeout_for(pairs, reserve):
     """TimeoutPolicy.clamp_array gives timeout_for's clamped value for a clamp tool (NaN = None)."""
     base = np.array([p[0] for p in pairs])
     remaining = np.array([np.nan if p[1] is None else p[1] for p in pairs])
-    clamped = TimeoutPolicy(clamp_tools=("web_search",), clamp_reserve_sec=reserve).clamp_array(base, remaining)
+    clamped = TimeoutPolicy(clamp_tools=("web_search",), clamp_reserve_sec=reserve).clamp_array(
+        base, remaining
+    )
     for (b, r), c in zip(pairs, clamped, strict=True):
-        policy = TimeoutPolicy(default_sec=b, clamp_tools=("web_search",), clamp_reserve_sec=reserve)
+        policy = TimeoutPolicy(
+            default_sec=b, clamp_tools=("web_search",), clamp_reserve_sec=reserve
+        )
         assert c == policy.timeout_for(None, "web_search", remaining_sec=r)
 
 
-@given(st.lists(st.tuples(TOOL_SEC, st.booleans(), st.one_of(st.none(), TOOL_SEC)), min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.tuples(TOOL_SEC, st.booleans(), st.one_of(st.none(), TOOL_SEC)), min_size=1, max_size=20
+    )
+)
 def test_abandons_array_equals_abandons(triples):
     """abandons_array decides every call's fate as abandons does (a NaN bound is unbounded)."""
     duration = np.array([t[0] for t in triples])
@@ -261,8 +350,11 @@ def test_credited_lines_array_follows_the_sticky_rule():
             crediting.note_abandoned()
         expected.append(crediting.credited_lines(tool, outcome, 10))
     got = Crediting.credited_lines_array(
-        np.array([Crediting.credits_tool(t) for t in tools]), np.array([o == "executed" for o in outcomes]),
-        np.array(abandoned_before), np.full(4, 10))
+        np.array([Crediting.credits_tool(t) for t in tools]),
+        np.array([o == "executed" for o in outcomes]),
+        np.array(abandoned_before),
+        np.full(4, 10),
+    )
     assert got.tolist() == expected == [10, 0, 0, 0]
 
 
@@ -271,11 +363,16 @@ def test_args_key_and_clamps_agree_with_resolution(tool, override):
     """Calls with equal args_key resolve alike, and clamps() says exactly when the time left matters."""
     policy = TimeoutPolicy.ouroboros()
     args = {} if override is None else {"timeout": override}
-    assert TimeoutPolicy.args_key(args) == TimeoutPolicy.args_key({"timeout": override} if override is not None else None)
+    assert TimeoutPolicy.args_key(args) == TimeoutPolicy.args_key(
+        {"timeout": override} if override is not None else None
+    )
     tight = policy.timeout_for(None, tool, args, remaining_sec=130.0)
     loose = policy.timeout_for(None, tool, args, remaining_sec=None)
     assert (tight != loose) == policy.clamps(None, tool, args)
-    assert resolve_bound(policy, None, tool, args, narrowing=Narrowing("none"), remaining_sec=None).sec == loose
+    assert (
+        resolve_bound(policy, None, tool, args, narrowing=Narrowing("none"), remaining_sec=None).sec
+        == loose
+    )
 
 
 def test_compile_corpus_refuses_what_the_twin_refuses():

@@ -21,12 +21,18 @@ def test_editor_starts_on_the_ouroboros_preset_and_resolves_like_it():
     """Until a slider moves, every tool (listed, unknown, overridden, clamped) resolves as under ouroboros."""
     editor = PolicyEditor(_TOOLS)
     reference = TimeoutPolicy.ouroboros()
-    cases = [("read_file", None), ("query_code", None), ("some_other_tool", None),
-             ("run_command", {"timeout_sec": 1500}), ("web_search", None)]
+    cases = [
+        ("read_file", None),
+        ("query_code", None),
+        ("some_other_tool", None),
+        ("run_command", {"timeout_sec": 1500}),
+        ("web_search", None),
+    ]
     for tool, args in cases:
         for remaining in (None, 200.0):
-            assert editor.policy.timeout_for(None, tool, args, remaining_sec=remaining) == \
-                reference.timeout_for(None, tool, args, remaining_sec=remaining)
+            assert editor.policy.timeout_for(
+                None, tool, args, remaining_sec=remaining
+            ) == reference.timeout_for(None, tool, args, remaining_sec=remaining)
     assert editor.narrowing == Narrowing()
     assert editor.sliders["query_code"].value == 600.0  # the 600 s floor folded into the slider
     assert editor.name == "ouroboros"
@@ -97,7 +103,11 @@ def test_save_and_load_round_trip_through_toml(tmp_path):
     assert narrowing == Narrowing(mode="reserve", reserve_sec=30.0)
     assert "saved" in editor.status.value
 
-    save_policy_file(tmp_path / "other.toml", TimeoutPolicy.uniform(3.0), Narrowing(mode="fraction", fraction=0.25))
+    save_policy_file(
+        tmp_path / "other.toml",
+        TimeoutPolicy.uniform(3.0),
+        Narrowing(mode="fraction", fraction=0.25),
+    )
     other = PolicyEditor(_TOOLS)
     other.path.value = str(tmp_path / "other.toml")
     other.load_button.click()
@@ -125,7 +135,9 @@ def test_explorer_metrics_follow_the_sliders(corpus):
     rate_before = explorer.result.summary["abandoned_call_rate"]
     explorer.editor.sliders["query_code"].value = 1.0
     explorer.update()
-    expected = replay(corpus, explorer.editor.policy, explorer.editor.narrowing, engine="vectorized").summary
+    expected = replay(
+        corpus, explorer.editor.policy, explorer.editor.narrowing, engine="vectorized"
+    ).summary
     assert explorer.result.summary == expected
     assert explorer.result.summary["abandoned_call_rate"] > rate_before
     assert explorer.metrics.value != shown_before
@@ -149,14 +161,27 @@ def test_explorer_compares_against_the_policy_it_opened_with(corpus):
     """The metrics table carries the opening preset as a baseline column."""
     explorer = explore(corpus, chart=False)
     assert "<th>ouroboros</th>" in explorer.metrics.value
-    assert explorer.baseline == replay(corpus, TimeoutPolicy.ouroboros(), engine="vectorized").summary
+    assert (
+        explorer.baseline == replay(corpus, TimeoutPolicy.ouroboros(), engine="vectorized").summary
+    )
 
 
 def test_summary_html_lists_every_metric_with_units():
     """The summary table shows rates in percent and times in seconds."""
-    summary = {"episodes": 3, "calls": 10, "abandoned_call_rate": 0.1, "coverage_loss_rate": 0.25,
-               "wall_p50_sec": 1.0, "wall_p95_sec": 2.0, "wall_p99_sec": 3.0, "max_silence_sec": 26160.0,
-               "zombie_sec": 5.0, "wedged_zombies": 1, "peak_loose_workers": 2, "deadline_bound_share": 0.0}
+    summary = {
+        "episodes": 3,
+        "calls": 10,
+        "abandoned_call_rate": 0.1,
+        "coverage_loss_rate": 0.25,
+        "wall_p50_sec": 1.0,
+        "wall_p95_sec": 2.0,
+        "wall_p99_sec": 3.0,
+        "max_silence_sec": 26160.0,
+        "zombie_sec": 5.0,
+        "wedged_zombies": 1,
+        "peak_loose_workers": 2,
+        "deadline_bound_share": 0.0,
+    }
     text = summary_html(summary)
     assert "10.00 %" in text and "25.00 %" in text and "26,160.0 s" in text
     assert "3 episodes, 10 calls" in text

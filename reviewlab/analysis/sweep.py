@@ -66,8 +66,11 @@ class Grid:
 
 
 def _narrowing_params(narrowing: Narrowing) -> dict[str, Any]:
-    return {"narrowing.mode": narrowing.mode, "narrowing.reserve_sec": narrowing.reserve_sec,
-            "narrowing.fraction": narrowing.fraction}
+    return {
+        "narrowing.mode": narrowing.mode,
+        "narrowing.reserve_sec": narrowing.reserve_sec,
+        "narrowing.fraction": narrowing.fraction,
+    }
 
 
 def make_grid(
@@ -99,7 +102,9 @@ def make_grid(
     narrowing_axis = list(narrowings) if narrowings else [Narrowing()]
     for index, narrowing in enumerate(narrowing_axis):
         if not isinstance(narrowing, Narrowing):
-            raise TypeError(f"narrowings[{index}]: expected a Narrowing, got {type(narrowing).__name__}")
+            raise TypeError(
+                f"narrowings[{index}]: expected a Narrowing, got {type(narrowing).__name__}"
+            )
     names = list(tool_axes)
     points = []
     for policy, scale, combo, narrowing in itertools.product(
@@ -110,7 +115,10 @@ def make_grid(
         if chosen:
             suffix = ",".join(f"{tool}={sec:g}" for tool, sec in chosen.items())
             scaled = scaled.with_tool_timeouts(name=f"{scaled.name}[{suffix}]", **chosen)
-        params: dict[str, Any] = {"policy_name": scaled.name, "scale": 1.0 if scale is None else scale}
+        params: dict[str, Any] = {
+            "policy_name": scaled.name,
+            "scale": 1.0 if scale is None else scale,
+        }
         params.update({f"timeout.{tool}": sec for tool, sec in chosen.items()})
         params.update(_narrowing_params(narrowing))
         points.append(PolicyPoint(scaled, narrowing, params))
@@ -123,8 +131,12 @@ policy_grid = make_grid
 
 def points_grid(pairs: Iterable[tuple[TimeoutPolicy, Narrowing]]) -> Grid:
     """A grid of explicit ``(policy, narrowing)`` pairs, named by the policy's name."""
-    return Grid(tuple(PolicyPoint(p, n, {"policy_name": p.name, "scale": 1.0, **_narrowing_params(n)})
-                      for p, n in pairs))
+    return Grid(
+        tuple(
+            PolicyPoint(p, n, {"policy_name": p.name, "scale": 1.0, **_narrowing_params(n)})
+            for p, n in pairs
+        )
+    )
 
 
 # -- running ------------------------------------------------------------------
@@ -135,13 +147,16 @@ def _evaluate_chunk(corpus: CompiledCorpus, points: Sequence[PolicyPoint]) -> li
     return [corpus.summary(point.policy, point.narrowing) for point in points]
 
 
-def _twin_chunk(episodes: Sequence[Episode], points: Sequence[PolicyPoint], censored: str, seed: int
-                ) -> list[dict[str, Any]]:
+def _twin_chunk(
+    episodes: Sequence[Episode], points: Sequence[PolicyPoint], censored: str, seed: int
+) -> list[dict[str, Any]]:
     from reviewlab.engines.twin import simulate
 
     out = []
     for point in points:
-        summary = simulate(episodes, point.policy, point.narrowing, censored=censored, seed=seed).summary  # type: ignore[arg-type]
+        summary = simulate(
+            episodes, point.policy, point.narrowing, censored=censored, seed=seed
+        ).summary  # type: ignore[arg-type]
         out.append({key: summary[key] for key in metrics.SUMMARY_KEYS})
     return out
 
@@ -191,8 +206,11 @@ def sweep(
         run: Callable[..., list[dict[str, Any]]] = _twin_chunk
         extra: tuple[Any, ...] = (censored, seed)
     else:
-        corpus = episodes if isinstance(episodes, CompiledCorpus) else compile_corpus(
-            list(episodes), censored=censored, seed=seed)
+        corpus = (
+            episodes
+            if isinstance(episodes, CompiledCorpus)
+            else compile_corpus(list(episodes), censored=censored, seed=seed)
+        )
         run, extra = _evaluate_chunk, ()
     bar = _progress_bar(len(points), progress)
     try:
@@ -210,8 +228,15 @@ def sweep(
     return _frame(points, rows)
 
 
-def _run_on_cluster(client: Any, corpus: Any, points: list[PolicyPoint], run: Callable[..., Any],
-                    extra: tuple[Any, ...], chunk_size: int | None, bar: Any) -> list[dict[str, Any]]:
+def _run_on_cluster(
+    client: Any,
+    corpus: Any,
+    points: list[PolicyPoint],
+    run: Callable[..., Any],
+    extra: tuple[Any, ...],
+    chunk_size: int | None,
+    bar: Any,
+) -> list[dict[str, Any]]:
     """Scatter the corpus once, map chunks of points over it, gather in grid order."""
     from distributed import Client, as_completed
 
@@ -238,15 +263,19 @@ def _run_on_cluster(client: Any, corpus: Any, points: list[PolicyPoint], run: Ca
 
 def _frame(points: Sequence[PolicyPoint], rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     params = pd.DataFrame([dict(p.params) for p in points])
-    values = pd.DataFrame([{key: row[key] for key in metrics.SUMMARY_KEYS} for row in rows],
-                          columns=list(metrics.SUMMARY_KEYS))
+    values = pd.DataFrame(
+        [{key: row[key] for key in metrics.SUMMARY_KEYS} for row in rows],
+        columns=list(metrics.SUMMARY_KEYS),
+    )
     return pd.concat([params, values], axis=1)
 
 
 # -- reading a sweep -----------------------------------------------------------
 
 
-def pareto(frame: pd.DataFrame, x: str = "coverage_loss_rate", y: str = "wall_p95_sec") -> pd.Series:
+def pareto(
+    frame: pd.DataFrame, x: str = "coverage_loss_rate", y: str = "wall_p95_sec"
+) -> pd.Series:
     """Which points are not dominated when both ``x`` and ``y`` are to be minimised (a boolean Series)."""
     xs = frame[x].to_numpy(dtype=float)
     ys = frame[y].to_numpy(dtype=float)
@@ -277,9 +306,14 @@ def tool_curves(
     narrowing = narrowing or Narrowing()
     parts = []
     for tool, values in timeouts.items():
-        frame = sweep(episodes, make_grid(base, tools={tool: values}, narrowings=[narrowing]), **options)
+        frame = sweep(
+            episodes, make_grid(base, tools={tool: values}, narrowings=[narrowing]), **options
+        )
         frame = frame.rename(columns={f"timeout.{tool}": "timeout_sec"})
         frame.insert(0, "tool", tool)
         parts.append(frame[["tool", "timeout_sec", *metrics.SUMMARY_KEYS]])
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["tool", "timeout_sec", *metrics.SUMMARY_KEYS])
+    return (
+        pd.concat(parts, ignore_index=True)
+        if parts
+        else pd.DataFrame(columns=["tool", "timeout_sec", *metrics.SUMMARY_KEYS])
+    )

@@ -45,8 +45,12 @@ from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
 __all__ = ["OBJECTIVES", "QUANTILES", "Recommendation", "excess", "km_quantile", "recommend"]
 
 OBJECTIVES = {
-    "p50_wall": "wall_p50_sec", "p95_wall": "wall_p95_sec", "p99_wall": "wall_p99_sec",
-    "max_wall": "wall_max_sec", "max_silence": "max_silence_sec", "zombie": "zombie_sec",
+    "p50_wall": "wall_p50_sec",
+    "p95_wall": "wall_p95_sec",
+    "p99_wall": "wall_p99_sec",
+    "max_wall": "wall_max_sec",
+    "max_silence": "max_silence_sec",
+    "zombie": "zombie_sec",
 }
 """Objective names and the summary key each minimises (a summary key itself is accepted too)."""
 QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.995, 0.999)
@@ -88,7 +92,9 @@ def _objective_key(objective: str) -> str:
         return OBJECTIVES[objective]
     if objective in OBJECTIVES.values():
         return objective
-    raise ValueError(f"objective: expected one of {', '.join([*OBJECTIVES, *OBJECTIVES.values()])}, got {objective!r}")
+    raise ValueError(
+        f"objective: expected one of {', '.join([*OBJECTIVES, *OBJECTIVES.values()])}, got {objective!r}"
+    )
 
 
 def _nice(seconds: float) -> float:
@@ -110,8 +116,10 @@ def _candidates(estimate: KaplanMeier, base_sec: float) -> list[float]:
 
 def excess(summary: dict[str, Any], reference: dict[str, Any]) -> tuple[float, float]:
     """``(coverage loss, abandoned-call rate)`` of ``summary`` beyond the ``reference`` replay's."""
-    return (summary["coverage_loss_rate"] - reference["coverage_loss_rate"],
-            summary["abandoned_call_rate"] - reference["abandoned_call_rate"])
+    return (
+        summary["coverage_loss_rate"] - reference["coverage_loss_rate"],
+        summary["abandoned_call_rate"] - reference["abandoned_call_rate"],
+    )
 
 
 class _Point(NamedTuple):
@@ -142,7 +150,11 @@ def _ratio_upper(numerator: np.ndarray, denominator: np.ndarray, z: float) -> fl
         return 0.0
     ratio = float(numerator.sum()) / total
     residual = numerator - ratio * denominator
-    se = math.sqrt(residual.size * float(np.dot(residual, residual))) / total if residual.size > 1 else 0.0
+    se = (
+        math.sqrt(residual.size * float(np.dot(residual, residual))) / total
+        if residual.size > 1
+        else 0.0
+    )
     return ratio + z * se
 
 
@@ -154,11 +166,18 @@ class _Budget:
     would promise too much for episodes it never saw.
     """
 
-    def __init__(self, corpus: CompiledCorpus, reference: _Point, max_coverage_loss: float,
-                 max_abandoned_rate: float | None, confidence: float) -> None:
+    def __init__(
+        self,
+        corpus: CompiledCorpus,
+        reference: _Point,
+        max_coverage_loss: float,
+        max_abandoned_rate: float | None,
+        confidence: float,
+    ) -> None:
         self.reference = reference
-        self.requested = np.bincount(corpus.episode_index, weights=corpus.requested_lines,
-                                     minlength=len(corpus.episode_ids))
+        self.requested = np.bincount(
+            corpus.episode_index, weights=corpus.requested_lines, minlength=len(corpus.episode_ids)
+        )
         self.coverage = max_coverage_loss
         self.abandoned = math.inf if max_abandoned_rate is None else max_abandoned_rate
         self.z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
@@ -168,7 +187,9 @@ class _Budget:
         coverage = _ratio_upper(self.reference.credited - point.credited, self.requested, self.z)
         over = max(0.0, coverage - self.coverage)
         if math.isfinite(self.abandoned):
-            abandoned = _ratio_upper(point.abandoned - self.reference.abandoned, point.dispatched, self.z)
+            abandoned = _ratio_upper(
+                point.abandoned - self.reference.abandoned, point.dispatched, self.z
+            )
             over += max(0.0, abandoned - self.abandoned)
         return over
 
@@ -195,7 +216,9 @@ def recommend(
     if not 0.0 <= max_coverage_loss <= 1.0:
         raise ValueError(f"max_coverage_loss: expected a rate in [0, 1], got {max_coverage_loss!r}")
     if max_abandoned_rate is not None and not 0.0 <= max_abandoned_rate <= 1.0:
-        raise ValueError(f"max_abandoned_rate: expected a rate in [0, 1], got {max_abandoned_rate!r}")
+        raise ValueError(
+            f"max_abandoned_rate: expected a rate in [0, 1], got {max_abandoned_rate!r}"
+        )
     if not 0.0 <= confidence < 1.0:
         raise ValueError(f"confidence: expected a probability in [0, 1), got {confidence!r}")
     key = _objective_key(objective)
@@ -204,7 +227,9 @@ def recommend(
     if narrowing.mode == "unbounded":
         raise ValueError("narrowing: an unbounded narrowing has no timeouts to tune")
     if isinstance(episodes, CompiledCorpus):
-        raise TypeError("recommend: pass the episodes (their durations are estimated), not a compiled corpus")
+        raise TypeError(
+            "recommend: pass the episodes (their durations are estimated), not a compiled corpus"
+        )
     episodes = list(episodes)
     if not episodes:
         raise ValueError("recommend: no episodes to tune on")
@@ -214,7 +239,9 @@ def recommend(
     base_sec = {tool: base.timeout_for(None, tool, remaining_sec=None) for tool in tools}
     baseline = corpus.summary(base, narrowing)
     unlimited = _nice(2.0 * float(corpus.duration_sec.max(initial=0.0)) + 1.0)
-    reference = _evaluate(corpus, base.with_tool_timeouts(None, **{tool: unlimited for tool in tools}), narrowing)
+    reference = _evaluate(
+        corpus, base.with_tool_timeouts(None, **{tool: unlimited for tool in tools}), narrowing
+    )
     budget = _Budget(corpus, reference, max_coverage_loss, max_abandoned_rate, confidence)
     chosen = dict(base_sec)
     current = _evaluate(corpus, base.with_tool_timeouts(None, **chosen), narrowing)
@@ -227,7 +254,9 @@ def recommend(
             for value in candidates[tool]:
                 if value == chosen[tool]:
                     continue
-                point = _evaluate(corpus, base.with_tool_timeouts(None, **{**chosen, tool: value}), narrowing)
+                point = _evaluate(
+                    corpus, base.with_tool_timeouts(None, **{**chosen, tool: value}), narrowing
+                )
                 # Within budget first (or closer to it, should the base already be over), then the objective;
                 # on a tie the longer timeout, which gives up fewer calls.
                 rank = (budget.violation(point), point.summary[key], -value)
@@ -238,26 +267,43 @@ def recommend(
         if not changed:
             break
     policy = base.with_tool_timeouts(name="recommended", **chosen)
-    explain = _explain(corpus, estimates, tools, base, base_sec, chosen, policy, narrowing, baseline, key)
-    return Recommendation(policy, explain, narrowing, corpus.summary(policy, narrowing), baseline,
-                          reference.summary)
+    explain = _explain(
+        corpus, estimates, tools, base, base_sec, chosen, policy, narrowing, baseline, key
+    )
+    return Recommendation(
+        policy, explain, narrowing, corpus.summary(policy, narrowing), baseline, reference.summary
+    )
 
 
-def _explain(corpus: CompiledCorpus, estimates: dict[str, KaplanMeier], tools: list[str], base: TimeoutPolicy,
-             base_sec: dict[str, float], chosen: dict[str, float], policy: TimeoutPolicy, narrowing: Narrowing,
-             baseline: dict[str, Any], key: str) -> pd.DataFrame:
+def _explain(
+    corpus: CompiledCorpus,
+    estimates: dict[str, KaplanMeier],
+    tools: list[str],
+    base: TimeoutPolicy,
+    base_sec: dict[str, float],
+    chosen: dict[str, float],
+    policy: TimeoutPolicy,
+    narrowing: Narrowing,
+    baseline: dict[str, Any],
+    key: str,
+) -> pd.DataFrame:
     """Per tool: what its duration looks like, what was chosen, and what that choice alone costs and saves."""
     per_tool = corpus.result(policy, narrowing).per_tool().set_index("tool")
     rows = []
     for tool in tools:
         estimate = estimates[tool]
         alone = corpus.summary(base.with_tool_timeouts(None, **{tool: chosen[tool]}), narrowing)
-        row: dict[str, Any] = {"tool": tool, "calls": estimate.observations,
-                               "censored": estimate.observations - estimate.events}
+        row: dict[str, Any] = {
+            "tool": tool,
+            "calls": estimate.observations,
+            "censored": estimate.observations - estimate.events,
+        }
         row.update({f"duration_p{q * 100:g}_sec": km_quantile(estimate, q) for q in QUANTILES})
         row["base_timeout_sec"] = base_sec[tool]
         row["timeout_sec"] = chosen[tool]
-        row["abandoned_rate"] = float(per_tool.loc[tool, "abandoned_call_rate"]) if tool in per_tool.index else 0.0
+        row["abandoned_rate"] = (
+            float(per_tool.loc[tool, "abandoned_call_rate"]) if tool in per_tool.index else 0.0
+        )
         row["coverage_loss"] = alone["coverage_loss_rate"] - baseline["coverage_loss_rate"]
         row[f"saved_{key}"] = baseline[key] - alone[key]
         rows.append(row)

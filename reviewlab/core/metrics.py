@@ -52,19 +52,47 @@ __all__ = [
 ]
 
 CALL_COLUMNS = (
-    "episode_id", "round", "call_index", "tool", "duration_sec", "completed", "bound_sec",
-    "bound_by", "outcome", "source_gap", "requested_lines", "credited_lines", "zombie_sec",
+    "episode_id",
+    "round",
+    "call_index",
+    "tool",
+    "duration_sec",
+    "completed",
+    "bound_sec",
+    "bound_by",
+    "outcome",
+    "source_gap",
+    "requested_lines",
+    "credited_lines",
+    "zombie_sec",
 )
 CALL_TIMING_COLUMNS = ("start_sec", "wait_sec")
 """The engine's timing of each call, after :data:`CALL_COLUMNS` (see the module docstring)."""
 EPISODE_COLUMNS = (
-    "episode_id", "slot_id", "wall_sec", "max_silence_sec", "calls", "abandoned_calls",
-    "requested_lines", "credited_lines", "coverage_loss",
+    "episode_id",
+    "slot_id",
+    "wall_sec",
+    "max_silence_sec",
+    "calls",
+    "abandoned_calls",
+    "requested_lines",
+    "credited_lines",
+    "coverage_loss",
 )
 SUMMARY_KEYS = (
-    "episodes", "calls", "abandoned_call_rate", "coverage_loss_rate", "wall_p50_sec",
-    "wall_p95_sec", "wall_p99_sec", "wall_max_sec", "max_silence_sec", "zombie_sec",
-    "wedged_zombies", "peak_loose_workers", "deadline_bound_share",
+    "episodes",
+    "calls",
+    "abandoned_call_rate",
+    "coverage_loss_rate",
+    "wall_p50_sec",
+    "wall_p95_sec",
+    "wall_p99_sec",
+    "wall_max_sec",
+    "max_silence_sec",
+    "zombie_sec",
+    "wedged_zombies",
+    "peak_loose_workers",
+    "deadline_bound_share",
 )
 
 _DISPATCHED = ("executed", "error")
@@ -96,13 +124,19 @@ def episode_rows(calls: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
     """
     dispatched = calls["outcome"].isin(_DISPATCHED)
     abandoned = calls["source_gap"].eq("native_tool_abandoned")
-    grouped = pd.DataFrame({
-        "episode_id": calls["episode_id"],
-        "calls": dispatched.astype(np.int64),
-        "abandoned_calls": abandoned.astype(np.int64),
-        "requested_lines": calls["requested_lines"].astype(np.int64),
-        "credited_lines": calls["credited_lines"].astype(np.int64),
-    }).groupby("episode_id", sort=False).sum()
+    grouped = (
+        pd.DataFrame(
+            {
+                "episode_id": calls["episode_id"],
+                "calls": dispatched.astype(np.int64),
+                "abandoned_calls": abandoned.astype(np.int64),
+                "requested_lines": calls["requested_lines"].astype(np.int64),
+                "credited_lines": calls["credited_lines"].astype(np.int64),
+            }
+        )
+        .groupby("episode_id", sort=False)
+        .sum()
+    )
     out = episodes[["episode_id", "slot_id", "wall_sec", "max_silence_sec"]].merge(
         grouped, how="left", left_on="episode_id", right_index=True
     )
@@ -119,7 +153,9 @@ def _quantile(values: np.ndarray, q: float) -> float:
     return float(np.quantile(values, q)) if values.size else 0.0
 
 
-def summarize(calls: pd.DataFrame, episodes: pd.DataFrame, *, peak_loose_workers: int) -> dict[str, Any]:
+def summarize(
+    calls: pd.DataFrame, episodes: pd.DataFrame, *, peak_loose_workers: int
+) -> dict[str, Any]:
     """The summary dict every engine returns (keys in :data:`SUMMARY_KEYS`)."""
     bound_by = calls["bound_by"]
     return summarize_arrays(
@@ -163,11 +199,15 @@ def summarize_arrays(
     requested = float(np.sum(requested_lines))
     credited = float(np.sum(credited_lines))
     # One partition for the three quantiles: the same order statistics and interpolation as one call each.
-    p50, p95, p99 = (float(q) for q in np.quantile(wall, (0.50, 0.95, 0.99))) if wall.size else (0.0, 0.0, 0.0)
+    p50, p95, p99 = (
+        (float(q) for q in np.quantile(wall, (0.50, 0.95, 0.99))) if wall.size else (0.0, 0.0, 0.0)
+    )
     return {
         "episodes": int(wall.size),
         "calls": int(zombie.size),
-        "abandoned_call_rate": int(np.count_nonzero(abandoned)) / n_dispatched if n_dispatched else 0.0,
+        "abandoned_call_rate": int(np.count_nonzero(abandoned)) / n_dispatched
+        if n_dispatched
+        else 0.0,
         "coverage_loss_rate": coverage_loss(requested, credited),
         "wall_p50_sec": p50,
         "wall_p95_sec": p95,
@@ -177,7 +217,9 @@ def summarize_arrays(
         "zombie_sec": float(zombie[finite].sum()),
         "wedged_zombies": int((~finite).sum()),
         "peak_loose_workers": int(peak_loose_workers),
-        "deadline_bound_share": int(np.count_nonzero(by_deadline)) / n_bounded if n_bounded else 0.0,
+        "deadline_bound_share": int(np.count_nonzero(by_deadline)) / n_bounded
+        if n_bounded
+        else 0.0,
     }
 
 
@@ -197,9 +239,13 @@ def _breakdown(calls: pd.DataFrame, key: str) -> pd.DataFrame:
         zombie_sec=("zombie_finite", "sum"),
         deadline_bounds=("deadline_bound", "sum"),
     )
-    grouped["abandoned_call_rate"] = (grouped["abandoned_calls"] / grouped["calls"].where(grouped["calls"] > 0)).fillna(0.0)
+    grouped["abandoned_call_rate"] = (
+        grouped["abandoned_calls"] / grouped["calls"].where(grouped["calls"] > 0)
+    ).fillna(0.0)
     req = grouped["requested_lines"].astype(float)
-    grouped["coverage_loss_rate"] = (1.0 - grouped["credited_lines"] / req.where(req > 0)).fillna(0.0)
+    grouped["coverage_loss_rate"] = (1.0 - grouped["credited_lines"] / req.where(req > 0)).fillna(
+        0.0
+    )
     return grouped.reset_index()
 
 
@@ -212,11 +258,15 @@ def per_slot(calls: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
     """One row per reviewer slot, with the same columns as :func:`per_tool` plus wall-time figures."""
     slots = episodes[["episode_id", "slot_id"]]
     frame = _breakdown(calls.merge(slots, on="episode_id", how="left"), "slot_id")
-    walls = episodes.groupby("slot_id").agg(
-        episodes=("episode_id", "count"),
-        wall_p95_sec=("wall_sec", lambda s: float(np.quantile(s, 0.95))),
-        max_silence_sec=("max_silence_sec", "max"),
-    ).reset_index()
+    walls = (
+        episodes.groupby("slot_id")
+        .agg(
+            episodes=("episode_id", "count"),
+            wall_p95_sec=("wall_sec", lambda s: float(np.quantile(s, 0.95))),
+            max_silence_sec=("max_silence_sec", "max"),
+        )
+        .reset_index()
+    )
     return walls.merge(frame, on="slot_id", how="left").fillna(0)
 
 

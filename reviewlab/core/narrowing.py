@@ -28,7 +28,6 @@ class PolicyError(ValueError):
     """A policy or narrowing value is invalid; the message names the field."""
 
 
-
 def check_seconds(field_name: str, value: Any, *, allow_zero: bool = False) -> float:
     """Validate a number of seconds, naming ``field_name`` in the error."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -79,8 +78,14 @@ class Narrowing:
 
     def __post_init__(self) -> None:
         if self.mode not in NARROWING_MODES:
-            raise PolicyError(f"narrowing.mode: expected one of {', '.join(NARROWING_MODES)}, got {self.mode!r}")
-        object.__setattr__(self, "reserve_sec", check_seconds("narrowing.reserve_sec", self.reserve_sec, allow_zero=True))
+            raise PolicyError(
+                f"narrowing.mode: expected one of {', '.join(NARROWING_MODES)}, got {self.mode!r}"
+            )
+        object.__setattr__(
+            self,
+            "reserve_sec",
+            check_seconds("narrowing.reserve_sec", self.reserve_sec, allow_zero=True),
+        )
         fraction = check_seconds("narrowing.fraction", self.fraction)
         if fraction > 1.0:
             raise PolicyError(f"narrowing.fraction: must be in (0, 1], got {self.fraction!r}")
@@ -127,7 +132,9 @@ class Narrowing:
         sec, by = self.narrow_sec(tool_timeout_sec, remaining_sec)
         return Bound(sec, by, None if by == "unbounded" else tool_timeout_sec, remaining_sec)
 
-    def narrow_array(self, tool_timeout_sec: np.ndarray, remaining_sec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def narrow_array(
+        self, tool_timeout_sec: np.ndarray, remaining_sec: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`narrow` element-wise: ``(bound_sec, by_deadline)``.
 
         A NaN in ``remaining_sec`` stands for ``None`` (no inherited deadline).
@@ -158,5 +165,7 @@ class Narrowing:
             raise PolicyError(f"{where}: expected a table, got {data!r}")
         unknown = sorted(set(data) - {"mode", "reserve_sec", "fraction"})
         if unknown:
-            raise PolicyError(f"{where}: unknown field(s) {', '.join(unknown)}; known: fraction, mode, reserve_sec")
+            raise PolicyError(
+                f"{where}: unknown field(s) {', '.join(unknown)}; known: fraction, mode, reserve_sec"
+            )
         return cls(**dict(data))

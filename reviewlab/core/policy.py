@@ -54,8 +54,16 @@ _OUROBOROS_OVERRIDE_TOOLS = ("run_command", "run_script")
 _OUROBOROS_OVERRIDE_CEILING_SEC = 1800.0
 _OUROBOROS_SETTLEMENT_MARGIN_SEC = 30.0
 _OUROBOROS_CLAMP_TOOLS = (
-    "web_search", "browse_page", "browser_action", "youtube_transcript", "wait_task",
-    "wait_tasks", "plan_task", "task_acceptance_review", "analyze_screenshot", "vlm_query",
+    "web_search",
+    "browse_page",
+    "browser_action",
+    "youtube_transcript",
+    "wait_task",
+    "wait_tasks",
+    "plan_task",
+    "task_acceptance_review",
+    "analyze_screenshot",
+    "vlm_query",
     "await_messages",
 )
 _OUROBOROS_CLAMP_RESERVE_SEC = 120.0
@@ -67,7 +75,9 @@ _UNSET: Any = object()
 class SupportsTimeoutFor(Protocol):
     """Anything with ``timeout_for(tools, tool_name, tool_args=None) -> float`` is a policy."""
 
-    def timeout_for(self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None) -> float: ...
+    def timeout_for(
+        self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
+    ) -> float: ...
 
 
 def _tool_names(field_name: str, value: Any) -> tuple[str, ...]:
@@ -118,7 +128,9 @@ class TimeoutPolicy:
         set_ = object.__setattr__
         set_(self, "default_sec", _seconds("default_sec", self.default_sec))
         if not isinstance(self.tools_sec, Mapping):
-            raise PolicyError(f"tools_sec: expected a table of tool name -> seconds, got {self.tools_sec!r}")
+            raise PolicyError(
+                f"tools_sec: expected a table of tool name -> seconds, got {self.tools_sec!r}"
+            )
         table = {}
         for tool, seconds in self.tools_sec.items():
             if not isinstance(tool, str) or not tool:
@@ -128,11 +140,22 @@ class TimeoutPolicy:
         if self.floor_sec is not None:
             set_(self, "floor_sec", _seconds("floor_sec", self.floor_sec))
         set_(self, "override_tools", _tool_names("override_tools", self.override_tools))
-        set_(self, "override_ceiling_sec", _seconds("override_ceiling_sec", self.override_ceiling_sec))
-        set_(self, "settlement_margin_sec",
-             _seconds("settlement_margin_sec", self.settlement_margin_sec, allow_zero=True))
+        set_(
+            self,
+            "override_ceiling_sec",
+            _seconds("override_ceiling_sec", self.override_ceiling_sec),
+        )
+        set_(
+            self,
+            "settlement_margin_sec",
+            _seconds("settlement_margin_sec", self.settlement_margin_sec, allow_zero=True),
+        )
         set_(self, "clamp_tools", _tool_names("clamp_tools", self.clamp_tools))
-        set_(self, "clamp_reserve_sec", _seconds("clamp_reserve_sec", self.clamp_reserve_sec, allow_zero=True))
+        set_(
+            self,
+            "clamp_reserve_sec",
+            _seconds("clamp_reserve_sec", self.clamp_reserve_sec, allow_zero=True),
+        )
         if not isinstance(self.name, str):
             raise PolicyError(f"name: expected a string, got {self.name!r}")
 
@@ -175,7 +198,10 @@ class TimeoutPolicy:
         timeout it had on a registry without declared timeouts.
         """
         fields = self._fields()
-        fields["tools_sec"] = {**{tool: self.base_for(None, tool) for tool in self.tools_sec}, **tools_sec}
+        fields["tools_sec"] = {
+            **{tool: self.base_for(None, tool) for tool in self.tools_sec},
+            **tools_sec,
+        }
         fields["default_sec"] = self.base_for(None, "\0no such tool")
         fields["floor_sec"] = None
         fields["name"] = name or self.name
@@ -225,16 +251,23 @@ class TimeoutPolicy:
             return self.clamp(base, rem)
         return base
 
-    def _override_sec(self, base: float, tool_name: str, tool_args: Mapping[str, Any] | None) -> float | None:
+    def _override_sec(
+        self, base: float, tool_name: str, tool_args: Mapping[str, Any] | None
+    ) -> float | None:
         """Step 3: the argument override, or ``None`` when it does not apply to this call."""
         if tool_name not in self.override_tools:
             return None
         override = _override_arg(tool_args)
         if isinstance(override, int) and not isinstance(override, bool) and override > 0:
-            return min(max(base, float(override)), self.override_ceiling_sec) + self.settlement_margin_sec
+            return (
+                min(max(base, float(override)), self.override_ceiling_sec)
+                + self.settlement_margin_sec
+            )
         return None
 
-    def clamps(self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None) -> bool:
+    def clamps(
+        self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
+    ) -> bool:
         """Whether step 4 (the deadline clamp) applies to this call, i.e. its timeout depends on the time left."""
         if tool_name not in self.clamp_tools:
             return False
@@ -299,7 +332,9 @@ class TimeoutPolicy:
         known = set(cls().to_dict()) | {"floor_sec"}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise PolicyError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            raise PolicyError(
+                f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
         try:
             return cls(**dict(data))
         except PolicyError as exc:
@@ -371,14 +406,18 @@ def load_policy_file(path: str | Path) -> tuple[TimeoutPolicy, Narrowing]:
     if "policy" in data or "narrowing" in data:
         unknown = sorted(set(data) - {"policy", "narrowing"})
         if unknown:
-            raise PolicyError(f"{path}: unknown table(s) {', '.join(unknown)}; expected [policy] and [narrowing]")
+            raise PolicyError(
+                f"{path}: unknown table(s) {', '.join(unknown)}; expected [policy] and [narrowing]"
+            )
         policy = TimeoutPolicy.from_dict(data.get("policy", {}), where=f"{path}: policy")
         narrowing = Narrowing.from_dict(data.get("narrowing", {}), where=f"{path}: narrowing")
         return policy, narrowing
     return TimeoutPolicy.from_dict(data, where=f"{path}: policy"), Narrowing()
 
 
-def save_policy_file(path: str | Path, policy: TimeoutPolicy, narrowing: Narrowing | None = None) -> None:
+def save_policy_file(
+    path: str | Path, policy: TimeoutPolicy, narrowing: Narrowing | None = None
+) -> None:
     """Write ``policy`` (and ``narrowing``) as a TOML file that :func:`load_policy_file` reads back."""
     document: dict[str, Any] = {"policy": policy.to_dict()}
     if narrowing is not None:

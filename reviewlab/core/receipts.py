@@ -109,7 +109,9 @@ def abandons(duration_sec: float, completed: bool, bound_sec: float | None) -> b
     return (not completed) or duration_sec > bound_sec
 
 
-def abandons_array(duration_sec: np.ndarray, completed: np.ndarray, bound_sec: np.ndarray) -> np.ndarray:
+def abandons_array(
+    duration_sec: np.ndarray, completed: np.ndarray, bound_sec: np.ndarray
+) -> np.ndarray:
     """:func:`abandons` element-wise; a NaN bound stands for ``None`` (unbounded, never abandoned)."""
     duration = np.asarray(duration_sec, dtype=float)
     bound = np.asarray(bound_sec, dtype=float)
@@ -177,7 +179,10 @@ class Crediting:
 
     @staticmethod
     def credited_lines_array(
-        credits_tool: np.ndarray, executed: np.ndarray, abandoned_before: np.ndarray, requested_lines: np.ndarray
+        credits_tool: np.ndarray,
+        executed: np.ndarray,
+        abandoned_before: np.ndarray,
+        requested_lines: np.ndarray,
     ) -> np.ndarray:
         """:meth:`credited_lines` element-wise over many calls.
 
@@ -185,10 +190,16 @@ class Crediting:
         whether its outcome is ``executed``, ``abandoned_before`` whether an
         earlier call of the same episode was abandoned (the sticky state).
         """
-        may = np.asarray(credits_tool, dtype=bool) & np.asarray(executed, dtype=bool) & ~np.asarray(abandoned_before, dtype=bool)
+        may = (
+            np.asarray(credits_tool, dtype=bool)
+            & np.asarray(executed, dtype=bool)
+            & ~np.asarray(abandoned_before, dtype=bool)
+        )
         return np.where(may, np.asarray(requested_lines), 0)
 
-    def extent(self, tool: str, outcome: Outcome | str, stamp: dict[str, Any] | None) -> dict[str, Any] | None:
+    def extent(
+        self, tool: str, outcome: Outcome | str, stamp: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
         """The extent fields to credit from a reader stamp, or ``None`` when nothing may be credited."""
         if not stamp or not self.may_credit(tool, outcome):
             return None

@@ -57,7 +57,9 @@ class KaplanMeier:
     at the same instant still counts as at risk (the usual convention).
     """
 
-    def __init__(self, times: Sequence[float] | np.ndarray, events: Sequence[bool] | np.ndarray) -> None:
+    def __init__(
+        self, times: Sequence[float] | np.ndarray, events: Sequence[bool] | np.ndarray
+    ) -> None:
         durations = np.asarray(times, dtype=float)
         completed = np.asarray(events, dtype=bool)
         if durations.shape != completed.shape or durations.ndim != 1:
@@ -71,7 +73,9 @@ class KaplanMeier:
         # At risk at t: observations with duration >= t (a call censored at t was still running then).
         at_risk = sorted_all.size - np.searchsorted(sorted_all, event_times, side="left")
         self.event_times = event_times
-        self.survival_after = np.cumprod(1.0 - deaths / at_risk) if event_times.size else np.empty(0)
+        self.survival_after = (
+            np.cumprod(1.0 - deaths / at_risk) if event_times.size else np.empty(0)
+        )
         total = float(durations.sum())
         # Constant-hazard tail beyond the last event time (MLE of an exponential rate).
         self.tail_hazard = self.events / total if self.events and total > 0 else math.inf
@@ -89,7 +93,9 @@ class KaplanMeier:
     def draw_beyond(self, censored_at: float, u: float) -> float:
         """A completion time from ``T | T > censored_at`` for the uniform ``u`` in ``[0, 1)``; always ``> censored_at``."""
         if not self.estimable:
-            raise ValueError("KaplanMeier: no completed observation; the distribution cannot be estimated")
+            raise ValueError(
+                "KaplanMeier: no completed observation; the distribution cannot be estimated"
+            )
         if not 0.0 <= u < 1.0:
             raise ValueError(f"u: expected a uniform number in [0, 1), got {u!r}")
         s_c = self.survival(censored_at)

@@ -87,7 +87,9 @@ class _ScaledPolicy:
         self.scale = scale
         self.name = f"{getattr(inner, 'name', type(inner).__name__)}x{scale:g}"
 
-    def timeout_for(self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None) -> float:
+    def timeout_for(
+        self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
+    ) -> float:
         args = {k: v for k, v in (tool_args or {}).items() if k != CALL_ARG}
         remaining = deadline_remaining()
         if isinstance(self.inner, TimeoutPolicy):
@@ -101,7 +103,9 @@ class _ScaledPolicy:
 
 def _scaled_narrowing(narrowing: Narrowing, scale: float) -> Narrowing:
     if narrowing.mode == "reserve":
-        return Narrowing("reserve", reserve_sec=narrowing.reserve_sec * scale, fraction=narrowing.fraction)
+        return Narrowing(
+            "reserve", reserve_sec=narrowing.reserve_sec * scale, fraction=narrowing.fraction
+        )
     return narrowing
 
 
@@ -134,7 +138,9 @@ class _Plan:
 class _ReplayRegistry:
     """The tools of one replayed episode: each call waits its recorded duration (scaled)."""
 
-    def __init__(self, plan: _Plan, scale: float, release: threading.Event, unbounded: bool) -> None:
+    def __init__(
+        self, plan: _Plan, scale: float, release: threading.Event, unbounded: bool
+    ) -> None:
         self.plan = plan
         self.scale = scale
         self.release = release
@@ -159,9 +165,14 @@ class _ReplayRegistry:
         if call.tool == "read_file" and call.extent is not None:
             first, end = call.extent
             self.ctx.last_read_view = {
-                "target": str(call.args.get("path", "")), "opened_path": str(call.args.get("path", "")),
-                "opened_root": "replay", "first_line": first, "end_line": end, "total_lines": end,
-                "body_start": 0, "line_ends": [],
+                "target": str(call.args.get("path", "")),
+                "opened_path": str(call.args.get("path", "")),
+                "opened_root": "replay",
+                "first_line": first,
+                "end_line": end,
+                "total_lines": end,
+                "body_start": 0,
+                "line_ends": [],
             }
         if call.failed:
             raise RuntimeError(f"recorded tool error ({call.tool})")
@@ -169,7 +180,10 @@ class _ReplayRegistry:
 
     def factory(self, root: Any, drive_root: Any = None, task_id: str = "") -> tuple[Any, Any, Any]:
         names = sorted({c.tool for c in self.plan.calls})
-        schemas = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in names]
+        schemas = [
+            {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+            for n in names
+        ]
         return self, self.ctx, schemas
 
 
@@ -180,7 +194,10 @@ class _ReplayModel(ScriptedModel):
         script: list[dict[str, Any]] = []
         for _send, indices in plan.rounds:
             if indices:
-                calls = [tool_call(plan.calls[i].tool, {**plan.calls[i].args, CALL_ARG: i}, f"c{i}") for i in indices]
+                calls = [
+                    tool_call(plan.calls[i].tool, {**plan.calls[i].args, CALL_ARG: i}, f"c{i}")
+                    for i in indices
+                ]
                 script.append({"content": "", "tool_calls": calls})
             else:
                 script.append({"content": "replayed final answer"})
@@ -203,7 +220,9 @@ class _ReplayModel(ScriptedModel):
         return super().chat(**kwargs)
 
 
-def _plan(episode: Episode, arrival_sec: float, imputed: Mapping[tuple[str, int], float] | None) -> _Plan:
+def _plan(
+    episode: Episode, arrival_sec: float, imputed: Mapping[tuple[str, int], float] | None
+) -> _Plan:
     calls: list[_PlannedCall] = []
     rounds: list[tuple[float, list[int]]] = []
     pending_send = 0.0
@@ -215,8 +234,18 @@ def _plan(episode: Episode, arrival_sec: float, imputed: Mapping[tuple[str, int]
                 duration, completed = imputed[(episode.id, len(calls))], True
             extent = None if call.extent is None else (call.extent.start_line, call.extent.end_line)
             indices.append(len(calls))
-            calls.append(_PlannedCall(call.tool, dict(call.args), round_no, duration, completed,
-                                      call.status == "error", call.requested_lines, extent))
+            calls.append(
+                _PlannedCall(
+                    call.tool,
+                    dict(call.args),
+                    round_no,
+                    duration,
+                    completed,
+                    call.status == "error",
+                    call.requested_lines,
+                    extent,
+                )
+            )
         pending_send += rnd.send_sec
         if indices or round_no == len(episode.rounds):
             # A recorded round without calls before the end would end a real episode: its send
@@ -256,11 +285,16 @@ def replay_real(
     """
     if censored not in CENSORED_MODES:
         raise ValueError(f"censored: expected one of {', '.join(CENSORED_MODES)}, got {censored!r}")
-    if isinstance(time_scale, bool) or not isinstance(time_scale, int | float) or not (
-            math.isfinite(time_scale) and time_scale > 0):
+    if (
+        isinstance(time_scale, bool)
+        or not isinstance(time_scale, int | float)
+        or not (math.isfinite(time_scale) and time_scale > 0)
+    ):
         raise ValueError(f"time_scale: expected a positive finite factor, got {time_scale!r}")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency: expected a positive number of episode threads, got {concurrency!r}")
+        raise ValueError(
+            f"concurrency: expected a positive number of episode threads, got {concurrency!r}"
+        )
     policy = policy if policy is not None else TimeoutPolicy.ouroboros()
     narrowing = narrowing or Narrowing()
     corpus = list(episodes)
@@ -277,29 +311,43 @@ def replay_real(
     runs = []
     for episode, arrival_sec in zip(corpus, arrival.tolist(), strict=True):
         plan = _plan(episode, arrival_sec, imputed)
-        runs.append(_Run(plan, _ReplayRegistry(plan, scale, release, narrowing.mode == "unbounded")))
+        runs.append(
+            _Run(plan, _ReplayRegistry(plan, scale, release, narrowing.mode == "unbounded"))
+        )
 
     def run_one(run: _Run) -> None:
         registry = run.registry
         model = _ReplayModel(run.plan, registry, scale)
-        episode = ReviewEpisode(".", model, policy=scaled_policy, narrowing=scaled_narrowing,
-                                registry_factory=registry.factory, executor=executor)
+        episode = ReviewEpisode(
+            ".",
+            model,
+            policy=scaled_policy,
+            narrowing=scaled_narrowing,
+            registry_factory=registry.factory,
+            executor=executor,
+        )
         deadline = run.plan.episode.deadline_sec
         run.started_wall = time.time()
         run.started = monotonic_now()
         try:
-            with execution_deadline_scope(None if deadline is None else run.started + deadline * scale):
+            with execution_deadline_scope(
+                None if deadline is None else run.started + deadline * scale
+            ):
                 run.result = episode.execute()
         except BaseException as exc:  # noqa: BLE001 - reported after every thread has finished
             run.error = exc
         run.ended = monotonic_now()
 
     try:
-        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="replay-episode") as pool:
+        with ThreadPoolExecutor(
+            max_workers=concurrency, thread_name_prefix="replay-episode"
+        ) as pool:
             list(pool.map(run_one, runs))
         for run in runs:
             if run.error is not None:
-                raise RuntimeError(f"episode {run.plan.episode.id!r}: real replay failed: {run.error!r}") from run.error
+                raise RuntimeError(
+                    f"episode {run.plan.episode.id!r}: real replay failed: {run.error!r}"
+                ) from run.error
         _settle(runs, settle_sec)
         return _result(runs, policy, narrowing, scale, censored)
     finally:
@@ -315,7 +363,11 @@ def _settle(runs: list[_Run], settle_sec: float) -> None:
         for rnd in run.result.trace:
             for trace in rnd.calls:
                 result = trace.result
-                if result is None or result.status is not CallStatus.ABANDONED or result.settled is None:
+                if (
+                    result is None
+                    or result.status is not CallStatus.ABANDONED
+                    or result.settled is None
+                ):
                     continue
                 index = int((trace.args or {}).get(CALL_ARG, -1))
                 if index >= 0 and run.plan.calls[index].completed:
@@ -332,7 +384,9 @@ def _log_end(run: _Run, wedged: CallTrace | None, scale: float) -> float:
     return (run.ended - run.started) / scale
 
 
-def _result(runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, censored: str) -> ReplayResult:
+def _result(
+    runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, censored: str
+) -> ReplayResult:
     rows: list[tuple[Any, ...]] = []
     loose_starts: list[float] = []
     loose_ends: list[float] = []
@@ -351,12 +405,31 @@ def _result(runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, c
         for index, call in enumerate(plan.calls):
             trace = traces.get(index)
             if trace is None or (ended_at is not None and index > ended_at):
-                rows.append((episode_id, call.round, index, call.tool, call.duration_sec, call.completed, math.nan,
-                             "unbounded", str(Outcome.WITHHELD), "", call.requested_lines, 0, 0.0, log_end, 0.0))
+                rows.append(
+                    (
+                        episode_id,
+                        call.round,
+                        index,
+                        call.tool,
+                        call.duration_sec,
+                        call.completed,
+                        math.nan,
+                        "unbounded",
+                        str(Outcome.WITHHELD),
+                        "",
+                        call.requested_lines,
+                        0,
+                        0.0,
+                        log_end,
+                        0.0,
+                    )
+                )
                 continue
             if trace.result is None:
-                raise RuntimeError(f"episode {episode_id!r} call {index}: the real episode refused it "
-                                   f"({trace.receipt.error}); a replayed call should always reach the executor")
+                raise RuntimeError(
+                    f"episode {episode_id!r} call {index}: the real episode refused it "
+                    f"({trace.receipt.error}); a replayed call should always reach the executor"
+                )
             receipt, measured = trace.receipt, trace.result
             waited = measured.duration_sec / scale
             round_silence[call.round] = round_silence.get(call.round, 0.0) + waited
@@ -382,19 +455,45 @@ def _result(runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, c
             credited = 0
             if extent.get("start_line") is not None and extent.get("end_line") is not None:
                 credited = int(extent["end_line"]) - int(extent["start_line"]) + 1
-            rows.append((episode_id, call.round, index, call.tool, duration, call.completed, bound_sec,
-                         receipt.bound_by, outcome, gap, call.requested_lines, credited, zombie, started, waited))
+            rows.append(
+                (
+                    episode_id,
+                    call.round,
+                    index,
+                    call.tool,
+                    duration,
+                    call.completed,
+                    bound_sec,
+                    receipt.bound_by,
+                    outcome,
+                    gap,
+                    call.requested_lines,
+                    credited,
+                    zombie,
+                    started,
+                    waited,
+                )
+            )
         wall.append((run.ended - run.started) / scale)
         silence.append(max(round_silence.values(), default=0.0))
     calls = calls_frame(rows)
-    base = pd.DataFrame({
-        "episode_id": np.array([run.plan.episode.id for run in runs], dtype=object),
-        "slot_id": np.array([run.plan.episode.slot for run in runs], dtype=object),
-        "wall_sec": np.asarray(wall, dtype=float),
-        "max_silence_sec": np.asarray(silence, dtype=float),
-    })
+    base = pd.DataFrame(
+        {
+            "episode_id": np.array([run.plan.episode.id for run in runs], dtype=object),
+            "slot_id": np.array([run.plan.episode.slot for run in runs], dtype=object),
+            "wall_sec": np.asarray(wall, dtype=float),
+            "max_silence_sec": np.asarray(silence, dtype=float),
+        }
+    )
     frame = metrics.episode_rows(calls, base)
     peak = metrics.peak_overlap(loose_starts, loose_ends)
     summary = metrics.summarize(calls, frame, peak_loose_workers=peak)
-    return ReplayResult(calls=calls, episodes=frame, summary=summary, slots=None, engine="real",
-                        policy=policy, narrowing=narrowing)
+    return ReplayResult(
+        calls=calls,
+        episodes=frame,
+        summary=summary,
+        slots=None,
+        engine="real",
+        policy=policy,
+        narrowing=narrowing,
+    )

@@ -88,11 +88,15 @@ def replay(
 
         return simulate(episodes, policy, narrowing, censored=censored, slots=slots, **options)
     if slots is not None:
-        raise ValueError(f"slots: a reviewer pool is simulated only by engine='twin', not {engine!r}")
+        raise ValueError(
+            f"slots: a reviewer pool is simulated only by engine='twin', not {engine!r}"
+        )
     if engine == "vectorized":
         from reviewlab.engines.vectorized import replay_vectorized
 
         return replay_vectorized(episodes, policy, narrowing, censored=censored, **options)
     from reviewlab.engines.real import replay_real
 
-    return replay_real(episodes, policy, narrowing, censored=censored, time_scale=time_scale, **options)
+    return replay_real(
+        episodes, policy, narrowing, censored=censored, time_scale=time_scale, **options
+    )

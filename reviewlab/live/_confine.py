@@ -28,7 +28,15 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["MAX_NAME_BYTES", "MAX_PATH_CHARS", "ToolError", "confine", "inside", "open_confined", "walk"]
+__all__ = [
+    "MAX_NAME_BYTES",
+    "MAX_PATH_CHARS",
+    "ToolError",
+    "confine",
+    "inside",
+    "open_confined",
+    "walk",
+]
 
 MAX_PATH_CHARS = 1024
 """Longer path arguments are refused before touching the file system."""
@@ -86,14 +94,18 @@ def open_confined(path: Path, root: Path) -> io.BufferedReader:
             raise ToolError(f"path {path.name!r} is not a regular file")
         proc = f"/proc/self/fd/{fd}"
         if os.path.exists(proc) and not Path(os.readlink(proc)).is_relative_to(root):
-            raise ToolError(f"path {path.name!r} moved outside the workspace root while it was opened")
+            raise ToolError(
+                f"path {path.name!r} moved outside the workspace root while it was opened"
+            )
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
 
 
-def walk(base: Path, recursive: bool, skip: frozenset[str] = frozenset()) -> Iterator[tuple[Path, bool]]:
+def walk(
+    base: Path, recursive: bool, skip: frozenset[str] = frozenset()
+) -> Iterator[tuple[Path, bool]]:
     """``(path, is_dir)`` under ``base`` in sorted order; symlinks are reported, never followed.
 
     A recursive walk does not descend into directories named in ``skip``; an

@@ -97,7 +97,9 @@ class ScriptedModel:
         self.calls.append(kwargs)
         index = len(self.calls) - 1
         if index >= len(self.script):
-            raise RuntimeError(f"ScriptedModel: script exhausted after {len(self.script)} answer(s)")
+            raise RuntimeError(
+                f"ScriptedModel: script exhausted after {len(self.script)} answer(s)"
+            )
         return copy.deepcopy(self.script[index])
 
 
@@ -148,24 +150,42 @@ class EpisodeResult:
         worker has come back by now. Calls refused before they ran are recorded as
         ``error`` calls of 0 s and listed in ``meta["refused_calls"]``.
         """
-        refused = [trace.call_id for rnd in self.trace for trace in rnd.calls
-                   if trace.receipt.outcome == Outcome.REFUSED]
+        refused = [
+            trace.call_id
+            for rnd in self.trace
+            for trace in rnd.calls
+            if trace.receipt.outcome == Outcome.REFUSED
+        ]
         meta = dict(self.meta)
         if refused:
             meta["refused_calls"] = ",".join(refused)
-        rounds = [Round(send_sec=max(0.0, rnd.send_sec), calls=[_recorded_call(c) for c in rnd.calls])
-                  for rnd in self.trace]
-        return Episode(id=id, source=source, slot=slot, started_at=self.started_at,  # type: ignore[arg-type]
-                       deadline_sec=self.deadline_sec, rounds=rounds, end_reason=self.end_reason,  # type: ignore[arg-type]
-                       task=self.task, meta=meta)
+        rounds = [
+            Round(send_sec=max(0.0, rnd.send_sec), calls=[_recorded_call(c) for c in rnd.calls])
+            for rnd in self.trace
+        ]
+        return Episode(
+            id=id,
+            source=source,
+            slot=slot,
+            started_at=self.started_at,  # type: ignore[arg-type]
+            deadline_sec=self.deadline_sec,
+            rounds=rounds,
+            end_reason=self.end_reason,  # type: ignore[arg-type]
+            task=self.task,
+            meta=meta,
+        )
 
 
 def _recorded_call(trace: CallTrace) -> Call:
     receipt, result = trace.receipt, trace.result
     tool = trace.tool[:200] or "?"
     extent = _requested_extent(trace)
-    common: dict[str, Any] = {"tool": tool, "args": trace.args or {}, "result_chars": receipt.result_chars,
-                              "extent": extent}
+    common: dict[str, Any] = {
+        "tool": tool,
+        "args": trace.args or {},
+        "result_chars": receipt.result_chars,
+        "extent": extent,
+    }
     if result is None or result.status is CallStatus.REFUSED:
         return Call(duration_sec=0.0, status="error", **common)
     if result.status is CallStatus.ABANDONED:
@@ -173,8 +193,12 @@ def _recorded_call(trace: CallTrace) -> Call:
         returned_after = None
         if result.zombie_sec is not None:
             # Strictly past the bound, or a replay would count the call as returned in time.
-            returned_after = max(result.duration_sec + result.zombie_sec, math.nextafter(bound, math.inf))
-        return Call(duration_sec=bound, completed=False, returned_after_sec=returned_after, **common)
+            returned_after = max(
+                result.duration_sec + result.zombie_sec, math.nextafter(bound, math.inf)
+            )
+        return Call(
+            duration_sec=bound, completed=False, returned_after_sec=returned_after, **common
+        )
     if result.status is CallStatus.RAISED:
         return Call(duration_sec=max(0.0, result.duration_sec), status="error", **common)
     return Call(duration_sec=max(0.0, result.duration_sec), status="ok", **common)
@@ -194,9 +218,16 @@ def _requested_extent(trace: CallTrace) -> Extent | None:
         return None
     rendered = trace.rendered or {}
     credited = rendered if trace.receipt.extent is not None else {}
-    start = (_line(credited.get("first_line")) or _line(args.get("start_line"))
-             or _line(rendered.get("first_line")))
-    end = _line(credited.get("end_line")) or _line(args.get("end_line")) or _line(rendered.get("end_line"))
+    start = (
+        _line(credited.get("first_line"))
+        or _line(args.get("start_line"))
+        or _line(rendered.get("first_line"))
+    )
+    end = (
+        _line(credited.get("end_line"))
+        or _line(args.get("end_line"))
+        or _line(rendered.get("end_line"))
+    )
     if start is None or end is None or end < start:
         return None
     return Extent(path=path, start_line=start, end_line=end)
@@ -242,14 +273,23 @@ class ReviewEpisode:
         task_id: str = "",
     ) -> None:
         if executor is not None and loose_cap is not _UNSET:
-            raise ValueError("loose_cap: give it to the shared executor, not to an episode that uses one")
-        if deadline_at is not None and (isinstance(deadline_at, bool) or not isinstance(deadline_at, int | float)
-                                        or math.isnan(deadline_at)):
-            raise ValueError(f"deadline_at: expected seconds on the monotonic clock, got {deadline_at!r}")
+            raise ValueError(
+                "loose_cap: give it to the shared executor, not to an episode that uses one"
+            )
+        if deadline_at is not None and (
+            isinstance(deadline_at, bool)
+            or not isinstance(deadline_at, int | float)
+            or math.isnan(deadline_at)
+        ):
+            raise ValueError(
+                f"deadline_at: expected seconds on the monotonic clock, got {deadline_at!r}"
+            )
         self.root = root
         self.model = model
         self.task = task
-        self.policy: SupportsTimeoutFor = policy if policy is not None else TimeoutPolicy.ouroboros()
+        self.policy: SupportsTimeoutFor = (
+            policy if policy is not None else TimeoutPolicy.ouroboros()
+        )
         self.narrowing = narrowing if narrowing is not None else Narrowing()
         self.deadline_at = deadline_at
         self.registry_factory = registry_factory
@@ -280,8 +320,14 @@ class ReviewEpisode:
 class _Run:
     """The mutable state of one :meth:`ReviewEpisode.execute`."""
 
-    def __init__(self, episode: ReviewEpisode, registry: Any, ctx: Any, schemas: list[Any],
-                 executor: BoundedExecutor) -> None:
+    def __init__(
+        self,
+        episode: ReviewEpisode,
+        registry: Any,
+        ctx: Any,
+        schemas: list[Any],
+        executor: BoundedExecutor,
+    ) -> None:
         self.episode = episode
         self.registry = registry
         self.ctx = ctx
@@ -311,7 +357,9 @@ class _Run:
             send_start = monotonic_now()
             try:
                 # A snapshot: the model (and ScriptedModel.calls) keep what this send carried.
-                reply = episode.model.chat(messages=list(self.messages), tools=self.schemas, tool_choice="auto")
+                reply = episode.model.chat(
+                    messages=list(self.messages), tools=self.schemas, tool_choice="auto"
+                )
                 if not isinstance(reply, Mapping):
                     raise TypeError(f"model reply must be a dict, got {type(reply).__name__}")
             except Exception as exc:  # any model failure ends the episode as a record, not a crash
@@ -352,7 +400,9 @@ class _Run:
         if name not in self.allowed:
             return self.refuse(call_id, name, args, unavailable_text(name))
         assert args is not None
-        bound = resolve_bound(self.episode.policy, self.registry, name, args, narrowing=self.episode.narrowing)
+        bound = resolve_bound(
+            self.episode.policy, self.registry, name, args, narrowing=self.episode.narrowing
+        )
         # Cleared before each dispatch: a stamp seen afterwards was written by this call
         # (or, after an abandonment, maybe by a loose worker, which Crediting accounts for).
         self.ctx.last_read_view = None
@@ -372,8 +422,19 @@ class _Run:
             outcome, gap, error = Outcome.ERROR, SOURCE_GAP_ABANDONED, "abandoned"
             text = tool_timeout_text(name, result.bound_sec or 0.0)
         else:  # refused by the loose-worker cap: never started
-            receipt = ToolReceipt(self.rounds, name[:200], Outcome.REFUSED, result.started_at, 0.0, None, "",
-                                  len(result.text), call_id, error="loose_cap", args_summary=summary)
+            receipt = ToolReceipt(
+                self.rounds,
+                name[:200],
+                Outcome.REFUSED,
+                result.started_at,
+                0.0,
+                None,
+                "",
+                len(result.text),
+                call_id,
+                error="loose_cap",
+                args_summary=summary,
+            )
             self.reply(call_id, result.text)
             return CallTrace(self.rounds, call_id, name, args, receipt, result)
         extent = self.crediting.extent(name, outcome, stamp)
@@ -382,16 +443,38 @@ class _Run:
             self.crediting.note_abandoned()
             self.source_gap = SOURCE_GAP_ABANDONED
         receipt = ToolReceipt(
-            self.rounds, name, outcome, result.started_at, float(result.duration_sec), result.bound_sec,
-            bound.by, len(text), call_id, source_gap=gap, error=error, args_summary=summary, extent=extent,
+            self.rounds,
+            name,
+            outcome,
+            result.started_at,
+            float(result.duration_sec),
+            result.bound_sec,
+            bound.by,
+            len(text),
+            call_id,
+            source_gap=gap,
+            error=error,
+            args_summary=summary,
+            extent=extent,
         )
         self.reply(call_id, text)
         return CallTrace(self.rounds, call_id, name, args, receipt, result, rendered=stamp)
 
     def refuse(self, call_id: str, name: str, args: dict[str, Any] | None, text: str) -> CallTrace:
         """A call that never reaches the executor (bad arguments, unavailable tool)."""
-        receipt = ToolReceipt(self.rounds, name[:200], Outcome.REFUSED, wall_stamp(), 0.0, None, "", len(text),
-                              call_id, error=text, args_summary=_summary(args or {}))
+        receipt = ToolReceipt(
+            self.rounds,
+            name[:200],
+            Outcome.REFUSED,
+            wall_stamp(),
+            0.0,
+            None,
+            "",
+            len(text),
+            call_id,
+            error=text,
+            args_summary=_summary(args or {}),
+        )
         self.reply(call_id, text)
         return CallTrace(self.rounds, call_id, name, args, receipt)
 
@@ -413,10 +496,22 @@ class _Run:
         if self.model_error:
             usage["native_model_error"] = self.model_error
         policy_name = getattr(episode.policy, "name", type(episode.policy).__name__)
-        meta = {"model": type(episode.model).__name__, "policy": str(policy_name),
-                "narrowing": episode.narrowing.label}
-        return EpisodeResult(self.raw_text, usage, list(self.receipts), self.trace, self.end_reason, started_at,
-                             inherited, episode.task, meta)
+        meta = {
+            "model": type(episode.model).__name__,
+            "policy": str(policy_name),
+            "narrowing": episode.narrowing.label,
+        }
+        return EpisodeResult(
+            self.raw_text,
+            usage,
+            list(self.receipts),
+            self.trace,
+            self.end_reason,
+            started_at,
+            inherited,
+            episode.task,
+            meta,
+        )
 
 
 def _decode_args(name: str, raw: Any) -> tuple[dict[str, Any] | None, str | None]:
@@ -426,15 +521,23 @@ def _decode_args(name: str, raw: Any) -> tuple[dict[str, Any] | None, str | None
     if isinstance(raw, Mapping):
         return dict(raw), None
     if not isinstance(raw, str):
-        return None, f"Could not parse arguments for {name[:200]!r}: expected a JSON string, got {type(raw).__name__}"
+        return (
+            None,
+            f"Could not parse arguments for {name[:200]!r}: expected a JSON string, got {type(raw).__name__}",
+        )
     try:
         value = json.loads(raw)
     except (json.JSONDecodeError, RecursionError) as exc:
         return None, f"Could not parse arguments for {name[:200]!r}: {exc}"
     if not isinstance(value, dict):
-        return None, f"Could not parse arguments for {name[:200]!r}: expected a JSON object, got {type(value).__name__}"
+        return (
+            None,
+            f"Could not parse arguments for {name[:200]!r}: expected a JSON object, got {type(value).__name__}",
+        )
     return value, None
 
 
 def _summary(args: Mapping[str, Any]) -> dict[str, str]:
-    return {key: str(args[key])[:300] for key in _SUMMARY_ARGS if key in args and args[key] is not None}
+    return {
+        key: str(args[key])[:300] for key in _SUMMARY_ARGS if key in args and args[key] is not None
+    }

@@ -154,19 +154,41 @@ class LooseLedger:
         """The ledger's counters as a dict."""
         with self._cond:
             return {
-                "loose": self.loose, "peak": self.peak, "abandoned": self.abandoned,
-                "settled": self.settled, "zombie_sec": self.zombie_sec, "refused": self.refused,
+                "loose": self.loose,
+                "peak": self.peak,
+                "abandoned": self.abandoned,
+                "settled": self.settled,
+                "zombie_sec": self.zombie_sec,
+                "refused": self.refused,
             }
 
 
 class _Job:
     """One call handed to a worker; ``claim`` decides its fate, ``done`` wakes the caller."""
 
-    __slots__ = ("fn", "args", "kwargs", "context", "deadline_at", "claim", "done",
-                 "value", "exc", "ended_at", "abandoned_at", "result")
+    __slots__ = (
+        "fn",
+        "args",
+        "kwargs",
+        "context",
+        "deadline_at",
+        "claim",
+        "done",
+        "value",
+        "exc",
+        "ended_at",
+        "abandoned_at",
+        "result",
+    )
 
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                 context: contextvars.Context, deadline_at: float | None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        context: contextvars.Context,
+        deadline_at: float | None,
+    ) -> None:
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
@@ -200,8 +222,9 @@ class _Worker:
 
     def __init__(self, executor: BoundedExecutor, number: int) -> None:
         self.inbox: SimpleQueue[_Job | None] = SimpleQueue()
-        self.thread = threading.Thread(target=executor._work, args=(self,),
-                                       name=f"reviewlab-tool-{number}", daemon=True)
+        self.thread = threading.Thread(
+            target=executor._work, args=(self,), name=f"reviewlab-tool-{number}", daemon=True
+        )
 
 
 class BoundedExecutor:
@@ -214,8 +237,9 @@ class BoundedExecutor:
     """
 
     def __init__(self, *, loose_cap: int | None = DEFAULT_LOOSE_CAP, name: str = "bounded") -> None:
-        if loose_cap is not None and (isinstance(loose_cap, bool) or not isinstance(loose_cap, int)
-                                      or loose_cap < 0):
+        if loose_cap is not None and (
+            isinstance(loose_cap, bool) or not isinstance(loose_cap, int) or loose_cap < 0
+        ):
             raise ValueError(f"loose_cap: expected a non-negative int or None, got {loose_cap!r}")
         self.loose_cap = loose_cap
         self.name = name
@@ -236,8 +260,14 @@ class BoundedExecutor:
         """Worker threads started so far (reuse keeps this low)."""
         return self._spawned
 
-    def run(self, fn: Callable[..., Any], *args: Any, bound: Bound | float | None,
-            name: str = "", **kwargs: Any) -> CallResult:
+    def run(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        bound: Bound | float | None,
+        name: str = "",
+        **kwargs: Any,
+    ) -> CallResult:
         """Run ``fn(*args, **kwargs)`` on a worker and wait at most its bound.
 
         ``bound`` is a :class:`Bound` or seconds; ``None`` (or ``Bound.sec is
@@ -252,15 +282,26 @@ class BoundedExecutor:
         cap = self.loose_cap
         if cap is not None and self.ledger.loose >= cap:
             self.ledger._refuse()
-            return CallResult(name, CallStatus.REFUSED, time.time(), 0.0, bound_obj,
-                              text=refused_text(name, self.ledger.loose, cap))
+            return CallResult(
+                name,
+                CallStatus.REFUSED,
+                time.time(),
+                0.0,
+                bound_obj,
+                text=refused_text(name, self.ledger.loose, cap),
+            )
 
         started_wall = time.time()
         start = monotonic_now()
         # The wait itself runs on the real clock even when a test injected another one.
         real_start = time.monotonic()
-        job = _Job(fn, args, kwargs, contextvars.copy_context(),
-                   None if bound_sec is None else start + bound_sec)
+        job = _Job(
+            fn,
+            args,
+            kwargs,
+            contextvars.copy_context(),
+            None if bound_sec is None else start + bound_sec,
+        )
         self._dispatch(job)
         done = job.done
         if bound_sec is None:
@@ -269,8 +310,14 @@ class BoundedExecutor:
             if job.claim.acquire(blocking=False):
                 # The bound passed and the worker had not finished: abandon it.
                 job.abandoned_at = now = monotonic_now()
-                result = CallResult(name, CallStatus.ABANDONED, started_wall, now - start, bound_obj,
-                                    settled=threading.Event())
+                result = CallResult(
+                    name,
+                    CallStatus.ABANDONED,
+                    started_wall,
+                    now - start,
+                    bound_obj,
+                    settled=threading.Event(),
+                )
                 job.result = result
                 self.ledger._abandon()
                 # Hand the worker its result record: it waits on `done` before retiring.
@@ -280,8 +327,12 @@ class BoundedExecutor:
             done.acquire()
         duration = monotonic_now() - start
         if job.exc is not None:
-            return CallResult(name, CallStatus.RAISED, started_wall, duration, bound_obj, exc=job.exc)
-        return CallResult(name, CallStatus.RETURNED, started_wall, duration, bound_obj, value=job.value)
+            return CallResult(
+                name, CallStatus.RAISED, started_wall, duration, bound_obj, exc=job.exc
+            )
+        return CallResult(
+            name, CallStatus.RETURNED, started_wall, duration, bound_obj, value=job.value
+        )
 
     def shutdown(self) -> None:
         """Let idle workers exit; running and loose workers exit when their call ends."""
@@ -327,7 +378,9 @@ class BoundedExecutor:
                     self._idle.append(worker)
                     if self._closed:
                         # shutdown() may have drained the pool just before we rejoined it.
-                        with contextlib.suppress(ValueError):  # else it popped us and queued our stop
+                        with contextlib.suppress(
+                            ValueError
+                        ):  # else it popped us and queued our stop
                             self._idle.remove(worker)
                             keep = False
                 job.done.release()

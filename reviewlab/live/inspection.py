@@ -62,7 +62,9 @@ TOOL_NAMES = ("read_file", "list_files", "search_code")
 
 _BINARY_SNIFF_BYTES = 8192
 # Directories a recursive walk does not descend into: version control and build caches.
-_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "node_modules", ".mypy_cache"})
+_SKIPPED_DIRS = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", ".venv", "node_modules", ".mypy_cache"}
+)
 
 
 # ToolError is defined beside the confinement checks that raise it; this module is its public home.
@@ -88,7 +90,9 @@ class InspectionContext:
     last_read_view: dict[str, Any] | None = None
 
 
-def _int_arg(args: Mapping[str, Any], key: str, default: int | None, *, minimum: int = 1) -> int | None:
+def _int_arg(
+    args: Mapping[str, Any], key: str, default: int | None, *, minimum: int = 1
+) -> int | None:
     value = args.get(key, default)
     if value is None:
         return None
@@ -171,18 +175,26 @@ class InspectionRegistry:
         }
         handler = handlers.get(name) if isinstance(name, str) else None
         if handler is None:
-            raise UnknownToolError(f"unknown tool {str(name)[:200]!r}; available: {', '.join(TOOL_NAMES)}")
+            raise UnknownToolError(
+                f"unknown tool {str(name)[:200]!r}; available: {', '.join(TOOL_NAMES)}"
+            )
         args = {} if args is None else args
         if not isinstance(args, Mapping):
             raise ToolError(f"{name}: arguments must be an object, got {type(args).__name__}")
         allowed = _ALLOWED_ARGS[name]
         unknown = sorted(str(key) for key in args if key not in allowed)
         if unknown:
-            raise ToolError(f"{name}: unknown argument(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
+            raise ToolError(
+                f"{name}: unknown argument(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}"
+            )
         try:
             return handler(args)
-        except OSError as exc:  # permission denied, vanished mid-read, …: a tool error naming the path
-            raise ToolError(f"{name} {str(args.get('path', '.'))[:200]!r}: {exc.strerror or exc}") from exc
+        except (
+            OSError
+        ) as exc:  # permission denied, vanished mid-read, …: a tool error naming the path
+            raise ToolError(
+                f"{name} {str(args.get('path', '.'))[:200]!r}: {exc.strerror or exc}"
+            ) from exc
 
     # -- confinement -------------------------------------------------------
     def _root_for(self, args: Mapping[str, Any]) -> tuple[Path, str]:
@@ -193,7 +205,9 @@ class InspectionRegistry:
             return self.ctx.drive_root, "drive"
         raise ToolError(f"unknown root {which[:64]!r}")
 
-    def _resolve(self, args: Mapping[str, Any], key: str, default: str | None = None) -> tuple[Path, Path, str]:
+    def _resolve(
+        self, args: Mapping[str, Any], key: str, default: str | None = None
+    ) -> tuple[Path, Path, str]:
         """``(real path, root, root label)`` for a path argument, or a ToolError; the path may not exist."""
         raw = _str_arg(args, key, default)
         root, label = self._root_for(args)
@@ -209,7 +223,13 @@ class InspectionRegistry:
             raise ToolError(f"end_line {end} is before start_line {start}")
         rel = real.relative_to(root).as_posix()
         if not real.is_file():
-            kind = "a directory" if real.is_dir() else "not a regular file" if real.exists() else "not found"
+            kind = (
+                "a directory"
+                if real.is_dir()
+                else "not a regular file"
+                if real.exists()
+                else "not found"
+            )
             raise ToolError(f"read_file {rel!r}: {kind}")
         size = real.stat().st_size
         if size > self.max_file_bytes:
@@ -225,7 +245,9 @@ class InspectionRegistry:
         if total == 0:
             return f"{rel}: [empty file: 0 lines]"
         if start > total:
-            raise ToolError(f"read_file {rel!r}: start_line {start} is past the end ({total} lines)")
+            raise ToolError(
+                f"read_file {rel!r}: start_line {start} is past the end ({total} lines)"
+            )
         last = total if end is None else min(end, total)
         rendered = self._render(rel, lines, start, last, total)
         # The stamp is the last thing a read does (module invariant).
@@ -256,7 +278,7 @@ class InspectionRegistry:
                     break
                 # A single line longer than the cap (minified code): show its head only.
                 line = lines[number - 1]
-                row = f"{number:>{width}}\t{line[:self.max_chars]}…[line cut: {len(line)} chars]\n"
+                row = f"{number:>{width}}\t{line[: self.max_chars]}…[line cut: {len(line)} chars]\n"
             parts.append(row)
             offset += len(row)
             line_ends.append(offset)
@@ -290,13 +312,19 @@ class InspectionRegistry:
             if len(rows) >= self.max_entries:
                 continue
             if path.is_symlink():
-                note = "" if inside(path, root) else "  [symlink outside the workspace, not followed]"
+                note = (
+                    "" if inside(path, root) else "  [symlink outside the workspace, not followed]"
+                )
                 rows.append(f"{rel}@{note}")
             else:
                 rows.append(rel + ("/" if is_dir else ""))
-        head = f"{matched} entries under {rel_base}/" + (f" matching {pattern!r}" if pattern else "")
+        head = f"{matched} entries under {rel_base}/" + (
+            f" matching {pattern!r}" if pattern else ""
+        )
         if matched > len(rows):
-            rows.append(f"[truncated: showed {len(rows)} of {matched} entries; narrow path or glob]")
+            rows.append(
+                f"[truncated: showed {len(rows)} of {matched} entries; narrow path or glob]"
+            )
         return "\n".join([head, *rows]) + "\n"
 
     # -- search_code -------------------------------------------------------
@@ -309,15 +337,20 @@ class InspectionRegistry:
         try:
             regex = re.compile(re.escape(raw) if literal else raw, flags)
         except re.error as exc:
-            raise ToolError(f"pattern {raw[:200]!r} is not a valid regular expression ({exc}); "
-                            "pass literal=true to search for the text as written") from exc
+            raise ToolError(
+                f"pattern {raw[:200]!r} is not a valid regular expression ({exc}); "
+                "pass literal=true to search for the text as written"
+            ) from exc
         real, root, _label = self._resolve(args, "path", ".")
         pattern = _glob_arg(args)
         if real.is_file():
             files = [real]
         elif real.is_dir():
-            files = [path for path, is_dir in walk(real, True, _SKIPPED_DIRS)
-                     if not is_dir and not path.is_symlink() and path.is_file()]
+            files = [
+                path
+                for path, is_dir in walk(real, True, _SKIPPED_DIRS)
+                if not is_dir and not path.is_symlink() and path.is_file()
+            ]
         else:
             raise ToolError(f"search_code {real.relative_to(root).as_posix()!r}: not found")
         rows: list[str] = []
@@ -338,12 +371,16 @@ class InspectionRegistry:
                         found += 1
                         if len(rows) < self.max_matches:
                             text = line.rstrip("\n")
-                            rows.append(f"{rel}:{number}: {text[:200]}{'…' if len(text) > 200 else ''}")
+                            rows.append(
+                                f"{rel}:{number}: {text[:200]}{'…' if len(text) > 200 else ''}"
+                            )
         if not found:
             return f"no matches for {raw[:200]!r}\n"
         head = f"{found} matches for {raw[:200]!r}"
         if found > len(rows):
-            rows.append(f"[truncated: showed {len(rows)} of {found} matches; narrow pattern, path or glob]")
+            rows.append(
+                f"[truncated: showed {len(rows)} of {found} matches; narrow pattern, path or glob]"
+            )
         return "\n".join([head, *rows]) + "\n"
 
 
@@ -362,14 +399,20 @@ _ALLOWED_ARGS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _function(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def _function(
+    name: str, description: str, properties: dict[str, Any], required: list[str]
+) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {
             "name": name,
             "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required,
-                           "additionalProperties": False},
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
         },
     }
 
@@ -377,27 +420,76 @@ def _function(name: str, description: str, properties: dict[str, Any], required:
 def inspection_schemas(*, drive: bool = False) -> list[dict[str, Any]]:
     """OpenAI-style function schemas of the three tools (with a ``root`` choice when a drive exists)."""
     path = {"type": "string", "description": "Path relative to the workspace root."}
-    root = {"root": {"type": "string", "enum": ["workspace", "drive"],
-                     "description": "Which root the path is relative to (default: workspace)."}}
+    root = {
+        "root": {
+            "type": "string",
+            "enum": ["workspace", "drive"],
+            "description": "Which root the path is relative to (default: workspace).",
+        }
+    }
     extra = root if drive else {}
     return [
-        _function("read_file", "Read a text file with line numbers, optionally a 1-based inclusive line range.",
-                  {"path": path,
-                   "start_line": {"type": "integer", "minimum": 1, "description": "First line (default 1)."},
-                   "end_line": {"type": "integer", "minimum": 1, "description": "Last line (default: end)."},
-                   **extra}, ["path"]),
-        _function("list_files", "List the files and folders under a directory of the workspace.",
-                  {"path": {**path, "description": "Directory relative to the root (default '.')."},
-                   "glob": {"type": "string", "description": "Only entries matching this glob, e.g. '*.py'."},
-                   "recursive": {"type": "boolean", "description": "Descend into subfolders (default false)."},
-                   **extra}, []),
-        _function("search_code", "Search files for a regular expression; answers path:line: text rows.",
-                  {"pattern": {"type": "string", "description": "Regular expression (or text with literal=true)."},
-                   "path": {**path, "description": "File or directory to search (default '.')."},
-                   "glob": {"type": "string", "description": "Only files matching this glob, e.g. '*.py'."},
-                   "literal": {"type": "boolean", "description": "Treat pattern as plain text (default false)."},
-                   "ignore_case": {"type": "boolean", "description": "Case-insensitive (default false)."},
-                   **extra}, ["pattern"]),
+        _function(
+            "read_file",
+            "Read a text file with line numbers, optionally a 1-based inclusive line range.",
+            {
+                "path": path,
+                "start_line": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "First line (default 1).",
+                },
+                "end_line": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Last line (default: end).",
+                },
+                **extra,
+            },
+            ["path"],
+        ),
+        _function(
+            "list_files",
+            "List the files and folders under a directory of the workspace.",
+            {
+                "path": {**path, "description": "Directory relative to the root (default '.')."},
+                "glob": {
+                    "type": "string",
+                    "description": "Only entries matching this glob, e.g. '*.py'.",
+                },
+                "recursive": {
+                    "type": "boolean",
+                    "description": "Descend into subfolders (default false).",
+                },
+                **extra,
+            },
+            [],
+        ),
+        _function(
+            "search_code",
+            "Search files for a regular expression; answers path:line: text rows.",
+            {
+                "pattern": {
+                    "type": "string",
+                    "description": "Regular expression (or text with literal=true).",
+                },
+                "path": {**path, "description": "File or directory to search (default '.')."},
+                "glob": {
+                    "type": "string",
+                    "description": "Only files matching this glob, e.g. '*.py'.",
+                },
+                "literal": {
+                    "type": "boolean",
+                    "description": "Treat pattern as plain text (default false).",
+                },
+                "ignore_case": {
+                    "type": "boolean",
+                    "description": "Case-insensitive (default false).",
+                },
+                **extra,
+            },
+            ["pattern"],
+        ),
     ]
 
 

@@ -69,7 +69,9 @@ def _endpoint_label(base_url: str) -> str:
 
 def _wire_message(index: int, message: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
-        raise ValueError(f"messages[{index}]: expected an object with a string 'role', got {message!r:.200}")
+        raise ValueError(
+            f"messages[{index}]: expected an object with a string 'role', got {message!r:.200}"
+        )
     wire = {key: message[key] for key in _WIRE_KEYS if key in message}
     if not wire.get("tool_calls"):
         wire.pop("tool_calls", None)
@@ -138,16 +140,27 @@ class OpenAIChatModel:
         if self._client is None:
             openai = _import_openai()
             key = self._api_key or os.environ.get("OPENAI_API_KEY") or _PLACEHOLDER_KEY
-            self._client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout,
-                                         max_retries=self.max_retries)
+            self._client = openai.OpenAI(
+                base_url=self.base_url,
+                api_key=key,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
         return self._client
 
-    def chat(self, *, messages: Sequence[Mapping[str, Any]],
-             tools: Sequence[Mapping[str, Any]] | None = None, **kw: Any) -> dict[str, Any]:
+    def chat(
+        self,
+        *,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **kw: Any,
+    ) -> dict[str, Any]:
         """Send one chat-completions request and return the assistant message as a dict."""
         client = self._client_or_new()
         openai = _import_openai()
-        request = {key: value for key, value in {**self.defaults, **kw}.items() if value is not None}
+        request = {
+            key: value for key, value in {**self.defaults, **kw}.items() if value is not None
+        }
         if tools:
             request["tools"] = list(tools)
         else:
@@ -157,7 +170,9 @@ class OpenAIChatModel:
         try:
             response = client.chat.completions.create(model=self.model, messages=wire, **request)
         except openai.APIStatusError as exc:
-            raise ModelEndpointError(f"{where} answered HTTP {exc.status_code}: {exc.message}") from exc
+            raise ModelEndpointError(
+                f"{where} answered HTTP {exc.status_code}: {exc.message}"
+            ) from exc
         except openai.APITimeoutError as exc:
             raise ModelEndpointError(f"{where} did not answer within {self.timeout}s") from exc
         except openai.APIConnectionError as exc:
@@ -171,7 +186,9 @@ class OpenAIChatModel:
         result: dict[str, Any] = {"role": "assistant", "content": message.content}
         calls = message.tool_calls or []
         if calls:
-            result["tool_calls"] = [_tool_call_dict(index, call) for index, call in enumerate(calls)]
+            result["tool_calls"] = [
+                _tool_call_dict(index, call) for index, call in enumerate(calls)
+            ]
         result["finish_reason"] = choices[0].finish_reason
         usage = getattr(response, "usage", None)
         if usage is not None:
@@ -214,8 +231,9 @@ def record_live(
         options["task"] = task
     result = ReviewEpisode(root_dir, chat_model, **options).execute()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    episode = result.to_episode(id=episode_id or f"live-{stamp}-{uuid.uuid4().hex[:8]}",
-                                slot=slot, source="live")
+    episode = result.to_episode(
+        id=episode_id or f"live-{stamp}-{uuid.uuid4().hex[:8]}", slot=slot, source="live"
+    )
     meta = {**episode.meta, "model": model, "endpoint": chat_model.endpoint}
     save_episodes([episode.model_copy(update={"meta": meta})], out_path)
     return result

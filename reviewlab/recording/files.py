@@ -117,8 +117,13 @@ class LoadedEpisodes(list[Episode]):
     empty unless the file was loaded with ``on_error="skip"`` and had defects.
     """
 
-    def __init__(self, episodes: Iterable[Episode] = (), *, path: str = "",
-                 skipped: list[SkippedLine] | None = None) -> None:
+    def __init__(
+        self,
+        episodes: Iterable[Episode] = (),
+        *,
+        path: str = "",
+        skipped: list[SkippedLine] | None = None,
+    ) -> None:
         super().__init__(episodes)
         self.path = path
         self.skipped: list[SkippedLine] = list(skipped or [])
@@ -137,7 +142,10 @@ def _field_of(error: ValidationError) -> tuple[str, str]:
     if kind == "json_invalid":
         return _JSON_FIELD, first["msg"]
     if loc == "schema":
-        return loc, f"unsupported schema version {first.get('input')!r} (expected {SCHEMA_VERSION!r})"
+        return (
+            loc,
+            f"unsupported schema version {first.get('input')!r} (expected {SCHEMA_VERSION!r})",
+        )
     if kind == "extra_forbidden":
         return loc, "unknown field"
     return loc or _JSON_FIELD, first["msg"]
@@ -208,7 +216,11 @@ def iter_episodes(
                 refuse(number, field, message)
                 continue
             if "schema_version" not in episode.model_fields_set:
-                refuse(number, "schema", f"missing schema version (expected \"schema\": {SCHEMA_VERSION!r})")
+                refuse(
+                    number,
+                    "schema",
+                    f'missing schema version (expected "schema": {SCHEMA_VERSION!r})',
+                )
                 continue
             first = seen.setdefault(episode.id, number)
             if first != number:
@@ -221,8 +233,9 @@ def load_episodes(path: str | os.PathLike[str], *, on_error: OnError = "raise") 
     """All episodes of ``path`` as a :class:`LoadedEpisodes` list (``.skipped`` is the report)."""
     skipped: list[SkippedLine] = []
     with paused_gc():
-        episodes = LoadedEpisodes(iter_episodes(path, on_error=on_error, skipped=skipped),
-                                  path=str(path), skipped=skipped)
+        episodes = LoadedEpisodes(
+            iter_episodes(path, on_error=on_error, skipped=skipped), path=str(path), skipped=skipped
+        )
     episodes.skipped = skipped
     return episodes
 
@@ -261,8 +274,9 @@ def save_episodes(episodes: Iterable[Episode], path: str | os.PathLike[str]) -> 
         with os.fdopen(fd, "wb", buffering=1 << 20) as raw:
             if target.name.endswith(".gz"):
                 # mtime=0 and an empty name make the bytes a function of the episodes only.
-                with gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=6,
-                                   mtime=0) as packed:
+                with gzip.GzipFile(
+                    filename="", fileobj=raw, mode="wb", compresslevel=6, mtime=0
+                ) as packed:
                     count = _write_lines(episodes, packed.write, target)
             else:
                 count = _write_lines(episodes, raw.write, target)
@@ -270,7 +284,9 @@ def save_episodes(episodes: Iterable[Episode], path: str | os.PathLike[str]) -> 
             os.fsync(raw.fileno())
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(temp_name, 0o666 & ~umask)  # mkstemp makes 0600; give the file ordinary permissions
+        os.chmod(
+            temp_name, 0o666 & ~umask
+        )  # mkstemp makes 0600; give the file ordinary permissions
         os.replace(temp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -279,7 +295,9 @@ def save_episodes(episodes: Iterable[Episode], path: str | os.PathLike[str]) -> 
     return count
 
 
-def _write_lines(episodes: Iterable[Episode], write: Callable[[bytes], object], target: Path) -> int:
+def _write_lines(
+    episodes: Iterable[Episode], write: Callable[[bytes], object], target: Path
+) -> int:
     """Encode and write episodes in batches (fewer, larger writes keep gzip fast)."""
     seen: set[str] = set()
     batch: list[str] = []
@@ -299,9 +317,25 @@ def _write_lines(episodes: Iterable[Episode], write: Callable[[bytes], object], 
 
 
 FRAME_COLUMNS = (
-    "episode_id", "source", "slot", "started_at", "arrival_sec", "deadline_sec", "end_reason",
-    "round", "send_sec", "call_index", "tool", "duration_sec", "completed", "status",
-    "result_chars", "requested_lines", "extent_path", "extent_start_line", "extent_end_line",
+    "episode_id",
+    "source",
+    "slot",
+    "started_at",
+    "arrival_sec",
+    "deadline_sec",
+    "end_reason",
+    "round",
+    "send_sec",
+    "call_index",
+    "tool",
+    "duration_sec",
+    "completed",
+    "status",
+    "result_chars",
+    "requested_lines",
+    "extent_path",
+    "extent_start_line",
+    "extent_end_line",
     "returned_after_sec",
 )
 """Columns of :func:`episodes_frame`, one row per call:
@@ -353,7 +387,8 @@ def episodes_frame(episodes: Iterable[Episode]) -> pd.DataFrame:
                 cols["extent_start_line"].append(extent.start_line if extent is not None else None)
                 cols["extent_end_line"].append(extent.end_line if extent is not None else None)
                 cols["returned_after_sec"].append(
-                    nan if call.returned_after_sec is None else call.returned_after_sec)
+                    nan if call.returned_after_sec is None else call.returned_after_sec
+                )
                 index += 1
     frame = pd.DataFrame(cols, columns=list(FRAME_COLUMNS))
     frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)

@@ -52,23 +52,47 @@ def incident_episode() -> Episode:
         started_at=_INCIDENT_AT,
         deadline_sec=_POOL_DEADLINE_SEC,
         rounds=[
-            Round(send_sec=3.412, calls=[
-                Call(tool="read_file", args={"path": "inventory/stock.py", "start_line": 1,
-                                             "end_line": 180},
-                     duration_sec=0.031, result_chars=6840,
-                     extent=Extent(path="inventory/stock.py", start_line=1, end_line=180)),
-                Call(tool="list_files", args={"path": "inventory"}, duration_sec=0.012,
-                     result_chars=96),
-            ]),
-            Round(send_sec=2.871, calls=[
-                Call(tool="search_code", args={"pattern": "reserve_stock", "path": "."},
-                     duration_sec=0.418, result_chars=1210),
-            ]),
+            Round(
+                send_sec=3.412,
+                calls=[
+                    Call(
+                        tool="read_file",
+                        args={"path": "inventory/stock.py", "start_line": 1, "end_line": 180},
+                        duration_sec=0.031,
+                        result_chars=6840,
+                        extent=Extent(path="inventory/stock.py", start_line=1, end_line=180),
+                    ),
+                    Call(
+                        tool="list_files",
+                        args={"path": "inventory"},
+                        duration_sec=0.012,
+                        result_chars=96,
+                    ),
+                ],
+            ),
+            Round(
+                send_sec=2.871,
+                calls=[
+                    Call(
+                        tool="search_code",
+                        args={"pattern": "reserve_stock", "path": "."},
+                        duration_sec=0.418,
+                        result_chars=1210,
+                    ),
+                ],
+            ),
             # The wedged call is alone in its round: the slot's silence is exactly the call's wait.
-            Round(send_sec=4.206, calls=[
-                Call(tool="query_code", args={"query": "callers of reserve_stock"},
-                     duration_sec=WEDGE_SEC, completed=False),
-            ]),
+            Round(
+                send_sec=4.206,
+                calls=[
+                    Call(
+                        tool="query_code",
+                        args={"query": "callers of reserve_stock"},
+                        duration_sec=WEDGE_SEC,
+                        completed=False,
+                    ),
+                ],
+            ),
         ],
         end_reason="wedged",
         task="Review the change to inventory/stock.py: does reserve_stock still hold the lock?",
@@ -80,10 +104,19 @@ def make_incident(seed: int = 0, *, slots: int = 6, mean_idle_sec: float = 600.0
     """The incident day: ordinary episodes on every slot plus the wedged one, by ``started_at``."""
     if slots < 3:
         raise ValueError(f"slots must be at least 3 (the incident is on reviewer-3), got {slots!r}")
-    quiet = {name: ToolProfile(**{**profile.__dict__, "wedge_p": 0.0})
-             for name, profile in TOOLS.items()}
-    pool = iter(synth_corpus(4000, seed=seed, tools=quiet, deadline_share=0.0,
-                             id_prefix="incident-pool", source="incident"))
+    quiet = {
+        name: ToolProfile(**{**profile.__dict__, "wedge_p": 0.0}) for name, profile in TOOLS.items()
+    }
+    pool = iter(
+        synth_corpus(
+            4000,
+            seed=seed,
+            tools=quiet,
+            deadline_share=0.0,
+            id_prefix="incident-pool",
+            source="incident",
+        )
+    )
     rng = np.random.default_rng([seed, 0x1C1])
     wedged = incident_episode()
     wedge_over = _INCIDENT_AT + timedelta(seconds=_wall_sec(wedged))
@@ -95,12 +128,19 @@ def make_incident(seed: int = 0, *, slots: int = 6, mean_idle_sec: float = 600.0
         while clock < _DAY_END:
             template = next(pool)
             wall = _wall_sec(template)
-            if slot == INCIDENT_SLOT and clock < wedge_over and clock + timedelta(seconds=wall) > _INCIDENT_AT:
+            if (
+                slot == INCIDENT_SLOT
+                and clock < wedge_over
+                and clock + timedelta(seconds=wall) > _INCIDENT_AT
+            ):
                 clock = wedge_over  # the slot is busy (silent) with the wedged call until then
                 continue
             count += 1
-            episodes.append(template.model_copy(update={
-                "id": f"{slot}-{count:03d}", "slot": slot, "started_at": clock}))
+            episodes.append(
+                template.model_copy(
+                    update={"id": f"{slot}-{count:03d}", "slot": slot, "started_at": clock}
+                )
+            )
             clock += timedelta(seconds=wall + float(rng.exponential(mean_idle_sec)))
     episodes.sort(key=lambda ep: (ep.started_at, ep.id))
     return episodes
@@ -108,7 +148,9 @@ def make_incident(seed: int = 0, *, slots: int = 6, mean_idle_sec: float = 600.0
 
 def _wall_sec(episode: Episode) -> float:
     """Seconds the episode held its slot as recorded: sends plus call durations."""
-    return sum(rnd.send_sec + sum(call.duration_sec for call in rnd.calls) for rnd in episode.rounds)
+    return sum(
+        rnd.send_sec + sum(call.duration_sec for call in rnd.calls) for rnd in episode.rounds
+    )
 
 
 def write_incident(path: str | os.PathLike[str], seed: int = 0) -> int:

@@ -44,8 +44,15 @@ class Recorder:
     parallel may share one recorder.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, slot: str = "", source: str = "live",
-                 prefix: str | None = None, append: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        slot: str = "",
+        source: str = "live",
+        prefix: str | None = None,
+        append: bool = False,
+    ) -> None:
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
         self.path = Path(path)
@@ -101,13 +108,16 @@ class Recorder:
     def __enter__(self) -> Recorder:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         # Written also when the block raised: each recorded episode is whole.
         self.close()
 
     def __repr__(self) -> str:
-        return f"Recorder({str(self.path)!r}, episodes={len(self._episodes)}, closed={self._closed})"
+        return (
+            f"Recorder({str(self.path)!r}, episodes={len(self._episodes)}, closed={self._closed})"
+        )
 
     def _next_id(self) -> str:
         number = len(self._episodes) + 1
@@ -120,4 +130,3 @@ class Recorder:
             raise ValueError(f"{self.path}: duplicate episode id {episode.id!r}")
         self._ids.add(episode.id)
         self._episodes.append(episode)
-

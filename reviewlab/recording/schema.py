@@ -18,7 +18,17 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["Call", "Episode", "Extent", "Round", "SCHEMA_VERSION", "SOURCES", "END_REASONS", "CALL_STATUSES", "EndReason"]
+__all__ = [
+    "Call",
+    "Episode",
+    "Extent",
+    "Round",
+    "SCHEMA_VERSION",
+    "SOURCES",
+    "END_REASONS",
+    "CALL_STATUSES",
+    "EndReason",
+]
 
 SCHEMA_VERSION: Final = "reviewlab.episode/1"
 SOURCES = ("live", "synthetic", "incident", "openhands", "inspect", "replay")

@@ -70,10 +70,18 @@ class ToolProfile:
 
 
 TOOLS: Mapping[str, ToolProfile] = {
-    "read_file": ToolProfile(weight=0.50, median_sec=0.04, sigma=0.9, tail_p=0.02, tail_alpha=1.4, wedge_p=0.0005),
-    "list_files": ToolProfile(weight=0.15, median_sec=0.03, sigma=0.8, tail_p=0.02, tail_alpha=1.5, wedge_p=0.0002),
-    "search_code": ToolProfile(weight=0.20, median_sec=0.6, sigma=1.0, tail_p=0.03, tail_alpha=1.2, wedge_p=0.001),
-    "query_code": ToolProfile(weight=0.15, median_sec=2.0, sigma=1.1, tail_p=0.05, tail_alpha=1.1, wedge_p=0.004),
+    "read_file": ToolProfile(
+        weight=0.50, median_sec=0.04, sigma=0.9, tail_p=0.02, tail_alpha=1.4, wedge_p=0.0005
+    ),
+    "list_files": ToolProfile(
+        weight=0.15, median_sec=0.03, sigma=0.8, tail_p=0.02, tail_alpha=1.5, wedge_p=0.0002
+    ),
+    "search_code": ToolProfile(
+        weight=0.20, median_sec=0.6, sigma=1.0, tail_p=0.03, tail_alpha=1.2, wedge_p=0.001
+    ),
+    "query_code": ToolProfile(
+        weight=0.15, median_sec=2.0, sigma=1.1, tail_p=0.05, tail_alpha=1.1, wedge_p=0.004
+    ),
 }
 """Default per-tool profiles: reads and listings are fast, ``query_code`` slow and wedge-prone."""
 
@@ -133,16 +141,19 @@ def file_tree(files: int, seed: int) -> list[tuple[str, int]]:
 _SEARCH_WORDS = ("timeout", "deadline", "retry", "lock", "cache", "price", "stock", "token")
 
 
-def synth_corpus(n: int, *, seed: int = 0, spec: SynthSpec | None = None,
-                 **overrides: Any) -> list[Episode]:
+def synth_corpus(
+    n: int, *, seed: int = 0, spec: SynthSpec | None = None, **overrides: Any
+) -> list[Episode]:
     """``n`` synthetic episodes drawn with ``seed`` (``overrides`` replace fields of ``spec``)."""
     with paused_gc():
-        return [Episode.model_validate(row)
-                for row in synth_rows(n, seed=seed, spec=spec, **overrides)]
+        return [
+            Episode.model_validate(row) for row in synth_rows(n, seed=seed, spec=spec, **overrides)
+        ]
 
 
-def synth_rows(n: int, *, seed: int = 0, spec: SynthSpec | None = None,
-               **overrides: Any) -> list[dict[str, Any]]:
+def synth_rows(
+    n: int, *, seed: int = 0, spec: SynthSpec | None = None, **overrides: Any
+) -> list[dict[str, Any]]:
     """The episodes of :func:`synth_corpus` as plain JSON-ready dicts (not yet validated)."""
     if n < 0:
         raise ValueError(f"n must not be negative, got {n!r}")
@@ -161,7 +172,9 @@ def synth_rows(n: int, *, seed: int = 0, spec: SynthSpec | None = None,
     # Round-level draws (tool rounds, then one final round per episode).
     total_rounds = int(tool_rounds.sum())
     calls_per_round = rng.choice(np.array([1, 2, 3]), total_rounds, p=spec.calls_per_round_p)
-    sends = np.round(rng.lognormal(np.log(spec.send_median_sec), spec.send_sigma, total_rounds + n), 6)
+    sends = np.round(
+        rng.lognormal(np.log(spec.send_median_sec), spec.send_sigma, total_rounds + n), 6
+    )
 
     # Call-level draws.
     total_calls = int(calls_per_round.sum())
@@ -188,18 +201,56 @@ def synth_rows(n: int, *, seed: int = 0, spec: SynthSpec | None = None,
     word_pick = rng.integers(0, len(_SEARCH_WORDS), total_calls)
 
     with paused_gc():
-        return _assemble(n, seed, spec, tree, names, offsets, slots, has_deadline, deadlines,
-                         tool_rounds, calls_per_round, sends, tool_index, durations, wedged,
-                         wedge_sec, failed, file_pick, start_u, span, chars_u, word_pick)
+        return _assemble(
+            n,
+            seed,
+            spec,
+            tree,
+            names,
+            offsets,
+            slots,
+            has_deadline,
+            deadlines,
+            tool_rounds,
+            calls_per_round,
+            sends,
+            tool_index,
+            durations,
+            wedged,
+            wedge_sec,
+            failed,
+            file_pick,
+            start_u,
+            span,
+            chars_u,
+            word_pick,
+        )
 
 
-def _assemble(n: int, seed: int, spec: SynthSpec, tree: list[tuple[str, int]], names: list[str],
-              offsets: np.ndarray, slots: np.ndarray, has_deadline: np.ndarray,
-              deadlines: np.ndarray, tool_rounds: np.ndarray, calls_per_round: np.ndarray,
-              sends: np.ndarray, tool_index: np.ndarray, durations: np.ndarray,
-              wedged: np.ndarray, wedge_sec: np.ndarray, failed: np.ndarray,
-              file_pick: np.ndarray, start_u: np.ndarray, span: np.ndarray,
-              chars_u: np.ndarray, word_pick: np.ndarray) -> list[dict[str, Any]]:
+def _assemble(
+    n: int,
+    seed: int,
+    spec: SynthSpec,
+    tree: list[tuple[str, int]],
+    names: list[str],
+    offsets: np.ndarray,
+    slots: np.ndarray,
+    has_deadline: np.ndarray,
+    deadlines: np.ndarray,
+    tool_rounds: np.ndarray,
+    calls_per_round: np.ndarray,
+    sends: np.ndarray,
+    tool_index: np.ndarray,
+    durations: np.ndarray,
+    wedged: np.ndarray,
+    wedge_sec: np.ndarray,
+    failed: np.ndarray,
+    file_pick: np.ndarray,
+    start_u: np.ndarray,
+    span: np.ndarray,
+    chars_u: np.ndarray,
+    word_pick: np.ndarray,
+) -> list[dict[str, Any]]:
     """Walk the draws in order and build one dict per episode (a wedge ends its episode)."""
     rows: list[dict[str, Any]] = []
     round_cursor = 0
@@ -221,8 +272,22 @@ def _assemble(n: int, seed: int, spec: SynthSpec, tree: list[tuple[str, int]], n
             for c in range(call_cursor, call_cursor + k):
                 if wedge_seen:
                     continue
-                calls.append(_call(c, names[int(tool_index[c])], durations, wedged, wedge_sec,
-                                   failed, tree, file_pick, start_u, span, chars_u, word_pick))
+                calls.append(
+                    _call(
+                        c,
+                        names[int(tool_index[c])],
+                        durations,
+                        wedged,
+                        wedge_sec,
+                        failed,
+                        tree,
+                        file_pick,
+                        start_u,
+                        span,
+                        chars_u,
+                        word_pick,
+                    )
+                )
                 wedge_seen = bool(wedged[c])
             call_cursor += k
             rounds.append({"send_sec": send, "calls": calls})
@@ -233,29 +298,48 @@ def _assemble(n: int, seed: int, spec: SynthSpec, tree: list[tuple[str, int]], n
         else:
             rounds.append({"send_sec": final_send, "calls": []})
         started = spec.start + timedelta(microseconds=round(float(offsets[i]) * 1e6))
-        rows.append({
-            "schema": SCHEMA_VERSION,
-            "id": f"{spec.id_prefix}-{seed}-{i:06d}",
-            "source": spec.source,
-            "slot": f"slot-{int(slots[i])}",
-            "started_at": started,
-            "deadline_sec": float(deadlines[i]) if has_deadline[i] else None,
-            "rounds": rounds,
-            "end_reason": end_reason,
-            "task": "",
-            "meta": {"generator": "reviewlab.synth", "seed": str(seed)},
-        })
+        rows.append(
+            {
+                "schema": SCHEMA_VERSION,
+                "id": f"{spec.id_prefix}-{seed}-{i:06d}",
+                "source": spec.source,
+                "slot": f"slot-{int(slots[i])}",
+                "started_at": started,
+                "deadline_sec": float(deadlines[i]) if has_deadline[i] else None,
+                "rounds": rounds,
+                "end_reason": end_reason,
+                "task": "",
+                "meta": {"generator": "reviewlab.synth", "seed": str(seed)},
+            }
+        )
     return rows
 
 
-def _call(c: int, tool: str, durations: np.ndarray, wedged: np.ndarray, wedge_sec: np.ndarray,
-          failed: np.ndarray, tree: list[tuple[str, int]], file_pick: np.ndarray,
-          start_u: np.ndarray, span: np.ndarray, chars_u: np.ndarray,
-          word_pick: np.ndarray) -> dict[str, Any]:
+def _call(
+    c: int,
+    tool: str,
+    durations: np.ndarray,
+    wedged: np.ndarray,
+    wedge_sec: np.ndarray,
+    failed: np.ndarray,
+    tree: list[tuple[str, int]],
+    file_pick: np.ndarray,
+    start_u: np.ndarray,
+    span: np.ndarray,
+    chars_u: np.ndarray,
+    word_pick: np.ndarray,
+) -> dict[str, Any]:
     """One call dict from the c-th call draws."""
-    call: dict[str, Any] = {"tool": tool, "args": {}, "duration_sec": float(durations[c]),
-                            "completed": True, "status": "ok", "result_chars": 0, "extent": None,
-                            "returned_after_sec": None}
+    call: dict[str, Any] = {
+        "tool": tool,
+        "args": {},
+        "duration_sec": float(durations[c]),
+        "completed": True,
+        "status": "ok",
+        "result_chars": 0,
+        "extent": None,
+        "returned_after_sec": None,
+    }
     path, length = tree[int(file_pick[c])]
     if tool == "read_file":
         first = 1 + int(start_u[c] * length)

@@ -54,18 +54,30 @@ def _port(port: int | None) -> int:
     return port
 
 
-def dashboard_command(port: int | None = None, corpus: str | os.PathLike[str] | None = None,
-                      *, open_browser: bool = False) -> list[str]:
+def dashboard_command(
+    port: int | None = None,
+    corpus: str | os.PathLike[str] | None = None,
+    *,
+    open_browser: bool = False,
+) -> list[str]:
     """The Voilà argv serving the dashboard on ``127.0.0.1:port`` (``corpus`` goes by :func:`dashboard_env`)."""
-    argv = [sys.executable, "-m", "voila", str(NOTEBOOK), f"--port={_port(port)}", "--Voila.ip=127.0.0.1",
-            "--show_tracebacks=True"]
+    argv = [
+        sys.executable,
+        "-m",
+        "voila",
+        str(NOTEBOOK),
+        f"--port={_port(port)}",
+        "--Voila.ip=127.0.0.1",
+        "--show_tracebacks=True",
+    ]
     if not open_browser:
         argv.append("--no-browser")
     return argv
 
 
-def dashboard_env(corpus: str | os.PathLike[str] | None = None,
-                  base: Mapping[str, str] | None = None) -> dict[str, str]:
+def dashboard_env(
+    corpus: str | os.PathLike[str] | None = None, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The environment Voilà (and so its kernels) runs in: ``base`` plus the corpus to explore."""
     env = dict(os.environ if base is None else base)
     if corpus is not None:
@@ -76,15 +88,24 @@ def dashboard_env(corpus: str | os.PathLike[str] | None = None,
     return env
 
 
-def serve(port: int | None = None, corpus: str | os.PathLike[str] | None = None, *,
-          open_browser: bool = False, **popen: Any) -> subprocess.Popen[bytes]:
+def serve(
+    port: int | None = None,
+    corpus: str | os.PathLike[str] | None = None,
+    *,
+    open_browser: bool = False,
+    **popen: Any,
+) -> subprocess.Popen[bytes]:
     """Start Voilà serving the explorer on ``http://127.0.0.1:port/``; return its process (caller stops it)."""
     argv = dashboard_command(port, corpus, open_browser=open_browser)
     return subprocess.Popen(argv, env=dashboard_env(corpus), cwd=str(NOTEBOOK.parent), **popen)
 
 
-def main(port: int | None = None, corpus: str | os.PathLike[str] | None = None, *,
-         open_browser: bool = True) -> int:
+def main(
+    port: int | None = None,
+    corpus: str | os.PathLike[str] | None = None,
+    *,
+    open_browser: bool = True,
+) -> int:
     """Serve until Voilà exits or the user interrupts; return Voilà's exit status (0 on Ctrl-C)."""
     process = serve(port, corpus, open_browser=open_browser)
     print(f"reviewlab dashboard: http://127.0.0.1:{_port(port)}/ (Ctrl-C stops it)", flush=True)
@@ -102,7 +123,9 @@ def main(port: int | None = None, corpus: str | os.PathLike[str] | None = None, 
                 process.wait()
 
 
-def lab_command(notebooks: str | os.PathLike[str] | None = None, port: int | None = None) -> list[str]:
+def lab_command(
+    notebooks: str | os.PathLike[str] | None = None, port: int | None = None
+) -> list[str]:
     """The argv of ``make lab``: JupyterLab on ``notebooks`` (default: the shipped notebooks)."""
     folder = Path(notebooks) if notebooks is not None else notebooks_dir()
     argv = [sys.executable, "-m", "jupyter", "lab", f"--notebook-dir={folder}"]

@@ -39,8 +39,17 @@ __all__ = [
 ]
 
 RECEIPT_COLUMNS = (
-    "round", "tool", "outcome", "duration_sec", "bound_sec", "bound_by", "source_gap",
-    "result_chars", "opened_path", "start_line", "end_line",
+    "round",
+    "tool",
+    "outcome",
+    "duration_sec",
+    "bound_sec",
+    "bound_by",
+    "source_gap",
+    "result_chars",
+    "opened_path",
+    "start_line",
+    "end_line",
 )
 
 # Summary keys shown by default, in reading order, with the label a person reads.
@@ -92,16 +101,24 @@ def _frame(data: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool | np.bool_)
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_
+    )
 
 
 def _numeric(column: pd.Series) -> bool:
     """A column is right-aligned when every value present is a number (object columns included)."""
-    values = [value for value in column if value is not None and not (isinstance(value, float) and math.isnan(value))]
+    values = [
+        value
+        for value in column
+        if value is not None and not (isinstance(value, float) and math.isnan(value))
+    ]
     return bool(values) and all(_is_number(value) for value in values)
 
 
-def text_table(data: pd.DataFrame | Iterable[Mapping[str, Any]], *, index: bool | None = None) -> str:
+def text_table(
+    data: pd.DataFrame | Iterable[Mapping[str, Any]], *, index: bool | None = None
+) -> str:
     """An aligned plain-text table (numbers right-aligned, text left-aligned).
 
     The index is shown when it carries names (a non-default index), unless ``index`` says otherwise.
@@ -112,12 +129,17 @@ def text_table(data: pd.DataFrame | Iterable[Mapping[str, Any]], *, index: bool 
     if index:
         frame = frame.reset_index()
     columns = [str(column) for column in frame.columns]
-    cells = [[format_value(value) for value in row] for row in frame.itertuples(index=False, name=None)]
+    cells = [
+        [format_value(value) for value in row] for row in frame.itertuples(index=False, name=None)
+    ]
     numeric = [_numeric(frame.iloc[:, i]) for i in range(len(columns))]
     widths = [max([len(name)] + [len(row[i]) for row in cells]) for i, name in enumerate(columns)]
 
     def line(values: Sequence[str]) -> str:
-        parts = [value.rjust(widths[i]) if numeric[i] else value.ljust(widths[i]) for i, value in enumerate(values)]
+        parts = [
+            value.rjust(widths[i]) if numeric[i] else value.ljust(widths[i])
+            for i, value in enumerate(values)
+        ]
         return "  ".join(parts).rstrip()
 
     rule = "  ".join("-" * width for width in widths)
@@ -126,29 +148,53 @@ def text_table(data: pd.DataFrame | Iterable[Mapping[str, Any]], *, index: bool 
     return "\n".join([line(columns), rule, *(line(row) for row in cells)])
 
 
-def summary_table(summaries: Mapping[str, Mapping[str, Any]], keys: Sequence[str] | None = None) -> pd.DataFrame:
+def summary_table(
+    summaries: Mapping[str, Mapping[str, Any]], keys: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Replay summaries side by side: one row per metric, one column per labelled run."""
-    keys = list(keys) if keys is not None else [key for key in SUMMARY_ROWS
-                                                if any(key in s for s in summaries.values())]
-    rows = {SUMMARY_ROWS.get(key, key): [summary.get(key) for summary in summaries.values()] for key in keys}
+    keys = (
+        list(keys)
+        if keys is not None
+        else [key for key in SUMMARY_ROWS if any(key in s for s in summaries.values())]
+    )
+    rows = {
+        SUMMARY_ROWS.get(key, key): [summary.get(key) for summary in summaries.values()]
+        for key in keys
+    }
     frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(summaries))
     frame.index.name = "metric"
     return frame.astype(object)
 
 
-SWEEP_METRICS = ("abandoned_call_rate", "coverage_loss_rate", "wall_p95_sec", "max_silence_sec",
-                 "zombie_sec", "peak_loose_workers")
+SWEEP_METRICS = (
+    "abandoned_call_rate",
+    "coverage_loss_rate",
+    "wall_p95_sec",
+    "max_silence_sec",
+    "zombie_sec",
+    "peak_loose_workers",
+)
 """The metrics :func:`sweep_view` shows (the written sweep file keeps every column)."""
 
 
-def sweep_view(frame: pd.DataFrame, *, sort_by: str | None = None, top: int | None = None) -> pd.DataFrame:
+def sweep_view(
+    frame: pd.DataFrame, *, sort_by: str | None = None, top: int | None = None
+) -> pd.DataFrame:
     """A sweep frame narrowed for reading: the parameters that vary, the key metrics, the Pareto flag."""
     metric_columns = [c for c in SWEEP_METRICS if c in frame.columns]
-    params = [c for c in frame.columns if c not in metric_columns and c not in ("policy_name", "pareto")
-              and (c.startswith(("timeout.", "narrowing.", "scale")))]
+    params = [
+        c
+        for c in frame.columns
+        if c not in metric_columns
+        and c not in ("policy_name", "pareto")
+        and (c.startswith(("timeout.", "narrowing.", "scale")))
+    ]
     # Per-tool timeouts and the narrowing mode always name a point; the other parameters only when they vary.
-    kept = [c for c in params if c.startswith("timeout.") or c == "narrowing.mode"
-            or frame[c].nunique(dropna=False) > 1] or params[:1]
+    kept = [
+        c
+        for c in params
+        if c.startswith("timeout.") or c == "narrowing.mode" or frame[c].nunique(dropna=False) > 1
+    ] or params[:1]
     view = frame[[*kept, *metric_columns, *(["pareto"] if "pareto" in frame.columns else [])]]
     if sort_by is not None:
         view = view.sort_values(sort_by, kind="stable")
@@ -158,7 +204,9 @@ def sweep_view(frame: pd.DataFrame, *, sort_by: str | None = None, top: int | No
 
 def receipts_table(receipts: Iterable[Any]) -> pd.DataFrame:
     """Receipts (``ToolReceipt`` objects or their dicts) as a frame with :data:`RECEIPT_COLUMNS`."""
-    rows = [receipt.to_dict() if hasattr(receipt, "to_dict") else dict(receipt) for receipt in receipts]
+    rows = [
+        receipt.to_dict() if hasattr(receipt, "to_dict") else dict(receipt) for receipt in receipts
+    ]
     frame = pd.DataFrame(rows)
     present = [column for column in RECEIPT_COLUMNS if column in frame.columns]
     frame = frame[present] if present else frame
@@ -214,7 +262,9 @@ def _html_table(frame: pd.DataFrame, caption: str) -> str:
         body.append(f"<tr>{''.join(cells)}</tr>")
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     table = f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-    return f'<div class="wide">{table}</div>'  # a wide table scrolls instead of overflowing the page
+    return (
+        f'<div class="wide">{table}</div>'  # a wide table scrolls instead of overflowing the page
+    )
 
 
 @dataclass
@@ -252,13 +302,15 @@ class Report:
         self.images.append(path)
         cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
         alt = html.escape(caption or name)
-        self.blocks.append(f'<figure><img src="{html.escape(path.name)}" alt="{alt}">{cap}</figure>')
+        self.blocks.append(
+            f'<figure><img src="{html.escape(path.name)}" alt="{alt}">{cap}</figure>'
+        )
         return path
 
     def render(self) -> str:
         title = html.escape(self.title)
         return (
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{title}</title><style>{_CSS}</style></head>\n<body><h1>{title}</h1>\n"
             + "\n".join(self.blocks)
             + "\n</body></html>\n"

@@ -49,7 +49,13 @@ from reviewlab.recording.schema import Episode
 from reviewlab.engines.replay import ReplayResult, replay
 
 __all__ = [
-    "DEFAULT_TOOLS", "Explorer", "PolicyEditor", "default_presets", "explore", "figure_png", "summary_html",
+    "DEFAULT_TOOLS",
+    "Explorer",
+    "PolicyEditor",
+    "default_presets",
+    "explore",
+    "figure_png",
+    "summary_html",
 ]
 
 DEFAULT_TOOLS = ("read_file", "list_files", "search_code", "query_code")
@@ -109,22 +115,51 @@ class PolicyEditor:
         self._callbacks: list[Callable[[PolicyEditor], None]] = []
         self._quiet = 0  # > 0 while a batch of control changes must not fire callbacks
         self.sliders: dict[str, w.FloatLogSlider] = {
-            name: w.FloatLogSlider(value=60.0, base=10, min=_LOG_MIN, max=_LOG_MAX, step=_LOG_STEP,
-                                   description=name, readout_format=".3g", continuous_update=True,
-                                   style={"description_width": "7.5em"},
-                                   layout=w.Layout(width="26em"))
+            name: w.FloatLogSlider(
+                value=60.0,
+                base=10,
+                min=_LOG_MIN,
+                max=_LOG_MAX,
+                step=_LOG_STEP,
+                description=name,
+                readout_format=".3g",
+                continuous_update=True,
+                style={"description_width": "7.5em"},
+                layout=w.Layout(width="26em"),
+            )
             for name in (*self.tools, _OTHER)
         }
-        self.mode = w.Dropdown(options=list(NARROWING_MODES), value="inherit", description="narrowing",
-                               style={"description_width": "7.5em"})
-        self.reserve = w.FloatSlider(value=0.0, min=0.0, max=600.0, step=1.0, description="reserve (s)",
-                                     style={"description_width": "7.5em"})
-        self.fraction = w.FloatSlider(value=1.0, min=0.05, max=1.0, step=0.05, description="fraction",
-                                      style={"description_width": "7.5em"})
-        self.preset = w.Dropdown(options=list(self.presets), description="preset",
-                                 style={"description_width": "7.5em"})
-        self.path = w.Text(value="policy.toml", description="TOML file", style={"description_width": "7.5em"})
-        self.load_button = w.Button(description="Load", icon="folder-open", layout=w.Layout(width="6em"))
+        self.mode = w.Dropdown(
+            options=list(NARROWING_MODES),
+            value="inherit",
+            description="narrowing",
+            style={"description_width": "7.5em"},
+        )
+        self.reserve = w.FloatSlider(
+            value=0.0,
+            min=0.0,
+            max=600.0,
+            step=1.0,
+            description="reserve (s)",
+            style={"description_width": "7.5em"},
+        )
+        self.fraction = w.FloatSlider(
+            value=1.0,
+            min=0.05,
+            max=1.0,
+            step=0.05,
+            description="fraction",
+            style={"description_width": "7.5em"},
+        )
+        self.preset = w.Dropdown(
+            options=list(self.presets), description="preset", style={"description_width": "7.5em"}
+        )
+        self.path = w.Text(
+            value="policy.toml", description="TOML file", style={"description_width": "7.5em"}
+        )
+        self.load_button = w.Button(
+            description="Load", icon="folder-open", layout=w.Layout(width="6em")
+        )
         self.save_button = w.Button(description="Save", icon="save", layout=w.Layout(width="6em"))
         self.status = w.HTML(value="")
         self.apply_preset(preset if preset is not None else next(iter(self.presets)))
@@ -133,14 +168,18 @@ class PolicyEditor:
         self.preset.observe(self._preset_picked, names="value")
         self.load_button.on_click(lambda _: self._file_action(self.load))
         self.save_button.on_click(lambda _: self._file_action(self.save))
-        self.widget = w.VBox([
-            self.preset,
-            w.HTML("<b>Per-tool timeout</b> (s, log scale)"),
-            *self.sliders.values(),
-            self.mode, self.reserve, self.fraction,
-            w.HBox([self.path, self.load_button, self.save_button]),
-            self.status,
-        ])
+        self.widget = w.VBox(
+            [
+                self.preset,
+                w.HTML("<b>Per-tool timeout</b> (s, log scale)"),
+                *self.sliders.values(),
+                self.mode,
+                self.reserve,
+                self.fraction,
+                w.HBox([self.path, self.load_button, self.save_button]),
+                self.status,
+            ]
+        )
         self._show_parameters()
 
     # -- reading ---------------------------------------------------------------
@@ -151,7 +190,9 @@ class PolicyEditor:
         fields.pop("floor_sec", None)
         table = {tool: self._base.base_for(None, tool) for tool in self._base.tools_sec}
         table.update({tool: _nice(self.sliders[tool].value) for tool in self.tools})
-        fields.update(default_sec=_nice(self.sliders[_OTHER].value), tools_sec=table, name=self._name)
+        fields.update(
+            default_sec=_nice(self.sliders[_OTHER].value), tools_sec=table, name=self._name
+        )
         return TimeoutPolicy(**fields)
 
     @property
@@ -162,8 +203,11 @@ class PolicyEditor:
     @property
     def narrowing(self) -> Narrowing:
         """The edited narrowing (mode and its parameters)."""
-        return Narrowing(mode=self.mode.value, reserve_sec=float(self.reserve.value),
-                         fraction=float(self.fraction.value))
+        return Narrowing(
+            mode=self.mode.value,
+            reserve_sec=float(self.reserve.value),
+            fraction=float(self.fraction.value),
+        )
 
     def on_change(self, callback: Callable[[PolicyEditor], None]) -> None:
         """Call ``callback(editor)`` after every change of the policy or the narrowing."""
@@ -173,10 +217,14 @@ class PolicyEditor:
     def set_timeout(self, tool: str, seconds: float) -> None:
         """Move one tool's slider (``"other tools"`` for the default) to ``seconds``."""
         if tool not in self.sliders:
-            raise KeyError(f"set_timeout: no slider for tool {tool!r}; sliders: {', '.join(self.sliders)}")
+            raise KeyError(
+                f"set_timeout: no slider for tool {tool!r}; sliders: {', '.join(self.sliders)}"
+            )
         self.sliders[tool].value = _clamp_log(float(seconds))
 
-    def set(self, policy: TimeoutPolicy, narrowing: Narrowing | None = None, *, name: str | None = None) -> None:
+    def set(
+        self, policy: TimeoutPolicy, narrowing: Narrowing | None = None, *, name: str | None = None
+    ) -> None:
         """Show ``policy`` and ``narrowing`` in the controls; callbacks run once."""
         self._quiet += 1
         try:
@@ -276,8 +324,13 @@ def _cell(value: float, kind: str) -> str:
     return f"{value:,.1f} s"
 
 
-def summary_html(summary: Mapping[str, Any], baseline: Mapping[str, Any] | None = None,
-                 *, title: str = "edited", baseline_title: str = "baseline") -> str:
+def summary_html(
+    summary: Mapping[str, Any],
+    baseline: Mapping[str, Any] | None = None,
+    *,
+    title: str = "edited",
+    baseline_title: str = "baseline",
+) -> str:
     """The summary as an HTML table (one row per metric), beside ``baseline`` when given."""
     head = f"<th>metric</th><th>{html.escape(title)}</th>"
     if baseline is not None:
@@ -288,8 +341,10 @@ def summary_html(summary: Mapping[str, Any], baseline: Mapping[str, Any] | None 
         if baseline is not None:
             cells += f"<td>{_cell(baseline[key], kind)}</td>"
         rows.append(f"<tr>{cells}</tr>")
-    return (f"<table class='rl-summary'><caption>{summary['episodes']:,} episodes, {summary['calls']:,} calls"
-            f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    return (
+        f"<table class='rl-summary'><caption>{summary['episodes']:,} episodes, {summary['calls']:,} calls"
+        f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 class Explorer:
@@ -333,13 +388,17 @@ class Explorer:
         self._figure.subplots_adjust(left=0.1, right=0.98, bottom=0.1, top=0.9)
         self._rates = LiveRates(self._figure.add_subplot())
         self._lock = threading.Lock()  # guards the timer and the generation
-        self._update_lock = threading.RLock()  # one replay-and-redraw at a time (figure() re-enters it)
+        self._update_lock = (
+            threading.RLock()
+        )  # one replay-and-redraw at a time (figure() re-enters it)
         self._generation = 0
         self._timer: threading.Timer | None = None
         self._settled = threading.Event()
         self._settled.set()
         self.editor.on_change(lambda _: self.schedule())
-        self.widget = w.HBox([self.editor.widget, w.VBox([self.metrics, *( [self.chart] if self.chart else [])])])
+        self.widget = w.HBox(
+            [self.editor.widget, w.VBox([self.metrics, *([self.chart] if self.chart else [])])]
+        )
         self.update()
 
     def _compile(self) -> Any:
@@ -362,7 +421,9 @@ class Explorer:
                 self._timer.cancel()
             self._generation += 1
             self._settled.clear()
-            self._timer = threading.Timer(self.debounce_sec, self._debounced, args=(self._generation,))
+            self._timer = threading.Timer(
+                self.debounce_sec, self._debounced, args=(self._generation,)
+            )
             self._timer.daemon = True
             self._timer.start()
 
@@ -387,8 +448,9 @@ class Explorer:
             started = time.perf_counter()
             result = self._replay(self.editor.policy, self.editor.narrowing)
             self.result = result
-            self.metrics.value = summary_html(result.summary, self.baseline,
-                                              baseline_title=self.baseline_title)
+            self.metrics.value = summary_html(
+                result.summary, self.baseline, baseline_title=self.baseline_title
+            )
             if self.chart is not None:
                 self.chart.value = figure_png(self.figure(result))
             self.updates += 1

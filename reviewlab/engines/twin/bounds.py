@@ -47,8 +47,12 @@ class BoundResolver:
         self.policy = policy
         self.narrowing = narrowing
         self.exact_policy = type(policy) is TimeoutPolicy
-        self._clamp = frozenset(policy.clamp_tools) if isinstance(policy, TimeoutPolicy) else frozenset()
-        self._override = frozenset(policy.override_tools) if isinstance(policy, TimeoutPolicy) else frozenset()
+        self._clamp = (
+            frozenset(policy.clamp_tools) if isinstance(policy, TimeoutPolicy) else frozenset()
+        )
+        self._override = (
+            frozenset(policy.override_tools) if isinstance(policy, TimeoutPolicy) else frozenset()
+        )
         # Unbounded narrowing never consults the policy; resolve_bound is already trivial there.
         self._unbounded = narrowing.mode == "unbounded"
         self._narrow_sec = narrowing.narrow_sec
@@ -84,8 +88,12 @@ class BoundResolver:
         tool_sec = self._tool_sec.get(key)
         if tool_sec is None:
             self.resolved += 1
-            static = resolve_bound(self.policy, None, tool, args, narrowing=self.narrowing, remaining_sec=None)
-            assert static.tool_timeout_sec is not None  # only unbounded narrowing has none, and it has no keys
+            static = resolve_bound(
+                self.policy, None, tool, args, narrowing=self.narrowing, remaining_sec=None
+            )
+            assert (
+                static.tool_timeout_sec is not None
+            )  # only unbounded narrowing has none, and it has no keys
             tool_sec = self._tool_sec[key] = static.tool_timeout_sec
             if key == tool:
                 self._by_tool[tool] = tool_sec
@@ -98,11 +106,19 @@ class BoundResolver:
             tool_sec = self._keyed_sec(tool, args)
             if tool_sec is None:
                 self.resolved += 1
-                return resolve_bound(self.policy, None, tool, args, narrowing=self.narrowing,
-                                     remaining_sec=remaining_sec)
+                return resolve_bound(
+                    self.policy,
+                    None,
+                    tool,
+                    args,
+                    narrowing=self.narrowing,
+                    remaining_sec=remaining_sec,
+                )
         return self.narrowing.narrow(tool_sec, remaining_sec)
 
-    def bound_sec(self, tool: str, args: Mapping[str, Any], remaining_sec: float | None) -> tuple[float | None, str]:
+    def bound_sec(
+        self, tool: str, args: Mapping[str, Any], remaining_sec: float | None
+    ) -> tuple[float | None, str]:
         """:meth:`bound` as ``(bound_sec, by)``, allocating no :class:`~reviewlab.core.policy.Bound` for a keyed call.
 
         The twin's hot loop uses this: the pair comes from the shared
@@ -114,8 +130,14 @@ class BoundResolver:
             tool_sec = self._keyed_sec(tool, args)
             if tool_sec is None:
                 self.resolved += 1
-                bound = resolve_bound(self.policy, None, tool, args, narrowing=self.narrowing,
-                                      remaining_sec=remaining_sec)
+                bound = resolve_bound(
+                    self.policy,
+                    None,
+                    tool,
+                    args,
+                    narrowing=self.narrowing,
+                    remaining_sec=remaining_sec,
+                )
                 return bound.sec, bound.by
         pair = self._narrow_sec(tool_sec, remaining_sec)
         if remaining_sec is None and tool in self._by_tool:

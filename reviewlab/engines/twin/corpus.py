@@ -35,7 +35,15 @@ import pandas as pd
 from reviewlab.recording.schema import Call, Episode
 from reviewlab.engines.censoring import effective_observation
 
-__all__ = ["CACHE_SIZE", "CallTuple", "EpisodeTuple", "TwinCorpus", "check_corpus", "clear_cache", "compiled"]
+__all__ = [
+    "CACHE_SIZE",
+    "CallTuple",
+    "EpisodeTuple",
+    "TwinCorpus",
+    "check_corpus",
+    "clear_cache",
+    "compiled",
+]
 
 CACHE_SIZE = 2
 
@@ -68,15 +76,26 @@ class TwinCorpus:
         episode_calls: list[int] = []
         row = 0
         for episode in episodes:
-            rounds = tuple([(rnd.send_sec, tuple(map(_compile_call, rnd.calls))) for rnd in episode.rounds])
+            rounds = tuple(
+                [(rnd.send_sec, tuple(map(_compile_call, rnd.calls))) for rnd in episode.rounds]
+            )
             tuples.append(EpisodeTuple(episode.id, episode.slot, episode.deadline_sec, row, rounds))
             episode_calls.append(sum(len(calls) for _, calls in rounds))
             row += episode_calls[-1]
-        call_tuples = [call for episode_tuple in tuples for _, calls in episode_tuple.rounds for call in calls]
-        round_col = [round_no for episode_tuple in tuples
-                     for round_no, (_, calls) in enumerate(episode_tuple.rounds, 1) for _ in calls]
+        call_tuples = [
+            call for episode_tuple in tuples for _, calls in episode_tuple.rounds for call in calls
+        ]
+        round_col = [
+            round_no
+            for episode_tuple in tuples
+            for round_no, (_, calls) in enumerate(episode_tuple.rounds, 1)
+            for _ in calls
+        ]
         tools, _, durations, completions, _, requested = (
-            (list(column) for column in zip(*call_tuples, strict=True)) if call_tuples else ([] for _ in range(6)))
+            (list(column) for column in zip(*call_tuples, strict=True))
+            if call_tuples
+            else ([] for _ in range(6))
+        )
         self.duration_sec: list[float] = durations
         """Effective durations (a replay copies them and overwrites imputed ones)."""
         self.completed: list[bool] = completions
@@ -107,9 +126,13 @@ def check_corpus(episodes: list[Episode]) -> None:
     seen: dict[str, int] = {}
     for position, episode in enumerate(episodes):
         if not isinstance(episode, Episode):
-            raise TypeError(f"episodes[{position}]: expected a reviewlab Episode, got {type(episode).__name__}")
+            raise TypeError(
+                f"episodes[{position}]: expected a reviewlab Episode, got {type(episode).__name__}"
+            )
         if episode.id in seen:
-            raise ValueError(f"episodes[{position}].id: {episode.id!r} repeats episodes[{seen[episode.id]}].id")
+            raise ValueError(
+                f"episodes[{position}].id: {episode.id!r} repeats episodes[{seen[episode.id]}].id"
+            )
         seen[episode.id] = position
 
 

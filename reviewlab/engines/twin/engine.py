@@ -48,23 +48,45 @@ from reviewlab.engines.censoring import impute_durations
 from reviewlab.engines.twin.model import Simulation, corpus_process, episode_process
 from reviewlab.engines.twin.pool import SlotPool, SlotTimeline, WorkerPool
 
-__all__ = ["ARRIVAL_MODES", "arrival_times", "calls_frame", "columns_frame", "run_simulation", "simulate"]
+__all__ = [
+    "ARRIVAL_MODES",
+    "arrival_times",
+    "calls_frame",
+    "columns_frame",
+    "run_simulation",
+    "simulate",
+]
 
 ARRIVAL_MODES = ("recorded", "poisson")
 # Seed stream for Poisson arrivals, kept apart from the imputation draws of the same seed.
 _ARRIVAL_STREAM = 0xA7
 
 _CALL_DTYPES = {
-    "episode_id": object, "round": np.int64, "call_index": np.int64, "tool": object,
-    "duration_sec": float, "completed": bool, "bound_sec": float, "bound_by": object,
-    "outcome": object, "source_gap": object, "requested_lines": np.int64,
-    "credited_lines": np.int64, "zombie_sec": float, "start_sec": float, "wait_sec": float,
+    "episode_id": object,
+    "round": np.int64,
+    "call_index": np.int64,
+    "tool": object,
+    "duration_sec": float,
+    "completed": bool,
+    "bound_sec": float,
+    "bound_by": object,
+    "outcome": object,
+    "source_gap": object,
+    "requested_lines": np.int64,
+    "credited_lines": np.int64,
+    "zombie_sec": float,
+    "start_sec": float,
+    "wait_sec": float,
 }
 _FRAME_COLUMNS = [*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]
 
 
 def arrival_times(
-    episodes: list[Episode], mode: str | None = None, *, rate_per_sec: float | None = None, seed: int = 0
+    episodes: list[Episode],
+    mode: str | None = None,
+    *,
+    rate_per_sec: float | None = None,
+    seed: int = 0,
 ) -> np.ndarray:
     """Seconds from the corpus start at which each request arrives.
 
@@ -80,7 +102,9 @@ def arrival_times(
     if mode != "poisson":
         raise ValueError(f"arrivals: expected one of {', '.join(ARRIVAL_MODES)}, got {mode!r}")
     if rate_per_sec is None or not np.isfinite(rate_per_sec) or rate_per_sec <= 0:
-        raise ValueError(f"arrival_rate: Poisson arrivals need a positive rate per second, got {rate_per_sec!r}")
+        raise ValueError(
+            f"arrival_rate: Poisson arrivals need a positive rate per second, got {rate_per_sec!r}"
+        )
     rng = np.random.default_rng((seed, _ARRIVAL_STREAM))
     return np.cumsum(rng.exponential(1.0 / rate_per_sec, len(episodes)))
 
@@ -89,10 +113,12 @@ def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     """The ``calls`` frame from row tuples in :data:`~reviewlab.core.metrics.CALL_COLUMNS` order, then
     :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`."""
     columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in _FRAME_COLUMNS]
-    return pd.DataFrame({
-        name: np.asarray(values, dtype=_CALL_DTYPES[name])
-        for name, values in zip(_FRAME_COLUMNS, columns, strict=True)
-    })
+    return pd.DataFrame(
+        {
+            name: np.asarray(values, dtype=_CALL_DTYPES[name])
+            for name, values in zip(_FRAME_COLUMNS, columns, strict=True)
+        }
+    )
 
 
 def columns_frame(sim: Simulation, arrival: np.ndarray) -> pd.DataFrame:
@@ -105,14 +131,30 @@ def columns_frame(sim: Simulation, arrival: np.ndarray) -> pd.DataFrame:
     """
     corpus, columns = sim.corpus, sim.calls
     data = {
-        "episode_id": corpus.episode_id, "round": corpus.round, "call_index": corpus.call_index,
-        "tool": corpus.tool, "requested_lines": corpus.requested_lines,
+        "episode_id": corpus.episode_id,
+        "round": corpus.round,
+        "call_index": corpus.call_index,
+        "tool": corpus.tool,
+        "requested_lines": corpus.requested_lines,
     }
-    for name in ("duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap", "credited_lines",
-                 "zombie_sec", "wait_sec"):
+    for name in (
+        "duration_sec",
+        "completed",
+        "bound_sec",
+        "bound_by",
+        "outcome",
+        "source_gap",
+        "credited_lines",
+        "zombie_sec",
+        "wait_sec",
+    ):
         data[name] = np.array(getattr(columns, name), dtype=_CALL_DTYPES[name])
-    first_rows = np.array([episode.first_row for episode in corpus.tuples] + [corpus.calls], dtype=np.intp)
-    data["start_sec"] = np.array(columns.dispatch_sec, dtype=float) - np.repeat(arrival, np.diff(first_rows))
+    first_rows = np.array(
+        [episode.first_row for episode in corpus.tuples] + [corpus.calls], dtype=np.intp
+    )
+    data["start_sec"] = np.array(columns.dispatch_sec, dtype=float) - np.repeat(
+        arrival, np.diff(first_rows)
+    )
     return pd.DataFrame(data, columns=_FRAME_COLUMNS)
 
 
@@ -152,8 +194,17 @@ def simulate(
     policy = policy if policy is not None else TimeoutPolicy.ouroboros()
     narrowing = narrowing or Narrowing()
     corpus = list(episodes)
-    sim, arrival = run_simulation(corpus, policy, narrowing, censored=censored, slots=slots, arrivals=arrivals,
-                                  arrival_rate=arrival_rate, workers=workers, seed=seed)
+    sim, arrival = run_simulation(
+        corpus,
+        policy,
+        narrowing,
+        censored=censored,
+        slots=slots,
+        arrivals=arrivals,
+        arrival_rate=arrival_rate,
+        workers=workers,
+        seed=seed,
+    )
     with paused_gc():
         return _result(corpus, arrival, sim, policy, narrowing, pooled=slots is not None)
 
@@ -198,17 +249,25 @@ def run_simulation(
 
 
 def _result(
-    corpus: list[Episode], arrival: np.ndarray, sim: Simulation, policy: Any, narrowing: Narrowing, *, pooled: bool
+    corpus: list[Episode],
+    arrival: np.ndarray,
+    sim: Simulation,
+    policy: Any,
+    narrowing: Narrowing,
+    *,
+    pooled: bool,
 ) -> ReplayResult:
     calls = columns_frame(sim, arrival)
     end = np.array(sim.end_sec, dtype=float)
     start = np.array(sim.start_sec, dtype=float)
-    base = pd.DataFrame({
-        "episode_id": np.array(sim.corpus.ids, dtype=object),
-        "slot_id": np.array(sim.slot_id, dtype=object),
-        "wall_sec": end - arrival if end.size else np.empty(0),
-        "max_silence_sec": np.array(sim.max_silence_sec, dtype=float),
-    })
+    base = pd.DataFrame(
+        {
+            "episode_id": np.array(sim.corpus.ids, dtype=object),
+            "slot_id": np.array(sim.slot_id, dtype=object),
+            "wall_sec": end - arrival if end.size else np.empty(0),
+            "max_silence_sec": np.array(sim.max_silence_sec, dtype=float),
+        }
+    )
     frame = metrics.episode_rows(calls, base)
     peak = metrics.peak_overlap(sim.loose_starts, sim.loose_ends)
     summary = metrics.summarize(calls, frame, peak_loose_workers=peak)
@@ -223,6 +282,11 @@ def _result(
         horizon = float(end.max()) if end.size else 0.0
         slot_frame = sim.timeline.frame(horizon)
     return ReplayResult(
-        calls=calls, episodes=frame, summary=summary, slots=slot_frame,
-        engine="twin", policy=policy, narrowing=narrowing,
+        calls=calls,
+        episodes=frame,
+        summary=summary,
+        slots=slot_frame,
+        engine="twin",
+        policy=policy,
+        narrowing=narrowing,
     )

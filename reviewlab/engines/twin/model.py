@@ -47,17 +47,31 @@ from typing import Any
 
 import simpy
 
-from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED, Crediting, Outcome, abandons
+from reviewlab.core.receipts import (
+    SOURCE_GAP_ABANDONED,
+    SOURCE_GAP_WEDGED,
+    Crediting,
+    Outcome,
+    abandons,
+)
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import EpisodeTuple, TwinCorpus
 
-__all__ = ["CallColumns", "Simulation", "corpus_process", "episode_process", "run_episode", "sync_to"]
+__all__ = [
+    "CallColumns",
+    "Simulation",
+    "corpus_process",
+    "episode_process",
+    "run_episode",
+    "sync_to",
+]
 
 EXECUTED = str(Outcome.EXECUTED)
 ERROR = str(Outcome.ERROR)
 WITHHELD = str(Outcome.WITHHELD)
 _NAN = math.nan
 _INF = math.inf
+
 
 class CallColumns:
     """The decided columns of a run's call frame, preallocated in corpus order (episode, then call).
@@ -78,8 +92,18 @@ class CallColumns:
     in :class:`~reviewlab.engines.twin.corpus.TwinCorpus`.
     """
 
-    __slots__ = ("duration_sec", "completed", "bound_sec", "bound_by", "outcome", "source_gap",
-                 "credited_lines", "zombie_sec", "dispatch_sec", "wait_sec")
+    __slots__ = (
+        "duration_sec",
+        "completed",
+        "bound_sec",
+        "bound_by",
+        "outcome",
+        "source_gap",
+        "credited_lines",
+        "zombie_sec",
+        "dispatch_sec",
+        "wait_sec",
+    )
 
     def __init__(self, corpus: TwinCorpus) -> None:
         n = corpus.calls
@@ -103,11 +127,30 @@ class Simulation:
     are in ``calls``. Across the corpus: the loose-worker intervals.
     """
 
-    __slots__ = ("env", "resolver", "corpus", "imputed", "calls", "slot_id", "start_sec", "end_sec",
-                 "max_silence_sec", "loose_starts", "loose_ends", "workers", "slots", "timeline")
+    __slots__ = (
+        "env",
+        "resolver",
+        "corpus",
+        "imputed",
+        "calls",
+        "slot_id",
+        "start_sec",
+        "end_sec",
+        "max_silence_sec",
+        "loose_starts",
+        "loose_ends",
+        "workers",
+        "slots",
+        "timeline",
+    )
 
-    def __init__(self, env: simpy.Environment, resolver: BoundResolver, corpus: TwinCorpus,
-                 imputed: Mapping[tuple[str, int], float] | None = None) -> None:
+    def __init__(
+        self,
+        env: simpy.Environment,
+        resolver: BoundResolver,
+        corpus: TwinCorpus,
+        imputed: Mapping[tuple[str, int], float] | None = None,
+    ) -> None:
         episodes = len(corpus.tuples)
         self.env = env
         self.resolver = resolver
@@ -171,7 +214,9 @@ def corpus_process(sim: Simulation, arrivals: list[float]) -> Generator[simpy.Ev
         yield sync_to(env, latest)
 
 
-def episode_process(sim: Simulation, position: int, arrival_sec: float) -> Generator[simpy.Event, Any, None]:
+def episode_process(
+    sim: Simulation, position: int, arrival_sec: float
+) -> Generator[simpy.Event, Any, None]:
     """The SimPy process of one episode in a pool run (see the module docstring for its lifecycle)."""
     env = sim.env
     slots = sim.slots
@@ -226,7 +271,7 @@ def run_episode(
     for send_sec, calls in episode.rounds:
         if ended:
             # Withheld: the rows keep their defaults, "started" when the log ended.
-            starts[row:row + len(calls)] = [t] * len(calls)
+            starts[row : row + len(calls)] = [t] * len(calls)
             row += len(calls)
             continue
         if timeline is not None:
@@ -266,7 +311,9 @@ def run_episode(
                 # A shared thread pool: the wait, the fate and the zombie depend on thread queueing.
                 if t > env.now:
                     yield sync_to(env, t)
-                wait, abandoned, zombie = yield from workers.run_call(env, duration, completed, bound_sec)
+                wait, abandoned, zombie = yield from workers.run_call(
+                    env, duration, completed, bound_sec
+                )
             if abandoned:
                 gaps[row] = SOURCE_GAP_ABANDONED
                 outcome = ERROR

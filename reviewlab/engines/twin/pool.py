@@ -74,7 +74,9 @@ class WorkerPool:
 
     def __init__(self, env: simpy.Environment, count: int) -> None:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f"workers: expected a positive number of worker threads, got {count!r}")
+            raise ValueError(
+                f"workers: expected a positive number of worker threads, got {count!r}"
+            )
         self.count = count
         self._threads = simpy.Resource(env, capacity=count)
         self.withdrawn = 0
@@ -139,13 +141,17 @@ class SlotTimeline:
         self.slot_ids = list(slot_ids)
         self._intervals: list[tuple[str, str, float, float, str]] = []
 
-    def add(self, slot_id: str, state: str, start_sec: float, end_sec: float, episode_id: str) -> None:
+    def add(
+        self, slot_id: str, state: str, start_sec: float, end_sec: float, episode_id: str
+    ) -> None:
         if end_sec > start_sec:
             self._intervals.append((slot_id, state, start_sec, end_sec, episode_id))
 
     def frame(self, horizon_sec: float) -> pd.DataFrame:
         """All intervals, idle gaps included, sorted by slot then start (columns :data:`SLOT_TIMELINE_COLUMNS`)."""
-        by_slot: dict[str, list[tuple[str, str, float, float, str]]] = {s: [] for s in self.slot_ids}
+        by_slot: dict[str, list[tuple[str, str, float, float, str]]] = {
+            s: [] for s in self.slot_ids
+        }
         for interval in self._intervals:
             by_slot[interval[0]].append(interval)
         rows: list[tuple[str, str, float, float, str]] = []

@@ -57,7 +57,14 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
-from reviewlab.engines.vectorized.evaluation import ERROR, EXECUTED, GAPS, OUTCOMES, WITHHELD, Evaluation
+from reviewlab.engines.vectorized.evaluation import (
+    ERROR,
+    EXECUTED,
+    GAPS,
+    OUTCOMES,
+    WITHHELD,
+    Evaluation,
+)
 from reviewlab.engines.vectorized.layout import PrefixLayout
 from reviewlab.engines.vectorized.settle import evaluate_bounded
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
@@ -87,21 +94,33 @@ class CompiledCorpus:
     is read-only once compiled.
     """
 
-    def __init__(self, episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0) -> None:
+    def __init__(
+        self, episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0
+    ) -> None:
         if censored not in ("wedge", "impute"):
             raise ValueError(f"censored: expected 'wedge' or 'impute', got {censored!r}")
         self.censored = censored
         self.seed = seed
-        check_corpus(list(episodes))  # Episode objects with distinct ids: the twin's rule and messages
+        check_corpus(
+            list(episodes)
+        )  # Episode objects with distinct ids: the twin's rule and messages
         self.episode_ids = [ep.id for ep in episodes]
         self.slot_ids = [ep.slot for ep in episodes]
         imputed = impute_durations(episodes, seed) if censored == "impute" else {}
         first = min((ep.started_at for ep in episodes), default=None)
-        arrival = [(ep.started_at - first).total_seconds() for ep in episodes] if first is not None else []
+        arrival = (
+            [(ep.started_at - first).total_seconds() for ep in episodes]
+            if first is not None
+            else []
+        )
         self.arrival_sec = np.array(arrival, dtype=float)
         self.deadline_at_sec = np.array(
-            [np.nan if ep.deadline_sec is None else arr + ep.deadline_sec
-             for ep, arr in zip(episodes, arrival, strict=True)], dtype=float)
+            [
+                np.nan if ep.deadline_sec is None else arr + ep.deadline_sec
+                for ep, arr in zip(episodes, arrival, strict=True)
+            ],
+            dtype=float,
+        )
         self._compile(episodes, imputed)
         self._string_columns: tuple[Any, Any] | None = None
 
@@ -117,7 +136,9 @@ class CompiledCorpus:
         self.call_args: list[Any] = []
         no_args = TimeoutPolicy.args_key({})
         rows: list[tuple[Any, ...]] = []
-        event_sec: list[float] = []  # corpus event order: a send's seconds or a call's effective duration
+        event_sec: list[
+            float
+        ] = []  # corpus event order: a send's seconds or a call's effective duration
         n_events: list[int] = []
         round_sizes: list[int] = []
         for e, ep in enumerate(episodes):
@@ -131,11 +152,25 @@ class CompiledCorpus:
                         duration, completed = imputed[(ep.id, index)], True
                     args = call.args
                     tool = tools.setdefault(call.tool, len(tools))
-                    key = keys.setdefault((call.tool, TimeoutPolicy.args_key(args) if args else no_args), len(keys))
+                    key = keys.setdefault(
+                        (call.tool, TimeoutPolicy.args_key(args) if args else no_args), len(keys)
+                    )
                     if key == len(self.key_args):
                         self.key_args.append(args)
-                    rows.append((e, r, tool, key, m, len(round_sizes), call.requested_lines, duration, completed,
-                                 call.status == "error"))
+                    rows.append(
+                        (
+                            e,
+                            r,
+                            tool,
+                            key,
+                            m,
+                            len(round_sizes),
+                            call.requested_lines,
+                            duration,
+                            completed,
+                            call.status == "error",
+                        )
+                    )
                     self.call_args.append(args)
                     event_sec.append(duration)
                     index += 1
@@ -144,13 +179,22 @@ class CompiledCorpus:
                     round_sizes.append(len(rnd.calls))
             n_events.append(m)
         columns: list[Any] = list(zip(*rows, strict=True)) if rows else [()] * 10
-        (self.episode_index, self.round, tool_code, self.key_code, self.call_column, self.call_round,
-         self.requested_lines) = (np.array(c, dtype=np.intp) for c in columns[:7])
+        (
+            self.episode_index,
+            self.round,
+            tool_code,
+            self.key_code,
+            self.call_column,
+            self.call_round,
+            self.requested_lines,
+        ) = (np.array(c, dtype=np.intp) for c in columns[:7])
         self.duration_sec = np.array(columns[7], dtype=float)
         self.completed = np.array(columns[8], dtype=bool)
         self.status_error = np.array(columns[9], dtype=bool)
         n_calls = np.bincount(self.episode_index, minlength=len(episodes))
-        self.call_index = np.arange(len(rows), dtype=np.intp) - (np.cumsum(n_calls) - n_calls)[self.episode_index]
+        self.call_index = (
+            np.arange(len(rows), dtype=np.intp) - (np.cumsum(n_calls) - n_calls)[self.episode_index]
+        )
         self.tools = list(tools)
         self.key_tools = [tool for tool, _ in keys]
         self.tool_names = np.array(self.tools or [""], dtype=object)[tool_code]
@@ -158,7 +202,9 @@ class CompiledCorpus:
         self._compile_events(np.array(n_events, dtype=np.intp), np.array(event_sec, dtype=float))
         self._compile_rounds(np.array(round_sizes, dtype=np.intp))
         self._compile_deadlines()
-        credits = np.array([Crediting.credits_tool(t) for t in self.tools] or [False], dtype=bool)[tool_code]
+        credits = np.array([Crediting.credits_tool(t) for t in self.tools] or [False], dtype=bool)[
+            tool_code
+        ]
         self.read_calls = np.flatnonzero(self.requested_lines > 0)
         self.read_episode = self.episode_index[self.read_calls]
         self.read_requested = self.requested_lines[self.read_calls]
@@ -167,7 +213,11 @@ class CompiledCorpus:
         self.read_first = np.searchsorted(self.read_episode, np.arange(len(episodes) + 1))
         # The credits when nothing is abandoned; a replay redoes only the episodes with an abandoned call.
         self.static_credited = Crediting.credited_lines_array(
-            self.read_credits, ~self.read_error, np.zeros(self.read_calls.size, dtype=bool), self.read_requested)
+            self.read_credits,
+            ~self.read_error,
+            np.zeros(self.read_calls.size, dtype=bool),
+            self.read_requested,
+        )
         self._compile_unbounded()
         for value in vars(self).values():
             if isinstance(value, np.ndarray):
@@ -196,7 +246,9 @@ class CompiledCorpus:
         self.event_call = np.full(n + 1, -1, dtype=np.intp)
         self.event_call[call_event] = np.arange(call_event.size)
         clock = events.running_sums(self.arrival_sorted, self.event_duration)
-        self.static_clock_before = clock[self.offsets[self.call_column - 1] + self.call_row]  # a send precedes
+        self.static_clock_before = clock[
+            self.offsets[self.call_column - 1] + self.call_row
+        ]  # a send precedes
         self.static_wall = self._wall(clock)
 
     def _wall(self, clock: np.ndarray) -> np.ndarray:
@@ -213,12 +265,15 @@ class CompiledCorpus:
         self.round_size = sizes
         self.round_row = self.call_row[starts]
         self.round_column = self.call_column[starts]
-        self.silence_episodes, self.silence_starts = np.unique(self.episode_index[starts], return_index=True)
+        self.silence_episodes, self.silence_starts = np.unique(
+            self.episode_index[starts], return_index=True
+        )
         self.rounds = PrefixLayout.of(sizes)
         round_of_call = np.repeat(np.arange(sizes.size), sizes)
         self.round_call = np.empty(self.rounds.size, dtype=np.intp)
-        self.round_call[self.rounds.position(round_of_call, np.arange(self.calls) - starts[round_of_call])] = (
-            np.arange(self.calls))
+        self.round_call[
+            self.rounds.position(round_of_call, np.arange(self.calls) - starts[round_of_call])
+        ] = np.arange(self.calls)
         self.static_silence = self.round_silence(self.duration_sec)
 
     def round_silence(self, wait: np.ndarray) -> np.ndarray:
@@ -226,7 +281,9 @@ class CompiledCorpus:
         waits = wait[self.round_call]
         silence = np.zeros(self.rounds.order.size)
         for j, n in enumerate(self.rounds.active):
-            silence[:n] += waits[self.rounds.offsets[j]:self.rounds.offsets[j] + n]  # 0.0 + w is w
+            silence[:n] += waits[
+                self.rounds.offsets[j] : self.rounds.offsets[j] + n
+            ]  # 0.0 + w is w
         return silence[self.rounds.rank]
 
     def _compile_deadlines(self) -> None:
@@ -238,7 +295,9 @@ class CompiledCorpus:
         self.dl_duration = self.duration_sec[dl]
         self.dl_completed = self.completed[dl]
         # The twin's max(0.0, deadline_at - t), with the static t.
-        self.dl_remaining = np.maximum(0.0, self.deadline_at_sorted[self.dl_row] - self.static_clock_before[dl])
+        self.dl_remaining = np.maximum(
+            0.0, self.deadline_at_sorted[self.dl_row] - self.static_clock_before[dl]
+        )
 
     def _compile_unbounded(self) -> None:
         """The pre-fix replay, which no policy changes: under "wedge" a censored call ends its episode."""
@@ -259,7 +318,8 @@ class CompiledCorpus:
         self.unbounded_wedge = wedge
         self.unbounded_dispatched = ~withheld
         self.unbounded_outcome = np.where(
-            withheld, WITHHELD, np.where(wedge | self.status_error, ERROR, EXECUTED)).astype(np.int8)
+            withheld, WITHHELD, np.where(wedge | self.status_error, ERROR, EXECUTED)
+        ).astype(np.int8)
         call_wait = np.where(withheld, 0.0, self.duration_sec)
         clock = self.events.running_sums(self.arrival_sorted, wait)
         self.unbounded_wall = self._wall(clock)
@@ -269,7 +329,9 @@ class CompiledCorpus:
         self.unbounded_silence = self.round_silence(call_wait)
 
     # -- evaluation --------------------------------------------------------
-    def evaluate(self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None) -> Evaluation:
+    def evaluate(
+        self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None
+    ) -> Evaluation:
         """Replay the corpus under ``policy`` and ``narrowing`` (defaults as :func:`reviewlab.engines.replay.replay`).
 
         A bounded narrowing goes through :func:`reviewlab.engines.vectorized.settle.evaluate_bounded`;
@@ -285,14 +347,26 @@ class CompiledCorpus:
         """The pre-fix behaviour: nothing is abandoned; under "wedge" a censored call ends its episode."""
         executed = self.unbounded_outcome[self.read_calls] == EXECUTED
         credited = Crediting.credited_lines_array(
-            self.read_credits, executed, np.zeros(executed.size, dtype=bool), self.read_requested)
+            self.read_credits, executed, np.zeros(executed.size, dtype=bool), self.read_requested
+        )
         nowhere = np.zeros(self.calls, dtype=bool)
-        return Evaluation(self, bound=np.full(self.calls, np.nan), by_deadline=nowhere, abandoned=nowhere,
-                          zombie=np.zeros(self.calls), credited=credited, wall=self.unbounded_wall,
-                          round_silence=self.unbounded_silence, peak_loose_workers=0, unbounded=True)
+        return Evaluation(
+            self,
+            bound=np.full(self.calls, np.nan),
+            by_deadline=nowhere,
+            abandoned=nowhere,
+            zombie=np.zeros(self.calls),
+            credited=credited,
+            wall=self.unbounded_wall,
+            round_silence=self.unbounded_silence,
+            peak_loose_workers=0,
+            unbounded=True,
+        )
 
     # -- results -----------------------------------------------------------
-    def summary(self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None) -> dict[str, Any]:
+    def summary(
+        self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None
+    ) -> dict[str, Any]:
         """:func:`reviewlab.core.metrics.summarize` of a replay, without building frames (for sweeps)."""
         return self.evaluate(policy, narrowing).summary()
 
@@ -300,7 +374,9 @@ class CompiledCorpus:
         """The summary of an :class:`Evaluation` of this corpus."""
         return ev.summary()
 
-    def result(self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None) -> ReplayResult:
+    def result(
+        self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None
+    ) -> ReplayResult:
         """The full :class:`~reviewlab.engines.replay.ReplayResult` (frames and summary) of one replay."""
         policy = policy if policy is not None else TimeoutPolicy.ouroboros()
         narrowing = narrowing or Narrowing()
@@ -308,25 +384,52 @@ class CompiledCorpus:
         if self._string_columns is None:
             # The twin's dtype for these; immutable string arrays, so every frame may share them.
             ids = np.array(self.episode_ids or [""], dtype=object)[self.episode_index]
-            self._string_columns = (pd.array(ids, dtype="str"), pd.array(self.tool_names, dtype="str"))
+            self._string_columns = (
+                pd.array(ids, dtype="str"),
+                pd.array(self.tool_names, dtype="str"),
+            )
         episode_id, tool = self._string_columns
-        bound_by = np.where(ev.by_deadline, "deadline", "unbounded" if ev.unbounded else "tool_timeout")
-        calls = pd.DataFrame({
-            "episode_id": episode_id, "round": self.round.astype(np.int64),
-            "call_index": self.call_index.astype(np.int64), "tool": tool, "duration_sec": self.duration_sec,
-            "completed": self.completed, "bound_sec": ev.bound_sec, "bound_by": bound_by.astype(object),
-            "outcome": OUTCOMES[ev.outcome], "source_gap": GAPS[ev.gap],
-            "requested_lines": self.requested_lines.astype(np.int64), "credited_lines": ev.credited_lines,
-            "zombie_sec": ev.zombie_sec, "start_sec": ev.start_sec, "wait_sec": ev.wait_sec,
-        }, columns=[*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS])
-        base = pd.DataFrame({"episode_id": list(self.episode_ids), "slot_id": list(self.slot_ids),
-                             "wall_sec": ev.wall_sec, "max_silence_sec": ev.max_silence_sec})
+        bound_by = np.where(
+            ev.by_deadline, "deadline", "unbounded" if ev.unbounded else "tool_timeout"
+        )
+        calls = pd.DataFrame(
+            {
+                "episode_id": episode_id,
+                "round": self.round.astype(np.int64),
+                "call_index": self.call_index.astype(np.int64),
+                "tool": tool,
+                "duration_sec": self.duration_sec,
+                "completed": self.completed,
+                "bound_sec": ev.bound_sec,
+                "bound_by": bound_by.astype(object),
+                "outcome": OUTCOMES[ev.outcome],
+                "source_gap": GAPS[ev.gap],
+                "requested_lines": self.requested_lines.astype(np.int64),
+                "credited_lines": ev.credited_lines,
+                "zombie_sec": ev.zombie_sec,
+                "start_sec": ev.start_sec,
+                "wait_sec": ev.wait_sec,
+            },
+            columns=[*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS],
+        )
+        base = pd.DataFrame(
+            {
+                "episode_id": list(self.episode_ids),
+                "slot_id": list(self.slot_ids),
+                "wall_sec": ev.wall_sec,
+                "max_silence_sec": ev.max_silence_sec,
+            }
+        )
         episodes = metrics.episode_rows(calls, base)
         summary = metrics.summarize(calls, episodes, peak_loose_workers=ev.peak_loose_workers)
-        return ReplayResult(calls, episodes, summary, engine="vectorized", policy=policy, narrowing=narrowing)
+        return ReplayResult(
+            calls, episodes, summary, engine="vectorized", policy=policy, narrowing=narrowing
+        )
 
 
-def compile_corpus(episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0) -> CompiledCorpus:
+def compile_corpus(
+    episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0
+) -> CompiledCorpus:
     """Compile ``episodes`` once for many replays (``censored`` and ``seed`` fix the imputed durations)."""
     return CompiledCorpus(list(episodes), censored=censored, seed=seed)
 
@@ -345,7 +448,9 @@ def replay_vectorized(
         raise ValueError(f"replay_vectorized: unsupported option(s) {', '.join(sorted(options))}")
     if isinstance(episodes, CompiledCorpus):
         if episodes.censored != censored or episodes.seed != seed:
-            raise ValueError("replay_vectorized: the compiled corpus was built with another censored/seed")
+            raise ValueError(
+                "replay_vectorized: the compiled corpus was built with another censored/seed"
+            )
         corpus = episodes
     else:
         corpus = compile_corpus(episodes, censored=censored, seed=seed)

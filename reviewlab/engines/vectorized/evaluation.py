@@ -49,9 +49,21 @@ class Evaluation:
     episodes whose static clock was wrong (:mod:`reviewlab.engines.vectorized.settle`).
     """
 
-    def __init__(self, corpus: CompiledCorpus, *, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
-                 zombie: np.ndarray, credited: np.ndarray, wall: np.ndarray, round_silence: np.ndarray,
-                 peak_loose_workers: int, unbounded: bool, settled: Sequence[Settled] = ()) -> None:
+    def __init__(
+        self,
+        corpus: CompiledCorpus,
+        *,
+        bound: np.ndarray,
+        by_deadline: np.ndarray,
+        abandoned: np.ndarray,
+        zombie: np.ndarray,
+        credited: np.ndarray,
+        wall: np.ndarray,
+        round_silence: np.ndarray,
+        peak_loose_workers: int,
+        unbounded: bool,
+        settled: Sequence[Settled] = (),
+    ) -> None:
         self.corpus = corpus
         self.bound_sec = bound
         self.by_deadline = by_deadline
@@ -99,7 +111,9 @@ class Evaluation:
             call_block = block_of[c.call_row]
             for number, (rows, block_clock, _) in enumerate(self.settled):
                 mine = np.flatnonzero(call_block == number)
-                clock[mine] = block_clock[c.call_column[mine], np.searchsorted(rows, c.call_row[mine])]
+                clock[mine] = block_clock[
+                    c.call_column[mine], np.searchsorted(rows, c.call_row[mine])
+                ]
         return clock - c.arrival_sec[c.episode_index]
 
     @property
@@ -112,7 +126,9 @@ class Evaluation:
     def outcome(self) -> np.ndarray:
         if self.unbounded:
             return self.corpus.unbounded_outcome
-        return (self.abandoned | self.corpus.status_error).astype(np.int8)  # ERROR = 1, EXECUTED = 0
+        return (self.abandoned | self.corpus.status_error).astype(
+            np.int8
+        )  # ERROR = 1, EXECUTED = 0
 
     @property
     def credited_lines(self) -> np.ndarray:
@@ -133,7 +149,14 @@ class Evaluation:
         c = self.corpus
         dispatched = c.unbounded_dispatched if self.unbounded else c.all_calls
         return metrics.summarize_arrays(
-            dispatched=dispatched, abandoned=self.abandoned, zombie_sec=self.zombie_sec,
-            bounded=~c.all_calls if self.unbounded else c.all_calls, by_deadline=self.by_deadline,
-            requested_lines=c.read_requested, credited_lines=self.credited_read,
-            wall_sec=self.wall_sec, max_silence_sec=self.round_silence, peak_loose_workers=self.peak_loose_workers)
+            dispatched=dispatched,
+            abandoned=self.abandoned,
+            zombie_sec=self.zombie_sec,
+            bounded=~c.all_calls if self.unbounded else c.all_calls,
+            by_deadline=self.by_deadline,
+            requested_lines=c.read_requested,
+            credited_lines=self.credited_read,
+            wall_sec=self.wall_sec,
+            max_silence_sec=self.round_silence,
+            peak_loose_workers=self.peak_loose_workers,
+        )

@@ -66,7 +66,7 @@ class PrefixLayout:
         out = np.empty(self.size)
         previous = start
         for j, n in enumerate(self.active):
-            current = out[self.offsets[j]:self.offsets[j] + n]
-            np.add(previous[:n], increments[self.offsets[j]:self.offsets[j] + n], out=current)
+            current = out[self.offsets[j] : self.offsets[j] + n]
+            np.add(previous[:n], increments[self.offsets[j] : self.offsets[j] + n], out=current)
             previous = current
         return out

@@ -46,15 +46,21 @@ _READS_CLOCK = ("inherit", "reserve", "fraction")
 class _DeadlineStep:
     """A call's bound from the time left, by the shared rules: clamp (clamped keys), narrowing, fate, wait."""
 
-    def __init__(self, policy: SupportsTimeoutFor, narrowing: Narrowing, tool_sec: np.ndarray,
-                 clamps: np.ndarray | None) -> None:
+    def __init__(
+        self,
+        policy: SupportsTimeoutFor,
+        narrowing: Narrowing,
+        tool_sec: np.ndarray,
+        clamps: np.ndarray | None,
+    ) -> None:
         self.policy = policy
         self.narrowing = narrowing
         self.tool_sec = tool_sec
         self.clamps = clamps
 
-    def __call__(self, keys: np.ndarray, duration: np.ndarray, completed: np.ndarray,
-                 remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def __call__(
+        self, keys: np.ndarray, duration: np.ndarray, completed: np.ndarray, remaining: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(bound, by_deadline, abandoned, wait)`` (NaN ``remaining``: no deadline)."""
         sec = self.tool_sec.take(keys)
         if self.clamps is not None:
@@ -104,15 +110,22 @@ def resolve_tables(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Nar
         call_keys, dl_keys = np.arange(c.calls), c.dl_calls
         event_keys = np.where(c.event_call >= 0, c.event_call, c.calls)
         clamps = np.zeros(len(pairs) + 1, dtype=bool)
-    raw = [resolve_bound(policy, None, t, a, narrowing=_NO_NARROWING, remaining_sec=None).sec for t, a in pairs]
+    raw = [
+        resolve_bound(policy, None, t, a, narrowing=_NO_NARROWING, remaining_sec=None).sec
+        for t, a in pairs
+    ]
     tool_sec = np.array([*raw, np.inf], dtype=float)
     static, _ = narrowing.narrow_array(tool_sec, np.full(tool_sec.size, np.nan))  # no deadline
     clamped = bool(clamps.take(dl_keys).any()) if dl_keys.size else False
     step = _DeadlineStep(policy, narrowing, tool_sec, clamps if clamped else None)
-    return _Tables(call_keys, dl_keys, event_keys, static, step, narrowing.mode in _READS_CLOCK or clamped)
+    return _Tables(
+        call_keys, dl_keys, event_keys, static, step, narrowing.mode in _READS_CLOCK or clamped
+    )
 
 
-def evaluate_bounded(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Narrowing) -> Evaluation:
+def evaluate_bounded(
+    c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Narrowing
+) -> Evaluation:
     """Replay ``c`` under a bounded ``narrowing``: static pass, deadline pass, settling, then :func:`finish`."""
     tables = resolve_tables(c, policy, narrowing)
     bound = tables.static.take(tables.call_keys)
@@ -121,7 +134,9 @@ def evaluate_bounded(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: N
     unsettled = c.call_row[abandoned]  # the static clock is wrong after an abandoned call
     if tables.reads_clock and c.dl_calls.size:
         dl = c.dl_calls
-        sec, by, ab, wait = tables.step(tables.dl_keys, c.dl_duration, c.dl_completed, c.dl_remaining)
+        sec, by, ab, wait = tables.step(
+            tables.dl_keys, c.dl_duration, c.dl_completed, c.dl_remaining
+        )
         bound[dl], by_deadline[dl], abandoned[dl] = sec, by, ab
         # Exact wherever every wait of the episode is its duration; the rest is settled below.
         unsettled = np.concatenate([c.call_row[abandoned], c.dl_row[wait != c.dl_duration]])
@@ -137,8 +152,14 @@ def evaluate_bounded(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: N
     return finish(c, bound, by_deadline, abandoned, blocks)
 
 
-def settle(c: CompiledCorpus, tables: _Tables, rows: np.ndarray, bound: np.ndarray, by_deadline: np.ndarray,
-           abandoned: np.ndarray) -> Settled:
+def settle(
+    c: CompiledCorpus,
+    tables: _Tables,
+    rows: np.ndarray,
+    bound: np.ndarray,
+    by_deadline: np.ndarray,
+    abandoned: np.ndarray,
+) -> Settled:
     """Replay the episodes of sorted ``rows`` exactly: iterate clock → bounds → waits to the fixed point.
 
     A block ``[event, episode]`` of their events, padded with the spare
@@ -158,16 +179,24 @@ def settle(c: CompiledCorpus, tables: _Tables, rows: np.ndarray, bound: np.ndarr
     wait = duration.copy()  # first guess: the waits decided so far (exact up to each first change)
     wait[is_call] = np.where(abandoned[calls], bound[calls], duration[is_call])
     clock = np.cumsum(np.vstack([start, wait]), axis=0)
-    sec, by, ab, new = tables.step(keys, duration, completed, np.maximum(0.0, deadline_at - clock[:-1]))
-    todo = np.flatnonzero((new != wait).any(axis=0))  # an episode whose waits held is exact: it drops out
+    sec, by, ab, new = tables.step(
+        keys, duration, completed, np.maximum(0.0, deadline_at - clock[:-1])
+    )
+    todo = np.flatnonzero(
+        (new != wait).any(axis=0)
+    )  # an episode whose waits held is exact: it drops out
     wait = new
     for _ in range(depth + 1):
         if not todo.size:
             break
         w = wait[:, todo]
         t = np.cumsum(np.vstack([start[todo], w]), axis=0)
-        s, b, a, new = tables.step(keys[:, todo], duration[:, todo], completed[:, todo],
-                                   np.maximum(0.0, deadline_at[:, todo] - t[:-1]))
+        s, b, a, new = tables.step(
+            keys[:, todo],
+            duration[:, todo],
+            completed[:, todo],
+            np.maximum(0.0, deadline_at[:, todo] - t[:-1]),
+        )
         clock[:, todo], sec[:, todo], by[:, todo], ab[:, todo], wait[:, todo] = t, s, b, a, new
         todo = todo[(new != w).any(axis=0)]
     else:  # pragma: no cover - impossible: each iteration fixes at least one more event
@@ -176,8 +205,13 @@ def settle(c: CompiledCorpus, tables: _Tables, rows: np.ndarray, bound: np.ndarr
     return Settled(rows, clock, wait)
 
 
-def finish(c: CompiledCorpus, bound: np.ndarray, by_deadline: np.ndarray, abandoned: np.ndarray,
-           blocks: list[Settled]) -> Evaluation:
+def finish(
+    c: CompiledCorpus,
+    bound: np.ndarray,
+    by_deadline: np.ndarray,
+    abandoned: np.ndarray,
+    blocks: list[Settled],
+) -> Evaluation:
     """Zombies, loose workers, credits, wall times and silences from the settled decisions."""
     hit = np.flatnonzero(abandoned)  # every abandoned call is in a settled episode
     zombie_hit = np.where(c.completed[hit], c.duration_sec[hit] - bound[hit], np.inf)
@@ -191,17 +225,24 @@ def finish(c: CompiledCorpus, bound: np.ndarray, by_deadline: np.ndarray, abando
         hit_rounds = _distinct_sorted(c.call_round[hit])
         for rows, clock, wait in blocks:
             wall[c.events.order[rows]] = clock[-1] - c.arrival_sorted[rows]
-            mine = (hit_row >= rows[0]) & (hit_row <= rows[-1])  # a block is a run of the settled rows
+            mine = (hit_row >= rows[0]) & (
+                hit_row <= rows[-1]
+            )  # a block is a run of the settled rows
             here = hit[mine]
             loose = zombie_hit[mine] != 0  # the twin records a loose worker only while it runs
             at = np.searchsorted(rows, hit_row[mine])
             start = clock[c.call_column[here], at][loose] + bound[here][loose]
             starts.append(start)
             ends.append(start + zombie_hit[mine][loose])
-            rounds = hit_rounds[(c.round_row[hit_rounds] >= rows[0]) & (c.round_row[hit_rounds] <= rows[-1])]
+            rounds = hit_rounds[
+                (c.round_row[hit_rounds] >= rows[0]) & (c.round_row[hit_rounds] <= rows[-1])
+            ]
             size = c.round_size[rounds]
             j = np.arange(int(size.max(initial=1)))[:, None]
-            waits = wait[c.round_column[rounds] + np.minimum(j, size - 1), np.searchsorted(rows, c.round_row[rounds])]
+            waits = wait[
+                c.round_column[rounds] + np.minimum(j, size - 1),
+                np.searchsorted(rows, c.round_row[rounds]),
+            ]
             silence[rounds] = np.cumsum(np.where(j < size, waits, 0.0), axis=0)[-1]
         peak = metrics.peak_overlap(np.concatenate(starts), np.concatenate(ends))
     credited = c.static_credited
@@ -214,13 +255,26 @@ def finish(c: CompiledCorpus, bound: np.ndarray, by_deadline: np.ndarray, abando
         reads = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))
         calls = c.read_calls[reads]
         executed = ~(abandoned[calls] | c.read_error[reads])
-        first_abandoned = np.repeat(hit[at_first], size)  # hit ascends: the episode's first abandoned call
+        first_abandoned = np.repeat(
+            hit[at_first], size
+        )  # hit ascends: the episode's first abandoned call
         credited = credited.copy()
         credited[reads] = Crediting.credited_lines_array(
-            c.read_credits[reads], executed, first_abandoned < calls, c.read_requested[reads])
-    return Evaluation(c, bound=bound, by_deadline=by_deadline, abandoned=abandoned, zombie=zombie,
-                      credited=credited, wall=wall, round_silence=silence, peak_loose_workers=peak,
-                      unbounded=False, settled=blocks)
+            c.read_credits[reads], executed, first_abandoned < calls, c.read_requested[reads]
+        )
+    return Evaluation(
+        c,
+        bound=bound,
+        by_deadline=by_deadline,
+        abandoned=abandoned,
+        zombie=zombie,
+        credited=credited,
+        wall=wall,
+        round_silence=silence,
+        peak_loose_workers=peak,
+        unbounded=False,
+        settled=blocks,
+    )
 
 
 def _first_of_runs(values: np.ndarray) -> np.ndarray:

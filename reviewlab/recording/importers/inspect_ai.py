@@ -62,7 +62,9 @@ def import_inspect(path: str | os.PathLike[str]) -> list[Episode]:
         try:
             document = json.loads(where.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise ImportFormatError(where, f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
+            raise ImportFormatError(
+                where, f"line {exc.lineno}", f"invalid JSON: {exc.msg}"
+            ) from None
         if not isinstance(document, dict) or "eval" not in document:
             raise ImportFormatError(where, "file", "not an Inspect eval log (no 'eval' key)")
         header, samples = document, list(document.get("samples") or [])
@@ -77,8 +79,10 @@ def _read_eval_zip(where: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             names = archive.namelist()
             header_name = "header.json" if "header.json" in names else "_journal/start.json"
             header = json.loads(archive.read(header_name))
-            sample_names = sorted((n for n in names if n.startswith("samples/") and n.endswith(".json")),
-                                  key=_sample_order)
+            sample_names = sorted(
+                (n for n in names if n.startswith("samples/") and n.endswith(".json")),
+                key=_sample_order,
+            )
             samples = [json.loads(archive.read(name)) for name in sample_names]
     except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
         raise ImportFormatError(where, "zip", f"unreadable .eval archive: {exc}") from None
@@ -98,8 +102,11 @@ def sample_episode(sample: dict[str, Any], header: dict[str, Any], *, path: Path
     label = f"{task}:{sample.get('id')}:{sample.get('epoch', 1)}"
     events = sample.get("events")
     if not events:
-        raise ImportFormatError(path, f"sample {sample.get('id')!r}",
-                                "no events: the log carries no call timings to import")
+        raise ImportFormatError(
+            path,
+            f"sample {sample.get('id')!r}",
+            "no events: the log carries no call timings to import",
+        )
     rounds: list[Round] = []
     first_stamp: datetime | None = None
     for index, event in enumerate(events):
@@ -112,20 +119,35 @@ def sample_episode(sample: dict[str, Any], header: dict[str, Any], *, path: Path
         elif kind == "tool":
             if not rounds:
                 rounds.append(Round(send_sec=0.0))
-            rounds[-1] = Round(send_sec=rounds[-1].send_sec,
-                               calls=[*rounds[-1].calls, _call(event, path, where)])
+            rounds[-1] = Round(
+                send_sec=rounds[-1].send_sec, calls=[*rounds[-1].calls, _call(event, path, where)]
+            )
     if first_stamp is None:
         raise ImportFormatError(path, label, "no event carries a timestamp")
     config = info.get("config") or {}
     limit = config.get("time_limit") or config.get("working_limit")
-    ended: EndReason = "final_answer" if rounds and not rounds[-1].calls and not sample.get("error") else "log_end"
+    ended: EndReason = (
+        "final_answer" if rounds and not rounds[-1].calls and not sample.get("error") else "log_end"
+    )
     if sample.get("error"):
         ended = "model_error"
-    meta = {"origin": path.name, "format": "inspect", "task": task,
-            "model": str(info.get("model", "")), "sample_id": str(sample.get("id"))}
-    return Episode(id=label, source="inspect", started_at=first_stamp,
-                   deadline_sec=float(limit) if limit else None, rounds=rounds,
-                   end_reason=ended, task=_task_text(sample), meta=meta)
+    meta = {
+        "origin": path.name,
+        "format": "inspect",
+        "task": task,
+        "model": str(info.get("model", "")),
+        "sample_id": str(sample.get("id")),
+    }
+    return Episode(
+        id=label,
+        source="inspect",
+        started_at=first_stamp,
+        deadline_sec=float(limit) if limit else None,
+        rounds=rounds,
+        end_reason=ended,
+        task=_task_text(sample),
+        meta=meta,
+    )
 
 
 def _span_sec(event: dict[str, Any], path: Path, where: str) -> float:
@@ -161,8 +183,13 @@ def _map_tool(function: str, arguments: dict[str, Any]) -> tuple[str, Extent | N
     if function == "text_editor" and arguments.get("command") == "view":
         view = arguments.get("view_range")
         extent = None
-        if (isinstance(view, list) and len(view) == 2 and all(isinstance(v, int) for v in view)
-                and 1 <= view[0] <= view[1] and arguments.get("path")):
+        if (
+            isinstance(view, list)
+            and len(view) == 2
+            and all(isinstance(v, int) for v in view)
+            and 1 <= view[0] <= view[1]
+            and arguments.get("path")
+        ):
             extent = Extent(path=str(arguments["path"]), start_line=view[0], end_line=view[1])
         return "read_file", extent
     return function or "unknown", None

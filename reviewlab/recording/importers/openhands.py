@@ -93,12 +93,14 @@ def _from_record(record: Any, where: Path, number: int) -> Episode:
     if isinstance(metadata, dict) and isinstance(metadata.get("llm_config"), dict):
         model = str(metadata["llm_config"].get("model", ""))
     hit_limit = bool(record.get("error"))
-    return trajectory_episode(record["history"], path=where, episode_id=episode_id,
-                              model=model, log_end=hit_limit)
+    return trajectory_episode(
+        record["history"], path=where, episode_id=episode_id, model=model, log_end=hit_limit
+    )
 
 
-def trajectory_episode(events: list[Any], *, path: Path, episode_id: str, model: str = "",
-                       log_end: bool = False) -> Episode:
+def trajectory_episode(
+    events: list[Any], *, path: Path, episode_id: str, model: str = "", log_end: bool = False
+) -> Episode:
     """One OpenHands event list as an episode (see the module docstring for the rules)."""
     if not events:
         raise ImportFormatError(path, episode_id, "empty trajectory")
@@ -106,11 +108,22 @@ def trajectory_episode(events: list[Any], *, path: Path, episode_id: str, model:
     for index, event in enumerate(events):
         if not isinstance(event, dict) or "timestamp" not in event:
             raise ImportFormatError(path, f"{episode_id} event {index}", "event without timestamp")
-        stamps.append(parse_time(event["timestamp"], path=path, where=f"{episode_id} event {index}"))
-    observation_of = {ev["cause"]: i for i, ev in enumerate(events)
-                      if "observation" in ev and ev.get("cause") is not None}
-    task = next((str(ev.get("args", {}).get("content", "")) for ev in events
-                 if ev.get("action") == "message" and ev.get("source") == "user"), "")
+        stamps.append(
+            parse_time(event["timestamp"], path=path, where=f"{episode_id} event {index}")
+        )
+    observation_of = {
+        ev["cause"]: i
+        for i, ev in enumerate(events)
+        if "observation" in ev and ev.get("cause") is not None
+    }
+    task = next(
+        (
+            str(ev.get("args", {}).get("content", ""))
+            for ev in events
+            if ev.get("action") == "message" and ev.get("source") == "user"
+        ),
+        "",
+    )
 
     rounds: list[Round] = []
     calls: list[Call] = []
@@ -140,8 +153,18 @@ def trajectory_episode(events: list[Any], *, path: Path, episode_id: str, model:
                 calls = []
             send_sec = seconds_between(stamps[index - 1], stamps[index]) if index else 0.0
             response_id = this_response
-        calls.append(_call(event, events, observation_of.get(event.get("id")), stamps, index,
-                           path, episode_id, str(metadata.get("function_name") or action)))
+        calls.append(
+            _call(
+                event,
+                events,
+                observation_of.get(event.get("id")),
+                stamps,
+                index,
+                path,
+                episode_id,
+                str(metadata.get("function_name") or action),
+            )
+        )
     if calls:
         rounds.append(Round(send_sec=send_sec, calls=calls))
     if log_end:
@@ -149,22 +172,42 @@ def trajectory_episode(events: list[Any], *, path: Path, episode_id: str, model:
     meta = {"origin": path.name, "format": "openhands", "timezone": "naive timestamps read as UTC"}
     if model:
         meta["model"] = model
-    return Episode(id=episode_id, source="openhands", started_at=stamps[0], rounds=rounds,
-                   end_reason=end_reason, task=task, meta=meta)
+    return Episode(
+        id=episode_id,
+        source="openhands",
+        started_at=stamps[0],
+        rounds=rounds,
+        end_reason=end_reason,
+        task=task,
+        meta=meta,
+    )
 
 
-def _call(event: dict[str, Any], events: list[Any], obs_index: int | None,
-          stamps: list[datetime], index: int, path: Path, episode_id: str,
-          function_name: str) -> Call:
+def _call(
+    event: dict[str, Any],
+    events: list[Any],
+    obs_index: int | None,
+    stamps: list[datetime],
+    index: int,
+    path: Path,
+    episode_id: str,
+    function_name: str,
+) -> Call:
     args = {k: v for k, v in (event.get("args") or {}).items() if k != "thought"}
     if obs_index is None:
         # Never observed: censored at the end of the log.
-        return Call(tool=_tool_name(event, "", function_name), args=args,
-                    duration_sec=seconds_between(stamps[index], stamps[-1]), completed=False)
+        return Call(
+            tool=_tool_name(event, "", function_name),
+            args=args,
+            duration_sec=seconds_between(stamps[index], stamps[-1]),
+            completed=False,
+        )
     observation = events[obs_index]
     content = str(observation.get("content") or "")
     extras = observation.get("extras") or {}
-    exit_code = (extras.get("metadata") or {}).get("exit_code") if isinstance(extras, dict) else None
+    exit_code = (
+        (extras.get("metadata") or {}).get("exit_code") if isinstance(extras, dict) else None
+    )
     tool = _tool_name(event, content, function_name)
     return Call(
         tool=tool,

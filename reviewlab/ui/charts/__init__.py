@@ -20,7 +20,12 @@ from reviewlab.ui.charts.rates import (
     rates_vs_timeout,
     survival_curves,
 )
-from reviewlab.ui.charts.timelines import STATE_COLORS, call_timeline, episode_timeline, pool_timeline
+from reviewlab.ui.charts.timelines import (
+    STATE_COLORS,
+    call_timeline,
+    episode_timeline,
+    pool_timeline,
+)
 
 __all__ = [
     "STATE_COLORS",

@@ -80,17 +80,33 @@ class LiveRates:
         """Show ``result``'s per-tool rates."""
         table = result.per_tool()
         tools = [str(tool) for tool in table["tool"]]
-        series = [100 * table["abandoned_call_rate"].to_numpy(dtype=float),
-                  100 * table["coverage_loss_rate"].to_numpy(dtype=float)]
+        series = [
+            100 * table["abandoned_call_rate"].to_numpy(dtype=float),
+            100 * table["coverage_loss_rate"].to_numpy(dtype=float),
+        ]
         ax = self.ax
         if tools != self._tools:
             ax.clear()
             x = np.arange(len(tools))
             self._bars = [
-                ax.bar(x - self._WIDTH / 2, series[0], self._WIDTH, color="#c44e52", label="abandoned calls"),
-                ax.bar(x + self._WIDTH / 2, series[1], self._WIDTH, color="#4c72b0", label="coverage loss"),
+                ax.bar(
+                    x - self._WIDTH / 2,
+                    series[0],
+                    self._WIDTH,
+                    color="#c44e52",
+                    label="abandoned calls",
+                ),
+                ax.bar(
+                    x + self._WIDTH / 2,
+                    series[1],
+                    self._WIDTH,
+                    color="#4c72b0",
+                    label="coverage loss",
+                ),
             ]
-            self._labels = [list(ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)) for bars in self._bars]
+            self._labels = [
+                list(ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)) for bars in self._bars
+            ]
             ax.set_xticks(x, tools)
             ax.set_ylabel("rate (%)")
             ax.legend(fontsize=8, loc="upper right")
@@ -122,18 +138,32 @@ def rates_vs_timeout(
     abandoned_call_rate, coverage_loss_rate`` (as :func:`reviewlab.analysis.sweep.tool_curves`
     returns). ``tools`` picks and orders the curves (default: all).
     """
-    _require_columns(curves, ("tool", "timeout_sec", "abandoned_call_rate", "coverage_loss_rate"),
-                     "rates_vs_timeout: curves")
+    _require_columns(
+        curves,
+        ("tool", "timeout_sec", "abandoned_call_rate", "coverage_loss_rate"),
+        "rates_vs_timeout: curves",
+    )
     chosen = _pick_tools(tools, curves["tool"], "rates_vs_timeout: no curve for tool(s)")
     figure, ax = figure_and_axes(ax, (8.0, 4.8))
     colors = [f"C{i}" for i in range(10)]
     for index, tool in enumerate(chosen):
         part = curves[curves["tool"] == tool].sort_values("timeout_sec")
         color = colors[index % len(colors)]
-        ax.plot(part["timeout_sec"], 100 * part["abandoned_call_rate"], "-o", color=color,
-                markersize=3, label=f"{tool}: abandoned calls")
-        ax.plot(part["timeout_sec"], 100 * part["coverage_loss_rate"], "--", color=color,
-                label=f"{tool}: coverage loss")
+        ax.plot(
+            part["timeout_sec"],
+            100 * part["abandoned_call_rate"],
+            "-o",
+            color=color,
+            markersize=3,
+            label=f"{tool}: abandoned calls",
+        )
+        ax.plot(
+            part["timeout_sec"],
+            100 * part["coverage_loss_rate"],
+            "--",
+            color=color,
+            label=f"{tool}: coverage loss",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("per-tool timeout (s, log scale)")
     ax.set_ylabel("rate (%)")
@@ -171,8 +201,14 @@ def pareto_front(
     wall = points["wall_p95_sec"].to_numpy(dtype=float)
     ax.scatter(loss[~mask], wall[~mask], s=12, color="#9aa7b8", label="policy point")
     order = np.argsort(loss[mask])
-    ax.plot(loss[mask][order], wall[mask][order], "-o", color="#c44e52", markersize=5,
-            label="Pareto front")
+    ax.plot(
+        loss[mask][order],
+        wall[mask][order],
+        "-o",
+        color="#c44e52",
+        markersize=5,
+        label="Pareto front",
+    )
     markers = "*DPXsv^<>"
     span_x = max(float(np.ptp(loss)), 1e-9) if loss.size else 1.0
     span_y = max(float(np.ptp(wall)), 1e-9) if wall.size else 1.0
@@ -180,12 +216,24 @@ def pareto_front(
     for index, (name, summary) in enumerate((named or {}).items()):
         values = summary.summary if isinstance(summary, ReplayResult) else summary
         x, y = 100 * values["coverage_loss_rate"], values["wall_p95_sec"]
-        ax.plot([x], [y], markers[index % len(markers)], markersize=11, markeredgecolor="black",
-                color=f"C{index + 2}", label=name, linestyle="none")
+        ax.plot(
+            [x],
+            [y],
+            markers[index % len(markers)],
+            markersize=11,
+            markeredgecolor="black",
+            color=f"C{index + 2}",
+            label=name,
+            linestyle="none",
+        )
         # Named policies often coincide (the pre-fix and ouroboros points, say): stack their labels.
-        crowd = sum(abs(x - px) < 0.03 * span_x and abs(y - py) < 0.03 * span_y for px, py in placed)
+        crowd = sum(
+            abs(x - px) < 0.03 * span_x and abs(y - py) < 0.03 * span_y for px, py in placed
+        )
         placed.append((x, y))
-        ax.annotate(name, (x, y), xytext=(8, 6 - 11 * crowd), textcoords="offset points", fontsize=8)
+        ax.annotate(
+            name, (x, y), xytext=(8, 6 - 11 * crowd), textcoords="offset points", fontsize=8
+        )
     ax.set_xlabel("coverage loss (% of requested read lines not credited)")
     ax.set_ylabel("p95 episode wall time (s)")
     ax.set_title("Wall time against lost coverage over the sweep")
@@ -234,15 +282,31 @@ def survival_curves(
         color = f"C{index % 10}"
         times = np.maximum(np.concatenate([[start], estimate.event_times]), start)
         survival = np.concatenate([[1.0], estimate.survival_after])
-        ax.step(times, survival, where="post", color=color,
-                label=f"{tool} ({estimate.observations} calls, {estimate.observations - estimate.events} censored)")
+        ax.step(
+            times,
+            survival,
+            where="post",
+            color=color,
+            label=f"{tool} ({estimate.observations} calls, {estimate.observations - estimate.events} censored)",
+        )
         marks = censored_at.get(tool, [])
         if marks:
-            ax.plot(marks, [estimate.survival(t) for t in marks], "+", color=color, markersize=9,
-                    linestyle="none")
+            ax.plot(
+                marks,
+                [estimate.survival(t) for t in marks],
+                "+",
+                color=color,
+                markersize=9,
+                linestyle="none",
+            )
         bound = float(policy.timeout_for(None, tool))
-        ax.axvline(bound, color=color, linestyle=":", linewidth=1.5,
-                   label=f"{tool} bound {bound:g} s: abandons {100 * estimate.survival(bound):.2g}%")
+        ax.axvline(
+            bound,
+            color=color,
+            linestyle=":",
+            linewidth=1.5,
+            label=f"{tool} bound {bound:g} s: abandons {100 * estimate.survival(bound):.2g}%",
+        )
     ax.set_xscale("log")
     ax.set_xlim(left=start)
     ax.set_ylim(0, 1.02)

@@ -33,7 +33,12 @@ __all__ = ["STATE_COLORS", "call_timeline", "episode_timeline", "pool_timeline"]
 
 # Slot states of a pool timeline; anything else is drawn grey under its own name.
 STATE_COLORS = {"busy": "#4c72b0", "silent": "#dd3333", "idle": "#e5e5e5", "zombie": "#e69f00"}
-_OUTCOME_COLORS = {"executed": "#4c9f70", "error": "#c44e52", "refused": "#8c8c8c", "withheld": "#8c8c8c"}
+_OUTCOME_COLORS = {
+    "executed": "#4c9f70",
+    "error": "#c44e52",
+    "refused": "#8c8c8c",
+    "withheld": "#8c8c8c",
+}
 _SEND_COLOR = "#8172b2"
 _ZOMBIE_COLOR = "#e69f00"
 
@@ -75,10 +80,16 @@ def call_timeline(
         raise KeyError(f"episode {episode_id!r} is not in this replay result")
     missing = [name for name in metrics.CALL_TIMING_COLUMNS if name not in calls.columns]
     if missing:
-        raise ValueError(f"call_timeline: result.calls has no {', '.join(missing)} column(s); "
-                         "every replay engine records them (metrics.CALL_TIMING_COLUMNS)")
+        raise ValueError(
+            f"call_timeline: result.calls has no {', '.join(missing)} column(s); "
+            "every replay engine records them (metrics.CALL_TIMING_COLUMNS)"
+        )
     recorded = _find_episode(episode, episode_id)
-    n_rounds = len(recorded.rounds) if recorded is not None else int(calls["round"].max() if len(calls) else 0)
+    n_rounds = (
+        len(recorded.rounds)
+        if recorded is not None
+        else int(calls["round"].max() if len(calls) else 0)
+    )
     send_sec = [r.send_sec for r in recorded.rounds] if recorded is not None else [0.0] * n_rounds
     abandoned = calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
     wedged = calls["source_gap"].eq(SOURCE_GAP_WEDGED).to_numpy()
@@ -87,7 +98,11 @@ def call_timeline(
     ends = starts + calls["wait_sec"].to_numpy(dtype=float)
     # In a pool run the episode starts once a slot is free: its first send comes after the queue wait.
     queued = result.episodes.loc[result.episodes["episode_id"] == episode_id]
-    t = float(queued["queue_wait_sec"].iloc[0]) if "queue_wait_sec" in queued.columns and len(queued) else 0.0
+    t = (
+        float(queued["queue_wait_sec"].iloc[0])
+        if "queue_wait_sec" in queued.columns and len(queued)
+        else 0.0
+    )
     send_rows = []
     ended = False
     for number in range(1, n_rounds + 1):
@@ -102,7 +117,8 @@ def call_timeline(
             t += length
     frame = calls.assign(abandoned=abandoned, wedged=wedged)
     sends = pd.DataFrame(send_rows, columns=["round", "start_sec", "end_sec"]).astype(
-        {"start_sec": float, "end_sec": float})
+        {"start_sec": float, "end_sec": float}
+    )
     return frame.reset_index(drop=True), sends
 
 
@@ -138,8 +154,14 @@ def episode_timeline(
 
     labels = ["model"]
     for send in sends.itertuples():
-        ax.barh(0, (send.end_sec - send.start_sec) / scale, left=send.start_sec / scale,
-                height=0.6, color=_SEND_COLOR, edgecolor="none")
+        ax.barh(
+            0,
+            (send.end_sec - send.start_sec) / scale,
+            left=send.start_sec / scale,
+            height=0.6,
+            color=_SEND_COLOR,
+            edgecolor="none",
+        )
     shown: set[str] = set()
 
     def once(label: str) -> str | None:
@@ -153,26 +175,70 @@ def episode_timeline(
         labels.append(f"r{call.round} {call.tool}")
         start = call.start_sec / scale
         if call.outcome == "withheld":
-            ax.plot([start], [row], "o", color=_OUTCOME_COLORS["withheld"], label=once("withheld (never ran)"))
+            ax.plot(
+                [start],
+                [row],
+                "o",
+                color=_OUTCOME_COLORS["withheld"],
+                label=once("withheld (never ran)"),
+            )
             continue
         if not math.isnan(call.bound_sec):
-            ax.barh(row, call.bound_sec / scale, left=start, height=0.8, fill=False,
-                    edgecolor="#555555", linestyle="--", linewidth=0.8, label=once("bound"))
-        ax.barh(row, call.wait_sec / scale, left=start, height=0.55,
-                color=_OUTCOME_COLORS.get(call.outcome, "#8c8c8c"), label=once(str(call.outcome)))
+            ax.barh(
+                row,
+                call.bound_sec / scale,
+                left=start,
+                height=0.8,
+                fill=False,
+                edgecolor="#555555",
+                linestyle="--",
+                linewidth=0.8,
+                label=once("bound"),
+            )
+        ax.barh(
+            row,
+            call.wait_sec / scale,
+            left=start,
+            height=0.55,
+            color=_OUTCOME_COLORS.get(call.outcome, "#8c8c8c"),
+            label=once(str(call.outcome)),
+        )
         if call.abandoned:
             at = (call.start_sec + call.bound_sec) / scale
-            ax.plot([at], [row], "x", color="black", markersize=9, markeredgewidth=2,
-                    label=once("abandoned at bound"))
+            ax.plot(
+                [at],
+                [row],
+                "x",
+                color="black",
+                markersize=9,
+                markeredgewidth=2,
+                label=once("abandoned at bound"),
+            )
             tail = call.zombie_sec / scale if math.isfinite(call.zombie_sec) else right - at
-            ax.barh(row, tail, left=at, height=0.3, color=_ZOMBIE_COLOR, hatch="///", alpha=0.6,
-                    label=once("zombie tail (loose worker)"))
+            ax.barh(
+                row,
+                tail,
+                left=at,
+                height=0.3,
+                color=_ZOMBIE_COLOR,
+                hatch="///",
+                alpha=0.6,
+                label=once("zombie tail (loose worker)"),
+            )
             if not math.isfinite(call.zombie_sec):
                 ax.annotate("never returns →", (right, row), ha="right", va="bottom", fontsize=8)
         elif call.wedged:
-            ax.annotate(f"wedged: silent {duration_text(call.wait_sec)}, episode ends",
-                        (start + call.wait_sec / scale, row), xytext=(-4, 0), textcoords="offset points",
-                        ha="right", va="center", fontsize=8, color="white", fontweight="bold")
+            ax.annotate(
+                f"wedged: silent {duration_text(call.wait_sec)}, episode ends",
+                (start + call.wait_sec / scale, row),
+                xytext=(-4, 0),
+                textcoords="offset points",
+                ha="right",
+                va="center",
+                fontsize=8,
+                color="white",
+                fontweight="bold",
+            )
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()
     ax.set_xlim(0, right)
@@ -197,7 +263,9 @@ def pool_timeline(result: ReplayResult, *, ax: Axes | None = None) -> Figure:
     """
     slots = result.slots
     if slots is None or len(slots) == 0:
-        raise ValueError("pool_timeline: the result has no slot timeline; replay with engine='twin', slots=N")
+        raise ValueError(
+            "pool_timeline: the result has no slot timeline; replay with engine='twin', slots=N"
+        )
     slot_ids = sorted(slots["slot_id"].astype(str).unique())
     row_of = {slot: row for row, slot in enumerate(slot_ids)}
     span = float(slots["end_sec"].replace(np.inf, np.nan).max())
@@ -210,22 +278,34 @@ def pool_timeline(result: ReplayResult, *, ax: Axes | None = None) -> Figure:
         part = slots[slots["state"] == state]
         color = STATE_COLORS.get(state, "#999999")
         for slot, group in part.groupby(part["slot_id"].astype(str)):
-            bars = [(start / scale, (min(end, span) - start) / scale)
-                    for start, end in zip(group["start_sec"], group["end_sec"], strict=True)]
+            bars = [
+                (start / scale, (min(end, span) - start) / scale)
+                for start, end in zip(group["start_sec"], group["end_sec"], strict=True)
+            ]
             ax.broken_barh(bars, (row_of[slot] - 0.4, 0.8), facecolors=color, edgecolor="none")
     silent = slots[slots["state"] == "silent"]
     if len(silent):
         lengths = (silent["end_sec"] - silent["start_sec"]).to_numpy(dtype=float)
         longest = silent.iloc[int(np.argmax(lengths))]
         mid = (longest["start_sec"] + min(longest["end_sec"], span)) / 2 / scale
-        ax.annotate(f"silent {duration_text(float(lengths.max()))}", (mid, row_of[str(longest["slot_id"])]),
-                    ha="center", va="center", fontsize=9, fontweight="bold", color="white")
+        ax.annotate(
+            f"silent {duration_text(float(lengths.max()))}",
+            (mid, row_of[str(longest["slot_id"])]),
+            ha="center",
+            va="center",
+            fontsize=9,
+            fontweight="bold",
+            color="white",
+        )
     ax.set_yticks(range(len(slot_ids)), slot_ids)
     ax.invert_yaxis()
     ax.set_xlim(0, span / scale)
     ax.set_xlabel(f"time since the first request ({unit})")
     ax.set_ylabel("reviewer slot")
     ax.set_title(f"Reviewer pool: {len(slot_ids)} slots ({policy_label(result)})")
-    legend_outside(ax, [Patch(color=STATE_COLORS.get(s, "#999999")) for s in states],
-                    [("silent on a tool" if s == "silent" else s) for s in states])
+    legend_outside(
+        ax,
+        [Patch(color=STATE_COLORS.get(s, "#999999")) for s in states],
+        [("silent on a tool" if s == "silent" else s) for s in states],
+    )
     return figure
