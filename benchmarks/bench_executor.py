@@ -21,8 +21,8 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-from reviewlab.live.executor import BoundedExecutor
 from reviewlab.core.policy import Bound
+from reviewlab.live.executor import BoundedExecutor
 
 
 def _noop() -> int:

@@ -30,12 +30,12 @@ from typing import Any
 
 import pandas as pd
 
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.analysis.sweep import make_grid, sweep
-from reviewlab.recording.synth import synth_corpus
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.twin.engine import run_simulation
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
+from reviewlab.recording.synth import synth_corpus
 
 NARROWINGS = {
     "inherit": Narrowing(),

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from reviewlab.ui.dashboard import default_corpus
 from reviewlab.recording.files import load_episodes
+from reviewlab.ui.dashboard import default_corpus
 from reviewlab.ui.widgets import explore, figure_png
 
 GOAL_SEC = 0.3

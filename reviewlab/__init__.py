@@ -13,9 +13,6 @@ from reviewlab.core.deadline import (
     execution_deadline_scope,
     monotonic_now,
 )
-from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
-from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
-from reviewlab.live.inspection import demo_workspace, inspection_registry
 from reviewlab.core.policy import (
     Bound,
     Narrowing,
@@ -25,15 +22,15 @@ from reviewlab.core.policy import (
     resolve_bound,
     save_policy_file,
 )
-from reviewlab.core.receipts import (
-    SOURCE_GAP_ABANDONED,
-    Outcome,
-    ToolReceipt,
-    tool_timeout_text,
-)
+from reviewlab.core.receipts import Outcome, ToolReceipt, tool_timeout_text
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.engines.replay import replay
+from reviewlab.engines.result import ReplayResult
+from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
+from reviewlab.live.inspection import demo_workspace, inspection_registry
 from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.schema import Episode
-from reviewlab.engines.replay import ReplayResult, replay
 
 __version__ = "0.1.0"
 

@@ -227,8 +227,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     narrowings = _narrowing_grid(args.narrowing) if args.narrowing else None
     base, _ = _policy_arg(args.base)
     episodes = _load_corpus(args.corpus)
-    from reviewlab.ui.report import sweep_view, text_table, write_table
     from reviewlab.analysis.sweep import make_grid, pareto, sweep
+    from reviewlab.ui.report import sweep_view, text_table, write_table
 
     try:
         grid = make_grid(base=base, tools=tools or None, scales=scales, narrowings=narrowings)
@@ -272,9 +272,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     out = _output_path(args.output, (".toml",)) if args.output else None
     base, narrowing = _policy_arg(args.base)
     episodes = _load_corpus(args.corpus)
+    from reviewlab.analysis.tune import recommend
     from reviewlab.core.policy import save_policy_file
     from reviewlab.ui.report import summary_table, text_table
-    from reviewlab.analysis.tune import recommend
 
     recommendation = recommend(
         episodes,
@@ -324,8 +324,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     source = _existing_file(args.file)
     out = _output_path(args.output, _JSONL_SUFFIXES)
-    from reviewlab.recording.importers import import_inspect, import_openhands
     from reviewlab.recording.files import save_episodes
+    from reviewlab.recording.importers import import_inspect, import_openhands
 
     importer = import_openhands if args.format == "openhands" else import_inspect
     episodes = importer(source)

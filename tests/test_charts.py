@@ -12,12 +12,12 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from reviewlab.ui import charts
-
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.engines.replay import replay
+from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.engines.replay import ReplayResult, replay
+from reviewlab.ui import charts
 
 _T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 _CALL_FRAME = [*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]

@@ -19,9 +19,9 @@ import pytest
 from stub_openai import StubError, StubOpenAI
 
 from reviewlab.cli import build_parser, main
+from reviewlab.core.policy import Narrowing, TimeoutPolicy, load_policy_file, save_policy_file
 from reviewlab.live.episode import tool_call
 from reviewlab.live.inspection import demo_workspace
-from reviewlab.core.policy import Narrowing, TimeoutPolicy, load_policy_file, save_policy_file
 from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 

@@ -7,9 +7,9 @@ import sys
 import nbformat
 import pytest
 
-from reviewlab.ui import dashboard
 from reviewlab.recording.files import save_episodes
 from reviewlab.recording.synth import synth_corpus
+from reviewlab.ui import dashboard
 
 
 def test_the_voila_command_serves_the_template_on_localhost_only():

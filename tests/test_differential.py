@@ -34,8 +34,8 @@ import pandas as pd
 import pytest
 
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.engines.replay import replay
+from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 TIME_SCALE = 0.05
 TOLERANCE_SEC = 0.3

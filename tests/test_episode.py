@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from reviewlab.core.deadline import clock_scope, execution_deadline_scope
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.receipts import arg_error_text, tool_timeout_text, unavailable_text
 from reviewlab.live.episode import DEFAULT_TASK, ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.executor import BoundedExecutor
 from reviewlab.live.inspection import inspection_registry
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.core.receipts import arg_error_text, tool_timeout_text, unavailable_text
 from reviewlab.recording.files import load_episodes
 from reviewlab.recording.recorder import Recorder
 

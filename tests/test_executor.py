@@ -14,9 +14,9 @@ from reviewlab.core.deadline import (
     execution_deadline_scope,
     monotonic_now,
 )
-from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
 from reviewlab.core.policy import Bound
 from reviewlab.core.receipts import refused_text
+from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
 
 WAIT = 10.0  # generous upper limit for events that must happen; never decides a race
 

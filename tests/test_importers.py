@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from reviewlab.recording import load_episodes, save_episodes
 from reviewlab.recording.importers import (
     ImportFormatError,
     classify_command,
     import_inspect,
     import_openhands,
 )
-from reviewlab.recording import load_episodes, save_episodes
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OPENHANDS = FIXTURES / "openhands"

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.engines.twin import simulate
+from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 INCIDENT_FILE = (
     Path(__file__).resolve().parents[1] / "data" / "incidents" / "wedged-query-code.jsonl"

@@ -7,13 +7,10 @@ from datetime import datetime
 import numpy as np
 import pytest
 
+from reviewlab.core.crediting import Crediting, abandons, abandons_array
 from reviewlab.core.receipts import (
-    SOURCE_GAP_ABANDONED,
-    Crediting,
     Outcome,
     ToolReceipt,
-    abandons,
-    abandons_array,
     arg_error_text,
     exception_text,
     refused_text,
@@ -21,6 +18,7 @@ from reviewlab.core.receipts import (
     unavailable_text,
     wall_stamp,
 )
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
 
 STAMP = {
     "target": "/w/a.py",

@@ -8,8 +8,9 @@ import pytest
 
 from reviewlab.core.metrics import CALL_COLUMNS, CALL_TIMING_COLUMNS, EPISODE_COLUMNS, SUMMARY_KEYS
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.engines.replay import replay
+from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.engines.replay import ReplayResult, replay
 
 
 def _corpus() -> list[Episode]:
@@ -74,7 +75,7 @@ def test_the_default_policy_is_ouroboros_and_the_default_narrowing_inherits():
     ("kwargs", "message"),
     [
         ({"engine": "warp"}, "engine: expected one of twin, vectorized, real"),
-        ({"censored": "guess"}, "censored: expected one of wedge, impute"),
+        ({"censored": "guess"}, "censored: expected one of wedge, observed, impute"),
         (
             {"engine": "vectorized", "slots": 2},
             "slots: a reviewer pool is simulated only by engine='twin'",

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
+from reviewlab.core.policy import TimeoutPolicy
 from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.inspection import inspection_registry
-from reviewlab.core.policy import TimeoutPolicy
 
 VERDICT = '[{"file": "greeting.txt", "line": 1, "finding": "fine"}]'
 # What the real reader stamps on the shared context after a read renders.

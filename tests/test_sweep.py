@@ -7,12 +7,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from reviewlab.analysis.sweep import make_grid, pareto, points_grid, sweep, tool_curves
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.recording.files import load_episodes
-from reviewlab.analysis.sweep import make_grid, pareto, points_grid, sweep, tool_curves
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import compile_corpus
+from reviewlab.recording.files import load_episodes
 
 BUNDLED = Path(__file__).resolve().parents[1] / "data" / "episodes" / "synthetic-1k.jsonl.gz"
 

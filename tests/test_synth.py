@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from reviewlab.recording import episodes_frame, load_episodes
 from reviewlab.recording.incident import (
     INCIDENT_EPISODE_ID,
     INCIDENT_SLOT,
@@ -16,7 +17,6 @@ from reviewlab.recording.incident import (
     make_incident,
     write_incident,
 )
-from reviewlab.recording import episodes_frame, load_episodes
 from reviewlab.recording.synth import TOOLS, SynthSpec, synth_corpus, write_synthetic
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.recording.files import load_episodes
 from reviewlab.analysis.tune import Recommendation, excess, km_quantile, recommend
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.vectorized import compile_corpus
+from reviewlab.recording.files import load_episodes
 
 BUNDLED = Path(__file__).resolve().parents[1] / "data" / "episodes" / "synthetic-1k.jsonl.gz"
 

@@ -11,11 +11,11 @@ import simpy
 
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
-from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.engines.replay import replay
 from reviewlab.engines.twin import BoundResolver, KaplanMeier, impute_durations, simulate
 from reviewlab.engines.twin.model import sync_to
+from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -287,11 +287,11 @@ def test_narrow_sec_is_the_rule_narrow_wraps(narrowing):
 @pytest.mark.parametrize("narrowing", [Narrowing(), Narrowing.unbounded()])
 def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing):
     """Without a pool, the single corpus process (no clock stop per arrival) gives what per-episode processes give."""
-    from reviewlab.recording.synth import synth_corpus
     from reviewlab.engines.twin.bounds import BoundResolver as Resolver
     from reviewlab.engines.twin.corpus import compiled
     from reviewlab.engines.twin.engine import arrival_times, run_simulation
     from reviewlab.engines.twin.model import Simulation, episode_process
+    from reviewlab.recording.synth import synth_corpus
 
     wedge = Call(tool="query_code", duration_sec=900.0, completed=False)
     episodes = synth_corpus(80, seed=3, tail_scale=100.0) + [

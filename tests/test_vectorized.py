@@ -13,14 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reviewlab.core import metrics
-from reviewlab.engines.vectorized.evaluation import Evaluation
+from reviewlab.core.crediting import Crediting, abandons, abandons_array
 from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
-from reviewlab.core.receipts import Crediting, abandons, abandons_array
-from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.engines.replay import replay
-from reviewlab.recording.synth import synth_corpus
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import compile_corpus, replay_vectorized
+from reviewlab.engines.vectorized.evaluation import Evaluation
+from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.recording.synth import synth_corpus
 
 START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
 TOOLS = ("read_file", "list_files", "search_code", "query_code", "web_search", "run_command")

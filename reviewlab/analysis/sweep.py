@@ -27,8 +27,8 @@ import pandas as pd
 
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.recording.schema import Episode
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
+from reviewlab.recording.schema import Episode
 
 __all__ = ["Grid", "PolicyPoint", "make_grid", "pareto", "policy_grid", "sweep", "tool_curves"]
 

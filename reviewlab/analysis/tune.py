@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.recording.schema import Episode
 from reviewlab.engines.censoring import KaplanMeier, estimates_by_tool
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
+from reviewlab.recording.schema import Episode
 
 __all__ = ["OBJECTIVES", "QUANTILES", "Recommendation", "excess", "km_quantile", "recommend"]
 

@@ -14,14 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-__all__ = ["BOUND_BY", "NARROWING_MODES", "Bound", "Narrowing", "PolicyError", "check_seconds"]
+from reviewlab.core.vocab import BOUND_BY, NARROWING_MODES, BoundBy, NarrowingMode
 
-BOUND_BY = ("tool_timeout", "deadline", "unbounded")
-NARROWING_MODES = ("inherit", "none", "reserve", "fraction", "unbounded")
+__all__ = ["BOUND_BY", "NARROWING_MODES", "Bound", "Narrowing", "PolicyError", "check_seconds"]
 
 
 class PolicyError(ValueError):
@@ -51,7 +50,7 @@ class Bound:
     """
 
     sec: float | None
-    by: Literal["tool_timeout", "deadline", "unbounded"]
+    by: BoundBy
     tool_timeout_sec: float | None
     remaining_sec: float | None = None
 
@@ -72,7 +71,7 @@ class Narrowing:
       at only before a model send.
     """
 
-    mode: Literal["inherit", "none", "reserve", "fraction", "unbounded"] = "inherit"
+    mode: NarrowingMode = "inherit"
     reserve_sec: float = 0.0
     fraction: float = 1.0
 
@@ -106,7 +105,7 @@ class Narrowing:
 
     def narrow_sec(
         self, tool_timeout_sec: float, remaining_sec: float | None
-    ) -> tuple[float | None, Literal["tool_timeout", "deadline", "unbounded"]]:
+    ) -> tuple[float | None, BoundBy]:
         """THE narrowing rule, as scalars: ``(bound_sec, by)`` for a call (``None`` seconds: unbounded).
 
         :meth:`narrow` wraps this in a :class:`Bound`; hot loops (the twin) call

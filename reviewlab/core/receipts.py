@@ -1,4 +1,4 @@
-"""Receipts, host texts and the crediting rule: what every engine says about a call.
+"""Receipts and host texts: what every engine says about a call.
 
 A call is *pending* until dispatched, then *running* on a worker, and then
 exactly one of *returned* (inside its bound), *raised* (the tool's own
@@ -7,12 +7,8 @@ exception, inside its bound), *abandoned* (its bound passed first), *refused*
 tool is not available) or *withheld* (never started: no room left). Each call
 gets exactly one :class:`ToolReceipt`.
 
-:class:`Crediting` holds the crediting rule shared by the real episode, the
-twin and the vectorized replay: a ``read_file`` that returned inside its bound
-is credited its read extent, until the first abandonment in the episode; after
-that, no read is credited any extent (a loose worker may overwrite the shared
-reader stamp, so attribution is unprovable) although those reads stay
-``executed``.
+The rules that decide a call's fate and what it is credited live in
+:mod:`reviewlab.core.crediting`.
 """
 
 from __future__ import annotations
@@ -22,17 +18,14 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-import numpy as np
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 
 __all__ = [
     "EXTENT_FIELDS",
-    "Crediting",
     "Outcome",
     "SOURCE_GAP_ABANDONED",
     "SOURCE_GAP_WEDGED",
     "ToolReceipt",
-    "abandons",
-    "abandons_array",
     "arg_error_text",
     "exception_text",
     "refused_text",
@@ -41,10 +34,6 @@ __all__ = [
     "wall_stamp",
 ]
 
-SOURCE_GAP_ABANDONED = "native_tool_abandoned"
-# Replay only: under the pre-fix (unbounded) policy a censored call that never returned
-# ends the episode; its receipt carries this gap and the calls after it never run.
-SOURCE_GAP_WEDGED = "native_tool_wedged"
 
 # Extent fields copied from a reader stamp onto a credited receipt.
 EXTENT_FIELDS = ("opened_path", "opened_root", "start_line", "end_line", "total_lines", "eof")
@@ -97,29 +86,6 @@ def wall_stamp() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def abandons(duration_sec: float, completed: bool, bound_sec: float | None) -> bool:
-    """Whether a call that ran ``duration_sec`` (``completed=False``: still running then) is abandoned.
-
-    An unbounded call is never abandoned. A bounded call is abandoned unless it
-    returned no later than its bound (a return exactly at the bound counts as
-    inside it).
-    """
-    if bound_sec is None:
-        return False
-    return (not completed) or duration_sec > bound_sec
-
-
-def abandons_array(
-    duration_sec: np.ndarray, completed: np.ndarray, bound_sec: np.ndarray
-) -> np.ndarray:
-    """:func:`abandons` element-wise; a NaN bound stands for ``None`` (unbounded, never abandoned)."""
-    duration = np.asarray(duration_sec, dtype=float)
-    bound = np.asarray(bound_sec, dtype=float)
-    done = np.asarray(completed, dtype=bool)
-    # Comparisons with NaN are False (no warning): an unbounded call is masked out by isnan.
-    return ~np.isnan(bound) & (~done | (duration > bound))
-
-
 @dataclass
 class ToolReceipt:
     """One call's record. ``outcome`` and ``source_gap`` never change once the episode published it."""
@@ -156,66 +122,3 @@ class ToolReceipt:
         if extent:
             data.update(extent)
         return data
-
-
-class Crediting:
-    """The episode-wide crediting rule (sticky after the first abandonment)."""
-
-    def __init__(self) -> None:
-        self.abandoned = False
-
-    def note_abandoned(self) -> None:
-        """Record that a worker of this episode is loose: no later extent is provable."""
-        self.abandoned = True
-
-    @staticmethod
-    def credits_tool(tool: str) -> bool:
-        """Whether calls of ``tool`` are ever credited a read extent (only reads are)."""
-        return tool == "read_file"
-
-    def may_credit(self, tool: str, outcome: Outcome | str) -> bool:
-        """Whether a call of ``tool`` with ``outcome`` may be credited a read extent now."""
-        return self.credits_tool(tool) and str(outcome) == Outcome.EXECUTED and not self.abandoned
-
-    @staticmethod
-    def credited_lines_array(
-        credits_tool: np.ndarray,
-        executed: np.ndarray,
-        abandoned_before: np.ndarray,
-        requested_lines: np.ndarray,
-    ) -> np.ndarray:
-        """:meth:`credited_lines` element-wise over many calls.
-
-        ``credits_tool`` is :meth:`credits_tool` of each call's tool, ``executed``
-        whether its outcome is ``executed``, ``abandoned_before`` whether an
-        earlier call of the same episode was abandoned (the sticky state).
-        """
-        may = (
-            np.asarray(credits_tool, dtype=bool)
-            & np.asarray(executed, dtype=bool)
-            & ~np.asarray(abandoned_before, dtype=bool)
-        )
-        return np.where(may, np.asarray(requested_lines), 0)
-
-    def extent(
-        self, tool: str, outcome: Outcome | str, stamp: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        """The extent fields to credit from a reader stamp, or ``None`` when nothing may be credited."""
-        if not stamp or not self.may_credit(tool, outcome):
-            return None
-        first = stamp.get("first_line")
-        end = stamp.get("end_line")
-        total = stamp.get("total_lines")
-        extent = {
-            "opened_path": str(stamp.get("opened_path", ""))[:300],
-            "opened_root": str(stamp.get("opened_root", ""))[:64],
-            "start_line": first,
-            "end_line": end,
-            "total_lines": total,
-            "eof": bool(end is not None and total is not None and end >= total),
-        }
-        return extent
-
-    def credited_lines(self, tool: str, outcome: Outcome | str, requested_lines: int) -> int:
-        """Lines credited to a call that asked for ``requested_lines`` (the twin's and replay's form)."""
-        return requested_lines if self.may_credit(tool, outcome) else 0

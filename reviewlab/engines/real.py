@@ -53,21 +53,19 @@ import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import numpy as np
-import pandas as pd
+from typing import Any
 
 from reviewlab.core import metrics
 from reviewlab.core.deadline import deadline_remaining, execution_deadline_scope, monotonic_now
+from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.receipts import Outcome
+from reviewlab.core.vocab import CENSORING_MODES, SOURCE_GAP_WEDGED, CensoringMode
+from reviewlab.engines.censoring import effective_observation, impute_durations
+from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.engines.twin.engine import arrival_times, calls_frame
 from reviewlab.live.episode import CallTrace, EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.executor import BoundedExecutor, CallStatus
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
-from reviewlab.core.receipts import SOURCE_GAP_WEDGED, Outcome
 from reviewlab.recording.schema import Episode
-from reviewlab.engines.replay import CENSORED_MODES, ReplayResult
-from reviewlab.engines.twin.engine import arrival_times, calls_frame
-from reviewlab.engines.censoring import effective_observation, impute_durations
 
 __all__ = ["CALL_ARG", "replay_real"]
 
@@ -272,7 +270,7 @@ def replay_real(
     policy: SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
-    censored: Literal["wedge", "impute"] = "wedge",
+    censored: CensoringMode = "wedge",
     time_scale: float = 0.001,
     seed: int = 0,
     concurrency: int = 32,
@@ -283,8 +281,10 @@ def replay_real(
     ``concurrency`` episodes run at once; ``settle_sec`` is how long (real
     seconds) to wait at the end for loose workers that will return.
     """
-    if censored not in CENSORED_MODES:
-        raise ValueError(f"censored: expected one of {', '.join(CENSORED_MODES)}, got {censored!r}")
+    if censored not in CENSORING_MODES:
+        raise ValueError(
+            f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
+        )
     if (
         isinstance(time_scale, bool)
         or not isinstance(time_scale, int | float)
@@ -349,7 +349,7 @@ def replay_real(
                     f"episode {run.plan.episode.id!r}: real replay failed: {run.error!r}"
                 ) from run.error
         _settle(runs, settle_sec)
-        return _result(runs, policy, narrowing, scale, censored)
+        return _result(runs, policy, narrowing, scale, censored, seed)
     finally:
         release.set()
         executor.shutdown()
@@ -385,7 +385,7 @@ def _log_end(run: _Run, wedged: CallTrace | None, scale: float) -> float:
 
 
 def _result(
-    runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, censored: str
+    runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, censored: str, seed: int
 ) -> ReplayResult:
     rows: list[tuple[Any, ...]] = []
     loose_starts: list[float] = []
@@ -477,23 +477,15 @@ def _result(
         wall.append((run.ended - run.started) / scale)
         silence.append(max(round_silence.values(), default=0.0))
     calls = calls_frame(rows)
-    base = pd.DataFrame(
-        {
-            "episode_id": np.array([run.plan.episode.id for run in runs], dtype=object),
-            "slot_id": np.array([run.plan.episode.slot for run in runs], dtype=object),
-            "wall_sec": np.asarray(wall, dtype=float),
-            "max_silence_sec": np.asarray(silence, dtype=float),
-        }
-    )
-    frame = metrics.episode_rows(calls, base)
-    peak = metrics.peak_overlap(loose_starts, loose_ends)
-    summary = metrics.summarize(calls, frame, peak_loose_workers=peak)
-    return ReplayResult(
-        calls=calls,
-        episodes=frame,
-        summary=summary,
-        slots=None,
+    return assemble(
+        calls,
+        episode_ids=[run.plan.episode.id for run in runs],
+        slot_ids=[run.plan.episode.slot for run in runs],
+        wall_sec=wall,
+        max_silence_sec=silence,
+        peak_loose_workers=metrics.peak_overlap(loose_starts, loose_ends),
         engine="real",
         policy=policy,
         narrowing=narrowing,
+        assumptions={"censored": censored, "seed": seed, "time_scale": scale},
     )

@@ -17,44 +17,14 @@ and whose summary is :func:`reviewlab.core.metrics.summarize`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-import pandas as pd
-
-from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.vocab import CENSORING_MODES, ENGINES, CensoringMode, EngineName
+from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
 
-__all__ = ["CENSORED_MODES", "ENGINES", "ReplayResult", "replay"]
-
-ENGINES = ("twin", "vectorized", "real")
-CENSORED_MODES = ("wedge", "impute")
-
-
-@dataclass
-class ReplayResult:
-    """What a replay says: per-call and per-episode frames, per-slot timelines for pools, a summary."""
-
-    calls: pd.DataFrame
-    """One row per call: :data:`reviewlab.core.metrics.CALL_COLUMNS`."""
-    episodes: pd.DataFrame
-    """One row per episode: :data:`reviewlab.core.metrics.EPISODE_COLUMNS`."""
-    summary: dict[str, Any]
-    """:func:`reviewlab.core.metrics.summarize` of the two frames."""
-    slots: pd.DataFrame | None = None
-    """For pool simulations: one row per slot interval (``slot_id, state, start_sec, end_sec, episode_id``)."""
-    engine: str = "twin"
-    policy: Any = None
-    narrowing: Narrowing = field(default_factory=Narrowing)
-
-    def per_tool(self) -> pd.DataFrame:
-        """Breakdown of the call metrics per tool."""
-        return metrics.per_tool(self.calls)
-
-    def per_slot(self) -> pd.DataFrame:
-        """Breakdown of the call and episode metrics per reviewer slot."""
-        return metrics.per_slot(self.calls, self.episodes)
+__all__ = ["replay"]
 
 
 def replay(
@@ -62,8 +32,8 @@ def replay(
     policy: SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
-    engine: Literal["twin", "vectorized", "real"] = "twin",
-    censored: Literal["wedge", "impute"] = "wedge",
+    engine: EngineName = "twin",
+    censored: CensoringMode = "wedge",
     slots: int | None = None,
     time_scale: float = 0.001,
     **options: Any,
@@ -78,8 +48,10 @@ def replay(
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
-    if censored not in CENSORED_MODES:
-        raise ValueError(f"censored: expected one of {', '.join(CENSORED_MODES)}, got {censored!r}")
+    if censored not in CENSORING_MODES:
+        raise ValueError(
+            f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
+        )
     policy = policy if policy is not None else TimeoutPolicy.ouroboros()
     narrowing = narrowing or Narrowing()
     episodes = list(episodes)

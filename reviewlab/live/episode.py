@@ -35,13 +35,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reviewlab.core.crediting import Crediting
 from reviewlab.core.deadline import deadline_remaining, monotonic_now
-from reviewlab.live.executor import DEFAULT_LOOSE_CAP, BoundedExecutor, CallResult, CallStatus
-from reviewlab.live.inspection import inspection_registry
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy, resolve_bound
 from reviewlab.core.receipts import (
-    SOURCE_GAP_ABANDONED,
-    Crediting,
     Outcome,
     ToolReceipt,
     arg_error_text,
@@ -50,6 +47,9 @@ from reviewlab.core.receipts import (
     unavailable_text,
     wall_stamp,
 )
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.live.executor import DEFAULT_LOOSE_CAP, BoundedExecutor, CallResult, CallStatus
+from reviewlab.live.inspection import inspection_registry
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 __all__ = [

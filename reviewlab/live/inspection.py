@@ -41,11 +41,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The path limits were always importable from here: re-exported.
-from reviewlab.resources import workspace_dir
 from reviewlab.live._confine import MAX_NAME_BYTES as MAX_NAME_BYTES
 from reviewlab.live._confine import MAX_PATH_CHARS as MAX_PATH_CHARS
 from reviewlab.live._confine import ToolError, confine, inside, open_confined, walk
+
+# The path limits were always importable from here: re-exported.
+from reviewlab.resources import workspace_dir
 
 __all__ = [
     "InspectionContext",

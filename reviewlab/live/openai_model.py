@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
-    from reviewlab.live.episode import EpisodeResult
     from reviewlab.core.policy import Narrowing, SupportsTimeoutFor
+    from reviewlab.live.episode import EpisodeResult
 
 __all__ = ["ModelEndpointError", "OpenAIChatModel", "record_live"]
 

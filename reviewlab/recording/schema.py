@@ -18,6 +18,15 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from reviewlab.core.vocab import (
+    CALL_STATUSES,
+    END_REASONS,
+    SOURCES,
+    CallStatusName,
+    EndReason,
+    Source,
+)
+
 __all__ = [
     "Call",
     "Episode",
@@ -31,11 +40,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION: Final = "reviewlab.episode/1"
-SOURCES = ("live", "synthetic", "incident", "openhands", "inspect", "replay")
-END_REASONS = ("final_answer", "deadline_exhausted", "model_error", "wedged", "log_end")
-EndReason = Literal["final_answer", "deadline_exhausted", "model_error", "wedged", "log_end"]
-"""How a recorded episode ended (the values of :data:`END_REASONS`)."""
-CALL_STATUSES = ("ok", "error")
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -87,7 +91,7 @@ class Call(BaseModel):
     """Seconds from dispatch to return; for a censored call, how long it was seen running."""
     completed: bool = True
     """False: the call had not returned after ``duration_sec`` (right-censored)."""
-    status: Literal["ok", "error"] = "ok"
+    status: CallStatusName = "ok"
     """``error`` when the tool raised its own exception (inside its run, not a timeout)."""
     result_chars: int = Field(default=0, ge=0)
     """Characters of the result sent back to the model (0 when unknown or none)."""
@@ -134,7 +138,7 @@ class Episode(BaseModel):
     """Always ``reviewlab.episode/1``; a file with another version is refused."""
     id: str = Field(min_length=1)
     """Unique id of the episode within its corpus."""
-    source: Literal["live", "synthetic", "incident", "openhands", "inspect", "replay"]
+    source: Source
     """Where the episode comes from."""
     slot: str = ""
     """The reviewer slot that served it (``""`` when unknown)."""

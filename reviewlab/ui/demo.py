@@ -37,8 +37,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")  # the demo draws files, never window
 import pandas as pd  # noqa: E402
 
 from reviewlab.core.policy import Narrowing, TimeoutPolicy, save_policy_file  # noqa: E402
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED  # noqa: E402
 from reviewlab.resources import BUNDLED_CORPUS, INCIDENT_DAY, data_path  # noqa: E402
-from reviewlab.core.receipts import SOURCE_GAP_ABANDONED  # noqa: E402
 from reviewlab.ui.report import (  # noqa: E402
     Report,
     receipts_table,
@@ -213,10 +213,10 @@ CURVE_TIMEOUTS = {
 
 def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = print) -> DemoResult:
     """Run the whole demo, print its progress through ``echo`` and write ``out_dir/report.html``."""
-    from reviewlab.recording.incident import INCIDENT_EPISODE_ID, INCIDENT_SLOT
-    from reviewlab.engines.replay import replay
     from reviewlab.analysis.sweep import pareto, sweep, tool_curves
     from reviewlab.analysis.tune import recommend
+    from reviewlab.engines.replay import replay
+    from reviewlab.recording.incident import INCIDENT_EPISODE_ID, INCIDENT_SLOT
 
     started = time.perf_counter()
     result = DemoResult(out_dir=Path(out_dir))
@@ -399,8 +399,8 @@ def _write_report(
     summary: pd.DataFrame,
     agree: bool,
 ) -> None:
-    from reviewlab.ui import charts
     from reviewlab.recording.incident import INCIDENT_EPISODE_ID
+    from reviewlab.ui import charts
 
     report.heading("Summary")
     report.paragraph(

@@ -36,7 +36,6 @@ from typing import Any
 import ipywidgets as w
 from matplotlib.figure import Figure
 
-from reviewlab.ui.charts import LiveRates
 from reviewlab.core.policy import (
     NARROWING_MODES,
     Narrowing,
@@ -45,8 +44,10 @@ from reviewlab.core.policy import (
     load_policy_file,
     save_policy_file,
 )
+from reviewlab.engines.replay import replay
+from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
-from reviewlab.engines.replay import ReplayResult, replay
+from reviewlab.ui.charts import LiveRates
 
 __all__ = [
     "DEFAULT_TOOLS",

@@ -17,9 +17,9 @@ timelines), :mod:`~reviewlab.engines.twin.bounds` (the exact bound cache), :mod:
 vectorized engine).
 """
 
+from reviewlab.engines.censoring import KaplanMeier, effective_observation, impute_durations
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.engine import ARRIVAL_MODES, arrival_times, calls_frame, simulate
-from reviewlab.engines.censoring import KaplanMeier, effective_observation, impute_durations
 from reviewlab.engines.twin.pool import (
     SLOT_STATES,
     SLOT_TIMELINE_COLUMNS,

@@ -32,8 +32,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from reviewlab.recording.schema import Call, Episode
 from reviewlab.engines.censoring import effective_observation
+from reviewlab.recording.schema import Call, Episode
 
 __all__ = [
     "CACHE_SIZE",

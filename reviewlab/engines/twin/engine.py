@@ -31,7 +31,7 @@ The summary is :func:`~reviewlab.core.metrics.summarize`; a pool run adds
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,14 +39,15 @@ import simpy
 
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
-from reviewlab.recording.files import paused_gc
-from reviewlab.recording.schema import Episode
-from reviewlab.engines.replay import CENSORED_MODES, ReplayResult
+from reviewlab.core.vocab import ARRIVAL_MODES, CENSORING_MODES, ArrivalMode, CensoringMode
+from reviewlab.engines.censoring import impute_durations
+from reviewlab.engines.result import PoolFrames, ReplayResult, assemble
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import TwinCorpus, compiled
-from reviewlab.engines.censoring import impute_durations
 from reviewlab.engines.twin.model import Simulation, corpus_process, episode_process
 from reviewlab.engines.twin.pool import SlotPool, SlotTimeline, WorkerPool
+from reviewlab.recording.files import paused_gc
+from reviewlab.recording.schema import Episode
 
 __all__ = [
     "ARRIVAL_MODES",
@@ -57,7 +58,6 @@ __all__ = [
     "simulate",
 ]
 
-ARRIVAL_MODES = ("recorded", "poisson")
 # Seed stream for Poisson arrivals, kept apart from the imputation draws of the same seed.
 _ARRIVAL_STREAM = 0xA7
 
@@ -172,9 +172,9 @@ def simulate(
     policy: SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
-    censored: Literal["wedge", "impute"] = "wedge",
+    censored: CensoringMode = "wedge",
     slots: int | None = None,
-    arrivals: Literal["recorded", "poisson"] | None = None,
+    arrivals: ArrivalMode | None = None,
     arrival_rate: float | None = None,
     workers: int | None = None,
     seed: int = 0,
@@ -189,8 +189,10 @@ def simulate(
     all calls, in which zombies hold threads. ``seed`` drives imputation and
     Poisson arrivals.
     """
-    if censored not in CENSORED_MODES:
-        raise ValueError(f"censored: expected one of {', '.join(CENSORED_MODES)}, got {censored!r}")
+    if censored not in CENSORING_MODES:
+        raise ValueError(
+            f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
+        )
     policy = policy if policy is not None else TimeoutPolicy.ouroboros()
     narrowing = narrowing or Narrowing()
     corpus = list(episodes)
@@ -206,7 +208,8 @@ def simulate(
         seed=seed,
     )
     with paused_gc():
-        return _result(corpus, arrival, sim, policy, narrowing, pooled=slots is not None)
+        assumptions = {"censored": censored, "seed": seed}
+        return _result(arrival, sim, policy, narrowing, assumptions, pooled=slots is not None)
 
 
 def run_simulation(
@@ -222,8 +225,6 @@ def run_simulation(
     seed: int = 0,
 ) -> tuple[Simulation, np.ndarray]:
     """The simulation itself, without the frames: the per-episode runs (call rows) and the arrival times."""
-    # The run allocates many small objects and makes no garbage cycles worth collecting mid-run; a
-    # collection would rescan the whole corpus (tens of ms for 1k episodes) for nothing.
     # The run allocates many small objects and makes no garbage cycles worth collecting mid-run; a
     # collection would rescan the whole corpus (tens of ms for 1k episodes) for nothing.
     with paused_gc():
@@ -249,44 +250,32 @@ def run_simulation(
 
 
 def _result(
-    corpus: list[Episode],
     arrival: np.ndarray,
     sim: Simulation,
     policy: Any,
     narrowing: Narrowing,
+    assumptions: dict[str, Any],
     *,
     pooled: bool,
 ) -> ReplayResult:
     calls = columns_frame(sim, arrival)
     end = np.array(sim.end_sec, dtype=float)
-    start = np.array(sim.start_sec, dtype=float)
-    base = pd.DataFrame(
-        {
-            "episode_id": np.array(sim.corpus.ids, dtype=object),
-            "slot_id": np.array(sim.slot_id, dtype=object),
-            "wall_sec": end - arrival if end.size else np.empty(0),
-            "max_silence_sec": np.array(sim.max_silence_sec, dtype=float),
-        }
-    )
-    frame = metrics.episode_rows(calls, base)
-    peak = metrics.peak_overlap(sim.loose_starts, sim.loose_ends)
-    summary = metrics.summarize(calls, frame, peak_loose_workers=peak)
-    slot_frame = None
+    pool = None
     if pooled:
-        frame["arrival_sec"] = arrival
-        frame["start_sec"] = start
-        frame["queue_wait_sec"] = start - arrival
-        waits = frame["queue_wait_sec"].to_numpy()
-        summary["queue_wait_mean_sec"] = float(waits.mean()) if waits.size else 0.0
-        summary["queue_wait_share"] = float((waits > 0).mean()) if waits.size else 0.0
         horizon = float(end.max()) if end.size else 0.0
-        slot_frame = sim.timeline.frame(horizon)
-    return ReplayResult(
-        calls=calls,
-        episodes=frame,
-        summary=summary,
-        slots=slot_frame,
+        pool = PoolFrames(
+            arrival, np.array(sim.start_sec, dtype=float), sim.timeline.frame(horizon)
+        )
+    return assemble(
+        calls,
+        episode_ids=sim.corpus.ids,
+        slot_ids=sim.slot_id,
+        wall_sec=end - arrival if end.size else np.empty(0),
+        max_silence_sec=sim.max_silence_sec,
+        peak_loose_workers=metrics.peak_overlap(sim.loose_starts, sim.loose_ends),
         engine="twin",
         policy=policy,
         narrowing=narrowing,
+        assumptions=assumptions,
+        pool=pool,
     )

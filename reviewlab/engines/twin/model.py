@@ -47,13 +47,9 @@ from typing import Any
 
 import simpy
 
-from reviewlab.core.receipts import (
-    SOURCE_GAP_ABANDONED,
-    SOURCE_GAP_WEDGED,
-    Crediting,
-    Outcome,
-    abandons,
-)
+from reviewlab.core.crediting import Crediting, abandons
+from reviewlab.core.receipts import Outcome
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import EpisodeTuple, TwinCorpus
 

@@ -43,11 +43,11 @@ from typing import Any
 import pandas as pd
 import simpy
 
-from reviewlab.core.receipts import abandons
+from reviewlab.core.crediting import abandons
+from reviewlab.core.vocab import SLOT_STATES
 
 __all__ = ["SLOT_STATES", "SLOT_TIMELINE_COLUMNS", "SlotPool", "SlotTimeline", "WorkerPool"]
 
-SLOT_STATES = ("busy", "silent", "idle")
 SLOT_TIMELINE_COLUMNS = ("slot_id", "state", "start_sec", "end_sec", "episode_id")
 
 

@@ -51,12 +51,18 @@ Invariants (the contract with the twin, briefing "Replay semantics"):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
+from reviewlab.core.crediting import Crediting
+from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.vocab import CensoringMode
+from reviewlab.engines.censoring import effective_observation, impute_durations
+from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.engines.twin.corpus import check_corpus
 from reviewlab.engines.vectorized.evaluation import (
     ERROR,
     EXECUTED,
@@ -67,12 +73,7 @@ from reviewlab.engines.vectorized.evaluation import (
 )
 from reviewlab.engines.vectorized.layout import PrefixLayout
 from reviewlab.engines.vectorized.settle import evaluate_bounded
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
-from reviewlab.core.receipts import Crediting
 from reviewlab.recording.schema import Episode
-from reviewlab.engines.replay import ReplayResult
-from reviewlab.engines.twin.corpus import check_corpus
-from reviewlab.engines.censoring import effective_observation, impute_durations
 
 __all__ = ["CompiledCorpus", "Evaluation", "PrefixLayout", "compile_corpus", "replay_vectorized"]
 
@@ -412,18 +413,17 @@ class CompiledCorpus:
             },
             columns=[*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS],
         )
-        base = pd.DataFrame(
-            {
-                "episode_id": list(self.episode_ids),
-                "slot_id": list(self.slot_ids),
-                "wall_sec": ev.wall_sec,
-                "max_silence_sec": ev.max_silence_sec,
-            }
-        )
-        episodes = metrics.episode_rows(calls, base)
-        summary = metrics.summarize(calls, episodes, peak_loose_workers=ev.peak_loose_workers)
-        return ReplayResult(
-            calls, episodes, summary, engine="vectorized", policy=policy, narrowing=narrowing
+        return assemble(
+            calls,
+            episode_ids=list(self.episode_ids),
+            slot_ids=list(self.slot_ids),
+            wall_sec=ev.wall_sec,
+            max_silence_sec=ev.max_silence_sec,
+            peak_loose_workers=ev.peak_loose_workers,
+            engine="vectorized",
+            policy=policy,
+            narrowing=narrowing,
+            assumptions={"censored": self.censored, "seed": self.seed},
         )
 
 
@@ -439,7 +439,7 @@ def replay_vectorized(
     policy: SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
-    censored: Literal["wedge", "impute"] = "wedge",
+    censored: CensoringMode = "wedge",
     seed: int = 0,
     **options: Any,
 ) -> ReplayResult:

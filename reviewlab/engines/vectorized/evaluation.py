@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from reviewlab.core import metrics
-from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 
 if TYPE_CHECKING:
-    from reviewlab.engines.vectorized.settle import Settled
     from reviewlab.engines.vectorized import CompiledCorpus
+    from reviewlab.engines.vectorized.settle import Settled
 
 __all__ = ["ERROR", "EXECUTED", "Evaluation", "GAPS", "OUTCOMES", "WITHHELD"]
 

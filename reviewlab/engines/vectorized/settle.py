@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from reviewlab.core import metrics
-from reviewlab.engines.vectorized.evaluation import Evaluation
+from reviewlab.core.crediting import Crediting, abandons_array
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy, resolve_bound
-from reviewlab.core.receipts import Crediting, abandons_array
+from reviewlab.engines.vectorized.evaluation import Evaluation
 
 if TYPE_CHECKING:
     from reviewlab.engines.vectorized import CompiledCorpus

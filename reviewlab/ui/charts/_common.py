@@ -11,7 +11,7 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from reviewlab.engines.replay import ReplayResult
+from reviewlab.engines.result import ReplayResult
 
 
 def figure_and_axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:

@@ -17,10 +17,10 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from reviewlab.ui.charts._common import figure_and_axes, legend_outside, policy_label
 from reviewlab.core.policy import SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
-from reviewlab.engines.replay import ReplayResult
+from reviewlab.ui.charts._common import figure_and_axes, legend_outside, policy_label
 
 __all__ = ["LiveRates", "pareto_front", "per_tool_rates", "rates_vs_timeout", "survival_curves"]
 

@@ -18,6 +18,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from reviewlab.core import metrics
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.engines.result import ReplayResult
+from reviewlab.recording.schema import Episode
 from reviewlab.ui.charts._common import (
     duration_text,
     figure_and_axes,
@@ -25,9 +28,6 @@ from reviewlab.ui.charts._common import (
     policy_label,
     time_scale,
 )
-from reviewlab.core.receipts import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
-from reviewlab.recording.schema import Episode
-from reviewlab.engines.replay import ReplayResult
 
 __all__ = ["STATE_COLORS", "call_timeline", "episode_timeline", "pool_timeline"]
 

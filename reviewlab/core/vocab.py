@@ -1,0 +1,110 @@
+"""Every closed vocabulary of reviewlab, in one place.
+
+Each vocabulary is a ``Literal`` alias (for type checkers and pydantic) and a
+tuple derived from it with :func:`typing.get_args` (for validation, argument
+parsers and loops). No other module retypes these strings: it imports the
+alias, the tuple, or one of the named constants below.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+__all__ = [
+    "ARRIVAL_MODES",
+    "BOUND_BY",
+    "CALL_STATES",
+    "CALL_STATUSES",
+    "CENSORING_MODES",
+    "END_REASONS",
+    "ENGINES",
+    "NARROWING_MODES",
+    "OUTCOMES",
+    "REACTIONS",
+    "SLOT_STATES",
+    "SOURCES",
+    "SOURCE_GAPS",
+    "SOURCE_GAP_ABANDONED",
+    "SOURCE_GAP_WEDGED",
+    "SOURCE_GAP_WITHHELD",
+    "TRANSPORTS",
+    "ArrivalMode",
+    "BoundBy",
+    "CallState",
+    "CallStatusName",
+    "CensoringMode",
+    "EndReason",
+    "EngineName",
+    "NarrowingMode",
+    "OutcomeName",
+    "Reaction",
+    "SlotState",
+    "Source",
+    "SourceGap",
+    "Transport",
+]
+
+OutcomeName = Literal["executed", "error", "refused", "withheld"]
+"""What a receipt says became of a call (design §1.5)."""
+OUTCOMES: Final = get_args(OutcomeName)
+
+SourceGap = Literal["native_tool_abandoned", "native_tool_wedged", "native_tool_withheld"]
+"""Why a receipt (and its episode) has a gap in what the model saw.
+
+``native_tool_abandoned``: the call outlived its bound. ``native_tool_wedged``
+(replay only): under the pre-fix policy a censored call never returned and the
+episode ended there. ``native_tool_withheld``: a breaker withheld the tool.
+"""
+SOURCE_GAPS: Final = get_args(SourceGap)
+SOURCE_GAP_ABANDONED: Final[SourceGap] = "native_tool_abandoned"
+SOURCE_GAP_WEDGED: Final[SourceGap] = "native_tool_wedged"
+SOURCE_GAP_WITHHELD: Final[SourceGap] = "native_tool_withheld"
+
+BoundBy = Literal["tool_timeout", "deadline", "idle", "unbounded"]
+"""Which term of the bound fired: the per-tool timeout, the inherited deadline, an idle timeout
+reset by progress, or none (the pre-fix policy)."""
+BOUND_BY: Final = get_args(BoundBy)
+
+NarrowingMode = Literal["inherit", "none", "reserve", "fraction", "unbounded"]
+"""How the inherited deadline narrows a tool timeout (:class:`reviewlab.Narrowing`)."""
+NARROWING_MODES: Final = get_args(NarrowingMode)
+
+CensoringMode = Literal["wedge", "observed", "impute"]
+"""What a replay assumes of a right-censored call (design §5a)."""
+CENSORING_MODES: Final = get_args(CensoringMode)
+
+Reaction = Literal["as_recorded", "reissue", "skip_target"]
+"""What a replay assumes the model does after an abandonment (design §5a)."""
+REACTIONS: Final = get_args(Reaction)
+
+EngineName = Literal["twin", "vectorized", "real"]
+"""The replay engines."""
+ENGINES: Final = get_args(EngineName)
+
+ArrivalMode = Literal["recorded", "poisson"]
+"""How a simulated reviewer pool receives its review requests."""
+ARRIVAL_MODES: Final = get_args(ArrivalMode)
+
+SlotState = Literal["busy", "silent", "idle"]
+"""A reviewer slot's state on a pool timeline."""
+SLOT_STATES: Final = get_args(SlotState)
+
+CallState = Literal["pending", "running", "returned", "raised", "abandoned", "refused"]
+"""Where a live call is in its lifecycle (the executor's view)."""
+CALL_STATES: Final = get_args(CallState)
+
+CallStatusName = Literal["ok", "error"]
+"""How a recorded call that returned ended."""
+CALL_STATUSES: Final = get_args(CallStatusName)
+
+Source = Literal["live", "synthetic", "incident", "openhands", "inspect", "replay"]
+"""Where a recorded episode came from."""
+SOURCES: Final = get_args(Source)
+
+EndReason = Literal["final_answer", "deadline_exhausted", "model_error", "wedged", "log_end"]
+"""Why a recorded episode ended."""
+END_REASONS: Final = get_args(EndReason)
+
+Transport = Literal["thread", "async", "mcp"]
+"""How a live call reached its tool."""
+TRANSPORTS: Final = get_args(Transport)

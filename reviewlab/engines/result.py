@@ -1,0 +1,110 @@
+"""What a replay says, and the one function every engine uses to say it.
+
+An engine computes per-call columns and four per-episode arrays (ids, slots,
+wall time, longest silence); :func:`assemble` turns them into a
+:class:`ReplayResult`: the call frame, the episode frame
+(:func:`reviewlab.core.metrics.episode_rows`), the summary
+(:func:`reviewlab.core.metrics.summarize`) and the assumptions the answer rests
+on. No engine builds a ``ReplayResult`` itself, so the three engines cannot
+drift apart in how they count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reviewlab.core import metrics
+from reviewlab.core.narrowing import Narrowing
+
+__all__ = ["PoolFrames", "ReplayResult", "assemble"]
+
+
+@dataclass
+class ReplayResult:
+    """What a replay says: per-call and per-episode frames, per-slot timelines for pools, a summary."""
+
+    calls: pd.DataFrame
+    """One row per call: :data:`reviewlab.core.metrics.CALL_COLUMNS`."""
+    episodes: pd.DataFrame
+    """One row per episode: :data:`reviewlab.core.metrics.EPISODE_COLUMNS`."""
+    summary: dict[str, Any]
+    """:func:`reviewlab.core.metrics.summarize` of the two frames."""
+    slots: pd.DataFrame | None = None
+    """For pool simulations: one row per slot interval
+    (``slot_id, state, start_sec, end_sec, episode_id``)."""
+    engine: str = "twin"
+    """The engine that computed this answer."""
+    policy: Any = None
+    """The timeout policy replayed."""
+    narrowing: Narrowing = field(default_factory=Narrowing)
+    """The deadline narrowing replayed."""
+    assumptions: dict[str, Any] = field(default_factory=dict)
+    """What the answer rests on (design §5a): censoring mode, the model's reaction, engine, seed."""
+
+    def per_tool(self) -> pd.DataFrame:
+        """Breakdown of the call metrics per tool."""
+        return metrics.per_tool(self.calls)
+
+    def per_slot(self) -> pd.DataFrame:
+        """Breakdown of the call and episode metrics per reviewer slot."""
+        return metrics.per_slot(self.calls, self.episodes)
+
+
+@dataclass
+class PoolFrames:
+    """What a reviewer-pool simulation adds: arrival and start times per episode, slot timelines."""
+
+    arrival_sec: np.ndarray
+    start_sec: np.ndarray
+    slots: pd.DataFrame
+
+
+def assemble(
+    calls: pd.DataFrame,
+    *,
+    episode_ids: Any,
+    slot_ids: Any,
+    wall_sec: Any,
+    max_silence_sec: Any,
+    peak_loose_workers: int,
+    engine: str,
+    policy: Any,
+    narrowing: Narrowing,
+    assumptions: Mapping[str, Any],
+    pool: PoolFrames | None = None,
+) -> ReplayResult:
+    """The :class:`ReplayResult` of one replay, from an engine's call frame and per-episode arrays."""
+    base = pd.DataFrame(
+        {
+            "episode_id": np.asarray(episode_ids, dtype=object),
+            "slot_id": np.asarray(slot_ids, dtype=object),
+            "wall_sec": np.asarray(wall_sec, dtype=float),
+            "max_silence_sec": np.asarray(max_silence_sec, dtype=float),
+        }
+    )
+    episodes = metrics.episode_rows(calls, base)
+    summary = metrics.summarize(calls, episodes, peak_loose_workers=peak_loose_workers)
+    slots = None
+    if pool is not None:
+        episodes["arrival_sec"] = pool.arrival_sec
+        episodes["start_sec"] = pool.start_sec
+        episodes["queue_wait_sec"] = pool.start_sec - pool.arrival_sec
+        waits = episodes["queue_wait_sec"].to_numpy()
+        summary["queue_wait_mean_sec"] = float(waits.mean()) if waits.size else 0.0
+        summary["queue_wait_share"] = float((waits > 0).mean()) if waits.size else 0.0
+        slots = pool.slots
+    return ReplayResult(
+        calls=calls,
+        episodes=episodes,
+        summary=summary,
+        slots=slots,
+        engine=engine,
+        policy=policy,
+        narrowing=narrowing,
+        assumptions={"engine": engine, **assumptions},
+    )
