@@ -97,8 +97,11 @@ CallStatusName = Literal["ok", "error"]
 """How a recorded call that returned ended."""
 CALL_STATUSES: Final = get_args(CallStatusName)
 
-Source = Literal["live", "synthetic", "incident", "openhands", "inspect", "replay"]
-"""Where a recorded episode came from."""
+Source = Literal[
+    "live", "synthetic", "incident", "openhands", "inspect", "replay", "otel", "swe_agent"
+]
+"""Where a recorded episode came from (``otel``: an OpenTelemetry trace; ``swe_agent``: a
+SWE-agent ``.traj``)."""
 SOURCES: Final = get_args(Source)
 
 EndReason = Literal["final_answer", "deadline_exhausted", "model_error", "wedged", "log_end"]
