@@ -156,7 +156,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         raise UserError(f"--root {args.root}: no such directory")
     out = _output_path(args.output, _JSONL_SUFFIXES)
     policy, narrowing = _policy_arg(args.policy)
-    from reviewlab.live.openai_model import record_live
+    from reviewlab.recording.capture import record_live
     from reviewlab.ui.report import receipts_table, text_table
 
     options: dict[str, Any] = {"policy": policy, "narrowing": narrowing}

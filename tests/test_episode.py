@@ -15,6 +15,7 @@ from reviewlab.core.receipts import arg_error_text, tool_timeout_text, unavailab
 from reviewlab.live.episode import DEFAULT_TASK, ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.executor import BoundedExecutor
 from reviewlab.live.inspection import inspection_registry
+from reviewlab.recording.capture import episode_from_result
 from reviewlab.recording.files import load_episodes
 from reviewlab.recording.recorder import Recorder
 
@@ -323,7 +324,7 @@ def test_the_policy_is_resolved_once_per_dispatched_call(repo):
     assert seen == [("read_file", {"path": "README.md"}), ("list_files", {"path": "pkg"})]
 
 
-def test_to_episode_records_the_run_with_censored_abandoned_calls(repo, tmp_path):
+def test_episode_from_result_records_the_run_with_censored_abandoned_calls(repo, tmp_path):
     """The recorded form: sends, calls with extents, the abandoned call censored at its bound."""
     factory, holder = held_factory("search_code")
     model = ScriptedModel(
@@ -353,7 +354,7 @@ def test_to_episode_records_the_run_with_censored_abandoned_calls(repo, tmp_path
             registry_factory=factory,
             recorder=recorder,
         ).execute()
-    loose_episode = result.to_episode(id="e-loose")
+    loose_episode = episode_from_result(result, id="e-loose")
     holder["release"].set()
     assert holder["registry"].returned.wait(WAIT)
     assert result.receipts[2].abandoned
@@ -363,7 +364,7 @@ def test_to_episode_records_the_run_with_censored_abandoned_calls(repo, tmp_path
         and trace_result.settled is not None
         and trace_result.settled.wait(WAIT)
     )
-    episode = result.to_episode(id="e1", slot="slot-a")
+    episode = episode_from_result(result, id="e1", slot="slot-a")
 
     assert (
         episode.source == "live"
@@ -421,6 +422,6 @@ def test_a_credited_read_past_the_end_of_the_file_is_recorded_as_the_lines_it_re
     result = ReviewEpisode(repo, model).execute()
     receipt = result.usage["native_tool_receipts"][0]
     assert (receipt["start_line"], receipt["end_line"]) == (30, 40)
-    [call] = result.to_episode(id="clip").calls
+    [call] = episode_from_result(result, id="clip").calls
     assert call.extent is not None and (call.extent.start_line, call.extent.end_line) == (30, 40)
     assert call.requested_lines == 11

@@ -11,7 +11,8 @@ import pytest
 from stub_openai import Hold, StubError, StubOpenAI
 
 from reviewlab.live.inspection import demo_workspace, inspection_registry
-from reviewlab.live.openai_model import ModelEndpointError, OpenAIChatModel, record_live
+from reviewlab.live.openai_model import ModelEndpointError, OpenAIChatModel
+from reviewlab.recording.capture import record_live
 
 _VERDICT = '[{"file": "inventory/stock.py", "line": 38, "finding": "reorder point uses < not <="}]'
 

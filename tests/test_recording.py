@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reviewlab.live.episode import EpisodeResult, RoundTrace
 from reviewlab.recording import (
     FRAME_COLUMNS,
     Call,
@@ -422,26 +423,28 @@ def test_episodes_frame_has_one_documented_row_per_call() -> None:
 # ---------------------------------------------------------------- recorder
 
 
-class FakeResult:
-    """Stands in for EpisodeResult: anything with to_episode(id=, slot=, source=)."""
-
-    def __init__(self, tag: str) -> None:
-        self.tag = tag
-        self.asked: dict[str, str] = {}
-
-    def to_episode(self, *, id: str, slot: str, source: str) -> Episode:
-        self.asked = {"id": id, "slot": slot, "source": source}
-        return episode(id, slot=slot, source=source, task=self.tag)
+def live_result(tag: str) -> EpisodeResult:
+    """A live result of one model send that answered at once, with ``tag`` as its task."""
+    return EpisodeResult(
+        raw_text="[]",
+        usage={},
+        receipts=[],
+        trace=[RoundTrace(round=1, send_sec=0.5)],
+        end_reason="final_answer",
+        started_at=datetime(2026, 12, 1, 6, 0, tzinfo=UTC),
+        deadline_sec=None,
+        task=tag,
+    )
 
 
 def test_recorder_writes_on_exit_only(tmp_path: Path) -> None:
     """Records accumulate in memory; the file appears, complete, when the with block ends."""
     path = tmp_path / "rec.jsonl"
     with Recorder(path, slot="slot-7", source="live") as recorder:
-        fake = FakeResult("first")
-        recorder.record(fake)
-        recorder.record(FakeResult("second"))
-        assert fake.asked == {"id": "rec-1", "slot": "slot-7", "source": "live"}
+        first = recorder.record(live_result("first"))
+        recorder.record(live_result("second"))
+        assert (first.id, first.slot, first.source) == ("rec-1", "slot-7", "live")
+        assert first.rounds[0].send_sec == 0.5 and first.calls == []
         assert not path.exists()
     assert [(e.id, e.slot, e.task) for e in load_episodes(path)] == [
         ("rec-1", "slot-7", "first"),
@@ -449,7 +452,7 @@ def test_recorder_writes_on_exit_only(tmp_path: Path) -> None:
     ]
     assert recorder.closed
     with pytest.raises(RuntimeError, match="closed"):
-        recorder.record(FakeResult("late"))
+        recorder.record(live_result("late"))
 
 
 def test_recorder_keeps_an_old_file_intact_until_close(tmp_path: Path) -> None:
@@ -458,7 +461,7 @@ def test_recorder_keeps_an_old_file_intact_until_close(tmp_path: Path) -> None:
     save_episodes([episode("old")], path)
     before = path.read_bytes()
     recorder = Recorder(path)
-    recorder.record(FakeResult("x"))
+    recorder.record(live_result("x"))
     assert path.read_bytes() == before
     recorder.close()
     assert [e.id for e in load_episodes(path)] == ["rec-1"]
@@ -468,7 +471,7 @@ def test_recorder_saves_whole_episodes_when_the_block_raises(tmp_path: Path) -> 
     """An exception in the block still writes every episode recorded before it, and propagates."""
     path = tmp_path / "boom.jsonl"
     with pytest.raises(KeyError), Recorder(path) as recorder:
-        recorder.record(FakeResult("done"))
+        recorder.record(live_result("done"))
         raise KeyError("later failure")
     assert [e.task for e in load_episodes(path)] == ["done"]
 
@@ -478,13 +481,21 @@ def test_recorder_appends_and_keeps_ids_unique(tmp_path: Path) -> None:
     path = tmp_path / "runs.jsonl"
     save_episodes([episode("runs-1")], path)
     with Recorder(path, append=True) as recorder:
-        recorder.record(FakeResult("new"))
+        recorder.record(live_result("new"))
         recorder.record(episode("explicit"))
         with pytest.raises(ValueError, match="duplicate"):
             recorder.record(episode("explicit"))
     assert [e.id for e in load_episodes(path)] == ["runs-1", "runs-2", "explicit"]
     with pytest.raises(ValueError, match="source"):
         Recorder(path, source="mars")
+
+
+def test_recorder_refuses_what_is_neither_an_episode_nor_a_live_result(tmp_path: Path) -> None:
+    """Anything else is a TypeError naming its type, and nothing is recorded."""
+    recorder = Recorder(tmp_path / "x.jsonl")
+    with pytest.raises(TypeError, match="dict"):
+        recorder.record({"id": "e1"})  # type: ignore[arg-type]
+    assert recorder.episodes == []
 
 
 def test_recorder_records_a_real_review_episode(tmp_path: Path) -> None:

@@ -50,7 +50,6 @@ from reviewlab.core.receipts import (
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
 from reviewlab.live.executor import DEFAULT_LOOSE_CAP, BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.inspection import inspection_registry
-from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 __all__ = [
     "DEFAULT_TASK",
@@ -130,7 +129,10 @@ class RoundTrace:
 
 @dataclass
 class EpisodeResult:
-    """What an episode produced: the final answer, the usage dict, the receipts and the trace."""
+    """What an episode produced: the final answer, the usage dict, the receipts and the trace.
+
+    :func:`reviewlab.recording.capture.episode_from_result` turns it into a recorded episode.
+    """
 
     raw_text: str
     usage: dict[str, Any]
@@ -141,100 +143,6 @@ class EpisodeResult:
     deadline_sec: float | None
     task: str
     meta: dict[str, str] = field(default_factory=dict)
-
-    def to_episode(self, *, id: str, slot: str = "", source: str = "live") -> Episode:
-        """The run in the recorded format ``reviewlab.episode/1``.
-
-        Abandoned calls are right-censored at their bound (``completed=False``,
-        ``duration_sec`` = the bound), with ``returned_after_sec`` when the loose
-        worker has come back by now. Calls refused before they ran are recorded as
-        ``error`` calls of 0 s and listed in ``meta["refused_calls"]``.
-        """
-        refused = [
-            trace.call_id
-            for rnd in self.trace
-            for trace in rnd.calls
-            if trace.receipt.outcome == Outcome.REFUSED
-        ]
-        meta = dict(self.meta)
-        if refused:
-            meta["refused_calls"] = ",".join(refused)
-        rounds = [
-            Round(send_sec=max(0.0, rnd.send_sec), calls=[_recorded_call(c) for c in rnd.calls])
-            for rnd in self.trace
-        ]
-        return Episode(
-            id=id,
-            source=source,
-            slot=slot,
-            started_at=self.started_at,  # type: ignore[arg-type]
-            deadline_sec=self.deadline_sec,
-            rounds=rounds,
-            end_reason=self.end_reason,  # type: ignore[arg-type]
-            task=self.task,
-            meta=meta,
-        )
-
-
-def _recorded_call(trace: CallTrace) -> Call:
-    receipt, result = trace.receipt, trace.result
-    tool = trace.tool[:200] or "?"
-    extent = _requested_extent(trace)
-    common: dict[str, Any] = {
-        "tool": tool,
-        "args": trace.args or {},
-        "result_chars": receipt.result_chars,
-        "extent": extent,
-    }
-    if result is None or result.status is CallStatus.REFUSED:
-        return Call(duration_sec=0.0, status="error", **common)
-    if result.status is CallStatus.ABANDONED:
-        bound = result.bound_sec or 0.0
-        returned_after = None
-        if result.zombie_sec is not None:
-            # Strictly past the bound, or a replay would count the call as returned in time.
-            returned_after = max(
-                result.duration_sec + result.zombie_sec, math.nextafter(bound, math.inf)
-            )
-        return Call(
-            duration_sec=bound, completed=False, returned_after_sec=returned_after, **common
-        )
-    if result.status is CallStatus.RAISED:
-        return Call(duration_sec=max(0.0, result.duration_sec), status="error", **common)
-    return Call(duration_sec=max(0.0, result.duration_sec), status="ok", **common)
-
-
-def _requested_extent(trace: CallTrace) -> Extent | None:
-    """The lines a read asked for, as they exist in the file.
-
-    A credited read records the lines it rendered (a range past the end of the
-    file is clipped to it, so a replay credits what the live run credited).
-    Otherwise the arguments say what was asked; a read without a range falls
-    back on the lines rendered, if any.
-    """
-    args = trace.args or {}
-    path = args.get("path")
-    if trace.tool != "read_file" or not isinstance(path, str) or not path:
-        return None
-    rendered = trace.rendered or {}
-    credited = rendered if trace.receipt.extent is not None else {}
-    start = (
-        _line(credited.get("first_line"))
-        or _line(args.get("start_line"))
-        or _line(rendered.get("first_line"))
-    )
-    end = (
-        _line(credited.get("end_line"))
-        or _line(args.get("end_line"))
-        or _line(rendered.get("end_line"))
-    )
-    if start is None or end is None or end < start:
-        return None
-    return Extent(path=path, start_line=start, end_line=end)
-
-
-def _line(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
 
 
 def _schema_names(schemas: Sequence[Any]) -> set[str]:

@@ -2,9 +2,9 @@
 
 :class:`OpenAIChatModel` speaks the ``model.chat(messages=..., tools=..., **kw)
 -> dict`` protocol the episode expects, over a hosted API, vLLM, Ollama or any
-other server that implements ``POST /chat/completions``. :func:`record_live`
-runs one live review episode over a real repository and saves it as a
-recorded episode (``reviewlab record`` is a thin layer over it).
+other server that implements ``POST /chat/completions``.
+:func:`reviewlab.recording.capture.record_live` runs one live review episode with it and
+saves it as a recorded episode (``reviewlab record`` is a thin layer over that).
 
 Lifecycle of one ``chat``: the outgoing messages are reduced to the fields the
 wire format knows (the episode may keep extra bookkeeping keys on them), one
@@ -23,18 +23,11 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-if TYPE_CHECKING:
-    from reviewlab.core.policy import Narrowing, SupportsTimeoutFor
-    from reviewlab.live.episode import EpisodeResult
-
-__all__ = ["ModelEndpointError", "OpenAIChatModel", "record_live"]
+__all__ = ["DEFAULT_TIMEOUT_SEC", "ModelEndpointError", "OpenAIChatModel"]
 
 DEFAULT_TIMEOUT_SEC = 600.0
 """Transport timeout of one send unless the caller gives one."""
@@ -195,45 +188,3 @@ class OpenAIChatModel:
             result["usage"] = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
         return result
 
-
-def record_live(
-    base_url: str,
-    model: str,
-    root: str | os.PathLike[str],
-    task: str | None,
-    out_path: str | os.PathLike[str],
-    *,
-    policy: SupportsTimeoutFor | None = None,
-    narrowing: Narrowing | None = None,
-    slot: str = "live",
-    api_key: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT_SEC,
-    deadline_at: float | None = None,
-    episode_id: str | None = None,
-    **defaults: Any,
-) -> EpisodeResult:
-    """Run one live review episode over ``root`` against the endpoint and save it to ``out_path``.
-
-    The file holds exactly that one episode (written atomically; an existing
-    file is replaced). Its ``meta`` records the model and the endpoint, never the
-    key. ``task=None`` or ``""`` uses the episode's default review task.
-    Returns the :class:`~reviewlab.live.episode.EpisodeResult` for printing.
-    """
-    root_dir = Path(root)
-    if not root_dir.is_dir():
-        raise NotADirectoryError(f"root {str(root)!r} is not a directory")
-    from reviewlab.live.episode import ReviewEpisode
-    from reviewlab.recording.files import save_episodes
-
-    chat_model = OpenAIChatModel(base_url, model, api_key=api_key, timeout=timeout, **defaults)
-    options: dict[str, Any] = {"policy": policy, "narrowing": narrowing, "deadline_at": deadline_at}
-    if task:
-        options["task"] = task
-    result = ReviewEpisode(root_dir, chat_model, **options).execute()
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    episode = result.to_episode(
-        id=episode_id or f"live-{stamp}-{uuid.uuid4().hex[:8]}", slot=slot, source="live"
-    )
-    meta = {**episode.meta, "model": model, "endpoint": chat_model.endpoint}
-    save_episodes([episode.model_copy(update={"meta": meta})], out_path)
-    return result

@@ -7,9 +7,9 @@ recorder holds its episodes in memory and writes the whole file with
 every recorded episode is complete, so it is worth keeping. A process that dies
 before then leaves the destination exactly as it was: never a half file.
 
-``record`` accepts an :class:`~reviewlab.recording.schema.Episode`, or any
-object with ``to_episode(id=..., slot=..., source=...) -> Episode`` (the
-executor's ``EpisodeResult``, which records abandoned calls as censored at
+``record`` accepts an :class:`~reviewlab.recording.schema.Episode` as it is, or a live
+:class:`~reviewlab.live.episode.EpisodeResult`, converted by
+:func:`~reviewlab.recording.capture.episode_from_result` (abandoned calls censored at
 their bound). Ids default to ``<prefix>-<n>`` with ``n`` counting from 1 over
 the episodes of the file, so they stay unique when ``append=True`` keeps the
 episodes already in it.
@@ -21,24 +21,20 @@ import os
 import threading
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol
 
+from reviewlab.core.vocab import SOURCES, Source
+from reviewlab.live.episode import EpisodeResult
+from reviewlab.recording.capture import episode_from_result
 from reviewlab.recording.files import load_episodes, save_episodes
-from reviewlab.recording.schema import SOURCES, Episode
+from reviewlab.recording.schema import Episode
 
-__all__ = ["EpisodeSource", "Recorder"]
-
-
-class EpisodeSource(Protocol):
-    """Anything that can describe itself as a recorded episode (e.g. ``EpisodeResult``)."""
-
-    def to_episode(self, *, id: str, slot: str, source: str) -> Episode: ...
+__all__ = ["Recorder"]
 
 
 class Recorder:
     """Accumulates episodes and writes them to ``path`` atomically.
 
-    ``slot`` and ``source`` are passed to every ``to_episode`` call. With
+    ``slot`` and ``source`` label every live result it converts. With
     ``append=True`` an existing file's episodes are loaded (and validated)
     first and kept ahead of the new ones. Thread-safe: slots running in
     parallel may share one recorder.
@@ -49,7 +45,7 @@ class Recorder:
         path: str | os.PathLike[str],
         *,
         slot: str = "",
-        source: str = "live",
+        source: Source = "live",
         prefix: str | None = None,
         append: bool = False,
     ) -> None:
@@ -78,18 +74,20 @@ class Recorder:
         """True once ``close`` ran; ``record`` then refuses."""
         return self._closed
 
-    def record(self, result: EpisodeSource | Episode, *, id: str | None = None) -> Episode:
-        """Add one episode (an ``Episode`` or an object with ``to_episode``); return it."""
+    def record(self, result: EpisodeResult | Episode, *, id: str | None = None) -> Episode:
+        """Add one episode (an ``Episode``, or a live ``EpisodeResult`` converted); return it."""
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"recorder for {self.path} is closed")
             if isinstance(result, Episode):
                 episode = result
-            else:
+            elif isinstance(result, EpisodeResult):
                 episode_id = id if id is not None else self._next_id()
-                episode = result.to_episode(id=episode_id, slot=self.slot, source=self.source)
-                if not isinstance(episode, Episode):
-                    raise TypeError(f"to_episode() returned {type(episode).__name__}, not Episode")
+                episode = episode_from_result(
+                    result, id=episode_id, slot=self.slot, source=self.source
+                )
+            else:
+                raise TypeError(f"expected an Episode or EpisodeResult, got {type(result).__name__}")
             self._keep(episode)
             return episode
 

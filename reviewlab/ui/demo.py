@@ -52,7 +52,6 @@ __all__ = [
     "CORPUS_PATH",
     "INCIDENT_PATH",
     "DemoResult",
-    "WedgedRegistry",
     "live_episode",
     "run_demo",
 ]
@@ -84,28 +83,6 @@ class DemoResult:
 
 
 # -- step 1: a live episode with one wedged tool --------------------------------------------
-class WedgedRegistry:
-    """The real inspection registry with one tool held until ``release`` is set.
-
-    Every other tool and attribute is the inner registry's. When the held tool
-    finally runs, its value goes to a loose worker that nobody reads.
-    """
-
-    def __init__(self, inner: Any, tool: str, release: threading.Event) -> None:
-        self._inner = inner
-        self._tool = tool
-        self._release = release
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def execute(self, name: str, args: Any) -> str:
-        if name == self._tool:
-            self._release.wait()
-        result: str = self._inner.execute(name, args)
-        return result
-
-
 def _live_script() -> list[dict[str, Any]]:
     from reviewlab.live.episode import tool_call
 
@@ -135,13 +112,11 @@ def _live_script() -> list[dict[str, Any]]:
 
 def live_episode(release: threading.Event, echo: Echo) -> Any:
     """Run the live episode of step 1; ``release`` frees the wedged tool (set it when done)."""
-    from reviewlab.live.episode import ReviewEpisode, ScriptedModel
-    from reviewlab.live.inspection import demo_workspace, inspection_registry
+    from reviewlab.live.episode import ReviewEpisode
+    from reviewlab.live.inspection import demo_workspace
+    from reviewlab.testing import ScriptedModel, wedged_factory
 
-    def factory(root: Any, drive_root: Any = None, task_id: str = "") -> tuple[Any, Any, Any]:
-        registry, ctx, schemas = inspection_registry(root, drive_root, task_id)
-        return WedgedRegistry(registry, WEDGED_TOOL, release), ctx, schemas
-
+    factory = wedged_factory(WEDGED_TOOL, release)
     policy = TimeoutPolicy.ouroboros().scaled(LIVE_SCALE, name="ouroboros/1000")
     model = ScriptedModel(_live_script())
     episode = ReviewEpisode(demo_workspace(), model, policy=policy, registry_factory=factory)

@@ -1,0 +1,168 @@
+"""Capture a live run as a recorded episode: :func:`episode_from_result` and :func:`record_live`.
+
+A live :class:`~reviewlab.live.episode.EpisodeResult` knows what each call did on the real
+clock; the recorded format (``reviewlab.episode/1``) knows what a replay needs. The mapping:
+
+* a call that returned inside its bound is a completed call of its measured duration
+  (``status="error"`` when the tool raised);
+* an abandoned call is right-censored at its bound (``completed=False``, ``duration_sec`` = the
+  bound), with ``returned_after_sec`` once its loose worker has come back — strictly past the
+  bound, so a replay never counts it as returned in time;
+* a call refused before it ran (bad arguments, unknown tool, loose-worker cap) is an ``error``
+  call of 0 s, listed in ``meta["refused_calls"]``;
+* a read records the lines it asked for; a credited read records the lines it rendered (a range
+  past the end of the file is clipped), so a replay credits what the live run credited.
+
+The live layer does not know this format; recording imports live, never the reverse.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from reviewlab.core.policy import Narrowing, SupportsTimeoutFor
+from reviewlab.core.receipts import Outcome
+from reviewlab.core.vocab import Source
+from reviewlab.live.episode import CallTrace, EpisodeResult, ReviewEpisode
+from reviewlab.live.executor import CallStatus
+from reviewlab.live.openai_model import DEFAULT_TIMEOUT_SEC, OpenAIChatModel
+from reviewlab.recording.files import save_episodes
+from reviewlab.recording.schema import Call, Episode, Extent, Round
+
+__all__ = ["episode_from_result", "record_live"]
+
+
+def episode_from_result(
+    result: EpisodeResult, *, id: str, slot: str = "", source: Source = "live"
+) -> Episode:
+    """The live run ``result`` in the recorded format, as episode ``id`` of ``slot``.
+
+    Calls are censored, refused and credited as the module docstring states. A loose worker
+    that has not come back yet is recorded without ``returned_after_sec``; converting again
+    later can add it.
+    """
+    refused = [
+        trace.call_id
+        for rnd in result.trace
+        for trace in rnd.calls
+        if trace.receipt.outcome == Outcome.REFUSED
+    ]
+    meta = dict(result.meta)
+    if refused:
+        meta["refused_calls"] = ",".join(refused)
+    rounds = [
+        Round(send_sec=max(0.0, rnd.send_sec), calls=[_recorded_call(c) for c in rnd.calls])
+        for rnd in result.trace
+    ]
+    return Episode(
+        id=id,
+        source=source,
+        slot=slot,
+        started_at=result.started_at,
+        deadline_sec=result.deadline_sec,
+        rounds=rounds,
+        end_reason=result.end_reason,  # type: ignore[arg-type]
+        task=result.task,
+        meta=meta,
+    )
+
+
+def record_live(
+    base_url: str,
+    model: str,
+    root: str | os.PathLike[str],
+    task: str | None,
+    out_path: str | os.PathLike[str],
+    *,
+    policy: SupportsTimeoutFor | None = None,
+    narrowing: Narrowing | None = None,
+    slot: str = "live",
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SEC,
+    deadline_at: float | None = None,
+    episode_id: str | None = None,
+    **defaults: Any,
+) -> EpisodeResult:
+    """Run one live review episode over ``root`` against the endpoint and save it to ``out_path``.
+
+    The file holds exactly that one episode (written atomically; an existing file is
+    replaced). Its ``meta`` records the model and the endpoint, never the key. ``task=None``
+    or ``""`` uses the episode's default review task. Returns the live result for printing.
+    """
+    root_dir = Path(root)
+    if not root_dir.is_dir():
+        raise NotADirectoryError(f"root {str(root)!r} is not a directory")
+    chat_model = OpenAIChatModel(base_url, model, api_key=api_key, timeout=timeout, **defaults)
+    options: dict[str, Any] = {"policy": policy, "narrowing": narrowing, "deadline_at": deadline_at}
+    if task:
+        options["task"] = task
+    result = ReviewEpisode(root_dir, chat_model, **options).execute()
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    episode = episode_from_result(
+        result, id=episode_id or f"live-{stamp}-{uuid.uuid4().hex[:8]}", slot=slot
+    )
+    meta = {**episode.meta, "model": model, "endpoint": chat_model.endpoint}
+    save_episodes([episode.model_copy(update={"meta": meta})], out_path)
+    return result
+
+
+def _recorded_call(trace: CallTrace) -> Call:
+    receipt, result = trace.receipt, trace.result
+    common: dict[str, Any] = {
+        "tool": trace.tool[:200] or "?",
+        "args": trace.args or {},
+        "result_chars": receipt.result_chars,
+        "extent": _requested_extent(trace),
+    }
+    if result is None or result.status is CallStatus.REFUSED:
+        return Call(duration_sec=0.0, status="error", **common)
+    if result.status is CallStatus.ABANDONED:
+        bound = result.bound_sec or 0.0
+        returned_after = None
+        if result.zombie_sec is not None:
+            # Strictly past the bound, or a replay would count the call as returned in time.
+            returned_after = max(
+                result.duration_sec + result.zombie_sec, math.nextafter(bound, math.inf)
+            )
+        return Call(
+            duration_sec=bound, completed=False, returned_after_sec=returned_after, **common
+        )
+    if result.status is CallStatus.RAISED:
+        return Call(duration_sec=max(0.0, result.duration_sec), status="error", **common)
+    return Call(duration_sec=max(0.0, result.duration_sec), status="ok", **common)
+
+
+def _requested_extent(trace: CallTrace) -> Extent | None:
+    """The lines a read asked for, as they exist in the file.
+
+    A credited read records the lines it rendered (clipped to the file). Otherwise the
+    arguments say what was asked; a read without a range falls back on the lines rendered.
+    """
+    args = trace.args or {}
+    path = args.get("path")
+    if trace.tool != "read_file" or not isinstance(path, str) or not path:
+        return None
+    rendered = trace.rendered or {}
+    credited = rendered if trace.receipt.extent is not None else {}
+    start = (
+        _line(credited.get("first_line"))
+        or _line(args.get("start_line"))
+        or _line(rendered.get("first_line"))
+    )
+    end = (
+        _line(credited.get("end_line"))
+        or _line(args.get("end_line"))
+        or _line(rendered.get("end_line"))
+    )
+    if start is None or end is None or end < start:
+        return None
+    return Extent(path=path, start_line=start, end_line=end)
+
+
+def _line(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
