@@ -1,0 +1,557 @@
+"""OpenTelemetry traces (OTLP/JSON) → episodes (``source="otel"``).
+
+Accepted files: what the OpenTelemetry Collector's file exporter writes (one
+``{"resourceSpans": [...]}`` object per line; lines of other signals are
+counted and skipped), or one such JSON document. A trace may be split over
+several lines: every span of the file is read before any episode is built.
+
+Which spans mean what (GenAI semantic conventions, or OpenInference):
+
+* *tool call*: ``gen_ai.operation.name == "execute_tool"`` or
+  ``openinference.span.kind == "TOOL"``; the tool is ``gen_ai.tool.name`` or
+  ``tool.name`` (else the span name after ``execute_tool``), the arguments
+  ``gen_ai.tool.call.arguments`` (or ``tool_arguments``, ``input.value``) when
+  they are a JSON object;
+* *model send*: operation ``chat`` / ``text_completion`` / ``generate_content``,
+  or kind ``LLM``; tokens from ``gen_ai.usage.*`` (or ``llm.token_count.*``);
+* *agent invocation*: operation ``invoke_agent`` or kind ``AGENT``.
+
+Episodes: one per agent invocation, holding the tool and model spans whose
+nearest agent ancestor it is; the spans of a trace under no agent form one
+episode of their own. Rounds: each model span opens a round (``send_sec`` its
+duration) and owns the tool spans that start after it started and before the
+next one; tool spans before the first model span form a leading round with
+``send_sec = 0``. With no model span at all, rounds are inferred from the
+calls' overlap (:mod:`reviewlab.recording.timeline`). Calls of a round are in
+start order; when they overlapped, their offsets are kept in ``meta``.
+
+Censoring: a tool span with an error status whose ``error.type``, status
+message or exception event says timeout, or one that has no end, is
+right-censored (``completed=False``): at its end, or when it never ended at
+the last time the trace shows. Any other error status is ``status="error"``.
+
+Nothing is dropped silently: spans that are not placed (no tool name, no
+start, an end before the start, a tool span inside another tool span, an
+agent invocation with no model or tool span, spans of other kinds) are counted
+by reason in :attr:`OtelImport.unplaced`; the CLI prints the counts.
+
+A file written by ``reviewlab export otel`` carries ``reviewlab.*`` attributes
+(episode id, source, slot, deadline, end reason, task, meta; per call the
+completion, status, result size, extent and loose-worker return); they are
+read back, so such a file imports as the episodes it was written from.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+from reviewlab.core.vocab import (
+    CALL_STATUSES,
+    END_REASONS,
+    SOURCES,
+    CallStatusName,
+    EndReason,
+    Source,
+)
+from reviewlab.recording.importers._common import ImportFormatError
+from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.recording.timeline import TimedCall, inferred_rounds, offsets_meta
+
+__all__ = ["OtelImport", "import_otel", "read_otel"]
+
+_MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+_TIMEOUT = re.compile(r"time[ _-]?out|timed[ _-]?out|deadline[ _-]?exceeded", re.IGNORECASE)
+_STATUS_ERROR = 2
+_STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+_NS = 1_000_000_000
+
+
+@dataclass
+class _Span:
+    """One span as read from the file (times in integer nanoseconds since the epoch)."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str
+    name: str
+    start_ns: int | None
+    end_ns: int | None
+    attrs: dict[str, Any]
+    status_code: int
+    status_message: str
+    events: list[dict[str, Any]]
+    resource: dict[str, Any]
+    line: int
+
+    @property
+    def kind(self) -> str:
+        """``tool``, ``model``, ``agent`` or ``other``, by the conventions of the docstring."""
+        operation = self.attrs.get("gen_ai.operation.name")
+        openinference = str(self.attrs.get("openinference.span.kind", "")).upper()
+        if operation == "execute_tool" or openinference == "TOOL":
+            return "tool"
+        if operation in _MODEL_OPERATIONS or openinference == "LLM":
+            return "model"
+        if operation == "invoke_agent" or openinference == "AGENT":
+            return "agent"
+        return "other"
+
+
+@dataclass
+class OtelImport:
+    """What :func:`read_otel` made of a file: the episodes and the spans it did not place."""
+
+    episodes: list[Episode]
+    unplaced: Counter[str] = field(default_factory=Counter)
+    spans: int = 0
+
+    def report(self) -> str:
+        """One line: spans read, episodes built and the unplaced spans counted by reason."""
+        calls = sum(len(episode.calls) for episode in self.episodes)
+        text = f"{self.spans} span(s) → {len(self.episodes)} episode(s), {calls} call(s)"
+        if self.unplaced:
+            reasons = "; ".join(
+                f"{count} {reason}" for reason, count in sorted(self.unplaced.items())
+            )
+            text += f"; not placed: {reasons}"
+        return text
+
+
+def import_otel(path: str | os.PathLike[str]) -> list[Episode]:
+    """Every episode of an OTLP/JSON trace file (see the module docstring)."""
+    return read_otel(path).episodes
+
+
+def read_otel(path: str | os.PathLike[str]) -> OtelImport:
+    """The episodes of an OTLP/JSON trace file and the count of spans not placed, by reason."""
+    where = Path(path)
+    unplaced: Counter[str] = Counter()
+    spans = _read_spans(where, unplaced)
+    if not spans and not unplaced:
+        raise ImportFormatError(where, "file", "no spans found")
+    episodes = _episodes(spans, where, unplaced)
+    return OtelImport(episodes, unplaced, len(spans))
+
+
+# -- reading -------------------------------------------------------------------------------
+def _read_spans(where: Path, unplaced: Counter[str]) -> list[_Span]:
+    data = where.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ImportFormatError(where, "file", "binary data, not OTLP/JSON text") from None
+    documents: list[tuple[int, Any]] = []
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict):
+        documents.append((1, whole))
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                documents.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise ImportFormatError(
+                    where, f"line {number}", f"invalid JSON: {exc.msg}"
+                ) from None
+    spans: list[_Span] = []
+    for number, document in documents:
+        if not isinstance(document, dict):
+            raise ImportFormatError(where, f"line {number}", "expected a JSON object")
+        if "resourceSpans" not in document:
+            other = [key for key in ("resourceLogs", "resourceMetrics") if key in document]
+            if not other:
+                raise ImportFormatError(
+                    where, f"line {number}", "not OTLP/JSON: no 'resourceSpans' key"
+                )
+            unplaced[f"line(s) of {other[0]}, not spans"] += 1
+            continue
+        spans.extend(_document_spans(document["resourceSpans"], where, number))
+    return spans
+
+
+def _document_spans(resource_spans: Any, where: Path, number: int) -> list[_Span]:
+    if not isinstance(resource_spans, list):
+        raise ImportFormatError(where, f"line {number}", "'resourceSpans' must be a list")
+    spans = []
+    for block in resource_spans:
+        if not isinstance(block, dict):
+            raise ImportFormatError(
+                where, f"line {number}", "a resourceSpans entry is not an object"
+            )
+        resource = _attributes((block.get("resource") or {}).get("attributes"), where, number)
+        scopes = block.get("scopeSpans", block.get("instrumentationLibrarySpans")) or []
+        for scope in scopes:
+            for raw in (scope or {}).get("spans") or []:
+                spans.append(_span(raw, resource, where, number))
+    return spans
+
+
+def _span(raw: Any, resource: dict[str, Any], where: Path, number: int) -> _Span:
+    if not isinstance(raw, dict):
+        raise ImportFormatError(where, f"line {number}", "a span is not an object")
+    span_id = str(raw.get("spanId") or "")
+    place = f"line {number} span {span_id or '?'}"
+    if not span_id or not raw.get("traceId"):
+        raise ImportFormatError(where, place, "span without traceId or spanId")
+    status = raw.get("status") or {}
+    code = status.get("code", 0)
+    code = _STATUS_NAMES.get(code, 0) if isinstance(code, str) else code
+    events = []
+    for event in raw.get("events") or []:
+        if isinstance(event, dict):
+            events.append(
+                {
+                    "name": str(event.get("name", "")),
+                    "time_ns": _nanos(event.get("timeUnixNano"), where, place),
+                    "attrs": _attributes(event.get("attributes"), where, number),
+                }
+            )
+    return _Span(
+        trace_id=str(raw["traceId"]),
+        span_id=span_id,
+        parent_id=str(raw.get("parentSpanId") or ""),
+        name=str(raw.get("name", "")),
+        start_ns=_nanos(raw.get("startTimeUnixNano"), where, place),
+        end_ns=_nanos(raw.get("endTimeUnixNano"), where, place),
+        attrs=_attributes(raw.get("attributes"), where, number),
+        status_code=int(code) if isinstance(code, int) else 0,
+        status_message=str(status.get("message", "")),
+        events=events,
+        resource=resource,
+        line=number,
+    )
+
+
+def _nanos(value: Any, where: Path, place: str) -> int | None:
+    """A ``*UnixNano`` field (a decimal string or a number); 0 or absent means unknown."""
+    if value is None or value == "" or value == 0 or value == "0":
+        return None
+    try:
+        nanos = int(value)
+    except (TypeError, ValueError):
+        raise ImportFormatError(where, place, f"bad time {value!r}: expected nanoseconds") from None
+    return nanos if nanos > 0 else None
+
+
+def _attributes(raw: Any, where: Path, number: int) -> dict[str, Any]:
+    if not raw:
+        return {}
+    if not isinstance(raw, list):
+        raise ImportFormatError(where, f"line {number}", "attributes must be a list")
+    return {
+        str(item.get("key")): _any_value(item.get("value") or {})
+        for item in raw
+        if isinstance(item, dict)
+    }
+
+
+def _any_value(value: dict[str, Any]) -> Any:
+    """An OTLP ``AnyValue`` as a Python value (intValue arrives as a string in JSON)."""
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "doubleValue" in value:
+        return float(value["doubleValue"])
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "arrayValue" in value:
+        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
+    if "kvlistValue" in value:
+        return {
+            str(kv.get("key")): _any_value(kv.get("value") or {})
+            for kv in (value["kvlistValue"] or {}).get("values") or []
+        }
+    if "bytesValue" in value:
+        return value["bytesValue"]
+    return None
+
+
+# -- placing -------------------------------------------------------------------------------
+@dataclass
+class _Group:
+    """The spans of one episode: its agent span (if any), model spans and tool spans."""
+
+    trace_id: str
+    agent: _Span | None
+    models: list[_Span] = field(default_factory=list)
+    tools: list[_Span] = field(default_factory=list)
+
+
+def _episodes(spans: list[_Span], where: Path, unplaced: Counter[str]) -> list[Episode]:
+    by_id = {(span.trace_id, span.span_id): span for span in spans}
+    observed: dict[str, int] = {}
+    for span in spans:
+        for stamp in (span.start_ns, span.end_ns, *(e["time_ns"] for e in span.events)):
+            if stamp is not None:
+                observed[span.trace_id] = max(observed.get(span.trace_id, 0), stamp)
+    groups: dict[tuple[str, str], _Group] = {}
+    for span in spans:
+        kind = span.kind
+        if kind == "agent":
+            groups.setdefault((span.trace_id, span.span_id), _Group(span.trace_id, span))
+            continue
+        if kind == "other":
+            unplaced["spans of other kinds (not tool, model or agent)"] += 1
+            continue
+        if span.start_ns is None:
+            unplaced[f"{kind} spans without a start time"] += 1
+            continue
+        if span.end_ns is not None and span.end_ns < span.start_ns:
+            unplaced[f"{kind} spans ending before they start"] += 1
+            continue
+        owner, inside_tool = _owner(span, by_id)
+        if inside_tool:
+            unplaced[f"{kind} spans inside a tool span (part of that call)"] += 1
+            continue
+        key = (span.trace_id, owner.span_id if owner is not None else "")
+        group = groups.setdefault(key, _Group(span.trace_id, owner))
+        (group.tools if kind == "tool" else group.models).append(span)
+    episodes = []
+    for group in groups.values():
+        if not group.tools and not group.models:
+            unplaced["agent spans with no model or tool span"] += 1
+            continue
+        episode = _episode(group, observed[group.trace_id], where, unplaced)
+        if episode is not None:
+            episodes.append(episode)
+    episodes.sort(key=lambda episode: episode.started_at)
+    return episodes
+
+
+def _owner(span: _Span, by_id: dict[tuple[str, str], _Span]) -> tuple[_Span | None, bool]:
+    """The nearest agent ancestor of ``span`` and whether a tool span lies between them."""
+    seen = {span.span_id}
+    parent_id = span.parent_id
+    while parent_id and parent_id not in seen:
+        seen.add(parent_id)
+        parent = by_id.get((span.trace_id, parent_id))
+        if parent is None:
+            return None, False
+        kind = parent.kind
+        if kind == "agent":
+            return parent, False
+        if kind == "tool":
+            return None, True
+        parent_id = parent.parent_id
+    return None, False
+
+
+def _episode(
+    group: _Group, observed_ns: int, where: Path, unplaced: Counter[str]
+) -> Episode | None:
+    agent = group.agent
+    stamps = [s.start_ns for s in (*group.models, *group.tools) if s.start_ns is not None]
+    if agent is not None and agent.start_ns is not None:
+        stamps.append(agent.start_ns)
+    origin_ns = min(stamps)
+    calls = []
+    for span in sorted(group.tools, key=lambda s: (s.start_ns or 0, s.span_id)):
+        call = _call(span, observed_ns, where)
+        start = ((span.start_ns or 0) - origin_ns) / _NS
+        calls.append(TimedCall(call, start, start + call.duration_sec))
+    models = sorted(group.models, key=lambda s: (s.start_ns or 0, s.span_id))
+    if models:
+        rounds, offsets = _model_rounds(models, calls, origin_ns, observed_ns)
+    else:
+        rounds, offsets = inferred_rounds(calls, 0.0)
+    root = agent.attrs if agent is not None else {}
+    meta = _meta(group, where)
+    meta.update(offsets_meta(rounds, offsets))
+    saved_meta = _json_dict(root.get("reviewlab.episode.meta"))
+    end_reason = _end_reason(group, models, rounds, root)
+    source = root.get("reviewlab.episode.source")
+    span_id = f":{agent.span_id}" if agent is not None else ""
+    deadline = root.get("reviewlab.episode.deadline_sec")
+    return Episode(
+        id=str(root.get("reviewlab.episode.id") or f"{group.trace_id}{span_id}"),
+        source=cast(Source, source) if source in SOURCES else "otel",
+        slot=str(root.get("reviewlab.episode.slot", "")),
+        started_at=datetime.fromtimestamp(origin_ns // 1000 / 1_000_000, UTC),
+        deadline_sec=float(deadline) if isinstance(deadline, int | float) else None,
+        rounds=rounds,
+        end_reason=end_reason,
+        task=str(root.get("reviewlab.episode.task", "")),
+        meta=saved_meta if saved_meta is not None else meta,
+    )
+
+
+def _model_rounds(
+    models: list[_Span], calls: list[TimedCall], origin_ns: int, observed_ns: int
+) -> tuple[list[Round], list[list[float]]]:
+    starts = [((m.start_ns or origin_ns) - origin_ns) / _NS for m in models]
+    ends = [((m.end_ns or observed_ns) - origin_ns) / _NS for m in models]
+    owned: list[list[TimedCall]] = [[] for _ in models]
+    leading: list[TimedCall] = []
+    for timed in calls:
+        index = max((i for i, start in enumerate(starts) if start <= timed.start_sec), default=-1)
+        (owned[index] if index >= 0 else leading).append(timed)
+    rounds: list[Round] = []
+    offsets: list[list[float]] = []
+    if leading:
+        rounds.append(Round(send_sec=0.0, calls=[t.call for t in leading]))
+        offsets.append([t.start_sec - leading[0].start_sec for t in leading])
+    for start, end, group in zip(starts, ends, owned, strict=True):
+        rounds.append(Round(send_sec=max(0.0, end - start), calls=[t.call for t in group]))
+        offsets.append([max(0.0, t.start_sec - end) for t in group])
+    return rounds, offsets
+
+
+def _end_reason(
+    group: _Group, models: list[_Span], rounds: list[Round], root: dict[str, Any]
+) -> EndReason:
+    saved = root.get("reviewlab.episode.end_reason")
+    if saved in END_REASONS:
+        return cast(EndReason, saved)
+    if rounds and rounds[-1].calls:
+        return "log_end"  # the trace ends after tool calls: no final model answer seen
+    last = models[-1] if models else None
+    if last is not None and last.status_code == _STATUS_ERROR:
+        return "model_error"
+    if last is not None and last.end_ns is None:
+        return "log_end"
+    return "final_answer"
+
+
+def _call(span: _Span, observed_ns: int, where: Path) -> Call:
+    attrs = span.attrs
+    assert span.start_ns is not None
+    tool = _tool_name(span)
+    ended = span.end_ns is not None
+    end_ns = span.end_ns if span.end_ns is not None else max(observed_ns, span.start_ns)
+    duration = (end_ns - span.start_ns) / _NS
+    failed = span.status_code == _STATUS_ERROR
+    timed_out = failed and _says_timeout(span)
+    completed = attrs.get("reviewlab.call.completed")
+    if not isinstance(completed, bool):
+        completed = ended and not timed_out
+    saved_status = attrs.get("reviewlab.call.status")
+    status: CallStatusName = "error" if failed and not timed_out else "ok"
+    if saved_status in CALL_STATUSES:
+        status = cast(CallStatusName, saved_status)
+    result = attrs.get(
+        "gen_ai.tool.call.result", attrs.get("tool_response", attrs.get("output.value"))
+    )
+    chars = attrs.get("reviewlab.result_chars")
+    if not isinstance(chars, int):
+        chars = len(result) if isinstance(result, str) else 0
+    returned_after = attrs.get("reviewlab.returned_after_sec")
+    return Call(
+        tool=tool[:200],
+        args=_arguments(attrs),
+        duration_sec=duration,
+        completed=completed,
+        status=status,
+        result_chars=max(0, chars),
+        extent=_extent(attrs),
+        returned_after_sec=float(returned_after)
+        if isinstance(returned_after, int | float) and math.isfinite(returned_after)
+        else None,
+    )
+
+
+def _tool_name(span: _Span) -> str:
+    for key in ("gen_ai.tool.name", "tool.name"):
+        value = span.attrs.get(key)
+        if isinstance(value, str) and value:
+            return value
+    name = span.name.strip()
+    if name.startswith("execute_tool "):
+        name = name.removeprefix("execute_tool ").strip()
+    return name or "unknown"
+
+
+def _says_timeout(span: _Span) -> bool:
+    texts = [str(span.attrs.get("error.type", "")), span.status_message]
+    for event in span.events:
+        if event["name"] == "exception":
+            texts.append(str(event["attrs"].get("exception.type", "")))
+            texts.append(str(event["attrs"].get("exception.message", "")))
+    return any(_TIMEOUT.search(text) for text in texts if text)
+
+
+def _arguments(attrs: dict[str, Any]) -> dict[str, Any]:
+    for key in ("gen_ai.tool.call.arguments", "tool_arguments", "input.value"):
+        value = attrs.get(key)
+        if isinstance(value, dict):
+            return value
+        decoded = _json_dict(value)
+        if decoded is not None:
+            return decoded
+    return {}
+
+
+def _json_dict(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        decoded = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    return decoded if isinstance(decoded, dict) else None
+
+
+def _extent(attrs: dict[str, Any]) -> Extent | None:
+    path = attrs.get("reviewlab.extent.path")
+    start = attrs.get("reviewlab.extent.start_line")
+    end = attrs.get("reviewlab.extent.end_line")
+    if isinstance(path, str) and isinstance(start, int) and isinstance(end, int):
+        return Extent(path=path, start_line=start, end_line=end)
+    return None
+
+
+def _meta(group: _Group, where: Path) -> dict[str, str]:
+    meta = {"origin": where.name, "format": "otel", "trace_id": group.trace_id}
+    spans = [*group.models, *group.tools] + ([group.agent] if group.agent else [])
+    conventions = sorted(
+        {
+            "gen_ai" if "gen_ai.operation.name" in s.attrs else "openinference"
+            for s in spans
+            if "gen_ai.operation.name" in s.attrs or "openinference.span.kind" in s.attrs
+        }
+    )
+    meta["conventions"] = ",".join(conventions)
+    for span in spans:
+        service = span.resource.get("service.name")
+        if isinstance(service, str) and service:
+            meta["service"] = service
+            break
+    if group.agent is not None:
+        name = group.agent.attrs.get("gen_ai.agent.name", group.agent.name)
+        meta["agent"] = str(name)
+    for span in group.models:
+        model = span.attrs.get(
+            "gen_ai.response.model",
+            span.attrs.get("gen_ai.request.model", span.attrs.get("llm.model_name")),
+        )
+        if isinstance(model, str) and model:
+            meta["model"] = model
+            break
+    tokens = {"input_tokens": 0, "output_tokens": 0}
+    seen = False
+    for span in group.models:
+        for ours, keys in (
+            ("input_tokens", ("gen_ai.usage.input_tokens", "llm.token_count.prompt")),
+            ("output_tokens", ("gen_ai.usage.output_tokens", "llm.token_count.completion")),
+        ):
+            for key in keys:
+                value = span.attrs.get(key)
+                if isinstance(value, int):
+                    tokens[ours] += value
+                    seen = True
+                    break
+    if seen:
+        meta.update({key: str(value) for key, value in tokens.items()})
+    return meta
