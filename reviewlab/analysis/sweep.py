@@ -16,6 +16,7 @@ its chunk against the worker's copy. The frame is the same either way.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -27,13 +28,58 @@ import pandas as pd
 
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
 from reviewlab.recording.schema import Episode
 
-__all__ = ["Grid", "PolicyPoint", "make_grid", "pareto", "policy_grid", "sweep", "tool_curves"]
+__all__ = [
+    "OBJECTIVE_ALIASES",
+    "PARETO_OBJECTIVES",
+    "Grid",
+    "PolicyPoint",
+    "check_tools",
+    "corpus_tools",
+    "make_grid",
+    "objective_column",
+    "pareto",
+    "policy_grid",
+    "sweep",
+    "tool_curves",
+]
 
 ENGINES = ("vectorized", "twin")
 _PROGRESS_MIN_POINTS = 50  # below this a bar is noise
+PARETO_OBJECTIVES = ("timeout_coverage_loss_rate", "wall_p95_sec", "max_silence_sec")
+"""What :func:`pareto` trades by default: the coverage the timeouts cost, p95 wall time, and the
+longest silence (so a policy that never bounds a wedged call is not on the front)."""
+OBJECTIVE_ALIASES = {
+    "wall_p50": "wall_p50_sec",
+    "wall_p95": "wall_p95_sec",
+    "wall_p99": "wall_p99_sec",
+    "wall_max": "wall_max_sec",
+    "p50_wall": "wall_p50_sec",
+    "p95_wall": "wall_p95_sec",
+    "p99_wall": "wall_p99_sec",
+    "max_wall": "wall_max_sec",
+    "max_silence": "max_silence_sec",
+    "zombie": "zombie_sec",
+    "timeout_coverage_loss": "timeout_coverage_loss_rate",
+    "coverage_loss": "coverage_loss_rate",
+    "abandoned_rate": "abandoned_call_rate",
+}
+"""Short names of summary columns, as the CLI and :func:`reviewlab.analysis.tune.recommend` take them."""
+
+
+def objective_column(name: str) -> str:
+    """The summary column an objective name stands for (an alias or the column itself)."""
+    if name in OBJECTIVE_ALIASES:
+        return OBJECTIVE_ALIASES[name]
+    if name in metrics.SUMMARY_KEYS or name in PARETO_OBJECTIVES:
+        return name
+    raise ValueError(
+        f"objective: expected one of {', '.join(OBJECTIVE_ALIASES)} or a summary column "
+        f"({', '.join(metrics.SUMMARY_KEYS)}), got {name!r}"
+    )
 
 
 @dataclass(frozen=True)
@@ -139,6 +185,53 @@ def points_grid(pairs: Iterable[tuple[TimeoutPolicy, Narrowing]]) -> Grid:
     )
 
 
+# -- checking a grid against the corpus ------------------------------------------
+
+
+def corpus_tools(episodes: Sequence[Episode] | CompiledCorpus) -> list[str]:
+    """The tools a corpus calls, sorted."""
+    if isinstance(episodes, CompiledCorpus):
+        return sorted(episodes.tools)
+    return sorted({call.tool for episode in episodes for call in episode.calls})
+
+
+def check_tools(
+    tools: Iterable[str],
+    known: Iterable[str],
+    *,
+    what: str = "tools",
+    override: str = "allow_unknown_tools=True",
+) -> None:
+    """Refuse a tool name the corpus never calls: a typo would otherwise sweep nothing.
+
+    The error is one line naming every unknown tool with the closest known names
+    (:func:`difflib.get_close_matches`) and the known tools.
+    """
+    known = sorted(set(known))
+    unknown = [tool for tool in tools if tool not in known]
+    if not unknown:
+        return
+    parts = []
+    for tool in unknown:
+        close = difflib.get_close_matches(tool, known, n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        parts.append(f"{tool}{hint}")
+    raise ValueError(
+        f"{what}: the corpus never calls {'; '.join(parts)}; it calls "
+        f"{', '.join(known) or 'no tool'} ({override} sweeps it anyway)"
+    )
+
+
+def _grid_tools(points: Sequence[PolicyPoint]) -> list[str]:
+    """The tools whose timeouts the grid sets (its ``timeout.<tool>`` parameters), in first-seen order."""
+    seen: dict[str, None] = {}
+    for point in points:
+        for key in point.params:
+            if key.startswith("timeout."):
+                seen.setdefault(key.removeprefix("timeout."), None)
+    return list(seen)
+
+
 # -- running ------------------------------------------------------------------
 
 
@@ -148,7 +241,7 @@ def _evaluate_chunk(corpus: CompiledCorpus, points: Sequence[PolicyPoint]) -> li
 
 
 def _twin_chunk(
-    episodes: Sequence[Episode], points: Sequence[PolicyPoint], censored: str, seed: int
+    episodes: Sequence[Episode], points: Sequence[PolicyPoint], censored: CensoringMode, seed: int
 ) -> list[dict[str, Any]]:
     from reviewlab.engines.twin import simulate
 
@@ -156,7 +249,7 @@ def _twin_chunk(
     for point in points:
         summary = simulate(
             episodes, point.policy, point.narrowing, censored=censored, seed=seed
-        ).summary  # type: ignore[arg-type]
+        ).summary
         out.append({key: summary[key] for key in metrics.SUMMARY_KEYS})
     return out
 
@@ -181,9 +274,10 @@ def sweep(
     engine: str = "vectorized",
     client: Any = None,
     progress: bool | None = None,
-    censored: str = "wedge",
+    censored: CensoringMode = "wedge",
     seed: int = 0,
     chunk_size: int | None = None,
+    allow_unknown_tools: bool = False,
 ) -> pd.DataFrame:
     """Replay ``episodes`` under every point of ``grid``; one row per point (see the module docstring).
 
@@ -192,6 +286,8 @@ def sweep(
     (``"tcp://host:port"``) to run the points on a cluster. ``progress``: a tqdm
     bar (notebook-aware); by default only for grids of 50 points or more.
     ``censored``/``seed``: as in :func:`reviewlab.engines.replay.replay`.
+    A grid that sets the timeout of a tool the corpus never calls is refused
+    (:func:`check_tools`) unless ``allow_unknown_tools``.
     """
     points = list(grid)
     if engine not in ENGINES:
@@ -199,6 +295,10 @@ def sweep(
     for index, point in enumerate(points):
         if not isinstance(point, PolicyPoint):
             raise TypeError(f"grid[{index}]: expected a PolicyPoint, got {type(point).__name__}")
+    if not allow_unknown_tools:
+        if not isinstance(episodes, CompiledCorpus):
+            episodes = list(episodes)
+        check_tools(_grid_tools(points), corpus_tools(episodes), what="grid")
     if engine == "twin":
         if isinstance(episodes, CompiledCorpus):
             raise ValueError("engine='twin' replays Episode objects, not a compiled corpus")
@@ -274,18 +374,45 @@ def _frame(points: Sequence[PolicyPoint], rows: Sequence[Mapping[str, Any]]) -> 
 
 
 def pareto(
-    frame: pd.DataFrame, x: str = "coverage_loss_rate", y: str = "wall_p95_sec"
+    frame: pd.DataFrame, objectives: Sequence[str] | str | None = None, *more: str
 ) -> pd.Series:
-    """Which points are not dominated when both ``x`` and ``y`` are to be minimised (a boolean Series)."""
-    xs = frame[x].to_numpy(dtype=float)
-    ys = frame[y].to_numpy(dtype=float)
-    order = np.lexsort((ys, xs))
-    front = np.zeros(len(frame), dtype=bool)
-    best = math.inf
-    for i in order:
-        if ys[i] < best:
-            front[i] = True
-            best = ys[i]
+    """Which points no other point dominates, every objective to be minimised (a boolean Series).
+
+    ``objectives``: the columns to trade (default :data:`PARETO_OBJECTIVES`, the
+    columns of it the frame has; ``coverage_loss_rate`` stands in for the
+    timeout share in a frame without it); names may be
+    :data:`OBJECTIVE_ALIASES`. The two-column form ``pareto(frame, x, y)`` is
+    accepted too. A point dominates another when it is no worse on every
+    objective and better on one; ``inf`` is worse than every number and NaN is
+    read as ``inf``; identical points are all kept.
+    """
+    if isinstance(objectives, str):
+        columns = [objective_column(c) for c in (objectives, *more)]
+    elif objectives is None:
+        columns = [c for c in PARETO_OBJECTIVES if c in frame.columns]
+        if "timeout_coverage_loss_rate" not in frame.columns and "coverage_loss_rate" in frame:
+            columns.insert(0, "coverage_loss_rate")
+    else:
+        columns = [objective_column(c) for c in (*objectives, *more)]
+    if not columns:
+        raise ValueError("pareto: no objective columns to trade")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"pareto: the frame has no column(s) {', '.join(missing)}; "
+            f"objectives are among {', '.join(metrics.SUMMARY_KEYS)}"
+        )
+    values = np.nan_to_num(
+        frame[columns].to_numpy(dtype=float), nan=math.inf, posinf=math.inf, neginf=-math.inf
+    )
+    n = len(values)
+    front = np.ones(n, dtype=bool)
+    for i in range(n):
+        if not front[i]:
+            continue
+        # Points that i dominates: no better anywhere, worse somewhere.
+        dominated = np.all(values >= values[i], axis=1) & np.any(values > values[i], axis=1)
+        front &= ~dominated
     return pd.Series(front, index=frame.index, name="pareto")
 
 
