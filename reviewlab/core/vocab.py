@@ -18,6 +18,7 @@ __all__ = [
     "CENSORING_MODES",
     "END_REASONS",
     "ENGINES",
+    "IMPORT_FORMATS",
     "NARROWING_MODES",
     "OUTCOMES",
     "REACTIONS",
@@ -35,6 +36,7 @@ __all__ = [
     "CensoringMode",
     "EndReason",
     "EngineName",
+    "ImportFormat",
     "NarrowingMode",
     "OutcomeName",
     "Reaction",
@@ -103,6 +105,10 @@ Source = Literal[
 """Where a recorded episode came from (``otel``: an OpenTelemetry trace; ``swe_agent``: a
 SWE-agent ``.traj``)."""
 SOURCES: Final = get_args(Source)
+
+ImportFormat = Literal["openhands", "inspect", "swe_agent", "otel"]
+"""The foreign log formats ``reviewlab import`` reads (``auto`` detects one of them)."""
+IMPORT_FORMATS: Final = get_args(ImportFormat)
 
 EndReason = Literal["final_answer", "deadline_exhausted", "model_error", "wedged", "log_end"]
 """Why a recorded episode ended."""

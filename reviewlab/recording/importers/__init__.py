@@ -2,6 +2,9 @@
 
 * :func:`import_openhands`: OpenHands trajectories (event lists, ``output.jsonl``).
 * :func:`import_inspect`: Inspect AI eval logs (``.json`` and ``.eval``).
+* :func:`import_swe_agent`: SWE-agent trajectories (``.traj``).
+* :func:`import_otel`: OpenTelemetry traces as OTLP/JSON (GenAI or OpenInference spans).
+* :func:`import_auto`: any of these, the format detected from the content.
 
 Each maps the foreign tool names onto ours (``read_file``, ``list_files``,
 ``search_code``, ``run_command``; unknown names are kept), turns the system's
@@ -10,7 +13,27 @@ own timeouts into right-censored calls, and raises :class:`ImportFormatError`
 """
 
 from reviewlab.recording.importers._common import ImportFormatError, classify_command
+from reviewlab.recording.importers.detect import (
+    FORMATS,
+    UnknownFormatError,
+    detect_format,
+    import_auto,
+)
 from reviewlab.recording.importers.inspect_ai import import_inspect
 from reviewlab.recording.importers.openhands import import_openhands
+from reviewlab.recording.importers.otel import import_otel, read_otel
+from reviewlab.recording.importers.swe_agent import import_swe_agent
 
-__all__ = ["ImportFormatError", "classify_command", "import_inspect", "import_openhands"]
+__all__ = [
+    "FORMATS",
+    "ImportFormatError",
+    "UnknownFormatError",
+    "classify_command",
+    "detect_format",
+    "import_auto",
+    "import_inspect",
+    "import_openhands",
+    "import_otel",
+    "import_swe_agent",
+    "read_otel",
+]

@@ -1,0 +1,112 @@
+"""Which importer reads a file: format detection by content, never by name alone.
+
+Rules, in order (the first that holds decides):
+
+1. zip magic bytes → ``inspect`` (an Inspect ``.eval`` archive);
+2. bytes that are not UTF-8 text (or hold NUL) → :class:`UnknownFormatError`
+   ("binary data"), naming the file;
+3. the whole file is one JSON document: an object with ``resourceSpans`` →
+   ``otel``; with a ``trajectory`` list of steps → ``swe_agent``; with
+   ``eval`` → ``inspect``; with a ``history`` list → ``openhands``; a list of
+   events carrying ``timestamp`` → ``openhands``;
+4. JSON Lines: the first non-blank line decides, as in 3 (``resourceSpans``,
+   ``resourceLogs`` or ``resourceMetrics`` → ``otel``; ``history`` →
+   ``openhands``);
+5. anything else → :class:`UnknownFormatError` naming the file and the known
+   formats.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from reviewlab.core.vocab import IMPORT_FORMATS, ImportFormat
+from reviewlab.recording.importers._common import ImportFormatError
+from reviewlab.recording.importers.inspect_ai import import_inspect
+from reviewlab.recording.importers.openhands import import_openhands
+from reviewlab.recording.importers.otel import import_otel
+from reviewlab.recording.importers.swe_agent import import_swe_agent, is_swe_agent_trajectory
+from reviewlab.recording.schema import Episode
+
+__all__ = ["FORMATS", "IMPORTERS", "UnknownFormatError", "detect_format", "import_auto"]
+
+IMPORTERS: Final[dict[ImportFormat, Callable[[str | os.PathLike[str]], list[Episode]]]] = {
+    "openhands": import_openhands,
+    "inspect": import_inspect,
+    "swe_agent": import_swe_agent,
+    "otel": import_otel,
+}
+"""Each known format and the function that imports it."""
+FORMATS: Final = IMPORT_FORMATS
+"""The formats :func:`detect_format` knows, in the order the CLI lists them."""
+assert set(IMPORTERS) == set(FORMATS), "every import format has its importer"
+
+_ZIP_MAGIC = b"PK\x03\x04"
+_SNIFF_BYTES = 1 << 16
+
+
+class UnknownFormatError(ImportFormatError):
+    """A file none of the importers recognises; names the file and the known formats."""
+
+    def __init__(self, path: str | os.PathLike[str], why: str) -> None:
+        super().__init__(path, "unknown format", f"{why}; known formats: {', '.join(FORMATS)}")
+
+
+def detect_format(path: str | os.PathLike[str]) -> ImportFormat:
+    """The format of ``path`` (one of :data:`FORMATS`), by the rules of the module docstring."""
+    where = Path(path)
+    with open(where, "rb") as handle:
+        head = handle.read(_SNIFF_BYTES)
+    if head.startswith(_ZIP_MAGIC):
+        return "inspect"
+    if b"\x00" in head:
+        raise UnknownFormatError(where, "binary data, not a JSON log")
+    try:
+        text = where.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise UnknownFormatError(where, "binary data, not UTF-8 text") from None
+    try:
+        document: Any = json.loads(text)
+    except json.JSONDecodeError:
+        document = None
+    if document is not None:
+        found = _document_format(document)
+        if found is None:
+            raise UnknownFormatError(where, f"a JSON {type(document).__name__} of no known shape")
+        return found
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        raise UnknownFormatError(where, "neither JSON nor JSON Lines") from None
+    found = _document_format(record) if isinstance(record, dict) else None
+    if found is None:
+        raise UnknownFormatError(where, "JSON Lines whose first record has no known shape")
+    return found
+
+
+def import_auto(path: str | os.PathLike[str]) -> tuple[ImportFormat, list[Episode]]:
+    """The detected format of ``path`` and its episodes, read by that format's importer."""
+    found = detect_format(path)
+    return found, IMPORTERS[found](path)
+
+
+def _document_format(document: Any) -> ImportFormat | None:
+    if isinstance(document, dict):
+        if any(key in document for key in ("resourceSpans", "resourceLogs", "resourceMetrics")):
+            return "otel"
+        if is_swe_agent_trajectory(document):
+            return "swe_agent"
+        if "eval" in document:
+            return "inspect"
+        if isinstance(document.get("history"), list):
+            return "openhands"
+        return None
+    events = document[:3] if isinstance(document, list) else []
+    if events and all(isinstance(event, dict) and "timestamp" in event for event in events):
+        return "openhands"
+    return None
