@@ -93,32 +93,39 @@ def test_abandons_is_the_call_fate_rule(duration, completed, bound, expected):
 def test_receipts_flatten_to_the_usage_dict_form():
     """to_dict: outcome as text, optional fields only when set, args summary and extent flattened."""
     plain = ToolReceipt(
-        1, "list_files", Outcome.EXECUTED, wall_stamp(), 0.01, 600.0, "tool_timeout", 12
+        round=1,
+        tool="list_files",
+        outcome=Outcome.EXECUTED,
+        started_at=wall_stamp(),
+        duration_sec=0.01,
+        bound_sec=600.0,
+        bound_by="tool_timeout",
+        result_chars=12,
     )
     data = plain.to_dict()
     assert data["outcome"] == "executed" and "source_gap" not in data and "error" not in data
     assert not plain.abandoned
     read = ToolReceipt(
-        2,
-        "read_file",
-        Outcome.EXECUTED,
-        wall_stamp(),
-        0.02,
-        600.0,
-        "tool_timeout",
-        40,
+        round=2,
+        tool="read_file",
+        outcome=Outcome.EXECUTED,
+        started_at=wall_stamp(),
+        duration_sec=0.02,
+        bound_sec=600.0,
+        bound_by="tool_timeout",
+        result_chars=40,
         args_summary={"path": "a.py"},
         extent={"start_line": 3, "end_line": 9},
     )
     assert read.to_dict()["path"] == "a.py" and read.to_dict()["start_line"] == 3
     cut = ToolReceipt(
-        3,
-        "read_file",
-        Outcome.ERROR,
-        wall_stamp(),
-        0.3,
-        0.3,
-        "deadline",
+        round=3,
+        tool="read_file",
+        outcome=Outcome.ERROR,
+        started_at=wall_stamp(),
+        duration_sec=0.3,
+        bound_sec=0.3,
+        bound_by="deadline",
         source_gap=SOURCE_GAP_ABANDONED,
     )
     assert cut.abandoned and cut.to_dict()["source_gap"] == "native_tool_abandoned"
@@ -178,3 +185,10 @@ def test_long_stamp_paths_are_truncated():
 def test_outcomes_are_a_closed_vocabulary():
     """The four outcomes a receipt may carry."""
     assert [str(o) for o in Outcome] == ["executed", "error", "refused", "withheld"]
+
+
+def test_a_receipt_is_built_with_keywords_only():
+    """Positional fields are refused, so no call site can swap two of them silently."""
+    fields = (1, "read_file", Outcome.EXECUTED, wall_stamp(), 0.1, 1.0, "tool_timeout")
+    with pytest.raises(TypeError):
+        ToolReceipt(*fields)  # type: ignore[misc]

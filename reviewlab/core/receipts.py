@@ -18,13 +18,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
 
 __all__ = [
-    "EXTENT_FIELDS",
     "Outcome",
-    "SOURCE_GAP_ABANDONED",
-    "SOURCE_GAP_WEDGED",
     "ToolReceipt",
     "arg_error_text",
     "exception_text",
@@ -33,10 +30,6 @@ __all__ = [
     "unavailable_text",
     "wall_stamp",
 ]
-
-
-# Extent fields copied from a reader stamp onto a credited receipt.
-EXTENT_FIELDS = ("opened_path", "opened_root", "start_line", "end_line", "total_lines", "eof")
 
 
 class Outcome(StrEnum):
@@ -86,9 +79,13 @@ def wall_stamp() -> str:
     return datetime.now(UTC).isoformat()
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ToolReceipt:
-    """One call's record. ``outcome`` and ``source_gap`` never change once the episode published it."""
+    """One call's record, built with keywords only.
+
+    ``outcome`` and ``source_gap`` never change once the episode published the receipt; only
+    ``delivered`` flips (to True when the model's next send carried the call's result).
+    """
 
     round: int
     tool: str
@@ -107,6 +104,7 @@ class ToolReceipt:
 
     @property
     def abandoned(self) -> bool:
+        """True when the call outlived its bound (``source_gap`` is ``native_tool_abandoned``)."""
         return self.source_gap == SOURCE_GAP_ABANDONED
 
     def to_dict(self) -> dict[str, Any]:
