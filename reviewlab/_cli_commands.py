@@ -15,6 +15,7 @@ import argparse
 import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,14 +48,49 @@ def _existing_file(text: str) -> Path:
     return path
 
 
-def _load_corpus(path_text: str) -> list[Any]:
+def _load_corpus(path_text: str, on_error: str = "raise") -> list[Any]:
+    """The episodes of a corpus file; with ``on_error="skip"`` the skip report goes to stderr."""
     path = _existing_file(path_text)
     from reviewlab.recording.files import load_episodes
 
-    episodes = list(load_episodes(path))
+    episodes = load_episodes(path, on_error="skip" if on_error == "skip" else "raise")
+    for skipped in episodes.skipped:  # nothing is dropped without a line saying so
+        sys.stderr.write(
+            f"{PROG}: skipped {path_text}:{skipped.line}: {skipped.field}: {skipped.message}\n"
+        )
+    if episodes.skipped:
+        sys.stderr.write(
+            f"{PROG}: skipped {len(episodes.skipped)} line(s) of {path_text} (--on-error skip); "
+            f"loaded {len(episodes)} episode(s)\n"
+        )
     if not episodes:
         raise UserError(f"{path_text}: holds no episodes")
-    return episodes
+    return list(episodes)
+
+
+def _seed(text: int | None, flag: str = "--seed") -> int | None:
+    if text is not None and text < 0:
+        raise UserError(f"{flag}: expected a non-negative integer, got {text}")
+    return text
+
+
+def _rate(value: float | None, flag: str) -> float | None:
+    """A rate option: a finite number in [0, 1] (``None`` passes: no limit)."""
+    if value is not None and not 0.0 <= value <= 1.0:  # also refuses nan
+        raise UserError(f"{flag}: expected a rate between 0 and 1, got {value}")
+    return value
+
+
+def _port(value: int | None) -> int | None:
+    if value is not None and not 1 <= value <= 65535:
+        raise UserError(f"--port: expected a TCP port 1-65535, got {value}")
+    return value
+
+
+def _positive_seconds(value: float, flag: str) -> float:
+    if not 0.0 < value < float("inf"):  # also refuses nan
+        raise UserError(f"{flag}: expected a positive finite number, got {value}")
+    return value
 
 
 def _policy_arg(spec: str | None) -> tuple[Any, Any]:
@@ -66,9 +102,11 @@ def _policy_arg(spec: str | None) -> tuple[Any, Any]:
     if spec in ("unbounded", "pre-fix", "prefix"):
         return TimeoutPolicy.ouroboros(), Narrowing.unbounded()
     if spec.startswith("uniform:"):
-        return TimeoutPolicy.uniform(
-            _number("--policy uniform", spec.partition(":")[2])
-        ), Narrowing()
+        seconds = _number("--policy uniform", spec.partition(":")[2])
+        try:
+            return TimeoutPolicy.uniform(seconds), Narrowing()
+        except ValueError as exc:
+            raise UserError(f"--policy {spec}: {one_line(exc)}") from None
     if not spec.endswith(".toml") and not Path(spec).exists():
         raise UserError(
             f"--policy: {spec}: no such policy file (or use ouroboros, unbounded, uniform:SEC)"
@@ -78,9 +116,12 @@ def _policy_arg(spec: str | None) -> tuple[Any, Any]:
 
 def _number(what: str, text: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise UserError(f"{what}: expected a number, got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise UserError(f"{what}: expected a finite number, got {text!r}")
+    return value
 
 
 def _numbers(what: str, text: str) -> list[float]:
@@ -135,6 +176,8 @@ def _output_path(text: str, suffixes: Sequence[str], flag: str = "-o") -> Path:
 
 
 _TABLE_SUFFIXES = (".csv", ".parquet")
+SYNTH_MAX_EPISODES = 1_000_000
+"""The most episodes ``synth -n`` writes in one file (about 1 GB of memory while generating)."""
 _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 
@@ -155,6 +198,19 @@ def cmd_record(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise UserError(f"--root {args.root}: no such directory")
     out = _output_path(args.output, _JSONL_SUFFIXES)
+    if args.append and args.force:
+        raise UserError("--append and --force: pass one (add to the recording, or replace it)")
+    from reviewlab.recording.files import load_episodes, save_episodes
+
+    kept: list[Any] = []
+    if out.exists() and (out.is_dir() or out.stat().st_size > 0):
+        if args.append:
+            kept = list(load_episodes(out))  # checked before the model is called
+        elif not args.force:
+            raise UserError(
+                f"-o {out}: already holds a recording; pass --append to add to it "
+                "or --force to replace it"
+            )
     policy, narrowing = _policy_arg(args.policy)
     from reviewlab.recording.capture import record_live
     from reviewlab.ui.report import receipts_table, text_table
@@ -162,22 +218,26 @@ def cmd_record(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"policy": policy, "narrowing": narrowing}
     if args.api_key is not None:
         options["api_key"] = args.api_key
-    result = record_live(args.base_url, args.model, root, args.task, out, **options)
-    if result.receipts:
-        _print(text_table(receipts_table(result.receipts)))
-    usage = result.usage
-    _print(
-        f"end reason: {result.end_reason}; rounds: {usage.get('native_rounds')}; "
-        f"tool calls: {usage.get('native_tool_calls')}; source gap: {usage.get('native_source_gap') or '-'}"
-    )
-    _print(f"recorded 1 episode to {out}")
-    if result.end_reason == "model_error":
-        # The failed episode is still an honest recording, but the command did not do what was asked.
-        reason = one_line(
-            ValueError(usage.get("native_model_error") or "the model endpoint failed")
+    # The episode is recorded into a scratch file; OUT changes only once the run succeeded.
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as scratch:
+        fresh = Path(scratch) / "episode.jsonl"
+        result = record_live(args.base_url, args.model, root, args.task, fresh, **options)
+        if result.receipts:
+            _print(text_table(receipts_table(result.receipts)))
+        usage = result.usage
+        _print(
+            f"end reason: {result.end_reason}; rounds: {usage.get('native_rounds')}; "
+            f"tool calls: {usage.get('native_tool_calls')}; "
+            f"source gap: {usage.get('native_source_gap') or '-'}"
         )
-        sys.stderr.write(f"{PROG}: error: {reason}\n")
-        return 1
+        if result.end_reason == "model_error":
+            reason = one_line(
+                ValueError(usage.get("native_model_error") or "the model endpoint failed")
+            )
+            sys.stderr.write(f"{PROG}: error: {reason} ({out} left unchanged)\n")
+            return 1
+        written = save_episodes([*kept, *load_episodes(fresh)], out)
+    _print(f"recorded 1 episode to {out}" + (f" ({written} in all)" if kept else ""))
     return 0
 
 
@@ -186,7 +246,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
     policy, narrowing = _policy_arg(args.policy)
     if args.slots is not None and args.slots < 1:
         raise UserError(f"--slots: expected a positive number of slots, got {args.slots}")
-    episodes = _load_corpus(args.corpus)
+    # An option the chosen engine would ignore is an error, not a silent no-op.
+    if args.slots is not None and args.engine != "twin":
+        raise UserError(
+            f"--slots: a reviewer pool is simulated only by --engine twin, not {args.engine}"
+        )
+    if args.seed is not None and args.censored != "impute":
+        raise UserError(
+            f"--seed: used only with --censored impute (--censored {args.censored} draws nothing)"
+        )
+    if args.time_scale is not None and args.engine != "real":
+        raise UserError(f"--time-scale: used only by --engine real, not {args.engine}")
+    time_scale = 0.001 if args.time_scale is None else args.time_scale
+    _positive_seconds(time_scale, "--time-scale")
+    _seed(args.seed)
+    episodes = _load_corpus(args.corpus, args.on_error)
     from reviewlab.engines.replay import replay
     from reviewlab.ui.report import summary_table, text_table, write_table
 
@@ -200,7 +274,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         engine=args.engine,
         censored=args.censored,
         slots=args.slots,
-        time_scale=args.time_scale,
+        time_scale=time_scale,
         **options,
     )
     label = (
@@ -226,7 +300,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     scales = _numbers("--scale", args.scale) if args.scale else None
     narrowings = _narrowing_grid(args.narrowing) if args.narrowing else None
     base, _ = _policy_arg(args.base)
-    episodes = _load_corpus(args.corpus)
+    if args.top < 1:
+        raise UserError(f"--top: expected a positive number of rows, got {args.top}")
+    _positive_seconds(args.connect_timeout, "--connect-timeout")
+    episodes = _load_corpus(args.corpus, args.on_error)
     from reviewlab.analysis.sweep import make_grid, pareto, sweep
     from reviewlab.ui.report import sweep_view, text_table, write_table
 
@@ -271,7 +348,9 @@ def _dask_client(address: str, timeout_sec: float) -> Any:
 def cmd_tune(args: argparse.Namespace) -> int:
     out = _output_path(args.output, (".toml",)) if args.output else None
     base, narrowing = _policy_arg(args.base)
-    episodes = _load_corpus(args.corpus)
+    _rate(args.max_coverage_loss, "--max-coverage-loss")
+    _rate(args.max_abandoned_rate, "--max-abandoned-rate")
+    episodes = _load_corpus(args.corpus, args.on_error)
     from reviewlab.analysis.tune import recommend
     from reviewlab.core.policy import save_policy_file
     from reviewlab.ui.report import summary_table, text_table
@@ -306,14 +385,18 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 def cmd_synth(args: argparse.Namespace) -> int:
     out = _output_path(args.output, _JSONL_SUFFIXES)
+    _seed(args.seed)
     if args.incident:
         from reviewlab.recording.incident import write_incident
 
         written = write_incident(out, seed=args.seed)
         _print(f"wrote the incident day ({written} episodes, one wedged query_code) to {out}")
         return 0
-    if args.n < 1:
-        raise UserError(f"-n: expected a positive number of episodes, got {args.n}")
+    if not 1 <= args.n <= SYNTH_MAX_EPISODES:
+        raise UserError(
+            f"-n: expected 1 to {SYNTH_MAX_EPISODES:,} episodes, got {args.n:,} "
+            "(for more, write several files)"
+        )
     from reviewlab.recording.synth import write_synthetic
 
     written = write_synthetic(out, args.n, seed=args.seed)
@@ -328,7 +411,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     from reviewlab.recording.importers import import_inspect, import_openhands
 
     importer = import_openhands if args.format == "openhands" else import_inspect
-    episodes = importer(source)
+    try:
+        episodes = importer(source)
+    except (KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError) as exc:
+        # A log of the wrong shape: say which file, not which line of the importer.
+        raise UserError(
+            f"{args.file}: not a readable {args.format} log ({type(exc).__name__}: {one_line(exc)})"
+        ) from None
     if not episodes:
         raise UserError(f"{args.file}: no episodes found in this {args.format} log")
     save_episodes(episodes, out)
@@ -367,6 +456,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
     notebooks = Path(args.notebooks) if args.notebooks else _working_notebooks()
     if not notebooks.is_dir():
         raise UserError(f"--notebooks {notebooks}: no such directory")
+    _port(args.port)
     from reviewlab.ui.dashboard import lab_command
 
     return _launch(lab_command(notebooks, args.port), args.dry_run)
@@ -376,6 +466,9 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     from reviewlab.ui import dashboard
 
     corpus = _existing_file(args.corpus) if args.corpus else None
+    _port(args.port)
+    if corpus is not None:
+        _load_corpus(args.corpus)  # a bad corpus is one line here, before any server starts
     if args.dry_run:
         dashboard.dashboard_env(corpus)  # validates the corpus like a real start would
         argv = dashboard.dashboard_command(args.port, corpus, open_browser=not args.no_browser)

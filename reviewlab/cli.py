@@ -43,6 +43,7 @@ from reviewlab._cli_commands import (
 __all__ = ["UserError", "build_parser", "main"]
 
 EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE
 
 # UserError is defined beside the handlers that raise it; this module is its public home.
 UserError.__module__ = __name__
@@ -146,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--api-key", default=None, help="API key (default: $OPENAI_API_KEY)")
     p.add_argument("--policy", default=None, metavar="TOML", help=policy_help)
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl", help="recording to write")
+    p.add_argument(
+        "--append", action="store_true", help="add the episode to an existing recording at -o"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace an existing non-empty recording at -o"
+    )
 
     p = command(
         "replay",
@@ -153,6 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_replay,
     )
     p.add_argument("corpus", help="recorded episodes (.jsonl or .jsonl.gz)")
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help="a malformed corpus line: stop with its error (default), or skip it and report it",
+    )
     p.add_argument("--policy", default=None, metavar="TOML", help=policy_help)
     p.add_argument(
         "--engine",
@@ -179,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--time-scale",
         type=float,
-        default=0.001,
+        default=None,
         metavar="F",
         help="engine real: recorded seconds are slept times F (default 0.001)",
     )
@@ -197,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
         "sweep", "replay a corpus under a grid of policies; one row per policy point", cmd_sweep
     )
     p.add_argument("corpus", help="recorded episodes (.jsonl or .jsonl.gz)")
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help="a malformed corpus line: stop with its error (default), or skip it and report it",
+    )
     p.add_argument(
         "--tool",
         action="append",
@@ -253,6 +272,12 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_tune,
     )
     p.add_argument("corpus", help="recorded episodes (.jsonl or .jsonl.gz)")
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help="a malformed corpus line: stop with its error (default), or skip it and report it",
+    )
     p.add_argument(
         "--max-coverage-loss",
         type=float,
@@ -348,6 +373,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         sys.stderr.write(f"{PROG}: error: {one_line(exc)}\n")
         return EXIT_USER_ERROR
+    except Exception as exc:  # a bug, or an input no check foresaw: still one line, no traceback
+        if args.debug or os.environ.get("REVIEWLAB_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"{PROG}: internal error: {type(exc).__name__}: {one_line(exc)} "
+            f"(run '{PROG} --debug {args.command} ...' for the traceback and report it)\n"
+        )
+        return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

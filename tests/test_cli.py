@@ -411,7 +411,7 @@ def test_tune_writes_a_policy_file_replay_can_use(
 @pytest.mark.parametrize(
     "argv, needle",
     [
-        (["--max-coverage-loss", "2"], "max_coverage_loss"),
+        (["--max-coverage-loss", "2"], "--max-coverage-loss"),
         (["--objective", "happiness"], "happiness"),
         (["--base", "unbounded"], "unbounded"),
         (["-o", "rec.json"], ".toml"),
@@ -459,31 +459,101 @@ def test_record_saves_one_live_episode(tmp_path: Path, capsys: pytest.CaptureFix
     assert "read_file" in text and "final_answer" in text and str(out) in text
 
 
-def test_record_endpoint_failure_is_one_line_and_still_recorded(
+def _record(base_url: str, out: Path, *extra: str) -> int:
+    """``reviewlab record`` against ``base_url`` on the demo workspace, writing ``out``."""
+    argv = ["record", "--base-url", base_url, "--model", "m", "--root", str(demo_workspace())]
+    return main([*argv, "--task", "t", "-o", str(out), *extra])
+
+
+def _one_read_script() -> list[dict[str, object]]:
+    """A model that reads one file, then answers."""
+    read = tool_call("read_file", {"path": "inventory/pricing.py"}, "c1")
+    return [{"tool_calls": [read]}, {"content": "[]"}]
+
+
+def test_record_endpoint_failure_is_one_line_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An endpoint that answers HTTP 500: exit 1, one error line naming it; the failed episode is kept."""
+    """An endpoint that answers HTTP 500: exit 1, one error line naming it, and no file is made."""
     out = tmp_path / "live.jsonl"
     with StubOpenAI([StubError(500, "overloaded")]) as stub:
-        code = main(
-            [
-                "record",
-                "--base-url",
-                stub.base_url,
-                "--model",
-                "m",
-                "--root",
-                str(demo_workspace()),
-                "--task",
-                "t",
-                "-o",
-                str(out),
-            ]
-        )
+        code = _record(stub.base_url, out)
     assert code == 1
-    assert "500" in _error_line(capsys)
+    line = _error_line(capsys)
+    assert "500" in line and str(out) in line
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_record_failure_leaves_an_existing_recording_byte_identical(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failed ``--force`` or ``--append`` run leaves the recording it would have changed as it was."""
+    out = tmp_path / "live.jsonl"
+    save_episodes([_episode(1), _episode(2)], out)
+    before = out.read_bytes()
+    for flag in ("--force", "--append"):
+        with StubOpenAI([StubError(500, "overloaded")]) as stub:
+            assert _record(stub.base_url, out, flag) == 1
+        assert "500" in _error_line(capsys)
+        assert out.read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["live.jsonl"]
+
+
+def test_record_refuses_to_overwrite_a_recording(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without ``--append`` or ``--force`` a non-empty recording is refused before any request."""
+    out = tmp_path / "live.jsonl"
+    save_episodes([_episode(1)], out)
+    before = out.read_bytes()
+    with StubOpenAI(_one_read_script()) as stub:
+        assert _record(stub.base_url, out) == 2
+        assert list(stub.requests) == []
+    line = _error_line(capsys)
+    assert str(out) in line and "--append" in line and "--force" in line
+    assert out.read_bytes() == before
+
+
+def test_record_append_keeps_the_recording_and_adds_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--append`` keeps every recorded episode, in order, and adds the new one after them."""
+    out = tmp_path / "live.jsonl"
+    save_episodes([_episode(1), _episode(2)], out)
+    with StubOpenAI(_one_read_script()) as stub:
+        assert _record(stub.base_url, out, "--append") == 0
+    episodes = load_episodes(out)
+    assert [e.id for e in episodes[:2]] == [_episode(1).id, _episode(2).id]
+    assert episodes[:2] == [_episode(1), _episode(2)]
+    assert len(episodes) == 3 and episodes[2].source == "live"
+    assert "3 in all" in capsys.readouterr().out
+
+
+def test_record_force_replaces_the_recording(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--force`` replaces a recording with the one new episode; an empty file needs no flag."""
+    out = tmp_path / "live.jsonl"
+    save_episodes([_episode(1)], out)
+    with StubOpenAI(_one_read_script()) as stub:
+        assert _record(stub.base_url, out, "--force") == 0
     [episode] = load_episodes(out)
-    assert episode.end_reason == "model_error"
+    assert episode.source == "live"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    with StubOpenAI(_one_read_script()) as stub:
+        assert _record(stub.base_url, empty) == 0
+    assert len(load_episodes(empty)) == 1
+
+
+def test_record_append_and_force_together_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--append`` with ``--force`` is contradictory: one line naming both."""
+    out = tmp_path / "live.jsonl"
+    assert _record("http://127.0.0.1:9/v1", out, "--append", "--force") == 2
+    line = _error_line(capsys)
+    assert "--append" in line and "--force" in line and not out.exists()
 
 
 @pytest.mark.parametrize(

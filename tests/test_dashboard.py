@@ -65,3 +65,39 @@ def test_lab_command_opens_jupyterlab_on_the_notebooks(tmp_path):
         f"--notebook-dir={tmp_path}",
         "--port=8890",
     ]
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (b"\x1f\x8b\x08\x00garbage", "gzip"),
+        (b'{"schema": "reviewlab.episode/1", "id": 3}\n', ":1:"),
+        (b"\xff\xfe not utf-8\n", ":1:"),
+        (b"", "no episodes"),
+    ],
+)
+def test_a_bad_corpus_is_a_readable_message_in_the_page(tmp_path, monkeypatch, content, needle):
+    """A damaged, malformed or empty corpus gives a page naming the file and the defect."""
+    corpus = tmp_path / "bad.jsonl.gz"
+    corpus.write_bytes(content)
+    monkeypatch.setenv(dashboard.CORPUS_ENV, str(corpus))
+    page = dashboard.dashboard_explorer(chart=False)
+    assert type(page).__name__ == "HTML"
+    assert str(corpus) in page.value and needle in page.value
+    assert "Traceback" not in page.value
+
+
+def test_the_served_template_shows_a_bad_corpus_without_a_traceback(tmp_path, monkeypatch):
+    """Executing the page's template on a malformed corpus outputs the message, not an error."""
+    from nbclient import NotebookClient
+
+    corpus = tmp_path / "bad.jsonl"
+    corpus.write_text('{"schema": "reviewlab.episode/1", "rounds": "many"}\n')
+    monkeypatch.setenv(dashboard.CORPUS_ENV, str(corpus))
+    notebook = nbformat.read(dashboard.NOTEBOOK, as_version=4)
+    NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    [cell] = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    kinds = [output.output_type for output in cell.outputs]
+    assert "error" not in kinds
+    [shown] = [output.data["text/plain"] for output in cell.outputs if "data" in output]
+    assert shown.startswith("HTML(") and "reviewlab-error" in shown

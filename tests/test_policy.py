@@ -298,3 +298,24 @@ def test_policies_are_frozen():
         OURO.default_sec = 1.0  # type: ignore[misc]
     with pytest.raises(TypeError):
         OURO.tools_sec["read_file"] = 1.0  # type: ignore[index]
+
+
+@pytest.mark.parametrize("text", ["", "\n# only a comment\n", "[policy]\n"])
+def test_an_empty_policy_file_is_an_error_not_the_default(tmp_path, text):
+    """An empty file (or an empty [policy] table) is refused naming the file, never read as ouroboros."""
+    path = tmp_path / "empty.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(PolicyError, match="empty.toml: empty policy"):
+        load_policy_file(path)
+
+
+@pytest.mark.parametrize("key", ["read file", "", "read_file()", "x" * 65, "tool/with/slash"])
+def test_a_tools_sec_key_must_look_like_a_tool_name(tmp_path, key):
+    """A tools_sec key that cannot be a tool name is refused naming the key; unknown names pass."""
+    path = tmp_path / "keys.toml"
+    path.write_text(f'[policy.tools_sec]\n"{key}" = 5\n', encoding="utf-8")
+    with pytest.raises(PolicyError, match="keys.toml: policy.tools_sec"):
+        load_policy_file(path)
+    path.write_text('[policy.tools_sec]\n"not_in_any_registry" = 5\n', encoding="utf-8")
+    policy, _ = load_policy_file(path)
+    assert policy.timeout_for(None, "not_in_any_registry") == 5.0

@@ -19,6 +19,7 @@ time).
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import tomli_w
 
+from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.deadline import deadline_remaining
 from reviewlab.core.narrowing import BOUND_BY, NARROWING_MODES, Bound, Narrowing, PolicyError
 from reviewlab.core.narrowing import check_seconds as _seconds
@@ -48,6 +50,8 @@ __all__ = [
 
 # Facts from the reference system (reference/ouroboros-semantics.md §1).
 _OUROBOROS_GLOBAL_SEC = 600.0
+# What a key of ``tools_sec`` must look like: an OpenAI function name, dots allowed (MCP).
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _OUROBOROS_UNKNOWN_SEC = 360.0
 _OUROBOROS_TABLE = {"query_code": 120.0}
 _OUROBOROS_OVERRIDE_TOOLS = ("run_command", "run_script")
@@ -133,8 +137,13 @@ class TimeoutPolicy:
             )
         table = {}
         for tool, seconds in self.tools_sec.items():
-            if not isinstance(tool, str) or not tool:
-                raise PolicyError(f"tools_sec: tool names must be non-empty strings, got {tool!r}")
+            if not isinstance(tool, str) or not _TOOL_NAME.fullmatch(tool):
+                # A policy may name tools a registry lacks (it is shared across registries),
+                # but each key must at least look like a tool name, so a typo'd table shows.
+                raise PolicyError(
+                    f"tools_sec: {tool!r} is not a tool name "
+                    "(1-64 letters, digits, '_', '-' or '.')"
+                )
             table[tool] = _seconds(f"tools_sec.{tool}", seconds)
         set_(self, "tools_sec", MappingProxyType(dict(sorted(table.items()))))
         if self.floor_sec is not None:
@@ -403,12 +412,22 @@ def load_policy_file(path: str | Path) -> tuple[TimeoutPolicy, Narrowing]:
         raise PolicyError(f"{path}: no such policy file") from None
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise PolicyError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    empty = PolicyError(
+        f"{path}: empty policy; expected a [policy] table with at least one field "
+        "(e.g. default_sec = 60), or use a preset: ouroboros, unbounded, uniform:SEC"
+    )
+    if not data:  # an empty file must not silently mean the default policy
+        raise empty
     if "policy" in data or "narrowing" in data:
         unknown = sorted(set(data) - {"policy", "narrowing"})
         if unknown:
             raise PolicyError(
                 f"{path}: unknown table(s) {', '.join(unknown)}; expected [policy] and [narrowing]"
             )
+        if data.get("policy") == {}:
+            raise empty
         policy = TimeoutPolicy.from_dict(data.get("policy", {}), where=f"{path}: policy")
         narrowing = Narrowing.from_dict(data.get("narrowing", {}), where=f"{path}: narrowing")
         return policy, narrowing
@@ -422,7 +441,4 @@ def save_policy_file(
     document: dict[str, Any] = {"policy": policy.to_dict()}
     if narrowing is not None:
         document["narrowing"] = narrowing.to_dict()
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(tomli_w.dumps(document), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, tomli_w.dumps(document))

@@ -28,6 +28,7 @@ __all__ = [
     "CORPUS_ENV",
     "DEFAULT_PORT",
     "NOTEBOOK",
+    "corpus_problem",
     "dashboard_command",
     "dashboard_env",
     "dashboard_explorer",
@@ -138,9 +139,38 @@ def dashboard_explorer(corpus: str | os.PathLike[str] | None = None, **options: 
     """What the dashboard page shows: :func:`reviewlab.ui.widgets.explore` over the corpus.
 
     ``corpus`` defaults to ``$REVIEWLAB_DASHBOARD_CORPUS``, else :func:`default_corpus`.
+    A corpus that cannot be read (missing, damaged, malformed, empty) gives a page that
+    says so in one readable paragraph naming the file, line and field, never a traceback.
     """
     from reviewlab.recording.files import load_episodes
     from reviewlab.ui.widgets import explore
 
     path = Path(corpus or os.environ.get(CORPUS_ENV) or default_corpus())
-    return explore(load_episodes(path), **options)
+    try:
+        episodes = load_episodes(path)
+    except (ValueError, OSError) as exc:  # EpisodeFormatError is a ValueError
+        return corpus_problem(path, exc)
+    if not episodes:
+        return corpus_problem(path, ValueError(f"{path}: holds no episodes"))
+    return explore(episodes, **options)
+
+
+def corpus_problem(path: str | os.PathLike[str], error: BaseException) -> Any:
+    """The page shown instead of the explorer when the corpus cannot be read: an HTML widget."""
+    import html
+
+    import ipywidgets
+
+    if isinstance(error, OSError) and error.strerror:
+        reason = f"{error.filename or path}: {error.strerror}"
+    else:
+        reason = " ".join(str(error).split()) or type(error).__name__
+    return ipywidgets.HTML(
+        '<div class="reviewlab-error" style="border:1px solid #c33;padding:1em;'
+        'background:#fff4f4;max-width:60em">'
+        f"<h3>reviewlab could not open the corpus {html.escape(str(path))}</h3>"
+        f"<p>{html.escape(reason)}</p>"
+        "<p>Fix the file (or pass another with <code>reviewlab dashboard --corpus FILE</code>; "
+        "<code>--on-error skip</code> in <code>reviewlab replay</code> lists every bad line) "
+        "and reload this page.</p></div>"
+    )

@@ -15,6 +15,7 @@ inline CSS, no scripts, no network.
 
 from __future__ import annotations
 
+import decimal
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,6 +25,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from reviewlab.core.atomic import atomic_path, write_text_atomic
 
 __all__ = [
     "RECEIPT_COLUMNS",
@@ -70,6 +73,10 @@ SUMMARY_ROWS = {
 }
 
 
+_HUGE = 1e15
+"""Numbers this large or larger are printed in scientific notation."""
+
+
 def format_value(value: Any) -> str:
     """One cell as text: thousands separators for big numbers, 4 significant digits for small."""
     if value is None:
@@ -77,13 +84,17 @@ def format_value(value: Any) -> str:
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int):
+        if abs(value) >= _HUGE:  # 4 significant digits, not hundreds of them
+            return format(decimal.Decimal(value), ".4g")
         return f"{value:,}"
     if isinstance(value, float):
         if math.isnan(value):
             return "-"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        if value == int(value) and abs(value) < 1e15:
+        if abs(value) >= _HUGE:  # 1e308 prints as 1e+308, not a 309-digit number
+            return f"{value:.4g}"
+        if value == int(value):
             return f"{int(value):,}"
         if abs(value) >= 100:
             return f"{value:,.1f}"
@@ -221,15 +232,11 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".parquet"):
         raise ValueError(f"{path}: expected a .csv or .parquet file name")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
+    with atomic_path(path) as tmp:
         if suffix == ".csv":
             frame.to_csv(tmp, index=False)
         else:
             frame.to_parquet(tmp, index=False)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
     return path
 
 
@@ -295,7 +302,8 @@ class Report:
     def figure(self, figure: Any, name: str, caption: str = "") -> Path:
         """Save a matplotlib figure as ``out_dir/name.png``, close it, and show it in the report."""
         path = self.out_dir / f"{name}.png"
-        figure.savefig(path, dpi=110)
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, dpi=110, format="png")
         import matplotlib.pyplot as plt
 
         plt.close(figure)
@@ -318,8 +326,4 @@ class Report:
 
     def write(self, name: str = "report.html") -> Path:
         """Write the HTML beside its PNGs (atomically) and return its path."""
-        path = self.out_dir / name
-        tmp = path.with_name(f".{name}.tmp")
-        tmp.write_text(self.render(), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return write_text_atomic(self.out_dir / name, self.render())

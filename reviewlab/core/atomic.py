@@ -1,0 +1,66 @@
+"""Write a file whole or not at all: a temporary file beside it, renamed over it on success.
+
+Lifecycle of one write: :func:`atomic_path` creates an empty temporary file in
+the destination's directory (so the rename never crosses a file system) and
+hands its path to the caller → the caller writes it by any means (pandas,
+matplotlib, plain ``open``) → on a clean exit the temporary file is flushed to
+disk and :func:`os.replace` d over the destination; on any exception it is
+deleted and the exception propagates.
+
+Invariants:
+
+* A reader (or a crash) sees either the previous destination, byte-identical,
+  or the complete new one; never a half-written file.
+* A failed write leaves nothing behind: no temporary file, no changed destination.
+* The new file gets ordinary permissions (``0o666`` less the umask), not the
+  ``0o600`` that :func:`tempfile.mkstemp` gives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["atomic_path", "write_bytes_atomic", "write_text_atomic"]
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path to write; it replaces ``path`` only when the block succeeds.
+
+    The temporary name keeps the destination's suffixes (``.x.csv`` → ``.x.csv.<random>.csv``)
+    so that writers choosing a format by extension choose the same one.
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    suffix = "".join(target.suffixes[-2:]) or ".tmp"
+    fd, temp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=suffix)
+    os.close(fd)
+    temp = Path(temp_name)
+    try:
+        yield temp
+        with open(temp, "rb+") as handle:  # the writer may have closed its own handle unsynced
+            os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        raise
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` whole or not at all; returns the path."""
+    with atomic_path(path) as temp:
+        temp.write_bytes(data)
+    return Path(path)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` as UTF-8 to ``path`` whole or not at all; returns the path."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
