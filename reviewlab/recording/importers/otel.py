@@ -49,7 +49,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -72,6 +72,7 @@ _TIMEOUT = re.compile(r"time[ _-]?out|timed[ _-]?out|deadline[ _-]?exceeded", re
 _STATUS_ERROR = 2
 _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _NS = 1_000_000_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -358,13 +359,14 @@ def _episode(
         stamps.append(agent.start_ns)
     origin_ns = min(stamps)
     calls = []
-    for span in sorted(group.tools, key=lambda s: (s.start_ns or 0, s.span_id)):
+    tools = sorted(group.tools, key=_tool_order)
+    for span in tools:
         call = _call(span, observed_ns, where)
         start = ((span.start_ns or 0) - origin_ns) / _NS
         calls.append(TimedCall(call, start, start + call.duration_sec))
     models = sorted(group.models, key=lambda s: (s.start_ns or 0, s.span_id))
     if models:
-        rounds, offsets = _model_rounds(models, calls, origin_ns, observed_ns)
+        rounds, offsets = _model_rounds(models, tools, calls, origin_ns, observed_ns)
     else:
         rounds, offsets = inferred_rounds(calls, 0.0)
     root = agent.attrs if agent is not None else {}
@@ -379,7 +381,7 @@ def _episode(
         id=str(root.get("reviewlab.episode.id") or f"{group.trace_id}{span_id}"),
         source=cast(Source, source) if source in SOURCES else "otel",
         slot=str(root.get("reviewlab.episode.slot", "")),
-        started_at=datetime.fromtimestamp(origin_ns // 1000 / 1_000_000, UTC),
+        started_at=_EPOCH + timedelta(microseconds=origin_ns // 1000),
         deadline_sec=float(deadline) if isinstance(deadline, int | float) else None,
         rounds=rounds,
         end_reason=end_reason,
@@ -388,14 +390,32 @@ def _episode(
     )
 
 
+def _tool_order(span: _Span) -> tuple[int, int, str]:
+    """Start order; calls starting together keep the order an export gave them."""
+    index = span.attrs.get("reviewlab.call.index")
+    return (span.start_ns or 0, index if isinstance(index, int) else 0, span.span_id)
+
+
 def _model_rounds(
-    models: list[_Span], calls: list[TimedCall], origin_ns: int, observed_ns: int
+    models: list[_Span],
+    tools: list[_Span],
+    calls: list[TimedCall],
+    origin_ns: int,
+    observed_ns: int,
 ) -> tuple[list[Round], list[list[float]]]:
     starts = [((m.start_ns or origin_ns) - origin_ns) / _NS for m in models]
     ends = [((m.end_ns or observed_ns) - origin_ns) / _NS for m in models]
     owned: list[list[TimedCall]] = [[] for _ in models]
     leading: list[TimedCall] = []
-    for timed in calls:
+    # A file written by `reviewlab export otel` numbers its rounds: that settles ties
+    # (zero-length sends and calls) that times alone cannot.
+    numbered = {m.attrs.get("reviewlab.round"): i for i, m in enumerate(models)}
+    by_number = len(numbered) == len(models) and all(isinstance(number, int) for number in numbered)
+    for span, timed in zip(tools, calls, strict=True):
+        number = span.attrs.get("reviewlab.round")
+        if by_number and number in numbered:
+            owned[numbered[number]].append(timed)
+            continue
         index = max((i for i, start in enumerate(starts) if start <= timed.start_sec), default=-1)
         (owned[index] if index >= 0 else leading).append(timed)
     rounds: list[Round] = []
