@@ -35,6 +35,7 @@ from reviewlab.recording.schema import Episode
 __version__ = "0.1.0"
 
 __all__ = [
+    "SOURCE_GAP_ABANDONED",
     "Bound",
     "BoundedExecutor",
     "CallResult",
@@ -46,7 +47,6 @@ __all__ = [
     "PolicyError",
     "ReplayResult",
     "ReviewEpisode",
-    "SOURCE_GAP_ABANDONED",
     "ScriptedModel",
     "TimeoutPolicy",
     "ToolReceipt",

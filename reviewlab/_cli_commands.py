@@ -20,6 +20,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "PROG",
+    "SYNTH_MAX_EPISODES",
+    "UserError",
+    "cmd_dashboard",
+    "cmd_demo",
+    "cmd_import",
+    "cmd_lab",
+    "cmd_record",
+    "cmd_replay",
+    "cmd_sweep",
+    "cmd_synth",
+    "cmd_tune",
+    "one_line",
+]
+
 PROG = "reviewlab"
 
 

@@ -42,7 +42,6 @@ __all__ = [
     "make_grid",
     "objective_column",
     "pareto",
-    "policy_grid",
     "sweep",
     "tool_curves",
 ]
@@ -169,10 +168,6 @@ def make_grid(
         params.update(_narrowing_params(narrowing))
         points.append(PolicyPoint(scaled, narrowing, params))
     return Grid(tuple(points))
-
-
-policy_grid = make_grid
-"""Alias of :func:`make_grid`."""
 
 
 def points_grid(pairs: Iterable[tuple[TimeoutPolicy, Narrowing]]) -> Grid:

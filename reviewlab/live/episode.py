@@ -93,6 +93,7 @@ class ScriptedModel:
         self.calls: list[dict[str, Any]] = []
 
     def chat(self, **kwargs: Any) -> dict[str, Any]:
+        """Record the send's keyword arguments, then answer with the next reply of the script."""
         self.calls.append(kwargs)
         index = len(self.calls) - 1
         if index >= len(self.script):

@@ -103,6 +103,7 @@ class CallResult:
 
     @property
     def bound_sec(self) -> float | None:
+        """The bound in seconds; ``None`` when the call had none (the pre-fix policy, a refusal)."""
         return None if self.bound is None else self.bound.sec
 
     @property

@@ -49,9 +49,9 @@ from reviewlab.live._confine import ToolError, confine, inside, open_confined, w
 from reviewlab.resources import workspace_dir
 
 __all__ = [
+    "TOOL_NAMES",
     "InspectionContext",
     "InspectionRegistry",
-    "TOOL_NAMES",
     "ToolError",
     "UnknownToolError",
     "demo_workspace",
@@ -161,10 +161,12 @@ class InspectionRegistry:
 
     @property
     def tool_names(self) -> tuple[str, ...]:
+        """The tools this registry offers: :data:`TOOL_NAMES`."""
         return TOOL_NAMES
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI-style schemas of the tools; they offer a ``root`` choice only with a drive root."""
         return inspection_schemas(drive=self.ctx.drive_root is not None)
 
     def execute(self, name: str, args: Mapping[str, Any] | None) -> str:

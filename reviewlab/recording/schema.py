@@ -28,15 +28,15 @@ from reviewlab.core.vocab import (
 )
 
 __all__ = [
+    "CALL_STATUSES",
+    "END_REASONS",
+    "SCHEMA_VERSION",
+    "SOURCES",
     "Call",
+    "EndReason",
     "Episode",
     "Extent",
     "Round",
-    "SCHEMA_VERSION",
-    "SOURCES",
-    "END_REASONS",
-    "CALL_STATUSES",
-    "EndReason",
 ]
 
 SCHEMA_VERSION: Final = "reviewlab.episode/1"

@@ -34,7 +34,6 @@ __all__ = [
     "dashboard_explorer",
     "default_corpus",
     "lab_command",
-    "main",
     "serve",
 ]
 

@@ -288,15 +288,19 @@ class Report:
         self.out_dir.mkdir(parents=True, exist_ok=True)
 
     def heading(self, text: str) -> None:
+        """Append a section heading (escaped)."""
         self.blocks.append(f"<h2>{html.escape(text)}</h2>")
 
     def paragraph(self, text: str) -> None:
+        """Append a paragraph of plain text (escaped)."""
         self.blocks.append(f"<p>{html.escape(text)}</p>")
 
     def table(self, data: pd.DataFrame | Iterable[Mapping[str, Any]], caption: str = "") -> None:
+        """Append a table of a frame or of rows (dicts), with an optional caption."""
         self.blocks.append(_html_table(_frame(data), caption))
 
     def code(self, text: str) -> None:
+        """Append preformatted text (CLI output, a policy file), escaped."""
         self.blocks.append(f"<pre>{html.escape(text)}</pre>")
 
     def figure(self, figure: Any, name: str, caption: str = "") -> Path:
@@ -316,6 +320,7 @@ class Report:
         return path
 
     def render(self) -> str:
+        """The whole report as one standalone HTML page (images referenced by file name)."""
         title = html.escape(self.title)
         return (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
