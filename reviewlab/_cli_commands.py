@@ -420,13 +420,33 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _log_importer(name: str) -> Any:
+    """The importer of format ``name`` (``auto``: detected from the file's content).
+
+    An OpenTelemetry import also prints what it made of the spans, with the ones it could
+    not place counted by reason.
+    """
+    from reviewlab.recording.importers import IMPORTERS, detect_format, read_otel
+
+    def run(source: Path) -> list[Any]:
+        found = detect_format(source) if name == "auto" else name
+        if found == "otel":
+            result = read_otel(source)
+            _print(f"{source}: otel: {result.report()}")
+            return list(result.episodes)
+        if name == "auto":
+            _print(f"{source}: detected format {found}")
+        return IMPORTERS[found](source)  # type: ignore[index]
+
+    return run
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     source = _existing_file(args.file)
     out = _output_path(args.output, _JSONL_SUFFIXES)
     from reviewlab.recording.files import save_episodes
-    from reviewlab.recording.importers import import_inspect, import_openhands
 
-    importer = import_openhands if args.format == "openhands" else import_inspect
+    importer = _log_importer(args.format)
     try:
         episodes = importer(source)
     except (KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError) as exc:
@@ -441,6 +461,20 @@ def cmd_import(args: argparse.Namespace) -> int:
     censored = sum(not call.completed for episode in episodes for call in episode.calls)
     _print(
         f"imported {len(episodes)} episode(s), {calls} call(s) ({censored} censored) from {source} to {out}"
+    )
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    episodes = _load_corpus(args.corpus)
+    out = _output_path(args.output, (".jsonl", ".json"))
+    from reviewlab.recording.otel_export import export_otel
+
+    spans = export_otel(episodes, out)
+    calls = sum(len(episode.calls) for episode in episodes)
+    _print(
+        f"exported {len(episodes)} episode(s), {calls} call(s) as {spans} OTLP/JSON span(s) "
+        f"to {out}"
     )
     return 0
 

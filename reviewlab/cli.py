@@ -30,6 +30,7 @@ from reviewlab._cli_commands import (
     UserError,
     cmd_dashboard,
     cmd_demo,
+    cmd_export,
     cmd_import,
     cmd_lab,
     cmd_record,
@@ -39,6 +40,7 @@ from reviewlab._cli_commands import (
     cmd_tune,
     one_line,
 )
+from reviewlab.core.vocab import IMPORT_FORMATS
 
 __all__ = ["UserError", "build_parser", "main"]
 
@@ -82,7 +84,10 @@ _EXAMPLES = {
     "synth": "  reviewlab synth -n 1000 --seed 0 -o corpus.jsonl.gz\n"
     "  reviewlab synth --incident -o incident.jsonl",
     "import": "  reviewlab import openhands output.jsonl -o openhands.jsonl\n"
-    "  reviewlab import inspect logs/run.eval -o inspect.jsonl",
+    "  reviewlab import inspect logs/run.eval -o inspect.jsonl\n"
+    "  reviewlab import otel otelcol-traces.jsonl -o traces.jsonl\n"
+    "  reviewlab import auto run.traj -o swe.jsonl",
+    "export": f"  reviewlab export otel {_CORPUS} -o corpus.otlp.jsonl",
     "lab": "  reviewlab lab --dry-run",
     "dashboard": f"  reviewlab dashboard --corpus {_CORPUS} --port 8866",
 }
@@ -322,8 +327,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl[.gz]")
 
     p = command("import", "convert another agent system's log into reviewlab.episode/1", cmd_import)
-    p.add_argument("format", choices=("openhands", "inspect"), help="the log's format")
-    p.add_argument("file", help="OpenHands trajectory (.json) or Inspect AI eval log (.json/.eval)")
+    p.add_argument(
+        "format",
+        choices=(*IMPORT_FORMATS, "auto"),
+        help="the log's format; auto: detect it from the content",
+    )
+    p.add_argument(
+        "file",
+        help="OpenHands trajectory (.json/.jsonl), Inspect AI eval log (.json/.eval), SWE-agent "
+        "trajectory (.traj) or OpenTelemetry trace (OTLP/JSON, e.g. the Collector's file exporter)",
+    )
+    p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl")
+
+    p = command("export", "write recorded episodes in another system's format", cmd_export)
+    p.add_argument("format", choices=("otel",), help="otel: OTLP/JSON, one trace per episode")
+    p.add_argument("corpus", help="recorded episodes (.jsonl or .jsonl.gz)")
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl")
 
     p = command("lab", "open JupyterLab on the notebooks/", cmd_lab)

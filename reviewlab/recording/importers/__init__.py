@@ -15,6 +15,7 @@ own timeouts into right-censored calls, and raises :class:`ImportFormatError`
 from reviewlab.recording.importers._common import ImportFormatError, classify_command
 from reviewlab.recording.importers.detect import (
     FORMATS,
+    IMPORTERS,
     UnknownFormatError,
     detect_format,
     import_auto,
@@ -26,6 +27,7 @@ from reviewlab.recording.importers.swe_agent import import_swe_agent
 
 __all__ = [
     "FORMATS",
+    "IMPORTERS",
     "ImportFormatError",
     "UnknownFormatError",
     "classify_command",
