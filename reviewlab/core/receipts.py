@@ -101,6 +101,10 @@ class ToolReceipt:
     error: str | None = None
     args_summary: dict[str, str] = field(default_factory=dict)
     extent: dict[str, Any] | None = None
+    cancel_sent: bool | None = None
+    """MCP calls: whether ``notifications/cancelled`` was sent (``None``: not an MCP call)."""
+    cancel_honoured_sec: float | None = None
+    """MCP calls: seconds from the cancellation to the server's answer; ``None`` when none came."""
 
     @property
     def abandoned(self) -> bool:
@@ -113,9 +117,11 @@ class ToolReceipt:
         data["outcome"] = str(self.outcome)
         extent = data.pop("extent")
         summary = data.pop("args_summary")
-        for key in ("source_gap", "error"):
+        for key in ("source_gap", "error", "cancel_sent"):
             if data[key] is None:
                 del data[key]
+        if self.cancel_sent is None:
+            del data["cancel_honoured_sec"]
         data.update(summary)
         if extent:
             data.update(extent)

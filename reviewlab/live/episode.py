@@ -26,6 +26,7 @@ call that returned inside its bound (it is cleared before each dispatch).
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import math
@@ -37,7 +38,14 @@ from typing import Any
 
 from reviewlab.core.crediting import Crediting
 from reviewlab.core.deadline import deadline_remaining, monotonic_now
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy, resolve_bound
+from reviewlab.core.idle import resolve_idle
+from reviewlab.core.policy import (
+    Bound,
+    Narrowing,
+    SupportsTimeoutFor,
+    TimeoutPolicy,
+    resolve_bound,
+)
 from reviewlab.core.receipts import (
     Outcome,
     ToolReceipt,
@@ -48,6 +56,7 @@ from reviewlab.core.receipts import (
     wall_stamp,
 )
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.live.aio import AsyncBoundedExecutor, is_async_callable, run_coroutine
 from reviewlab.live.executor import DEFAULT_LOOSE_CAP, BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.inspection import inspection_registry
 
@@ -176,7 +185,7 @@ class ReviewEpisode:
         deadline_at: float | None = None,
         registry_factory: Callable[..., tuple[Any, Any, Any]] = inspection_registry,
         recorder: Any = None,
-        executor: BoundedExecutor | None = None,
+        executor: BoundedExecutor | AsyncBoundedExecutor | None = None,
         loose_cap: int | None = _UNSET,
         drive_root: str | Path | None = None,
         task_id: str = "",
@@ -209,21 +218,75 @@ class ReviewEpisode:
         self.task_id = task_id
 
     def execute(self) -> EpisodeResult:
-        """Run the episode to its end and return what it produced (never raises for model or tool failures)."""
+        """Run the episode to its end and return what it produced (never raises for model or tool failures).
+
+        With an async registry, an async model or an
+        :class:`~reviewlab.live.aio.AsyncBoundedExecutor`, the episode runs :meth:`aexecute`
+        on the registry's own event loop when it has one (an MCP server's), else on an event
+        loop of its own thread; the caller's context (deadline scopes) goes with it.
+        """
         started_at = datetime.now(UTC)
         inherited = deadline_remaining()
         registry, ctx, schemas = self.registry_factory(self.root, self.drive_root, self.task_id)
+        if self._wants_async(registry):
+            return run_coroutine(
+                lambda: self._aexecute(started_at, inherited, registry, ctx, schemas),
+                loop=getattr(registry, "loop", None),
+            )
         executor = self.executor or BoundedExecutor(loose_cap=self.loose_cap, name="episode")
+        assert isinstance(executor, BoundedExecutor)
         run = _Run(self, registry, ctx, list(schemas), executor)
         try:
             run.loop()
         finally:
             if self.executor is None:
                 executor.shutdown()
+        return self._finish(run, started_at, inherited)
+
+    async def aexecute(self) -> EpisodeResult:
+        """:meth:`execute` on the running event loop: tools through an ``AsyncBoundedExecutor``.
+
+        Async tools run as tasks (cancelled when abandoned), sync tools on threads, a sync
+        model's ``chat`` on a thread; the receipts are those :meth:`execute` gives.
+        """
+        started_at = datetime.now(UTC)
+        inherited = deadline_remaining()
+        registry, ctx, schemas = self.registry_factory(self.root, self.drive_root, self.task_id)
+        return await self._aexecute(started_at, inherited, registry, ctx, schemas)
+
+    async def _aexecute(
+        self, started_at: datetime, inherited: float | None, registry: Any, ctx: Any, schemas: Any
+    ) -> EpisodeResult:
+        executor = self.executor
+        if not isinstance(executor, AsyncBoundedExecutor):
+            executor = AsyncBoundedExecutor(loose_cap=self.loose_cap, name="episode")
+        run = _Run(self, registry, ctx, list(schemas), executor)
+        await run.aloop()
+        return self._finish(run, started_at, inherited)
+
+    def _wants_async(self, registry: Any) -> bool:
+        return (
+            isinstance(self.executor, AsyncBoundedExecutor)
+            or is_async_callable(getattr(registry, "execute", None))
+            or is_async_callable(getattr(self.model, "chat", None))
+        )
+
+    def _finish(self, run: _Run, started_at: datetime, inherited: float | None) -> EpisodeResult:
         result = run.result(started_at, inherited)
         if self.recorder is not None:
             self.recorder.record(result)
         return result
+
+
+@dataclass
+class _Dispatch:
+    """A call ready for the executor: its decoded arguments and its bound, resolved once."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    bound: Bound
+    idle_sec: float | None
 
 
 class _Run:
@@ -235,7 +298,7 @@ class _Run:
         registry: Any,
         ctx: Any,
         schemas: list[Any],
-        executor: BoundedExecutor,
+        executor: BoundedExecutor | AsyncBoundedExecutor,
     ) -> None:
         self.episode = episode
         self.registry = registry
@@ -244,6 +307,8 @@ class _Run:
         self.allowed = _schema_names(schemas)
         self.executor = executor
         self.crediting = Crediting()
+        # Tools the registry credits as reads besides ``read_file`` (an MCP server's mapping).
+        self.read_tools = frozenset(getattr(registry, "read_tools", ()))
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": episode.task},
@@ -257,46 +322,116 @@ class _Run:
         self.source_gap = ""
 
     def loop(self) -> None:
-        episode = self.episode
-        while True:
-            if episode.deadline_at is not None and monotonic_now() >= episode.deadline_at:
-                self.end_reason = "deadline_exhausted"
-                return
-            self.rounds += 1
+        """The round loop with a sync model and the thread executor."""
+        assert isinstance(self.executor, BoundedExecutor)
+        while self.open_round():
             send_start = monotonic_now()
             try:
                 # A snapshot: the model (and ScriptedModel.calls) keep what this send carried.
-                reply = episode.model.chat(
-                    messages=list(self.messages), tools=self.schemas, tool_choice="auto"
-                )
-                if not isinstance(reply, Mapping):
-                    raise TypeError(f"model reply must be a dict, got {type(reply).__name__}")
+                reply = self.episode.model.chat(**self.send_kwargs())
+                _check_reply(reply)
             except Exception as exc:  # any model failure ends the episode as a record, not a crash
-                self.trace.append(RoundTrace(self.rounds, monotonic_now() - send_start))
-                self.end_reason, self.model_error = "model_error", exception_text(exc)
+                self.model_failed(exc, send_start)
                 return
-            rnd = RoundTrace(self.rounds, monotonic_now() - send_start)
-            self.trace.append(rnd)
-            for receipt in self.receipts:
-                receipt.delivered = True
-            content = reply.get("content")
-            content = content if isinstance(content, str) else ""
-            calls = reply.get("tool_calls") or []
-            calls = calls if isinstance(calls, list) else [calls]
-            assistant: dict[str, Any] = {"role": "assistant", "content": content}
-            if calls:
-                assistant["tool_calls"] = calls
-            self.messages.append(assistant)
-            if not calls:
-                self.raw_text, self.end_reason = content, "final_answer"
+            calls = self.take_reply(reply, send_start)
+            for index, call in enumerate(calls or ()):
+                prepared = self.prepare(call, index)
+                if isinstance(prepared, CallTrace):
+                    self.note(prepared)
+                    continue
+                # Cleared before each dispatch: a stamp seen afterwards was written by this call
+                # (or, after an abandonment, maybe by a loose worker, which Crediting accounts for).
+                self.ctx.last_read_view = None
+                result = self.executor.run(
+                    self.registry.execute,
+                    prepared.name,
+                    prepared.args,
+                    bound=prepared.bound,
+                    name=prepared.name,
+                )
+                self.note(self.settle(prepared, result))
+            if calls is None:
                 return
-            for index, call in enumerate(calls):
-                trace = self.dispatch(call, index)
-                rnd.calls.append(trace)
-                self.receipts.append(trace.receipt)
 
-    def dispatch(self, call: Any, index: int) -> CallTrace:
-        """Run one call and send its tool message; exactly one receipt either way."""
+    async def aloop(self) -> None:
+        """The round loop on an event loop: async or sync model, the async executor."""
+        executor = self.executor
+        assert isinstance(executor, AsyncBoundedExecutor)
+        chat = self.episode.model.chat
+        chat_is_async = is_async_callable(chat)
+        while self.open_round():
+            send_start = monotonic_now()
+            try:
+                kwargs = self.send_kwargs()
+                if chat_is_async:
+                    reply = await chat(**kwargs)
+                else:
+                    reply = await asyncio.to_thread(chat, **kwargs)
+                _check_reply(reply)
+            except Exception as exc:  # any model failure ends the episode as a record, not a crash
+                self.model_failed(exc, send_start)
+                return
+            calls = self.take_reply(reply, send_start)
+            for index, call in enumerate(calls or ()):
+                prepared = self.prepare(call, index)
+                if isinstance(prepared, CallTrace):
+                    self.note(prepared)
+                    continue
+                self.ctx.last_read_view = None
+                result = await executor.run(
+                    self.registry.execute,
+                    prepared.name,
+                    prepared.args,
+                    bound=prepared.bound,
+                    name=prepared.name,
+                    idle_sec=prepared.idle_sec,
+                    transport=getattr(self.registry, "transport", None),
+                )
+                self.note(self.settle(prepared, result))
+            if calls is None:
+                return
+
+    def open_round(self) -> bool:
+        """Check the episode's own deadline before a send; count the round when it may go."""
+        deadline_at = self.episode.deadline_at
+        if deadline_at is not None and monotonic_now() >= deadline_at:
+            self.end_reason = "deadline_exhausted"
+            return False
+        self.rounds += 1
+        return True
+
+    def send_kwargs(self) -> dict[str, Any]:
+        return {"messages": list(self.messages), "tools": self.schemas, "tool_choice": "auto"}
+
+    def model_failed(self, exc: BaseException, send_start: float) -> None:
+        self.trace.append(RoundTrace(self.rounds, monotonic_now() - send_start))
+        self.end_reason, self.model_error = "model_error", exception_text(exc)
+
+    def take_reply(self, reply: Mapping[str, Any], send_start: float) -> list[Any] | None:
+        """Record the send and the assistant message; the calls to run (``None``: final answer)."""
+        rnd = RoundTrace(self.rounds, monotonic_now() - send_start)
+        self.trace.append(rnd)
+        for receipt in self.receipts:
+            receipt.delivered = True
+        content = reply.get("content")
+        content = content if isinstance(content, str) else ""
+        calls = reply.get("tool_calls") or []
+        calls = calls if isinstance(calls, list) else [calls]
+        assistant: dict[str, Any] = {"role": "assistant", "content": content}
+        if calls:
+            assistant["tool_calls"] = calls
+        self.messages.append(assistant)
+        if not calls:
+            self.raw_text, self.end_reason = content, "final_answer"
+            return None
+        return calls
+
+    def note(self, trace: CallTrace) -> None:
+        self.trace[-1].calls.append(trace)
+        self.receipts.append(trace.receipt)
+
+    def prepare(self, call: Any, index: int) -> _Dispatch | CallTrace:
+        """Decode one call and resolve its bound; a call that cannot run is refused here."""
         function = call.get("function") if isinstance(call, Mapping) else None
         function = function if isinstance(function, Mapping) else {}
         name = function.get("name")
@@ -309,13 +444,15 @@ class _Run:
         if name not in self.allowed:
             return self.refuse(call_id, name, args, unavailable_text(name))
         assert args is not None
-        bound = resolve_bound(
-            self.episode.policy, self.registry, name, args, narrowing=self.episode.narrowing
-        )
-        # Cleared before each dispatch: a stamp seen afterwards was written by this call
-        # (or, after an abandonment, maybe by a loose worker, which Crediting accounts for).
-        self.ctx.last_read_view = None
-        result = self.executor.run(self.registry.execute, name, args, bound=bound, name=name)
+        policy = self.episode.policy
+        bound = resolve_bound(policy, self.registry, name, args, narrowing=self.episode.narrowing)
+        # An idle timeout only ever shortens a bounded wait (the pre-fix policy has none).
+        idle = None if not bound.bounded else resolve_idle(policy, self.registry, name, args)
+        return _Dispatch(call_id, name, args, bound, idle)
+
+    def settle(self, prepared: _Dispatch, result: CallResult) -> CallTrace:
+        """Turn the executor's verdict into the tool message and the receipt (one place)."""
+        call_id, name, args = prepared.call_id, prepared.name, prepared.args
         stamp = self.ctx.last_read_view if result.status is CallStatus.RETURNED else None
         summary = _summary(args)
         # One place turns each fate into what the model sees and what the receipt says.
@@ -346,11 +483,14 @@ class _Run:
             )
             self.reply(call_id, result.text)
             return CallTrace(self.rounds, call_id, name, args, receipt, result)
-        extent = self.crediting.extent(name, outcome, stamp)
+        # A registry's read tools (an MCP server's) are credited by the rule for reads.
+        credit_as = "read_file" if name in self.read_tools else name
+        extent = self.crediting.extent(credit_as, outcome, stamp)
         if gap == SOURCE_GAP_ABANDONED:
             # After this call's own credit was decided (an abandoned call is never credited).
             self.crediting.note_abandoned()
             self.source_gap = SOURCE_GAP_ABANDONED
+        bound = result.bound if result.bound is not None else prepared.bound
         receipt = ToolReceipt(
             round=self.rounds,
             tool=name,
@@ -392,6 +532,13 @@ class _Run:
 
     def result(self, started_at: datetime, inherited: float | None) -> EpisodeResult:
         episode = self.episode
+        for rnd in self.trace:
+            for trace in rnd.calls:
+                notes = getattr(trace.result, "notes", None)
+                if notes is not None and notes.transport == "mcp":
+                    # What is known of the cancellation when the episode ends.
+                    trace.receipt.cancel_sent = notes.cancel_sent
+                    trace.receipt.cancel_honoured_sec = notes.cancel_honoured_sec
         usage: dict[str, Any] = {
             "native_rounds": self.rounds,
             "native_tool_calls": len(self.receipts),
@@ -421,6 +568,11 @@ class _Run:
             episode.task,
             meta,
         )
+
+
+def _check_reply(reply: Any) -> None:
+    if not isinstance(reply, Mapping):
+        raise TypeError(f"model reply must be a dict, got {type(reply).__name__}")
 
 
 def _decode_args(name: str, raw: Any) -> tuple[dict[str, Any] | None, str | None]:
