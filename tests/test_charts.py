@@ -333,10 +333,11 @@ def _duration_corpus() -> list[Episode]:
 
 
 def test_survival_curves_step_down_with_censoring_and_draw_the_bounds():
-    """The Kaplan–Meier steps keep the censored call at risk, mark it with +, and the bound line says what it cuts."""
+    """The Kaplan–Meier steps keep the censored call at risk, mark it with +, and the bound says
+    what it cuts; a bound two tools share is one line, labelled once; both axes are log."""
     ax = charts.survival_curves(_duration_corpus(), TimeoutPolicy.uniform(2.5)).axes[0]
     steps = {line.get_label(): line for line in ax.lines if line.get_drawstyle() == "steps-post"}
-    read = steps["read_file (5 calls, 1 censored)"]
+    read = steps["read_file (5 calls, 1 censored): bound 2.5 s abandons 60%"]
     assert list(read.get_xdata()) == [
         0.25,
         1.0,
@@ -344,16 +345,35 @@ def test_survival_curves_step_down_with_censoring_and_draw_the_bounds():
         3.0,
         4.0,
     ]  # starts below the shortest call (0.5 s)
-    assert list(read.get_ydata()) == pytest.approx([1.0, 0.8, 0.6, 0.3, 0.0])
+    # The last step reaches 0: drawn at the log axis' floor, half of one call in five.
+    assert list(read.get_ydata()) == pytest.approx([1.0, 0.8, 0.6, 0.3, 0.1])
+    assert "list_files (2 calls, 0 censored): bound 2.5 s abandons 0%" in steps
     plus = [line for line in ax.lines if line.get_marker() == "+"]
     assert len(plus) == 1 and list(plus[0].get_xdata()) == [2.5]
     assert list(plus[0].get_ydata()) == pytest.approx([0.6])
     bounds = [line for line in ax.lines if line.get_linestyle() == ":"]
-    assert {float(line.get_xdata()[0]) for line in bounds} == {2.5}
-    legend = _legend(ax)
-    assert "read_file bound 2.5 s: abandons 60%" in legend
-    assert "list_files bound 2.5 s: abandons 0%" in legend
+    assert [float(line.get_xdata()[0]) for line in bounds] == [2.5]
+    labels = [t.get_text() for t in ax.texts if t.get_text().startswith("bound")]
+    assert labels == ["bound 2.5 s: list_files, read_file"]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert ax.get_ylabel() == "share of calls still running"
+
+
+def test_survival_curves_label_each_distinct_bound_once_in_tool_colours():
+    """Tools with different bounds get one line each, in the tool's palette colour."""
+    policy = TimeoutPolicy.uniform(2.5).with_tools(list_files=1.0)
+    ax = charts.survival_curves(_duration_corpus(), policy).axes[0]
+    bounds = [line for line in ax.lines if line.get_linestyle() == ":"]
+    assert sorted(float(line.get_xdata()[0]) for line in bounds) == [1.0, 2.5]
+    labels = sorted(t.get_text() for t in ax.texts if t.get_text().startswith("bound"))
+    assert labels == ["bound 1 s: list_files", "bound 2.5 s: read_file"]
+    by_x = {float(line.get_xdata()[0]): line.get_color() for line in bounds}
+    assert by_x[2.5] == charts.tool_color("read_file")
+    steps = [line for line in ax.lines if line.get_drawstyle() == "steps-post"]
+    assert {line.get_color() for line in steps} == {
+        charts.tool_color("read_file"),
+        charts.tool_color("list_files"),
+    }
 
 
 def test_survival_curves_reject_a_tool_without_calls():
@@ -464,18 +484,26 @@ def test_episode_timeline_shows_a_wedge_and_the_calls_it_withheld():
 
 
 def test_per_tool_rates_draws_paired_bars_from_the_per_tool_breakdown():
-    """One red (abandoned) and one blue (coverage loss) bar per tool, in percent, labelled with their values."""
+    """Per tool, bars of the abandoned rate, the coverage lost to timeouts (when the breakdown has
+    it) and the total coverage loss, in percent, labelled with their values."""
     result = _result()
     ax = charts.per_tool_rates(result).axes[0]
     table = result.per_tool()
+    kinds = ["abandoned_call_rate", "timeout_coverage_loss_rate", "coverage_loss_rate"]
+    kinds = [kind for kind in kinds if kind in table.columns]
     bars = [p for p in ax.patches if isinstance(p, Rectangle)]
-    assert len(bars) == 2 * len(table)
+    assert len(bars) == len(kinds) * len(table)
     heights = [b.get_height() for b in bars]
-    expected = list(100 * table["abandoned_call_rate"]) + list(100 * table["coverage_loss_rate"])
+    expected = [value for kind in kinds for value in 100 * table[kind]]
     assert heights == pytest.approx(expected)
     assert [t.get_text() for t in ax.get_xticklabels()] == list(table["tool"])
     assert {"50.0", "100.0"} <= {t.get_text() for t in ax.texts}
-    assert _legend(ax) == ["abandoned calls", "coverage loss"]
+    names = {
+        "abandoned_call_rate": "abandoned calls",
+        "timeout_coverage_loss_rate": "coverage lost to timeouts",
+        "coverage_loss_rate": "coverage loss (total)",
+    }
+    assert _legend(ax) == [names[kind] for kind in kinds]
 
 
 def test_live_rates_redraws_in_place_with_the_new_figures():
@@ -548,3 +576,132 @@ def test_call_timeline_of_a_replayed_wedge_ends_where_the_replay_did(engine):
         [96.0, 96.0],
     ]
     assert sends["end_sec"].iloc[-1] == result.episodes["wall_sec"].iloc[0]
+
+
+# -- recorded names and clock on pool charts; palette; nested markers ---------------------------
+
+
+@pytest.fixture(scope="module")
+def incident_pool():
+    """The incident day replayed on the twin's six-slot pool under the pre-fix policy."""
+    from reviewlab.recording.files import load_episodes
+    from reviewlab.resources import incident_path
+
+    incident = load_episodes(incident_path())
+    run = replay(incident, TimeoutPolicy.ouroboros(), Narrowing.unbounded(), engine="twin", slots=6)
+    return incident, run
+
+
+def test_pool_timeline_labels_rows_with_the_recorded_slots_and_the_clock(incident_pool):
+    """Given the recording, rows are its slot names, the wedge sits on reviewer-3's row, and the
+    axis is the wall clock: the silence starts at the time the recording implies."""
+    import matplotlib.dates as mdates
+
+    incident, run = incident_pool
+    ax = charts.pool_timeline(run, episodes=incident).axes[0]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert rows == sorted({e.slot for e in incident}) and "slot-0" not in rows
+    label = next(t for t in ax.texts if t.get_text().startswith("silent"))
+    assert label.get_text() == "silent 7 h 16 min on query_code"
+    assert rows[round(label.xy[1])] == "reviewer-3"
+    assert ax.get_xlabel().startswith("clock time (UTC")
+    first = min(e.started_at for e in incident)
+    assert ax.get_xlim()[0] == pytest.approx(mdates.date2num(first))
+    wedged = next(e for e in incident if any(not c.completed for c in e.calls))
+    silence_start = wedged.started_at.timestamp() + sum(
+        r.send_sec + sum(c.duration_sec for c in r.calls) for r in wedged.rounds[:-1]
+    )
+    silence_start += wedged.rounds[-1].send_sec
+    red = [
+        c
+        for c in ax.collections
+        if np.allclose(
+            c.get_facecolor()[0][:3], matplotlib.colors.to_rgb(charts.STATE_COLORS["silent"])
+        )
+    ]
+    longest = max((p.get_extents() for c in red for p in c.get_paths()), key=lambda box: box.width)
+    assert longest.width * 86_400 == pytest.approx(26_160.0, abs=1e-3)
+    assert mdates.num2date(longest.x0).timestamp() == pytest.approx(silence_start, abs=1e-3)
+
+
+def test_pool_timeline_text_is_never_white(incident_pool):
+    """Labels over bars are dark on a white box, never white text on a grey or coloured bar."""
+    incident, run = incident_pool
+    for figure in (
+        charts.pool_timeline(run, episodes=incident),
+        charts.pool_timeline(run),
+        charts.episode_timeline(run, "incident-reviewer-3-0941", episode=incident),
+    ):
+        for text in figure.axes[0].texts:
+            assert matplotlib.colors.to_rgb(text.get_color()) != (1.0, 1.0, 1.0)
+
+
+def test_pool_timeline_can_keep_the_twins_own_slots(incident_pool):
+    """rows='simulated' shows slot-0 … with seconds; rows='recorded' without names is refused."""
+    incident, run = incident_pool
+    ax = charts.pool_timeline(run, episodes=incident, rows="simulated").axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"slot-{i}" for i in range(6)]
+    ax = charts.pool_timeline(run).axes[0]
+    assert ax.get_xlabel() == "time since the first request (h)"
+    with pytest.raises(ValueError, match="episodes="):
+        charts.pool_timeline(run, rows="recorded")
+    with pytest.raises(ValueError, match="rows"):
+        charts.pool_timeline(run, episodes=incident, rows="by-colour")
+
+
+def test_named_policies_keep_their_palette_colour_and_never_hide_each_other():
+    """Coinciding named policies are nested markers, each smaller and above the previous one, in
+    the palette colour of its name; an infinite value is drawn at the top edge and says so."""
+    points = pd.DataFrame(
+        {
+            "timeout_coverage_loss_rate": [0.0, 0.01, 0.02],
+            "wall_p95_sec": [60.0, 40.0, 30.0],
+            "max_silence_sec": [600.0, 100.0, 50.0],
+        }
+    )
+    named = {
+        "pre-fix (unbounded)": {"timeout_coverage_loss_rate": 0.0, "wall_p95_sec": 60.0},
+        "ouroboros": {"timeout_coverage_loss_rate": 0.0, "wall_p95_sec": 60.0},
+        "recommended": {"timeout_coverage_loss_rate": 0.0, "wall_p95_sec": 60.0},
+        "never": {"timeout_coverage_loss_rate": 0.0, "wall_p95_sec": math.inf},
+    }
+    ax = charts.pareto_front(points, named=named).axes[0]
+    marks = {line.get_label(): line for line in ax.lines if line.get_label() in named}
+    nested = [marks[name] for name in ("pre-fix (unbounded)", "ouroboros", "recommended")]
+    sizes = [line.get_markersize() for line in nested]
+    assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == 3
+    orders = [line.get_zorder() for line in nested]
+    assert orders == sorted(orders) and len(set(orders)) == 3
+    for name, line in marks.items():
+        assert line.get_color() == charts.policy_color(name)
+    infinite = next(line for line in ax.lines if line.get_label() == "never (∞)")
+    assert infinite.get_marker() == "^"
+    assert float(infinite.get_ydata()[0]) > 60.0 and math.isfinite(infinite.get_ydata()[0])
+    assert ax.get_xlabel().startswith("coverage lost to timeouts")
+
+
+def test_policy_colours_are_fixed_and_stable_across_processes():
+    """Known policies have fixed colours; any other name maps to the same colour in every process
+    (not Python's salted hash)."""
+    import os
+    import subprocess
+    import sys
+
+    from reviewlab.ui.charts.palette import POLICY_COLORS
+
+    assert charts.policy_color("ouroboros") == POLICY_COLORS["ouroboros"]
+    assert charts.policy_color("ouroboros, inherit") == POLICY_COLORS["ouroboros"]
+    assert charts.policy_color("unbounded (pre-fix)") == POLICY_COLORS["pre-fix (unbounded)"]
+    assert charts.policy_color("recommended") != charts.policy_color("ouroboros")
+    code = "from reviewlab.ui.charts import policy_color as c; print(c('uniform 60 s'))"
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for seed in ("1", "2")
+    }
+    assert seen == {charts.policy_color("uniform 60 s")}

@@ -1,5 +1,8 @@
 """Charts over replay, sweep and metrics results (matplotlib, Agg, no global pyplot state).
 
+Colours come from :mod:`reviewlab.ui.charts.palette` only, so a named policy
+or a tool has the same colour in the report, the notebooks and the dashboard.
+
 Every function draws one chart and returns its :class:`~matplotlib.figure.Figure`.
 Pass ``ax=`` to draw into an existing Axes (the figure returned is then
 ``ax.figure``); without it a fresh figure is made with :class:`Figure`
@@ -13,6 +16,7 @@ estimates and per-call timelines come from :mod:`reviewlab.core.metrics`,
 
 from __future__ import annotations
 
+from reviewlab.ui.charts.palette import STATE_COLORS, policy_color, tool_color
 from reviewlab.ui.charts.rates import (
     LiveRates,
     pareto_front,
@@ -21,7 +25,6 @@ from reviewlab.ui.charts.rates import (
     survival_curves,
 )
 from reviewlab.ui.charts.timelines import (
-    STATE_COLORS,
     call_timeline,
     episode_timeline,
     pool_timeline,
@@ -34,7 +37,9 @@ __all__ = [
     "episode_timeline",
     "pareto_front",
     "per_tool_rates",
+    "policy_color",
     "pool_timeline",
     "rates_vs_timeout",
     "survival_curves",
+    "tool_color",
 ]

@@ -1,4 +1,5 @@
-"""Layout helpers shared by the chart modules: the Axes to draw on, time units, labels, legends.
+"""Layout helpers shared by the chart modules: the Axes to draw on, time units, labels, legends,
+and how a pool run's slots and seconds map back to the recording's slot names and clock.
 
 Nothing here computes a figure of the data; these are layout arithmetic and text only.
 """
@@ -6,12 +7,26 @@ Nothing here computes a figure of the data; these are layout arithmetic and text
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from reviewlab.engines.result import ReplayResult
+from reviewlab.recording.schema import Episode
+
+__all__ = [
+    "LABEL_BOX",
+    "clock_origin",
+    "duration_text",
+    "figure_and_axes",
+    "legend_outside",
+    "policy_label",
+    "recorded_slots",
+    "time_scale",
+]
 
 
 def figure_and_axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
@@ -55,3 +70,38 @@ def policy_label(result: ReplayResult) -> str:
 def legend_outside(ax: Axes, *handles_and_labels: Any) -> None:
     """The legend right of the Axes: the timelines and curves fill their Axes, so inside it would hide data."""
     ax.legend(*handles_and_labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+
+
+def recorded_slots(result: ReplayResult, episodes: Iterable[Episode] | None) -> dict[str, str]:
+    """``episode_id → recorded slot name`` for the episodes of ``result``.
+
+    From the episodes frame's ``recorded_slot`` column when the engine kept one,
+    else from ``episodes`` (the recorded corpus); empty when neither is there.
+    A pool simulation hands requests to its own slots (``slot-0`` …), so the
+    slot a request had in the recording can only come from the recording.
+    """
+    frame = result.episodes
+    if "recorded_slot" in frame.columns:
+        return dict(zip(frame["episode_id"].astype(str), frame["recorded_slot"], strict=True))
+    if episodes is None:
+        return {}
+    wanted = set(frame["episode_id"].astype(str))
+    return {e.id: e.slot for e in episodes if e.id in wanted and e.slot}
+
+
+def clock_origin(result: ReplayResult, episodes: Iterable[Episode] | None) -> datetime | None:
+    """The wall-clock instant a pool run's second 0 stands for, when the recording says it.
+
+    A pool run with recorded arrivals counts seconds from the earliest
+    ``started_at`` of its episodes; with any other arrivals (Poisson) there is
+    no clock to show and the answer is ``None``.
+    """
+    if episodes is None or result.assumptions.get("arrivals", "recorded") != "recorded":
+        return None
+    wanted = set(result.episodes["episode_id"].astype(str))
+    starts = [e.started_at for e in episodes if e.id in wanted]
+    return min(starts) if starts else None
+
+
+LABEL_BOX = {"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
+"""Behind a label drawn over bars: dark text on a white box reads on every bar colour."""

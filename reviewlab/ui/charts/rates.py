@@ -9,6 +9,7 @@ conventions every chart follows (``ax=``, no pyplot).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,8 @@ from matplotlib.figure import Figure
 from reviewlab.core.policy import SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
-from reviewlab.ui.charts._common import figure_and_axes, legend_outside, policy_label
+from reviewlab.ui.charts._common import LABEL_BOX, figure_and_axes, legend_outside, policy_label
+from reviewlab.ui.charts.palette import FRONT_COLOR, POINT_COLOR, policy_color, tool_color
 
 __all__ = ["LiveRates", "pareto_front", "per_tool_rates", "rates_vs_timeout", "survival_curves"]
 
@@ -47,7 +49,7 @@ def per_tool_rates(
     ax: Axes | None = None,
     figsize: tuple[float, float] = (7.0, 3.6),
 ) -> Figure:
-    """Per tool, the abandoned-call rate and the coverage-loss rate of one replay, as paired bars (%).
+    """Per tool, the abandoned-call rate and the coverage lost (to timeouts, and in total), as bars (%).
 
     The figures are :meth:`ReplayResult.per_tool`; each bar is labelled with its value.
     """
@@ -59,20 +61,29 @@ def per_tool_rates(
 _RATE_TOPS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 120.0)
 
 
+_RATE_SERIES = (
+    ("abandoned_call_rate", "abandoned calls", "#c44e52"),
+    ("timeout_coverage_loss_rate", "coverage lost to timeouts", "#4c72b0"),
+    ("coverage_loss_rate", "coverage loss (total)", "#9ecae1"),
+)
+"""The bars per tool: column, legend label, colour (a column the breakdown lacks is left out)."""
+
+
 class LiveRates:
     """The :func:`per_tool_rates` chart on one Axes, redrawn in place for live widgets.
 
-    The first :meth:`draw` makes the bars; later draws with the same tools only
-    move bar heights, labels, the y range and the title, which renders several
-    times faster than a new figure (matplotlib caches the text layout of
-    artists it has drawn before). A different tool set redraws from scratch.
+    Per tool: the abandoned-call rate, the coverage the timeouts cost (when
+    the breakdown has ``timeout_coverage_loss_rate``) and the total coverage
+    loss, side by side. The first :meth:`draw` makes the bars; later draws
+    with the same tools only move bar heights, labels, the y range and the
+    title, which renders several times faster than a new figure (matplotlib
+    caches the text layout of artists it has drawn before). A different tool
+    set redraws from scratch.
     """
-
-    _WIDTH = 0.38
 
     def __init__(self, ax: Axes) -> None:
         self.ax = ax
-        self._tools: list[str] | None = None
+        self._key: tuple[list[str], list[str]] | None = None
         self._bars: list[Any] = []
         self._labels: list[list[Any]] = []
 
@@ -80,29 +91,23 @@ class LiveRates:
         """Show ``result``'s per-tool rates."""
         table = result.per_tool()
         tools = [str(tool) for tool in table["tool"]]
-        series = [
-            100 * table["abandoned_call_rate"].to_numpy(dtype=float),
-            100 * table["coverage_loss_rate"].to_numpy(dtype=float),
-        ]
+        kinds = [kind for kind in _RATE_SERIES if kind[0] in table.columns]
+        series = [100 * table[column].to_numpy(dtype=float) for column, _, _ in kinds]
         ax = self.ax
-        if tools != self._tools:
+        key = (tools, [column for column, _, _ in kinds])
+        if key != self._key:
             ax.clear()
             x = np.arange(len(tools))
+            width = 0.8 / len(kinds)
             self._bars = [
                 ax.bar(
-                    x - self._WIDTH / 2,
-                    series[0],
-                    self._WIDTH,
-                    color="#c44e52",
-                    label="abandoned calls",
-                ),
-                ax.bar(
-                    x + self._WIDTH / 2,
-                    series[1],
-                    self._WIDTH,
-                    color="#4c72b0",
-                    label="coverage loss",
-                ),
+                    x + (index - (len(kinds) - 1) / 2) * width,
+                    values,
+                    width,
+                    color=color,
+                    label=label,
+                )
+                for index, ((_, label, color), values) in enumerate(zip(kinds, series, strict=True))
             ]
             self._labels = [
                 list(ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)) for bars in self._bars
@@ -110,14 +115,14 @@ class LiveRates:
             ax.set_xticks(x, tools)
             ax.set_ylabel("rate (%)")
             ax.legend(fontsize=8, loc="upper right")
-            self._tools = tools
+            self._key = key
         else:
             for bars, labels, values in zip(self._bars, self._labels, series, strict=True):
                 for bar, label, value in zip(bars, labels, values, strict=True):
                     bar.set_height(value)
                     label.xy = (bar.get_x() + bar.get_width() / 2, value)
                     label.set_text(f"{value:.1f}")
-        top = float(max(series[0].max(initial=0.0), series[1].max(initial=0.0)))
+        top = float(max((values.max(initial=0.0) for values in series), default=0.0))
         # The y range steps through a few fixed tops, so the tick labels (costly text) repeat between draws.
         ax.set_ylim(0, next(limit for limit in _RATE_TOPS if top * 1.15 <= limit))
         ax.set_title(f"Per-tool rates under {policy_label(result)}")
@@ -135,20 +140,25 @@ def rates_vs_timeout(
     """Abandoned-call rate (solid) and coverage-loss rate (dashed) against each tool's timeout.
 
     ``curves`` is long: one row per (tool, timeout) with ``tool, timeout_sec,
-    abandoned_call_rate, coverage_loss_rate`` (as :func:`reviewlab.analysis.sweep.tool_curves`
-    returns). ``tools`` picks and orders the curves (default: all).
+    abandoned_call_rate`` and ``timeout_coverage_loss_rate`` (the coverage the
+    timeouts cost; ``coverage_loss_rate`` when a frame has no timeout share),
+    as :func:`reviewlab.analysis.sweep.tool_curves` returns. ``tools`` picks and
+    orders the curves (default: all); each tool has its palette colour.
     """
+    loss = (
+        "timeout_coverage_loss_rate"
+        if "timeout_coverage_loss_rate" in curves.columns
+        else "coverage_loss_rate"
+    )
     _require_columns(
-        curves,
-        ("tool", "timeout_sec", "abandoned_call_rate", "coverage_loss_rate"),
-        "rates_vs_timeout: curves",
+        curves, ("tool", "timeout_sec", "abandoned_call_rate", loss), "rates_vs_timeout: curves"
     )
     chosen = _pick_tools(tools, curves["tool"], "rates_vs_timeout: no curve for tool(s)")
     figure, ax = figure_and_axes(ax, (8.0, 4.8))
-    colors = [f"C{i}" for i in range(10)]
-    for index, tool in enumerate(chosen):
+    what = "coverage lost to timeouts" if loss.startswith("timeout") else "coverage loss"
+    for tool in chosen:
         part = curves[curves["tool"] == tool].sort_values("timeout_sec")
-        color = colors[index % len(colors)]
+        color = tool_color(str(tool))
         ax.plot(
             part["timeout_sec"],
             100 * part["abandoned_call_rate"],
@@ -157,17 +167,11 @@ def rates_vs_timeout(
             markersize=3,
             label=f"{tool}: abandoned calls",
         )
-        ax.plot(
-            part["timeout_sec"],
-            100 * part["coverage_loss_rate"],
-            "--",
-            color=color,
-            label=f"{tool}: coverage loss",
-        )
+        ax.plot(part["timeout_sec"], 100 * part[loss], "--", color=color, label=f"{tool}: {what}")
     ax.set_xscale("log")
     ax.set_xlabel("per-tool timeout (s, log scale)")
     ax.set_ylabel("rate (%)")
-    ax.set_title("Abandoned calls and lost coverage against the per-tool timeout")
+    ax.set_title(f"Abandoned calls and {what} against the per-tool timeout")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return figure
@@ -178,17 +182,31 @@ def pareto_front(
     *,
     front: pd.Series | np.ndarray | None = None,
     named: Mapping[str, Mapping[str, Any] | ReplayResult] | None = None,
+    x: str | None = None,
+    y: str = "wall_p95_sec",
     ax: Axes | None = None,
 ) -> Figure:
-    """p95 episode wall time against coverage loss over a sweep, the Pareto front highlighted.
+    """p95 episode wall time against the coverage the timeouts cost, over a sweep; the front marked.
 
-    ``points`` has ``coverage_loss_rate`` and ``wall_p95_sec`` per policy point
-    (a :func:`reviewlab.analysis.sweep.sweep` frame). ``front`` is a boolean mask of
-    the non-dominated points (default: the frame's ``pareto`` column, else
-    :func:`reviewlab.analysis.sweep.pareto` of the frame). ``named`` marks policies by name:
-    a summary dict or a :class:`ReplayResult` each.
+    ``points`` has ``x`` (default ``timeout_coverage_loss_rate``, else
+    ``coverage_loss_rate``) and ``y`` per policy point (a
+    :func:`reviewlab.analysis.sweep.sweep` frame). ``front`` is a boolean mask
+    of the non-dominated points (default: the frame's ``pareto`` column, else
+    :func:`reviewlab.analysis.sweep.pareto`, which also trades the longest
+    silence, so a front point need not be on the 2-D staircase: the front is
+    drawn as markers, not a line). ``named`` marks policies by name (a summary
+    dict or a :class:`ReplayResult` each) in their palette colours
+    (:func:`~reviewlab.ui.charts.palette.policy_color`); named policies that
+    coincide are drawn as nested markers, largest first, so none hides
+    another. A point with an infinite value is drawn at the top (▲) or right edge.
     """
-    _require_columns(points, ("coverage_loss_rate", "wall_p95_sec"), "pareto_front: points")
+    if x is None:
+        x = (
+            "timeout_coverage_loss_rate"
+            if "timeout_coverage_loss_rate" in points.columns
+            else "coverage_loss_rate"
+        )
+    _require_columns(points, (x, y), "pareto_front: points")
     if front is None:
         from reviewlab.analysis.sweep import pareto
 
@@ -196,50 +214,102 @@ def pareto_front(
     mask = np.asarray(front, dtype=bool)
     if mask.shape != (len(points),):
         raise ValueError(f"pareto_front: front has {mask.size} entries for {len(points)} points")
+    named_values = {
+        name: (summary.summary if isinstance(summary, ReplayResult) else summary)
+        for name, summary in (named or {}).items()
+    }
     figure, ax = figure_and_axes(ax, (7.5, 5.0))
-    loss = 100 * points["coverage_loss_rate"].to_numpy(dtype=float)
-    wall = points["wall_p95_sec"].to_numpy(dtype=float)
-    ax.scatter(loss[~mask], wall[~mask], s=12, color="#9aa7b8", label="policy point")
-    order = np.argsort(loss[mask])
+    xs = 100 * points[x].to_numpy(dtype=float)
+    ys = points[y].to_numpy(dtype=float)
+    extra_x = [100 * float(v.get(x, math.nan)) for v in named_values.values()]
+    extra_y = [float(v.get(y, math.nan)) for v in named_values.values()]
+    right, top = _edges(np.concatenate([xs, extra_x]), np.concatenate([ys, extra_y]))
+    xs, ys = np.minimum(xs, right), np.minimum(ys, top)
+    ax.scatter(xs[~mask], ys[~mask], s=12, color=POINT_COLOR, label="policy point", zorder=1)
+    order = np.argsort(xs[mask], kind="stable")
     ax.plot(
-        loss[mask][order],
-        wall[mask][order],
-        "-o",
-        color="#c44e52",
-        markersize=5,
+        xs[mask][order],
+        ys[mask][order],
+        "o",
+        linestyle="none",
+        markerfacecolor="none",
+        markeredgecolor=FRONT_COLOR,
+        markersize=6,
         label="Pareto front",
+        zorder=2,
     )
-    markers = "*DPXsv^<>"
-    span_x = max(float(np.ptp(loss)), 1e-9) if loss.size else 1.0
-    span_y = max(float(np.ptp(wall)), 1e-9) if wall.size else 1.0
-    placed: list[tuple[float, float]] = []
-    for index, (name, summary) in enumerate((named or {}).items()):
-        values = summary.summary if isinstance(summary, ReplayResult) else summary
-        x, y = 100 * values["coverage_loss_rate"], values["wall_p95_sec"]
-        ax.plot(
-            [x],
-            [y],
-            markers[index % len(markers)],
-            markersize=11,
-            markeredgecolor="black",
-            color=f"C{index + 2}",
-            label=name,
-            linestyle="none",
-        )
-        # Named policies often coincide (the pre-fix and ouroboros points, say): stack their labels.
-        crowd = sum(
-            abs(x - px) < 0.03 * span_x and abs(y - py) < 0.03 * span_y for px, py in placed
-        )
-        placed.append((x, y))
-        ax.annotate(
-            name, (x, y), xytext=(8, 6 - 11 * crowd), textcoords="offset points", fontsize=8
-        )
-    ax.set_xlabel("coverage loss (% of requested read lines not credited)")
-    ax.set_ylabel("p95 episode wall time (s)")
+    _mark_named(ax, named_values, x, y, right, top)
+    ax.set_xlabel(
+        "coverage lost to timeouts (% of requested read lines)"
+        if x.startswith("timeout")
+        else "coverage loss (% of requested read lines not credited)"
+    )
+    ax.set_ylabel("p95 episode wall time (s)" if y == "wall_p95_sec" else y)
     ax.set_title("Wall time against lost coverage over the sweep")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     return figure
+
+
+def _edges(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float]:
+    """Where infinite values are drawn: a little beyond the largest finite value on each axis."""
+
+    def edge(values: np.ndarray) -> float:
+        finite = values[np.isfinite(values)]
+        if not finite.size:
+            return 1.0
+        low, high = float(finite.min()), float(finite.max())
+        return high + 0.08 * max(high - low, abs(high), 1e-9)
+
+    return edge(xs), edge(ys)
+
+
+_NAMED_MARKERS = "*DPXsv^<>"
+
+
+def _mark_named(
+    ax: Axes,
+    named: Mapping[str, Mapping[str, Any]],
+    x: str,
+    y: str,
+    right: float,
+    top: float,
+) -> None:
+    """Each named policy as a marker in its palette colour; coinciding ones nest, labels stack."""
+    xlim, ylim = ax.get_xlim(), ax.get_ylim()
+    span_x = max(xlim[1] - xlim[0], 1e-9)
+    span_y = max(ylim[1] - ylim[0], 1e-9)
+    placed: list[tuple[float, float]] = []
+    for index, (name, values) in enumerate(named.items()):
+        px = min(100 * float(values[x]), right)
+        py = min(float(values[y]), top)
+        infinite = not (math.isfinite(float(values[x])) and math.isfinite(float(values[y])))
+        crowd = sum(
+            abs(px - qx) < 0.03 * span_x and abs(py - qy) < 0.03 * span_y for qx, qy in placed
+        )
+        placed.append((px, py))
+        ax.plot(
+            [px],
+            [py],
+            "^" if infinite else _NAMED_MARKERS[index % len(_NAMED_MARKERS)],
+            # A later policy on the same spot is drawn smaller and above: every marker stays visible.
+            markersize=max(14 - 3.5 * crowd, 4),
+            markeredgecolor="black",
+            color=policy_color(name),
+            label=name + (" (∞)" if infinite else ""),
+            linestyle="none",
+            zorder=3 + index,
+        )
+        ax.annotate(
+            name,
+            (px, py),
+            xytext=(9, 6 - 12 * crowd),
+            textcoords="offset points",
+            fontsize=8,
+            color="black",
+            bbox=LABEL_BOX,
+            zorder=10,
+        )
 
 
 # -- durations --------------------------------------------------------------------
@@ -252,15 +322,19 @@ def survival_curves(
     tools: Sequence[str] | None = None,
     ax: Axes | None = None,
 ) -> Figure:
-    """Per-tool share of calls still running after t seconds (Kaplan–Meier), each tool's bound drawn.
+    """Per-tool share of calls still running after t seconds (Kaplan–Meier), each bound drawn once.
 
-    The estimate is the shared censoring-aware one
+    Both axes are logarithmic, so the tail a timeout acts on (the last percent
+    of calls, and the few that never return) is as visible as the body. The
+    estimate is the shared censoring-aware one
     (:func:`reviewlab.engines.censoring.estimates_by_tool`): a call that never
     returned counts as still running until it was last seen, and is marked
-    with a ``+`` on its tool's curve there. ``policy`` (default
-    :meth:`TimeoutPolicy.ouroboros`) gives each tool's bound without a deadline,
-    drawn as a dotted line in the tool's colour; its legend entry says the
-    share of the tool's calls that bound would abandon.
+    with a ``+`` on its tool's curve there. A curve that reaches 0 is drawn
+    down to the bottom edge (half the smallest share one call can be).
+    ``policy`` (default :meth:`TimeoutPolicy.ouroboros`) gives each tool's
+    bound without a deadline. Tools sharing a bound share ONE dotted line,
+    labelled once with the bound and the tools it applies to; each tool's
+    legend entry says its bound and the share of its calls that bound abandons.
     """
     from reviewlab.engines.censoring import censored_calls, estimates_by_tool
 
@@ -277,42 +351,59 @@ def survival_curves(
     # On a log axis the curves start (at 1.0) half-way below the shortest positive duration seen.
     positive = [t for tool in chosen for t in per_tool[tool].event_times if t > 0]
     start = min(positive, default=1.0) / 2
-    for index, tool in enumerate(chosen):
+    floor = 0.5 / max(per_tool[tool].observations for tool in chosen)
+    bounds: dict[float, list[str]] = {}
+    for tool in chosen:
         estimate = per_tool[tool]
-        color = f"C{index % 10}"
+        color = tool_color(tool)
+        bound = float(policy.timeout_for(None, tool))
+        bounds.setdefault(bound, []).append(tool)
         times = np.maximum(np.concatenate([[start], estimate.event_times]), start)
-        survival = np.concatenate([[1.0], estimate.survival_after])
+        survival = np.maximum(np.concatenate([[1.0], estimate.survival_after]), floor)
         ax.step(
             times,
             survival,
             where="post",
             color=color,
-            label=f"{tool} ({estimate.observations} calls, {estimate.observations - estimate.events} censored)",
+            label=(
+                f"{tool} ({estimate.observations} calls, "
+                f"{estimate.observations - estimate.events} censored): "
+                f"bound {bound:g} s abandons {100 * estimate.survival(bound):.2g}%"
+            ),
         )
         marks = censored_at.get(tool, [])
         if marks:
             ax.plot(
                 marks,
-                [estimate.survival(t) for t in marks],
+                [max(estimate.survival(t), floor) for t in marks],
                 "+",
                 color=color,
                 markersize=9,
                 linestyle="none",
             )
-        bound = float(policy.timeout_for(None, tool))
-        ax.axvline(
-            bound,
-            color=color,
-            linestyle=":",
-            linewidth=1.5,
-            label=f"{tool} bound {bound:g} s: abandons {100 * estimate.survival(bound):.2g}%",
+    for bound, sharing in sorted(bounds.items()):
+        color = tool_color(sharing[0]) if len(sharing) == 1 else "#333333"
+        ax.axvline(bound, color=color, linestyle=":", linewidth=1.5)
+        ax.annotate(
+            f"bound {bound:g} s: {', '.join(sharing)}",
+            (bound, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(-3, -4),
+            textcoords="offset points",
+            rotation=90,
+            ha="right",
+            va="top",
+            fontsize=7,
+            color="black",
+            bbox=LABEL_BOX,
         )
     ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlim(left=start)
-    ax.set_ylim(0, 1.02)
+    ax.set_ylim(floor * 0.8, 1.3)
     ax.set_xlabel("call duration (s, log scale)")
     ax.set_ylabel("share of calls still running")
-    ax.set_title("Per-tool duration survival (Kaplan–Meier; + = censored call)")
+    ax.set_title("Per-tool duration survival (Kaplan–Meier, log axes; + = censored call)")
     ax.grid(True, which="both", alpha=0.3)
     legend_outside(ax)
     return figure

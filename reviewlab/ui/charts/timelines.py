@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import matplotlib.dates as mdates
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -22,23 +23,21 @@ from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
 from reviewlab.ui.charts._common import (
+    LABEL_BOX,
+    clock_origin,
     duration_text,
     figure_and_axes,
     legend_outside,
     policy_label,
+    recorded_slots,
     time_scale,
 )
+from reviewlab.ui.charts.palette import OUTCOME_COLORS, STATE_COLORS
 
 __all__ = ["STATE_COLORS", "call_timeline", "episode_timeline", "pool_timeline"]
 
-# Slot states of a pool timeline; anything else is drawn grey under its own name.
-STATE_COLORS = {"busy": "#4c72b0", "silent": "#dd3333", "idle": "#e5e5e5", "zombie": "#e69f00"}
-_OUTCOME_COLORS = {
-    "executed": "#4c9f70",
-    "error": "#c44e52",
-    "refused": "#8c8c8c",
-    "withheld": "#8c8c8c",
-}
+# Slot states of a pool timeline (STATE_COLORS); anything else is drawn grey under its own name.
+_OUTCOME_COLORS = OUTCOME_COLORS
 _SEND_COLOR = "#8172b2"
 _ZOMBIE_COLOR = "#e69f00"
 
@@ -236,8 +235,9 @@ def episode_timeline(
                 ha="right",
                 va="center",
                 fontsize=8,
-                color="white",
+                color="black",
                 fontweight="bold",
+                bbox=LABEL_BOX,
             )
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()
@@ -255,57 +255,116 @@ def episode_timeline(
 # -- a reviewer pool ----------------------------------------------------------
 
 
-def pool_timeline(result: ReplayResult, *, ax: Axes | None = None) -> Figure:
+def pool_timeline(
+    result: ReplayResult,
+    *,
+    episodes: Iterable[Episode] | None = None,
+    rows: str | None = None,
+    ax: Axes | None = None,
+) -> Figure:
     """Reviewer slots over time: busy, silent on a tool, idle; the longest silence is labelled.
 
     Needs a pool simulation (``replay(..., engine="twin", slots=N)``), whose
     ``result.slots`` holds ``slot_id, state, start_sec, end_sec, episode_id``.
+    ``episodes`` (the recorded corpus) puts the recording's names and clock on
+    the chart: with ``rows="recorded"`` (the default when slot names are known)
+    each request is drawn on the row of the slot that served it in the
+    recording (``reviewer-3``), not the twin's own ``slot-0`` …, and the axis
+    shows wall-clock time when arrivals were the recorded ones.
+    ``rows="simulated"`` keeps the twin's slots. Labels are dark on a white box,
+    readable over every state's colour.
     """
     slots = result.slots
     if slots is None or len(slots) == 0:
         raise ValueError(
             "pool_timeline: the result has no slot timeline; replay with engine='twin', slots=N"
         )
-    slot_ids = sorted(slots["slot_id"].astype(str).unique())
-    row_of = {slot: row for row, slot in enumerate(slot_ids)}
+    episodes = list(episodes) if episodes is not None else None
+    names = recorded_slots(result, episodes)
+    rows = rows or ("recorded" if names else "simulated")
+    if rows not in ("recorded", "simulated"):
+        raise ValueError(f"rows: expected 'recorded' or 'simulated', got {rows!r}")
+    frame = slots.assign(row=slots["slot_id"].astype(str))
+    if rows == "recorded":
+        if not names:
+            raise ValueError(
+                "pool_timeline: rows='recorded' needs the recorded slot names: pass episodes="
+            )
+        # Idle intervals belong to the twin's slots; a recorded slot is idle wherever none of
+        # its requests runs, which the idle background shows.
+        frame = frame[frame["episode_id"].astype(str) != ""]
+        frame = frame.assign(row=frame["episode_id"].astype(str).map(names).fillna("(no slot)"))
+    row_ids = sorted(frame["row"].unique())
+    row_of = {slot: row for row, slot in enumerate(row_ids)}
     span = float(slots["end_sec"].replace(np.inf, np.nan).max())
     span = span if math.isfinite(span) and span > 0 else 1.0
-    scale, unit = time_scale(span)
-    figure, ax = figure_and_axes(ax, (10.0, 1.4 + 0.45 * len(slot_ids)))
+    origin = clock_origin(result, episodes)
+    if origin is not None:
+        base, scale = float(mdates.date2num(origin)), 86_400.0
+    else:
+        base, (scale, unit) = 0.0, time_scale(span)
+    figure, ax = figure_and_axes(ax, (10.0, 1.4 + 0.45 * len(row_ids)))
     states = [s for s in STATE_COLORS if s in set(slots["state"])]
     states += sorted(set(slots["state"]) - set(STATE_COLORS))
+    if rows == "recorded" and "idle" not in states:
+        states.append("idle")
+    if rows == "recorded":
+        ax.set_facecolor(STATE_COLORS["idle"])
     for state in states:
-        part = slots[slots["state"] == state]
+        part = frame[frame["state"] == state]
         color = STATE_COLORS.get(state, "#999999")
-        for slot, group in part.groupby(part["slot_id"].astype(str)):
+        for slot, group in part.groupby("row"):
             bars = [
-                (start / scale, (min(end, span) - start) / scale)
+                (base + start / scale, (min(end, span) - start) / scale)
                 for start, end in zip(group["start_sec"], group["end_sec"], strict=True)
             ]
             ax.broken_barh(bars, (row_of[slot] - 0.4, 0.8), facecolors=color, edgecolor="none")
-    silent = slots[slots["state"] == "silent"]
+    silent = frame[frame["state"] == "silent"]
     if len(silent):
         lengths = (silent["end_sec"] - silent["start_sec"]).to_numpy(dtype=float)
         longest = silent.iloc[int(np.argmax(lengths))]
-        mid = (longest["start_sec"] + min(longest["end_sec"], span)) / 2 / scale
+        start, end = float(longest["start_sec"]), min(float(longest["end_sec"]), span)
+        tool = _longest_call_tool(result, str(longest["episode_id"]))
+        # A long bar carries its label; a short one has it beside, on the side with more room.
+        if end - start >= 0.25 * span:
+            at, align = (start + end) / 2, "center"
+        elif end <= 0.6 * span:
+            at, align = end + 0.01 * span, "left"
+        else:
+            at, align = start - 0.01 * span, "right"
         ax.annotate(
-            f"silent {duration_text(float(lengths.max()))}",
-            (mid, row_of[str(longest["slot_id"])]),
-            ha="center",
+            f"silent {duration_text(float(lengths.max()))}" + (f" on {tool}" if tool else ""),
+            (base + at / scale, row_of[str(longest["row"])]),
+            ha=align,
             va="center",
             fontsize=9,
             fontweight="bold",
-            color="white",
+            color="black",
+            bbox=LABEL_BOX,
         )
-    ax.set_yticks(range(len(slot_ids)), slot_ids)
+    ax.set_yticks(range(len(row_ids)), row_ids)
     ax.invert_yaxis()
-    ax.set_xlim(0, span / scale)
-    ax.set_xlabel(f"time since the first request ({unit})")
-    ax.set_ylabel("reviewer slot")
-    ax.set_title(f"Reviewer pool: {len(slot_ids)} slots ({policy_label(result)})")
+    ax.set_xlim(base, base + span / scale)
+    if origin is not None:
+        tz = origin.tzinfo
+        ax.xaxis.set_major_locator(mdates.AutoDateLocator(tz=tz, minticks=4, maxticks=12))
+        ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M", tz=tz))
+        ax.set_xlabel(f"clock time ({origin.tzname() or 'UTC'}, {origin.date().isoformat()} on)")
+    else:
+        ax.set_xlabel(f"time since the first request ({unit})")
+    ax.set_ylabel("reviewer slot (as recorded)" if rows == "recorded" else "reviewer slot")
+    ax.set_title(f"Reviewer pool: {slots['slot_id'].nunique()} slots ({policy_label(result)})")
     legend_outside(
         ax,
         [Patch(color=STATE_COLORS.get(s, "#999999")) for s in states],
         [("silent on a tool" if s == "silent" else s) for s in states],
     )
     return figure
+
+
+def _longest_call_tool(result: ReplayResult, episode_id: str) -> str:
+    """The tool of the call the episode waited on longest ('' when it made none)."""
+    calls = result.calls[result.calls["episode_id"] == episode_id]
+    if calls.empty or "wait_sec" not in calls.columns:
+        return ""
+    return str(calls.loc[calls["wait_sec"].idxmax(), "tool"])
