@@ -108,7 +108,13 @@ def test_summary_definitions():
     assert summary["episodes"] == 3 and summary["calls"] == 7
     assert summary["abandoned_call_rate"] == pytest.approx(2 / 6)  # the withheld call never started
     assert summary["coverage_loss_rate"] == pytest.approx(1 - 200 / 400)
-    assert summary["zombie_sec"] == 40.0 and summary["wedged_zombies"] == 1
+    # One zombie never returns: the total is infinite, the finite part and the count are apart.
+    assert summary["zombie_sec"] == math.inf and summary["wedged_zombies"] == 1
+    assert summary["zombie_finite_sec"] == 40.0
+    # Timeout loss: e1's abandoned read (40) and its read withheld from credit after it (60);
+    # inherent: e2's read withheld when the unbounded wedge ended its log (100).
+    assert summary["timeout_coverage_loss_rate"] == pytest.approx(100 / 400)
+    assert summary["inherent_coverage_loss_rate"] == pytest.approx(100 / 400)
     assert summary["deadline_bound_share"] == pytest.approx(
         2 / 4
     )  # unbounded calls are not bounded
@@ -131,6 +137,7 @@ def test_summarize_arrays_is_summarize():
         by_deadline=by.eq("deadline").to_numpy(),
         requested_lines=calls["requested_lines"].to_numpy(),
         credited_lines=calls["credited_lines"].to_numpy(),
+        timeout_lost_lines=np.array([0, 40, 60, 0, 0, 0, 0]),
         wall_sec=episodes["wall_sec"].to_numpy(),
         max_silence_sec=episodes["max_silence_sec"].to_numpy(),
         peak_loose_workers=2,
@@ -144,6 +151,30 @@ def test_empty_frames_summarize_to_zeros():
     base = pd.DataFrame({"episode_id": [], "slot_id": [], "wall_sec": [], "max_silence_sec": []})
     summary = metrics.summarize(calls, metrics.episode_rows(calls, base), peak_loose_workers=0)
     assert all(summary[key] == 0 for key in metrics.SUMMARY_KEYS)
+
+
+def test_timeout_lost_lines_rule():
+    """Lost lines count as the timeout's only for abandoned calls and executed-but-uncredited ones."""
+    lost = metrics.timeout_lost_lines(
+        np.array([10, 10, 10, 10, 10]),
+        np.array([0, 0, 10, 0, 0]),
+        np.array([True, False, False, False, False]),  # abandoned
+        np.array([False, True, True, False, False]),  # executed
+    )
+    # abandoned 10; executed and withheld from credit 10; credited 0; raised by itself 0; withheld 0.
+    assert lost.tolist() == [10, 10, 0, 0, 0]
+
+
+def test_quantiles_keep_infinity_and_match_numpy_otherwise():
+    """A quantile that reaches an infinite value is inf (never NaN); finite data matches NumPy."""
+    data = np.array([3.0, 1.0, 2.0, 10.0])
+    assert metrics.quantiles(data, (0.5, 0.95, 0.99)) == tuple(
+        float(q) for q in np.quantile(data, (0.5, 0.95, 0.99))
+    )
+    with_inf = np.array([1.0, 2.0, 3.0, math.inf])
+    p50, p95, p100 = metrics.quantiles(with_inf, (0.5, 0.95, 1.0))
+    assert p50 == float(np.quantile([1.0, 2.0, 3.0], 0.75)) and p95 == math.inf == p100
+    assert metrics.quantiles(np.array([math.inf, math.inf]), (0.0,)) == (math.inf,)
 
 
 def test_peak_overlap_half_open_intervals():
@@ -161,9 +192,12 @@ def test_per_tool_and_per_slot_breakdowns():
     assert tools.loc["read_file", "calls"] == 4  # one read was withheld
     assert tools.loc["read_file", "abandoned_calls"] == 1
     assert tools.loc["read_file", "coverage_loss_rate"] == pytest.approx(1 - 200 / 400)
-    assert (
-        tools.loc["search_code", "zombie_sec"] == 0.0
-    )  # the wedged zombie is infinite, not summed
+    # The wedged zombie is infinite: never summed into the finite part, never hidden either.
+    assert tools.loc["search_code", "zombie_finite_sec"] == 0.0
+    assert tools.loc["search_code", "zombie_sec"] == math.inf
+    assert tools.loc["search_code", "wedged_zombies"] == 1
+    assert tools.loc["read_file", "timeout_coverage_loss_rate"] == pytest.approx(100 / 400)
+    assert tools.loc["read_file", "inherent_coverage_loss_rate"] == pytest.approx(100 / 400)
     slots = metrics.per_slot(calls, metrics.episode_rows(calls, base)).set_index("slot_id")
     assert slots.loc["s1", "episodes"] == 2 and slots.loc["s2", "episodes"] == 1
     assert slots.loc["s1", "abandoned_call_rate"] == pytest.approx(2 / 4)

@@ -6,7 +6,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.core.metrics import CALL_COLUMNS, CALL_TIMING_COLUMNS, EPISODE_COLUMNS, SUMMARY_KEYS
+from reviewlab.core.metrics import (
+    CALL_COLUMNS,
+    CALL_FRAME_COLUMNS,
+    CALL_TIMING_COLUMNS,
+    EPISODE_COLUMNS,
+    SUMMARY_KEYS,
+)
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.engines.result import ReplayResult
@@ -102,7 +108,7 @@ def test_the_pre_fix_mode_never_bounds_a_call():
 def test_every_simulated_engine_records_when_each_call_ran(engine):
     """start_sec counts from the arrival (a later arrival changes nothing) and wait_sec is what the episode waited."""
     result = replay(_corpus(), TimeoutPolicy.uniform(10.0), engine=engine)
-    assert tuple(result.calls.columns) == CALL_COLUMNS + CALL_TIMING_COLUMNS
+    assert tuple(result.calls.columns) == CALL_FRAME_COLUMNS
     timing = result.calls.set_index(["episode_id", "call_index"])[list(CALL_TIMING_COLUMNS)]
     # e1: send 1 s, read 0.5 s, search abandoned at its 10 s bound, send 1 s, read.
     assert timing.loc["e1"].to_numpy().tolist() == [[1.0, 0.5], [1.5, 10.0], [12.5, 0.5]]
@@ -113,7 +119,7 @@ def test_every_simulated_engine_records_when_each_call_ran(engine):
 def test_the_real_engine_measures_when_each_call_ran():
     """The real engine's start_sec and wait_sec are measured times over time_scale, in call order and past each send."""
     result = replay(_corpus(), TimeoutPolicy.uniform(10.0), engine="real", time_scale=0.01)
-    assert tuple(result.calls.columns) == CALL_COLUMNS + CALL_TIMING_COLUMNS
+    assert tuple(result.calls.columns) == CALL_FRAME_COLUMNS
     slack = (
         0.05  # recorded seconds (0.5 ms real): wall-clock dispatch stamps against monotonic waits
     )

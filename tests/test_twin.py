@@ -52,7 +52,7 @@ def test_frames_have_the_shared_columns_and_one_row_per_call():
     """Call and episode frames use the metrics module's columns, one row per recorded call in order."""
     ep = _episode("e1", [Round(send_sec=1.0, calls=[_read(0.5), _read(0.2)]), Round(send_sec=2.0)])
     result = simulate([ep], TimeoutPolicy.uniform(5.0))
-    assert tuple(result.calls.columns) == metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS
+    assert tuple(result.calls.columns) == metrics.CALL_FRAME_COLUMNS
     assert tuple(result.episodes.columns) == metrics.EPISODE_COLUMNS
     assert list(result.calls["call_index"]) == [0, 1]
     assert list(result.calls["round"]) == [1, 1]
@@ -101,7 +101,8 @@ def test_a_censored_call_is_a_wedge_with_infinite_zombie_time():
     result = simulate([ep], TimeoutPolicy.uniform(10.0))
     row = result.calls.iloc[0]
     assert row["source_gap"] == SOURCE_GAP_ABANDONED and math.isinf(row["zombie_sec"])
-    assert result.summary["wedged_zombies"] == 1 and result.summary["zombie_sec"] == 0.0
+    assert result.summary["wedged_zombies"] == 1 and result.summary["zombie_sec"] == math.inf
+    assert result.summary["zombie_finite_sec"] == 0.0
 
 
 def test_returned_after_sec_is_the_true_duration():
@@ -214,7 +215,7 @@ def test_an_empty_corpus_gives_empty_frames():
     """No episodes: empty frames with the shared columns and a zero summary."""
     result = simulate([])
     assert len(result.calls) == 0
-    assert tuple(result.calls.columns) == metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS
+    assert tuple(result.calls.columns) == metrics.CALL_FRAME_COLUMNS
     assert result.summary["episodes"] == 0
 
 

@@ -7,13 +7,27 @@ frames, so a rate means the same thing whichever engine produced it.
 * abandoned-call rate: abandoned calls / dispatched calls (calls that started;
   refused and withheld calls never started).
 * coverage-loss rate: 1 − credited read lines / read lines asked for (0 when
-  nothing was asked for).
+  nothing was asked for). It splits in two, and the two parts add up to it:
+
+  - *timeout* coverage loss: the lines a call lost because of abandonment — an
+    abandoned read's lines, and the lines of a read that executed but was
+    withheld from credit after the episode's first abandonment
+    (:func:`timeout_lost_lines`). Exactly 0 when nothing is abandoned, so under
+    the unbounded policy. This is what a timeout policy is judged on.
+  - *inherent* coverage loss: every other lost line — reads that failed by
+    themselves, a read that never returned under the pre-fix policy, the reads
+    withheld because the episode's log ended there.
 * episode wall time: p50, p95, p99 and max of ``wall_sec``.
 * longest silence: the longest time between two model sends of one episode
   (``max_silence_sec``).
 * zombie seconds: how long loose workers keep running after their call was
-  abandoned (a censored call replayed as a wedge never returns: its zombie time
-  is infinite and is counted in ``wedged_zombies`` rather than summed).
+  abandoned. A censored call replayed as a wedge never returns: its zombie time
+  is infinite, so ``zombie_sec`` is ``math.inf`` as soon as one such zombie
+  exists; ``wedged_zombies`` counts them and ``zombie_finite_sec`` sums the
+  zombies that do come back. Infinite wall times and silences (an unbounded
+  replay waiting on a call that never returns) stay ``math.inf`` too, and
+  quantiles over them are taken without turning them into NaN
+  (:func:`quantiles`).
 * peak loose workers: the most abandoned workers still running at one instant.
 * deadline-bound share: bounded calls whose bound the deadline set / bounded calls.
 
@@ -27,6 +41,10 @@ reads them; charts lay calls out with them instead of re-deriving the replay):
 * ``wait_sec``: how long the episode waited on the call: its bound for an
   abandoned call, 0 for a withheld one, else the time it actually took (in a
   worker-thread pool, thread queueing included).
+
+:func:`reviewlab.engines.result.assemble` then appends
+:data:`CALL_DERIVED_COLUMNS`, computed here from the columns above, so every
+engine's frame carries them and no engine computes them itself.
 """
 
 from __future__ import annotations
@@ -38,8 +56,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reviewlab.core.vocab import OUTCOMES, SOURCE_GAP_ABANDONED
+
 __all__ = [
     "CALL_COLUMNS",
+    "CALL_DERIVED_COLUMNS",
+    "CALL_FRAME_COLUMNS",
     "CALL_TIMING_COLUMNS",
     "EPISODE_COLUMNS",
     "SUMMARY_KEYS",
@@ -47,8 +69,10 @@ __all__ = [
     "peak_overlap",
     "per_slot",
     "per_tool",
+    "quantiles",
     "summarize",
     "summarize_arrays",
+    "timeout_lost_lines",
 ]
 
 CALL_COLUMNS = (
@@ -68,6 +92,10 @@ CALL_COLUMNS = (
 )
 CALL_TIMING_COLUMNS = ("start_sec", "wait_sec")
 """The engine's timing of each call, after :data:`CALL_COLUMNS` (see the module docstring)."""
+CALL_DERIVED_COLUMNS = ("timeout_lost_lines",)
+"""Appended by :func:`reviewlab.engines.result.assemble`: lines lost because of abandonment."""
+CALL_FRAME_COLUMNS = CALL_COLUMNS + CALL_TIMING_COLUMNS + CALL_DERIVED_COLUMNS
+"""Every column of a replay's call frame, in order."""
 EPISODE_COLUMNS = (
     "episode_id",
     "slot_id",
@@ -78,29 +106,83 @@ EPISODE_COLUMNS = (
     "requested_lines",
     "credited_lines",
     "coverage_loss",
+    "timeout_lost_lines",
+    "timeout_coverage_loss",
 )
 SUMMARY_KEYS = (
     "episodes",
     "calls",
     "abandoned_call_rate",
     "coverage_loss_rate",
+    "timeout_coverage_loss_rate",
+    "inherent_coverage_loss_rate",
     "wall_p50_sec",
     "wall_p95_sec",
     "wall_p99_sec",
     "wall_max_sec",
     "max_silence_sec",
     "zombie_sec",
+    "zombie_finite_sec",
     "wedged_zombies",
     "peak_loose_workers",
     "deadline_bound_share",
 )
 
-_DISPATCHED = ("executed", "error")
+EXECUTED, ERROR = OUTCOMES[0], OUTCOMES[1]
+_DISPATCHED = (EXECUTED, ERROR)
 
 
 def coverage_loss(requested: float, credited: float) -> float:
     """1 − credited / requested; 0 when nothing was requested."""
     return 0.0 if requested <= 0 else 1.0 - credited / requested
+
+
+def timeout_lost_lines(
+    requested_lines: np.ndarray,
+    credited_lines: np.ndarray,
+    abandoned: np.ndarray,
+    executed: np.ndarray,
+) -> np.ndarray:
+    """Per call, the lines lost because of abandonment (design §5).
+
+    A call's lost lines are ``requested − credited``. They are the timeout's
+    doing when the call was abandoned, or when it executed (returned inside its
+    bound, without error) and was still not credited — the sticky rule withheld
+    its extent after an earlier abandonment. Lines lost by a call that failed by
+    itself, never returned under the unbounded policy, or never started because
+    the log ended are inherent, not counted here.
+    """
+    lost = np.asarray(requested_lines, dtype=np.int64) - np.asarray(credited_lines, dtype=np.int64)
+    caused = np.asarray(abandoned, dtype=bool) | np.asarray(executed, dtype=bool)
+    return np.where(caused, lost, 0).astype(np.int64)
+
+
+def quantiles(values: np.ndarray, qs: Sequence[float]) -> tuple[float, ...]:
+    """Linear-interpolation quantiles (NumPy's default) that keep ``math.inf`` infinite.
+
+    ``np.quantile`` interpolates ``a + (inf − a)·0`` to NaN when an order
+    statistic it touches is infinite; here any quantile whose interpolation
+    reaches an infinite value with positive weight is ``inf``, every other one
+    is exactly NumPy's. An empty array gives zeros.
+    """
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return tuple(0.0 for _ in qs)
+    finite = np.isfinite(data)
+    if finite.all():
+        return tuple(float(q) for q in np.quantile(data, qs))
+    ordered = np.sort(data)
+    out = []
+    for q in qs:
+        position = (ordered.size - 1) * q
+        below = int(np.floor(position))
+        above = min(below + 1, ordered.size - 1)
+        weight = position - below
+        if np.isinf(ordered[below]) or (weight > 0 and np.isinf(ordered[above])):
+            out.append(math.inf)
+        else:
+            out.append(float(np.quantile(ordered[: above + 1], position / max(above, 1))))
+    return tuple(out)
 
 
 def peak_overlap(starts: Sequence[float] | np.ndarray, ends: Sequence[float] | np.ndarray) -> int:
@@ -123,7 +205,7 @@ def episode_rows(calls: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
     episodes without calls get zeros.
     """
     dispatched = calls["outcome"].isin(_DISPATCHED)
-    abandoned = calls["source_gap"].eq("native_tool_abandoned")
+    abandoned = calls["source_gap"].eq(SOURCE_GAP_ABANDONED)
     grouped = (
         pd.DataFrame(
             {
@@ -132,6 +214,7 @@ def episode_rows(calls: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
                 "abandoned_calls": abandoned.astype(np.int64),
                 "requested_lines": calls["requested_lines"].astype(np.int64),
                 "credited_lines": calls["credited_lines"].astype(np.int64),
+                "timeout_lost_lines": _timeout_lost(calls),
             }
         )
         .groupby("episode_id", sort=False)
@@ -140,17 +223,28 @@ def episode_rows(calls: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
     out = episodes[["episode_id", "slot_id", "wall_sec", "max_silence_sec"]].merge(
         grouped, how="left", left_on="episode_id", right_index=True
     )
-    for column in ("calls", "abandoned_calls", "requested_lines", "credited_lines"):
+    counts = ("calls", "abandoned_calls", "requested_lines", "credited_lines", "timeout_lost_lines")
+    for column in counts:
         out[column] = out[column].fillna(0).astype(np.int64)
     requested = out["requested_lines"].to_numpy(dtype=float)
     credited = out["credited_lines"].to_numpy(dtype=float)
+    timeout = out["timeout_lost_lines"].to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         out["coverage_loss"] = np.where(requested > 0, 1.0 - credited / requested, 0.0)
+        out["timeout_coverage_loss"] = np.where(requested > 0, timeout / requested, 0.0)
     return out[list(EPISODE_COLUMNS)].reset_index(drop=True)
 
 
-def _quantile(values: np.ndarray, q: float) -> float:
-    return float(np.quantile(values, q)) if values.size else 0.0
+def _timeout_lost(calls: pd.DataFrame) -> np.ndarray:
+    """:func:`timeout_lost_lines` of a call frame (the column if present, else from its columns)."""
+    if "timeout_lost_lines" in calls:
+        return calls["timeout_lost_lines"].to_numpy(dtype=np.int64)
+    return timeout_lost_lines(
+        calls["requested_lines"].to_numpy(),
+        calls["credited_lines"].to_numpy(),
+        calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
+        calls["outcome"].eq(EXECUTED).to_numpy(),
+    )
 
 
 def summarize(
@@ -160,12 +254,13 @@ def summarize(
     bound_by = calls["bound_by"]
     return summarize_arrays(
         dispatched=calls["outcome"].isin(_DISPATCHED).to_numpy(),
-        abandoned=calls["source_gap"].eq("native_tool_abandoned").to_numpy(),
+        abandoned=calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
         zombie_sec=calls["zombie_sec"].to_numpy(dtype=float),
-        bounded=bound_by.isin(("tool_timeout", "deadline")).to_numpy(),
+        bounded=~bound_by.eq("unbounded").to_numpy(),
         by_deadline=bound_by.eq("deadline").to_numpy(),
         requested_lines=calls["requested_lines"].to_numpy(),
         credited_lines=calls["credited_lines"].to_numpy(),
+        timeout_lost_lines=_timeout_lost(calls),
         wall_sec=episodes["wall_sec"].to_numpy(dtype=float),
         max_silence_sec=episodes["max_silence_sec"].to_numpy(dtype=float),
         peak_loose_workers=peak_loose_workers,
@@ -181,6 +276,7 @@ def summarize_arrays(
     by_deadline: np.ndarray,
     requested_lines: np.ndarray,
     credited_lines: np.ndarray,
+    timeout_lost_lines: np.ndarray,
     wall_sec: np.ndarray,
     max_silence_sec: np.ndarray,
     peak_loose_workers: int,
@@ -198,23 +294,29 @@ def summarize_arrays(
     silence = np.asarray(max_silence_sec, dtype=float)
     requested = float(np.sum(requested_lines))
     credited = float(np.sum(credited_lines))
-    # One partition for the three quantiles: the same order statistics and interpolation as one call each.
-    p50, p95, p99 = (
-        (float(q) for q in np.quantile(wall, (0.50, 0.95, 0.99))) if wall.size else (0.0, 0.0, 0.0)
-    )
+    timeout_lost = float(np.sum(timeout_lost_lines))
+    total_loss = coverage_loss(requested, credited)
+    timeout_loss = timeout_lost / requested if requested > 0 else 0.0
+    p50, p95, p99 = quantiles(wall, (0.50, 0.95, 0.99))
     return {
         "episodes": int(wall.size),
         "calls": int(zombie.size),
         "abandoned_call_rate": int(np.count_nonzero(abandoned)) / n_dispatched
         if n_dispatched
         else 0.0,
-        "coverage_loss_rate": coverage_loss(requested, credited),
+        "coverage_loss_rate": total_loss,
+        "timeout_coverage_loss_rate": timeout_loss,
+        # The rest of the loss; computed as a difference of line counts so the two parts add up.
+        "inherent_coverage_loss_rate": (requested - credited - timeout_lost) / requested
+        if requested > 0
+        else 0.0,
         "wall_p50_sec": p50,
         "wall_p95_sec": p95,
         "wall_p99_sec": p99,
         "wall_max_sec": float(wall.max()) if wall.size else 0.0,
         "max_silence_sec": float(silence.max()) if silence.size else 0.0,
-        "zombie_sec": float(zombie[finite].sum()),
+        "zombie_sec": math.inf if not finite.all() else float(zombie.sum()),
+        "zombie_finite_sec": float(zombie[finite].sum()),
         "wedged_zombies": int((~finite).sum()),
         "peak_loose_workers": int(peak_loose_workers),
         "deadline_bound_share": int(np.count_nonzero(by_deadline)) / n_bounded
@@ -226,19 +328,24 @@ def summarize_arrays(
 def _breakdown(calls: pd.DataFrame, key: str) -> pd.DataFrame:
     frame = calls.assign(
         dispatched=calls["outcome"].isin(_DISPATCHED),
-        abandoned=calls["source_gap"].eq("native_tool_abandoned"),
+        abandoned=calls["source_gap"].eq(SOURCE_GAP_ABANDONED),
         deadline_bound=calls["bound_by"].eq("deadline"),
         zombie_finite=calls["zombie_sec"].where(np.isfinite(calls["zombie_sec"]), 0.0),
+        wedged=~np.isfinite(calls["zombie_sec"]),
+        timeout_lost=_timeout_lost(calls),
     )
     grouped = frame.groupby(key, sort=True).agg(
         calls=("dispatched", "sum"),
         abandoned_calls=("abandoned", "sum"),
         requested_lines=("requested_lines", "sum"),
         credited_lines=("credited_lines", "sum"),
+        timeout_lost_lines=("timeout_lost", "sum"),
         duration_p50_sec=("duration_sec", "median"),
-        zombie_sec=("zombie_finite", "sum"),
+        zombie_finite_sec=("zombie_finite", "sum"),
+        wedged_zombies=("wedged", "sum"),
         deadline_bounds=("deadline_bound", "sum"),
     )
+    grouped["zombie_sec"] = grouped["zombie_finite_sec"].where(grouped["wedged_zombies"] == 0, math.inf)
     grouped["abandoned_call_rate"] = (
         grouped["abandoned_calls"] / grouped["calls"].where(grouped["calls"] > 0)
     ).fillna(0.0)
@@ -246,6 +353,12 @@ def _breakdown(calls: pd.DataFrame, key: str) -> pd.DataFrame:
     grouped["coverage_loss_rate"] = (1.0 - grouped["credited_lines"] / req.where(req > 0)).fillna(
         0.0
     )
+    grouped["timeout_coverage_loss_rate"] = (
+        grouped["timeout_lost_lines"] / req.where(req > 0)
+    ).fillna(0.0)
+    grouped["inherent_coverage_loss_rate"] = (
+        (req - grouped["credited_lines"] - grouped["timeout_lost_lines"]) / req.where(req > 0)
+    ).fillna(0.0)
     return grouped.reset_index()
 
 
@@ -262,7 +375,7 @@ def per_slot(calls: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
         episodes.groupby("slot_id")
         .agg(
             episodes=("episode_id", "count"),
-            wall_p95_sec=("wall_sec", lambda s: float(np.quantile(s, 0.95))),
+            wall_p95_sec=("wall_sec", lambda s: quantiles(s.to_numpy(), (0.95,))[0]),
             max_silence_sec=("max_silence_sec", "max"),
         )
         .reset_index()
@@ -271,4 +384,5 @@ def per_slot(calls: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
 
 
 def is_finite_number(value: Any) -> bool:
+    """Whether ``value`` is an int or float that is neither infinite nor NaN."""
     return isinstance(value, int | float) and math.isfinite(value)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from reviewlab.core import metrics
 from reviewlab.core.narrowing import Narrowing
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
 
 __all__ = ["PoolFrames", "ReplayResult", "assemble"]
 
@@ -78,7 +79,18 @@ def assemble(
     assumptions: Mapping[str, Any],
     pool: PoolFrames | None = None,
 ) -> ReplayResult:
-    """The :class:`ReplayResult` of one replay, from an engine's call frame and per-episode arrays."""
+    """The :class:`ReplayResult` of one replay, from an engine's call frame and per-episode arrays.
+
+    ``calls`` holds :data:`~reviewlab.core.metrics.CALL_COLUMNS` and
+    :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`; the derived columns
+    (:data:`~reviewlab.core.metrics.CALL_DERIVED_COLUMNS`) are appended here.
+    """
+    calls["timeout_lost_lines"] = metrics.timeout_lost_lines(
+        calls["requested_lines"].to_numpy(),
+        calls["credited_lines"].to_numpy(),
+        calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
+        calls["outcome"].eq(metrics.EXECUTED).to_numpy(),
+    )
     base = pd.DataFrame(
         {
             "episode_id": np.asarray(episode_ids, dtype=object),

@@ -148,6 +148,10 @@ class Evaluation:
         """
         c = self.corpus
         dispatched = c.unbounded_dispatched if self.unbounded else c.all_calls
+        executed = self.outcome[c.read_calls] == EXECUTED
+        timeout_lost = metrics.timeout_lost_lines(
+            c.read_requested, self.credited_read, self.abandoned[c.read_calls], executed
+        )
         return metrics.summarize_arrays(
             dispatched=dispatched,
             abandoned=self.abandoned,
@@ -156,6 +160,7 @@ class Evaluation:
             by_deadline=self.by_deadline,
             requested_lines=c.read_requested,
             credited_lines=self.credited_read,
+            timeout_lost_lines=timeout_lost,
             wall_sec=self.wall_sec,
             max_silence_sec=self.round_silence,
             peak_loose_workers=self.peak_loose_workers,
