@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from reviewlab.core.policy import SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
-from reviewlab.ui.charts._common import LABEL_BOX, figure_and_axes, legend_outside, policy_label
+from reviewlab.ui.charts._common import LABEL_BOX, figure_and_axes, policy_label
 from reviewlab.ui.charts.palette import FRONT_COLOR, POINT_COLOR, policy_color, tool_color
 
 __all__ = ["LiveRates", "pareto_front", "per_tool_rates", "rates_vs_timeout", "survival_curves"]
@@ -264,9 +264,6 @@ def _edges(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float]:
     return edge(xs), edge(ys)
 
 
-_NAMED_MARKERS = "*DPXsv^<>"
-
-
 def _mark_named(
     ax: Axes,
     named: Mapping[str, Mapping[str, Any]],
@@ -291,9 +288,9 @@ def _mark_named(
         ax.plot(
             [px],
             [py],
-            "^" if infinite else _NAMED_MARKERS[index % len(_NAMED_MARKERS)],
-            # A later policy on the same spot is drawn smaller and above: every marker stays visible.
-            markersize=max(14 - 3.5 * crowd, 4),
+            "^" if infinite else "o",
+            # A later policy on the same spot is a smaller disc above: concentric rings, all visible.
+            markersize=max(15.0 - 5.0 * crowd, 4.0),
             markeredgecolor="black",
             color=policy_color(name),
             label=name + (" (∞)" if infinite else ""),
@@ -347,7 +344,7 @@ def survival_curves(
     censored_at: dict[str, list[float]] = {}
     for _, _, call in censored_calls(episodes):
         censored_at.setdefault(call.tool, []).append(call.duration_sec)
-    figure, ax = figure_and_axes(ax, (8.0, 4.8))
+    figure, ax = figure_and_axes(ax, (8.5, 6.0))
     # On a log axis the curves start (at 1.0) half-way below the shortest positive duration seen.
     positive = [t for tool in chosen for t in per_tool[tool].event_times if t > 0]
     start = min(positive, default=1.0) / 2
@@ -403,7 +400,8 @@ def survival_curves(
     ax.set_ylim(floor * 0.8, 1.3)
     ax.set_xlabel("call duration (s, log scale)")
     ax.set_ylabel("share of calls still running")
-    ax.set_title("Per-tool duration survival (Kaplan–Meier, log axes; + = censored call)")
+    ax.set_title("Per-tool call durations (Kaplan–Meier survival; + = censored call)")
     ax.grid(True, which="both", alpha=0.3)
-    legend_outside(ax)
+    # Below the Axes: the entries are long, and beside the Axes they would squeeze the curves.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize=8)
     return figure
