@@ -61,12 +61,15 @@ SUMMARY_ROWS = {
     "calls": "dispatched calls",
     "abandoned_call_rate": "abandoned-call rate",
     "coverage_loss_rate": "coverage-loss rate",
+    "timeout_coverage_loss_rate": "coverage lost to timeouts",
+    "inherent_coverage_loss_rate": "coverage lost by failing reads",
     "wall_p50_sec": "wall p50 (s)",
     "wall_p95_sec": "wall p95 (s)",
     "wall_p99_sec": "wall p99 (s)",
     "wall_max_sec": "wall max (s)",
     "max_silence_sec": "longest silence (s)",
     "zombie_sec": "zombie seconds",
+    "zombie_finite_sec": "zombie seconds (returning)",
     "wedged_zombies": "wedged zombies",
     "peak_loose_workers": "peak loose workers",
     "deadline_bound_share": "deadline-bound share",
@@ -179,6 +182,7 @@ def summary_table(
 
 SWEEP_METRICS = (
     "abandoned_call_rate",
+    "timeout_coverage_loss_rate",
     "coverage_loss_rate",
     "wall_p95_sec",
     "max_silence_sec",
