@@ -16,6 +16,7 @@ demo: $(STAMP)
 	$(PY) -m reviewlab demo
 
 test: $(STAMP)
+	npm ci --prefix tests/mcp --no-audit --no-fund --silent
 	$(PY) -m pytest -q
 
 lint: $(STAMP)

@@ -1,0 +1,133 @@
+"""MCP servers this project did not write: the npm reference servers, pinned in tests/mcp.
+
+``@modelcontextprotocol/server-filesystem`` confines paths itself: a review episode reads and
+lists a real workspace through it, and its own confinement refuses a ``..`` escape.
+``@modelcontextprotocol/server-everything``'s long-running operation reports progress: an idle
+timeout is reset by it, and a 1 s hard maximum abandons the operation, sends the cancel and lets
+the episode go on. The servers are installed from the lockfile (``npm ci``) when missing.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reviewlab.core.idle import IdleTimeouts
+from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.live.mcp import MCPServer
+
+PINNED = Path(__file__).with_name("mcp")
+MODULES = PINNED / "node_modules" / "@modelcontextprotocol"
+VERDICT = "[]"
+LONG_OP = "trigger-long-running-operation"
+READ_ONLY = ("read_text_file", "list_directory", "list_allowed_directories")
+
+
+@pytest.fixture(scope="module")
+def servers_installed() -> Path:
+    """The pinned reference servers, installed by ``npm ci`` from the lockfile if absent."""
+    if not (MODULES / "server-filesystem").is_dir() or not (MODULES / "server-everything").is_dir():
+        npm = shutil.which("npm")
+        assert npm, "npm is needed to install the pinned reference MCP servers (tests/mcp)"
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=PINNED, check=True, timeout=600)
+    return MODULES
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("reference")
+    root = base / "subject"
+    root.mkdir()
+    (root / "pricing.py").write_text("def price(x):\n    return x * 2\n", encoding="utf-8")
+    (base / "secret.txt").write_text("outside the workspace\n", encoding="utf-8")
+    return root
+
+
+def node(script: Path, *args: str) -> list[str]:
+    return [shutil.which("node") or "node", str(script), *args]
+
+
+def run(root: Path, server: MCPServer, calls, policy) -> tuple:
+    model = ScriptedModel([{"tool_calls": [c]} for c in calls] + [{"content": VERDICT}])
+    result = ReviewEpisode(
+        root, model, policy=policy, registry_factory=server.registry_factory
+    ).execute()
+    texts = [m["content"] for m in model.calls[-1]["messages"] if m.get("role") == "tool"]
+    return result, model, texts
+
+
+def test_filesystem_server_reads_and_lists_a_real_workspace_with_credit(
+    servers_installed, workspace
+):
+    """Reads through the reference server are credited; its confinement refuses a ``..`` escape."""
+    script = servers_installed / "server-filesystem" / "dist" / "index.js"
+    escape = f"{workspace}/../secret.txt"
+    with MCPServer(node(script, str(workspace)), cwd=workspace, allowed_tools=READ_ONLY) as server:
+        result, model, texts = run(
+            workspace,
+            server,
+            [
+                tool_call("list_directory", {"path": str(workspace)}, "l1"),
+                tool_call("read_text_file", {"path": str(workspace / "pricing.py")}, "r1"),
+                tool_call("read_text_file", {"path": escape}, "e1"),
+            ],
+            TimeoutPolicy.uniform(60.0),
+        )
+    offered = {schema["function"]["name"] for schema in model.calls[0]["tools"]}
+    assert offered == set(READ_ONLY)  # the write tools are not offered to a reviewer
+    listing, read, refused = result.usage["native_tool_receipts"]
+    assert listing["outcome"] == "executed" and "[FILE] pricing.py" in texts[0]
+    assert read["outcome"] == "executed" and texts[1] == "def price(x):\n    return x * 2\n"
+    assert read["opened_path"] == "pricing.py"
+    assert (read["start_line"], read["end_line"], read["total_lines"]) == (1, 2, 2)
+    assert refused["outcome"] == "error" and "source_gap" not in refused
+    assert "start_line" not in refused
+    assert "access denied" in texts[2].lower() and "outside the workspace" not in texts[2]
+    assert result.usage["native_end_reason"] == "final_answer"
+
+
+def test_everything_server_progress_resets_the_idle_timeout(servers_installed, workspace):
+    """A 3 s operation reporting every 0.3 s outlives a 1 s idle timeout: progress resets it."""
+    script = servers_installed / "server-everything" / "dist" / "index.js"
+    policy = IdleTimeouts(TimeoutPolicy.uniform(60.0), {LONG_OP: 1.5})
+    with MCPServer(node(script, "stdio"), read_tools={}) as server:
+        result, _model, texts = run(
+            workspace,
+            server,
+            [
+                tool_call(LONG_OP, {"duration": 3, "steps": 10}, "p1"),
+                tool_call(LONG_OP, {"duration": 20, "steps": 2}, "q1"),
+            ],
+            policy,
+        )
+    kept, quiet = result.usage["native_tool_receipts"]
+    calls = [trace for rnd in result.trace for trace in rnd.calls]
+    assert kept["outcome"] == "executed" and "Long running operation completed" in texts[0]
+    assert kept["duration_sec"] > 1.5 and len(calls[0].result.notes.progress_sec) == 10
+    # Its first progress would come after 10 s: the idle timeout fires first.
+    assert quiet["bound_by"] == "idle" and quiet["source_gap"] == "native_tool_abandoned"
+    assert quiet["cancel_sent"] is True and calls[1].result.notes.progress_sec == []
+
+
+def test_everything_server_long_operation_is_abandoned_at_a_1s_hard_maximum(
+    servers_installed, workspace
+):
+    """Progress every 0.2 s keeps the idle clock fresh; the 1 s hard maximum abandons it anyway."""
+    script = servers_installed / "server-everything" / "dist" / "index.js"
+    policy = IdleTimeouts(TimeoutPolicy.uniform(1.0), {LONG_OP: 0.9})
+    with MCPServer(node(script, "stdio"), read_tools={}) as server:
+        result, _model, texts = run(
+            workspace, server, [tool_call(LONG_OP, {"duration": 10, "steps": 50})], policy
+        )
+    receipt = result.usage["native_tool_receipts"][0]
+    assert receipt["outcome"] == "error" and receipt["source_gap"] == "native_tool_abandoned"
+    assert receipt["bound_by"] == "tool_timeout" and receipt["bound_sec"] == 1.0
+    assert receipt["cancel_sent"] is True
+    assert texts[0].startswith("⚠️ TOOL_TIMEOUT (trigger-long-running-operation): exceeded 1.0s")
+    assert result.raw_text == VERDICT and result.usage["native_end_reason"] == "final_answer"
+    calls = [trace for rnd in result.trace for trace in rnd.calls]
+    assert calls[0].result.notes.progress_sec  # progress came, and did not extend the maximum
