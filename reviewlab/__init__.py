@@ -26,11 +26,13 @@ from reviewlab.core.receipts import Outcome, ToolReceipt, tool_timeout_text
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
 from reviewlab.engines.replay import replay
 from reviewlab.engines.result import ReplayResult
+from reviewlab.live.bounded import bounded_tool
 from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.inspection import demo_workspace, inspection_registry
 from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.schema import Episode
+from reviewlab.recording.tool_log import ToolCallLog
 
 __version__ = "0.1.0"
 
@@ -49,7 +51,9 @@ __all__ = [
     "ReviewEpisode",
     "ScriptedModel",
     "TimeoutPolicy",
+    "ToolCallLog",
     "ToolReceipt",
+    "bounded_tool",
     "calendar_scope",
     "clock_scope",
     "deadline_remaining",

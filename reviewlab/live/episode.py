@@ -59,6 +59,7 @@ from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
 from reviewlab.live.aio import AsyncBoundedExecutor, is_async_callable, run_coroutine
 from reviewlab.live.executor import DEFAULT_LOOSE_CAP, BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.inspection import inspection_registry
+from reviewlab.live.otel import emit_trace_call
 
 __all__ = [
     "DEFAULT_TASK",
@@ -429,6 +430,7 @@ class _Run:
     def note(self, trace: CallTrace) -> None:
         self.trace[-1].calls.append(trace)
         self.receipts.append(trace.receipt)
+        emit_trace_call(trace)  # an execute_tool span, when an OpenTelemetry provider is set
 
     def prepare(self, call: Any, index: int) -> _Dispatch | CallTrace:
         """Decode one call and resolve its bound; a call that cannot run is refused here."""

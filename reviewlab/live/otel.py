@@ -1,7 +1,8 @@
 """Live calls as OpenTelemetry spans, and an OTLP/JSON file exporter for any SDK span.
 
 Emission is on only while a tracer provider is configured (an SDK provider set
-with ``opentelemetry.trace.set_tracer_provider``, or one passed explicitly);
+with ``opentelemetry.trace.set_tracer_provider``, or one given to
+:func:`tracer_provider_scope` for a block);
 without ``opentelemetry-api`` installed, or with the default no-op provider,
 every function here returns at once and costs one attribute check.
 
@@ -32,10 +33,12 @@ per line, one line per export batch, each line written whole and flushed.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +47,13 @@ from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
 __all__ = [
     "OtlpJsonFileExporter",
     "active_tracer",
+    "call_attributes",
     "emit_call_span",
     "emit_trace_call",
     "otlp_attributes",
     "otlp_value",
+    "sdk_spans_document",
+    "tracer_provider_scope",
     "watch_late_return",
 ]
 
@@ -177,12 +183,30 @@ def _sdk_span(span: Any) -> dict[str, Any]:
 
 
 # -- emission -----------------------------------------------------------------------------------
+_SCOPED_PROVIDER: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "reviewlab_tracer_provider", default=None
+)
+
+
+@contextlib.contextmanager
+def tracer_provider_scope(provider: Any) -> Iterator[None]:
+    """Inside the block (this context and the tasks it starts) reviewlab emits to ``provider``,
+    whatever the process-wide provider is."""
+    token = _SCOPED_PROVIDER.set(provider)
+    try:
+        yield
+    finally:
+        _SCOPED_PROVIDER.reset(token)
+
+
 def active_tracer(provider: Any = None) -> Any:
-    """A tracer when a provider is configured (or given), else ``None`` (emission is off)."""
+    """A tracer when a provider is given, scoped or set process-wide, else ``None`` (off)."""
     try:
         from opentelemetry import trace
     except ImportError:
         return None
+    if provider is None:
+        provider = _SCOPED_PROVIDER.get()
     if provider is None:
         provider = trace.get_tracer_provider()
         if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):

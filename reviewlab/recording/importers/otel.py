@@ -26,7 +26,8 @@ calls' overlap (:mod:`reviewlab.recording.timeline`). Calls of a round are in
 start order; when they overlapped, their offsets are kept in ``meta``.
 
 Censoring: a tool span with an error status whose ``error.type``, status
-message or exception event says timeout, or one that has no end, is
+message or exception event says timeout, one that reviewlab marked abandoned
+(``reviewlab.source_gap``), or one that has no end, is
 right-censored (``completed=False``): at its end, or when it never ended at
 the last time the trace shows. Any other error status is ``status="error"``.
 
@@ -56,6 +57,7 @@ from typing import Any, cast
 from reviewlab.core.vocab import (
     CALL_STATUSES,
     END_REASONS,
+    SOURCE_GAP_ABANDONED,
     SOURCES,
     CallStatusName,
     EndReason,
@@ -453,7 +455,9 @@ def _call(span: _Span, observed_ns: int, where: Path) -> Call:
     end_ns = span.end_ns if span.end_ns is not None else max(observed_ns, span.start_ns)
     duration = (end_ns - span.start_ns) / _NS
     failed = span.status_code == _STATUS_ERROR
-    timed_out = failed and _says_timeout(span)
+    # A reviewlab-bounded call that was abandoned is censored whatever the framework's status says.
+    abandoned = attrs.get("reviewlab.source_gap") == SOURCE_GAP_ABANDONED
+    timed_out = abandoned or (failed and _says_timeout(span))
     completed = attrs.get("reviewlab.call.completed")
     if not isinstance(completed, bool):
         completed = ended and not timed_out

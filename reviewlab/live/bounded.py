@@ -1,0 +1,340 @@
+"""Bound the tools of one's own agent: :func:`bounded_tool` wraps a sync or async callable.
+
+Lifecycle of one call of a wrapped tool (the executor's states)::
+
+    resolve the bound ─> run ──> returned   → the tool's value is returned
+                          ├───> raised     → the tool's exception is re-raised
+                          ├───> abandoned  → the standard timeout text is returned
+                          └───> refused    → the loose-worker refusal text is returned
+
+* **The bound** is resolved once per call, ``resolve_bound(policy, None, name,
+  args, narrowing=...)``, with the call's arguments bound to the function's
+  parameter names (so per-tool and per-argument policies apply) and the
+  inherited deadline of the calling context.
+* **A sync tool** runs on a :class:`~reviewlab.live.executor.BoundedExecutor`
+  worker thread (one shared executor unless one is given): abandoned, its
+  worker is never joined nor killed, and is loose until it returns.
+* **An async tool** runs as its own task inside ``execution_deadline_scope``
+  of its bound; the wrapper awaits it at most the bound. Abandoned, the task is
+  *not cancelled* (as a thread cannot be): it is loose until it finishes, and
+  its late value or exception is dropped, credited to nothing.
+* **The model sees** the value, or for an abandoned call
+  :func:`~reviewlab.core.receipts.tool_timeout_text` with the bound — the text
+  the executor's episodes send — so any framework passes it on unchanged.
+
+Recording: each finished call is handed as a :class:`BoundedCall` to
+``recorder.record_call(call)`` (any object with that method, see
+:class:`CallSink`; :class:`reviewlab.recording.tool_log.ToolCallLog` groups
+calls into recorded episodes). An abandoned call's record is handed over at
+once; its ``zombie_sec`` fills in when its worker comes back.
+
+Tracing: when an OpenTelemetry tracer provider is configured, a call running
+inside a framework's own ``execute_tool`` span (pydantic-ai's, say) adds the
+``reviewlab.*`` attributes to that span; otherwise it emits its own
+``execute_tool`` span (see :mod:`reviewlab.live.otel`). Either way an
+abandoned call's late return is a span linked to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import json
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar, cast
+
+from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
+from reviewlab.core.policy import Bound, Narrowing, SupportsTimeoutFor, resolve_bound
+from reviewlab.core.receipts import exception_text, tool_timeout_text
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, OutcomeName, SourceGap
+from reviewlab.live import otel
+from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
+
+__all__ = ["BoundedCall", "CallSink", "bounded_tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_shared: BoundedExecutor | None = None
+_shared_lock = threading.Lock()
+
+
+class CallSink(Protocol):
+    """Where :func:`bounded_tool` hands each finished call (e.g. a ``ToolCallLog``)."""
+
+    def record_call(self, call: BoundedCall) -> None: ...
+
+
+@dataclass
+class BoundedCall:
+    """One call of a wrapped tool: its arguments, the executor's record and what the model got."""
+
+    tool: str
+    args: dict[str, Any]
+    result: CallResult
+    result_chars: int
+    span_context: Any = field(default=None, repr=False)
+
+    @property
+    def status(self) -> CallStatus:
+        """The call's final state (returned, raised, abandoned or refused)."""
+        return self.result.status
+
+    @property
+    def started_wall(self) -> float:
+        """Dispatch time, seconds since the epoch."""
+        return self.result.started_wall
+
+    @property
+    def duration_sec(self) -> float:
+        """Dispatch to the moment control came back (for an abandoned call: about its bound)."""
+        return self.result.duration_sec
+
+    @property
+    def bound(self) -> Bound | None:
+        """The bound the call ran under."""
+        return self.result.bound
+
+    @property
+    def outcome(self) -> OutcomeName:
+        """The receipt's outcome: ``executed``, ``error`` or ``refused``."""
+        if self.status is CallStatus.RETURNED:
+            return "executed"
+        return "refused" if self.status is CallStatus.REFUSED else "error"
+
+    @property
+    def source_gap(self) -> SourceGap | None:
+        """``native_tool_abandoned`` for an abandoned call, else ``None``."""
+        return SOURCE_GAP_ABANDONED if self.status is CallStatus.ABANDONED else None
+
+    @property
+    def zombie_sec(self) -> float | None:
+        """How long an abandoned call's worker ran past the abandonment, once it came back."""
+        return self.result.zombie_sec
+
+
+def _executor() -> BoundedExecutor:
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = BoundedExecutor(name="bounded_tool")
+        return _shared
+
+
+def bounded_tool(
+    fn: F,
+    *,
+    policy: SupportsTimeoutFor | None = None,
+    narrowing: Narrowing | None = None,
+    recorder: CallSink | None = None,
+    name: str | None = None,
+    executor: BoundedExecutor | None = None,
+) -> F:
+    """``fn`` wrapped so that each call is bounded, abandoned with the standard text, recorded.
+
+    ``policy=None`` means :meth:`TimeoutPolicy.ouroboros`; ``name`` defaults to
+    ``fn.__name__``. The wrapper keeps ``fn``'s name, docstring and signature
+    (frameworks read the tool schema from it) and is ``async`` exactly when
+    ``fn`` is. ``recorder`` needs a ``record_call`` method (:class:`CallSink`).
+    """
+    if not callable(fn):
+        raise TypeError(f"bounded_tool: expected a callable, got {type(fn).__name__}")
+    if recorder is not None and not callable(getattr(recorder, "record_call", None)):
+        raise TypeError(
+            "recorder: expected an object with record_call(call), e.g. "
+            f"reviewlab.ToolCallLog(...), got {type(recorder).__name__}"
+        )
+    tool = str(name or getattr(fn, "__name__", None) or "tool")
+    signature = _signature(fn)
+    wrap = _Wrapped(fn, tool, signature, policy, narrowing or Narrowing(), recorder, executor)
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def call_async(*args: Any, **kwargs: Any) -> Any:
+            return await wrap.call_async(args, kwargs)
+
+        return cast(F, call_async)
+
+    @functools.wraps(fn)
+    def call_sync(*args: Any, **kwargs: Any) -> Any:
+        return wrap.call_sync(args, kwargs)
+
+    return cast(F, call_sync)
+
+
+class _Wrapped:
+    """The state one wrapped tool shares between its calls."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        tool: str,
+        signature: inspect.Signature | None,
+        policy: SupportsTimeoutFor | None,
+        narrowing: Narrowing,
+        recorder: CallSink | None,
+        executor: BoundedExecutor | None,
+    ) -> None:
+        self.fn = fn
+        self.tool = tool
+        self.signature = signature
+        self.policy = policy
+        self.narrowing = narrowing
+        self.recorder = recorder
+        self.executor = executor
+
+    def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The call's arguments by parameter name, JSON-safe (other values by type name)."""
+        named: dict[str, Any] = dict(kwargs)
+        if self.signature is not None:
+            try:
+                named = dict(self.signature.bind_partial(*args, **kwargs).arguments)
+            except TypeError:
+                named = {**{f"arg{i}": v for i, v in enumerate(args)}, **kwargs}
+        elif args:
+            named = {**{f"arg{i}": v for i, v in enumerate(args)}, **kwargs}
+        return {key: _json_safe(value) for key, value in named.items()}
+
+    def call_sync(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        named = self.arguments(args, kwargs)
+        bound = resolve_bound(self.policy, None, self.tool, named, narrowing=self.narrowing)
+        executor = self.executor or _executor()
+        result = executor.run(self.fn, *args, bound=bound, name=self.tool, **kwargs)
+        return self.finish(named, result)
+
+    async def call_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        named = self.arguments(args, kwargs)
+        bound = resolve_bound(self.policy, None, self.tool, named, narrowing=self.narrowing)
+        started_wall = time.time()
+        start = monotonic_now()
+        deadline = None if bound.sec is None else start + bound.sec
+        task = asyncio.ensure_future(_scoped(self.fn(*args, **kwargs), deadline))
+        done, _ = await asyncio.wait({task}, timeout=bound.sec)
+        duration = monotonic_now() - start
+        if task in done:
+            exc = task.exception()
+            status = CallStatus.RAISED if exc is not None else CallStatus.RETURNED
+            value = None if exc is not None else task.result()
+            result = CallResult(self.tool, status, started_wall, duration, bound, value, exc)
+        else:
+            result = CallResult(
+                self.tool,
+                CallStatus.ABANDONED,
+                started_wall,
+                duration,
+                bound,
+                settled=threading.Event(),
+            )
+            abandoned_at = monotonic_now()
+
+            def settle(finished: asyncio.Future[Any]) -> None:
+                # The late value or exception is dropped: it is credited to nothing.
+                if not finished.cancelled():
+                    finished.exception()
+                result.zombie_sec = max(0.0, monotonic_now() - abandoned_at)
+                assert result.settled is not None
+                result.settled.set()
+
+            task.add_done_callback(settle)
+        return self.finish(named, result)
+
+    def finish(self, named: dict[str, Any], result: CallResult) -> Any:
+        """What the caller gets; records and traces the call first."""
+        if result.status is CallStatus.RETURNED:
+            answer: Any = result.value
+            chars = len(answer) if isinstance(answer, str) else len(str(answer))
+        elif result.status is CallStatus.RAISED:
+            assert result.exc is not None
+            chars = len(exception_text(result.exc))
+        elif result.status is CallStatus.ABANDONED:
+            answer = tool_timeout_text(self.tool, result.bound_sec or 0.0)
+            chars = len(answer)
+        else:
+            answer = result.text
+            chars = len(answer)
+        call = BoundedCall(self.tool, named, result, chars)
+        call.span_context = _trace(call)
+        if self.recorder is not None:
+            self.recorder.record_call(call)
+        if result.status is CallStatus.RAISED:
+            assert result.exc is not None
+            raise result.exc
+        return answer
+
+
+async def _scoped(work: Coroutine[Any, Any, Any], deadline: float | None) -> Any:
+    """Await ``work`` inside an execution deadline scope ending at the call's bound."""
+    if deadline is None:
+        return await work
+    with execution_deadline_scope(deadline):
+        return await work
+
+
+def _signature(fn: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _json_safe(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return f"<{type(value).__name__}>"
+    return value
+
+
+def _trace(call: BoundedCall) -> Any:
+    """Annotate the framework's ``execute_tool`` span, or emit one; the span context or None."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return None
+    bound = call.bound
+    attributes = otel.call_attributes(
+        tool=call.tool,
+        call_id="",
+        args=call.args,
+        bound_sec=None if bound is None else bound.sec,
+        bound_by=bound.by if bound is not None else "unbounded",
+        outcome=call.outcome,
+        source_gap=call.source_gap,
+        result_chars=call.result_chars,
+    )
+    current = trace.get_current_span()
+    framework = getattr(current, "attributes", None) or {}
+    tracer = otel.active_tracer()
+    if current.is_recording() and framework.get("gen_ai.operation.name") == "execute_tool":
+        for key, value in attributes.items():
+            if key.startswith("reviewlab.") and value is not None:
+                current.set_attribute(key, value)
+        if call.status is CallStatus.ABANDONED:
+            # The framework saw a normal return (the timeout text): mark its span censored.
+            current.set_attribute("error.type", "tool_timeout")
+            current.set_status(trace.Status(trace.StatusCode.ERROR, "tool_timeout"))
+        context = current.get_span_context()
+    elif tracer is None:
+        return None
+    else:
+        error = None
+        if call.status is CallStatus.ABANDONED:
+            error = "tool_timeout"
+        elif call.status is CallStatus.RAISED:
+            error = type(call.result.exc).__name__
+        elif call.status is CallStatus.REFUSED:
+            error = "refused"
+        span = otel.emit_call_span(
+            tracer,
+            started_wall=call.started_wall,
+            duration_sec=call.duration_sec,
+            attributes=attributes,
+            error_type=error,
+        )
+        context = span.get_span_context()
+    if call.status is CallStatus.ABANDONED and tracer is not None:
+        otel.watch_late_return(tracer, context, call.result, call.tool)
+    return context

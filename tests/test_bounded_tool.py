@@ -1,0 +1,248 @@
+"""reviewlab.bounded_tool: each call of one's own tool bounded, abandoned, recorded and traced."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import threading
+
+import pytest
+
+import reviewlab
+from reviewlab import TimeoutPolicy, ToolCallLog, bounded_tool, tool_timeout_text
+from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
+from reviewlab.live.executor import BoundedExecutor, CallStatus
+from reviewlab.live.otel import tracer_provider_scope
+from reviewlab.recording.files import load_episodes
+from reviewlab.recording.recorder import Recorder
+from reviewlab.recording.timeline import OFFSETS_KEY
+
+WAIT = 30.0  # generous: only ever reached if something is broken
+
+
+class Sink:
+    """A minimal CallSink keeping every call it is handed."""
+
+    def __init__(self) -> None:
+        self.calls = []
+
+    def record_call(self, call) -> None:
+        """Keep the call."""
+        self.calls.append(call)
+
+
+def read_file(path: str, start_line: int = 1) -> str:
+    """Read a file (a stand-in)."""
+    return f"{path}:{start_line}"
+
+
+def test_sync_tool_returns_its_value_and_keeps_its_signature():
+    """A call inside its bound returns the tool's value; the wrapper looks like the tool."""
+    sink = Sink()
+    wrapped = bounded_tool(read_file, policy=TimeoutPolicy.uniform(10), recorder=sink)
+    assert wrapped("a.py", start_line=3) == "a.py:3"
+    assert inspect.signature(wrapped) == inspect.signature(read_file)
+    assert wrapped.__name__ == "read_file" and wrapped.__doc__ == read_file.__doc__
+    (call,) = sink.calls
+    assert call.status is CallStatus.RETURNED and call.outcome == "executed"
+    assert call.args == {"path": "a.py", "start_line": 3}
+    assert call.bound.sec == 10.0 and call.bound.by == "tool_timeout"
+    assert call.result_chars == len("a.py:3")
+
+
+def test_wedged_sync_tool_is_abandoned_with_the_standard_text_and_its_return_recorded_later():
+    """A tool blocked past its bound gives the timeout text at once; its worker stays loose."""
+    release = threading.Event()
+    returned = threading.Event()
+
+    def query_code(q: str) -> str:
+        """Block until released."""
+        release.wait(WAIT)
+        returned.set()
+        return "late"
+
+    sink = Sink()
+    with BoundedExecutor(name="t") as executor:
+        wrapped = bounded_tool(
+            query_code, policy=TimeoutPolicy.uniform(0.05), recorder=sink, executor=executor
+        )
+        assert wrapped("x") == tool_timeout_text("query_code", 0.05)
+        (call,) = sink.calls
+        assert call.status is CallStatus.ABANDONED
+        assert call.source_gap == "native_tool_abandoned" and call.zombie_sec is None
+        assert not returned.is_set()  # the worker was not killed: it is still running
+        release.set()
+        assert call.result.settled.wait(WAIT)
+        assert returned.is_set() and call.zombie_sec is not None and call.zombie_sec >= 0
+
+
+def test_tool_exception_is_reraised_and_recorded_as_an_error():
+    """The tool's own exception reaches the caller unchanged and the call is an error."""
+
+    def broken() -> str:
+        """Fail."""
+        raise FileNotFoundError("nope")
+
+    sink = Sink()
+    wrapped = bounded_tool(broken, policy=TimeoutPolicy.uniform(5), recorder=sink)
+    with pytest.raises(FileNotFoundError, match="nope"):
+        wrapped()
+    assert sink.calls[0].status is CallStatus.RAISED and sink.calls[0].outcome == "error"
+
+
+def test_inherited_deadline_narrows_the_bound():
+    """Inside a deadline scope shorter than the tool timeout the bound says ``deadline``."""
+    sink = Sink()
+    wrapped = bounded_tool(read_file, policy=TimeoutPolicy.uniform(60), recorder=sink)
+    with execution_deadline_scope(monotonic_now() + 20):
+        wrapped("a.py")
+    bound = sink.calls[0].bound
+    assert bound.by == "deadline" and 0 < bound.sec <= 20
+
+
+def test_async_tool_is_awaited_bounded_and_not_cancelled_when_abandoned():
+    """An async tool past its bound gives the timeout text; its task runs on and settles."""
+    sink = Sink()
+
+    gates: list[asyncio.Event] = []
+
+    async def search_code(pattern: str) -> str:
+        """Wait for the gate."""
+        await gates[0].wait()
+        return "found"
+
+    async def quick(pattern: str) -> str:
+        """Return at once."""
+        return pattern.upper()
+
+    async def scenario() -> None:
+        gates.append(asyncio.Event())
+        slow = bounded_tool(search_code, policy=TimeoutPolicy.uniform(0.05), recorder=sink)
+        fast = bounded_tool(quick, policy=TimeoutPolicy.uniform(5), recorder=sink)
+        assert inspect.iscoroutinefunction(slow) and inspect.iscoroutinefunction(fast)
+        assert await fast("abc") == "ABC"
+        assert await slow("x") == tool_timeout_text("search_code", 0.05)
+        abandoned = sink.calls[-1]
+        assert abandoned.status is CallStatus.ABANDONED and abandoned.zombie_sec is None
+        gates[0].set()
+        await asyncio.sleep(0)  # let the loose task finish
+        await asyncio.sleep(0)
+        assert abandoned.result.settled.is_set() and abandoned.zombie_sec is not None
+
+    asyncio.run(scenario())
+    assert [c.tool for c in sink.calls] == ["quick", "search_code"]
+
+
+def test_recorder_without_record_call_is_refused_with_a_hint(tmp_path):
+    """Passing a plain Recorder names the expected interface."""
+    with pytest.raises(TypeError, match="record_call"):
+        bounded_tool(read_file, recorder=Recorder(tmp_path / "x.jsonl"))
+
+
+def test_tool_call_log_records_episodes_with_rounds_from_overlap(tmp_path):
+    """Two calls in flight together share a round; a later call opens the next one."""
+    barrier = threading.Barrier(2, timeout=WAIT)
+
+    def list_files(root: str) -> str:
+        """Meet the other call, so both are surely in flight together."""
+        barrier.wait()
+        return root
+
+    path = tmp_path / "calls.jsonl"
+    with ToolCallLog(path, task="review") as log:
+        tool = bounded_tool(list_files, policy=TimeoutPolicy.uniform(WAIT), recorder=log)
+        reader = bounded_tool(read_file, policy=TimeoutPolicy.uniform(WAIT), recorder=log)
+        with log.episode():
+            threads = [threading.Thread(target=tool, args=(r,)) for r in ("a", "b")]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(WAIT)
+            reader("c.py")
+        reader("loose.py")  # outside any block: its own episode, recorded on close
+    first, second = load_episodes(path)
+    assert [[c.tool for c in r.calls] for r in first.rounds] == [
+        ["list_files", "list_files"],
+        ["read_file"],
+        [],
+    ]
+    assert first.end_reason == "final_answer" and first.task == "review"
+    assert len(json.loads(first.meta[OFFSETS_KEY])) == 3
+    assert [c.args for c in second.calls] == [{"path": "loose.py"}]
+    assert (first.id, second.id) == ("calls-1", "calls-2")
+
+
+def test_abandoned_call_is_censored_at_its_bound_in_the_log(tmp_path):
+    """A log records an abandoned call as censored at its bound, and when it came back."""
+    release = threading.Event()
+
+    def wedge() -> str:
+        """Block until released."""
+        release.wait(WAIT)
+        return "late"
+
+    log = ToolCallLog(tmp_path / "w.jsonl")
+    wrapped = bounded_tool(wedge, policy=TimeoutPolicy.uniform(0.05), recorder=log)
+    with log.episode():
+        wrapped()
+    release.set()
+    assert log.episodes[0].calls[0].completed is False
+    assert log.episodes[0].calls[0].duration_sec == 0.05
+    log.close()
+
+
+def test_bounded_tool_emits_execute_tool_spans_and_a_linked_late_return_span():
+    """With a tracer provider, each call is an execute_tool span; a late return links to it."""
+    sdk = pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry.sdk.trace import SpanProcessor
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    late_seen = threading.Event()
+
+    class LateWatcher(SpanProcessor):
+        """Sets an event when the late-return span ends (it is emitted by a watcher thread)."""
+
+        def on_end(self, span) -> None:
+            """Note the late-return span."""
+            if span.name.startswith("reviewlab.loose_worker_returned"):
+                late_seen.set()
+
+    exporter = InMemorySpanExporter()
+    provider = sdk.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    provider.add_span_processor(LateWatcher())
+    release = threading.Event()
+
+    def wedge(path: str) -> str:
+        """Block until released."""
+        release.wait(WAIT)
+        return "late"
+
+    with tracer_provider_scope(provider):
+        quick = bounded_tool(read_file, policy=TimeoutPolicy.uniform(5))
+        slow = bounded_tool(wedge, policy=TimeoutPolicy.uniform(0.05))
+        quick("a.py")
+        slow("b.py")
+        release.set()
+        assert late_seen.wait(WAIT)
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    ok, abandoned = spans["execute_tool read_file"], spans["execute_tool wedge"]
+    assert ok.attributes["gen_ai.operation.name"] == "execute_tool"
+    assert ok.attributes["reviewlab.outcome"] == "executed"
+    assert ok.attributes["reviewlab.bound_sec"] == 5.0
+    assert ok.attributes["reviewlab.bound_by"] == "tool_timeout"
+    assert ok.attributes["reviewlab.source_gap"] == ""
+    assert abandoned.attributes["reviewlab.source_gap"] == "native_tool_abandoned"
+    assert abandoned.attributes["error.type"] == "tool_timeout"
+    late = spans["reviewlab.loose_worker_returned wedge"]
+    assert late.links[0].context.span_id == abandoned.context.span_id
+    assert late.events[0].name == "reviewlab.loose_worker_returned"
+
+
+def test_public_api_exports_bounded_tool_and_tool_call_log():
+    """Both names are re-exported from the package and listed in its __all__."""
+    assert reviewlab.bounded_tool is bounded_tool
+    assert reviewlab.ToolCallLog is ToolCallLog
+    assert {"bounded_tool", "ToolCallLog"} <= set(reviewlab.__all__)
