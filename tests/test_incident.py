@@ -11,6 +11,8 @@ returns, observed for 26,160 s).
 
 from __future__ import annotations
 
+import math
+
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -103,15 +105,18 @@ def _corpora() -> list[tuple[str, list[Episode]]]:
     ("name", "corpus"), _corpora(), ids=lambda v: v if isinstance(v, str) else ""
 )
 def test_the_pre_fix_policy_reproduces_the_seven_hour_silence(name, corpus):
-    """Unbounded: the wedged query_code silences its slot for 7 h 16 min and the episode ends there."""
-    result = simulate(corpus, TimeoutPolicy.ouroboros(), Narrowing.unbounded())
+    """Unbounded: the wedged query_code silences its slot for 7 h 16 min — forever under 'wedge'."""
+    forever = simulate(corpus, TimeoutPolicy.ouroboros(), Narrowing.unbounded())
+    assert forever.summary["max_silence_sec"] == math.inf
+    # The recording saw it for 26,160 s: the optimistic end returns it right then.
+    result = simulate(corpus, TimeoutPolicy.ouroboros(), Narrowing.unbounded(), censored="observed")
     assert result.summary["max_silence_sec"] == SILENCE_SEC
     assert result.summary["abandoned_call_rate"] == 0.0
-    wedged = result.calls[result.calls["source_gap"] == SOURCE_GAP_WEDGED]
+    wedged = forever.calls[forever.calls["source_gap"] == SOURCE_GAP_WEDGED]
     assert list(wedged["tool"]) == ["query_code"]
     if name == "built":
         assert (
-            result.calls.loc[result.calls["episode_id"] == "wedged", "outcome"].iloc[-1]
+            forever.calls.loc[forever.calls["episode_id"] == "wedged", "outcome"].iloc[-1]
             == "withheld"
         )
 

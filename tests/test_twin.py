@@ -135,8 +135,8 @@ def test_the_deadline_runs_from_the_corpus_arrival_not_the_first_episode():
     assert list(calls["bound_sec"]) == [2.0, 2.0]
 
 
-def test_unbounded_mode_waits_out_a_wedge_then_withholds_the_rest():
-    """Pre-fix: the censored call silences the episode for its observed duration and ends it."""
+def test_unbounded_mode_waits_forever_on_a_wedge_then_withholds_the_rest():
+    """Pre-fix under censored='wedge': the censored call is waited on forever; the rest never runs."""
     wedge = Call(tool="query_code", duration_sec=26160.0, completed=False)
     ep = _episode(
         "e1",
@@ -152,12 +152,35 @@ def test_unbounded_mode_waits_out_a_wedge_then_withholds_the_rest():
     assert list(calls["source_gap"]) == ["", SOURCE_GAP_WEDGED, "", ""]
     assert list(calls["bound_by"]) == ["unbounded"] * 4 and calls["bound_sec"].isna().all()
     assert list(calls["credited_lines"]) == [10, 0, 0, 0]
-    assert result.episodes["max_silence_sec"].iloc[0] == 26160.5
-    assert result.episodes["wall_sec"].iloc[0] == 26161.5
+    assert result.episodes["max_silence_sec"].iloc[0] == math.inf
+    assert result.episodes["wall_sec"].iloc[0] == math.inf
+    assert result.summary["wall_max_sec"] == math.inf == result.summary["max_silence_sec"]
     assert result.summary["calls"] == 4 and result.episodes["calls"].iloc[0] == 2
-    # The wedge waits its observed time; withheld calls never start: no wait, placed where the log ended.
-    assert list(calls["start_sec"]) == [1.0, 1.5, 26161.5, 26161.5]
-    assert list(calls["wait_sec"]) == [0.5, 26160.0, 0.0, 0.0]
+    # The wedge's wait never ends; withheld calls never start (placed at the never-reached end).
+    assert list(calls["start_sec"]) == [1.0, 1.5, math.inf, math.inf]
+    assert list(calls["wait_sec"]) == [0.5, math.inf, 0.0, 0.0]
+    # The loss is inherent: nothing was abandoned, so the timeout share is exactly 0.
+    assert result.summary["timeout_coverage_loss_rate"] == 0.0
+    assert result.summary["inherent_coverage_loss_rate"] == pytest.approx(20 / 30)
+
+
+def test_unbounded_mode_under_observed_censoring_returns_at_the_censoring_time():
+    """Pre-fix under censored='observed': the censored call returns when the recording lost sight of it."""
+    wedge = Call(tool="query_code", duration_sec=26160.0, completed=False)
+    ep = _episode(
+        "e1",
+        [
+            Round(send_sec=1.0, calls=[_read(0.5), wedge, _read(0.5)]),
+            Round(send_sec=1.0, calls=[_read(0.5)]),
+            Round(send_sec=1.0),
+        ],
+    )
+    result = simulate([ep], TimeoutPolicy.ouroboros(), Narrowing.unbounded(), censored="observed")
+    calls = result.calls
+    assert list(calls["outcome"]) == ["executed"] * 4
+    assert result.episodes["max_silence_sec"].iloc[0] == 0.5 + 26160.0 + 0.5
+    assert result.episodes["wall_sec"].iloc[0] == 1.0 + 26161.0 + 1.0 + 0.5 + 1.0
+    assert result.assumptions["censored"] == "observed"
 
 
 def test_call_timing_in_a_pool_counts_from_the_arrival_and_includes_queueing():

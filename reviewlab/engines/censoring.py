@@ -34,7 +34,13 @@ import numpy as np
 
 from reviewlab.recording.schema import Call, Episode
 
-__all__ = ["KaplanMeier", "censored_calls", "effective_observation", "impute_durations"]
+__all__ = [
+    "KaplanMeier",
+    "censored_calls",
+    "completion_times",
+    "effective_observation",
+    "impute_durations",
+]
 
 
 def effective_observation(call: Call) -> tuple[float, bool]:
@@ -136,6 +142,29 @@ def estimates_by_tool(episodes: Sequence[Episode]) -> tuple[dict[str, KaplanMeie
     all_times = [t for times, _ in observed.values() for t in times]
     all_events = [e for _, events in observed.values() for e in events]
     return per_tool, KaplanMeier(all_times, all_events)
+
+
+def completion_times(
+    episodes: Sequence[Episode], censored: str, seed: int = 0
+) -> dict[tuple[str, int], float] | None:
+    """When each still-censored call returns under the replay's censoring assumption (design §5a).
+
+    ``{(episode_id, call_index): seconds}``, or ``None`` under ``"wedge"``, where
+    a censored call never returns. ``"observed"``: it returns at its recorded
+    censoring time (the optimistic end: it cannot have returned earlier).
+    ``"impute"``: at a seeded Kaplan–Meier draw (:func:`impute_durations`). Every
+    engine calls this one function, so they replay the very same times.
+    """
+    if censored == "wedge":
+        return None
+    if censored == "observed":
+        return {
+            (episode_id, index): call.duration_sec
+            for episode_id, index, call in censored_calls(episodes)
+        }
+    if censored == "impute":
+        return impute_durations(episodes, seed)
+    raise ValueError(f"censored: expected one of wedge, observed, impute, got {censored!r}")
 
 
 def impute_durations(episodes: Sequence[Episode], seed: int = 0) -> dict[tuple[str, int], float]:

@@ -24,11 +24,13 @@ Calls are told apart by an extra argument ``_replay_call`` (the call's index),
 because after an abandonment two calls of one episode may reach the registry
 out of order. The wrapped policy never sees it.
 
-The pre-fix ``unbounded`` narrowing: a censored call waits its observed
-``duration_sec × time_scale`` and then the recorded log ends — the registry
-stops the episode (the rest of the calls of that round return at once, the
-model answers its next send with a final answer) and those calls are reported
-``withheld``, as in the twin.
+The pre-fix ``unbounded`` narrowing and a call that never returns (a censored
+call under ``censored="wedge"``): the real loop would wait on it forever, which
+no finite run can show. The registry stops the episode at that call at once
+(the rest of the calls of that round return at once, the model answers its
+next send with a final answer) and the engine records what the wait would be:
+an infinite wait, wall time and silence, the later calls ``withheld`` and
+"started" at ``inf`` — as in the twin.
 
 The frames are the twin's (:data:`~reviewlab.core.metrics.CALL_COLUMNS`) with every
 measured time divided by ``time_scale``: ``duration_sec`` is the measured
@@ -60,7 +62,7 @@ from reviewlab.core.deadline import deadline_remaining, execution_deadline_scope
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.receipts import Outcome
 from reviewlab.core.vocab import CENSORING_MODES, SOURCE_GAP_WEDGED, CensoringMode
-from reviewlab.engines.censoring import effective_observation, impute_durations
+from reviewlab.engines.censoring import completion_times, effective_observation
 from reviewlab.engines.result import ReplayResult, assemble
 from reviewlab.engines.twin.engine import arrival_times, calls_frame
 from reviewlab.live.episode import CallTrace, EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
@@ -154,7 +156,7 @@ class _ReplayRegistry:
             return ""  # the recorded log has ended: this call never ran
         if not call.completed:
             if self.unbounded:
-                self._never.wait(call.duration_sec * self.scale)
+                # Never returns and nothing bounds the wait: recorded as infinite, not waited on.
                 self.ended_at_call = index
                 raise _LogEnded(f"call {index} was still running when the recorded log ended")
             self.release.wait()
@@ -302,7 +304,7 @@ def replay_real(
     if len(set(ids)) != len(ids):
         raise ValueError("episodes: episode ids must be unique within a replayed corpus")
     arrival = arrival_times(corpus)
-    imputed = impute_durations(corpus, seed) if censored == "impute" else None
+    imputed = completion_times(corpus, censored, seed)
     scale = float(time_scale)
     scaled_policy = _ScaledPolicy(policy, scale)
     scaled_narrowing = _scaled_narrowing(narrowing, scale)
@@ -379,8 +381,8 @@ def _log_end(run: _Run, wedged: CallTrace | None, scale: float) -> float:
 
     That is when the recorded log ended; without a measured wedge, the episode's own end.
     """
-    if wedged is not None and wedged.result is not None:
-        return (wedged.result.started_wall - run.started_wall + wedged.result.duration_sec) / scale
+    if wedged is not None:
+        return math.inf  # the wedge is waited on forever
     return (run.ended - run.started) / scale
 
 
@@ -439,7 +441,8 @@ def _result(
             started = (measured.started_wall - run.started_wall) / scale
             duration, zombie = waited, 0.0
             if ended_at == index:
-                gap, duration = SOURCE_GAP_WEDGED, call.duration_sec
+                gap, duration, waited = SOURCE_GAP_WEDGED, call.duration_sec, math.inf
+                round_silence[call.round] = math.inf
             elif measured.status is CallStatus.ABANDONED:
                 if not call.completed:
                     duration, zombie = call.duration_sec, math.inf
@@ -474,7 +477,7 @@ def _result(
                     waited,
                 )
             )
-        wall.append((run.ended - run.started) / scale)
+        wall.append(math.inf if ended_at is not None else (run.ended - run.started) / scale)
         silence.append(max(round_silence.values(), default=0.0))
     calls = calls_frame(rows)
     return assemble(

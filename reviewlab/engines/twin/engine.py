@@ -40,7 +40,7 @@ import simpy
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import ARRIVAL_MODES, CENSORING_MODES, ArrivalMode, CensoringMode
-from reviewlab.engines.censoring import impute_durations
+from reviewlab.engines.censoring import completion_times
 from reviewlab.engines.result import PoolFrames, ReplayResult, assemble
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import TwinCorpus, compiled
@@ -230,7 +230,7 @@ def run_simulation(
     with paused_gc():
         twin_corpus = compiled(corpus)
         arrival = _arrivals(twin_corpus, arrivals, arrival_rate, seed)
-        imputed = impute_durations(corpus, seed) if censored == "impute" else None
+        imputed = completion_times(corpus, censored, seed)
         env = simpy.Environment()
         sim = Simulation(env, BoundResolver(policy, narrowing), twin_corpus, imputed)
         if slots is not None:

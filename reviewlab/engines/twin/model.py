@@ -35,8 +35,10 @@ Invariants: one call row per recorded call, an episode's rows in call order
 (:class:`CallColumns` puts them in corpus order whatever order the episodes
 ran in); an episode's ``Crediting`` notes an abandonment only after
 that call's own credit is computed; under the pre-fix ``unbounded`` narrowing a
-censored call silences the episode for its observed ``duration_sec`` and ends
-it (later calls are ``withheld``, never started).
+call that never returns (a censored call under ``censored="wedge"``) is waited
+on forever: its wait, the episode's clock from then on, its wall time and that
+round's silence are ``math.inf``, and the later calls are ``withheld`` (never
+started, "started" at ``inf``).
 """
 
 from __future__ import annotations
@@ -314,10 +316,11 @@ def run_episode(
                 gaps[row] = SOURCE_GAP_ABANDONED
                 outcome = ERROR
             elif bound_sec is None and not completed:
-                # Pre-fix: the episode waited the whole observed time, then the log ended.
+                # Pre-fix: the call never returns, so the episode waits on it forever.
                 gaps[row] = SOURCE_GAP_WEDGED
                 outcome = ERROR
                 ended = True
+                wait = _INF
             else:
                 outcome = ERROR if status_error else EXECUTED
             if zombie:
@@ -335,7 +338,7 @@ def run_episode(
             bys[row] = bound_by
             outcomes[row] = outcome
             starts[row] = t
-            if workers is not None:
+            if workers is not None and not ended:
                 # Thread queueing put the return on SimPy's clock; follow it exactly.
                 wait = env.now - t
                 t = env.now

@@ -106,7 +106,11 @@ class WorkerPool:
         queued = env.now - dispatched
         seen = queued + duration_sec
         if bound_sec is None:
-            # Pre-fix: wait however long the call takes; a censored call's episode ends after it.
+            if not completed:
+                # Pre-fix and a call that never returns: its thread and its caller wait forever.
+                self.held_forever += 1
+                return math.inf, False, 0.0
+            # Pre-fix: wait however long the call takes.
             if duration_sec:
                 yield env.timeout(duration_sec)
             self._threads.release(request)

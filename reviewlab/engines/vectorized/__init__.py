@@ -59,8 +59,8 @@ import pandas as pd
 from reviewlab.core import metrics
 from reviewlab.core.crediting import Crediting
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
-from reviewlab.core.vocab import CensoringMode
-from reviewlab.engines.censoring import effective_observation, impute_durations
+from reviewlab.core.vocab import CENSORING_MODES, CensoringMode
+from reviewlab.engines.censoring import completion_times, effective_observation
 from reviewlab.engines.result import ReplayResult, assemble
 from reviewlab.engines.twin.corpus import check_corpus
 from reviewlab.engines.vectorized.evaluation import (
@@ -98,8 +98,10 @@ class CompiledCorpus:
     def __init__(
         self, episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0
     ) -> None:
-        if censored not in ("wedge", "impute"):
-            raise ValueError(f"censored: expected 'wedge' or 'impute', got {censored!r}")
+        if censored not in CENSORING_MODES:
+            raise ValueError(
+                f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
+            )
         self.censored = censored
         self.seed = seed
         check_corpus(
@@ -107,7 +109,7 @@ class CompiledCorpus:
         )  # Episode objects with distinct ids: the twin's rule and messages
         self.episode_ids = [ep.id for ep in episodes]
         self.slot_ids = [ep.slot for ep in episodes]
-        imputed = impute_durations(episodes, seed) if censored == "impute" else {}
+        imputed = completion_times(episodes, censored, seed) or {}
         first = min((ep.started_at for ep in episodes), default=None)
         arrival = (
             [(ep.started_at - first).total_seconds() for ep in episodes]
@@ -312,16 +314,19 @@ class CompiledCorpus:
             ends_at = first[self.episode_index]
             wedge = ~self.completed & (self.call_column == ends_at)
             withheld = self.call_column > ends_at
-            # The episode's log ends at the wedge: its later sends and calls take no time.
+            # The wedge is waited on forever; the episode's later sends and calls never happen
+            # (they take no time after it: the clock is already infinite).
             ends_sorted = first[self.events.order]
             for j, n in enumerate(self.events.active):
-                wait[self.offsets[j] + np.flatnonzero(ends_sorted[:n] < j)] = 0.0
+                rows = np.flatnonzero(ends_sorted[:n] <= j)
+                at = self.offsets[j] + rows
+                wait[at] = np.where(ends_sorted[rows] == j, np.inf, 0.0)
         self.unbounded_wedge = wedge
         self.unbounded_dispatched = ~withheld
         self.unbounded_outcome = np.where(
             withheld, WITHHELD, np.where(wedge | self.status_error, ERROR, EXECUTED)
         ).astype(np.int8)
-        call_wait = np.where(withheld, 0.0, self.duration_sec)
+        call_wait = np.where(withheld, 0.0, np.where(wedge, np.inf, self.duration_sec))
         clock = self.events.running_sums(self.arrival_sorted, wait)
         self.unbounded_wall = self._wall(clock)
         # A withheld call "starts" when the log ended: every event after the wedge takes no time.
