@@ -155,7 +155,7 @@ def _mutations(line: str) -> dict[str, tuple[str, str]]:
     data = json.loads(line)
     out: dict[str, tuple[str, str]] = {}
     out["cut"] = (line[: max(1, len(line) // 2)], "<json>")
-    out["version"] = (json.dumps({**data, "schema": "reviewlab.episode/2"}), "schema")
+    out["version"] = (json.dumps({**data, "schema": "reviewlab.episode/9"}), "schema")
     out["unknown"] = (json.dumps({**data, "colour": "blue"}), "colour")
     out["source"] = (json.dumps({**data, "source": "martian"}), "source")
     for value, name in ((-1.0, "negative"), (math.nan, "nan")):

@@ -32,7 +32,15 @@ from reviewlab.live.episode import CallTrace, EpisodeResult, ReviewEpisode
 from reviewlab.live.executor import CallStatus
 from reviewlab.live.openai_model import DEFAULT_TIMEOUT_SEC, OpenAIChatModel
 from reviewlab.recording.files import save_episodes
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.recording.schema import (
+    SCHEMA_VERSION,
+    SCHEMA_VERSION_2,
+    V2_CALL_FIELDS,
+    Call,
+    Episode,
+    Extent,
+    Round,
+)
 
 __all__ = ["episode_from_result", "record_live"]
 
@@ -59,7 +67,12 @@ def episode_from_result(
         Round(send_sec=max(0.0, rnd.send_sec), calls=[_recorded_call(c) for c in rnd.calls])
         for rnd in result.trace
     ]
+    # Calls run on the async path carry progress and cancel facts: those need version 2.
+    v2 = any(
+        getattr(c, name) is not None for r in rounds for c in r.calls for name in V2_CALL_FIELDS
+    )
     return Episode(
+        schema_version=SCHEMA_VERSION_2 if v2 else SCHEMA_VERSION,  # type: ignore[call-arg]
         id=id,
         source=source,
         slot=slot,
@@ -119,6 +132,13 @@ def _recorded_call(trace: CallTrace) -> Call:
         "result_chars": receipt.result_chars,
         "extent": _requested_extent(trace),
     }
+    notes = getattr(result, "notes", None)
+    if notes is not None:  # the async path (reviewlab.episode/2)
+        common["transport"] = notes.transport
+        common["progress_sec"] = list(notes.progress_sec)
+        if notes.transport == "mcp":
+            common["cancel_sent"] = notes.cancel_sent
+            common["cancel_honoured_sec"] = notes.cancel_honoured_sec
     if result is None or result.status is CallStatus.REFUSED:
         return Call(duration_sec=0.0, status="error", **common)
     if result.status is CallStatus.ABANDONED:

@@ -60,7 +60,7 @@ from typing import IO, Any, Literal, cast
 import pandas as pd
 from pydantic import ValidationError
 
-from reviewlab.recording.schema import SCHEMA_VERSION, Episode
+from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSIONS, Episode
 
 __all__ = [
     "FRAME_COLUMNS",
@@ -81,7 +81,7 @@ _GZIP_FIELD = "<gzip>"
 
 
 class EpisodeFormatError(ValueError):
-    """A line of an episode file that is not a valid ``reviewlab.episode/1`` episode.
+    """A line of an episode file that is not a valid ``reviewlab.episode/1`` (or ``/2``) episode.
 
     ``path``, ``line`` (1-based) and ``field`` (dotted path, or ``<json>`` /
     ``<gzip>``) say where; ``message`` says what.
@@ -144,7 +144,8 @@ def _field_of(error: ValidationError) -> tuple[str, str]:
     if loc == "schema":
         return (
             loc,
-            f"unsupported schema version {first.get('input')!r} (expected {SCHEMA_VERSION!r})",
+            f"unsupported schema version {first.get('input')!r} "
+            f"(expected one of {', '.join(map(repr, SCHEMA_VERSIONS))})",
         )
     if kind == "extra_forbidden":
         return loc, "unknown field"

@@ -1,4 +1,4 @@
-"""The recorded-episode schema ``reviewlab.episode/1``: a versioned pydantic contract.
+"""The recorded-episode schema ``reviewlab.episode/1`` and ``/2``: a versioned pydantic contract.
 
 One :class:`Episode` per JSON line. An episode is a sequence of :class:`Round`
 objects; a round is one model send (``send_sec`` long) followed by the tool
@@ -8,13 +8,20 @@ ended with a final answer has no calls.
 A :class:`Call` with ``completed=False`` is right-censored: it had not returned
 ``duration_sec`` after it started (a wedge, a kill, or the end of the log).
 Unknown fields and values outside the closed vocabularies are errors.
+
+Version 2 (``reviewlab.episode/2``) adds, per call, how it reached its tool
+(``transport``), when it reported progress (``progress_sec``, which lets a replay
+apply an idle timeout) and what became of a cancellation sent to a remote server
+(``cancel_sent``, ``cancel_honoured_sec``). Version 1 files load unchanged; a
+version 1 episode may not carry those fields, and is written without them, byte
+for byte as before.
 """
 
 from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -22,24 +29,39 @@ from reviewlab.core.vocab import (
     CALL_STATUSES,
     END_REASONS,
     SOURCES,
+    TRANSPORTS,
     CallStatusName,
     EndReason,
     Source,
+    Transport,
 )
 
 __all__ = [
     "CALL_STATUSES",
-    "END_REASONS",
-    "SCHEMA_VERSION",
-    "SOURCES",
     "Call",
+    "END_REASONS",
     "EndReason",
     "Episode",
     "Extent",
     "Round",
+    "SCHEMA_VERSION",
+    "SCHEMA_VERSIONS",
+    "SCHEMA_VERSION_2",
+    "SOURCES",
+    "SchemaVersion",
+    "TRANSPORTS",
+    "V2_CALL_FIELDS",
 ]
 
+SchemaVersion = Literal["reviewlab.episode/1", "reviewlab.episode/2"]
+"""The versions this module reads; writers of version 1 keep writing version 1."""
+SCHEMA_VERSIONS: Final = get_args(SchemaVersion)
 SCHEMA_VERSION: Final = "reviewlab.episode/1"
+SCHEMA_VERSION_2: Final = "reviewlab.episode/2"
+V2_CALL_FIELDS: Final = ("transport", "progress_sec", "cancel_sent", "cancel_honoured_sec")
+"""Call fields that only a version 2 episode carries."""
+# A version 1 episode is dumped without the version 2 fields: the v1 bytes stay what they were.
+_V1_EXCLUDE: Final = {"rounds": {"__all__": {"calls": {"__all__": set(V2_CALL_FIELDS)}}}}
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -99,11 +121,30 @@ class Call(BaseModel):
     """For reads, the line extent the call asked for."""
     returned_after_sec: float | None = None
     """For a call the recording abandoned: seconds after dispatch when its loose worker came back, if known."""
+    transport: Transport | None = None
+    """(v2) How the call reached its tool: ``thread``, ``async`` or ``mcp``."""
+    progress_sec: list[float] | None = None
+    """(v2) Seconds after dispatch at which the tool reported progress, ascending."""
+    cancel_sent: bool | None = None
+    """(v2, MCP) Whether ``notifications/cancelled`` was sent when the call was abandoned."""
+    cancel_honoured_sec: float | None = None
+    """(v2, MCP) Seconds from the cancellation to the server's answer; ``None`` when none came."""
 
-    @field_validator("duration_sec", "returned_after_sec")
+    @field_validator("duration_sec", "returned_after_sec", "cancel_honoured_sec")
     @classmethod
     def _seconds(cls, value: float | None, info: Any) -> float | None:
         return _finite_non_negative(info.field_name, value)
+
+    @field_validator("progress_sec")
+    @classmethod
+    def _progress(cls, value: list[float] | None) -> list[float] | None:
+        if value is None:
+            return None
+        for index, moment in enumerate(value):
+            _finite_non_negative(f"progress_sec[{index}]", moment)
+            if index and moment < value[index - 1]:
+                raise ValueError(f"progress_sec[{index}] = {moment!r} is before the one before it")
+        return value
 
     @property
     def requested_lines(self) -> int:
@@ -134,8 +175,8 @@ class Episode(BaseModel):
 
     model_config = _STRICT
 
-    schema_version: Literal["reviewlab.episode/1"] = Field(default=SCHEMA_VERSION, alias="schema")
-    """Always ``reviewlab.episode/1``; a file with another version is refused."""
+    schema_version: SchemaVersion = Field(default=SCHEMA_VERSION, alias="schema")
+    """``reviewlab.episode/1`` or ``reviewlab.episode/2``; a file with another version is refused."""
     id: str = Field(min_length=1)
     """Unique id of the episode within its corpus."""
     source: Source
@@ -167,6 +208,21 @@ class Episode(BaseModel):
     def _deadline(cls, value: float | None, info: Any) -> float | None:
         return _finite_non_negative(info.field_name, value)
 
+    @field_validator("rounds")
+    @classmethod
+    def _fields_of_version(cls, rounds: list[Round], info: Any) -> list[Round]:
+        if info.data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+            return rounds
+        for number, rnd in enumerate(rounds):
+            for index, call in enumerate(rnd.calls):
+                for name in V2_CALL_FIELDS:
+                    if getattr(call, name) is not None:
+                        raise ValueError(
+                            f"rounds.{number}.calls.{index}.{name} needs schema "
+                            f"{SCHEMA_VERSION_2!r} (this episode is {SCHEMA_VERSION!r})"
+                        )
+        return rounds
+
     @property
     def calls(self) -> list[Call]:
         """Every call of the episode, in dispatch order."""
@@ -174,4 +230,6 @@ class Episode(BaseModel):
 
     def to_json_line(self) -> str:
         """The episode as one compact JSON line (no trailing newline)."""
+        if self.schema_version == SCHEMA_VERSION:
+            return self.model_dump_json(by_alias=True, exclude_defaults=False, exclude=_V1_EXCLUDE)
         return self.model_dump_json(by_alias=True, exclude_defaults=False)
