@@ -1,4 +1,5 @@
-"""The asyncio bounded executor: the thread executor's contract, plus cancellation and idle timeouts.
+"""The asyncio bounded executor: the thread executor's contract, plus
+cancellation and idle timeouts.
 
 Races are decided by events and by the event loop's timer order (a timer due earlier always
 runs first), never by how long a sleep happened to take.
@@ -83,7 +84,8 @@ def test_an_async_tool_is_cancelled_at_its_bound_and_stops_within_grace():
 
 
 def test_a_tool_that_swallows_cancellation_becomes_a_zombie_with_its_time_to_stop():
-    """Control returns at the bound anyway; past the grace period the call is a zombie until it stops."""
+    """Control returns at the bound anyway; past the grace period the
+    call is a zombie until it stops."""
     release = asyncio.Event
     grace = 0.05
 
@@ -159,7 +161,8 @@ def test_the_tool_sees_a_deadline_ending_at_its_bound():
 
 
 def test_progress_resets_the_idle_timeout_until_the_tool_goes_quiet():
-    """Each progress report resets the idle clock; the timeout fires one idle period after the last."""
+    """Each progress report resets the idle clock; the timeout fires
+    one idle period after the last."""
     idle = 1.0
     steps = 5
 
@@ -276,3 +279,18 @@ def test_async_callables_are_recognised():
     assert is_async_callable(fn) and is_async_callable(Callable())
     assert not is_async_callable(lambda: None) and not is_async_callable(None)
     assert Bound(1.0, "idle", 2.0).by == "idle"
+
+
+def test_an_earlier_inherited_deadline_stays_in_force_inside_the_tool():
+    """The tool's deadline only narrows: a caller's earlier deadline is what the tool sees."""
+    from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
+
+    async def tool():
+        return deadline_remaining()
+
+    async def main():
+        with execution_deadline_scope(monotonic_now() + 5.0):
+            return await AsyncBoundedExecutor().run(tool, bound=GENEROUS)
+
+    result = run(main())
+    assert result.value is not None and 0 < result.value <= 5.0

@@ -36,6 +36,7 @@ __all__ = [
     "deadline_remaining",
     "execution_deadline_scope",
     "monotonic_now",
+    "narrow_for_rest_of_context",
     "parse_wall_time",
     "remaining_until",
 ]
@@ -98,6 +99,17 @@ def execution_deadline_scope(deadline: float | None) -> Iterator[None]:
         _execution.reset(token)
 
 
+def narrow_for_rest_of_context(deadline: float) -> None:
+    """Narrow the execution deadline to ``deadline`` for the rest of the current context.
+
+    For code that runs in a context of its own that is thrown away afterwards (an asyncio
+    task's copy, a worker's copied context): there is no scope to leave, so this skips the
+    cost of a context manager on a hot path. Scopes still only narrow.
+    """
+    value = _check_deadline(deadline)
+    _execution.set((*_execution.get(), value))
+
+
 def parse_wall_time(iso: str) -> datetime:
     """Parse an ISO-8601 wall time that carries a time zone, or raise naming the value."""
     try:
@@ -128,7 +140,8 @@ def calendar_scope(deadline_iso: str | None) -> Iterator[None]:
 
 
 def deadline_remaining() -> float | None:
-    """Seconds left before the earliest deadline in force; ``None`` with no scope, ``0.0`` once passed."""
+    """Seconds left before the earliest deadline in force; ``None`` with
+    no scope, ``0.0`` once passed."""
     execution = _execution.get()
     calendar = _calendar.get()
     if not execution and not calendar:

@@ -48,7 +48,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
+from reviewlab.core.deadline import (
+    execution_deadline_scope,
+    monotonic_now,
+    narrow_for_rest_of_context,
+)
 from reviewlab.core.policy import Bound
 from reviewlab.core.receipts import refused_text
 from reviewlab.core.vocab import Transport
@@ -70,6 +74,8 @@ __all__ = [
 ]
 
 DEFAULT_LOOSE_CAP = 16
+# Whether a callable is async, by function (bound methods share theirs): asked once, not per call.
+_ASYNC: dict[Any, bool] = {}
 DEFAULT_GRACE_SEC = 0.5
 """Seconds an abandoned call may take to stop before the ledger counts it as a zombie."""
 
@@ -107,10 +113,11 @@ class _Call:
     def __init__(self, loop: asyncio.AbstractEventLoop, grace: float) -> None:
         self.loop = loop
         self.waiter: asyncio.Future[str] = loop.create_future()
-        # Held for good by whichever side decides the fate first (a sync tool's thread or
-        # the caller); `published` tells a losing thread that its result record is ready.
-        self.claim = threading.Lock()
-        self.published = threading.Event()
+        # Sync tools only (set before their thread starts): `claim` is held for good by
+        # whichever side decides the fate first (the tool's thread or the caller);
+        # `published` tells a losing thread that its result record is ready.
+        self.claim: threading.Lock | None = None
+        self.published: threading.Event | None = None
         self.value: Any = None
         self.exc: BaseException | None = None
         self.fired_at = 0.0
@@ -125,13 +132,28 @@ class _Call:
 
 
 async def _run_async(
-    fn: Callable[..., Any], args: Any, kwargs: Any, deadline_at: float | None, notes: CallNotes
-) -> Any:
+    fn: Callable[..., Any],
+    args: Any,
+    kwargs: Any,
+    deadline_at: float | None,
+    notes: CallNotes,
+    call: _Call,
+) -> None:
+    """The task of one async call: it wakes the caller itself (one loop turn fewer)."""
     notes_scope(notes)  # the task runs in its own copy of the context
-    if deadline_at is None:
-        return await fn(*args, **kwargs)
-    with execution_deadline_scope(deadline_at):
-        return await fn(*args, **kwargs)
+    if deadline_at is not None:
+        narrow_for_rest_of_context(deadline_at)
+    try:
+        call.value = await fn(*args, **kwargs)
+    except asyncio.CancelledError as exc:
+        # Our cancellation (after the abandonment) is a no-op here; a tool that cancelled
+        # itself inside its bound raised.
+        call.exc = exc
+        call.wake("done")
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the tool's own failure becomes a record
+        call.exc = exc
+    call.wake("done")
 
 
 class AsyncBoundedExecutor:
@@ -191,7 +213,12 @@ class AsyncBoundedExecutor:
         bound_obj = bound if isinstance(bound, Bound) or bound is None else _seconds_bound(bound)
         bound_sec = None if bound_obj is None else bound_obj.sec
         name = name or getattr(fn, "__name__", "call")
-        is_async = is_async_callable(fn)
+        key = getattr(fn, "__func__", fn)
+        is_async = _ASYNC.get(key)
+        if is_async is None:
+            if len(_ASYNC) > 1024:
+                _ASYNC.clear()
+            is_async = _ASYNC[key] = is_async_callable(fn)
         notes = CallNotes(transport or ("async" if is_async else "thread"))
         cap = self.loose_cap
         if cap is not None and self.ledger.loose >= cap:
@@ -213,8 +240,7 @@ class AsyncBoundedExecutor:
         call = _Call(loop, self.grace_sec)
         task: asyncio.Task[Any] | None = None
         if is_async:
-            task = loop.create_task(_run_async(fn, args, kwargs, deadline_at, notes))
-            task.add_done_callback(lambda _t: call.wake("done"))
+            task = loop.create_task(_run_async(fn, args, kwargs, deadline_at, notes, call))
         else:
             self._start_thread(call, fn, args, kwargs, deadline_at, notes)
         idle: asyncio.TimerHandle | None = None
@@ -234,24 +260,9 @@ class AsyncBoundedExecutor:
                 hard.cancel()
             if idle is not None:
                 idle.cancel()
-        if why == "done" and task is not None:
-            duration = monotonic_now() - start
-            exc = asyncio.CancelledError() if task.cancelled() else task.exception()
-            if exc is not None:
-                return AsyncCallResult(
-                    name, CallStatus.RAISED, started_wall, duration, bound_obj, exc=exc, notes=notes
-                )
-            return AsyncCallResult(
-                name,
-                CallStatus.RETURNED,
-                started_wall,
-                duration,
-                bound_obj,
-                value=task.result(),
-                notes=notes,
-            )
-        if why == "done" or not call.claim.acquire(blocking=False):
-            # A sync tool's thread claimed the call first: it returned inside its bound.
+        claim = call.claim
+        if why == "done" or (claim is not None and not claim.acquire(blocking=False)):
+            # The tool finished first (a sync tool's thread claimed the call): inside its bound.
             duration = monotonic_now() - start
             if call.exc is not None:
                 return AsyncCallResult(
@@ -320,6 +331,7 @@ class AsyncBoundedExecutor:
         else:
             # The thread lost the claim; it settles its own call once it returns.
             call.fired_at = now
+            assert call.published is not None
             call.published.set()
         return result
 
@@ -346,6 +358,8 @@ class AsyncBoundedExecutor:
         notes: CallNotes,
     ) -> None:
         context = contextvars.copy_context()
+        claim = call.claim = threading.Lock()
+        published = call.published = threading.Event()
 
         def body() -> None:
             notes_scope(notes)
@@ -360,13 +374,13 @@ class AsyncBoundedExecutor:
 
         def work() -> None:
             context.run(body)
-            if call.claim.acquire(blocking=False):
+            if claim.acquire(blocking=False):
                 # Finished before the caller gave up: wake it (the loop may be gone already).
                 with contextlib.suppress(RuntimeError):
                     call.loop.call_soon_threadsafe(call.wake, "done")
                 return
             # Abandoned: the caller won the claim; wait until it published the record.
-            call.published.wait()
+            published.wait()
             result = call.result
             assert result is not None
             call.value = call.exc = None  # a late value sources nothing
