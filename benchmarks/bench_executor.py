@@ -68,7 +68,8 @@ def bench_overhead(calls: int, batch: int = 50) -> tuple[float, float, float]:
 
 @contextlib.contextmanager
 def one_cpu() -> Iterator[bool]:
-    """Pin this thread (and the threads it starts) to one CPU for the block; yields whether it could."""
+    """Pin this thread (and the threads it starts) to one CPU for the
+    block; yields whether it could."""
     if not hasattr(os, "sched_setaffinity"):
         yield False
         return
@@ -131,7 +132,8 @@ def main() -> None:
     )
     bare, ours, ratio = bench_overhead(options.calls // 4)
     print(
-        f"  for information, unpinned (includes cross-core wake-ups): ThreadPoolExecutor: {bare * 1e6:7.1f} us"
+        "  for information, unpinned (includes cross-core wake-ups): ThreadPoolExecutor: "
+        f"{bare * 1e6:7.1f} us"
         f"   BoundedExecutor: {ours * 1e6:7.1f} us   ratio {ratio:.2f}x"
     )
     ours_ms, floor_ms = bench_abandon(options.abandons, options.bound)
@@ -143,7 +145,8 @@ def main() -> None:
     )
     print(
         f"  machine floor, bare Lock.acquire(timeout) lateness, sampled alternately: "
-        f"p50 {statistics.median(floor_ms):.3f} ms  p99 {_p99(floor_ms):.3f} ms  max {max(floor_ms):.3f} ms"
+        f"p50 {statistics.median(floor_ms):.3f} ms  p99 {_p99(floor_ms):.3f} ms  max "
+        f"{max(floor_ms):.3f} ms"
     )
 
 

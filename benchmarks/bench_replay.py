@@ -16,7 +16,8 @@ Prints:
 Times are the best of N runs (after a warm-up), which resists noisy neighbours
 on a shared machine; medians are printed alongside.
 
-Run: ``.venv/bin/python benchmarks/bench_replay.py [--episodes 100000] [--sweep-episodes 10000] [--points 1000]``
+Run: ``.venv/bin/python benchmarks/bench_replay.py [--episodes 100000]
+[--sweep-episodes 10000] [--points 1000]``
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def build(n: int, seed: int) -> tuple[list[Any], CompiledCorpus, int]:
     corpus = compile_corpus(episodes)
     compiled = time.perf_counter() - started
     print(
-        f"corpus: {len(episodes):,} synthetic episodes (seed {seed}), {corpus.calls:,} calls; generated in "
+        f"corpus: {len(episodes):,} synthetic episodes (seed {seed}), {corpus.calls:,} calls; "
+        "generated in "
         f"{generated:.1f} s, compile_corpus {compiled:.2f} s (once per corpus)"
     )
     return episodes, corpus, corpus.calls
@@ -84,7 +86,8 @@ def throughput(corpus: CompiledCorpus, n_calls: int, repeat: int) -> None:
             f"{rate / 1e6:6.1f} M calls/s"
         )
     print(
-        f"   => bounded modes: min {min(bounded) / 1e6:.1f}, mean {statistics.mean(bounded) / 1e6:.1f} M calls/s "
+        f"   => bounded modes: min {min(bounded) / 1e6:.1f}, mean "
+        f"{statistics.mean(bounded) / 1e6:.1f} M calls/s "
         "(goal >= 20 M; 'unbounded' is the policy-independent pre-fix replay, mostly precompiled)"
     )
 
@@ -112,7 +115,8 @@ def versus_twin(
     )
     print(
         f"   vectorized summary()  {summary_best:9.4f} s (median {summary_median:.4f})  "
-        f"=> {twin_best / summary_best:6.0f}x   same summary dict, no frames (what a sweep needs; goal >= 100x)"
+        f"=> {twin_best / summary_best:6.0f}x   same summary dict, no frames (what a sweep needs; "
+        "goal >= 100x)"
     )
     print(
         f"   vectorized result()   {result_best:9.4f} s (median {result_median:.4f})  "
@@ -120,11 +124,14 @@ def versus_twin(
     )
     sim_best, sim_median = timed(lambda: run_simulation(episodes, policy, narrowing), twin_repeat)
     print(
-        f"   for comparison, the twin's bare simulation loop (no frames, no summary): {sim_best:.4f} s "
-        f"(median {sim_median:.4f}) => vectorized summary() is {sim_best / summary_best:.0f}x faster"
+        "   for comparison, the twin's bare simulation loop (no frames, no summary): "
+        f"{sim_best:.4f} s "
+        f"(median {sim_median:.4f}) => vectorized summary() is {sim_best / summary_best:.0f}x "
+        "faster"
     )
     print(
-        "   both sides start from a compiled corpus (the twin caches its own compilation after the warm-up)"
+        "   both sides start from a compiled corpus (the twin caches its own compilation after the "
+        "warm-up)"
     )
 
 
@@ -145,8 +152,10 @@ def sweep_time(episodes: list[Any], corpus: CompiledCorpus, points: int) -> None
     sweep(corpus, grid, progress=False)
     compiled = time.perf_counter() - started
     print(
-        f"   {len(frame)} points (read_file x query_code timeouts x 2 scales x 5 narrowings): {total:.2f} s "
-        f"including compile, {compiled:.2f} s on the compiled corpus ({compiled / len(frame) * 1e3:.2f} ms/point; "
+        f"   {len(frame)} points (read_file x query_code timeouts x 2 scales x 5 narrowings): "
+        f"{total:.2f} s "
+        f"including compile, {compiled:.2f} s on the compiled corpus "
+        f"({compiled / len(frame) * 1e3:.2f} ms/point; "
         "goal <= 20 s)"
     )
 
@@ -176,12 +185,14 @@ def main() -> None:
     )
     throughput(corpus, n_calls, args.repeat)
     print(
-        f"\n2. speed-up over the twin on the same {len(episodes):,}-episode corpus (ouroboros, inherit; "
+        f"\n2. speed-up over the twin on the same {len(episodes):,}-episode corpus (ouroboros, "
+        "inherit; "
         f"best of {args.twin_repeat} twin runs):"
     )
     versus_twin(episodes, corpus, n_calls, args.repeat, args.twin_repeat)
     del episodes, corpus
-    try:  # the twin keeps its compiled corpus (and so every episode) alive; free it before the next phase
+    # the twin keeps its compiled corpus (and so every episode) alive; free it before the next phase
+    try:
         from reviewlab.engines.twin.corpus import clear_cache
 
         clear_cache()
@@ -196,7 +207,8 @@ def main() -> None:
     )
     throughput(corpus, n_calls, args.repeat * 3)
     print(
-        f"\n3. sweep of ~{args.points} points over {len(episodes):,} episodes (in-process, one core):"
+        f"\n3. sweep of ~{args.points} points over {len(episodes):,} episodes (in-process, one "
+        "core):"
     )
     sweep_time(episodes, corpus, args.points)
 

@@ -1,4 +1,4 @@
-"""Benchmark: twin simulated tool calls per second, against a naive SimPy model that races calls with AnyOf.
+"""Benchmark: tool calls the twin simulates per second, against a naive SimPy model (AnyOf races).
 
 Run: ``.venv/bin/python benchmarks/bench_twin.py [--repeats N] [--corpus PATH]``
 
@@ -142,7 +142,8 @@ def main() -> int:
     ours, theirs = twin_outcomes(values["full_warm"].calls), values["naive"]
     agree = sum(a == b for a, b in zip(ours, theirs, strict=True))
     print(
-        f"corpus: {source}: {len(episodes)} episodes, {calls} calls; best of {args.repeats} interleaved rounds"
+        f"corpus: {source}: {len(episodes)} episodes, {calls} calls; best of {args.repeats} "
+        "interleaved rounds"
     )
     labels = {
         "sim_warm": "twin simulation only, warm",
@@ -157,8 +158,10 @@ def main() -> int:
             f"{rate[name] / rate['naive']:5.1f}x naive"
         )
     print(
-        f"goal: >= 200,000 calls/s and >= 10x naive; simulation only (warm) {rate['sim_warm']:,.0f} calls/s "
-        f"= {rate['sim_warm'] / rate['naive']:.1f}x, full simulate() (warm) {rate['full_warm']:,.0f} calls/s "
+        "goal: >= 200,000 calls/s and >= 10x naive; simulation only (warm) "
+        f"{rate['sim_warm']:,.0f} calls/s "
+        f"= {rate['sim_warm'] / rate['naive']:.1f}x, full simulate() (warm) "
+        f"{rate['full_warm']:,.0f} calls/s "
         f"= {rate['full_warm'] / rate['naive']:.1f}x"
     )
     print(f"outcomes agree on {agree} of {calls} calls")

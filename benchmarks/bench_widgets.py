@@ -80,7 +80,8 @@ def main() -> int:
         f"chart PNG: median {statistics.median(charts) * 1000:.1f} ms"
     )
     print(
-        f"slider move -> debounced update shown (debounce {explorer.debounce_sec * 1000:.0f} ms included): "
+        f"slider move -> debounced update shown (debounce {explorer.debounce_sec * 1000:.0f} ms "
+        "included): "
         f"median {statistics.median(latencies) * 1000:.0f} ms over {len(latencies)} moves"
     )
     print(f"goal met (median update <= {GOAL_SEC} s): {'yes' if median <= GOAL_SEC else 'NO'}")

@@ -49,7 +49,8 @@ def one_line(exc: BaseException) -> str:
         return f"{exc.filename}: {exc.strerror[:1].lower()}{exc.strerror[1:]}"
     text = str(exc).strip() or type(exc).__name__
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    # pydantic appends a "For further information visit https://errors.pydantic.dev/..." line per error.
+    # pydantic appends a "For further information visit
+    # https://errors.pydantic.dev/..." line per error.
     lines = [line for line in lines if not line.startswith("For further information")]
     return "; ".join(lines)
 
@@ -159,7 +160,8 @@ def _tool_grid(specs: Sequence[str]) -> dict[str, list[float]]:
 
 
 def _narrowing_grid(text: str) -> list[Any]:
-    """``--narrowing inherit,reserve:30,fraction:0.5,none,unbounded`` → :class:`Narrowing` objects."""
+    """``--narrowing inherit,reserve:30,fraction:0.5,none,unbounded`` → :class:`Narrowing`
+    objects."""
     from reviewlab.core.policy import Narrowing
 
     modes: list[Any] = []
@@ -177,7 +179,8 @@ def _narrowing_grid(text: str) -> list[Any]:
             )
         else:
             raise UserError(
-                f"--narrowing: bad mode {item!r}; expected inherit, none, unbounded, reserve:SEC or fraction:F"
+                f"--narrowing: bad mode {item!r}; expected inherit, none, unbounded, reserve:SEC "
+                "or fraction:F"
             )
     return modes
 
@@ -460,7 +463,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     calls = sum(len(episode.calls) for episode in episodes)
     censored = sum(not call.completed for episode in episodes for call in episode.calls)
     _print(
-        f"imported {len(episodes)} episode(s), {calls} call(s) ({censored} censored) from {source} to {out}"
+        f"imported {len(episodes)} episode(s), {calls} call(s) ({censored} censored) from {source} "
+        f"to {out}"
     )
     return 0
 

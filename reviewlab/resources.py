@@ -1,4 +1,5 @@
-"""Files shipped inside the package: the bundled corpus, the incident day, the demo workspace, notebooks.
+"""Files shipped inside the package: the bundled corpus, the incident day,
+the demo workspace, notebooks.
 
 Everything is read through :mod:`importlib.resources`, so it works the same from a
 source checkout and from an installed wheel (the checkout's top-level ``data`` and

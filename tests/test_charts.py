@@ -50,7 +50,8 @@ def _episode() -> Episode:
 
 
 def _result() -> ReplayResult:
-    """A replay result shaped as every engine returns it, for :func:`_episode` under 10/20 s bounds."""
+    """A replay result shaped as every engine returns it, for
+    :func:`_episode` under 10/20 s bounds."""
     rows = [
         (
             "e1",
@@ -129,14 +130,16 @@ def _legend(ax) -> list[str]:
 
 
 def test_charts_never_use_an_interactive_backend():
-    """Importing the charts leaves matplotlib on a non-interactive backend and draws with plain Figures."""
+    """Importing the charts leaves matplotlib on a non-interactive
+    backend and draws with plain Figures."""
     figure = charts.episode_timeline(_result(), "e1", episode=_episode())
     assert isinstance(figure, Figure)
     assert matplotlib.get_backend().lower() in {"agg", "module://matplotlib_inline.backend_inline"}
 
 
 def test_call_timeline_lays_calls_out_as_the_replay_ran_them():
-    """Calls start after their round's send and after the waits before them; abandoned calls wait their bound."""
+    """Calls start after their round's send and after the waits before them;
+    abandoned calls wait their bound."""
     calls, sends = charts.call_timeline(_result(), "e1", episode=[_episode()])
     assert calls["start_sec"].tolist() == [2.0, 5.0, 26.0]
     assert calls["wait_sec"].tolist() == [3.0, 20.0, 20.0]
@@ -151,7 +154,8 @@ def test_call_timeline_lays_calls_out_as_the_replay_ran_them():
 
 
 def test_episode_timeline_draws_each_call_against_its_bound():
-    """Each call is a bar as long as its wait, with a dashed bound outline; sends are bars on the model row."""
+    """Each call is a bar as long as its wait, with a dashed bound outline;
+    sends are bars on the model row."""
     figure = charts.episode_timeline(_result(), "e1", episode=_episode())
     ax = figure.axes[0]
     waits = sorted((round(b.get_x(), 6), b.get_width()) for b in _bars(ax, 0.55))
@@ -171,7 +175,8 @@ def test_episode_timeline_draws_each_call_against_its_bound():
 
 
 def test_episode_timeline_marks_abandonments_and_zombie_tails():
-    """Abandoned calls get an ✕ at their bound and a hatched zombie tail; a wedge's tail runs off the chart."""
+    """Abandoned calls get an ✕ at their bound and a hatched zombie tail; a
+    wedge's tail runs off the chart."""
     ax = charts.episode_timeline(_result(), "e1", episode=_episode()).axes[0]
     crosses = [line for line in ax.lines if line.get_marker() == "x"]
     assert sorted(float(line.get_xdata()[0]) for line in crosses) == [25.0, 46.0]
@@ -226,7 +231,8 @@ def _pool_result() -> ReplayResult:
 
 
 def test_pool_timeline_shows_the_wedge_at_a_glance():
-    """Every slot interval is a bar in its state's colour and the longest silence is labelled 7 h 16 min."""
+    """Every slot interval is a bar in its state's colour and the longest
+    silence is labelled 7 h 16 min."""
     ax = charts.pool_timeline(_pool_result()).axes[0]
     assert len(ax.collections) == 6  # one broken_barh per (state, slot)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
@@ -250,7 +256,8 @@ def test_pool_timeline_needs_a_pool_simulation():
 
 
 def test_rates_vs_timeout_draws_two_curves_per_tool():
-    """Each tool gets a solid abandoned-rate curve and a dashed coverage-loss curve, in percent, on a log axis."""
+    """Each tool gets a solid abandoned-rate curve and a dashed coverage-loss
+    curve, in percent, on a log axis."""
     curves = pd.DataFrame(
         {
             "tool": ["read_file"] * 3 + ["search_code"] * 3,
@@ -284,7 +291,8 @@ def test_rates_vs_timeout_rejects_an_unknown_tool():
 
 
 def test_pareto_front_highlights_the_front_and_marks_named_policies():
-    """Dominated points are grey dots, the front is a line through its points, each named policy a labelled marker."""
+    """Dominated points are grey dots, the front is a line through its points, each
+    named policy a labelled marker."""
     points = pd.DataFrame(
         {
             "coverage_loss_rate": [0.0, 0.01, 0.05, 0.02, 0.06],
@@ -305,7 +313,8 @@ def test_pareto_front_highlights_the_front_and_marks_named_policies():
 
 
 def test_pareto_front_finds_the_front_when_not_given():
-    """Without a mask or a ``pareto`` column the front is :func:`reviewlab.analysis.sweep.pareto` of the points."""
+    """Without a mask or a ``pareto`` column the front is
+    :func:`reviewlab.analysis.sweep.pareto` of the points."""
     points = pd.DataFrame(
         {"coverage_loss_rate": [0.0, 0.02, 0.01], "wall_p95_sec": [10.0, 8.0, 12.0]}
     )
@@ -383,7 +392,8 @@ def test_survival_curves_reject_a_tool_without_calls():
 
 
 def test_episode_timeline_shows_a_wedge_and_the_calls_it_withheld():
-    """Under the pre-fix policy the wedged call's bar is labelled with its silence and later calls are grey dots."""
+    """Under the pre-fix policy the wedged call's bar is labelled with its silence
+    and later calls are grey dots."""
     episode = Episode(
         id="w",
         source="incident",
@@ -524,7 +534,8 @@ def test_live_rates_redraws_in_place_with_the_new_figures():
 
 
 def test_call_timeline_starts_a_pooled_episode_after_its_queue_wait():
-    """In a twin pool run a queued request's first send starts at its queue wait and its calls come after it."""
+    """In a twin pool run a queued request's first send starts at its queue
+    wait and its calls come after it."""
     first, second = _episode(), _episode().model_copy(update={"id": "e2"})
     result = replay([first, second], TimeoutPolicy.uniform(20.0), engine="twin", slots=1)
     queued = float(result.episodes.set_index("episode_id").loc["e2", "queue_wait_sec"])
@@ -542,14 +553,17 @@ def test_call_timeline_starts_a_pooled_episode_after_its_queue_wait():
 
 
 def test_call_timeline_draws_the_engines_timing_as_recorded():
-    """The layout is the engine's start_sec and wait_sec (here a thread-queued wait), never re-derived from the rules."""
+    """The layout is the engine's start_sec and wait_sec (here a thread-queued wait),
+    never re-derived from the rules."""
     result = _result()
-    # As a worker-thread pool reports it: the first read queued 4 s for a thread before running its 3 s.
+    # As a worker-thread pool reports it: the first read queued 4 s for a
+    # thread before running its 3 s.
     result.calls["wait_sec"] = [7.0, 20.0, 20.0]
     result.calls["start_sec"] = [2.0, 9.0, 30.0]
     calls, sends = charts.call_timeline(result, "e1")
     assert calls["wait_sec"].tolist() == [7.0, 20.0, 20.0]
-    # Without the recorded episode a round's send still spans the previous wait's end to its first call.
+    # Without the recorded episode a round's send still spans the previous
+    # wait's end to its first call.
     assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [[0.0, 2.0], [29.0, 30.0]]
 
 
@@ -563,7 +577,8 @@ def test_call_timeline_needs_the_engines_timing_columns():
 
 @pytest.mark.parametrize("engine", ["twin", "vectorized"])
 def test_call_timeline_of_a_replayed_wedge_ends_where_the_replay_did(engine):
-    """Replayed pre-fix, the wedge's withheld calls sit at its end and the layout ends at the wall time."""
+    """Replayed pre-fix, the wedge's withheld calls sit at its end and
+    the layout ends at the wall time."""
     result = replay([_episode()], TimeoutPolicy.ouroboros(), Narrowing.unbounded(), engine=engine)
     calls, sends = charts.call_timeline(result, "e1", episode=_episode())
     assert calls["outcome"].tolist() == ["executed", "executed", "error"]

@@ -82,7 +82,8 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    """The captured stderr, asserted to be exactly one ``reviewlab: error:`` line without a traceback."""
+    """The captured stderr, asserted to be exactly one ``reviewlab:
+    error:`` line without a traceback."""
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
@@ -169,7 +170,8 @@ def test_replay_prints_summary_and_writes_csv(
 def test_replay_unbounded_preset_wedges_and_writes_parquet(
     corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--policy unbounded`` replays the pre-fix behaviour; ``-o x.parquet`` writes episodes as Parquet."""
+    """``--policy unbounded`` replays the pre-fix behaviour; ``-o
+    x.parquet`` writes episodes as Parquet."""
     out = tmp_path / "episodes.parquet"
     assert (
         main(
@@ -208,7 +210,8 @@ def test_replay_reads_a_policy_toml(
 
 
 def test_replay_real_engine_runs_episodes_on_threads(corpus: Path, tmp_path: Path) -> None:
-    """``--engine real`` replays through the real executor and gives the vectorized outcomes per call."""
+    """``--engine real`` replays through the real executor and gives
+    the vectorized outcomes per call."""
     real, fast = tmp_path / "real.csv", tmp_path / "fast.csv"
     assert (
         main(["replay", str(corpus), "--engine", "real", "--time-scale", "0.0005", "-o", str(real)])
@@ -315,7 +318,8 @@ def test_sweep_bad_grid_specs_are_one_line(
 def test_sweep_writes_one_row_per_policy_point(
     corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A 2×2 grid (read_file timeouts × narrowing modes) gives four rows with parameters and metrics."""
+    """A 2×2 grid (read_file timeouts × narrowing modes) gives four
+    rows with parameters and metrics."""
     out = tmp_path / "sweep.csv"
     assert (
         main(
@@ -398,7 +402,8 @@ def test_sweep_unreachable_scheduler_is_one_line(
 def test_tune_writes_a_policy_file_replay_can_use(
     corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``tune -o rec.toml`` explains its choice per tool and writes a policy ``replay --policy`` reads."""
+    """``tune -o rec.toml`` explains its choice per tool and writes a
+    policy ``replay --policy`` reads."""
     policy_path = tmp_path / "rec.toml"
     assert main(["tune", str(corpus), "--max-coverage-loss", "0.05", "-o", str(policy_path)]) == 0
     out = capsys.readouterr().out
@@ -420,7 +425,8 @@ def test_tune_writes_a_policy_file_replay_can_use(
 def test_tune_bad_arguments_are_one_line(
     corpus: Path, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Impossible budgets, unknown objectives, an unbounded base or a non-TOML output: one line each."""
+    """Impossible budgets, unknown objectives, an unbounded base or a
+    non-TOML output: one line each."""
     assert main(["tune", str(corpus), *argv]) == 2
     assert needle in _error_line(capsys)
 
@@ -487,7 +493,8 @@ def test_record_endpoint_failure_is_one_line_and_writes_nothing(
 def test_record_failure_leaves_an_existing_recording_byte_identical(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A failed ``--force`` or ``--append`` run leaves the recording it would have changed as it was."""
+    """A failed ``--force`` or ``--append`` run leaves the recording
+    it would have changed as it was."""
     out = tmp_path / "live.jsonl"
     save_episodes([_episode(1), _episode(2)], out)
     before = out.read_bytes()
@@ -628,7 +635,8 @@ def test_synth_bad_arguments_are_one_line(
 
 
 def test_synth_incident_writes_the_wedged_day(tmp_path: Path) -> None:
-    """``synth --incident`` writes the incident day whose one censored call is the 26,160 s query_code."""
+    """``synth --incident`` writes the incident day whose one censored
+    call is the 26,160 s query_code."""
     out = tmp_path / "incident.jsonl"
     assert main(["synth", "--incident", "-o", str(out)]) == 0
     censored = [
@@ -691,7 +699,8 @@ def test_import_bad_arguments_are_one_line(
 def test_lab_dry_run_prints_the_jupyterlab_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``lab --dry-run`` prints a JupyterLab command rooted at the notebooks folder without starting it."""
+    """``lab --dry-run`` prints a JupyterLab command rooted at the
+    notebooks folder without starting it."""
     assert main(["lab", "--notebooks", str(tmp_path), "--dry-run"]) == 0
     out = capsys.readouterr().out.strip()
     assert "lab" in out and str(tmp_path) in out
@@ -708,7 +717,8 @@ def test_lab_missing_notebook_folder_is_one_line(
 def test_dashboard_dry_run_prints_the_voila_command(
     corpus: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``dashboard --dry-run`` prints the Voilà command and the corpus it would serve, starting nothing."""
+    """``dashboard --dry-run`` prints the Voilà command and the corpus it
+    would serve, starting nothing."""
     assert (
         main(["dashboard", "--dry-run", "--port", "8871", "--corpus", str(corpus), "--no-browser"])
         == 0
@@ -751,7 +761,8 @@ def test_module_entry_point_reports_errors_without_traceback(tmp_path: Path) -> 
 
 # -- demo ----------------------------------------------------------------------------------
 def test_demo_quick_writes_the_report_with_its_charts(tmp_path: Path) -> None:
-    """``reviewlab demo --quick --out DIR`` runs the main job and writes report.html showing its PNG charts."""
+    """``reviewlab demo --quick --out DIR`` runs the main job and writes
+    report.html showing its PNG charts."""
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, "-m", "reviewlab", "demo", "--quick", "--out", str(out)],
@@ -783,7 +794,8 @@ def test_demo_quick_writes_the_report_with_its_charts(tmp_path: Path) -> None:
 def test_demo_without_its_bundled_corpus_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A checkout missing the bundled corpus: one line saying how to recreate it, no report written."""
+    """A checkout missing the bundled corpus: one line saying how to
+    recreate it, no report written."""
     import reviewlab.ui.demo
 
     monkeypatch.setattr(reviewlab.ui.demo, "CORPUS_PATH", tmp_path / "gone.jsonl.gz")

@@ -1,4 +1,5 @@
-"""The dashboard's commands and page content, without a browser (see test_dashboard_browser.py for one)."""
+"""The dashboard's commands and page content, without a browser (see
+test_dashboard_browser.py for one)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from reviewlab.ui import dashboard
 
 
 def test_the_voila_command_serves_the_template_on_localhost_only():
-    """The argv runs this interpreter's Voilà on the template notebook, bound to 127.0.0.1, without a browser."""
+    """The argv runs this interpreter's Voilà on the template notebook, bound
+    to 127.0.0.1, without a browser."""
     argv = dashboard.dashboard_command(port=9123)
     assert argv[:4] == [sys.executable, "-m", "voila", str(dashboard.NOTEBOOK)]
     assert "--port=9123" in argv and "--Voila.ip=127.0.0.1" in argv and "--no-browser" in argv
@@ -29,7 +31,8 @@ def test_a_bad_port_is_refused_naming_it(port):
 
 
 def test_the_corpus_reaches_the_kernel_through_the_environment(tmp_path):
-    """A corpus file is passed as an absolute path in REVIEWLAB_DASHBOARD_CORPUS; a missing one is refused."""
+    """A corpus file is passed as an absolute path in
+    REVIEWLAB_DASHBOARD_CORPUS; a missing one is refused."""
     corpus = tmp_path / "c.jsonl"
     save_episodes(synth_corpus(3, seed=1), corpus)
     env = dashboard.dashboard_env(corpus, base={"PATH": "/bin"})
@@ -39,7 +42,8 @@ def test_the_corpus_reaches_the_kernel_through_the_environment(tmp_path):
 
 
 def test_the_template_notebook_only_calls_the_library():
-    """The page runs one code cell that builds the explorer through dashboard_explorer, and is committed clean."""
+    """The page runs one code cell that builds the explorer through
+    dashboard_explorer, and is committed clean."""
     notebook = nbformat.read(dashboard.NOTEBOOK, as_version=4)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert len(code) == 1 and "dashboard_explorer()" in code[0].source
@@ -57,7 +61,8 @@ def test_dashboard_explorer_opens_the_corpus_named_in_the_environment(tmp_path, 
 
 
 def test_lab_command_opens_jupyterlab_on_the_notebooks(tmp_path):
-    """``make lab`` runs this interpreter's JupyterLab rooted at notebooks/ (or the folder given)."""
+    """``make lab`` runs this interpreter's JupyterLab rooted at
+    notebooks/ (or the folder given)."""
     argv = dashboard.lab_command()
     assert argv[:4] == [sys.executable, "-m", "jupyter", "lab"]
     assert argv[-1].startswith("--notebook-dir=") and argv[-1].endswith("notebooks")

@@ -34,7 +34,8 @@ def _free_port() -> int:
 
 
 def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    """Poll until Voilà answers (readiness, not a race): fail with its log if it dies or never answers."""
+    """Poll until Voilà answers (readiness, not a race): fail with its
+    log if it dies or never answers."""
     deadline = time.monotonic() + _START_TIMEOUT_SEC
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -42,7 +43,8 @@ def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -
                 f"voila exited with {process.returncode}:\n{log.read_text(errors='replace')}"
             )
         try:
-            # Any HTTP answer (even 404) means the server is up; the page itself would start a kernel.
+            # Any HTTP answer (even 404) means the server is up; the page
+            # itself would start a kernel.
             with urllib.request.urlopen(url + "voila/static/no-such-file", timeout=5):
                 return
         except urllib.error.HTTPError:

@@ -1,4 +1,5 @@
-"""Deadline scopes: None without a scope, the minimum rule, no floor, 0.0 once passed, worker inheritance."""
+"""Deadline scopes: None without a scope, the minimum rule, no floor, 0.0
+once passed, worker inheritance."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def test_an_execution_scope_counts_down_on_the_monotonic_clock(clock):
 
 
 def test_nested_scopes_only_narrow(clock):
-    """The effective deadline is the minimum over the scopes in force; an inner later one widens nothing."""
+    """The effective deadline is the minimum over the scopes in force; an
+    inner later one widens nothing."""
     with execution_deadline_scope(1010.0):
         with execution_deadline_scope(1100.0):
             assert deadline_remaining() == 10.0
@@ -79,7 +81,8 @@ def test_bad_deadlines_are_rejected_naming_the_parameter():
 
 
 def test_calendar_scopes_count_down_on_the_wall_clock():
-    """A calendar deadline is an ISO wall time with a zone; remaining is measured against UTC now."""
+    """A calendar deadline is an ISO wall time with a zone;
+    remaining is measured against UTC now."""
     soon = (datetime.now(UTC) + timedelta(seconds=100)).isoformat()
     with calendar_scope(soon):
         remaining = deadline_remaining()
@@ -111,7 +114,8 @@ def test_calendar_times_need_a_zone_and_must_parse():
 
 
 def test_a_worker_started_with_the_copied_context_inherits_the_scopes(clock):
-    """Scopes live in context variables: a thread run through copy_context() sees them, a bare one does not."""
+    """Scopes live in context variables: a thread run through copy_context()
+    sees them, a bare one does not."""
     seen: dict[str, float | None] = {}
     with execution_deadline_scope(1020.0):
         context = contextvars.copy_context()
@@ -127,7 +131,8 @@ def test_a_worker_started_with_the_copied_context_inherits_the_scopes(clock):
 
 
 def test_clock_scope_injects_and_restores_the_clock():
-    """monotonic_now() follows the injected clock inside the block only; a non-callable is refused."""
+    """monotonic_now() follows the injected clock inside the block
+    only; a non-callable is refused."""
     with clock_scope(lambda: 42.0):
         assert monotonic_now() == 42.0
     assert monotonic_now() != 42.0

@@ -55,7 +55,8 @@ T0 = datetime(2026, 2, 2, 10, 0, tzinfo=UTC)
 
 
 def random_episodes(n: int, seed: int) -> list[Episode]:
-    """Seeded episodes on a 1-s grid: fast calls (1-2 s) below every tool timeout (4-6 s), slow ones (8-14 s)
+    """Seeded episodes on a 1-s grid: fast calls (1-2 s) below every tool
+    timeout (4-6 s), slow ones (8-14 s)
     above, wedges, tool errors, and inherited deadlines at half-grid points."""
     rng = np.random.default_rng(seed)
     episodes = []
@@ -130,7 +131,8 @@ def compare(real: pd.DataFrame, twin: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 @pytest.mark.parametrize("narrowing", NARROWINGS, ids=lambda n: n.label)
 def test_real_and_twin_agree_on_every_call(narrowing):
-    """Outcome, source gap and credited lines agree on every call, except the few within the tolerance of their bound."""
+    """Outcome, source gap and credited lines agree on every call, except the few
+    within the tolerance of their bound."""
     corpus = random_episodes(EPISODES, seed=2026)
     twin = replay(corpus, POLICY, narrowing, engine="twin")
     real = replay(
@@ -144,8 +146,8 @@ def test_real_and_twin_agree_on_every_call(narrowing):
     )
     disagreements, excluded = compare(real.calls, twin.calls)
     total = len(twin.calls)
-    # A loaded machine can starve a thread for longer than the 25 ms margin. A disagreement counts only if
-    # it reproduces when its episodes run again, alone, with five times the real margin.
+    # A loaded machine can starve a thread for longer than the 25 ms margin. A disagreement counts
+    # only if it reproduces when its episodes run again, alone, with five times the real margin.
     suspects = sorted(set(disagreements["episode_id"]))
     if suspects:
         again = [episode for episode in corpus if episode.id in suspects]
@@ -160,11 +162,13 @@ def test_real_and_twin_agree_on_every_call(narrowing):
         )
         disagreements, _ = compare(rerun.calls, twin.calls[twin.calls["episode_id"].isin(suspects)])
     print(
-        f"[{narrowing.label}] {total} calls, {excluded} excluded within {TOLERANCE_SEC}s of their bound, "
+        f"[{narrowing.label}] {total} calls, {excluded} excluded within {TOLERANCE_SEC}s of their "
+        "bound, "
         f"{len(suspects)} episode(s) re-run at 5x margin, {len(disagreements)} disagreements; "
         f"twin abandoned {twin.summary['abandoned_call_rate']:.3f}"
     )
-    # Re-runs are the exception, not the rule (a few percent here under load; none on a quiet machine).
+    # Re-runs are the exception, not the rule (a few percent here under
+    # load; none on a quiet machine).
     assert len(suspects) <= 0.15 * EPISODES
     assert disagreements.empty, disagreements[
         [

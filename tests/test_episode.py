@@ -1,4 +1,5 @@
-"""ReviewEpisode: the round loop, receipts, end reasons, host texts, crediting and the recorded form."""
+"""ReviewEpisode: the round loop, receipts, end reasons, host texts,
+crediting and the recorded form."""
 
 from __future__ import annotations
 
@@ -105,7 +106,8 @@ def test_a_reply_without_calls_is_the_final_answer(repo):
 
 
 def test_calls_run_in_order_and_each_gets_one_receipt_and_one_tool_message(repo):
-    """Every call of a reply is executed in order; results go back as tool messages with their ids."""
+    """Every call of a reply is executed in order; results go back
+    as tool messages with their ids."""
     model = ScriptedModel(
         [
             {
@@ -145,7 +147,8 @@ def test_calls_run_in_order_and_each_gets_one_receipt_and_one_tool_message(repo)
 
 
 def test_bad_json_arguments_are_refused_with_the_arg_error_text(repo):
-    """Arguments that are not a JSON object: outcome `refused`, the TOOL_ARG_ERROR text, no bound."""
+    """Arguments that are not a JSON object: outcome `refused`, the
+    TOOL_ARG_ERROR text, no bound."""
     model = ScriptedModel(
         [
             {
@@ -168,7 +171,8 @@ def test_bad_json_arguments_are_refused_with_the_arg_error_text(repo):
 
 
 def test_a_tool_outside_the_schema_list_is_unavailable(repo):
-    """A tool the registry's schemas do not offer is refused with the unavailable text and never runs."""
+    """A tool the registry's schemas do not offer is refused with the
+    unavailable text and never runs."""
     model = ScriptedModel(
         [{"tool_calls": [tool_call("run_command", {"cmd": "rm -rf /"})]}, {"content": ANSWER}]
     )
@@ -180,7 +184,8 @@ def test_a_tool_outside_the_schema_list_is_unavailable(repo):
 
 
 def test_a_tool_error_is_an_error_receipt_without_a_source_gap(repo):
-    """The tool's own exception (a path outside the root) becomes `error` with the exception text, no gap."""
+    """The tool's own exception (a path outside the root) becomes `error`
+    with the exception text, no gap."""
     model = ScriptedModel(
         [{"tool_calls": [tool_call("read_file", {"path": "../secret"})]}, {"content": ANSWER}]
     )
@@ -229,7 +234,8 @@ def test_the_own_deadline_is_checked_before_every_send(repo):
 
 
 def test_a_passed_inherited_deadline_bounds_calls_at_zero_and_the_model_is_asked_again(repo):
-    """The inherited deadline bounds tool calls only: each call gets 0 s and the model still answers."""
+    """The inherited deadline bounds tool calls only: each call gets 0
+    s and the model still answers."""
     factory, holder = held_factory("read_file")
     model = ScriptedModel(
         [{"tool_calls": [tool_call("read_file", {"path": "README.md"})]}, {"content": ANSWER}]
@@ -299,7 +305,8 @@ def test_a_shared_executor_carries_its_own_cap(repo):
 
 
 def test_the_policy_is_resolved_once_per_dispatched_call(repo):
-    """Refused calls resolve nothing; each dispatched call resolves exactly once with its own arguments."""
+    """Refused calls resolve nothing; each dispatched call resolves
+    exactly once with its own arguments."""
     seen = []
 
     class Spy:
@@ -406,7 +413,8 @@ def test_receipt_started_at_is_a_zoned_iso_stamp(repo):
 
 
 def test_a_credited_read_past_the_end_of_the_file_is_recorded_as_the_lines_it_rendered(repo):
-    """Asking for lines 30–90 of a 40-line file records 30–40, so a replay credits what the live run credited."""
+    """Asking for lines 30–90 of a 40-line file records 30–40, so a replay
+    credits what the live run credited."""
     model = ScriptedModel(
         [
             {

@@ -58,7 +58,8 @@ def async_factory(*, hold_sec: float):
 
 
 class AsyncScriptedModel(ScriptedModel):
-    """``ScriptedModel`` with an ``async def chat``; optionally frees a held tool on its second send."""
+    """``ScriptedModel`` with an ``async def chat``; optionally frees
+    a held tool on its second send."""
 
     def __init__(self, script, release: threading.Event | None = None) -> None:
         super().__init__(script)

@@ -76,7 +76,8 @@ def test_workers_are_reused_while_they_behave(executor):
 
 
 def test_a_call_that_outlives_its_bound_is_abandoned_and_its_worker_retired(executor):
-    """The bound passes first: `abandoned`, one loose worker, and the next call gets a fresh thread."""
+    """The bound passes first: `abandoned`, one loose worker, and the
+    next call gets a fresh thread."""
     wedge = Wedge()
     executor.run(int, bound=5.0)  # start the pool's first worker
     result = executor.run(wedge, bound=0.05, name="read_file")
@@ -172,7 +173,8 @@ def test_the_worker_sees_the_callers_context_variables(executor):
 
 
 def test_the_loose_cap_refuses_calls_without_starting_threads():
-    """With `loose_cap` loose workers, a call is refused with the host text and no thread is started."""
+    """With `loose_cap` loose workers, a call is refused with the host
+    text and no thread is started."""
     wedges = [Wedge(), Wedge()]
     with BoundedExecutor(loose_cap=2) as ex:
         for wedge in wedges:

@@ -1,4 +1,5 @@
-"""Importers on real logs: call counts, durations and censoring checked against hand-computed figures.
+"""Importers on real logs: call counts, durations and censoring checked
+against hand-computed figures.
 
 The figures come from ``tests/fixtures/README.md`` (itself from the external
 fixtures' README): durations are observation − action timestamps (OpenHands)
@@ -64,7 +65,8 @@ def test_openhands_gui_mode_censors_the_no_output_timeout() -> None:
 
 
 def test_openhands_wrong_initial_state_maps_views_and_runs() -> None:
-    """wrong_initial_state.json: directory views become list_files, the mv a run_command; 3 calls."""
+    """wrong_initial_state.json: directory views become list_files,
+    the mv a run_command; 3 calls."""
     (ep,) = import_openhands(OPENHANDS / "wrong_initial_state.json")
     assert [c.tool for c in ep.calls] == ["list_files", "run_command", "list_files"]
     assert durations([ep]) == pytest.approx([0.0208, 0.0355, 0.6488], abs=5e-5)
@@ -90,7 +92,8 @@ def test_openhands_multi_swe_bench_has_103_calls_in_three_episodes() -> None:
 
 
 def test_openhands_reads_carry_the_extent_asked_for() -> None:
-    """A view with view_range [650, 700] is read_file with that extent; a whole-file view uses the lines shown."""
+    """A view with view_range [650, 700] is read_file with that extent; a
+    whole-file view uses the lines shown."""
     episodes = import_openhands(OPENHANDS / "multi_swe_bench_examples_output.jsonl")
     reads = [c for c in episodes[0].calls if c.tool == "read_file"]
     assert len(reads) == 6
@@ -105,7 +108,8 @@ def test_openhands_reads_carry_the_extent_asked_for() -> None:
 
 
 def test_inspect_browser_log_times_four_calls() -> None:
-    """The browser eval: 4 web_browser calls, 1.2703–4.3176 s, and 5 rounds (the last one answers)."""
+    """The browser eval: 4 web_browser calls, 1.2703–4.3176 s, and 5
+    rounds (the last one answers)."""
     (ep,) = import_inspect(BROWSER)
     assert (ep.id, ep.source, ep.end_reason) == ("browser:1:1", "inspect", "final_answer")
     assert [c.tool for c in ep.calls] == ["web_browser_go"] + ["web_browser_click"] * 3
@@ -136,7 +140,8 @@ def test_inspect_vitals_log_has_two_samples() -> None:
 
 
 def test_inspect_log_without_events_is_refused() -> None:
-    """The hand-written schema fixture has no events, hence no timings: a clear error, not empty episodes."""
+    """The hand-written schema fixture has no events, hence no timings: a
+    clear error, not empty episodes."""
     with pytest.raises(ImportFormatError, match="no events"):
         import_inspect(INSPECT / "log_tool_call_error.json")
 
@@ -169,7 +174,8 @@ def test_imported_episodes_survive_a_save_and_load(tmp_path: Path) -> None:
 
 
 def test_bad_foreign_files_name_the_file_and_place(tmp_path: Path) -> None:
-    """Unreadable input raises ImportFormatError naming the file and where, never a partial result."""
+    """Unreadable input raises ImportFormatError naming the file and
+    where, never a partial result."""
     bad = tmp_path / "bad.jsonl"
     shutil.copy(OPENHANDS / "multi_swe_bench_examples_output.jsonl", bad)
     with bad.open("a") as handle:

@@ -82,7 +82,8 @@ def _acceptance_trace(path: Path) -> None:
 
 
 def test_acceptance_sdk_trace_imports_as_one_episode_with_the_timeout_censored(tmp_path):
-    """An SDK-written GenAI trace gives one episode: 2 tool rounds, 3 calls, one censored at 2.5 s."""
+    """An SDK-written GenAI trace gives one episode: 2 tool rounds,
+    3 calls, one censored at 2.5 s."""
     path = tmp_path / "trace.jsonl"
     _acceptance_trace(path)
     episodes = import_otel(path)

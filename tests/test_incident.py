@@ -5,7 +5,8 @@ silence; under ``TimeoutPolicy.ouroboros()`` the wedged call is abandoned at its
 600 s bound, so no slot is ever silent longer than that.
 
 The incident day ships as ``data/incidents/wedged-query-code.jsonl``; the tests
-run on it and on an equivalent day built here from the schema (ordinary episodes on other slots, one ``query_code`` that never
+run on it and on an equivalent day built here from the schema (ordinary episodes on other
+slots, one ``query_code`` that never
 returns, observed for 26,160 s).
 """
 
@@ -31,7 +32,8 @@ T0 = datetime(2026, 1, 12, 8, 0, tzinfo=UTC)
 
 
 def built_incident_day() -> list[Episode]:
-    """Ordinary episodes on slots 1–3 through the day, and on slot-2 the episode with the wedged query_code."""
+    """Ordinary episodes on slots 1–3 through the day, and on slot-2 the
+    episode with the wedged query_code."""
     episodes = []
     for i in range(24):
         rounds = [
@@ -125,7 +127,8 @@ def test_the_pre_fix_policy_reproduces_the_seven_hour_silence(name, corpus):
     ("name", "corpus"), _corpora(), ids=lambda v: v if isinstance(v, str) else ""
 )
 def test_the_ouroboros_policy_caps_every_silence_at_the_bound(name, corpus):
-    """Bounded: the wedged call is abandoned at 600 s, the episode goes on, no silence exceeds the bound."""
+    """Bounded: the wedged call is abandoned at 600 s, the episode goes
+    on, no silence exceeds the bound."""
     result = simulate(corpus, TimeoutPolicy.ouroboros())
     assert result.summary["max_silence_sec"] <= 600.0
     wedged = result.calls[result.calls["tool"] == "query_code"]

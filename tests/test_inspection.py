@@ -100,7 +100,8 @@ def test_read_stamp_describes_exactly_what_was_rendered(workspace):
 
 
 def test_stamp_is_written_only_after_rendering(workspace, monkeypatch):
-    """While a read renders, the stamp still shows the previous read; a failed read leaves it alone."""
+    """While a read renders, the stamp still shows the previous read;
+    a failed read leaves it alone."""
     registry, ctx, _ = inspection_registry(workspace)
     registry.execute("read_file", {"path": "greeting.txt"})
     previous = ctx.last_read_view
@@ -168,7 +169,8 @@ def test_file_over_the_byte_limit_is_not_read(workspace):
 
 
 def test_long_render_is_cut_on_a_line_boundary_with_a_marker(workspace):
-    """Past max_chars the read stops after a whole line and says which lines of how many it showed."""
+    """Past max_chars the read stops after a whole line and says
+    which lines of how many it showed."""
     (workspace / "long.txt").write_text(
         "".join(f"row {n:04d}\n" for n in range(1, 1001)), encoding="utf-8"
     )
@@ -218,7 +220,8 @@ def test_list_files_top_level_and_recursive(workspace):
 
 
 def test_list_files_glob_and_limit(workspace):
-    """A glob filters by name or relative path; past max_entries the listing says how many it hid."""
+    """A glob filters by name or relative path; past max_entries
+    the listing says how many it hid."""
     registry, _, _ = inspection_registry(workspace)
     py = registry.execute(
         "list_files", {"path": "pkg", "recursive": True, "glob": "*.py"}

@@ -121,7 +121,8 @@ def test_an_escape_is_refused_by_the_server_and_reads_nothing(workspace, server)
 def test_a_wedged_call_is_abandoned_cancelled_on_the_wire_and_the_episode_continues(
     workspace, server
 ):
-    """At its bound the call is abandoned, ``notifications/cancelled`` goes out, the model goes on."""
+    """At its bound the call is abandoned,
+    ``notifications/cancelled`` goes out, the model goes on."""
     result, model = episode(
         workspace, server, [tool_call("wedge", {})], policy=TimeoutPolicy.uniform(0.5)
     )

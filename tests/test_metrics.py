@@ -12,9 +12,11 @@ from reviewlab.core import metrics
 
 
 def frames() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Two episodes: e1 abandons a read then reads again (uncredited); e2 wedges under the pre-fix policy."""
+    """Two episodes: e1 abandons a read then reads again (uncredited); e2
+    wedges under the pre-fix policy."""
     rows = [
-        # episode, round, index, tool, dur, completed, bound, by, outcome, gap, requested, credited, zombie
+        # episode, round, index, tool, dur, completed, bound, by, outcome,
+        # gap, requested, credited, zombie
         ("e1", 1, 0, "read_file", 1.0, True, 10.0, "tool_timeout", "executed", "", 100, 100, 0.0),
         (
             "e1",
@@ -78,7 +80,8 @@ def frames() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def test_episode_rows_count_dispatched_calls_lines_and_loss():
-    """Per episode: withheld calls are not dispatched, lines are summed, an episode without calls gets zeros."""
+    """Per episode: withheld calls are not dispatched, lines are summed, an
+    episode without calls gets zeros."""
     calls, base = frames()
     episodes = metrics.episode_rows(calls, base)
     assert list(episodes.columns) == list(metrics.EPISODE_COLUMNS)
@@ -100,7 +103,8 @@ def test_episode_rows_count_dispatched_calls_lines_and_loss():
 
 
 def test_summary_definitions():
-    """Rates over dispatched calls, coverage over requested lines, wedged zombies counted apart, deadline share."""
+    """Rates over dispatched calls, coverage over requested lines, wedged zombies
+    counted apart, deadline share."""
     calls, base = frames()
     episodes = metrics.episode_rows(calls, base)
     summary = metrics.summarize(calls, episodes, peak_loose_workers=2)
@@ -154,14 +158,16 @@ def test_empty_frames_summarize_to_zeros():
 
 
 def test_timeout_lost_lines_rule():
-    """Lost lines count as the timeout's only for abandoned calls and executed-but-uncredited ones."""
+    """Lost lines count as the timeout's only for abandoned calls
+    and executed-but-uncredited ones."""
     lost = metrics.timeout_lost_lines(
         np.array([10, 10, 10, 10, 10]),
         np.array([0, 0, 10, 0, 0]),
         np.array([True, False, False, False, False]),  # abandoned
         np.array([False, True, True, False, False]),  # executed
     )
-    # abandoned 10; executed and withheld from credit 10; credited 0; raised by itself 0; withheld 0.
+    # abandoned 10; executed and withheld from credit 10; credited 0;
+    # raised by itself 0; withheld 0.
     assert lost.tolist() == [10, 10, 0, 0, 0]
 
 

@@ -1,4 +1,5 @@
-"""The four notebooks run top to bottom in smoke mode, are committed clean, and say what they cover."""
+"""The four notebooks run top to bottom in smoke mode, are committed
+clean, and say what they cover."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def smoke(monkeypatch):
 def test_the_kernel_is_this_virtualenvs_python(smoke, tmp_path):
     """The ``python3`` kernel the notebooks run on is the interpreter running the tests."""
     spec = KernelSpecManager().get_kernel_spec(KERNEL)
-    # jupyter_client runs a spec's bare "python" as sys.executable; any other interpreter would be wrong.
+    # jupyter_client runs a spec's bare "python" as sys.executable; any
+    # other interpreter would be wrong.
     assert spec.argv[0] in {"python", "python3", sys.executable}
     probe = nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_code_cell("import sys; print(sys.executable)")]

@@ -49,7 +49,8 @@ def test_plain_answer_comes_back_as_content(stub):
 
 
 def test_tool_calls_are_parsed_into_the_openai_shape(stub, tmp_path):
-    """Tool calls come back as id/type/function dicts with JSON-string arguments; schemas are sent."""
+    """Tool calls come back as id/type/function dicts with
+    JSON-string arguments; schemas are sent."""
     stub.script.append(
         {
             "content": None,
@@ -131,7 +132,8 @@ def test_unreachable_endpoint_raises():
 
 
 def test_transport_timeout_raises(stub):
-    """A server that does not answer within the timeout gives a ModelEndpointError naming the timeout."""
+    """A server that does not answer within the timeout gives a
+    ModelEndpointError naming the timeout."""
     release = threading.Event()
     stub.script.append(Hold(release))
     model = OpenAIChatModel(stub.base_url, "stub-reviewer", timeout=0.3)
@@ -143,7 +145,8 @@ def test_transport_timeout_raises(stub):
 
 
 def test_bad_construction_and_messages_are_refused():
-    """A non-HTTP URL, an empty model name, a bad timeout and a role-less message are clear errors."""
+    """A non-HTTP URL, an empty model name, a bad timeout and a
+    role-less message are clear errors."""
     with pytest.raises(ValueError, match="base_url"):
         OpenAIChatModel("localhost:8000", "m")
     with pytest.raises(ValueError, match="model"):

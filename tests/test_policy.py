@@ -1,4 +1,5 @@
-"""TimeoutPolicy, Narrowing and resolve_bound: every ouroboros rule with its numbers, each narrowing mode,
+"""TimeoutPolicy, Narrowing and resolve_bound: every ouroboros rule with
+its numbers, each narrowing mode,
 serialisation round trips and validation errors that name the field."""
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ class Registry:
 
 # -- ouroboros(): reference/ouroboros-semantics.md §1 -------------------------------------------
 def test_global_600s_is_a_floor_for_every_tool():
-    """Rule 3: base = max(600, per-tool), so reader tools, query_code (120) and unknown tools (360) get 600."""
+    """Rule 3: base = max(600, per-tool), so reader tools, query_code (120)
+    and unknown tools (360) get 600."""
     assert OURO.timeout_for(None, "read_file") == 600.0
     assert OURO.timeout_for(None, "query_code") == 600.0
     assert OURO.timeout_for(None, "never_heard_of_it") == 600.0
@@ -39,7 +41,8 @@ def test_global_600s_is_a_floor_for_every_tool():
 
 
 def test_the_per_tool_table_and_unknown_default_without_the_floor():
-    """Rule 2: query_code declares 120, unknown names get 360 (visible once the floor is removed)."""
+    """Rule 2: query_code declares 120, unknown names get 360
+    (visible once the floor is removed)."""
     assert OURO.tools_sec["query_code"] == 120.0 and OURO.default_sec == 360.0
     no_floor = OURO.with_tool_timeouts()
     assert no_floor.floor_sec is None
@@ -72,7 +75,8 @@ def test_a_tools_own_value_can_raise_the_floor():
     ],
 )
 def test_argument_override_for_run_command_with_ceiling_and_settlement_margin(args, expected):
-    """Rule 5: run_command/run_script honour an int timeout_sec, capped at 1800 s, plus the 30 s margin."""
+    """Rule 5: run_command/run_script honour an int timeout_sec, capped
+    at 1800 s, plus the 30 s margin."""
     assert OURO.timeout_for(None, "run_command", args) == expected
     assert OURO.timeout_for(None, "run_script", args) == expected
 
@@ -102,7 +106,8 @@ def test_deadline_clamp_on_the_clamp_list_with_a_120s_reserve(remaining, expecte
 
 
 def test_the_clamp_list_and_what_it_skips():
-    """Rule 6 covers only the listed tools; rule 7: everything else returns base whatever the deadline."""
+    """Rule 6 covers only the listed tools; rule 7: everything else
+    returns base whatever the deadline."""
     assert set(OURO.clamp_tools) >= {
         "web_search",
         "browse_page",
@@ -121,7 +126,8 @@ def test_the_clamp_list_and_what_it_skips():
 
 
 def test_the_clamp_reads_the_inherited_deadline_by_default():
-    """Without remaining_sec the clamp uses deadline_remaining() (here 300 s on an injected clock)."""
+    """Without remaining_sec the clamp uses deadline_remaining()
+    (here 300 s on an injected clock)."""
     with clock_scope(lambda: 0.0), execution_deadline_scope(300.0):
         assert OURO.timeout_for(None, "web_search") == 180.0
 
@@ -182,7 +188,8 @@ def test_unbounded_is_the_pre_fix_behaviour():
 
 # -- resolve_bound ---------------------------------------------------------------------------
 def test_resolve_bound_reads_the_inherited_deadline_and_defaults_to_ouroboros():
-    """policy=None is ouroboros; remaining defaults to deadline_remaining() on the clock in force."""
+    """policy=None is ouroboros; remaining defaults to
+    deadline_remaining() on the clock in force."""
     with clock_scope(lambda: 50.0):
         assert resolve_bound(None, None, "read_file") == Bound(600.0, "tool_timeout", 600.0, None)
         with execution_deadline_scope(51.0):
@@ -197,7 +204,8 @@ def test_resolve_bound_reads_the_inherited_deadline_and_defaults_to_ouroboros():
 
 
 def test_resolve_bound_accepts_any_object_with_timeout_for_and_validates_its_answer():
-    """A duck-typed policy is called with (tools, name, args); a bad number is an error naming the tool."""
+    """A duck-typed policy is called with (tools, name, args); a bad
+    number is an error naming the tool."""
     calls = []
 
     class Custom:
@@ -229,7 +237,8 @@ def test_dict_json_and_toml_round_trips():
 
 
 def test_policy_files_round_trip_with_their_narrowing(tmp_path):
-    """save_policy_file then load_policy_file returns the same policy and narrowing; a bare file works too."""
+    """save_policy_file then load_policy_file returns the same policy and
+    narrowing; a bare file works too."""
     path = tmp_path / "policy.toml"
     save_policy_file(path, OURO, Narrowing(mode="fraction", fraction=0.25))
     assert load_policy_file(path) == (OURO, Narrowing(mode="fraction", fraction=0.25))
@@ -302,7 +311,8 @@ def test_policies_are_frozen():
 
 @pytest.mark.parametrize("text", ["", "\n# only a comment\n", "[policy]\n"])
 def test_an_empty_policy_file_is_an_error_not_the_default(tmp_path, text):
-    """An empty file (or an empty [policy] table) is refused naming the file, never read as ouroboros."""
+    """An empty file (or an empty [policy] table) is refused naming the
+    file, never read as ouroboros."""
     path = tmp_path / "empty.toml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(PolicyError, match="empty.toml: empty policy"):

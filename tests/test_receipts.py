@@ -39,8 +39,10 @@ STAMP = {
 def test_the_tool_timeout_text_prints_the_bound_as_a_python_float(bound, printed):
     """The standard host text, word for word, with str(float(bound))."""
     assert tool_timeout_text("read_file", bound) == (
-        f"⚠️ TOOL_TIMEOUT (read_file): exceeded {printed}s limit. The tool is still running in background "
-        "but control is returned to you. Try a different approach or inform the user about the issue."
+        f"⚠️ TOOL_TIMEOUT (read_file): exceeded {printed}s limit. The tool is still running in "
+        "background "
+        "but control is returned to you. Try a different approach or inform the user about the "
+        "issue."
     )
 
 
@@ -91,7 +93,8 @@ def test_abandons_is_the_call_fate_rule(duration, completed, bound, expected):
 
 
 def test_receipts_flatten_to_the_usage_dict_form():
-    """to_dict: outcome as text, optional fields only when set, args summary and extent flattened."""
+    """to_dict: outcome as text, optional fields only when set,
+    args summary and extent flattened."""
     plain = ToolReceipt(
         round=1,
         tool="list_files",

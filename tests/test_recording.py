@@ -200,7 +200,8 @@ def test_every_malformed_variant_is_reported_with_its_line(
     [
         ("{not json", "<json>", "JSON"),
         (
-            '{"schema": "reviewlab.episode/9", "id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z"}',
+            '{"schema": "reviewlab.episode/9", "id": "x", "source": "live", "started_at": '
+            '"2025-01-01T00:00:00Z"}',
             "schema",
             "unsupported schema version 'reviewlab.episode/9'",
         ),
@@ -210,7 +211,8 @@ def test_every_malformed_variant_is_reported_with_its_line(
             "unknown field",
         ),
         (
-            '{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z", "end_reason": "bored"}',
+            '{"id": "x", "source": "live", "started_at": "2025-01-01T00:00:00Z", "end_reason": '
+            '"bored"}',
             "end_reason",
             "final_answer",
         ),
@@ -255,7 +257,8 @@ def test_each_defect_names_file_line_and_field(
 
 
 def test_a_file_cut_mid_line_reports_a_truncated_last_line(tmp_path: Path) -> None:
-    """A plain file cut in the middle of its last line is an error on that line, called truncated."""
+    """A plain file cut in the middle of its last line is an error
+    on that line, called truncated."""
     whole = "".join(episode(f"e{i}").to_json_line() + "\n" for i in range(3))
     path = tmp_path / "cut.jsonl"
     path.write_text(whole[: len(whole) - 40])
@@ -331,7 +334,8 @@ def test_skip_mode_reports_every_skipped_line(tmp_path: Path) -> None:
 
 
 def test_iter_episodes_streams_and_needs_a_report_list_to_skip(tmp_path: Path) -> None:
-    """The iterator yields the episodes before a bad line before raising, and refuses skip without a list."""
+    """The iterator yields the episodes before a bad line before raising,
+    and refuses skip without a list."""
     path = write_lines(
         tmp_path / "s.jsonl", [episode("a").to_json_line(), episode("b").to_json_line(), "{"]
     )
@@ -346,7 +350,8 @@ def test_iter_episodes_streams_and_needs_a_report_list_to_skip(tmp_path: Path) -
 
 
 def test_gzip_is_detected_by_magic_bytes_and_written_deterministically(tmp_path: Path) -> None:
-    """A .gz file has the same bytes on every save (mtime 0) and is read as gzip whatever its name."""
+    """A .gz file has the same bytes on every save (mtime 0) and is
+    read as gzip whatever its name."""
     corpus = [episode(f"e{i}") for i in range(5)]
     first, second = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
     save_episodes(corpus, first)
@@ -534,7 +539,8 @@ def test_recorder_records_a_real_review_episode(tmp_path: Path) -> None:
 
 
 def test_a_line_without_a_schema_version_is_refused(tmp_path):
-    """A line that does not say which schema it follows is an error naming the line and the field."""
+    """A line that does not say which schema it follows is an error
+    naming the line and the field."""
     from reviewlab.recording.files import EpisodeFormatError, load_episodes
 
     path = tmp_path / "noversion.jsonl"

@@ -67,7 +67,8 @@ def write_lines(path: Path, *documents: dict) -> Path:
 
 
 def test_a_version_1_episode_is_written_without_any_version_2_key():
-    """The v1 line keeps exactly the v1 call keys, so v1 writers produce the bytes they always did."""
+    """The v1 line keeps exactly the v1 call keys, so v1 writers
+    produce the bytes they always did."""
     episode = Episode(
         id="v1",
         source="synthetic",
@@ -122,7 +123,8 @@ def test_a_version_1_line_with_a_version_2_field_is_refused_naming_it(tmp_path):
     ],
 )
 def test_bad_version_2_fields_are_refused_naming_the_field(tmp_path, change, field):
-    """Unordered or negative progress, an unknown transport, a NaN time: one error naming the field."""
+    """Unordered or negative progress, an unknown transport, a NaN
+    time: one error naming the field."""
     document = json.loads(v2_episode().to_json_line())
     document["rounds"][0]["calls"][0].update(change)
     path = write_lines(tmp_path / "bad.jsonl", document)

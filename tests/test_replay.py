@@ -89,7 +89,8 @@ def test_the_default_policy_is_ouroboros_and_the_default_narrowing_inherits():
     ],
 )
 def test_bad_arguments_are_refused_naming_the_parameter(kwargs, message):
-    """An unknown engine or censoring mode, or a pool on an engine without pools, is a clear error."""
+    """An unknown engine or censoring mode, or a pool on an engine
+    without pools, is a clear error."""
     with pytest.raises(ValueError, match=message):
         replay(_corpus(), **kwargs)
 
@@ -106,18 +107,21 @@ def test_the_pre_fix_mode_never_bounds_a_call():
 
 @pytest.mark.parametrize("engine", ["twin", "vectorized"])
 def test_every_simulated_engine_records_when_each_call_ran(engine):
-    """start_sec counts from the arrival (a later arrival changes nothing) and wait_sec is what the episode waited."""
+    """start_sec counts from the arrival (a later arrival changes nothing) and
+    wait_sec is what the episode waited."""
     result = replay(_corpus(), TimeoutPolicy.uniform(10.0), engine=engine)
     assert tuple(result.calls.columns) == CALL_FRAME_COLUMNS
     timing = result.calls.set_index(["episode_id", "call_index"])[list(CALL_TIMING_COLUMNS)]
     # e1: send 1 s, read 0.5 s, search abandoned at its 10 s bound, send 1 s, read.
     assert timing.loc["e1"].to_numpy().tolist() == [[1.0, 0.5], [1.5, 10.0], [12.5, 0.5]]
-    # e2 arrives a minute later with a 3 s deadline: its reads start 1 s and 1.5 s after its own arrival.
+    # e2 arrives a minute later with a 3 s deadline: its reads start 1 s and
+    # 1.5 s after its own arrival.
     assert timing.loc["e2"].to_numpy().tolist() == [[1.0, 0.5], [1.5, 0.5]]
 
 
 def test_the_real_engine_measures_when_each_call_ran():
-    """The real engine's start_sec and wait_sec are measured times over time_scale, in call order and past each send."""
+    """The real engine's start_sec and wait_sec are measured times over time_scale, in
+    call order and past each send."""
     result = replay(_corpus(), TimeoutPolicy.uniform(10.0), engine="real", time_scale=0.01)
     assert tuple(result.calls.columns) == CALL_FRAME_COLUMNS
     slack = (

@@ -114,7 +114,8 @@ def test_report_writes_html_with_png_beside_it(tmp_path: Path) -> None:
 
 
 def test_sweep_view_keeps_varying_parameters_and_key_metrics() -> None:
-    """Constant parameter columns are dropped, the metrics and the Pareto flag kept, rows sorted on demand."""
+    """Constant parameter columns are dropped, the metrics and the Pareto
+    flag kept, rows sorted on demand."""
     frame = pd.DataFrame(
         {
             "policy_name": ["a", "b"],

@@ -181,7 +181,8 @@ def test_symlink_swapped_in_after_listing_is_still_refused(layout):
 
 
 def test_open_rechecks_confinement_of_the_file_actually_opened(layout):
-    """Between the check and the open, a swapped final symlink or parent directory is still refused."""
+    """Between the check and the open, a swapped final symlink or
+    parent directory is still refused."""
     from reviewlab.live._confine import open_confined
 
     root = layout["root"].resolve()

@@ -34,7 +34,8 @@ STAMP = {
     "line_ends": [10],
 }
 LATE_BODY = "late body from an abandoned read"
-# Long enough that a trivial read on a loaded CI box returns inside it, short enough to keep tests quick.
+# Long enough that a trivial read on a loaded CI box returns inside it,
+# short enough to keep tests quick.
 SHORT_BOUND = 1.0
 
 
@@ -172,7 +173,8 @@ class SpyPolicy:
 
 
 def test_tool_bound_is_the_loop_policy_for_this_registry_and_call(repo):
-    """The number comes from the policy, resolved once for THIS registry and THIS call's arguments."""
+    """The number comes from the policy, resolved once for THIS
+    registry and THIS call's arguments."""
     factory, release, holder = slow_factory(hold_sec=30.0)
     release.set()
     spy = SpyPolicy()

@@ -1,4 +1,5 @@
-"""Stress: many concurrent episodes on one shared executor, with fast, slow, raising and wedged tools.
+"""Stress: many concurrent episodes on one shared executor, with fast,
+slow, raising and wedged tools.
 
 Real threads throughout. Wedged tools block on one event that the test sets
 only after every episode has finished, so which calls are abandoned is decided
@@ -114,7 +115,8 @@ def run_all(
 
 
 def test_fifty_concurrent_episodes_each_call_exactly_one_receipt_and_no_late_value():
-    """Every call gets one receipt and one tool message, outcomes follow the tool, nothing late is credited."""
+    """Every call gets one receipt and one tool message, outcomes follow the
+    tool, nothing late is credited."""
     release = threading.Event()
     with BoundedExecutor(loose_cap=None) as executor:
         runs = run_all(50, executor, release, seed=7)
@@ -189,7 +191,8 @@ def run_wedges(
 
 
 def test_the_loose_cap_refuses_calls_when_reached_and_recovers_once_workers_return():
-    """Past the cap calls are refused without new threads; after the release the executor serves again."""
+    """Past the cap calls are refused without new threads; after the
+    release the executor serves again."""
     release = threading.Event()
     cap = 5
     with BoundedExecutor(loose_cap=cap) as executor:

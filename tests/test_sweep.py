@@ -93,7 +93,8 @@ def test_twin_engine_sweep_agrees(corpus):
 
 @pytest.mark.slow
 def test_sweep_on_a_local_dask_cluster_equals_in_process(corpus):
-    """On a real LocalCluster (2 worker processes) the corpus is scattered once and the frame is identical."""
+    """On a real LocalCluster (2 worker processes) the corpus is scattered
+    once and the frame is identical."""
     from distributed import Client, LocalCluster
 
     points = grid()

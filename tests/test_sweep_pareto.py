@@ -1,4 +1,5 @@
-"""Sweeps trade the objectives a user names, and refuse a grid over a tool the corpus never calls."""
+"""Sweeps trade the objectives a user names, and refuse a grid over
+a tool the corpus never calls."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def brute_force_front(values: np.ndarray) -> list[bool]:
 
 
 def test_pareto_in_three_objectives_matches_the_definition():
-    """On random frames with ties, infinities and NaN, the front is exactly the non-dominated rows."""
+    """On random frames with ties, infinities and NaN, the front is
+    exactly the non-dominated rows."""
     rng = np.random.default_rng(7)
     for trial in range(40):
         n = int(rng.integers(1, 25))

@@ -40,7 +40,8 @@ def test_every_size_gives_valid_episodes_with_unique_ids() -> None:
 
 
 def test_distributions_are_sane() -> None:
-    """Per-tool medians follow the profiles, tails are heavy, wedges rare and censored, sends positive."""
+    """Per-tool medians follow the profiles, tails are heavy, wedges
+    rare and censored, sends positive."""
     corpus = synth_corpus(3000, seed=0)
     frame = episodes_frame(corpus)
     done = frame[frame.completed]
@@ -73,7 +74,8 @@ def test_distributions_are_sane() -> None:
 
 
 def test_read_extents_stay_inside_their_files() -> None:
-    """Every read asks for lines of one synthetic file, matching its args, within the file's length."""
+    """Every read asks for lines of one synthetic file, matching its
+    args, within the file's length."""
     corpus = synth_corpus(500, seed=3)
     reads = [c for ep in corpus for c in ep.calls if c.tool == "read_file"]
     assert reads

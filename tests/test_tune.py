@@ -1,4 +1,5 @@
-"""recommend(): per-tool timeouts that beat the ouroboros policy within the coverage budget, on seen and unseen episodes."""
+"""recommend(): per-tool timeouts that beat the ouroboros policy within the coverage
+budget, on seen and unseen episodes."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def reference_summary(episodes, unlimited=1e6):
 
 
 def test_recommendation_beats_ouroboros_within_budget_on_bundled_corpus(corpus):
-    """On the bundled corpus the recommended policy has a lower p95 wall time at ≤ 1 % excess coverage loss."""
+    """On the bundled corpus the recommended policy has a lower p95 wall time
+    at ≤ 1 % excess coverage loss."""
     rec = recommend(corpus, max_coverage_loss=0.01, objective="p95_wall")
     assert isinstance(rec, Recommendation) and rec.policy.name == "recommended"
     fast = compile_corpus(corpus)
@@ -44,7 +46,8 @@ def test_recommendation_beats_ouroboros_within_budget_on_bundled_corpus(corpus):
 
 
 def test_budget_holds_on_held_out_episodes(corpus):
-    """Tuned on one half of the corpus, the policy stays within the coverage and abandonment budgets on the other."""
+    """Tuned on one half of the corpus, the policy stays within the coverage and
+    abandonment budgets on the other."""
     for train, test in (
         (corpus[::2], corpus[1::2]),
         (corpus[1::2], corpus[::2]),
@@ -57,7 +60,8 @@ def test_budget_holds_on_held_out_episodes(corpus):
 
 
 def test_explain_has_one_row_per_tool_with_censoring_aware_quantiles(corpus):
-    """The explanation lists every tool with its Kaplan–Meier quantiles, both timeouts and what the choice costs."""
+    """The explanation lists every tool with its Kaplan–Meier quantiles, both
+    timeouts and what the choice costs."""
     rec = recommend(corpus[:300], objective="max_silence")
     explain = rec.explain.set_index("tool")
     assert set(explain.index) == {call.tool for episode in corpus[:300] for call in episode.calls}
@@ -91,7 +95,8 @@ def test_km_quantile_accounts_for_censoring():
 
 
 def test_bad_arguments_are_clear_errors(corpus):
-    """Out-of-range budgets, unknown objectives and an unbounded narrowing are refused with the parameter's name."""
+    """Out-of-range budgets, unknown objectives and an unbounded narrowing are
+    refused with the parameter's name."""
     with pytest.raises(ValueError, match="max_coverage_loss"):
         recommend(corpus[:20], max_coverage_loss=2.0)
     with pytest.raises(ValueError, match="objective"):

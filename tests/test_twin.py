@@ -1,4 +1,5 @@
-"""The SimPy twin: the briefing's replay semantics on virtual time, the exact bound cache, and imputation."""
+"""The SimPy twin: the briefing's replay semantics on virtual time, the
+exact bound cache, and imputation."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def _episode(
 
 
 def test_frames_have_the_shared_columns_and_one_row_per_call():
-    """Call and episode frames use the metrics module's columns, one row per recorded call in order."""
+    """Call and episode frames use the metrics module's columns, one
+    row per recorded call in order."""
     ep = _episode("e1", [Round(send_sec=1.0, calls=[_read(0.5), _read(0.2)]), Round(send_sec=2.0)])
     result = simulate([ep], TimeoutPolicy.uniform(5.0))
     assert tuple(result.calls.columns) == metrics.CALL_FRAME_COLUMNS
@@ -61,7 +63,8 @@ def test_frames_have_the_shared_columns_and_one_row_per_call():
 
 
 def test_an_overrunning_call_is_abandoned_at_its_bound_and_later_reads_lose_credit():
-    """A call past its bound is abandoned (error + gap, zombie = duration - bound); the next read stays executed uncredited."""
+    """A call past its bound is abandoned (error + gap, zombie = duration - bound); the next
+    read stays executed uncredited."""
     ep = _episode(
         "e1",
         [
@@ -81,7 +84,8 @@ def test_an_overrunning_call_is_abandoned_at_its_bound_and_later_reads_lose_cred
     row = result.episodes.iloc[0]
     assert row["max_silence_sec"] == pytest.approx(0.5 + 3.0 + 0.5)
     assert row["wall_sec"] == pytest.approx(1.0 + 4.0 + 1.0)
-    # The engine records its own timing: dispatch from the arrival, and the wait (the bound when abandoned).
+    # The engine records its own timing: dispatch from the arrival, and the
+    # wait (the bound when abandoned).
     assert list(calls["start_sec"]) == [1.0, 1.5, 4.5]
     assert list(calls["wait_sec"]) == [0.5, 3.0, 0.5]
     assert row["coverage_loss"] == pytest.approx(1 - 10 / 60)
@@ -106,7 +110,8 @@ def test_a_censored_call_is_a_wedge_with_infinite_zombie_time():
 
 
 def test_returned_after_sec_is_the_true_duration():
-    """A recorded abandonment whose loose worker was seen returning replays as a completed call of that length."""
+    """A recorded abandonment whose loose worker was seen returning replays as a
+    completed call of that length."""
     late = Call(tool="search_code", duration_sec=4.0, completed=False, returned_after_sec=7.0)
     ep = _episode("e1", [Round(send_sec=0.0, calls=[late])])
     assert simulate([ep], TimeoutPolicy.uniform(10.0)).calls["outcome"].iloc[0] == "executed"
@@ -115,7 +120,8 @@ def test_returned_after_sec_is_the_true_duration():
 
 
 def test_the_inherited_deadline_narrows_bounds_on_the_virtual_clock():
-    """Remaining time is read at each call's virtual dispatch: later calls get deadline bounds, then 0."""
+    """Remaining time is read at each call's virtual dispatch: later
+    calls get deadline bounds, then 0."""
     ep = _episode(
         "e1", [Round(send_sec=2.0, calls=[_read(1.0), _read(4.0), _read(0.5)])], deadline_sec=5.0
     )
@@ -136,7 +142,8 @@ def test_the_deadline_runs_from_the_corpus_arrival_not_the_first_episode():
 
 
 def test_unbounded_mode_waits_forever_on_a_wedge_then_withholds_the_rest():
-    """Pre-fix under censored='wedge': the censored call is waited on forever; the rest never runs."""
+    """Pre-fix under censored='wedge': the censored call is waited
+    on forever; the rest never runs."""
     wedge = Call(tool="query_code", duration_sec=26160.0, completed=False)
     ep = _episode(
         "e1",
@@ -165,7 +172,8 @@ def test_unbounded_mode_waits_forever_on_a_wedge_then_withholds_the_rest():
 
 
 def test_unbounded_mode_under_observed_censoring_returns_at_the_censoring_time():
-    """Pre-fix under censored='observed': the censored call returns when the recording lost sight of it."""
+    """Pre-fix under censored='observed': the censored call returns when
+    the recording lost sight of it."""
     wedge = Call(tool="query_code", duration_sec=26160.0, completed=False)
     ep = _episode(
         "e1",
@@ -184,7 +192,8 @@ def test_unbounded_mode_under_observed_censoring_returns_at_the_censoring_time()
 
 
 def test_call_timing_in_a_pool_counts_from_the_arrival_and_includes_queueing():
-    """A queued request's calls start after its queue wait; with one worker thread a call's wait includes queueing."""
+    """A queued request's calls start after its queue wait; with one worker thread a
+    call's wait includes queueing."""
     eps = [
         _episode(
             f"e{i}", [Round(send_sec=1.0, calls=[_read(2.0), _read(1.0)]), Round(send_sec=1.0)]
@@ -195,8 +204,9 @@ def test_call_timing_in_a_pool_counts_from_the_arrival_and_includes_queueing():
     assert list(slots.episodes["queue_wait_sec"]) == [0.0, 5.0]
     assert list(slots.calls["start_sec"]) == [1.0, 3.0, 6.0, 8.0]
     assert list(slots.calls["wait_sec"]) == [2.0, 1.0, 2.0, 1.0]
-    # Two episodes, one thread, first come first served: e0 reads 1–3 s; e1's first read, dispatched at 1 s,
-    # runs 3–5 s; e0's second, dispatched at 3 s, runs 5–6 s; e1's second, dispatched at 5 s, runs 6–7 s.
+    # Two episodes, one thread, first come first served: e0 reads 1–3 s; e1's first read,
+    # dispatched at 1 s, runs 3–5 s; e0's second, dispatched at 3 s, runs 5–6 s; e1's second,
+    # dispatched at 5 s, runs 6–7 s.
     threads = simulate(eps, TimeoutPolicy.uniform(10.0), workers=1)
     assert list(threads.calls["start_sec"]) == [1.0, 3.0, 1.0, 5.0]
     assert list(threads.calls["wait_sec"]) == [2.0, 3.0, 4.0, 2.0]
@@ -204,7 +214,8 @@ def test_call_timing_in_a_pool_counts_from_the_arrival_and_includes_queueing():
 
 
 def test_tool_errors_are_errors_without_a_gap():
-    """A call recorded as the tool's own error stays an error with no source gap and no abandonment."""
+    """A call recorded as the tool's own error stays an error with no
+    source gap and no abandonment."""
     ep = _episode(
         "e1",
         [Round(send_sec=0.0, calls=[Call(tool="list_files", duration_sec=0.1, status="error")])],
@@ -214,7 +225,8 @@ def test_tool_errors_are_errors_without_a_gap():
 
 
 def test_replay_dispatches_to_the_twin():
-    """replay(engine='twin') is simulate() with the default ouroboros policy and inherit narrowing."""
+    """replay(engine='twin') is simulate() with the default
+    ouroboros policy and inherit narrowing."""
     ep = _episode("e1", [Round(send_sec=1.0, calls=[_read(700.0)])])
     result = replay([ep])
     assert result.calls["bound_sec"].iloc[0] == 600.0 and result.engine == "twin"
@@ -222,7 +234,8 @@ def test_replay_dispatches_to_the_twin():
 
 
 def test_bad_input_is_refused_with_the_field_named():
-    """Duplicate episode ids, unknown censoring modes and non-episodes are errors naming what is wrong."""
+    """Duplicate episode ids, unknown censoring modes and non-episodes
+    are errors naming what is wrong."""
     ep = _episode("dup", [])
     with pytest.raises(ValueError, match=r"episodes\[1\]\.id: 'dup'"):
         simulate([ep, ep])
@@ -266,7 +279,8 @@ def test_sync_to_lands_exactly_on_the_requested_time():
     ],
 )
 def test_cached_bounds_equal_resolve_bound_for_every_tool_kind(narrowing):
-    """The resolver's bound equals resolve_bound for plain, clamp and override tools at many remaining times."""
+    """The resolver's bound equals resolve_bound for plain, clamp and override
+    tools at many remaining times."""
     policy = TimeoutPolicy.ouroboros()
     resolver = BoundResolver(policy, narrowing)
     cases: list[tuple[str, dict[str, object]]] = [
@@ -293,7 +307,8 @@ def test_cached_bounds_equal_resolve_bound_for_every_tool_kind(narrowing):
     for tool, pair in resolver.no_deadline.items():
         expected = resolve_bound(policy, None, tool, {}, narrowing=narrowing, remaining_sec=None)
         assert pair == (expected.sec, expected.by)
-    # Clamp and override tools (and every tool under a custom policy or unbounded) are never looked up by name.
+    # Clamp and override tools (and every tool under a custom policy or unbounded)
+    # are never looked up by name.
     assert set(resolver.no_deadline) == (
         set() if narrowing.mode == "unbounded" else {"read_file", "query_code"}
     )
@@ -301,7 +316,8 @@ def test_cached_bounds_equal_resolve_bound_for_every_tool_kind(narrowing):
 
 @pytest.mark.parametrize("narrowing", [Narrowing(), Narrowing("fraction", fraction=0.5)])
 def test_narrow_sec_is_the_rule_narrow_wraps(narrowing):
-    """Narrowing.narrow_sec gives the same (sec, by) as narrow's Bound for deadlines around the tool timeout."""
+    """Narrowing.narrow_sec gives the same (sec, by) as narrow's Bound for
+    deadlines around the tool timeout."""
     for remaining in [None, -1.0, 0.0, 10.0, 59.99, 60.0, 120.0, 121.0, 1e9]:
         bound = narrowing.narrow(60.0, remaining)
         assert narrowing.narrow_sec(60.0, remaining) == (bound.sec, bound.by)
@@ -310,7 +326,8 @@ def test_narrow_sec_is_the_rule_narrow_wraps(narrowing):
 
 @pytest.mark.parametrize("narrowing", [Narrowing(), Narrowing.unbounded()])
 def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing):
-    """Without a pool, the single corpus process (no clock stop per arrival) gives what per-episode processes give."""
+    """Without a pool, the single corpus process (no clock stop per arrival) gives
+    what per-episode processes give."""
     from reviewlab.engines.twin.bounds import BoundResolver as Resolver
     from reviewlab.engines.twin.corpus import compiled
     from reviewlab.engines.twin.engine import arrival_times, run_simulation
@@ -357,7 +374,8 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
     loose = [sorted(zip(run.loose_starts, run.loose_ends, strict=True)) for run in (ours, theirs)]
     assert loose[0] == loose[1]
     assert ours.env.now == env.now == max(ours.end_sec)
-    # The comparison covers abandonments (zombies, wedges) and, unbounded, wedged-then-withheld episodes.
+    # The comparison covers abandonments (zombies, wedges) and, unbounded,
+    # wedged-then-withheld episodes.
     if narrowing.mode == "unbounded":
         assert (
             ours.calls.source_gap.count(SOURCE_GAP_WEDGED) >= 5 and "withheld" in ours.calls.outcome
@@ -369,7 +387,8 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
 
 
 def test_the_policy_is_consulted_once_per_key_and_every_time_for_clamp_tools():
-    """Plain tools resolve the policy once; clamp tools (their timeout depends on time left) every call."""
+    """Plain tools resolve the policy once; clamp tools (their timeout
+    depends on time left) every call."""
     resolver = BoundResolver(TimeoutPolicy.ouroboros(), Narrowing())
     for remaining in (10.0, 20.0, 30.0):
         resolver.bound("read_file", {}, remaining)
@@ -380,7 +399,8 @@ def test_the_policy_is_consulted_once_per_key_and_every_time_for_clamp_tools():
 
 
 def test_a_custom_policy_object_is_asked_for_every_call():
-    """Any object with timeout_for is a policy, and the twin never caches it (it may be stateful)."""
+    """Any object with timeout_for is a policy, and the twin never
+    caches it (it may be stateful)."""
 
     class Counting:
         def __init__(self) -> None:
@@ -419,7 +439,8 @@ def test_kaplan_meier_without_censoring_is_the_empirical_survival():
 
 
 def test_conditional_draws_recover_an_exponential_residual_life():
-    """Censored exponential data: draws beyond c are all > c and their mean excess is about the mean."""
+    """Censored exponential data: draws beyond c are all > c and their
+    mean excess is about the mean."""
     rng = np.random.default_rng(11)
     true = rng.exponential(10.0, 20000)
     censor = rng.uniform(0, 30.0, 20000)
@@ -487,7 +508,8 @@ def test_a_corpus_that_never_completed_cannot_be_imputed():
 
 
 def test_a_cached_corpus_replays_exactly_like_a_fresh_one():
-    """Replaying the same episode objects again (compiled corpus reused) gives the same frames as a fresh compile."""
+    """Replaying the same episode objects again (compiled corpus reused) gives the
+    same frames as a fresh compile."""
     from reviewlab.engines.twin.corpus import clear_cache, compiled
 
     eps = [
@@ -512,7 +534,8 @@ def test_a_cached_corpus_replays_exactly_like_a_fresh_one():
 
 
 def test_frames_are_in_corpus_order_when_worker_threads_interleave_episodes():
-    """With a shared worker pool episodes interleave, yet call rows come out in corpus order, then call order."""
+    """With a shared worker pool episodes interleave, yet call rows come out in
+    corpus order, then call order."""
     eps = [
         _episode(
             f"e{i}",

@@ -1,4 +1,5 @@
-"""The twin's reviewer pool and worker threads: queueing theory, timelines, deadlines from arrival, zombies.
+"""The twin's reviewer pool and worker threads: queueing theory, timelines,
+deadlines from arrival, zombies.
 
 The analytic check (``test_queue_waits_match_erlang_c``): review requests
 arrive as a Poisson stream (rate ``lam``), each review takes an exponential
@@ -46,14 +47,16 @@ def _call(duration: float, *, completed: bool = True) -> Call:
 
 
 def erlang_c(servers: int, offered_load: float) -> float:
-    """Probability that an arriving request waits in an M/M/N queue with offered load ``a = lam / mu``."""
+    """Probability that an arriving request waits in an M/M/N queue with
+    offered load ``a = lam / mu``."""
     top = offered_load**servers / math.factorial(servers) * servers / (servers - offered_load)
     bottom = sum(offered_load**k / math.factorial(k) for k in range(servers)) + top
     return top / bottom
 
 
 def test_queue_waits_match_erlang_c():
-    """Poisson arrivals, exponential reviews, N slots: mean queue wait and P(wait) inside the replications' 95 % CI."""
+    """Poisson arrivals, exponential reviews, N slots: mean queue wait and P(wait)
+    inside the replications' 95 % CI."""
     servers, lam, mu = 3, 2.4, 1.0
     replications, customers, warmup = 20, 2000, 400
     p_wait = erlang_c(servers, lam / mu)
@@ -78,7 +81,8 @@ def test_erlang_c_formula_matches_known_values():
 
 
 def test_slot_timelines_tile_the_run_with_busy_silent_and_idle():
-    """Each slot's intervals are contiguous from 0 to the horizon; busy time equals the model sends served."""
+    """Each slot's intervals are contiguous from 0 to the horizon; busy time
+    equals the model sends served."""
     corpus = [
         _episode(
             f"e{i}",
@@ -104,7 +108,8 @@ def test_slot_timelines_tile_the_run_with_busy_silent_and_idle():
 
 
 def test_queueing_eats_into_the_inherited_deadline():
-    """One slot, two requests at once: the second waits 11 s and its call finds its deadline already passed."""
+    """One slot, two requests at once: the second waits 11 s and its call
+    finds its deadline already passed."""
     rounds = [Round(send_sec=10.0, calls=[_call(1.0)])]
     corpus = [_episode("a", rounds, deadline_sec=12.0), _episode("b", rounds, deadline_sec=12.0)]
     result = simulate(corpus, TimeoutPolicy.uniform(5.0), slots=1)
@@ -118,7 +123,8 @@ def test_queueing_eats_into_the_inherited_deadline():
 
 
 def test_a_wedged_zombie_starves_the_only_worker_thread():
-    """K=1: a wedge holds the thread forever, so a later call waits out its bound in the queue and is abandoned."""
+    """K=1: a wedge holds the thread forever, so a later call waits out its bound
+    in the queue and is abandoned."""
     corpus = [
         _episode("a", [Round(send_sec=0.0, calls=[_call(100.0, completed=False)])]),
         _episode("b", [Round(send_sec=1.0, calls=[_call(0.5)])]),
@@ -134,7 +140,8 @@ def test_a_wedged_zombie_starves_the_only_worker_thread():
 
 
 def test_waiting_for_a_thread_counts_against_the_bound():
-    """The bound clock starts at dispatch: queue time plus run time decides the fate, and the zombie keeps the rest."""
+    """The bound clock starts at dispatch: queue time plus run time decides the fate,
+    and the zombie keeps the rest."""
     corpus = [
         _episode("a", [Round(send_sec=0.0, calls=[_call(3.0)])]),
         _episode("b", [Round(send_sec=1.0, calls=[_call(1.0)])]),
@@ -144,14 +151,16 @@ def test_waiting_for_a_thread_counts_against_the_bound():
     calls = simulate(corpus, TimeoutPolicy.uniform(4.0), workers=1).calls
     # b waits 2 s for a's thread, then runs 1 s: seen after 3 s, inside its bound.
     assert calls["outcome"].iloc[1] == "executed"
-    # c gets the thread at 4 s and runs 3.5 s; d queues 3 s behind it, runs 1.2 s: seen after 4.2 s > 4 s.
+    # c gets the thread at 4 s and runs 3.5 s; d queues 3 s behind it, runs
+    # 1.2 s: seen after 4.2 s > 4 s.
     assert calls["outcome"].iloc[2] == "executed"
     assert calls["source_gap"].iloc[3] == SOURCE_GAP_ABANDONED
     assert calls["zombie_sec"].iloc[3] == pytest.approx(0.2)
 
 
 def test_a_zombie_that_got_a_thread_holds_it_until_it_returns():
-    """Abandoned after queueing 1 s: the caller resumes at the bound, the zombie runs q + d - bound longer."""
+    """Abandoned after queueing 1 s: the caller resumes at the bound, the
+    zombie runs q + d - bound longer."""
     corpus = [
         _episode("a", [Round(send_sec=0.0, calls=[_call(2.0)])]),
         _episode("b", [Round(send_sec=1.0, calls=[_call(3.5)])]),
@@ -167,7 +176,8 @@ def test_a_zombie_that_got_a_thread_holds_it_until_it_returns():
 
 
 def test_poisson_arrivals_are_seeded_and_need_a_rate():
-    """The same seed gives the same arrivals; a Poisson stream without a rate is an error naming it."""
+    """The same seed gives the same arrivals; a Poisson stream
+    without a rate is an error naming it."""
     corpus = [_episode(f"e{i}", [Round(send_sec=1.0)]) for i in range(20)]
     one = simulate(corpus, slots=2, arrivals="poisson", arrival_rate=0.5, seed=3).episodes[
         "arrival_sec"

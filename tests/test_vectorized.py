@@ -1,4 +1,5 @@
-"""The vectorized engine gives exactly the twin's answers; the array forms of the shared rules equal the scalar ones."""
+"""The vectorized engine gives exactly the twin's answers; the array forms of the
+shared rules equal the scalar ones."""
 
 from __future__ import annotations
 
@@ -132,7 +133,8 @@ def assert_same(twin: Any, fast: Any) -> None:
     seed=st.integers(0, 3),
 )
 def test_vectorized_equals_twin_on_random_corpora(corpus, policy, narrowing, censored, seed):
-    """Per-call outcomes, bounds, credited lines, episode rows and summary are identical to the twin's."""
+    """Per-call outcomes, bounds, credited lines, episode rows and
+    summary are identical to the twin's."""
     try:
         twin = simulate(corpus, policy, narrowing, censored=censored, seed=seed)
     except ValueError as exc:  # impute with no completed call: both engines must refuse alike
@@ -193,7 +195,8 @@ def test_compiled_corpus_is_reused_across_policies():
 )
 @pytest.mark.parametrize("censored", ["wedge", "impute"])
 def test_vectorized_equals_twin_on_a_synthetic_corpus(narrowing, censored):
-    """On hundreds of synthetic episodes (many settled by the deadline), frames and summary equal the twin's."""
+    """On hundreds of synthetic episodes (many settled by the deadline),
+    frames and summary equal the twin's."""
     episodes = synth_corpus(400, seed=11)
     policy = TimeoutPolicy.ouroboros().with_tool_timeouts(read_file=0.05, search_code=1.0)
     corpus = compile_corpus(episodes, censored=censored, seed=3)
@@ -204,7 +207,8 @@ def test_vectorized_equals_twin_on_a_synthetic_corpus(narrowing, censored):
 
 
 def test_deadline_chains_settle_exactly():
-    """Abandonments that each shrink the next call's bound (fraction narrowing) settle to the twin's answer."""
+    """Abandonments that each shrink the next call's bound (fraction
+    narrowing) settle to the twin's answer."""
     episodes = [
         Episode(
             id=f"e{i}",
@@ -227,8 +231,9 @@ def test_deadline_chains_settle_exactly():
     assert (fast.calls["bound_by"] == "deadline").all()
     for _, bounds in fast.calls.groupby("episode_id")["bound_sec"]:
         assert bounds.is_monotonic_decreasing and bounds.iloc[1] < bounds.iloc[0] < 800.0
-    # Every call was abandoned, so every clock is a settled block's: each call starts once the last wait ended
-    # (its start is measured from the arrival on the absolute clock, hence equal only to rounding).
+    # Every call was abandoned, so every clock is a settled block's: each call starts once
+    # the last wait ended (its start is measured from the arrival on the absolute clock,
+    # hence equal only to rounding).
     assert (fast.calls["wait_sec"] == fast.calls["bound_sec"]).all()
     for _, calls in fast.calls.groupby("episode_id"):
         ends = (calls["start_sec"] + calls["wait_sec"]).to_numpy()
@@ -236,7 +241,8 @@ def test_deadline_chains_settle_exactly():
 
 
 def test_summary_never_builds_the_call_timing(monkeypatch):
-    """A sweep's summary() stops before the frames: the per-call start and wait columns are never computed."""
+    """A sweep's summary() stops before the frames: the per-call start and
+    wait columns are never computed."""
     corpus = compile_corpus(synth_corpus(60, seed=2, tail_scale=100.0))
     expected = corpus.result(TimeoutPolicy.uniform(5.0)).summary
 
@@ -270,7 +276,8 @@ def test_replay_dispatches_to_the_vectorized_engine():
 
 
 def test_unknown_option_and_mismatched_compiled_corpus_are_refused():
-    """Options the engine does not know, and a corpus compiled for another censoring, are clear errors."""
+    """Options the engine does not know, and a corpus compiled for
+    another censoring, are clear errors."""
     episodes = [Episode(id="a", source="synthetic", started_at=START)]
     with pytest.raises(ValueError, match="unsupported option"):
         replay_vectorized(episodes, None, None, slots_per_tool=3)
@@ -297,7 +304,8 @@ TOOL_SEC = st.one_of(st.sampled_from([0.0, 1.0, 120.0, 600.0]), st.floats(0, 500
 
 @given(st.lists(st.tuples(TOOL_SEC, REMAINING), min_size=1, max_size=20), NARROWINGS)
 def test_narrow_array_equals_narrow(pairs, narrowing):
-    """Narrowing.narrow_array gives narrow's bound and deadline flag element by element (NaN = None)."""
+    """Narrowing.narrow_array gives narrow's bound and deadline flag
+    element by element (NaN = None)."""
     tool = np.array([p[0] for p in pairs])
     remaining = np.array([np.nan if p[1] is None else p[1] for p in pairs])
     sec, by_deadline = narrowing.narrow_array(tool, remaining)
@@ -360,7 +368,8 @@ def test_credited_lines_array_follows_the_sticky_rule():
 
 @given(st.sampled_from(TOOLS), st.sampled_from([None, 0, 5, 700, 5000, True, 2.5, "60", [1]]))
 def test_args_key_and_clamps_agree_with_resolution(tool, override):
-    """Calls with equal args_key resolve alike, and clamps() says exactly when the time left matters."""
+    """Calls with equal args_key resolve alike, and clamps() says
+    exactly when the time left matters."""
     policy = TimeoutPolicy.ouroboros()
     args = {} if override is None else {"timeout": override}
     assert TimeoutPolicy.args_key(args) == TimeoutPolicy.args_key(

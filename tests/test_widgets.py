@@ -18,7 +18,8 @@ def corpus():
 
 
 def test_editor_starts_on_the_ouroboros_preset_and_resolves_like_it():
-    """Until a slider moves, every tool (listed, unknown, overridden, clamped) resolves as under ouroboros."""
+    """Until a slider moves, every tool (listed, unknown, overridden,
+    clamped) resolves as under ouroboros."""
     editor = PolicyEditor(_TOOLS)
     reference = TimeoutPolicy.ouroboros()
     cases = [
@@ -39,7 +40,8 @@ def test_editor_starts_on_the_ouroboros_preset_and_resolves_like_it():
 
 
 def test_moving_a_slider_changes_that_tool_only_and_calls_back_once():
-    """A slider move below the old floor really lowers that tool's timeout, and each callback sees it."""
+    """A slider move below the old floor really lowers that tool's
+    timeout, and each callback sees it."""
     editor = PolicyEditor(_TOOLS)
     seen: list[float] = []
     editor.on_change(lambda ed: seen.append(ed.policy.timeout_for(None, "query_code")))
@@ -77,7 +79,8 @@ def test_a_preset_moves_every_control_with_one_callback():
 
 
 def test_narrowing_mode_shows_only_its_own_parameter():
-    """The reserve slider shows under ``reserve``, the fraction slider under ``fraction``, and they set the narrowing."""
+    """The reserve slider shows under ``reserve``, the fraction slider under
+    ``fraction``, and they set the narrowing."""
     editor = PolicyEditor(_TOOLS)
     assert editor.reserve.layout.display == "none" and editor.fraction.layout.display == "none"
     editor.mode.value = "reserve"
@@ -91,7 +94,8 @@ def test_narrowing_mode_shows_only_its_own_parameter():
 
 
 def test_save_and_load_round_trip_through_toml(tmp_path):
-    """The Save button writes a file load_policy_file reads back; Load shows a saved file in the controls."""
+    """The Save button writes a file load_policy_file reads back; Load
+    shows a saved file in the controls."""
     editor = PolicyEditor(_TOOLS)
     editor.sliders["search_code"].value = 12.0
     editor.mode.value = "reserve"
@@ -128,7 +132,8 @@ def test_a_bad_policy_file_is_reported_in_the_editor_not_raised(tmp_path):
 
 
 def test_explorer_metrics_follow_the_sliders(corpus):
-    """Lowering query_code's timeout raises the abandoned-call rate shown, exactly as a replay says."""
+    """Lowering query_code's timeout raises the abandoned-call rate
+    shown, exactly as a replay says."""
     explorer = explore(corpus, debounce_sec=0.05)
     shown_before = explorer.metrics.value
     chart_before = explorer.chart.value

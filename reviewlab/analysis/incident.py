@@ -1,4 +1,5 @@
-"""Post-incident analysis: the longest silences of a recorded corpus, and what a policy makes of them.
+"""Post-incident analysis: the longest silences of a recorded corpus,
+and what a policy makes of them.
 
 A *silence* is the time a reviewer slot spends between two model sends: the
 calls of one round, run in order (design §5, "longest slot silence"). The
@@ -62,7 +63,8 @@ SILENCE_COLUMNS = (
     "silence_sec",
     "completed",
 )
-"""The columns of :func:`recorded_silences`; :func:`longest_silences` adds ``bounded_sec.<policy>``."""
+"""The columns of :func:`recorded_silences`; :func:`longest_silences`
+adds ``bounded_sec.<policy>``."""
 
 Candidate = SupportsTimeoutFor | tuple[SupportsTimeoutFor, Narrowing]
 
@@ -194,7 +196,8 @@ def duration_words(seconds: float) -> str:
 
 
 def describe_silence(row: Mapping[str, Any]) -> str:
-    """One sentence for one row of :func:`longest_silences`: where, what, when, how long, and the bounds."""
+    """One sentence for one row of :func:`longest_silences`: where, what,
+    when, how long, and the bounds."""
     began = pd.Timestamp(row["began_at"]).tz_convert("UTC")
     still = "" if row["completed"] else ", still running when the log ended"
     text = (

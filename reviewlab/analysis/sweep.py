@@ -8,7 +8,8 @@ point: the point's parameters (``policy_name``, ``scale``, ``timeout.<tool>``,
 ``narrowing.mode``, ``narrowing.reserve_sec``, ``narrowing.fraction``) followed
 by every :data:`reviewlab.core.metrics.SUMMARY_KEYS` metric, in grid order.
 
-Lifecycle of a sweep: compile the corpus once (:func:`~reviewlab.engines.vectorized.compile_corpus`);
+Lifecycle of a sweep: compile the corpus once
+(:func:`~reviewlab.engines.vectorized.compile_corpus`);
 in-process, evaluate point after point; with ``client=``, scatter the compiled
 corpus to every worker ONCE and send the points in chunks, each task replaying
 its chunk against the worker's copy. The frame is the same either way.
@@ -66,7 +67,8 @@ OBJECTIVE_ALIASES = {
     "coverage_loss": "coverage_loss_rate",
     "abandoned_rate": "abandoned_call_rate",
 }
-"""Short names of summary columns, as the CLI and :func:`reviewlab.analysis.tune.recommend` take them."""
+"""Short names of summary columns, as the CLI and
+:func:`reviewlab.analysis.tune.recommend` take them."""
 
 
 def objective_column(name: str) -> str:
@@ -218,7 +220,8 @@ def check_tools(
 
 
 def _grid_tools(points: Sequence[PolicyPoint]) -> list[str]:
-    """The tools whose timeouts the grid sets (its ``timeout.<tool>`` parameters), in first-seen order."""
+    """The tools whose timeouts the grid sets (its ``timeout.<tool>``
+    parameters), in first-seen order."""
     seen: dict[str, None] = {}
     for point in points:
         for key in point.params:
@@ -274,7 +277,8 @@ def sweep(
     chunk_size: int | None = None,
     allow_unknown_tools: bool = False,
 ) -> pd.DataFrame:
-    """Replay ``episodes`` under every point of ``grid``; one row per point (see the module docstring).
+    """Replay ``episodes`` under every point of ``grid``; one row per
+    point (see the module docstring).
 
     ``engine``: ``"vectorized"`` (default) or ``"twin"`` (the reference, slow).
     ``client``: a ``dask.distributed.Client`` or a scheduler address

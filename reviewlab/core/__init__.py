@@ -1,4 +1,5 @@
-"""The decision core every engine shares: deadlines, policies, narrowing, receipts, crediting, metrics.
+"""The decision core every engine shares: deadlines, policies,
+narrowing, receipts, crediting, metrics.
 
 Nothing here imports another layer of reviewlab. The real executor and the SimPy
 twin differ only in how they wait; every decision (the bound, a call's fate,

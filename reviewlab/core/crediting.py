@@ -24,7 +24,8 @@ __all__ = ["Crediting", "abandons", "abandons_array"]
 
 
 def abandons(duration_sec: float, completed: bool, bound_sec: float | None) -> bool:
-    """Whether a call that ran ``duration_sec`` (``completed=False``: still running then) is abandoned.
+    """Whether a call that ran ``duration_sec`` (``completed=False``:
+    still running then) is abandoned.
 
     An unbounded call is never abandoned. A bounded call is abandoned unless it
     returned no later than its bound (a return exactly at the bound counts as
@@ -38,7 +39,8 @@ def abandons(duration_sec: float, completed: bool, bound_sec: float | None) -> b
 def abandons_array(
     duration_sec: np.ndarray, completed: np.ndarray, bound_sec: np.ndarray
 ) -> np.ndarray:
-    """:func:`abandons` element-wise; a NaN bound stands for ``None`` (unbounded, never abandoned)."""
+    """:func:`abandons` element-wise; a NaN bound stands for
+    ``None`` (unbounded, never abandoned)."""
     duration = np.asarray(duration_sec, dtype=float)
     bound = np.asarray(bound_sec, dtype=float)
     done = np.asarray(completed, dtype=bool)
@@ -88,7 +90,8 @@ class Crediting:
     def extent(
         self, tool: str, outcome: Outcome | str, stamp: dict[str, Any] | None
     ) -> dict[str, Any] | None:
-        """The extent fields to credit from a reader stamp, or ``None`` when nothing may be credited."""
+        """The extent fields to credit from a reader stamp, or
+        ``None`` when nothing may be credited."""
         if not stamp or not self.may_credit(tool, outcome):
             return None
         first = stamp.get("first_line")
@@ -105,5 +108,6 @@ class Crediting:
         return extent
 
     def credited_lines(self, tool: str, outcome: Outcome | str, requested_lines: int) -> int:
-        """Lines credited to a call that asked for ``requested_lines`` (the twin's and replay's form)."""
+        """Lines credited to a call that asked for ``requested_lines``
+        (the twin's and replay's form)."""
         return requested_lines if self.may_credit(tool, outcome) else 0

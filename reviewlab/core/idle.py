@@ -74,7 +74,8 @@ def resolve_idle(
 def idle_fire_sec(
     progress_sec: Sequence[float], idle_sec: float | None, until_sec: float
 ) -> float | None:
-    """When an idle timeout fires on recorded progress times, or ``None`` if not before ``until_sec``.
+    """When an idle timeout fires on recorded progress times, or
+    ``None`` if not before ``until_sec``.
 
     ``progress_sec`` are seconds after dispatch; ``until_sec`` is when the call ended
     otherwise (it returned, or its hard bound passed). A fire exactly at ``until_sec`` does

@@ -112,7 +112,8 @@ class ToolReceipt:
         return self.source_gap == SOURCE_GAP_ABANDONED
 
     def to_dict(self) -> dict[str, Any]:
-        """The usage-dict form: optional fields appear only when set; extent fields are flattened."""
+        """The usage-dict form: optional fields appear only when
+        set; extent fields are flattened."""
         data = asdict(self)
         data["outcome"] = str(self.outcome)
         extent = data.pop("extent")

@@ -49,7 +49,8 @@ class ToolError(ValueError):
 
 
 def confine(raw: str, root: Path) -> Path:
-    """The real location of ``raw`` (relative to the resolved ``root``), or a ToolError; it may not exist."""
+    """The real location of ``raw`` (relative to the resolved ``root``), or
+    a ToolError; it may not exist."""
     shown = repr(raw[:120] + ("…" if len(raw) > 120 else ""))
     if "\0" in raw:
         raise ToolError(f"path {shown} contains a NUL byte")
@@ -72,7 +73,8 @@ def confine(raw: str, root: Path) -> Path:
 
 
 def inside(path: Path, root: Path) -> bool:
-    """Whether ``path`` exists and its real location (every symlink followed) lies inside ``root``."""
+    """Whether ``path`` exists and its real location (every symlink
+    followed) lies inside ``root``."""
     try:
         return path.resolve(strict=True).is_relative_to(root)
     except (OSError, RuntimeError):

@@ -126,7 +126,8 @@ class CallTrace:
     result: CallResult | None = None
     """The executor's record; ``None`` for a call refused before it reached the executor."""
     rendered: dict[str, Any] | None = None
-    """The reader stamp of a ``read_file`` that returned inside its bound (lines actually rendered)."""
+    """The reader stamp of a ``read_file`` that returned inside its
+    bound (lines actually rendered)."""
 
 
 @dataclass
@@ -219,7 +220,8 @@ class ReviewEpisode:
         self.task_id = task_id
 
     def execute(self) -> EpisodeResult:
-        """Run the episode to its end and return what it produced (never raises for model or tool failures).
+        """Run the episode to its end and return what it produced (never
+        raises for model or tool failures).
 
         With an async registry, an async model or an
         :class:`~reviewlab.live.aio.AsyncBoundedExecutor`, the episode runs :meth:`aexecute`
@@ -578,7 +580,8 @@ def _check_reply(reply: Any) -> None:
 
 
 def _decode_args(name: str, raw: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """``(args, None)`` for a JSON object (or an empty argument string), else ``(None, problem)``."""
+    """``(args, None)`` for a JSON object (or an empty argument
+    string), else ``(None, problem)``."""
     if raw is None or raw == "":
         return {}, None
     if isinstance(raw, Mapping):
@@ -586,7 +589,8 @@ def _decode_args(name: str, raw: Any) -> tuple[dict[str, Any] | None, str | None
     if not isinstance(raw, str):
         return (
             None,
-            f"Could not parse arguments for {name[:200]!r}: expected a JSON string, got {type(raw).__name__}",
+            f"Could not parse arguments for {name[:200]!r}: expected a JSON string, got "
+            f"{type(raw).__name__}",
         )
     try:
         value = json.loads(raw)
@@ -595,7 +599,8 @@ def _decode_args(name: str, raw: Any) -> tuple[dict[str, Any] | None, str | None
     if not isinstance(value, dict):
         return (
             None,
-            f"Could not parse arguments for {name[:200]!r}: expected a JSON object, got {type(value).__name__}",
+            f"Could not parse arguments for {name[:200]!r}: expected a JSON object, got "
+            f"{type(value).__name__}",
         )
     return value, None
 

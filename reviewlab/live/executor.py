@@ -79,7 +79,8 @@ class CallResult:
     """The fate of one call, as its caller sees it when control returns.
 
     ``started_wall`` is the dispatch wall time in seconds since the epoch
-    (:attr:`started_at` is its ISO form). ``duration_sec`` is measured on :func:`monotonic_now` from dispatch to the
+    (:attr:`started_at` is its ISO form). ``duration_sec`` is measured on
+    :func:`monotonic_now` from dispatch to the
     moment control came back (for an abandoned call: about its bound).
     ``zombie_sec`` stays ``None`` until an abandoned call's loose worker returns;
     then it holds how long the worker ran past the abandonment.

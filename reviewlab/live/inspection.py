@@ -152,7 +152,8 @@ class InspectionRegistry:
     max_entries: int = 500
     max_matches: int = 200
     declared_timeouts: Mapping[str, float] = field(default_factory=dict)
-    """Per-tool timeouts the registry declares (read by ``TimeoutPolicy.base_for``); none by default."""
+    """Per-tool timeouts the registry declares (read by
+    ``TimeoutPolicy.base_for``); none by default."""
 
     @property
     def _ctx(self) -> InspectionContext:
@@ -166,11 +167,13 @@ class InspectionRegistry:
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
-        """OpenAI-style schemas of the tools; they offer a ``root`` choice only with a drive root."""
+        """OpenAI-style schemas of the tools; they offer a ``root``
+        choice only with a drive root."""
         return inspection_schemas(drive=self.ctx.drive_root is not None)
 
     def execute(self, name: str, args: Mapping[str, Any] | None) -> str:
-        """Run tool ``name`` with ``args`` and return its text; raise :class:`ToolError` on bad input."""
+        """Run tool ``name`` with ``args`` and return its text; raise
+        :class:`ToolError` on bad input."""
         handlers: dict[str, Callable[[Mapping[str, Any]], str]] = {
             "read_file": self._read_file,
             "list_files": self._list_files,
@@ -211,7 +214,8 @@ class InspectionRegistry:
     def _resolve(
         self, args: Mapping[str, Any], key: str, default: str | None = None
     ) -> tuple[Path, Path, str]:
-        """``(real path, root, root label)`` for a path argument, or a ToolError; the path may not exist."""
+        """``(real path, root, root label)`` for a path argument, or a
+        ToolError; the path may not exist."""
         raw = _str_arg(args, key, default)
         root, label = self._root_for(args)
         return confine(raw, root), root, label
@@ -421,7 +425,8 @@ def _function(
 
 
 def inspection_schemas(*, drive: bool = False) -> list[dict[str, Any]]:
-    """OpenAI-style function schemas of the three tools (with a ``root`` choice when a drive exists)."""
+    """OpenAI-style function schemas of the three tools (with a
+    ``root`` choice when a drive exists)."""
     path = {"type": "string", "description": "Path relative to the workspace root."}
     root = {
         "root": {
@@ -508,7 +513,8 @@ def inspection_registry(
     drive_root: str | os.PathLike[str] | None = None,
     task_id: str = "",
 ) -> tuple[InspectionRegistry, InspectionContext, list[dict[str, Any]]]:
-    """A fresh ``(registry, ctx, schemas)`` for one episode over ``root`` (and an optional drive)."""
+    """A fresh ``(registry, ctx, schemas)`` for one episode over
+    ``root`` (and an optional drive)."""
     ctx = InspectionContext(
         root=_root_dir("root", root),
         drive_root=None if drive_root is None else _root_dir("drive_root", drive_root),
@@ -519,7 +525,8 @@ def inspection_registry(
 
 
 def demo_workspace() -> Path:
-    """The small bundled workspace used by ``make demo`` and the tests (a tiny package with a bug)."""
+    """The small bundled workspace used by ``make demo`` and the
+    tests (a tiny package with a bug)."""
     path = workspace_dir()
     if not path.is_dir():
         raise FileNotFoundError(f"the bundled demo workspace is missing: {path}")

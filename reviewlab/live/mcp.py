@@ -106,7 +106,8 @@ def demo_server_command(root: str | os.PathLike[str] = ".") -> list[str]:
 
 
 class MCPContext:
-    """The registry's shared context: ``last_read_view`` is stamped after a credited read renders."""
+    """The registry's shared context: ``last_read_view`` is stamped
+    after a credited read renders."""
 
     def __init__(self) -> None:
         self.last_read_view: dict[str, Any] | None = None
@@ -259,7 +260,8 @@ class MCPServer:
         asyncio.run(main())
 
     async def _serve(self, ready: asyncio.Future[None]) -> None:
-        """Keep the session open until :attr:`_stop` is set; ``ready`` resolves once tools are listed."""
+        """Keep the session open until :attr:`_stop` is set; ``ready``
+        resolves once tools are listed."""
         try:
             from mcp import ClientSession, StdioServerParameters
             from mcp.client.stdio import stdio_client
@@ -339,7 +341,8 @@ class MCPServer:
     def registry_factory(
         self, root: str | os.PathLike[str], drive_root: Any = None, task_id: str = ""
     ) -> tuple[MCPRegistry, MCPContext, list[dict[str, Any]]]:
-        """``(registry, ctx, schemas)`` for one episode over ``root`` (``ReviewEpisode``'s factory)."""
+        """``(registry, ctx, schemas)`` for one episode over ``root``
+        (``ReviewEpisode``'s factory)."""
         self.loop  # noqa: B018 - raises when the server is not open
         ctx = MCPContext()
         return MCPRegistry(self, Path(root), ctx), ctx, self.schemas

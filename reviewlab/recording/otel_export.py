@@ -14,7 +14,8 @@ episode's trace, on the episode's own wall clock from ``started_at``:
 * a call's span has the GenAI attributes (``gen_ai.tool.name``,
   ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``) and
   ``reviewlab.call.*``, ``reviewlab.result_chars``, ``reviewlab.extent.*``,
-  ``reviewlab.returned_after_sec``, ``reviewlab.round``, ``reviewlab.call.index``; a censored call ends
+  ``reviewlab.returned_after_sec``, ``reviewlab.round``,
+  ``reviewlab.call.index``; a censored call ends
   with an error status and ``error.type = "timeout"``, a call whose tool failed
   with ``error.type = "tool_error"``.
 

@@ -87,7 +87,8 @@ class Recorder:
                     result, id=episode_id, slot=self.slot, source=self.source
                 )
             else:
-                raise TypeError(f"expected an Episode or EpisodeResult, got {type(result).__name__}")
+                kind = type(result).__name__
+                raise TypeError(f"expected an Episode or EpisodeResult, got {kind}")
             self._keep(episode)
             return episode
 

@@ -106,7 +106,8 @@ class Call(BaseModel):
     model_config = _STRICT
 
     tool: str = Field(min_length=1, max_length=200)
-    """Tool name as the model called it (``read_file``, ``list_files``, ``search_code``, ``query_code``…)."""
+    """Tool name as the model called it (``read_file``, ``list_files``,
+    ``search_code``, ``query_code``…)."""
     args: dict[str, Any] = Field(default_factory=dict)
     """The call's arguments, as decoded from the model's JSON."""
     duration_sec: float
@@ -120,7 +121,8 @@ class Call(BaseModel):
     extent: Extent | None = None
     """For reads, the line extent the call asked for."""
     returned_after_sec: float | None = None
-    """For a call the recording abandoned: seconds after dispatch when its loose worker came back, if known."""
+    """For a call the recording abandoned: seconds after dispatch when its
+    loose worker came back, if known."""
     transport: Transport | None = None
     """(v2) How the call reached its tool: ``thread``, ``async`` or ``mcp``."""
     progress_sec: list[float] | None = None
@@ -176,7 +178,8 @@ class Episode(BaseModel):
     model_config = _STRICT
 
     schema_version: SchemaVersion = Field(default=SCHEMA_VERSION, alias="schema")
-    """``reviewlab.episode/1`` or ``reviewlab.episode/2``; a file with another version is refused."""
+    """``reviewlab.episode/1`` or ``reviewlab.episode/2``; a file
+    with another version is refused."""
     id: str = Field(min_length=1)
     """Unique id of the episode within its corpus."""
     source: Source
@@ -186,7 +189,8 @@ class Episode(BaseModel):
     started_at: datetime
     """Wall time the review request arrived, ISO-8601 with a time zone."""
     deadline_sec: float | None = None
-    """The inherited deadline, in seconds from ``started_at``; ``None`` when the reviewer inherited none."""
+    """The inherited deadline, in seconds from ``started_at``; ``None``
+    when the reviewer inherited none."""
     rounds: list[Round] = Field(default_factory=list)
     """Model rounds in order."""
     end_reason: EndReason = "final_answer"

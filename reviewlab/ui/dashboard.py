@@ -60,7 +60,8 @@ def dashboard_command(
     *,
     open_browser: bool = False,
 ) -> list[str]:
-    """The Voilà argv serving the dashboard on ``127.0.0.1:port`` (``corpus`` goes by :func:`dashboard_env`)."""
+    """The Voilà argv serving the dashboard on ``127.0.0.1:port`` (``corpus``
+    goes by :func:`dashboard_env`)."""
     argv = [
         sys.executable,
         "-m",
@@ -95,7 +96,8 @@ def serve(
     open_browser: bool = False,
     **popen: Any,
 ) -> subprocess.Popen[bytes]:
-    """Start Voilà serving the explorer on ``http://127.0.0.1:port/``; return its process (caller stops it)."""
+    """Start Voilà serving the explorer on ``http://127.0.0.1:port/``; return
+    its process (caller stops it)."""
     argv = dashboard_command(port, corpus, open_browser=open_browser)
     return subprocess.Popen(argv, env=dashboard_env(corpus), cwd=str(NOTEBOOK.parent), **popen)
 

@@ -227,7 +227,8 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
             label: run.summary["max_silence_sec"] for label, run in incident_runs.items()
         }
         echo(
-            f"{len(incident)} episodes on {slots} reviewer slots; {INCIDENT_EPISODE_ID} on {INCIDENT_SLOT} "
+            f"{len(incident)} episodes on {slots} reviewer slots; {INCIDENT_EPISODE_ID} on "
+            f"{INCIDENT_SLOT} "
             "calls query_code, which never returns:"
         )
         echo(text_table(_incident_calls(incident_runs, INCIDENT_EPISODE_ID)))
@@ -249,7 +250,8 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         if quick:
             corpus = corpus[:QUICK_EPISODES]
         echo(
-            f"== 3. {len(corpus)} recorded episodes replayed under the pre-fix and the ouroboros policy =="
+            f"== 3. {len(corpus)} recorded episodes replayed under the pre-fix and the ouroboros "
+            "policy =="
         )
         runs = {
             PREFIX: replay(corpus, ouroboros, Narrowing.unbounded(), engine="vectorized"),

@@ -1,7 +1,8 @@
 """Presenting results: aligned text tables, CSV/Parquet files, and the HTML report.
 
 Thin over pandas and matplotlib: nothing here computes a metric. Frames come
-from :mod:`reviewlab.engines.replay`, :mod:`reviewlab.analysis.sweep` and :mod:`reviewlab.analysis.tune`;
+from :mod:`reviewlab.engines.replay`, :mod:`reviewlab.analysis.sweep` and
+:mod:`reviewlab.analysis.tune`;
 figures come from :mod:`reviewlab.ui.charts`.
 
 Lifecycle of a report: ``Report(title)`` → ``heading`` / ``paragraph`` /
@@ -195,7 +196,8 @@ SWEEP_METRICS = (
 def sweep_view(
     frame: pd.DataFrame, *, sort_by: str | None = None, top: int | None = None
 ) -> pd.DataFrame:
-    """A sweep frame narrowed for reading: the parameters that vary, the key metrics, the Pareto flag."""
+    """A sweep frame narrowed for reading: the parameters that vary,
+    the key metrics, the Pareto flag."""
     metric_columns = [c for c in SWEEP_METRICS if c in frame.columns]
     params = [
         c
@@ -204,7 +206,8 @@ def sweep_view(
         and c not in ("policy_name", "pareto")
         and (c.startswith(("timeout.", "narrowing.", "scale")))
     ]
-    # Per-tool timeouts and the narrowing mode always name a point; the other parameters only when they vary.
+    # Per-tool timeouts and the narrowing mode always name a point; the other
+    # parameters only when they vary.
     kept = [
         c
         for c in params
@@ -245,7 +248,8 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
 
 
 _CSS = """
-body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em; color: #222; }
+body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em;
+       color: #222; }
 h1 { border-bottom: 2px solid #444; padding-bottom: .2em; }
 h2 { margin-top: 2em; border-bottom: 1px solid #bbb; }
 div.wide { overflow-x: auto; }
@@ -280,7 +284,8 @@ def _html_table(frame: pd.DataFrame, caption: str) -> str:
 
 @dataclass
 class Report:
-    """An HTML report assembled block by block; PNGs are written into ``out_dir`` as figures are added."""
+    """An HTML report assembled block by block; PNGs are written into
+    ``out_dir`` as figures are added."""
 
     title: str
     out_dir: Path

@@ -1,4 +1,5 @@
-"""Interactive policy editing and exploration in Jupyter (ipywidgets): :class:`PolicyEditor`, :func:`explore`.
+"""Interactive policy editing and exploration in Jupyter (ipywidgets):
+:class:`PolicyEditor`, :func:`explore`.
 
 :class:`PolicyEditor` edits one ``(TimeoutPolicy, Narrowing)`` pair: a
 log-scale slider per tool, a slider for every other tool, the narrowing mode
@@ -10,7 +11,8 @@ built from the controls; callbacks registered with
 load that moves many controls is one change).
 
 Slider timeouts are kept to three significant figures (the browser snaps a
-log slider to its step). The editor's policy has no floor: a preset's floor is folded into the slider
+log slider to its step). The editor's policy has no floor: a preset's
+floor is folded into the slider
 values when the preset is applied (``base_for`` of each tool), so every tool
 resolves exactly as under the preset until a slider moves, and a slider moved
 below the old floor really lowers that tool's timeout.
@@ -61,9 +63,10 @@ __all__ = [
 
 DEFAULT_TOOLS = ("read_file", "list_files", "search_code", "query_code")
 _OTHER = "other tools"
-# Slider range: 0.1 s to 10,000 s on a log10 scale. The browser snaps a slider's value to the
-# step in exponent space (600 s would come back as 599.79 s); keeping timeouts to three significant
-# figures (:func:`_nice`) undoes that snap exactly, since one step (0.23 %) is finer than the rounding.
+# Slider range: 0.1 s to 10,000 s on a log10 scale. The browser snaps a slider's value to
+# the step in exponent space (600 s would come back as 599.79 s); keeping timeouts to
+# three significant figures (:func:`_nice`) undoes that snap exactly, since one step (0.23
+# %) is finer than the rounding.
 _LOG_MIN, _LOG_MAX, _LOG_STEP = -1.0, 4.0, 0.001
 
 
@@ -73,7 +76,8 @@ def _nice(seconds: float) -> float:
 
 
 def default_presets() -> dict[str, tuple[TimeoutPolicy, Narrowing]]:
-    """The presets every editor offers: the reference policy, uniform bounds and the pre-fix behaviour."""
+    """The presets every editor offers: the reference policy, uniform
+    bounds and the pre-fix behaviour."""
     ouroboros = TimeoutPolicy.ouroboros()
     return {
         "ouroboros": (ouroboros, Narrowing()),
@@ -256,7 +260,8 @@ class PolicyEditor:
         self.set(policy, narrowing, name=name)
 
     def load(self, path: str | Path) -> None:
-        """Read a TOML policy file into the controls (errors are :class:`PolicyError` naming the file)."""
+        """Read a TOML policy file into the controls (errors are
+        :class:`PolicyError` naming the file)."""
         policy, narrowing = load_policy_file(path)
         self.set(policy, narrowing)
         self.status.value = f"loaded {html.escape(str(path))}"
@@ -338,12 +343,14 @@ def summary_html(
         head += f"<th>{html.escape(baseline_title)}</th>"
     rows = []
     for key, label, kind in _SUMMARY_ROWS:
-        cells = f"<td>{label}</td><td class='rl-value' data-metric='{key}'>{_cell(summary[key], kind)}</td>"
+        value = _cell(summary[key], kind)
+        cells = f"<td>{label}</td><td class='rl-value' data-metric='{key}'>{value}</td>"
         if baseline is not None:
             cells += f"<td>{_cell(baseline[key], kind)}</td>"
         rows.append(f"<tr>{cells}</tr>")
     return (
-        f"<table class='rl-summary'><caption>{summary['episodes']:,} episodes, {summary['calls']:,} calls"
+        f"<table class='rl-summary'><caption>{summary['episodes']:,} episodes, "
+        f"{summary['calls']:,} calls"
         f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
@@ -435,7 +442,8 @@ class Explorer:
             self.metrics.value = f"<pre style='color:#c44e52'>{html.escape(repr(exc))}</pre>"
         finally:
             with self._lock:
-                # Only the latest change settles the explorer; an older timer's update is superseded.
+                # Only the latest change settles the explorer; an older
+                # timer's update is superseded.
                 if generation == self._generation:
                     self._settled.set()
 
@@ -459,7 +467,8 @@ class Explorer:
         return result
 
     def figure(self, result: ReplayResult | None = None) -> Figure:
-        """The explorer's chart showing ``result`` (default: the last one); one figure, redrawn in place."""
+        """The explorer's chart showing ``result`` (default: the last
+        one); one figure, redrawn in place."""
         with self._update_lock:
             result = result or self.result
             assert result is not None
@@ -480,5 +489,6 @@ def figure_png(figure: Figure, dpi: int = 80) -> bytes:
 
 
 def explore(episodes: Sequence[Episode], **options: Any) -> Explorer:
-    """An :class:`Explorer` over ``episodes`` (options as :class:`Explorer`); display it in a notebook."""
+    """An :class:`Explorer` over ``episodes`` (options as
+    :class:`Explorer`); display it in a notebook."""
     return Explorer(episodes, **options)

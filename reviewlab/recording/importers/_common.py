@@ -22,7 +22,8 @@ class ImportFormatError(ValueError):
 
 
 def parse_time(value: object, *, path: Path, where: str) -> datetime:
-    """An ISO timestamp as an aware datetime; naive stamps are read as UTC (OpenHands writes those)."""
+    """An ISO timestamp as an aware datetime; naive stamps are read
+    as UTC (OpenHands writes those)."""
     if not isinstance(value, str):
         raise ImportFormatError(path, where, f"timestamp must be an ISO string, got {value!r}")
     try:
@@ -44,7 +45,8 @@ _PREFIXES = {"cd", "sudo", "time", "env", "nohup"}
 
 
 def classify_command(command: str) -> str:
-    """Our tool name for a shell command: ``search_code``, ``list_files``, ``read_file`` or ``run_command``.
+    """Our tool name for a shell command: ``search_code``, ``list_files``,
+    ``read_file`` or ``run_command``.
 
     The first word that does the work decides: ``cd X &&`` prefixes and
     ``sudo``/``time`` wrappers are skipped, so ``cd repo && grep -rn foo``

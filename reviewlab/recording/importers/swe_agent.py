@@ -23,7 +23,8 @@ Tool mapping: SWE-agent's file commands (``open``, ``goto``, ``scroll_up``,
 arguments are ``{"command": <the action text>}``.
 
 Censoring: a step whose observation is SWE-agent's "cancelled because it took
-more than N seconds" message is right-censored at its ``execution_time``. End: ``info.exit_status == "submitted"`` is a
+more than N seconds" message is right-censored at its ``execution_time``. End:
+``info.exit_status == "submitted"`` is a
 ``final_answer``; any other exit (cost or context limit, error) ``log_end``.
 """
 

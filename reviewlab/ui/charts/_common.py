@@ -68,7 +68,8 @@ def policy_label(result: ReplayResult) -> str:
 
 
 def legend_outside(ax: Axes, *handles_and_labels: Any) -> None:
-    """The legend right of the Axes: the timelines and curves fill their Axes, so inside it would hide data."""
+    """The legend right of the Axes: the timelines and curves fill their
+    Axes, so inside it would hide data."""
     ax.legend(*handles_and_labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
 
 

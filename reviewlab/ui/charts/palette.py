@@ -36,7 +36,8 @@ POLICY_COLORS = {
     "recommended": "#009e73",
     "tuned": "#009e73",
 }
-"""Fixed colours of the policies every view names (pre-fix vermilion, ouroboros blue, recommended green)."""
+"""Fixed colours of the policies every view names (pre-fix vermilion,
+ouroboros blue, recommended green)."""
 
 TOOL_COLORS = {
     "read_file": "#0072b2",

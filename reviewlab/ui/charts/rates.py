@@ -34,7 +34,8 @@ def _require_columns(frame: pd.DataFrame, needed: Iterable[str], what: str) -> N
 
 
 def _pick_tools(tools: Sequence[str] | None, available: Iterable[str], refusal: str) -> list[str]:
-    """``tools`` in the order given (default: every available tool, sorted); one not available is refused."""
+    """``tools`` in the order given (default: every available tool,
+    sorted); one not available is refused."""
     known = set(available)
     chosen = list(tools) if tools is not None else sorted(known)
     unknown = sorted(set(chosen) - known)
@@ -49,7 +50,8 @@ def per_tool_rates(
     ax: Axes | None = None,
     figsize: tuple[float, float] = (7.0, 3.6),
 ) -> Figure:
-    """Per tool, the abandoned-call rate and the coverage lost (to timeouts, and in total), as bars (%).
+    """Per tool, the abandoned-call rate and the coverage lost (to
+    timeouts, and in total), as bars (%).
 
     The figures are :meth:`ReplayResult.per_tool`; each bar is labelled with its value.
     """
@@ -123,7 +125,8 @@ class LiveRates:
                     label.xy = (bar.get_x() + bar.get_width() / 2, value)
                     label.set_text(f"{value:.1f}")
         top = float(max((values.max(initial=0.0) for values in series), default=0.0))
-        # The y range steps through a few fixed tops, so the tick labels (costly text) repeat between draws.
+        # The y range steps through a few fixed tops, so the tick labels
+        # (costly text) repeat between draws.
         ax.set_ylim(0, next(limit for limit in _RATE_TOPS if top * 1.15 <= limit))
         ax.set_title(f"Per-tool rates under {policy_label(result)}")
 
@@ -289,7 +292,8 @@ def _mark_named(
             [px],
             [py],
             "^" if infinite else "o",
-            # A later policy on the same spot is a smaller disc above: concentric rings, all visible.
+            # A later policy on the same spot is a smaller disc above:
+            # concentric rings, all visible.
             markersize=max(15.0 - 5.0 * crowd, 4.0),
             markeredgecolor="black",
             color=policy_color(name),

@@ -60,7 +60,8 @@ def call_timeline(
     *,
     episode: Episode | Iterable[Episode] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Lay one replayed episode out on its own clock (0 = its request arrived), as the replay ran it.
+    """Lay one replayed episode out on its own clock (0 = its request
+    arrived), as the replay ran it.
 
     Returns ``(calls, sends)``. ``calls`` is the episode's rows of
     ``result.calls``, whose :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`
@@ -95,7 +96,8 @@ def call_timeline(
     rounds = calls["round"].to_numpy()
     starts = calls["start_sec"].to_numpy(dtype=float)
     ends = starts + calls["wait_sec"].to_numpy(dtype=float)
-    # In a pool run the episode starts once a slot is free: its first send comes after the queue wait.
+    # In a pool run the episode starts once a slot is free: its first
+    # send comes after the queue wait.
     queued = result.episodes.loc[result.episodes["episode_id"] == episode_id]
     t = (
         float(queued["queue_wait_sec"].iloc[0])
