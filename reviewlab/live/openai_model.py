@@ -27,7 +27,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["DEFAULT_TIMEOUT_SEC", "ModelEndpointError", "OpenAIChatModel"]
+__all__ = [
+    "DEFAULT_TIMEOUT_SEC",
+    "AsyncOpenAIChatModel",
+    "ModelEndpointError",
+    "OpenAIChatModel",
+]
 
 DEFAULT_TIMEOUT_SEC = 600.0
 """Transport timeout of one send unless the caller gives one."""
@@ -141,16 +146,13 @@ class OpenAIChatModel:
             )
         return self._client
 
-    def chat(
+    def _prepare(
         self,
-        *,
         messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        **kw: Any,
-    ) -> dict[str, Any]:
-        """Send one chat-completions request and return the assistant message as a dict."""
-        client = self._client_or_new()
-        openai = _import_openai()
+        tools: Sequence[Mapping[str, Any]] | None,
+        kw: Mapping[str, Any],
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The wire messages and the request parameters of one send."""
         request = {
             key: value for key, value in {**self.defaults, **kw}.items() if value is not None
         }
@@ -159,22 +161,32 @@ class OpenAIChatModel:
         else:
             request.pop("tool_choice", None)  # servers refuse a tool_choice without tools
         wire = [_wire_message(index, message) for index, message in enumerate(messages)]
-        where = f"{self.endpoint} (model {self.model!r})"
-        try:
-            response = client.chat.completions.create(model=self.model, messages=wire, **request)
-        except openai.APIStatusError as exc:
-            raise ModelEndpointError(
-                f"{where} answered HTTP {exc.status_code}: {exc.message}"
-            ) from exc
-        except openai.APITimeoutError as exc:
-            raise ModelEndpointError(f"{where} did not answer within {self.timeout}s") from exc
-        except openai.APIConnectionError as exc:
-            raise ModelEndpointError(f"{where} is unreachable: {exc}") from exc
-        except openai.OpenAIError as exc:
-            raise ModelEndpointError(f"{where} failed: {exc}") from exc
+        return wire, request
+
+    @property
+    def _where(self) -> str:
+        return f"{self.endpoint} (model {self.model!r})"
+
+    def _failure(self, exc: Exception) -> Exception:
+        """The :class:`ModelEndpointError` for an exception of the
+        ``openai`` client (else itself)."""
+        openai = _import_openai()
+        where = self._where
+        if isinstance(exc, openai.APIStatusError):
+            return ModelEndpointError(f"{where} answered HTTP {exc.status_code}: {exc.message}")
+        if isinstance(exc, openai.APITimeoutError):
+            return ModelEndpointError(f"{where} did not answer within {self.timeout}s")
+        if isinstance(exc, openai.APIConnectionError):
+            return ModelEndpointError(f"{where} is unreachable: {exc}")
+        if isinstance(exc, openai.OpenAIError):
+            return ModelEndpointError(f"{where} failed: {exc}")
+        return exc
+
+    def _reply(self, response: Any) -> dict[str, Any]:
+        """The first choice of ``response`` as the assistant message dict."""
         choices = getattr(response, "choices", None)
         if not choices:
-            raise ModelEndpointError(f"{where} answered without choices")
+            raise ModelEndpointError(f"{self._where} answered without choices")
         message = choices[0].message
         result: dict[str, Any] = {"role": "assistant", "content": message.content}
         calls = message.tool_calls or []
@@ -188,3 +200,66 @@ class OpenAIChatModel:
             result["usage"] = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
         return result
 
+    def chat(
+        self,
+        *,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **kw: Any,
+    ) -> dict[str, Any]:
+        """Send one chat-completions request and return the assistant message as a dict."""
+        client = self._client_or_new()
+        wire, request = self._prepare(messages, tools, kw)
+        try:
+            response = client.chat.completions.create(model=self.model, messages=wire, **request)
+        except Exception as exc:
+            failure = self._failure(exc)
+            if failure is exc:
+                raise
+            raise failure from exc
+        return self._reply(response)
+
+
+class AsyncOpenAIChatModel(OpenAIChatModel):
+    """:class:`OpenAIChatModel` over ``openai.AsyncOpenAI``: ``await model.chat(...)``.
+
+    A review episode given this model runs on the async path
+    (:meth:`~reviewlab.live.episode.ReviewEpisode.aexecute`); the request, the reply and the
+    errors are exactly those of the sync model.
+    """
+
+    def __repr__(self) -> str:
+        return f"AsyncOpenAIChatModel({self.endpoint!r}, {self.model!r})"
+
+    def _client_or_new(self) -> Any:
+        if self._client is None:
+            openai = _import_openai()
+            key = self._api_key or os.environ.get("OPENAI_API_KEY") or _PLACEHOLDER_KEY
+            self._client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=key,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+        return self._client
+
+    async def chat(  # type: ignore[override]
+        self,
+        *,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **kw: Any,
+    ) -> dict[str, Any]:
+        """Send one chat-completions request without blocking the loop; the assistant message."""
+        client = self._client_or_new()
+        wire, request = self._prepare(messages, tools, kw)
+        try:
+            response = await client.chat.completions.create(
+                model=self.model, messages=wire, **request
+            )
+        except Exception as exc:
+            failure = self._failure(exc)
+            if failure is exc:
+                raise
+            raise failure from exc
+        return self._reply(response)
