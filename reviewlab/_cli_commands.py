@@ -237,10 +237,17 @@ def cmd_record(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"policy": policy, "narrowing": narrowing}
     if args.api_key is not None:
         options["api_key"] = args.api_key
+    if args.mcp:
+        options["mcp"] = args.mcp
+    from reviewlab.live.mcp import MCPServerError
+
     # The episode is recorded into a scratch file; OUT changes only once the run succeeded.
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as scratch:
         fresh = Path(scratch) / "episode.jsonl"
-        result = record_live(args.base_url, args.model, root, args.task, fresh, **options)
+        try:
+            result = record_live(args.base_url, args.model, root, args.task, fresh, **options)
+        except MCPServerError as exc:
+            raise UserError(f"--mcp {args.mcp!r}: {exc}") from None
         if result.receipts:
             _print(text_table(receipts_table(result.receipts)))
         usage = result.usage

@@ -158,6 +158,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--force", action="store_true", help="replace an existing non-empty recording at -o"
     )
+    p.add_argument(
+        "--mcp",
+        default=None,
+        metavar="COMMAND",
+        help="give the reviewer the tools of this MCP server, started over stdio in --root "
+        '(e.g. "npx @modelcontextprotocol/server-filesystem ."); recorded as reviewlab.episode/2',
+    )
 
     p = command(
         "replay",

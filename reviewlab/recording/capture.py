@@ -99,6 +99,7 @@ def record_live(
     timeout: float = DEFAULT_TIMEOUT_SEC,
     deadline_at: float | None = None,
     episode_id: str | None = None,
+    mcp: str | None = None,
     **defaults: Any,
 ) -> EpisodeResult:
     """Run one live review episode over ``root`` against the endpoint and save it to ``out_path``.
@@ -106,6 +107,9 @@ def record_live(
     The file holds exactly that one episode (written atomically; an existing file is
     replaced). Its ``meta`` records the model and the endpoint, never the key. ``task=None``
     or ``""`` uses the episode's default review task. Returns the live result for printing.
+    With ``mcp`` (a server command) the reviewer's tools are that MCP server's, started over
+    stdio in ``root`` (:class:`~reviewlab.live.mcp.MCPServer`); the episode is recorded as
+    ``reviewlab.episode/2`` and ``meta["mcp"]`` names the command.
     """
     root_dir = Path(root)
     if not root_dir.is_dir():
@@ -114,12 +118,21 @@ def record_live(
     options: dict[str, Any] = {"policy": policy, "narrowing": narrowing, "deadline_at": deadline_at}
     if task:
         options["task"] = task
-    result = ReviewEpisode(root_dir, chat_model, **options).execute()
+    if mcp:
+        from reviewlab.live.mcp import MCPServer
+
+        with MCPServer(mcp, cwd=root_dir) as server:
+            options["registry_factory"] = server.registry_factory
+            result = ReviewEpisode(root_dir, chat_model, **options).execute()
+    else:
+        result = ReviewEpisode(root_dir, chat_model, **options).execute()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     episode = episode_from_result(
         result, id=episode_id or f"live-{stamp}-{uuid.uuid4().hex[:8]}", slot=slot
     )
     meta = {**episode.meta, "model": model, "endpoint": chat_model.endpoint}
+    if mcp:
+        meta["mcp"] = mcp
     save_episodes([episode.model_copy(update={"meta": meta})], out_path)
     return result
 

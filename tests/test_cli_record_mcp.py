@@ -1,0 +1,66 @@
+"""``reviewlab record --mcp COMMAND``: a live episode whose tools are an MCP server's."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from stub_openai import StubOpenAI
+
+from reviewlab.cli import main
+from reviewlab.live.episode import tool_call
+from reviewlab.live.mcp import demo_server_command
+from reviewlab.recording.files import load_episodes
+from reviewlab.recording.schema import SCHEMA_VERSION_2
+
+
+def _argv(base_url: str, root: Path, out: Path, mcp: str) -> list[str]:
+    return [
+        "record",
+        "--base-url",
+        base_url,
+        "--model",
+        "m",
+        "--root",
+        str(root),
+        "--task",
+        "review",
+        "-o",
+        str(out),
+        "--mcp",
+        mcp,
+    ]
+
+
+def test_record_with_mcp_runs_the_servers_tools_and_records_version_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The model calls the server's tool; the recording is v2 with the call's transport."""
+    root = tmp_path / "subject"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n", encoding="utf-8")
+    out = tmp_path / "live.jsonl"
+    command = shlex.join(demo_server_command("."))
+    script = [{"tool_calls": [tool_call("read_file", {"path": "a.py"}, "c1")]}, {"content": "[]"}]
+    with StubOpenAI(script) as stub:
+        assert main(_argv(stub.base_url, root, out, command)) == 0
+        offered = {tool["function"]["name"] for tool in stub.requests[0]["tools"]}
+    assert "wedge" in offered and "read_file" in offered
+    (episode,) = load_episodes(out)
+    assert episode.schema_version == SCHEMA_VERSION_2 and episode.meta["mcp"] == command
+    (call,) = episode.calls
+    assert call.tool == "read_file" and call.transport == "mcp" and call.completed
+    assert "recorded 1 episode" in capsys.readouterr().out
+
+
+def test_record_with_a_broken_mcp_command_is_one_error_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server that cannot start is one line naming --mcp; no recording appears."""
+    out = tmp_path / "live.jsonl"
+    with StubOpenAI([{"content": "[]"}]) as stub:
+        code = main(_argv(stub.base_url, tmp_path, out, "no-such-mcp-server-xyz --flag"))
+    assert code != 0 and not out.exists()
+    err = capsys.readouterr().err
+    assert "--mcp 'no-such-mcp-server-xyz --flag'" in err and "Traceback" not in err
