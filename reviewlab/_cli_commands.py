@@ -27,6 +27,7 @@ __all__ = [
     "cmd_dashboard",
     "cmd_demo",
     "cmd_import",
+    "cmd_incident",
     "cmd_lab",
     "cmd_record",
     "cmd_replay",
@@ -237,17 +238,10 @@ def cmd_record(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"policy": policy, "narrowing": narrowing}
     if args.api_key is not None:
         options["api_key"] = args.api_key
-    if args.mcp:
-        options["mcp"] = args.mcp
-    from reviewlab.live.mcp import MCPServerError
-
     # The episode is recorded into a scratch file; OUT changes only once the run succeeded.
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as scratch:
         fresh = Path(scratch) / "episode.jsonl"
-        try:
-            result = record_live(args.base_url, args.model, root, args.task, fresh, **options)
-        except MCPServerError as exc:
-            raise UserError(f"--mcp {args.mcp!r}: {exc}") from None
+        result = record_live(args.base_url, args.model, root, args.task, fresh, **options)
         if result.receipts:
             _print(text_table(receipts_table(result.receipts)))
         usage = result.usage
@@ -329,9 +323,30 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise UserError(f"--top: expected a positive number of rows, got {args.top}")
     _positive_seconds(args.connect_timeout, "--connect-timeout")
+    objectives = [part.strip() for part in args.pareto.split(",")] if args.pareto else None
     episodes = _load_corpus(args.corpus, args.on_error)
-    from reviewlab.analysis.sweep import make_grid, pareto, sweep
+    from reviewlab.analysis.sweep import (
+        check_tools,
+        corpus_tools,
+        make_grid,
+        objective_column,
+        pareto,
+        sweep,
+    )
     from reviewlab.ui.report import sweep_view, text_table, write_table
+
+    if objectives is not None:
+        try:
+            objectives = [objective_column(name) for name in objectives]
+        except ValueError as exc:
+            raise UserError(f"--pareto: {one_line(exc)}") from None
+    if tools and not args.allow_unknown_tools:
+        try:
+            check_tools(
+                tools, corpus_tools(episodes), what="--tool", override="--allow-unknown-tools"
+            )
+        except ValueError as exc:
+            raise UserError(one_line(exc)) from None
 
     try:
         grid = make_grid(base=base, tools=tools or None, scales=scales, narrowings=narrowings)
@@ -343,11 +358,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.scheduler:
         client = _dask_client(args.scheduler, args.connect_timeout)
     try:
-        frame = sweep(episodes, grid, engine=args.engine, client=client)
+        frame = sweep(episodes, grid, engine=args.engine, client=client, allow_unknown_tools=True)
     finally:
         if client is not None:
             client.close()
-    frame["pareto"] = pareto(frame)
+    frame["pareto"] = pareto(frame, objectives)
     if args.sort is not None and args.sort not in frame.columns:
         raise UserError(
             f"--sort: no column {args.sort!r}; try one of {', '.join(frame.columns[-14:])}"
@@ -374,38 +389,77 @@ def _dask_client(address: str, timeout_sec: float) -> Any:
 def cmd_tune(args: argparse.Namespace) -> int:
     out = _output_path(args.output, (".toml",)) if args.output else None
     base, narrowing = _policy_arg(args.base)
-    _rate(args.max_coverage_loss, "--max-coverage-loss")
+    budget = args.max_timeout_coverage_loss
+    if args.max_coverage_loss is not None:
+        if budget is not None:
+            raise UserError(
+                "--max-coverage-loss: the former name of --max-timeout-coverage-loss; give one"
+            )
+        sys.stderr.write(
+            f"{PROG}: --max-coverage-loss is read as --max-timeout-coverage-loss (the coverage "
+            "lost because of abandonment)\n"
+        )
+        budget = args.max_coverage_loss
+    _rate(budget, "--max-timeout-coverage-loss")
     _rate(args.max_abandoned_rate, "--max-abandoned-rate")
+    if not 0.0 <= args.confidence < 1.0:
+        raise UserError(f"--confidence: expected a probability in [0, 1), got {args.confidence}")
     episodes = _load_corpus(args.corpus, args.on_error)
     from reviewlab.analysis.tune import recommend
-    from reviewlab.core.policy import save_policy_file
-    from reviewlab.ui.report import summary_table, text_table
+    from reviewlab.ui.answers import tune_text
 
     recommendation = recommend(
         episodes,
-        max_coverage_loss=args.max_coverage_loss,
+        max_timeout_coverage_loss=budget,
         max_abandoned_rate=args.max_abandoned_rate,
         objective=args.objective,
         base=base,
         narrowing=narrowing,
+        confidence=args.confidence,
     )
-    _print(text_table(recommendation.explain))
-    _print("")
-    _print(
-        text_table(
-            summary_table(
-                {
-                    f"base ({base.name})": recommendation.baseline,
-                    "recommended": recommendation.summary,
-                }
-            )
+    _print(tune_text(recommendation, base_label=f"base ({base.name})"))
+    if not recommendation.met:
+        sys.stderr.write(
+            f"{PROG}: error: no candidate policy keeps every budget"
+            + (f"; {out} not written" if out is not None else "")
+            + "\n"
         )
-    )
-    _print("")
-    _print(recommendation.policy.to_toml())
+        return 1
     if out is not None:
-        save_policy_file(out, recommendation.policy, recommendation.narrowing)
+        recommendation.save(out)
         _print(f"wrote the recommended policy to {out} (use it with --policy {out})")
+    return 0
+
+
+def _candidate_name(spec: str, policy: Any, narrowing: Any) -> str:
+    """How the incident table names a ``--policy`` candidate: the preset, else the policy's name."""
+    from reviewlab.analysis.incident import PRE_FIX
+
+    if narrowing.mode == "unbounded":
+        return PRE_FIX
+    if spec == "ouroboros" or spec.startswith("uniform:"):
+        return spec
+    return str(getattr(policy, "name", "") or Path(spec).stem)
+
+
+def cmd_incident(args: argparse.Namespace) -> int:
+    if args.top < 1:
+        raise UserError(f"--top: expected a positive number of silences, got {args.top}")
+    candidates: dict[str, Any] | None = None
+    if args.policy:
+        candidates = {}
+        for spec in args.policy:
+            policy, narrowing = _policy_arg(spec)
+            name = _candidate_name(spec, policy, narrowing)
+            if name in candidates:
+                name = spec
+            candidates[name] = (policy, narrowing)
+    episodes = _load_corpus(args.corpus)
+    from reviewlab.analysis.incident import longest_silences
+    from reviewlab.ui.answers import incident_text
+
+    silences = longest_silences(episodes, candidates, top=args.top, censored=args.censored)
+    _print(incident_text(silences))
     return 0
 
 

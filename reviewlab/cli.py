@@ -32,6 +32,7 @@ from reviewlab._cli_commands import (
     cmd_demo,
     cmd_export,
     cmd_import,
+    cmd_incident,
     cmd_lab,
     cmd_record,
     cmd_replay,
@@ -80,7 +81,10 @@ _EXAMPLES = {
     "sweep": f"  reviewlab sweep {_CORPUS} --tool read_file=5,30,120 --tool query_code=60,120 \\\n"
     "      --narrowing inherit,reserve:30 --sort wall_p95_sec -o sweep.csv\n"
     f"  reviewlab sweep {_CORPUS} --scale 0.25,0.5,1,2 --scheduler tcp://10.0.0.5:8786",
-    "tune": f"  reviewlab tune {_CORPUS} --max-coverage-loss 0.01 -o tuned.toml",
+    "tune": f"  reviewlab tune {_CORPUS} --max-timeout-coverage-loss 0.005 -o tuned.toml\n"
+    f"  reviewlab tune {_CORPUS} --max-abandoned-rate 0.002 --objective max_silence",
+    "incident": "  reviewlab incident data/incidents/wedged-query-code.jsonl\n"
+    "  reviewlab incident day.jsonl --top 10 --policy ouroboros --policy tuned.toml",
     "synth": "  reviewlab synth -n 1000 --seed 0 -o corpus.jsonl.gz\n"
     "  reviewlab synth --incident -o incident.jsonl",
     "import": "  reviewlab import openhands output.jsonl -o openhands.jsonl\n"
@@ -157,13 +161,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--force", action="store_true", help="replace an existing non-empty recording at -o"
-    )
-    p.add_argument(
-        "--mcp",
-        default=None,
-        metavar="COMMAND",
-        help="give the reviewer the tools of this MCP server, started over stdio in --root "
-        '(e.g. "npx @modelcontextprotocol/server-filesystem ."); recorded as reviewlab.episode/2',
     )
 
     p = command(
@@ -269,6 +266,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
     p.add_argument(
+        "--pareto",
+        default=None,
+        metavar="METRIC,...",
+        help="the objectives the Pareto flag trades, all minimised (default: "
+        "timeout_coverage_loss_rate,wall_p95_sec,max_silence_sec; short names such as "
+        "wall_p95, max_silence work too)",
+    )
+    p.add_argument(
+        "--allow-unknown-tools",
+        action="store_true",
+        help="sweep a --tool the corpus never calls (default: an error naming it)",
+    )
+    p.add_argument(
         "--sort",
         default=None,
         metavar="METRIC",
@@ -280,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command(
         "tune",
-        "recommend per-tool timeouts that meet the constraints and best the objective",
+        "per tool, the shortest timeout whose timeout-caused coverage loss and abandoned-call "
+        "rate stay within budget, and what that buys",
         cmd_tune,
     )
     p.add_argument("corpus", help="recorded episodes (.jsonl or .jsonl.gz)")
@@ -291,24 +302,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="a malformed corpus line: stop with its error (default), or skip it and report it",
     )
     p.add_argument(
-        "--max-coverage-loss",
+        "--max-timeout-coverage-loss",
         type=float,
-        default=0.01,
+        default=None,
         metavar="RATE",
-        help="largest acceptable coverage-loss rate (default 0.01)",
+        help="budget: largest share of requested read lines lost because of abandonment "
+        "(default 0.01), held at its 95%% upper bound over episodes",
+    )
+    p.add_argument(  # the former name of --max-timeout-coverage-loss
+        "--max-coverage-loss", type=float, default=None, help=argparse.SUPPRESS
     )
     p.add_argument(
         "--max-abandoned-rate",
         type=float,
         default=None,
         metavar="RATE",
-        help="largest acceptable abandoned-call rate (default: no limit)",
+        help="budget: largest abandoned-call rate, at its 95%% upper bound (default: no budget)",
     )
     p.add_argument(
         "--objective",
-        default="p95_wall",
-        help="what to minimise: p50_wall, p95_wall (default), p99_wall, max_wall, max_silence, "
-        "zombie, or a summary column",
+        default="wall_p95",
+        help="what the tightening steps minimise: wall_p95 (default), wall_p99, wall_p50, "
+        "wall_max, max_silence, zombie, or a summary column",
+    )
+    p.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        metavar="P",
+        help="one-sided confidence of the budgets' upper bounds (default 0.95; 0.5: point "
+        "estimates)",
     )
     p.add_argument(
         "--base",
@@ -318,6 +341,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "-o", "--output", default=None, metavar="TOML", help="write the recommended policy"
+    )
+
+    p = command(
+        "incident",
+        "find the longest silences of a recorded corpus: slot, episode, round, tool, arguments, "
+        "clock time, and what each candidate policy bounds them to",
+        cmd_incident,
+    )
+    p.add_argument("corpus", help="recorded episodes (.jsonl or .jsonl.gz)")
+    p.add_argument("--top", type=int, default=5, help="silences to show (default 5)")
+    p.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="TOML",
+        help="a candidate policy (repeatable; default: the pre-fix behaviour and ouroboros); "
+        + policy_help,
+    )
+    p.add_argument(
+        "--censored",
+        choices=("wedge", "observed", "impute"),
+        default="wedge",
+        help="what a call that never returned does in the replays (default wedge: never returns)",
     )
 
     p = command("synth", "write a synthetic corpus (or the wedged-query_code incident)", cmd_synth)

@@ -1,78 +1,149 @@
-"""Timeout tuning: recommend per-tool timeouts that minimise an objective under coverage and abandonment budgets.
+"""Timeout tuning: per tool, the shortest timeout the budgets allow, and what it buys.
+
+The question a tuner asks: *for each tool, the shortest timeout whose
+timeout-caused coverage loss and abandoned-call rate stay within my budgets,
+and what does that buy?* :func:`recommend` answers it with one stated rule
+(:data:`RULE`), on one corpus, under one stated censoring assumption.
 
 Lifecycle of :func:`recommend`:
 
-1. Estimate each tool's duration distribution with censoring taken into
-   account (:class:`reviewlab.engines.censoring.KaplanMeier`, the estimator the
-   imputation shares) and read candidate timeouts off its quantiles.
-2. Start from ``base`` with every tool's timeout made explicit
-   (:meth:`TimeoutPolicy.with_tool_timeouts`, so the base's floor no longer
-   hides per-tool values) and replay with the vectorized engine.
-3. Coordinate descent: tool by tool (most-called first), try every candidate
-   with the others held, keep the one with the best objective among those that
-   honour the budgets; repeat for ``passes`` rounds or until nothing changes.
-4. Explain each choice against ``base``: the quantiles, the rate of the tool's
-   calls it gives up, the coverage it costs and the objective it saves.
+1. Each tool's duration distribution is estimated with censoring taken into
+   account (:class:`reviewlab.engines.censoring.KaplanMeier`). Its *ladder* of
+   candidate timeouts: its quantiles (:data:`LADDER_QUANTILES`), rounded up to
+   two significant digits, plus the loosest rung, the larger of the base
+   policy's timeout and the tool's longest completed call (rounded up), at
+   which no call that returns is ever abandoned.
+2. Every tool starts on its loosest rung. One step at a time, every tool's
+   next tighter rung is tried with the others held; a step is *allowed* when
+   the budgets hold (below) and the objective gets no worse. The allowed step
+   with the best objective is taken (ties: the least timeout loss, then the
+   least abandonment); when no step is allowed, the search stops. So each
+   tool ends on the shortest rung the budgets allow, and the objective's
+   gains are taken first when budget is scarce.
+3. A budget holds when two figures stay within it. On the corpus: the
+   one-sided upper confidence limit (default 95 %) over episodes of the
+   *timeout* coverage-loss rate (design §5: the lines lost because of
+   abandonment, ``timeout_coverage_loss_rate``), resp. of the abandoned-call
+   rate: a ratio estimate with its delta-method standard error, episodes being
+   the sampling unit (one abandonment withholds the credit of every later read
+   of its episode, so losses come in lumps). On episodes the corpus does not
+   hold: the prediction of :class:`reviewlab.analysis.tails.LossModel`, whose
+   fitted tails charge a timeout just above the slowest recorded call for the
+   slower calls a corpus like this one will bring.
+4. The explanation: per tool, the chosen timeout, its place on the tool's
+   survival curve, what the choice buys (the objective with this tool back at
+   its base timeout, minus the recommendation's), and what one step tighter
+   and one step looser would change.
 
-The budgets count what the *timeouts* cost. A call that never returns is
-abandoned under every bounded policy, and the deadline narrowing cuts calls
-whatever the per-tool values; that loss is unavoidable by tuning. So coverage
-loss and abandoned-call rate are measured as the excess over the *reference*:
-the same replay with every tool's timeout beyond the longest observed call.
-
-Invariants: the recommended policy never does worse than ``base`` on the
-objective on the tuning corpus, and honours the budgets there whenever ``base``
-does. The budgets bound a one-sided upper confidence limit of the excess (a
-ratio estimate over episodes with its delta-method standard error), so that
-they still hold on episodes the tuning never saw.
+Invariants: the recommended policy never has a worse objective than its
+starting point; its budgets are checked and reported (``budgets``), never
+assumed; every figure is a replay of the same corpus with the vectorized
+engine under ``censored``, which ``reviewlab replay --policy`` reproduces.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from statistics import NormalDist
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+import tomli_w
 
+from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column
+from reviewlab.analysis.tails import LossModel
+from reviewlab.core import metrics
+from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.engines.censoring import KaplanMeier, estimates_by_tool
+from reviewlab.core.vocab import CensoringMode
+from reviewlab.engines.censoring import KaplanMeier, effective_observation, estimates_by_tool
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
+from reviewlab.engines.vectorized.evaluation import EXECUTED, WITHHELD
 from reviewlab.recording.schema import Episode
 
-__all__ = ["OBJECTIVES", "QUANTILES", "Recommendation", "excess", "km_quantile", "recommend"]
+__all__ = [
+    "LADDER_QUANTILES",
+    "OBJECTIVES",
+    "QUANTILES",
+    "RULE",
+    "Recommendation",
+    "excess",
+    "km_quantile",
+    "recommend",
+]
 
 OBJECTIVES = {
-    "p50_wall": "wall_p50_sec",
-    "p95_wall": "wall_p95_sec",
-    "p99_wall": "wall_p99_sec",
-    "max_wall": "wall_max_sec",
-    "max_silence": "max_silence_sec",
-    "zombie": "zombie_sec",
+    name: column
+    for name, column in OBJECTIVE_ALIASES.items()
+    if column.startswith(("wall_", "max_silence", "zombie"))
 }
-"""Objective names and the summary key each minimises (a summary key itself is accepted too)."""
+"""Objective names and the summary column each minimises (a summary column itself is accepted)."""
 QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.995, 0.999)
-_CANDIDATE_QUANTILES = (0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995)
-_HEADROOM = (1.0, 1.5, 2.0)
+"""The duration quantiles the explanation shows."""
+LADDER_QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995)
+"""The survival quantiles each tool's candidate timeouts are read from."""
+_SERIES = tuple(m * 10.0**e for e in range(-1, 5) for m in (1.0, 2.0, 5.0))
+"""Round timeouts (0.1 s … 50,000 s) that fill a ladder between its quantile rungs and the top."""
+RULE = (
+    "each tool starts at its loosest candidate (its base timeout, or beyond its longest "
+    "completed call) and is tightened one step of its Kaplan–Meier quantile ladder at a time, "
+    "always the step with the best {objective}, as long as {objective} gets no worse and both "
+    "the {confidence:.0%} upper bounds over episodes and the tail model's predictions for "
+    "unseen episodes of the timeout coverage loss and the abandoned-call rate stay within "
+    "budget; it stops when no step is allowed"
+)
+"""The rule :func:`recommend` applies, as the output states it."""
 
 
 class Recommendation(NamedTuple):
-    """What :func:`recommend` returns; unpacks as ``policy, explain``-first tuple."""
+    """What :func:`recommend` returns: the policy, the rule, the
+    budgets' verdicts and the reasons."""
 
     policy: TimeoutPolicy
     """The recommended per-tool policy (no floor; every tool of the corpus explicit)."""
     explain: pd.DataFrame
-    """One row per tool: quantiles, base and chosen timeout, abandoned rate, coverage loss, objective saved."""
+    """One row per tool: durations, the choice, what it buys, one step tighter and looser."""
     narrowing: Narrowing
-    """The narrowing the recommendation was tuned under."""
+    """The narrowing the recommendation was tuned under (saved with it)."""
     summary: dict[str, Any]
-    """Summary of the tuning corpus under the recommended policy."""
+    """Summary of the corpus under the recommended policy."""
     baseline: dict[str, Any]
-    """Summary of the tuning corpus under ``base``."""
-    reference: dict[str, Any]
-    """Summary under the reference (every timeout beyond the longest call): the unavoidable losses."""
+    """Summary of the corpus under ``base``."""
+    budgets: pd.DataFrame
+    """One row per budget: ``budget, limit, estimate,
+    upper_<confidence>, predicted_unseen, met``."""
+    rule: str
+    """The rule applied, in words."""
+    objective: str
+    """The summary column minimised."""
+    assumptions: dict[str, Any]
+    """Censoring mode, engine, confidence level and the base policy's name."""
+
+    @property
+    def met(self) -> bool:
+        """Whether every budget holds at its upper confidence bound."""
+        return bool(self.budgets["met"].all())
+
+    def to_toml(self) -> str:
+        """The policy file ``-o`` writes: ``[policy]`` and ``[narrowing]``, as
+        :func:`reviewlab.core.policy.load_policy_file` reads it back."""
+        return tomli_w.dumps(
+            {"policy": self.policy.to_dict(), "narrowing": self.narrowing.to_dict()}
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write :meth:`to_toml` to ``path`` whole or not at all; returns the path."""
+        return write_text_atomic(path, self.to_toml())
+
+    @property
+    def saved(self) -> float:
+        """The objective under ``base`` minus under the
+        recommendation (the saving; inf − inf is 0)."""
+        return _difference(self.baseline[self.objective], self.summary[self.objective])
 
 
 def km_quantile(estimate: KaplanMeier, q: float) -> float:
@@ -87,14 +158,16 @@ def km_quantile(estimate: KaplanMeier, q: float) -> float:
     return float(estimate.event_times[hit]) if hit < estimate.event_times.size else math.inf
 
 
-def _objective_key(objective: str) -> str:
-    if objective in OBJECTIVES:
-        return OBJECTIVES[objective]
-    if objective in OBJECTIVES.values():
-        return objective
-    raise ValueError(
-        f"objective: expected one of {', '.join([*OBJECTIVES, *OBJECTIVES.values()])}, got {objective!r}"
+def excess(summary: dict[str, Any], reference: dict[str, Any]) -> tuple[float, float]:
+    """``(coverage loss, abandoned-call rate)`` of ``summary`` beyond a ``reference`` replay's."""
+    return (
+        summary["coverage_loss_rate"] - reference["coverage_loss_rate"],
+        summary["abandoned_call_rate"] - reference["abandoned_call_rate"],
     )
+
+
+def _difference(a: float, b: float) -> float:
+    return 0.0 if a == b else a - b
 
 
 def _nice(seconds: float) -> float:
@@ -105,123 +178,156 @@ def _nice(seconds: float) -> float:
     return float(round(math.ceil(seconds / step - 1e-9) * step, 6))
 
 
-def _candidates(estimate: KaplanMeier, base_sec: float) -> list[float]:
-    values = {base_sec}
-    for q in _CANDIDATE_QUANTILES:
+def _ladder(estimate: KaplanMeier, longest_completed: float, base_sec: float) -> list[float]:
+    """A tool's candidate timeouts, ascending; the last is the loosest (see the module docstring).
+
+    The quantile rungs, the tool's slowest completed call rounded up, and the
+    round values of :data:`_SERIES` between the median and the loosest rung (so
+    a step looser than the slowest call seen never jumps straight to the base).
+    """
+    slowest = _nice(longest_completed * 1.01) if longest_completed > 0 else 0.1
+    loosest = max(base_sec, slowest)
+    rungs = {loosest, slowest}
+    for q in LADDER_QUANTILES:
         quantile = km_quantile(estimate, q)
-        if math.isfinite(quantile):
-            values.update(_nice(quantile * h) for h in _HEADROOM)
-    return sorted(values)
-
-
-def excess(summary: dict[str, Any], reference: dict[str, Any]) -> tuple[float, float]:
-    """``(coverage loss, abandoned-call rate)`` of ``summary`` beyond the ``reference`` replay's."""
-    return (
-        summary["coverage_loss_rate"] - reference["coverage_loss_rate"],
-        summary["abandoned_call_rate"] - reference["abandoned_call_rate"],
-    )
+        if math.isfinite(quantile) and _nice(quantile) < loosest:
+            rungs.add(_nice(quantile))
+    median = min(rungs)
+    rungs.update(value for value in _SERIES if median < value < loosest)
+    if base_sec < loosest:
+        rungs.add(base_sec)
+    return sorted(rungs)
 
 
 class _Point(NamedTuple):
-    """One evaluated policy: its summary and the per-episode counts the confidence bound needs."""
+    """One evaluated policy: its summary, and for each budgeted rate its upper bound on the
+    corpus and its predicted value on unseen episodes."""
 
     summary: dict[str, Any]
-    credited: np.ndarray
-    abandoned: np.ndarray
-    dispatched: np.ndarray
+    timeout_loss_upper: float
+    abandoned_upper: float
+    timeout_loss_predicted: float
+    abandoned_predicted: float
 
 
-def _evaluate(corpus: CompiledCorpus, policy: TimeoutPolicy, narrowing: Narrowing) -> _Point:
-    ev = corpus.evaluate(policy, narrowing)
-    n = len(corpus.episode_ids)
-    per_episode = corpus.episode_index
-    return _Point(
-        corpus.summarize(ev),
-        np.bincount(per_episode, weights=ev.credited_lines, minlength=n),
-        np.bincount(per_episode, weights=(ev.gap == 1), minlength=n),
-        np.bincount(per_episode, weights=(ev.outcome != 2), minlength=n),
-    )
-
-
-def _ratio_upper(numerator: np.ndarray, denominator: np.ndarray, z: float) -> float:
-    """Upper confidence bound of ``sum(numerator) / sum(denominator)`` over episodes (delta method)."""
+def _ratio_upper(numerator: np.ndarray, denominator: np.ndarray, z: float) -> tuple[float, float]:
+    """``(estimate, upper bound)`` of ``sum(numerator) /
+    sum(denominator)`` over episodes (delta method)."""
     total = float(denominator.sum())
     if total <= 0:
-        return 0.0
+        return 0.0, 0.0
     ratio = float(numerator.sum()) / total
     residual = numerator - ratio * denominator
-    se = (
-        math.sqrt(residual.size * float(np.dot(residual, residual))) / total
-        if residual.size > 1
-        else 0.0
-    )
-    return ratio + z * se
+    n = residual.size
+    se = math.sqrt(n / (n - 1) * float(np.dot(residual, residual))) / total if n > 1 else 0.0
+    return ratio, ratio + z * se
 
 
-class _Budget:
-    """The constraints on the excess over the reference, as upper confidence bounds over episodes.
-
-    Episodes are the sampling unit: one abandonment uncredits every later read of
-    its episode, so the loss is lumpy and a point estimate on the tuning corpus
-    would promise too much for episodes it never saw.
-    """
+class _Evaluator:
+    """Replays policies on one compiled corpus and measures the budgeted rates per episode."""
 
     def __init__(
-        self,
-        corpus: CompiledCorpus,
-        reference: _Point,
-        max_coverage_loss: float,
-        max_abandoned_rate: float | None,
-        confidence: float,
+        self, corpus: CompiledCorpus, narrowing: Narrowing, z: float, model: LossModel
     ) -> None:
-        self.reference = reference
+        self.corpus = corpus
+        self.model = model
+        self.narrowing = narrowing
+        self.z = z
+        n = len(corpus.episode_ids)
         self.requested = np.bincount(
-            corpus.episode_index, weights=corpus.requested_lines, minlength=len(corpus.episode_ids)
+            corpus.episode_index, weights=corpus.requested_lines, minlength=n
         )
-        self.coverage = max_coverage_loss
-        self.abandoned = math.inf if max_abandoned_rate is None else max_abandoned_rate
-        self.z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
+        self.cache: dict[tuple[tuple[str, float], ...], _Point] = {}
 
-    def violation(self, point: _Point) -> float:
-        """How far ``point``'s upper bounds are over the budgets (0 when it honours them)."""
-        coverage = _ratio_upper(self.reference.credited - point.credited, self.requested, self.z)
-        over = max(0.0, coverage - self.coverage)
-        if math.isfinite(self.abandoned):
-            abandoned = _ratio_upper(
-                point.abandoned - self.reference.abandoned, point.dispatched, self.z
+    def rates(self, policy: TimeoutPolicy) -> dict[str, tuple[float, float]]:
+        """``budget → (estimate, upper bound)`` for the timeout coverage loss and abandoned rate."""
+        c = self.corpus
+        ev = c.evaluate(policy, self.narrowing)
+        outcome = ev.outcome
+        lost = metrics.timeout_lost_lines(
+            c.requested_lines, ev.credited_lines, ev.abandoned, outcome == EXECUTED
+        )
+        n = len(c.episode_ids)
+        per_episode_lost = np.bincount(c.episode_index, weights=lost, minlength=n)
+        abandoned = np.bincount(c.episode_index, weights=ev.abandoned, minlength=n)
+        dispatched = np.bincount(c.episode_index, weights=outcome != WITHHELD, minlength=n)
+        return {
+            "timeout_coverage_loss_rate": _ratio_upper(per_episode_lost, self.requested, self.z),
+            "abandoned_call_rate": _ratio_upper(abandoned, dispatched, self.z),
+        }
+
+    def point(self, base: TimeoutPolicy, chosen: dict[str, float]) -> _Point:
+        key = tuple(sorted(chosen.items()))
+        if key not in self.cache:
+            policy = base.with_tool_timeouts(None, **chosen)
+            rates = self.rates(policy)
+            self.cache[key] = _Point(
+                self.corpus.summary(policy, self.narrowing),
+                rates["timeout_coverage_loss_rate"][1],
+                rates["abandoned_call_rate"][1],
+                self.model.timeout_coverage_loss(chosen),
+                self.model.abandoned_rate(chosen),
             )
-            over += max(0.0, abandoned - self.abandoned)
-        return over
+        return self.cache[key]
+
+
+def _check_rate(name: str, value: float | None) -> None:
+    if value is not None and not (
+        isinstance(value, int | float) and math.isfinite(value) and 0.0 <= value <= 1.0
+    ):
+        raise ValueError(f"{name}: expected a rate in [0, 1], got {value!r}")
 
 
 def recommend(
-    episodes: Sequence[Episode] | CompiledCorpus,
+    episodes: Sequence[Episode],
     *,
-    max_coverage_loss: float = 0.01,
+    max_timeout_coverage_loss: float | None = None,
     max_abandoned_rate: float | None = None,
-    objective: str = "p95_wall",
+    objective: str = "wall_p95",
     base: TimeoutPolicy | None = None,
     narrowing: Narrowing | None = None,
-    censored: str = "wedge",
+    censored: CensoringMode = "wedge",
     confidence: float = 0.95,
-    passes: int = 3,
+    max_coverage_loss: float | None = None,
 ) -> Recommendation:
-    """Per-tool timeouts minimising ``objective`` with coverage loss ≤ ``max_coverage_loss`` (and abandoned-call
-    rate ≤ ``max_abandoned_rate`` when given), replayed under ``narrowing`` (default ``Narrowing()``).
+    """Per tool, the shortest timeout within the budgets, by :data:`RULE` (module docstring).
 
-    ``objective``: one of :data:`OBJECTIVES` or a summary key. The budgets hold
-    for the excess over the reference (see the module docstring) at the
-    one-sided ``confidence`` level over episodes (0.5 or less: point estimates).
+    ``max_timeout_coverage_loss`` (default 0.01): the largest timeout coverage-loss
+    rate (lines lost because of abandonment / lines asked for);
+    ``max_abandoned_rate``: the largest abandoned-call rate (default: no budget).
+    Both bound the one-sided ``confidence`` upper limit over episodes (0.5 or
+    less: the point estimate). ``objective``: one of :data:`OBJECTIVES` or a
+    summary column, minimised among the allowed steps. ``base`` (default
+    :meth:`TimeoutPolicy.ouroboros`) gives the starting timeouts, the untouched
+    parts of the policy (overrides, clamps, default) and the comparison.
+    ``max_coverage_loss`` is the former name of ``max_timeout_coverage_loss``.
     """
-    if not 0.0 <= max_coverage_loss <= 1.0:
-        raise ValueError(f"max_coverage_loss: expected a rate in [0, 1], got {max_coverage_loss!r}")
-    if max_abandoned_rate is not None and not 0.0 <= max_abandoned_rate <= 1.0:
-        raise ValueError(
-            f"max_abandoned_rate: expected a rate in [0, 1], got {max_abandoned_rate!r}"
+    if max_coverage_loss is not None:
+        if max_timeout_coverage_loss is not None:
+            raise ValueError(
+                "max_coverage_loss: the former name of max_timeout_coverage_loss; give only one"
+            )
+        warnings.warn(
+            "max_coverage_loss is now max_timeout_coverage_loss (it bounds the coverage lost "
+            "to timeouts)",
+            DeprecationWarning,
+            stacklevel=2,
         )
+        _check_rate("max_coverage_loss", max_coverage_loss)
+        max_timeout_coverage_loss = max_coverage_loss
+    if max_timeout_coverage_loss is None:
+        max_timeout_coverage_loss = 0.01
+    _check_rate("max_timeout_coverage_loss", max_timeout_coverage_loss)
+    _check_rate("max_abandoned_rate", max_abandoned_rate)
     if not 0.0 <= confidence < 1.0:
         raise ValueError(f"confidence: expected a probability in [0, 1), got {confidence!r}")
-    key = _objective_key(objective)
+    try:
+        key = objective_column(objective)
+    except ValueError:
+        raise ValueError(
+            f"objective: expected one of {', '.join(OBJECTIVES)} or a summary column, "
+            f"got {objective!r}"
+        ) from None
     base = base or TimeoutPolicy.ouroboros()
     narrowing = narrowing or Narrowing()
     if narrowing.mode == "unbounded":
@@ -234,65 +340,137 @@ def recommend(
     if not episodes:
         raise ValueError("recommend: no episodes to tune on")
     corpus = compile_corpus(episodes, censored=censored)
+    z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
+    model = LossModel(episodes, confidence=confidence)
+    evaluator = _Evaluator(corpus, narrowing, z, model)
     estimates, _ = estimates_by_tool(episodes)
     tools = sorted(estimates, key=lambda t: (-estimates[t].observations, t))
+    longest = _longest_completed(episodes)
     base_sec = {tool: base.timeout_for(None, tool, remaining_sec=None) for tool in tools}
-    baseline = corpus.summary(base, narrowing)
-    unlimited = _nice(2.0 * float(corpus.duration_sec.max(initial=0.0)) + 1.0)
-    reference = _evaluate(
-        corpus, base.with_tool_timeouts(None, **{tool: unlimited for tool in tools}), narrowing
-    )
-    budget = _Budget(corpus, reference, max_coverage_loss, max_abandoned_rate, confidence)
-    chosen = dict(base_sec)
-    current = _evaluate(corpus, base.with_tool_timeouts(None, **chosen), narrowing)
-    candidates = {tool: _candidates(estimates[tool], base_sec[tool]) for tool in tools}
-    for _ in range(passes):
-        changed = False
-        for tool in tools:
-            best_value, best = chosen[tool], current
-            best_rank = (budget.violation(best), best.summary[key], -best_value)
-            for value in candidates[tool]:
-                if value == chosen[tool]:
-                    continue
-                point = _evaluate(
-                    corpus, base.with_tool_timeouts(None, **{**chosen, tool: value}), narrowing
-                )
-                # Within budget first (or closer to it, should the base already be over), then the objective;
-                # on a tie the longer timeout, which gives up fewer calls.
-                rank = (budget.violation(point), point.summary[key], -value)
-                if rank < best_rank:
-                    best_value, best, best_rank = value, point, rank
-            if best_value != chosen[tool]:
-                chosen[tool], current, changed = best_value, best, True
-        if not changed:
+    ladders = {
+        tool: _ladder(estimates[tool], longest.get(tool, 0.0), base_sec[tool]) for tool in tools
+    }
+    chosen = {tool: ladders[tool][-1] for tool in tools}
+
+    def allowed(point: _Point) -> bool:
+        coverage = max(point.timeout_loss_upper, point.timeout_loss_predicted)
+        abandoned = max(point.abandoned_upper, point.abandoned_predicted)
+        return coverage <= max_timeout_coverage_loss + 1e-12 and (
+            max_abandoned_rate is None or abandoned <= max_abandoned_rate + 1e-12
+        )
+
+    current = evaluator.point(base, chosen)
+    while True:
+        best: tuple[tuple[float, float, float, int], str, _Point] | None = None
+        for order, tool in enumerate(tools):
+            rung = ladders[tool].index(chosen[tool])
+            if rung == 0:
+                continue
+            point = evaluator.point(base, {**chosen, tool: ladders[tool][rung - 1]})
+            if not allowed(point) or point.summary[key] > current.summary[key]:
+                continue
+            rank = (point.summary[key], point.timeout_loss_upper, point.abandoned_upper, order)
+            if best is None or rank < best[0]:
+                best = (rank, tool, point)
+        if best is None:
             break
+        _, tool, current = best
+        chosen[tool] = ladders[tool][ladders[tool].index(chosen[tool]) - 1]
+
     policy = base.with_tool_timeouts(name="recommended", **chosen)
+    baseline = corpus.summary(base, narrowing)
+    budgets = _budgets(
+        evaluator.rates(policy),
+        {
+            "timeout_coverage_loss_rate": current.timeout_loss_predicted,
+            "abandoned_call_rate": current.abandoned_predicted,
+        },
+        max_timeout_coverage_loss,
+        max_abandoned_rate,
+        confidence,
+    )
     explain = _explain(
-        corpus, estimates, tools, base, base_sec, chosen, policy, narrowing, baseline, key
+        evaluator, estimates, tools, ladders, base, base_sec, chosen, current, key, allowed
     )
     return Recommendation(
-        policy, explain, narrowing, corpus.summary(policy, narrowing), baseline, reference.summary
+        policy=policy,
+        explain=explain,
+        narrowing=narrowing,
+        summary=corpus.summary(policy, narrowing),
+        baseline=baseline,
+        budgets=budgets,
+        rule=RULE.format(objective=key, confidence=confidence),
+        objective=key,
+        assumptions={
+            "censored": censored,
+            "engine": "vectorized",
+            "confidence": confidence,
+            "base": base.name,
+            "narrowing": narrowing.label,
+        },
     )
+
+
+def _longest_completed(episodes: Sequence[Episode]) -> dict[str, float]:
+    """Per tool, the longest duration of a call that returned (censored calls excluded)."""
+    longest: dict[str, float] = {}
+    for episode in episodes:
+        for call in episode.calls:
+            duration, completed = effective_observation(call)
+            if completed:
+                longest[call.tool] = max(longest.get(call.tool, 0.0), duration)
+    return longest
+
+
+def _budgets(
+    rates: dict[str, tuple[float, float]],
+    predicted: dict[str, float],
+    max_timeout_coverage_loss: float,
+    max_abandoned_rate: float | None,
+    confidence: float,
+) -> pd.DataFrame:
+    """The budget table: each budgeted rate's limit, estimate, upper bound and verdict."""
+    rows = []
+    for budget, limit in (
+        ("timeout_coverage_loss_rate", max_timeout_coverage_loss),
+        ("abandoned_call_rate", max_abandoned_rate),
+    ):
+        estimate, upper = rates[budget]
+        worst = max(upper, predicted[budget])
+        rows.append(
+            {
+                "budget": budget,
+                "limit": math.inf if limit is None else limit,
+                "estimate": estimate,
+                f"upper_{confidence:.0%}": upper,
+                "predicted_unseen": predicted[budget],
+                "met": limit is None or worst <= limit + 1e-12,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def _explain(
-    corpus: CompiledCorpus,
+    evaluator: _Evaluator,
     estimates: dict[str, KaplanMeier],
     tools: list[str],
+    ladders: dict[str, list[float]],
     base: TimeoutPolicy,
     base_sec: dict[str, float],
     chosen: dict[str, float],
-    policy: TimeoutPolicy,
-    narrowing: Narrowing,
-    baseline: dict[str, Any],
+    current: _Point,
     key: str,
+    allowed: Any,
 ) -> pd.DataFrame:
-    """Per tool: what its duration looks like, what was chosen, and what that choice alone costs and saves."""
-    per_tool = corpus.result(policy, narrowing).per_tool().set_index("tool")
+    """Per tool: its durations, its choice, what the choice buys, and one step either side."""
+    policy = base.with_tool_timeouts(None, **chosen)
+    per_tool = metrics.per_tool(evaluator.corpus.result(policy, evaluator.narrowing).calls)
+    per_tool = per_tool.set_index("tool")
+    value = current.summary[key]
     rows = []
     for tool in tools:
         estimate = estimates[tool]
-        alone = corpus.summary(base.with_tool_timeouts(None, **{tool: chosen[tool]}), narrowing)
+        timeout = chosen[tool]
         row: dict[str, Any] = {
             "tool": tool,
             "calls": estimate.observations,
@@ -300,11 +478,36 @@ def _explain(
         }
         row.update({f"duration_p{q * 100:g}_sec": km_quantile(estimate, q) for q in QUANTILES})
         row["base_timeout_sec"] = base_sec[tool]
-        row["timeout_sec"] = chosen[tool]
+        row["timeout_sec"] = timeout
+        # The share of the tool's calls that return within the timeout, by Kaplan–Meier.
+        row["survival_quantile"] = 1.0 - estimate.survival(timeout)
+        tail = evaluator.model.tools[tool]
+        row["tail_alpha"] = tail.alpha
+        row["predicted_timeout_loss"] = evaluator.model.timeout_coverage_loss({tool: timeout})
         row["abandoned_rate"] = (
             float(per_tool.loc[tool, "abandoned_call_rate"]) if tool in per_tool.index else 0.0
         )
-        row["coverage_loss"] = alone["coverage_loss_rate"] - baseline["coverage_loss_rate"]
-        row[f"saved_{key}"] = baseline[key] - alone[key]
+        row["timeout_coverage_loss_rate"] = (
+            float(per_tool.loc[tool, "timeout_coverage_loss_rate"])
+            if tool in per_tool.index and "timeout_coverage_loss_rate" in per_tool.columns
+            else 0.0
+        )
+        at_base = evaluator.point(base, {**chosen, tool: base_sec[tool]})
+        row[f"saved_{key}"] = _difference(at_base.summary[key], value)
+        rung = ladders[tool].index(timeout)
+        for side, step in (("tighter", rung - 1), ("looser", rung + 1)):
+            if 0 <= step < len(ladders[tool]):
+                other = evaluator.point(base, {**chosen, tool: ladders[tool][step]})
+                row[f"{side}_sec"] = ladders[tool][step]
+                row[f"{side}_{key}_change"] = _difference(other.summary[key], value)
+                row[f"{side}_timeout_loss_upper"] = other.timeout_loss_upper
+                row[f"{side}_timeout_loss_predicted"] = other.timeout_loss_predicted
+                row[f"{side}_within_budget"] = bool(allowed(other))
+            else:
+                row[f"{side}_sec"] = math.nan
+                row[f"{side}_{key}_change"] = math.nan
+                row[f"{side}_timeout_loss_upper"] = math.nan
+                row[f"{side}_timeout_loss_predicted"] = math.nan
+                row[f"{side}_within_budget"] = None
         rows.append(row)
     return pd.DataFrame(rows)

@@ -1,0 +1,158 @@
+"""What a timeout would cost on episodes the corpus does not hold: per-tool tails and exposure.
+
+A replay says exactly what a policy costs on the recorded episodes. A timeout
+just above a tool's slowest recorded call costs nothing there, yet the next
+corpus will hold a slower call, and one abandonment withholds the credit of
+every later read of its episode. Tuning to the edge of the recording would
+promise too much. :class:`LossModel` predicts the cost for a corpus like the
+recorded one:
+
+* **Survival.** Per tool, ``S(t) = P(a call lasts longer than t)``: the
+  Kaplan–Meier estimate (:mod:`reviewlab.engines.censoring`) up to the
+  threshold ``u`` of the tool's slowest calls (the ``max(10, 5 %)`` slowest that
+  completed); beyond ``u``, the larger of the estimate and a Pareto tail
+  ``S(u)·(t/u)^−α`` whose index ``α`` is the Hill estimate from those slowest
+  calls. Calls that never returned keep ``S`` above the share they make up,
+  whatever ``t``. A tool with fewer than 20 completed calls has no fitted
+  tail; beyond its slowest call ``S`` is at least ``1/(n+1)`` (the chance the
+  next call is the slowest yet).
+* **Exposure.** Per call, the lines its abandonment would cost: its own
+  requested lines plus every later read's in its episode (crediting stops at
+  the first abandonment, design §1.4). A tool's exposure is the sum over its
+  calls.
+
+Predicted timeout coverage loss of a policy: ``Σ_tool S(t_tool) · exposure /
+requested lines``; predicted abandoned-call rate: ``Σ_tool S(t_tool) · calls /
+calls``. Both are expectations (an episode with two abandonments is counted
+twice, which errs on the side of caution).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from reviewlab.engines.censoring import KaplanMeier, effective_observation, estimates_by_tool
+from reviewlab.recording.schema import Episode
+
+__all__ = ["LossModel", "ToolTail"]
+
+_MIN_TAIL = 10
+_TAIL_SHARE = 0.05
+_MIN_FIT = 20
+
+
+@dataclass(frozen=True)
+class ToolTail:
+    """One tool's survival model and exposure (see the module docstring)."""
+
+    estimate: KaplanMeier
+    """The Kaplan–Meier estimate of the tool's durations (censoring-aware)."""
+    threshold_sec: float
+    """``u``: beyond it the Pareto tail applies (``inf``: no fitted tail)."""
+    alpha: float
+    """The Hill estimate of the tail index (``nan`` without a fitted tail)."""
+    slowest_sec: float
+    """The tool's slowest completed call (0 when none completed)."""
+    calls: int
+    """How many calls of the tool the corpus holds."""
+    exposure_lines: float
+    """Lines the abandonment of each of its calls would cost, summed over its calls."""
+
+    def survival(self, t: float) -> float:
+        """``S(t)``: the modelled share of the tool's calls that last longer than ``t`` seconds."""
+        km = self.estimate.survival(t)
+        if t <= self.threshold_sec:
+            if math.isinf(self.threshold_sec) and t >= self.slowest_sec:
+                return max(km, 1.0 / (self.calls + 1))
+            return km
+        tail = self.estimate.survival(self.threshold_sec) * (t / self.threshold_sec) ** (
+            -self.alpha
+        )
+        return max(km, tail)
+
+
+class LossModel:
+    """Per-tool tails and exposures of one corpus; predicts a policy's losses on unseen episodes."""
+
+    def __init__(self, episodes: Sequence[Episode], *, confidence: float = 0.95) -> None:
+        estimates, _ = estimates_by_tool(episodes)
+        completed: dict[str, list[float]] = {}
+        exposure: dict[str, float] = {}
+        calls: dict[str, int] = {}
+        requested = 0
+        dispatched = 0
+        for episode in episodes:
+            episode_calls = episode.calls
+            lines = [call.requested_lines for call in episode_calls]
+            later = 0
+            # Walk backwards: each call's exposure is its own lines plus every later read's.
+            for call, own in zip(reversed(episode_calls), reversed(lines), strict=True):
+                later += own
+                exposure[call.tool] = exposure.get(call.tool, 0.0) + later
+            requested += sum(lines)
+            dispatched += len(episode_calls)
+            for call in episode_calls:
+                calls[call.tool] = calls.get(call.tool, 0) + 1
+                duration, done = effective_observation(call)
+                if done:
+                    completed.setdefault(call.tool, []).append(duration)
+        self.requested_lines = requested
+        self.calls = dispatched
+        z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
+        self.tools = {
+            tool: _fit(estimates[tool], completed.get(tool, []), calls[tool], exposure[tool], z)
+            for tool in estimates
+        }
+
+    def timeout_coverage_loss(self, timeouts: Mapping[str, float]) -> float:
+        """Predicted timeout coverage-loss rate of per-tool
+        ``timeouts`` (tools absent: unbounded)."""
+        if self.requested_lines <= 0:
+            return 0.0
+        lost = sum(
+            self.tools[tool].survival(t) * self.tools[tool].exposure_lines
+            for tool, t in timeouts.items()
+            if tool in self.tools
+        )
+        return lost / self.requested_lines
+
+    def abandoned_rate(self, timeouts: Mapping[str, float]) -> float:
+        """Predicted abandoned-call rate of per-tool ``timeouts`` (tools absent: unbounded)."""
+        if self.calls <= 0:
+            return 0.0
+        abandoned = sum(
+            self.tools[tool].survival(t) * self.tools[tool].calls
+            for tool, t in timeouts.items()
+            if tool in self.tools
+        )
+        return abandoned / self.calls
+
+
+def _fit(
+    estimate: KaplanMeier, completed: list[float], calls: int, exposure: float, z: float
+) -> ToolTail:
+    """The Hill fit of one tool's slowest completed calls (none below :data:`_MIN_FIT` calls).
+
+    The index is the lower confidence limit of the Hill estimate, ``α̂·(1 − z/√m)``
+    (its standard error is ``α̂/√m``), so the tail errs on the heavy side; never
+    below a quarter of ``α̂``.
+    """
+    durations = np.sort(np.asarray(completed, dtype=float))[::-1]
+    slowest = float(durations[0]) if durations.size else 0.0
+    m = max(_MIN_TAIL, math.ceil(_TAIL_SHARE * durations.size))
+    if durations.size < _MIN_FIT or durations.size <= m:
+        return ToolTail(estimate, math.inf, math.nan, slowest, calls, exposure)
+    threshold = float(durations[m])
+    logs = np.log(durations[:m] / threshold) if threshold > 0 else np.zeros(m)
+    spread = float(logs.sum())
+    if threshold <= 0 or spread <= 0:
+        return ToolTail(estimate, math.inf, math.nan, slowest, calls, exposure)
+    alpha = m / spread
+    return ToolTail(
+        estimate, threshold, alpha * max(0.25, 1.0 - z / math.sqrt(m)), slowest, calls, exposure
+    )

@@ -1,0 +1,153 @@
+"""The text answers of ``reviewlab tune`` and ``reviewlab incident``, for a terminal or a notebook.
+
+Thin over :mod:`reviewlab.analysis.tune` and :mod:`reviewlab.analysis.incident`:
+every figure printed here was computed there; this module chooses what to show
+and in which order, and lays it out with :func:`reviewlab.ui.report.text_table`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from reviewlab.analysis.incident import describe_silence, duration_words
+from reviewlab.analysis.tune import Recommendation
+from reviewlab.ui.report import format_value, summary_table, text_table
+
+__all__ = ["BUDGET_LABELS", "incident_text", "tune_table", "tune_text"]
+
+BUDGET_LABELS = {
+    "timeout_coverage_loss_rate": "coverage lost to timeouts",
+    "abandoned_call_rate": "abandoned-call rate",
+}
+"""How the budget table names each budgeted rate."""
+
+
+def tune_table(recommendation: Recommendation) -> pd.DataFrame:
+    """The per-tool part of the answer, narrowed to what a tuner reads
+    (the full frame is ``explain``)."""
+    key = recommendation.objective
+    explain = recommendation.explain
+    columns = [
+        "tool",
+        "calls",
+        "censored",
+        "duration_p99_sec",
+        "duration_p99.9_sec",
+        "base_timeout_sec",
+        "timeout_sec",
+        "survival_quantile",
+        "abandoned_rate",
+        "timeout_coverage_loss_rate",
+        "predicted_timeout_loss",
+        f"saved_{key}",
+        "tighter_sec",
+        f"tighter_{key}_change",
+        "tighter_timeout_loss_predicted",
+        "tighter_within_budget",
+        "looser_sec",
+        f"looser_{key}_change",
+        "looser_timeout_loss_predicted",
+    ]
+    return explain[[c for c in columns if c in explain.columns]]
+
+
+def _budget_rows(recommendation: Recommendation) -> pd.DataFrame:
+    budgets = recommendation.budgets
+    upper = next(c for c in budgets.columns if c.startswith("upper_"))
+    rows = []
+    for row in budgets.to_dict("records"):
+        limit = row["limit"]
+        rows.append(
+            {
+                "budget": BUDGET_LABELS.get(row["budget"], row["budget"]),
+                "limit": "none" if math.isinf(limit) else limit,
+                "estimate": row["estimate"],
+                f"{upper.removeprefix('upper_')} upper bound (this corpus)": row[upper],
+                "predicted (unseen episodes)": row["predicted_unseen"],
+                "met": ("yes" if row["met"] else "NO")
+                + (" (no budget)" if math.isinf(limit) else ""),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def tune_text(recommendation: Recommendation, *, base_label: str | None = None) -> str:
+    """The whole answer: the rule, each budget's verdict, the
+    tools, the figures, the policy file."""
+    key = recommendation.objective
+    assumptions = recommendation.assumptions
+    base_label = base_label or f"base ({assumptions.get('base', 'base')})"
+    settings = ", ".join(f"{name}={value}" for name, value in assumptions.items())
+    before, after = recommendation.baseline[key], recommendation.summary[key]
+    lines = [
+        f"rule: {recommendation.rule}.",
+        f"assumptions: {settings}",
+        "",
+        text_table(_budget_rows(recommendation)),
+        "",
+        text_table(tune_table(recommendation)),
+        "",
+        text_table(
+            summary_table(
+                {base_label: recommendation.baseline, "recommended": recommendation.summary}
+            )
+        ),
+        "",
+        f"saved: {key} {format_value(before)} -> {format_value(after)} "
+        f"({format_value(recommendation.saved)} less than {base_label})",
+        "",
+        recommendation.to_toml().rstrip("\n"),
+    ]
+    if not recommendation.met:
+        lines.insert(
+            0, "NOT MET: no candidate keeps every budget; the loosest candidates are shown."
+        )
+    return "\n".join(lines)
+
+
+def incident_text(silences: pd.DataFrame) -> str:
+    """The longest silences: one sentence for the longest, then the table, then the assumptions."""
+    if silences.empty:
+        return "no round with tool calls: no silence to report"
+    frame = silences.copy()
+    frame["began_at"] = [
+        pd.Timestamp(t).tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S UTC")
+        for t in frame["began_at"]
+    ]
+    frame["silence"] = [
+        duration_words(float(s)) + ("" if done else "+")
+        for s, done in zip(frame["silence_sec"], frame["completed"], strict=True)
+    ]
+    bounded = [c for c in frame.columns if str(c).startswith("bounded_sec.")]
+    for column in bounded:
+        frame[column.removeprefix("bounded_sec.")] = [
+            duration_words(float(v)) for v in frame[column]
+        ]
+    shown = [
+        "rank",
+        "slot",
+        "episode_id",
+        "round",
+        "tool",
+        "args",
+        "began_at",
+        "silence",
+        *[c.removeprefix("bounded_sec.") for c in bounded],
+    ]
+    assumptions: dict[str, Any] = silences.attrs.get("assumptions", {})
+    searched = silences.attrs.get("episodes")
+    lines = [
+        "longest silence: " + describe_silence(silences.iloc[0].to_dict()),
+        "",
+        text_table(frame[shown]),
+        "",
+        "silence: the calls of one round, from the end of its model send (+: a call was still "
+        "running when the log ended); the policy columns replay that round under each policy",
+        "assumptions: "
+        + ", ".join(f"{name}={value}" for name, value in assumptions.items())
+        + (f"; {searched} episode(s) searched" if searched is not None else ""),
+    ]
+    return "\n".join(lines)
