@@ -25,6 +25,7 @@ __all__ = [
     "SYNTH_MAX_EPISODES",
     "UserError",
     "cmd_dashboard",
+    "cmd_convert",
     "cmd_demo",
     "cmd_import",
     "cmd_incident",
@@ -472,12 +473,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
         written = write_incident(out, seed=args.seed)
         _print(f"wrote the incident day ({written} episodes, one wedged query_code) to {out}")
         return 0
-    if not 1 <= args.n <= SYNTH_MAX_EPISODES:
-        raise UserError(
-            f"-n: expected 1 to {SYNTH_MAX_EPISODES:,} episodes, got {args.n:,} "
-            "(for more, write several files)"
-        )
-    from reviewlab.recording.synth import write_synthetic
+    if args.n < 1:
+        raise UserError(f"-n: expected at least 1 episode, got {args.n:,}")
+    from reviewlab.recording.synth import SynthSizeError, check_size, write_synthetic
 
     written = write_synthetic(out, args.n, seed=args.seed)
     _print(f"wrote {written} episode(s) to {out}")
@@ -507,15 +505,48 @@ def _log_importer(name: str) -> Any:
 
 def cmd_import(args: argparse.Namespace) -> int:
     source = _existing_file(args.file)
-    out = _output_path(args.output, _JSONL_SUFFIXES)
+    out = _output_path(args.output, (*_JSONL_SUFFIXES, ".parquet"))
     from reviewlab.recording.files import save_episodes
 
     importer = _log_importer(args.format)
+    try:
+        check_size(args.n)  # before anything is drawn or written
+    except SynthSizeError as exc:
+        raise UserError(f"-n: {exc}") from None
     try:
         episodes = importer(source)
     except (KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError) as exc:
         # A log of the wrong shape: say which file, not which line of the importer.
         raise UserError(
+def cmd_convert(args: argparse.Namespace) -> int:
+    source = Path(args.source)
+    if not source.exists():
+        raise UserError(f"{args.source}: no such file or directory")
+    out = Path(args.output)
+    if out.parent != Path("") and not out.parent.is_dir():
+        raise UserError(f"{args.output}: directory {out.parent} does not exist")
+    if args.rows_per_partition is not None and args.rows_per_partition < 1:
+        raise UserError(f"--rows-per-partition: expected at least 1, got {args.rows_per_partition}")
+    from reviewlab.recording.convert import convert_corpus
+    from reviewlab.recording.files import SkippedLine
+
+    skipped: list[SkippedLine] = []
+    partitioned = not any(out.name.endswith(s) for s in (*_JSONL_SUFFIXES, ".parquet"))
+    written = convert_corpus(
+        source,
+        out,
+        on_error="skip" if args.on_error == "skip" else "raise",
+        skipped=skipped,
+        rows_per_partition=args.rows_per_partition or (250_000 if partitioned else None),
+    )
+    for bad in skipped:  # nothing is dropped without a line saying so
+        sys.stderr.write(f"{PROG}: skipped {args.source}:{bad.line}: {bad.field}: {bad.message}\n")
+    _print(
+        f"wrote {written} episode(s) to {out}" + (f" ({len(skipped)} skipped)" if skipped else "")
+    )
+    return 0
+
+
             f"{args.file}: not a readable {args.format} log ({type(exc).__name__}: {one_line(exc)})"
         ) from None
     if not episodes:

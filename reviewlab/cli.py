@@ -28,6 +28,7 @@ from typing import NoReturn
 from reviewlab._cli_commands import (
     PROG,
     UserError,
+    cmd_convert,
     cmd_dashboard,
     cmd_demo,
     cmd_export,
@@ -86,7 +87,11 @@ _EXAMPLES = {
     "incident": "  reviewlab incident data/incidents/wedged-query-code.jsonl\n"
     "  reviewlab incident day.jsonl --top 10 --policy ouroboros --policy tuned.toml",
     "synth": "  reviewlab synth -n 1000 --seed 0 -o corpus.jsonl.gz\n"
+    "  reviewlab synth -n 1000000 -o corpus.parquet\n"
     "  reviewlab synth --incident -o incident.jsonl",
+    "convert": f"  reviewlab convert {_CORPUS} corpus.parquet\n"
+    "  reviewlab convert corpus.parquet corpus-parts --rows-per-partition 100000\n"
+    "  reviewlab convert corpus-parts corpus.jsonl.gz",
     "import": "  reviewlab import openhands output.jsonl -o openhands.jsonl\n"
     "  reviewlab import inspect logs/run.eval -o inspect.jsonl\n"
     "  reviewlab import otel otelcol-traces.jsonl -o traces.jsonl\n"
@@ -377,7 +382,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the incident day instead: a six-slot pool whose reviewer-3 wedges on "
         "query_code for 26,160 s",
     )
-    p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl[.gz]")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl[.gz]|OUT.parquet")
+
+    p = command(
+        "convert",
+        "copy a corpus into another format: JSONL (.jsonl, .jsonl.gz) or columnar Parquet "
+        "(.parquet, or a directory of partitions)",
+        cmd_convert,
+    )
+    p.add_argument("source", help="corpus to read: .jsonl[.gz], .parquet or a partition directory")
+    p.add_argument(
+        "output", help="corpus to write: .jsonl[.gz], .parquet, or any other name for a directory"
+    )
+    p.add_argument(
+        "--rows-per-partition",
+        type=int,
+        default=None,
+        metavar="N",
+        help="write a directory of partitions of N episodes (default 250000 for a directory)",
+    )
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help="skip: leave out bad episodes, one stderr line each (default: stop at the first)",
+    )
 
     p = command("import", "convert another agent system's log into reviewlab.episode/1", cmd_import)
     p.add_argument(

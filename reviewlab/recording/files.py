@@ -184,6 +184,11 @@ def iter_episodes(
     if on_error == "skip" and skipped is None:
         raise ValueError("on_error='skip' needs a list to report skipped lines into (skipped=[])")
     where = Path(path)
+    if where.suffix == ".parquet" or where.is_dir():  # a columnar corpus (file or partitions)
+        from reviewlab.recording.columnar_read import iter_columnar
+
+        yield from iter_columnar(where, on_error=on_error, skipped=skipped)
+        return
     seen: dict[str, int] = {}
 
     def refuse(line: int, field: str, message: str) -> None:
@@ -260,14 +265,28 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def save_episodes(episodes: Iterable[Episode], path: str | os.PathLike[str]) -> int:
+def save_episodes(
+    episodes: Iterable[Episode],
+    path: str | os.PathLike[str],
+    *,
+    rows_per_partition: int | None = None,
+) -> int:
     """Write ``episodes`` to ``path`` atomically; gzip when it ends in ``.gz``. Returns the count.
 
     ``episodes`` may be any iterable (a generator is consumed once, never held
     whole). Ids must be unique, as the reader requires; a repeated id raises
-    :class:`ValueError` before the destination is touched.
+    :class:`ValueError` before the destination is touched. A ``.parquet`` path,
+    an existing directory or ``rows_per_partition`` writes the columnar format
+    (:mod:`reviewlab.recording.columnar`; a directory of partitions unless the
+    path ends in ``.parquet``).
     """
     target = Path(path)
+    if target.suffix == ".parquet" or target.is_dir() or rows_per_partition is not None:
+        from reviewlab.recording.columnar import PARTITION_ROWS, write_columnar
+
+        return write_columnar(
+            episodes, target, rows_per_partition=rows_per_partition or PARTITION_ROWS
+        )
     directory = target.parent if str(target.parent) else Path(".")
     fd, temp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
     count = 0

@@ -32,23 +32,58 @@ give the same episodes, and :func:`write_synthetic` the same bytes):
 Durations are rounded to microseconds. :func:`synth_corpus` builds the
 episodes as plain dicts and validates each with the schema, so a generated
 corpus is always loadable.
+
+Memory: :func:`draw` makes every draw first (the order above fixes the bytes)
+and keeps only the arrays the episodes need, about
+:data:`DRAW_BYTES_PER_EPISODE` bytes per episode; :func:`iter_synth_rows`,
+:func:`iter_synth` and :func:`write_synthetic` then build, validate and write
+one episode (or one column batch) at a time, so nothing grows with ``n`` but
+the draws. A size whose draws would not fit in free memory is refused with a
+:class:`SynthSizeError` (a ``ValueError``), before anything is drawn.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
 import numpy as np
 
 from reviewlab.recording.files import paused_gc, save_episodes
 from reviewlab.recording.schema import SCHEMA_VERSION, Episode
 
-__all__ = ["TOOLS", "SynthSpec", "ToolProfile", "file_tree", "synth_corpus", "write_synthetic"]
+__all__ = [
+    "DRAW_BYTES_PER_EPISODE",
+    "MAX_EPISODES",
+    "TOOLS",
+    "Draws",
+    "SynthSizeError",
+    "SynthSpec",
+    "ToolProfile",
+    "check_size",
+    "draw",
+    "file_tree",
+    "iter_synth",
+    "iter_synth_rows",
+    "synth_corpus",
+    "synth_rows",
+    "write_synthetic",
+]
+
+DRAW_BYTES_PER_EPISODE: Final = 600
+"""Upper estimate of the draws' memory per episode (about 6 calls of 70 bytes, 5 rounds)."""
+MAX_EPISODES: Final = 100_000_000
+"""The most episodes one file may hold (ids have six digits and more, but a file has to end)."""
+
+
+class SynthSizeError(ValueError):
+    """A corpus size that is not a count, or whose draws would not fit in memory."""
 
 
 @dataclass(frozen=True)
@@ -146,17 +181,58 @@ def synth_corpus(
 ) -> list[Episode]:
     """``n`` synthetic episodes drawn with ``seed`` (``overrides`` replace fields of ``spec``)."""
     with paused_gc():
-        return [
-            Episode.model_validate(row) for row in synth_rows(n, seed=seed, spec=spec, **overrides)
-        ]
+        return list(iter_synth(n, seed=seed, spec=spec, **overrides))
+
+
+def iter_synth(
+    n: int, *, seed: int = 0, spec: SynthSpec | None = None, **overrides: Any
+) -> Iterator[Episode]:
+    """The episodes of :func:`synth_corpus`, validated and yielded
+    one at a time (bounded memory)."""
+    for row in iter_synth_rows(n, seed=seed, spec=spec, **overrides):
+        yield Episode.model_validate(row)
 
 
 def synth_rows(
     n: int, *, seed: int = 0, spec: SynthSpec | None = None, **overrides: Any
 ) -> list[dict[str, Any]]:
     """The episodes of :func:`synth_corpus` as plain JSON-ready dicts (not yet validated)."""
+    with paused_gc():
+        return list(iter_synth_rows(n, seed=seed, spec=spec, **overrides))
+
+
+def iter_synth_rows(
+    n: int, *, seed: int = 0, spec: SynthSpec | None = None, **overrides: Any
+) -> Iterator[dict[str, Any]]:
+    """The rows of :func:`synth_rows`, one at a time: only the draws are held whole."""
+    draws = draw(n, seed=seed, spec=spec, **overrides)
+    for i in range(n):
+        yield _episode_row(draws, i)
+
+
+def check_size(n: int) -> None:
+    """Refuse (:class:`SynthSizeError`) an ``n`` that is not a count or whose draws cannot fit."""
+    if isinstance(n, bool) or not isinstance(n, int | np.integer):
+        raise SynthSizeError(f"n must be a whole number of episodes, got {n!r}")
     if n < 0:
-        raise ValueError(f"n must not be negative, got {n!r}")
+        raise SynthSizeError(f"n must not be negative, got {n!r}")
+    need = int(n) * DRAW_BYTES_PER_EPISODE
+    try:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # not Linux: only the hard cap applies
+        available = None
+    if n > MAX_EPISODES or (available is not None and need > available):
+        room = "" if available is None else f" ({available / 2**30:.1f} GiB free)"
+        raise SynthSizeError(
+            f"n={n:,} episodes needs about {need / 2**30:.1f} GiB of draws in memory{room}; "
+            f"write at most {min(MAX_EPISODES, (available or need) // DRAW_BYTES_PER_EPISODE):,} "
+            "per file (use several seeds for more)"
+        )
+
+
+def draw(n: int, *, seed: int = 0, spec: SynthSpec | None = None, **overrides: Any) -> Draws:
+    """Every random draw of a corpus of ``n`` episodes, in the generator's fixed order."""
+    check_size(n)
     spec = dataclasses.replace(spec or SynthSpec(), **overrides)
     rng = np.random.default_rng(seed)
     tree = file_tree(spec.files, seed)
@@ -164,6 +240,7 @@ def synth_rows(
     # Episode-level draws.
     gaps = rng.exponential(spec.mean_gap_sec, n)
     offsets = np.cumsum(gaps) - (gaps[0] if n else 0.0)
+    del gaps
     slots = rng.integers(1, spec.slots + 1, n)
     has_deadline = rng.random(n) < spec.deadline_share
     deadlines = rng.choice(np.asarray(spec.deadline_choices_sec, dtype=float), n)
@@ -176,193 +253,216 @@ def synth_rows(
         rng.lognormal(np.log(spec.send_median_sec), spec.send_sigma, total_rounds + n), 6
     )
 
-    # Call-level draws.
+    # Call-level draws (intermediates dropped as soon as used: they dominate the memory).
     total_calls = int(calls_per_round.sum())
     names = list(spec.tools)
     profiles = [spec.tools[name] for name in names]
     weights = np.array([p.weight for p in profiles], dtype=float)
     tool_index = rng.choice(len(names), total_calls, p=weights / weights.sum())
     median = np.array([p.median_sec for p in profiles])[tool_index]
-    sigma = np.array([p.sigma for p in profiles])[tool_index]
-    body = rng.lognormal(np.log(median), sigma)
+    body = rng.lognormal(np.log(median), np.array([p.sigma for p in profiles])[tool_index])
     alpha = np.array([p.tail_alpha for p in profiles])[tool_index]
     tail = spec.tail_scale * median * (1.0 + rng.pareto(alpha))
+    del alpha, median
     in_tail = rng.random(total_calls) < np.array([p.tail_p for p in profiles])[tool_index]
-    durations = np.round(np.minimum(np.where(in_tail, tail, body), spec.max_duration_sec), 6)
-    durations = np.maximum(durations, 1e-6)
+    durations = np.where(in_tail, tail, body)
+    del tail, body, in_tail
+    durations = np.maximum(np.round(np.minimum(durations, spec.max_duration_sec), 6), 1e-6)
     wedged = rng.random(total_calls) < np.array([p.wedge_p for p in profiles])[tool_index]
     low, high = spec.wedge_observed_sec
     wedge_sec = np.round(rng.uniform(low, high, total_calls), 3)
     failed = rng.random(total_calls) < spec.error_p
-    file_pick = rng.integers(0, len(tree), total_calls)
+    file_pick = rng.integers(0, len(tree), total_calls).astype(np.int32)
     start_u = rng.random(total_calls)
-    span = rng.geometric(1.0 / 120.0, total_calls)
+    span = rng.geometric(1.0 / 120.0, total_calls).astype(np.int32)
     chars_u = rng.lognormal(np.log(1500.0), 0.9, total_calls)
-    word_pick = rng.integers(0, len(_SEARCH_WORDS), total_calls)
+    word_pick = rng.integers(0, len(_SEARCH_WORDS), total_calls).astype(np.int8)
 
-    with paused_gc():
-        return _assemble(
-            n,
-            seed,
-            spec,
-            tree,
-            names,
-            offsets,
-            slots,
-            has_deadline,
-            deadlines,
-            tool_rounds,
-            calls_per_round,
-            sends,
-            tool_index,
-            durations,
-            wedged,
-            wedge_sec,
-            failed,
-            file_pick,
-            start_u,
-            span,
-            chars_u,
-            word_pick,
-        )
+    round_first = np.cumsum(tool_rounds) - tool_rounds
+    call_first = np.concatenate([[0], np.cumsum(calls_per_round)]).astype(np.int64)
+    return Draws(
+        n=n,
+        seed=seed,
+        spec=spec,
+        tree=tree,
+        names=names,
+        offsets=offsets,
+        slots=slots,
+        has_deadline=has_deadline,
+        deadlines=deadlines,
+        tool_rounds=tool_rounds,
+        round_first=round_first,
+        send_first=round_first + np.arange(n),
+        call_first=call_first,
+        sends=sends,
+        tool_index=tool_index.astype(np.int16),
+        durations=durations,
+        wedged=wedged,
+        wedge_sec=wedge_sec,
+        failed=failed,
+        file_pick=file_pick,
+        start_u=start_u,
+        span=span,
+        chars_u=chars_u,
+        word_pick=word_pick,
+    )
 
 
-def _assemble(
-    n: int,
-    seed: int,
-    spec: SynthSpec,
-    tree: list[tuple[str, int]],
-    names: list[str],
-    offsets: np.ndarray,
-    slots: np.ndarray,
-    has_deadline: np.ndarray,
-    deadlines: np.ndarray,
-    tool_rounds: np.ndarray,
-    calls_per_round: np.ndarray,
-    sends: np.ndarray,
-    tool_index: np.ndarray,
-    durations: np.ndarray,
-    wedged: np.ndarray,
-    wedge_sec: np.ndarray,
-    failed: np.ndarray,
-    file_pick: np.ndarray,
-    start_u: np.ndarray,
-    span: np.ndarray,
-    chars_u: np.ndarray,
-    word_pick: np.ndarray,
-) -> list[dict[str, Any]]:
-    """Walk the draws in order and build one dict per episode (a wedge ends its episode)."""
-    rows: list[dict[str, Any]] = []
-    round_cursor = 0
-    call_cursor = 0
-    send_cursor = 0
-    for i in range(n):
-        rounds: list[dict[str, Any]] = []
-        end_reason = "final_answer"
-        wedge_seen = False
-        for _ in range(int(tool_rounds[i])):
-            k = int(calls_per_round[round_cursor])
-            round_cursor += 1
-            send = float(sends[send_cursor])
-            send_cursor += 1
-            if wedge_seen:
-                call_cursor += k  # draws stay aligned whatever happened earlier
-                continue
-            calls = []
-            for c in range(call_cursor, call_cursor + k):
-                if wedge_seen:
-                    continue
-                calls.append(
-                    _call(
-                        c,
-                        names[int(tool_index[c])],
-                        durations,
-                        wedged,
-                        wedge_sec,
-                        failed,
-                        tree,
-                        file_pick,
-                        start_u,
-                        span,
-                        chars_u,
-                        word_pick,
-                    )
-                )
-                wedge_seen = bool(wedged[c])
-            call_cursor += k
-            rounds.append({"send_sec": send, "calls": calls})
-        final_send = float(sends[send_cursor])
-        send_cursor += 1
+@dataclass(frozen=True)
+class Draws:
+    """The draws of one corpus, aligned per episode, round and call (see the module docstring).
+
+    ``round_first[i]``: episode ``i``'s first tool round; ``send_first[i]``: its
+    first send (its final round's send follows its tool rounds');
+    ``call_first[r]``: round ``r``'s first call (``call_first[-1]`` is the total).
+    """
+
+    n: int
+    seed: int
+    spec: SynthSpec
+    tree: list[tuple[str, int]]
+    names: list[str]
+    offsets: np.ndarray
+    slots: np.ndarray
+    has_deadline: np.ndarray
+    deadlines: np.ndarray
+    tool_rounds: np.ndarray
+    round_first: np.ndarray
+    send_first: np.ndarray
+    call_first: np.ndarray
+    sends: np.ndarray
+    tool_index: np.ndarray
+    durations: np.ndarray
+    wedged: np.ndarray
+    wedge_sec: np.ndarray
+    failed: np.ndarray
+    file_pick: np.ndarray
+    start_u: np.ndarray
+    span: np.ndarray
+    chars_u: np.ndarray
+    word_pick: np.ndarray
+
+    def episode_id(self, i: int) -> str:
+        """The id of episode ``i``."""
+        return f"{self.spec.id_prefix}-{self.seed}-{i:06d}"
+
+
+def _episode_row(d: Draws, i: int) -> dict[str, Any]:
+    """Episode ``i`` as a dict: its tool rounds in order, a wedge ending it, else a final round."""
+    spec = d.spec
+    rounds: list[dict[str, Any]] = []
+    wedge_seen = False
+    first_round = int(d.round_first[i])
+    first_send = int(d.send_first[i])
+    for j in range(int(d.tool_rounds[i])):
         if wedge_seen:
-            end_reason = "wedged"
-        else:
-            rounds.append({"send_sec": final_send, "calls": []})
-        started = spec.start + timedelta(microseconds=round(float(offsets[i]) * 1e6))
-        rows.append(
-            {
-                "schema": SCHEMA_VERSION,
-                "id": f"{spec.id_prefix}-{seed}-{i:06d}",
-                "source": spec.source,
-                "slot": f"slot-{int(slots[i])}",
-                "started_at": started,
-                "deadline_sec": float(deadlines[i]) if has_deadline[i] else None,
-                "rounds": rounds,
-                "end_reason": end_reason,
-                "task": "",
-                "meta": {"generator": "reviewlab.synth", "seed": str(seed)},
-            }
-        )
-    return rows
+            break  # a wedge ends the episode; the rest of its draws stay unused
+        r = first_round + j
+        calls = []
+        for c in range(int(d.call_first[r]), int(d.call_first[r + 1])):
+            calls.append(_call(d, c))
+            if d.wedged[c]:
+                wedge_seen = True
+                break
+        rounds.append({"send_sec": float(d.sends[first_send + j]), "calls": calls})
+    if not wedge_seen:
+        final_send = float(d.sends[first_send + int(d.tool_rounds[i])])
+        rounds.append({"send_sec": final_send, "calls": []})
+    started = spec.start + timedelta(microseconds=round(float(d.offsets[i]) * 1e6))
+    return {
+        "schema": SCHEMA_VERSION,
+        "id": d.episode_id(i),
+        "source": spec.source,
+        "slot": f"slot-{int(d.slots[i])}",
+        "started_at": started,
+        "deadline_sec": float(d.deadlines[i]) if d.has_deadline[i] else None,
+        "rounds": rounds,
+        "end_reason": "wedged" if wedge_seen else "final_answer",
+        "task": "",
+        "meta": {"generator": "reviewlab.synth", "seed": str(d.seed)},
+    }
 
 
-def _call(
-    c: int,
-    tool: str,
-    durations: np.ndarray,
-    wedged: np.ndarray,
-    wedge_sec: np.ndarray,
-    failed: np.ndarray,
-    tree: list[tuple[str, int]],
-    file_pick: np.ndarray,
-    start_u: np.ndarray,
-    span: np.ndarray,
-    chars_u: np.ndarray,
-    word_pick: np.ndarray,
-) -> dict[str, Any]:
+def _call(d: Draws, c: int) -> dict[str, Any]:
     """One call dict from the c-th call draws."""
+    tool = d.names[int(d.tool_index[c])]
     call: dict[str, Any] = {
         "tool": tool,
         "args": {},
-        "duration_sec": float(durations[c]),
+        "duration_sec": float(d.durations[c]),
         "completed": True,
         "status": "ok",
         "result_chars": 0,
         "extent": None,
         "returned_after_sec": None,
     }
-    path, length = tree[int(file_pick[c])]
+    path, length = d.tree[int(d.file_pick[c])]
+    chars_u = float(d.chars_u[c])
+    word = _SEARCH_WORDS[int(d.word_pick[c])]
     if tool == "read_file":
-        first = 1 + int(start_u[c] * length)
-        last = min(length, first + int(span[c]) - 1)
+        first = 1 + int(float(d.start_u[c]) * length)
+        last = min(length, first + int(d.span[c]) - 1)
         call["args"] = {"path": path, "start_line": first, "end_line": last}
         call["extent"] = {"path": path, "start_line": first, "end_line": last}
         call["result_chars"] = 38 * (last - first + 1)
     elif tool == "list_files":
         call["args"] = {"path": path.rsplit("/", 1)[0]}
-        call["result_chars"] = int(chars_u[c] / 2)
+        call["result_chars"] = int(chars_u / 2)
     elif tool == "search_code":
-        call["args"] = {"pattern": _SEARCH_WORDS[int(word_pick[c])], "path": "src"}
-        call["result_chars"] = int(chars_u[c])
+        call["args"] = {"pattern": word, "path": "src"}
+        call["result_chars"] = int(chars_u)
     else:
-        call["args"] = {"query": f"callers of {_SEARCH_WORDS[int(word_pick[c])]}"}
-        call["result_chars"] = int(chars_u[c] * 2)
-    if wedged[c]:
-        call.update(duration_sec=float(wedge_sec[c]), completed=False, result_chars=0)
-    elif failed[c]:
+        call["args"] = {"query": f"callers of {word}"}
+        call["result_chars"] = int(chars_u * 2)
+    if d.wedged[c]:
+        call.update(duration_sec=float(d.wedge_sec[c]), completed=False, result_chars=0)
+    elif d.failed[c]:
         call.update(status="error", result_chars=120)
     return call
 
 
-def write_synthetic(path: str | os.PathLike[str], n: int, seed: int = 0, **overrides: Any) -> int:
-    """Generate ``n`` episodes with ``seed`` and save them atomically to ``path``; return ``n``."""
-    return save_episodes(synth_corpus(n, seed=seed, **overrides), path)
+def write_synthetic(
+    path: str | os.PathLike[str],
+    n: int,
+    seed: int = 0,
+    *,
+    progress: bool | None = None,
+    **overrides: Any,
+) -> int:
+    """Generate ``n`` episodes with ``seed`` and save them atomically to ``path``; return ``n``.
+
+    Streams: only the draws are held whole (about :data:`DRAW_BYTES_PER_EPISODE`
+    bytes per episode); episodes are generated, encoded and written a batch at
+    a time. A ``.parquet`` path or a directory is written straight from the
+    draws as columns (:func:`reviewlab.recording.synth_columns.synth_tables`).
+    ``progress``: a tqdm bar on stderr (default: for 10,000 episodes or more
+    when stderr is a terminal). An impossible ``n`` raises :class:`SynthSizeError`.
+    """
+    check_size(n)
+    target = Path(path)
+    show = (n >= 10_000 and sys.stderr.isatty()) if progress is None else bool(progress)
+    bar = None
+    if show:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n, desc="synth", unit="episode", file=sys.stderr)
+    try:
+        if target.suffix == ".parquet" or target.is_dir():
+            from reviewlab.recording.columnar import write_tables
+            from reviewlab.recording.synth_columns import synth_tables
+
+            tables = synth_tables(draw(n, seed=seed, **overrides))
+            return write_tables(_counted(tables, bar, len), target)
+        episodes = iter_synth(n, seed=seed, **overrides)
+        with paused_gc():
+            return save_episodes(_counted(episodes, bar, lambda _: 1), target)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _counted(items: Iterable[Any], bar: Any, size: Any) -> Iterator[Any]:
+    for item in items:
+        yield item
+        if bar is not None:
+            bar.update(size(item))

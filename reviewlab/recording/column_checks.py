@@ -1,0 +1,436 @@
+"""Vectorized checks of a columnar corpus, and its flat per-episode, per-round, per-call columns.
+
+Lifecycle: :func:`conform` makes a table read from Parquet match
+:data:`~reviewlab.recording.columnar.ARROW_SCHEMA` (a missing, unknown or
+uncastable column is one error naming it); :func:`flat_columns` flattens its
+nested lists once into :class:`FlatColumns` (NumPy arrays plus each value's
+parent); :func:`check_table` runs every rule of
+:mod:`reviewlab.recording.schema` as array operations on those columns and
+returns one :class:`BadValue` per bad value — its 1-based row, the episode id
+and the dotted field (``rounds.2.calls.0.duration_sec``, as the JSONL reader
+names it). Nothing here builds a Python object per row, except the messages
+of the bad values found.
+
+Invariants: the rules are the schema's (closed vocabularies from
+:mod:`reviewlab.core.vocab`; seconds finite and non-negative; an extent's lines
+at least 1 and ordered; ids non-empty and unique); a null where the schema has
+a value is a bad value; ``args`` must at least look like a JSON object (its
+full decoding is left to the episode reader).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from reviewlab.core.vocab import CALL_STATUSES, END_REASONS, SOURCES, TRANSPORTS
+from reviewlab.recording.files import EpisodeFormatError
+from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSIONS, V2_CALL_FIELDS
+
+__all__ = [
+    "BadValue",
+    "ColumnarFormatError",
+    "FlatColumns",
+    "check_table",
+    "conform",
+    "flat_columns",
+]
+
+_SHOWN = 20  # bad values spelled out in an error message; all are kept in ``problems``
+
+
+@dataclass(frozen=True)
+class BadValue:
+    """One value of a columnar file that breaks the schema."""
+
+    row: int
+    """1-based row (episode) in its file."""
+    episode_id: str
+    """The id of that row (``"<null>"`` when the id itself is missing)."""
+    field: str
+    """Dotted path of the value (``rounds.0.calls.1.duration_sec``)."""
+    message: str
+    """What is wrong with it."""
+
+
+class ColumnarFormatError(EpisodeFormatError):
+    """Bad values in a columnar file: every one is in ``problems``;
+    the first is ``line``/``field``."""
+
+    def __init__(self, path: str | Path, problems: list[BadValue]) -> None:
+        self.problems = list(problems)
+        first = self.problems[0]
+        lines = [
+            f"row {p.row} (episode {p.episode_id!r}): {p.field}: {p.message}" for p in problems
+        ]
+        more = len(lines) - _SHOWN
+        text = "; ".join(lines[:_SHOWN]) + (f"; and {more} more" if more > 0 else "")
+        super().__init__(path, first.row, first.field, f"{len(lines)} bad value(s): {text}")
+        self.episode_id = first.episode_id
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.problems))
+
+
+def conform(path: Path, table: pa.Table) -> pa.Table:
+    """``table`` with exactly the columns and types of the schema, or an error naming the column."""
+    from reviewlab.recording.columnar import ARROW_SCHEMA
+
+    names = table.column_names
+    for name in names:
+        if name not in ARROW_SCHEMA.names:
+            raise EpisodeFormatError(path, 0, name, "unknown column")
+    columns = []
+    for expected in ARROW_SCHEMA:
+        if expected.name not in names:
+            raise EpisodeFormatError(path, 0, expected.name, "missing column")
+        column = table.column(expected.name)
+        if column.type != expected.type:
+            try:
+                column = column.cast(expected.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+                raise EpisodeFormatError(
+                    path, 0, expected.name, f"expected {expected.type}, got {column.type} ({exc})"
+                ) from None
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=ARROW_SCHEMA)
+
+
+def _numpy(array: pa.Array, fill: Any) -> np.ndarray:
+    return np.asarray(array.fill_null(fill).to_numpy(zero_copy_only=False))
+
+
+def _position(parent: np.ndarray) -> np.ndarray:
+    """Each value's 0-based position among the values with the same (sorted) parent."""
+    return np.arange(parent.size) - np.searchsorted(parent, parent, side="left")
+
+
+@dataclass
+class FlatColumns:
+    """A corpus table flattened once: episodes, rounds and calls as arrays (corpus order).
+
+    Per episode: ``ids`` (Arrow strings), ``n_rounds``. Per round:
+    ``round_episode`` (its row), ``round_position`` (0-based in its episode),
+    ``send_sec``, ``n_calls``. Per call: ``call_round``, ``call_episode``,
+    ``call_position`` (0-based in its round), the call fields as Arrow arrays
+    in ``calls`` and ``extent`` (struct), and ``requested_lines`` (0 without an
+    extent). Null lists count as empty here; :func:`check_table` reports them.
+    """
+
+    table: pa.Table
+    n_rounds: np.ndarray
+    round_episode: np.ndarray
+    round_position: np.ndarray
+    rounds: dict[str, pa.Array]
+    n_calls: np.ndarray
+    call_round: np.ndarray
+    call_episode: np.ndarray
+    call_position: np.ndarray
+    calls: dict[str, pa.Array]
+    extent: dict[str, pa.Array]
+    has_extent: np.ndarray
+    requested_lines: np.ndarray
+
+    @property
+    def ids(self) -> pa.Array:
+        """Episode ids (Arrow strings)."""
+        return self.table.column("id").combine_chunks()
+
+
+def flat_columns(table: pa.Table) -> FlatColumns:
+    """Flatten the nested rounds and calls of a conformed table (no Python object per row)."""
+    rounds_list = table.column("rounds").combine_chunks()
+    if isinstance(rounds_list, pa.ChunkedArray):  # an empty table
+        rounds_list = pa.array([], rounds_list.type)
+    n_rounds = _numpy(pc.list_value_length(rounds_list), 0).astype(np.intp)
+    round_episode = np.asarray(pc.list_parent_indices(rounds_list).to_numpy(), dtype=np.intp)
+    round_struct = pc.list_flatten(rounds_list)
+    send, calls_list = round_struct.flatten()
+    n_calls = _numpy(pc.list_value_length(calls_list), 0).astype(np.intp)
+    call_round = np.asarray(pc.list_parent_indices(calls_list).to_numpy(), dtype=np.intp)
+    call_struct = pc.list_flatten(calls_list)
+    call_fields = dict(zip([f.name for f in call_struct.type], call_struct.flatten(), strict=True))
+    extent_struct = call_fields["extent"]
+    has_extent = np.asarray(extent_struct.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    extent = dict(zip(["path", "start_line", "end_line"], extent_struct.flatten(), strict=True))
+    start = _numpy(extent["start_line"], 0)
+    end = _numpy(extent["end_line"], 0)
+    requested = np.where(has_extent & (end >= start), end - start + 1, 0).astype(np.int64)
+    return FlatColumns(
+        table=table,
+        n_rounds=n_rounds,
+        round_episode=round_episode,
+        round_position=_position(round_episode),
+        rounds={"send_sec": send},
+        n_calls=n_calls,
+        call_round=call_round,
+        call_episode=round_episode[call_round],
+        call_position=_position(call_round),
+        calls=call_fields,
+        extent=extent,
+        has_extent=has_extent,
+        requested_lines=requested,
+    )
+
+
+def _seconds(values: pa.Array, optional: bool) -> list[tuple[np.ndarray, str]]:
+    """(mask, message) pairs for a seconds column: null (unless optional), non-finite, negative."""
+    x = _numpy(values, np.nan).astype(float)
+    null = np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    checks = [(null & (not optional), "must be a number of seconds, got null")]
+    checks.append((~null & ~np.isfinite(x), "must be a finite number of seconds"))
+    with np.errstate(invalid="ignore"):
+        checks.append((~null & (x < 0), "must not be negative"))
+    return checks
+
+
+def _not_in(values: pa.Array, allowed: tuple[str, ...]) -> np.ndarray:
+    inside = pc.is_in(values, value_set=pa.array(list(allowed), pa.string()))
+    return ~_numpy(inside, False).astype(bool)
+
+
+def check_table(
+    table: pa.Table,
+    path: Path,
+    *,
+    first_row: int = 1,
+    seen: dict[str, tuple[Path, int]] | None = None,
+    flat: FlatColumns | None = None,
+) -> list[BadValue]:
+    """Every bad value of a conformed ``table`` (rows numbered from ``first_row``), row order.
+
+    ``seen`` (id → (file, row)) extends the uniqueness check across tables and
+    is updated with this table's ids.
+    """
+    flat = flat or flat_columns(table)
+    ids_array = flat.ids
+    ids_text = ids_array.fill_null("<null>").to_numpy(zero_copy_only=False)
+    found: list[tuple[int, str, str]] = []  # (row index, field, message)
+
+    def report(mask: np.ndarray, rows: np.ndarray | None, field: Any, message: Any) -> None:
+        for k in np.flatnonzero(mask):
+            row = int(k if rows is None else rows[k])
+            found.append(
+                (
+                    row,
+                    field(k) if callable(field) else field,
+                    message(k) if callable(message) else message,
+                )
+            )
+
+    # -- episodes
+    n_ep = table.num_rows
+    id_null = np.asarray(ids_array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    id_empty = ~id_null & (_numpy(pc.utf8_length(ids_array), 1) == 0)
+    report(id_null | id_empty, None, "id", "must be a non-empty string")
+    _check_unique(ids_text, id_null | id_empty, path, first_row, seen, report)
+    for name, allowed in (("source", SOURCES), ("end_reason", END_REASONS)):
+        column = table.column(name).combine_chunks()
+        values = column.to_numpy(zero_copy_only=False)
+        report(
+            _not_in(column, allowed),
+            None,
+            name,
+            lambda k, v=values, a=allowed: f"{v[k]!r} is not one of {', '.join(a)}",
+        )
+    schema = table.column("schema").combine_chunks()
+    schema_text = schema.to_numpy(zero_copy_only=False)
+    report(
+        _not_in(schema, SCHEMA_VERSIONS),
+        None,
+        "schema",
+        lambda k: (
+            f"unsupported schema version {schema_text[k]!r} "
+            f"(expected one of {', '.join(map(repr, SCHEMA_VERSIONS))})"
+        ),
+    )
+    for name in ("slot", "task"):
+        report(_null(table.column(name)), None, name, "must be a string, got null")
+    report(_null(table.column("started_at")), None, "started_at", "must be a time, got null")
+    offset = table.column("utc_offset_sec").combine_chunks()
+    off = _numpy(offset, 0)
+    report(
+        _null(offset) | (np.abs(off) >= 86400),
+        None,
+        "started_at",
+        "must carry a time zone (utc_offset_sec null or beyond a day)",
+    )
+    values = table.column("deadline_sec").combine_chunks()
+    for mask, message in _seconds(values, optional=True):
+        report(mask, None, "deadline_sec", _with_value(message, values))
+    report(_null(table.column("rounds")), None, "rounds", "must be a list, got null")
+    meta = table.column("meta").combine_chunks()
+    report(_null(meta), None, "meta", "must be a map of strings, got null")
+    if len(meta):
+        offsets = np.asarray(meta.offsets.to_numpy(), dtype=np.intp)  # items are not sliced
+        meta_items = meta.items.slice(offsets[0], offsets[-1] - offsets[0])
+        meta_parent = np.repeat(np.arange(len(meta)), np.diff(offsets))
+        report(_null(meta_items), meta_parent, "meta", "values must be strings, got null")
+
+    # -- rounds
+    rp = flat.round_position
+    send = flat.rounds["send_sec"]
+    for mask, message in _seconds(send, optional=False):
+        report(
+            mask,
+            flat.round_episode,
+            lambda k: f"rounds.{rp[k]}.send_sec",
+            _with_value(message, send),
+        )
+
+    # -- calls
+    cp, cr = flat.call_position, flat.call_round
+
+    def where(name: str) -> Any:
+        return lambda k: f"rounds.{rp[cr[k]]}.calls.{cp[k]}.{name}"
+
+    rows = flat.call_episode
+    calls = flat.calls
+    tool = calls["tool"]
+    tool_len = _numpy(pc.utf8_length(tool), 0)
+    report(
+        _null(tool) | (tool_len < 1) | (tool_len > 200),
+        rows,
+        where("tool"),
+        "must be a string of 1 to 200 characters",
+    )
+    args = calls["args"]
+    shaped = pc.and_(
+        pc.starts_with(pc.utf8_trim_whitespace(args), "{"),
+        pc.ends_with(pc.utf8_trim_whitespace(args), "}"),
+    )
+    report(
+        ~_numpy(shaped, False).astype(bool),
+        rows,
+        where("args"),
+        "must be the JSON text of an object",
+    )
+    for name in ("duration_sec", "returned_after_sec"):
+        values = calls[name]
+        for mask, message in _seconds(values, optional=name == "returned_after_sec"):
+            report(mask, rows, where(name), _with_value(message, values))
+    report(_null(calls["completed"]), rows, where("completed"), "must be true or false, got null")
+    status = calls["status"]
+    status_text = status.to_numpy(zero_copy_only=False)
+    report(
+        _not_in(status, CALL_STATUSES),
+        rows,
+        where("status"),
+        lambda k: f"{status_text[k]!r} is not one of {', '.join(CALL_STATUSES)}",
+    )
+    chars = calls["result_chars"]
+    report(
+        _null(chars) | (_numpy(chars, 0) < 0),
+        rows,
+        where("result_chars"),
+        "must be an integer >= 0",
+    )
+    _check_v2(flat, schema_text, rows, where, report)
+    has = flat.has_extent
+    ext = flat.extent
+    path_len = _numpy(pc.utf8_length(ext["path"]), 0)
+    report(
+        has & (_null(ext["path"]) | (path_len < 1)),
+        rows,
+        where("extent.path"),
+        "must be a non-empty string",
+    )
+    start = _numpy(ext["start_line"], 0)
+    end = _numpy(ext["end_line"], 0)
+    report(has & (start < 1), rows, where("extent.start_line"), "must be an integer >= 1")
+    report(has & (end < 1), rows, where("extent.end_line"), "must be an integer >= 1")
+    report(
+        has & (start >= 1) & (end >= 1) & (end < start),
+        rows,
+        where("extent"),
+        lambda k: f"end_line {end[k]} is before start_line {start[k]}",
+    )
+    found.sort(key=lambda item: item[0])
+    assert n_ep == ids_text.size
+    return [BadValue(first_row + r, str(ids_text[r]), f, m) for r, f, m in found]
+
+
+def _null(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _with_value(message: str, values: pa.Array) -> Any:
+    if message.endswith("null"):
+        return message
+    return lambda k: f"{message}, got {values[int(k)].as_py()!r}"
+
+
+def _check_unique(
+    ids: np.ndarray,
+    missing: np.ndarray,
+    path: Path,
+    first_row: int,
+    seen: dict[str, tuple[Path, int]] | None,
+    report: Any,
+) -> None:
+    """Report every id that repeats an earlier row (of this table, or of ``seen``)."""
+    if seen is None:
+        seen = {}
+        if len(pc.unique(pa.array(ids))) == ids.size:  # the usual case, without a Python loop
+            return
+    repeats = np.zeros(ids.size, dtype=bool)
+    first: dict[int, str] = {}
+    for k, episode_id in enumerate(ids.tolist()):
+        if missing[k]:
+            continue
+        previous = seen.get(episode_id)
+        if previous is None:
+            seen[episode_id] = (path, first_row + k)
+        else:
+            repeats[k] = True
+            where = "" if previous[0] == path else f" of {previous[0]}"
+            first[k] = f"duplicate episode id {episode_id!r} (first on row {previous[1]}{where})"
+    report(repeats, None, "id", lambda k: first[int(k)])
+
+
+def _check_v2(
+    flat: FlatColumns, schema: np.ndarray, rows: np.ndarray, where: Any, report: Any
+) -> None:
+    """The version 2 call fields: their values, and their absence from version 1 episodes."""
+    calls = flat.calls
+    transport = calls["transport"]
+    text = transport.to_numpy(zero_copy_only=False)
+    report(
+        ~_null(transport) & _not_in(transport, TRANSPORTS),
+        rows,
+        where("transport"),
+        lambda k: f"{text[k]!r} is not one of {', '.join(TRANSPORTS)}",
+    )
+    honoured = calls["cancel_honoured_sec"]
+    for mask, message in _seconds(honoured, optional=True):
+        report(mask, rows, where("cancel_honoured_sec"), _with_value(message, honoured))
+    progress = calls["progress_sec"]
+    offsets = np.asarray(progress.offsets.to_numpy(), dtype=np.intp)
+    moments = _numpy(progress.values.slice(offsets[0], offsets[-1] - offsets[0]), np.nan)
+    owner = np.repeat(np.arange(len(progress)), np.diff(offsets))
+    position = _position(owner)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(moments) | (moments < 0)
+        earlier = np.zeros(moments.size, dtype=bool)
+        earlier[1:] = (position[1:] > 0) & (moments[1:] < moments[:-1])
+    report(
+        bad | earlier,
+        rows[owner],
+        lambda k: f"{where('progress_sec')(owner[k])}.{position[k]}",
+        lambda k: (
+            f"must be finite seconds >= 0 and not before the one before it, got {moments[k]!r}"
+        ),
+    )
+    v1 = schema[rows] == SCHEMA_VERSION
+    for name in V2_CALL_FIELDS:
+        report(
+            v1 & ~_null(calls[name]),
+            rows,
+            where(name),
+            f"needs schema 'reviewlab.episode/2' (this episode is {SCHEMA_VERSION!r})",
+        )

@@ -1,0 +1,359 @@
+"""Columnar episode files: the episode schema as Parquet, one file or a directory of partitions.
+
+Layout
+------
+One Parquet row per :class:`~reviewlab.recording.schema.Episode`, in corpus
+order, with nested lists for its rounds and their calls (``list<struct>``), so
+one file is one self-contained corpus and a reader that wants flat columns gets
+them without copying (:func:`flat_columns`: Arrow's list flattening hands out
+the per-round and per-call arrays with their parent indices). Columns
+(:data:`ARROW_SCHEMA`):
+
+* ``schema`` — each episode's own version (``reviewlab.episode/1`` or ``/2``),
+  so that a version 1 episode comes back as version 1;
+* ``id``, ``source``, ``slot``, ``end_reason``, ``task`` — strings, as in JSONL;
+* ``started_at`` — ``timestamp[us, UTC]``, and ``utc_offset_sec`` (int32): the
+  UTC offset the episode's time stamp was written with, so that it comes back
+  as the same aware ``datetime`` (and a JSONL round trip gives the same bytes);
+* ``deadline_sec`` — float64, null when the episode inherited no deadline;
+* ``meta`` — ``map<string, string>`` in insertion order;
+* ``rounds`` — ``list<struct<send_sec: float64, calls: list<struct<...>>>>``;
+  a call is ``tool``, ``args`` (the arguments' JSON text, compact, in key
+  order), ``duration_sec``, ``completed``, ``status``, ``result_chars``,
+  ``extent`` (``struct<path, start_line, end_line>``, null when none),
+  ``returned_after_sec`` (null when unknown) and the version 2 fields
+  ``transport``, ``progress_sec`` (``list<float64>``), ``cancel_sent``,
+  ``cancel_honoured_sec`` (null in a version 1 episode, as the schema wants).
+
+Versioning: the Parquet key-value metadata ``reviewlab.schema`` holds the
+newest episode schema the columns can hold (:data:`FILE_SCHEMA`,
+``reviewlab.episode/2``) and ``reviewlab.layout`` the layout above
+(``nested/1``). A file without them, or with a version this reader does not
+know, is refused, as a JSON line without ``"schema"`` is; a file whose
+metadata says ``reviewlab.episode/1`` may lack the version 2 columns.
+
+Partitions: a path ending in ``.parquet`` is one file; any other path is a
+directory of ``part-NNNNN.parquet`` files read in name order, each a valid
+file on its own (a Dask worker reads only its own). Ids are unique across the
+whole corpus. Rows are numbered from 1 within each file; errors name the file.
+
+Validation (:mod:`reviewlab.recording.column_checks`) is vectorized over the
+columns and reports every bad value with its file, row, episode id and dotted
+field (``rounds.2.calls.0.duration_sec``, as the JSONL reader's). The JSON of
+``args`` is checked to be an object only when episodes are decoded (the replay
+engines read it only for argument overrides).
+
+Writing is atomic: a file is written to a temporary name and renamed; a
+directory is written as a temporary directory, then renamed into place.
+
+Reading lives in :mod:`reviewlab.recording.columnar_read` (partitions, version
+checks, the vectorized checks of :mod:`reviewlab.recording.column_checks`,
+Episodes); this module holds the format and the writers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reviewlab.recording.schema import SCHEMA_VERSION_2, Episode
+
+__all__ = [
+    "ARROW_SCHEMA",
+    "LAYOUT",
+    "episodes_table",
+    "is_columnar",
+    "write_columnar",
+    "write_tables",
+]
+
+SCHEMA_KEY = b"reviewlab.schema"
+LAYOUT_KEY = b"reviewlab.layout"
+LAYOUT = "nested/1"
+FILE_SCHEMA = SCHEMA_VERSION_2
+"""The newest episode schema the columns can hold: written in every file's metadata."""
+PARTITION_ROWS = 250_000
+"""Default episodes per partition file when writing a directory."""
+_BATCH = 8192
+
+EXTENT_TYPE = pa.struct(
+    [("path", pa.string()), ("start_line", pa.int64()), ("end_line", pa.int64())]
+)
+CALL_TYPE = pa.struct(
+    [
+        ("tool", pa.string()),
+        ("args", pa.string()),
+        ("duration_sec", pa.float64()),
+        ("completed", pa.bool_()),
+        ("status", pa.string()),
+        ("result_chars", pa.int64()),
+        ("extent", EXTENT_TYPE),
+        ("returned_after_sec", pa.float64()),
+        ("transport", pa.string()),
+        ("progress_sec", pa.list_(pa.float64())),
+        ("cancel_sent", pa.bool_()),
+        ("cancel_honoured_sec", pa.float64()),
+    ]
+)
+ROUND_TYPE = pa.struct([("send_sec", pa.float64()), ("calls", pa.list_(CALL_TYPE))])
+ARROW_SCHEMA = pa.schema(
+    [
+        ("schema", pa.string()),
+        ("id", pa.string()),
+        ("source", pa.string()),
+        ("slot", pa.string()),
+        ("started_at", pa.timestamp("us", tz="UTC")),
+        ("utc_offset_sec", pa.int32()),
+        ("deadline_sec", pa.float64()),
+        ("rounds", pa.list_(ROUND_TYPE)),
+        ("end_reason", pa.string()),
+        ("task", pa.string()),
+        ("meta", pa.map_(pa.string(), pa.string())),
+    ],
+    metadata={SCHEMA_KEY: FILE_SCHEMA.encode(), LAYOUT_KEY: LAYOUT.encode()},
+)
+"""The Arrow schema of a columnar corpus (with its version metadata)."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def is_columnar(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names a columnar corpus: a ``.parquet`` file or a directory."""
+    where = Path(path)
+    return where.suffix == ".parquet" or where.is_dir()
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def episodes_table(episodes: Iterable[Episode]) -> pa.Table:
+    """The episodes as one Arrow table of :data:`ARROW_SCHEMA` (corpus order)."""
+    ep: dict[str, list[Any]] = {name: [] for name in ARROW_SCHEMA.names}
+    meta_keys: list[str] = []
+    meta_values: list[str] = []
+    meta_offsets = [0]
+    round_offsets = [0]
+    sends: list[float] = []
+    call_offsets = [0]
+    calls: dict[str, list[Any]] = {name: [] for name in CALL_TYPE.names}
+    extents: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
+    no_extent: list[bool] = []
+    for episode in episodes:
+        started = episode.started_at
+        offset = started.utcoffset() or timedelta(0)
+        ep["schema"].append(episode.schema_version)
+        ep["id"].append(episode.id)
+        ep["source"].append(episode.source)
+        ep["slot"].append(episode.slot)
+        ep["started_at"].append(round((started - _EPOCH) / timedelta(microseconds=1)))
+        ep["utc_offset_sec"].append(int(offset.total_seconds()))
+        ep["deadline_sec"].append(episode.deadline_sec)
+        ep["end_reason"].append(episode.end_reason)
+        ep["task"].append(episode.task)
+        meta_keys.extend(episode.meta)
+        meta_values.extend(episode.meta.values())
+        meta_offsets.append(len(meta_keys))
+        for rnd in episode.rounds:
+            sends.append(rnd.send_sec)
+            for call in rnd.calls:
+                calls["tool"].append(call.tool)
+                calls["args"].append(json.dumps(call.args, separators=(",", ":")))
+                calls["duration_sec"].append(call.duration_sec)
+                calls["completed"].append(call.completed)
+                calls["status"].append(call.status)
+                calls["result_chars"].append(call.result_chars)
+                calls["returned_after_sec"].append(call.returned_after_sec)
+                calls["transport"].append(call.transport)
+                calls["progress_sec"].append(call.progress_sec)
+                calls["cancel_sent"].append(call.cancel_sent)
+                calls["cancel_honoured_sec"].append(call.cancel_honoured_sec)
+                extent = call.extent
+                no_extent.append(extent is None)
+                extents[0].append(None if extent is None else extent.path)
+                extents[1].append(None if extent is None else extent.start_line)
+                extents[2].append(None if extent is None else extent.end_line)
+            call_offsets.append(len(calls["tool"]))
+        round_offsets.append(len(sends))
+    extent_array = pa.StructArray.from_arrays(
+        [pa.array(extents[0], pa.string()), pa.array(extents[1], pa.int64())]
+        + [pa.array(extents[2], pa.int64())],
+        fields=list(EXTENT_TYPE),
+        mask=pa.array(no_extent, pa.bool_()),
+    )
+    call_arrays = [
+        extent_array if f.name == "extent" else pa.array(calls[f.name], f.type) for f in CALL_TYPE
+    ]
+    call_array = pa.StructArray.from_arrays(call_arrays, fields=list(CALL_TYPE))
+    return assemble_table(
+        ep, meta_offsets, meta_keys, meta_values, round_offsets, sends, call_offsets, call_array
+    )
+
+
+def assemble_table(
+    ep: dict[str, Any],
+    meta_offsets: Any,
+    meta_keys: Any,
+    meta_values: Any,
+    round_offsets: Any,
+    sends: Any,
+    call_offsets: Any,
+    call_array: pa.StructArray,
+) -> pa.Table:
+    """Nest flat episode, round and call columns (with their offsets) into one table."""
+    calls_list = pa.ListArray.from_arrays(pa.array(call_offsets, pa.int32()), call_array)
+    round_array = pa.StructArray.from_arrays(
+        [pa.array(sends, pa.float64()), calls_list], fields=list(ROUND_TYPE)
+    )
+    columns: dict[str, pa.Array] = {}
+    for f in ARROW_SCHEMA:
+        if f.name == "rounds":
+            columns[f.name] = pa.ListArray.from_arrays(
+                pa.array(round_offsets, pa.int32()), round_array
+            )
+        elif f.name == "meta":
+            columns[f.name] = pa.MapArray.from_arrays(
+                pa.array(meta_offsets, pa.int32()),
+                pa.array(meta_keys, pa.string()),
+                pa.array(meta_values, pa.string()),
+            )
+        else:
+            value = ep[f.name]
+            columns[f.name] = value if isinstance(value, pa.Array) else pa.array(value, f.type)
+    return pa.Table.from_pydict(columns, schema=ARROW_SCHEMA)
+
+
+def _batches(episodes: Iterable[Episode], size: int) -> Iterator[pa.Table]:
+    batch: list[Episode] = []
+    for episode in episodes:
+        batch.append(episode)
+        if len(batch) >= size:
+            yield episodes_table(batch)
+            batch = []
+    if batch or size == 0:
+        yield episodes_table(batch)
+
+
+def write_columnar(
+    episodes: Iterable[Episode],
+    path: str | os.PathLike[str],
+    *,
+    rows_per_partition: int = PARTITION_ROWS,
+) -> int:
+    """Write ``episodes`` (any iterable, consumed once) to ``path`` atomically; return the count.
+
+    A ``.parquet`` path is one file; any other path becomes a directory of
+    partitions of at most ``rows_per_partition`` episodes. A repeated id raises
+    :class:`ValueError` and leaves the destination untouched.
+    """
+    return write_tables(_batches(episodes, _BATCH), path, rows_per_partition=rows_per_partition)
+
+
+def write_tables(
+    tables: Iterable[pa.Table],
+    path: str | os.PathLike[str],
+    *,
+    rows_per_partition: int = PARTITION_ROWS,
+) -> int:
+    """Write tables of :data:`ARROW_SCHEMA` (one row group each)
+    atomically to ``path``; the count."""
+    if rows_per_partition < 1:
+        raise ValueError(f"rows_per_partition must be at least 1, got {rows_per_partition!r}")
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    seen: set[str] = set()
+
+    def checked(table: pa.Table) -> pa.Table:
+        ids = table.column("id").to_pylist()
+        fresh = set(ids)
+        if len(fresh) != len(ids) or not seen.isdisjoint(fresh):
+            repeated = next(i for n, i in enumerate(ids) if i in seen or i in ids[:n])
+            raise ValueError(f"{target}: duplicate episode id {repeated!r}")
+        seen.update(fresh)
+        return table.replace_schema_metadata(ARROW_SCHEMA.metadata)
+
+    if target.suffix == ".parquet":
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+        os.close(fd)
+        try:
+            count = _write_file(Path(temp), (checked(t) for t in tables))
+            _publish_file(Path(temp), target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+            raise
+        return count
+    temp_dir = Path(tempfile.mkdtemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp"))
+    try:
+        count = 0
+        part = 0
+        pending = (checked(t) for t in tables)
+        writer: pq.ParquetWriter | None = None
+        in_part = 0
+        for table in pending:
+            start = 0
+            while start < table.num_rows or (table.num_rows == 0 and writer is None):
+                if writer is None:
+                    writer = pq.ParquetWriter(temp_dir / f"part-{part:05d}.parquet", ARROW_SCHEMA)
+                take = min(rows_per_partition - in_part, table.num_rows - start)
+                writer.write_table(table.slice(start, take))
+                start += take
+                in_part += take
+                count += take
+                if in_part >= rows_per_partition or table.num_rows == 0:
+                    writer.close()
+                    writer, in_part, part = None, 0, part + 1
+                if table.num_rows == 0:
+                    break
+        if writer is not None:
+            writer.close()
+        if not any(temp_dir.iterdir()):
+            pq.write_table(ARROW_SCHEMA.empty_table(), temp_dir / "part-00000.parquet")
+        _publish_dir(temp_dir, target)
+    except BaseException:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        raise
+    return count
+
+
+def _write_file(temp: Path, tables: Iterable[pa.Table]) -> int:
+    count = 0
+    with pq.ParquetWriter(temp, ARROW_SCHEMA) as writer:
+        for table in tables:
+            writer.write_table(table)
+            count += table.num_rows
+    with open(temp, "rb+") as handle:
+        os.fsync(handle.fileno())
+    return count
+
+
+def _publish_file(temp: Path, target: Path) -> None:
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temp, 0o666 & ~umask)
+    os.replace(temp, target)
+
+
+def _publish_dir(temp_dir: Path, target: Path) -> None:
+    """Rename the finished directory into place (an old one is moved aside first, then removed)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temp_dir, 0o777 & ~umask)
+    if target.exists() and not target.is_dir():
+        raise ValueError(f"{target}: exists and is not a directory")
+    old = None
+    if target.exists():
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.replace(target, old)
+    os.replace(temp_dir, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
