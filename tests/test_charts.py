@@ -720,3 +720,17 @@ def test_policy_colours_are_fixed_and_stable_across_processes():
         for seed in ("1", "2")
     }
     assert seen == {charts.policy_color("uniform 60 s")}
+
+
+def test_every_colour_comes_from_the_palette_module():
+    """Chart modules hard-code no colour but neutral greys: hues live in charts/palette.py only."""
+    import re
+    from pathlib import Path
+
+    package = Path(charts.__file__).parent
+    for module in package.glob("*.py"):
+        if module.name == "palette.py":
+            continue
+        for hexcode in re.findall(r"#([0-9a-fA-F]{6})\b", module.read_text(encoding="utf-8")):
+            red, green, blue = (int(hexcode[i : i + 2], 16) for i in (0, 2, 4))
+            assert red == green == blue, f"{module.name}: #{hexcode} belongs in palette.py"

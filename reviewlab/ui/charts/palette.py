@@ -19,6 +19,7 @@ import zlib
 __all__ = [
     "EXTRA_COLORS",
     "FRONT_COLOR",
+    "METRIC_COLORS",
     "OUTCOME_COLORS",
     "POINT_COLOR",
     "POLICY_COLORS",
@@ -69,6 +70,15 @@ OUTCOME_COLORS = {
     "withheld": "#8c8c8c",
 }
 """Call outcomes on an episode timeline."""
+
+METRIC_COLORS = {
+    "abandoned_call_rate": "#c44e52",
+    "timeout_coverage_loss_rate": "#4c72b0",
+    "coverage_loss_rate": "#9ecae1",
+    "model_send": "#8172b2",
+    "zombie": "#e69f00",
+}
+"""Bars of one metric (per-tool rates) and timeline elements that are not states or outcomes."""
 
 POINT_COLOR = "#9aa7b8"
 """Sweep points off the Pareto front."""

@@ -22,7 +22,13 @@ from reviewlab.core.policy import SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
 from reviewlab.ui.charts._common import LABEL_BOX, figure_and_axes, policy_label
-from reviewlab.ui.charts.palette import FRONT_COLOR, POINT_COLOR, policy_color, tool_color
+from reviewlab.ui.charts.palette import (
+    FRONT_COLOR,
+    METRIC_COLORS,
+    POINT_COLOR,
+    policy_color,
+    tool_color,
+)
 
 __all__ = ["LiveRates", "pareto_front", "per_tool_rates", "rates_vs_timeout", "survival_curves"]
 
@@ -63,10 +69,13 @@ def per_tool_rates(
 _RATE_TOPS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 120.0)
 
 
-_RATE_SERIES = (
-    ("abandoned_call_rate", "abandoned calls", "#c44e52"),
-    ("timeout_coverage_loss_rate", "coverage lost to timeouts", "#4c72b0"),
-    ("coverage_loss_rate", "coverage loss (total)", "#9ecae1"),
+_RATE_SERIES = tuple(
+    (column, label, METRIC_COLORS[column])
+    for column, label in (
+        ("abandoned_call_rate", "abandoned calls"),
+        ("timeout_coverage_loss_rate", "coverage lost to timeouts"),
+        ("coverage_loss_rate", "coverage loss (total)"),
+    )
 )
 """The bars per tool: column, legend label, colour (a column the breakdown lacks is left out)."""
 

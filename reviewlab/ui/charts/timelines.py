@@ -32,14 +32,14 @@ from reviewlab.ui.charts._common import (
     recorded_slots,
     time_scale,
 )
-from reviewlab.ui.charts.palette import OUTCOME_COLORS, STATE_COLORS
+from reviewlab.ui.charts.palette import METRIC_COLORS, OUTCOME_COLORS, STATE_COLORS
 
 __all__ = ["STATE_COLORS", "call_timeline", "episode_timeline", "pool_timeline"]
 
 # Slot states of a pool timeline (STATE_COLORS); anything else is drawn grey under its own name.
 _OUTCOME_COLORS = OUTCOME_COLORS
-_SEND_COLOR = "#8172b2"
-_ZOMBIE_COLOR = "#e69f00"
+_SEND_COLOR = METRIC_COLORS["model_send"]
+_ZOMBIE_COLOR = METRIC_COLORS["zombie"]
 
 
 # -- one episode -------------------------------------------------------------
