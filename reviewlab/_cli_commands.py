@@ -465,7 +465,7 @@ def cmd_incident(args: argparse.Namespace) -> int:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    out = _output_path(args.output, _JSONL_SUFFIXES)
+    out = _output_path(args.output, (*_JSONL_SUFFIXES, ".parquet"))
     _seed(args.seed)
     if args.incident:
         from reviewlab.recording.incident import write_incident
@@ -477,47 +477,15 @@ def cmd_synth(args: argparse.Namespace) -> int:
         raise UserError(f"-n: expected at least 1 episode, got {args.n:,}")
     from reviewlab.recording.synth import SynthSizeError, check_size, write_synthetic
 
+    try:
+        check_size(args.n)  # before anything is drawn or written
+    except SynthSizeError as exc:
+        raise UserError(f"-n: {exc}") from None
     written = write_synthetic(out, args.n, seed=args.seed)
     _print(f"wrote {written} episode(s) to {out}")
     return 0
 
 
-def _log_importer(name: str) -> Any:
-    """The importer of format ``name`` (``auto``: detected from the file's content).
-
-    An OpenTelemetry import also prints what it made of the spans, with the ones it could
-    not place counted by reason.
-    """
-    from reviewlab.recording.importers import IMPORTERS, detect_format, read_otel
-
-    def run(source: Path) -> list[Any]:
-        found = detect_format(source) if name == "auto" else name
-        if found == "otel":
-            result = read_otel(source)
-            _print(f"{source}: otel: {result.report()}")
-            return list(result.episodes)
-        if name == "auto":
-            _print(f"{source}: detected format {found}")
-        return IMPORTERS[found](source)  # type: ignore[index]
-
-    return run
-
-
-def cmd_import(args: argparse.Namespace) -> int:
-    source = _existing_file(args.file)
-    out = _output_path(args.output, (*_JSONL_SUFFIXES, ".parquet"))
-    from reviewlab.recording.files import save_episodes
-
-    importer = _log_importer(args.format)
-    try:
-        check_size(args.n)  # before anything is drawn or written
-    except SynthSizeError as exc:
-        raise UserError(f"-n: {exc}") from None
-    try:
-        episodes = importer(source)
-    except (KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError) as exc:
-        # A log of the wrong shape: say which file, not which line of the importer.
-        raise UserError(
 def cmd_convert(args: argparse.Namespace) -> int:
     source = Path(args.source)
     if not source.exists():
@@ -547,6 +515,38 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _log_importer(name: str) -> Any:
+    """The importer of format ``name`` (``auto``: detected from the file's content).
+
+    An OpenTelemetry import also prints what it made of the spans, with the ones it could
+    not place counted by reason.
+    """
+    from reviewlab.recording.importers import IMPORTERS, detect_format, read_otel
+
+    def run(source: Path) -> list[Any]:
+        found = detect_format(source) if name == "auto" else name
+        if found == "otel":
+            result = read_otel(source)
+            _print(f"{source}: otel: {result.report()}")
+            return list(result.episodes)
+        if name == "auto":
+            _print(f"{source}: detected format {found}")
+        return IMPORTERS[found](source)  # type: ignore[index]
+
+    return run
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    source = _existing_file(args.file)
+    out = _output_path(args.output, _JSONL_SUFFIXES)
+    from reviewlab.recording.files import save_episodes
+
+    importer = _log_importer(args.format)
+    try:
+        episodes = importer(source)
+    except (KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError) as exc:
+        # A log of the wrong shape: say which file, not which line of the importer.
+        raise UserError(
             f"{args.file}: not a readable {args.format} log ({type(exc).__name__}: {one_line(exc)})"
         ) from None
     if not episodes:
