@@ -194,7 +194,7 @@ def test_abandoned_call_is_censored_at_its_bound_in_the_log(tmp_path):
 
 def test_bounded_tool_emits_execute_tool_spans_and_a_linked_late_return_span():
     """With a tracer provider, each call is an execute_tool span; a late return links to it."""
-    sdk = pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry.sdk import trace as sdk
     from opentelemetry.sdk.trace import SpanProcessor
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

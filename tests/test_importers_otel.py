@@ -6,17 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import Status, StatusCode, set_span_in_context
 
+from reviewlab.live.otel import OtlpJsonFileExporter
 from reviewlab.recording.importers import ImportFormatError
 from reviewlab.recording.importers.otel import import_otel, read_otel
 from reviewlab.recording.timeline import OFFSETS_KEY
-
-trace_sdk = pytest.importorskip("opentelemetry.sdk.trace")
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.trace import Status, StatusCode, set_span_in_context  # noqa: E402
-
-from reviewlab.live.otel import OtlpJsonFileExporter  # noqa: E402
 
 T0 = 1_764_000_000 * 1_000_000_000  # a fixed wall time, in ns
 S = 1_000_000_000

@@ -206,10 +206,11 @@ class _Wrapped:
         return self.finish(named, result)
 
     async def call_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        named = self.arguments(args, kwargs)
-        bound = resolve_bound(self.policy, None, self.tool, named, narrowing=self.narrowing)
+        # The caller's wait starts here: resolving the bound is part of the call.
         started_wall = time.time()
         start = monotonic_now()
+        named = self.arguments(args, kwargs)
+        bound = resolve_bound(self.policy, None, self.tool, named, narrowing=self.narrowing)
         deadline = None if bound.sec is None else start + bound.sec
         task = asyncio.ensure_future(_scoped(self.fn(*args, **kwargs), deadline))
         done, _ = await asyncio.wait({task}, timeout=bound.sec)

@@ -28,8 +28,9 @@ start order; when they overlapped, their offsets are kept in ``meta``.
 Censoring: a tool span with an error status whose ``error.type``, status
 message or exception event says timeout, one that reviewlab marked abandoned
 (``reviewlab.source_gap``), or one that has no end, is
-right-censored (``completed=False``): at its end, or when it never ended at
-the last time the trace shows. Any other error status is ``status="error"``.
+right-censored (``completed=False``): at its end (a reviewlab-abandoned call at
+its ``reviewlab.bound_sec``, as reviewlab records it), or when it never ended
+at the last time the trace shows. Any other error status is ``status="error"``.
 
 Nothing is dropped silently: spans that are not placed (no tool name, no
 start, an end before the start, a tool span inside another tool span, an
@@ -458,6 +459,11 @@ def _call(span: _Span, observed_ns: int, where: Path) -> Call:
     # A reviewlab-bounded call that was abandoned is censored whatever the framework's status says.
     abandoned = attrs.get("reviewlab.source_gap") == SOURCE_GAP_ABANDONED
     timed_out = abandoned or (failed and _says_timeout(span))
+    bound = attrs.get("reviewlab.bound_sec")
+    if abandoned and isinstance(bound, int | float) and 0 <= bound < duration:
+        # As reviewlab records its own abandoned calls: censored at the bound (the span also
+        # holds the scheduler's lateness in noticing it).
+        duration = float(bound)
     completed = attrs.get("reviewlab.call.completed")
     if not isinstance(completed, bool):
         completed = ended and not timed_out
