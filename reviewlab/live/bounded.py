@@ -65,7 +65,9 @@ _shared_lock = threading.Lock()
 class CallSink(Protocol):
     """Where :func:`bounded_tool` hands each finished call (e.g. a ``ToolCallLog``)."""
 
-    def record_call(self, call: BoundedCall) -> None: ...
+    def record_call(self, call: BoundedCall) -> None:
+        """Take one finished call (fate settled, answer built); called once per call."""
+        ...
 
 
 @dataclass

@@ -130,6 +130,7 @@ class MCPRegistry:
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop of the server's session (calls run there)."""
         return self.server.loop
 
     async def execute(self, name: str, args: Mapping[str, Any]) -> str:

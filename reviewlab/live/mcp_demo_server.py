@@ -28,7 +28,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TOOLS", "main"]
+# A script (``python -m reviewlab.live.mcp_demo_server``), not an API: it exports nothing, so
+# its ``main`` and ``TOOLS`` do not shadow ``reviewlab.cli.main`` and ``recording.synth.TOOLS``.
+__all__: list[str] = []
 
 _STR = {"type": "string"}
 _NUM = {"type": "number"}
