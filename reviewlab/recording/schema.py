@@ -38,19 +38,19 @@ from reviewlab.core.vocab import (
 
 __all__ = [
     "CALL_STATUSES",
-    "Call",
     "END_REASONS",
-    "EndReason",
-    "Episode",
-    "Extent",
-    "Round",
     "SCHEMA_VERSION",
     "SCHEMA_VERSIONS",
     "SCHEMA_VERSION_2",
     "SOURCES",
-    "SchemaVersion",
     "TRANSPORTS",
     "V2_CALL_FIELDS",
+    "Call",
+    "EndReason",
+    "Episode",
+    "Extent",
+    "Round",
+    "SchemaVersion",
 ]
 
 SchemaVersion = Literal["reviewlab.episode/1", "reviewlab.episode/2"]
