@@ -576,21 +576,34 @@ def test_call_timeline_needs_the_engines_timing_columns():
 
 
 @pytest.mark.parametrize("engine", ["twin", "vectorized"])
-def test_call_timeline_of_a_replayed_wedge_ends_where_the_replay_did(engine):
-    """Replayed pre-fix, the wedge's withheld calls sit at its end and
-    the layout ends at the wall time."""
-    result = replay([_episode()], TimeoutPolicy.ouroboros(), Narrowing.unbounded(), engine=engine)
+@pytest.mark.parametrize("censored", ["observed", "wedge"])
+def test_call_timeline_of_a_replayed_wedge_ends_where_the_replay_did(engine, censored):
+    """Replayed pre-fix, the censored read returns when the recording last saw it (observed: the
+    final send follows) or never (wedge: the episode waits forever, the final send never comes);
+    the layout ends at the wall time either way."""
+    result = replay(
+        [_episode()],
+        TimeoutPolicy.ouroboros(),
+        Narrowing.unbounded(),
+        engine=engine,
+        censored=censored,
+    )
     calls, sends = charts.call_timeline(result, "e1", episode=_episode())
-    assert calls["outcome"].tolist() == ["executed", "executed", "error"]
-    assert calls["wedged"].tolist() == [False, False, True]
+    wedge = censored == "wedge"
+    assert calls["outcome"].tolist() == ["executed", "executed", "error" if wedge else "executed"]
+    assert calls["wedged"].tolist() == [False, False, wedge]
     assert calls["start_sec"].tolist() == [2.0, 5.0, 56.0]
-    # The log ended at the wedge: the final send takes no time.
+    # 56 s + the read's 40 s, then the last round's 1 s send (none after a wedge).
+    last = [math.inf, math.inf] if wedge else [96.0, 97.0]
     assert sends[["start_sec", "end_sec"]].to_numpy().tolist() == [
         [0.0, 2.0],
         [55.0, 56.0],
-        [96.0, 96.0],
+        last,
     ]
     assert sends["end_sec"].iloc[-1] == result.episodes["wall_sec"].iloc[0]
+    ax = charts.episode_timeline(result, "e1", episode=_episode()).axes[0]
+    assert all(math.isfinite(x) for x in ax.get_xlim())
+    assert any("never returns" in t.get_text() for t in ax.texts) == wedge
 
 
 # -- recorded names and clock on pool charts; palette; nested markers ---------------------------
@@ -598,12 +611,20 @@ def test_call_timeline_of_a_replayed_wedge_ends_where_the_replay_did(engine):
 
 @pytest.fixture(scope="module")
 def incident_pool():
-    """The incident day replayed on the twin's six-slot pool under the pre-fix policy."""
+    """The incident day replayed on the twin's six-slot pool under the pre-fix policy, the
+    wedged call returning when the recording last saw it (as the day really went)."""
     from reviewlab.recording.files import load_episodes
     from reviewlab.resources import incident_path
 
     incident = load_episodes(incident_path())
-    run = replay(incident, TimeoutPolicy.ouroboros(), Narrowing.unbounded(), engine="twin", slots=6)
+    run = replay(
+        incident,
+        TimeoutPolicy.ouroboros(),
+        Narrowing.unbounded(),
+        engine="twin",
+        slots=6,
+        censored="observed",
+    )
     return incident, run
 
 
@@ -649,6 +670,20 @@ def test_pool_timeline_text_is_never_white(incident_pool):
     ):
         for text in figure.axes[0].texts:
             assert matplotlib.colors.to_rgb(text.get_color()) != (1.0, 1.0, 1.0)
+
+
+def test_pool_timeline_of_a_wedge_that_never_returns(incident_pool):
+    """Under the wedge assumption the silence never ends: the bar runs to the edge and says so."""
+    incident, _ = incident_pool
+    run = replay(incident, TimeoutPolicy.ouroboros(), Narrowing.unbounded(), engine="twin", slots=6)
+    ax = charts.pool_timeline(run, episodes=incident).axes[0]
+    label = next(t for t in ax.texts if t.get_text().startswith("silent"))
+    assert label.get_text() == "silent on query_code, never returns →"
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert rows[round(label.xy[1])] == "reviewer-3"
+    assert all(math.isfinite(x) for x in ax.get_xlim())
+    ax = charts.episode_timeline(run, "incident-reviewer-3-0941", episode=incident).axes[0]
+    assert any("never returns" in t.get_text() for t in ax.texts)
 
 
 def test_pool_timeline_can_keep_the_twins_own_slots(incident_pool):

@@ -142,12 +142,16 @@ def episode_timeline(
     """
     frame, sends = call_timeline(result, episode_id, episode=episode)
     figure, ax = figure_and_axes(ax, (9.0, 1.2 + 0.32 * (len(frame) + 1)))
-    ends = [float(sends["end_sec"].max()) if len(sends) else 0.0]
-    ends += list((frame["start_sec"] + frame["wait_sec"]).to_numpy(dtype=float))
+    # A call that never returns (an unbounded replay of a wedge) makes later times infinite:
+    # the axis spans the finite ones, and what never ends runs to its right edge.
+    ends = list(sends["end_sec"].to_numpy(dtype=float)) + list(
+        (frame["start_sec"] + frame["wait_sec"]).to_numpy(dtype=float)
+    )
     finite_bound_end = frame["start_sec"] + frame["bound_sec"].fillna(0.0)
     zombie_end = frame["start_sec"] + frame["bound_sec"].fillna(0.0) + frame["zombie_sec"]
     ends += list(finite_bound_end.to_numpy(dtype=float))
-    ends += [v for v in zombie_end.to_numpy(dtype=float) if math.isfinite(v)]
+    ends += list(zombie_end.to_numpy(dtype=float))
+    ends = [v for v in ends if math.isfinite(v)]
     span = max(ends) if ends else 1.0
     span = span if span > 0 else 1.0
     scale, unit = time_scale(span)
@@ -155,6 +159,8 @@ def episode_timeline(
 
     labels = ["model"]
     for send in sends.itertuples():
+        if not math.isfinite(send.start_sec):
+            continue  # never reached: the episode still waits on a call that never returns
         ax.barh(
             0,
             (send.end_sec - send.start_sec) / scale,
@@ -174,7 +180,7 @@ def episode_timeline(
 
     for row, call in enumerate(frame.itertuples(), start=1):
         labels.append(f"r{call.round} {call.tool}")
-        start = call.start_sec / scale
+        start = min(call.start_sec / scale, right)
         if call.outcome == "withheld":
             ax.plot(
                 [start],
@@ -198,7 +204,7 @@ def episode_timeline(
             )
         ax.barh(
             row,
-            call.wait_sec / scale,
+            min(call.wait_sec / scale, right - start),
             left=start,
             height=0.55,
             color=_OUTCOME_COLORS.get(call.outcome, "#8c8c8c"),
@@ -229,9 +235,14 @@ def episode_timeline(
             if not math.isfinite(call.zombie_sec):
                 ax.annotate("never returns →", (right, row), ha="right", va="bottom", fontsize=8)
         elif call.wedged:
+            text = (
+                f"wedged: silent {duration_text(call.wait_sec)}, episode ends"
+                if math.isfinite(call.wait_sec)
+                else "wedged: never returns, silent from here on →"
+            )
             ax.annotate(
-                f"wedged: silent {duration_text(call.wait_sec)}, episode ends",
-                (start + call.wait_sec / scale, row),
+                text,
+                (min(start + call.wait_sec / scale, right), row),
                 xytext=(-4, 0),
                 textcoords="offset points",
                 ha="right",
@@ -334,8 +345,12 @@ def pool_timeline(
             at, align = end + 0.01 * span, "left"
         else:
             at, align = start - 0.01 * span, "right"
+        length = float(lengths.max())
+        on = f" on {tool}" if tool else ""
         ax.annotate(
-            f"silent {duration_text(float(lengths.max()))}" + (f" on {tool}" if tool else ""),
+            f"silent {duration_text(length)}{on}"
+            if math.isfinite(length)
+            else f"silent{on}, never returns →",
             (base + at / scale, row_of[str(longest["row"])]),
             ha=align,
             va="center",
