@@ -7,6 +7,7 @@ do not change), and a live run on the async or MCP path is recorded as version 2
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -178,3 +179,37 @@ def test_a_thread_path_episode_stays_version_1(tmp_path):
     episode = episode_from_result(result, id="t-1")
     assert episode.schema_version == SCHEMA_VERSION
     assert set(json.loads(episode.to_json_line())["rounds"][0]["calls"][0]) == V1_CALL_KEYS
+
+
+def test_an_abandoned_mcp_call_is_back_when_the_server_answered_not_when_the_client_stopped(
+    tmp_path,
+):
+    """The zombie of an MCP call is the server's: ``returned_after_sec`` follows its answer."""
+    delay = 0.4
+    model = ScriptedModel(
+        [
+            {"tool_calls": [tool_call("wedge", {}, "w")]},
+            {"tool_calls": [tool_call("ignore_cancel", {"after_sec": delay}, "i")]},
+            {"content": "[]"},
+        ]
+    )
+    with MCPServer(demo_server_command(tmp_path)) as server:
+        result = ReviewEpisode(
+            tmp_path,
+            model,
+            policy=TimeoutPolicy.uniform(0.3),
+            registry_factory=server.registry_factory,
+        ).execute()
+        notes = result.trace[1].calls[0].result.notes
+        end = time.monotonic() + 30
+        while notes.cancel_honoured_sec is None:
+            assert time.monotonic() < end, "the server never answered"
+            time.sleep(0.01)
+    wedged, ignoring = episode_from_result(result, id="z").calls
+    # The client's task stopped at once, but the wedged server never answered.
+    assert result.trace[0].calls[0].result.zombie_sec is not None
+    assert wedged.returned_after_sec is None
+    assert ignoring.returned_after_sec == pytest.approx(
+        notes.cancel_sent_sec + notes.cancel_honoured_sec
+    )
+    assert ignoring.returned_after_sec >= 0.3 + delay

@@ -108,6 +108,7 @@ class _Call:
         "result",
         "published",
         "grace",
+        "idle_timer",
     )
 
     def __init__(self, loop: asyncio.AbstractEventLoop, grace: float) -> None:
@@ -123,6 +124,7 @@ class _Call:
         self.fired_at = 0.0
         self.result: AsyncCallResult | None = None
         self.grace = grace
+        self.idle_timer: asyncio.TimerHandle | None = None
 
     def wake(self, why: str) -> None:
         if not self.waiter.done():
@@ -243,10 +245,11 @@ class AsyncBoundedExecutor:
             task = loop.create_task(_run_async(fn, args, kwargs, deadline_at, notes, call))
         else:
             self._start_thread(call, fn, args, kwargs, deadline_at, notes)
-        idle: asyncio.TimerHandle | None = None
         hard: asyncio.TimerHandle | None = None
         if idle_sec is not None and (bound_sec is None or idle_sec < bound_sec):
-            idle = loop.call_at(real_start + idle_sec, self._idle_check, call, notes, idle_sec)
+            call.idle_timer = loop.call_at(
+                real_start + idle_sec, self._idle_check, call, notes, idle_sec
+            )
         if bound_sec is not None:
             hard = loop.call_at(real_start + bound_sec, call.wake, "hard")
         try:
@@ -258,8 +261,8 @@ class AsyncBoundedExecutor:
         finally:
             if hard is not None:
                 hard.cancel()
-            if idle is not None:
-                idle.cancel()
+            if call.idle_timer is not None:
+                call.idle_timer.cancel()
         claim = call.claim
         if why == "done" or (claim is not None and not claim.acquire(blocking=False)):
             # The tool finished first (a sync tool's thread claimed the call): inside its bound.
@@ -293,7 +296,9 @@ class AsyncBoundedExecutor:
         if quiet >= idle_sec:
             call.wake("idle")
         elif not call.waiter.done():
-            loop.call_at(loop.time() + (idle_sec - quiet), self._idle_check, call, notes, idle_sec)
+            call.idle_timer = loop.call_at(
+                loop.time() + (idle_sec - quiet), self._idle_check, call, notes, idle_sec
+            )
 
     def _abandon(
         self,

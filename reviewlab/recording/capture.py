@@ -157,11 +157,16 @@ def _recorded_call(trace: CallTrace) -> Call:
     if result.status is CallStatus.ABANDONED:
         bound = result.bound_sec or 0.0
         returned_after = None
-        if result.zombie_sec is not None:
+        back_sec = None if result.zombie_sec is None else result.duration_sec + result.zombie_sec
+        if notes is not None and notes.transport == "mcp":
+            # The zombie of an MCP call is the server's work: it is back when the server
+            # answered after the cancellation (never, as far as we know, when it stayed silent).
+            back_sec = None
+            if notes.cancel_sent_sec is not None and notes.cancel_honoured_sec is not None:
+                back_sec = notes.cancel_sent_sec + notes.cancel_honoured_sec
+        if back_sec is not None:
             # Strictly past the bound, or a replay would count the call as returned in time.
-            returned_after = max(
-                result.duration_sec + result.zombie_sec, math.nextafter(bound, math.inf)
-            )
+            returned_after = max(back_sec, math.nextafter(bound, math.inf))
         return Call(
             duration_sec=bound, completed=False, returned_after_sec=returned_after, **common
         )
