@@ -13,7 +13,6 @@ returns, observed for 26,160 s).
 from __future__ import annotations
 
 import math
-
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
