@@ -37,7 +37,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reviewlab.live.otel import otlp_attributes
+from reviewlab.live.otlp_json import otlp_attributes
 from reviewlab.recording.schema import Call, Episode
 from reviewlab.recording.timeline import read_offsets
 

@@ -65,48 +65,16 @@ from reviewlab.core.vocab import (
     Source,
 )
 from reviewlab.recording.importers._common import ImportFormatError
+from reviewlab.recording.importers._otlp import OtlpSpan, read_spans
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.recording.timeline import TimedCall, inferred_rounds, offsets_meta
 
 __all__ = ["OtelImport", "import_otel", "read_otel"]
 
-_MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 _TIMEOUT = re.compile(r"time[ _-]?out|timed[ _-]?out|deadline[ _-]?exceeded", re.IGNORECASE)
 _STATUS_ERROR = 2
-_STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _NS = 1_000_000_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-@dataclass
-class _Span:
-    """One span as read from the file (times in integer nanoseconds since the epoch)."""
-
-    trace_id: str
-    span_id: str
-    parent_id: str
-    name: str
-    start_ns: int | None
-    end_ns: int | None
-    attrs: dict[str, Any]
-    status_code: int
-    status_message: str
-    events: list[dict[str, Any]]
-    resource: dict[str, Any]
-    line: int
-
-    @property
-    def kind(self) -> str:
-        """``tool``, ``model``, ``agent`` or ``other``, by the conventions of the docstring."""
-        operation = self.attrs.get("gen_ai.operation.name")
-        openinference = str(self.attrs.get("openinference.span.kind", "")).upper()
-        if operation == "execute_tool" or openinference == "TOOL":
-            return "tool"
-        if operation in _MODEL_OPERATIONS or openinference == "LLM":
-            return "model"
-        if operation == "invoke_agent" or openinference == "AGENT":
-            return "agent"
-        return "other"
 
 
 @dataclass
@@ -138,149 +106,11 @@ def read_otel(path: str | os.PathLike[str]) -> OtelImport:
     """The episodes of an OTLP/JSON trace file and the count of spans not placed, by reason."""
     where = Path(path)
     unplaced: Counter[str] = Counter()
-    spans = _read_spans(where, unplaced)
+    spans = read_spans(where, unplaced)
     if not spans and not unplaced:
         raise ImportFormatError(where, "file", "no spans found")
     episodes = _episodes(spans, where, unplaced)
     return OtelImport(episodes, unplaced, len(spans))
-
-
-# -- reading -------------------------------------------------------------------------------
-def _read_spans(where: Path, unplaced: Counter[str]) -> list[_Span]:
-    data = where.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ImportFormatError(where, "file", "binary data, not OTLP/JSON text") from None
-    documents: list[tuple[int, Any]] = []
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        whole = None
-    if isinstance(whole, dict):
-        documents.append((1, whole))
-    else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                documents.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise ImportFormatError(
-                    where, f"line {number}", f"invalid JSON: {exc.msg}"
-                ) from None
-    spans: list[_Span] = []
-    for number, document in documents:
-        if not isinstance(document, dict):
-            raise ImportFormatError(where, f"line {number}", "expected a JSON object")
-        if "resourceSpans" not in document:
-            other = [key for key in ("resourceLogs", "resourceMetrics") if key in document]
-            if not other:
-                raise ImportFormatError(
-                    where, f"line {number}", "not OTLP/JSON: no 'resourceSpans' key"
-                )
-            unplaced[f"line(s) of {other[0]}, not spans"] += 1
-            continue
-        spans.extend(_document_spans(document["resourceSpans"], where, number))
-    return spans
-
-
-def _document_spans(resource_spans: Any, where: Path, number: int) -> list[_Span]:
-    if not isinstance(resource_spans, list):
-        raise ImportFormatError(where, f"line {number}", "'resourceSpans' must be a list")
-    spans = []
-    for block in resource_spans:
-        if not isinstance(block, dict):
-            raise ImportFormatError(
-                where, f"line {number}", "a resourceSpans entry is not an object"
-            )
-        resource = _attributes((block.get("resource") or {}).get("attributes"), where, number)
-        scopes = block.get("scopeSpans", block.get("instrumentationLibrarySpans")) or []
-        for scope in scopes:
-            for raw in (scope or {}).get("spans") or []:
-                spans.append(_span(raw, resource, where, number))
-    return spans
-
-
-def _span(raw: Any, resource: dict[str, Any], where: Path, number: int) -> _Span:
-    if not isinstance(raw, dict):
-        raise ImportFormatError(where, f"line {number}", "a span is not an object")
-    span_id = str(raw.get("spanId") or "")
-    place = f"line {number} span {span_id or '?'}"
-    if not span_id or not raw.get("traceId"):
-        raise ImportFormatError(where, place, "span without traceId or spanId")
-    status = raw.get("status") or {}
-    code = status.get("code", 0)
-    code = _STATUS_NAMES.get(code, 0) if isinstance(code, str) else code
-    events = []
-    for event in raw.get("events") or []:
-        if isinstance(event, dict):
-            events.append(
-                {
-                    "name": str(event.get("name", "")),
-                    "time_ns": _nanos(event.get("timeUnixNano"), where, place),
-                    "attrs": _attributes(event.get("attributes"), where, number),
-                }
-            )
-    return _Span(
-        trace_id=str(raw["traceId"]),
-        span_id=span_id,
-        parent_id=str(raw.get("parentSpanId") or ""),
-        name=str(raw.get("name", "")),
-        start_ns=_nanos(raw.get("startTimeUnixNano"), where, place),
-        end_ns=_nanos(raw.get("endTimeUnixNano"), where, place),
-        attrs=_attributes(raw.get("attributes"), where, number),
-        status_code=int(code) if isinstance(code, int) else 0,
-        status_message=str(status.get("message", "")),
-        events=events,
-        resource=resource,
-        line=number,
-    )
-
-
-def _nanos(value: Any, where: Path, place: str) -> int | None:
-    """A ``*UnixNano`` field (a decimal string or a number); 0 or absent means unknown."""
-    if value is None or value == "" or value == 0 or value == "0":
-        return None
-    try:
-        nanos = int(value)
-    except (TypeError, ValueError):
-        raise ImportFormatError(where, place, f"bad time {value!r}: expected nanoseconds") from None
-    return nanos if nanos > 0 else None
-
-
-def _attributes(raw: Any, where: Path, number: int) -> dict[str, Any]:
-    if not raw:
-        return {}
-    if not isinstance(raw, list):
-        raise ImportFormatError(where, f"line {number}", "attributes must be a list")
-    return {
-        str(item.get("key")): _any_value(item.get("value") or {})
-        for item in raw
-        if isinstance(item, dict)
-    }
-
-
-def _any_value(value: dict[str, Any]) -> Any:
-    """An OTLP ``AnyValue`` as a Python value (intValue arrives as a string in JSON)."""
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "arrayValue" in value:
-        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
-    if "kvlistValue" in value:
-        return {
-            str(kv.get("key")): _any_value(kv.get("value") or {})
-            for kv in (value["kvlistValue"] or {}).get("values") or []
-        }
-    if "bytesValue" in value:
-        return value["bytesValue"]
-    return None
 
 
 # -- placing -------------------------------------------------------------------------------
@@ -289,12 +119,12 @@ class _Group:
     """The spans of one episode: its agent span (if any), model spans and tool spans."""
 
     trace_id: str
-    agent: _Span | None
-    models: list[_Span] = field(default_factory=list)
-    tools: list[_Span] = field(default_factory=list)
+    agent: OtlpSpan | None
+    models: list[OtlpSpan] = field(default_factory=list)
+    tools: list[OtlpSpan] = field(default_factory=list)
 
 
-def _episodes(spans: list[_Span], where: Path, unplaced: Counter[str]) -> list[Episode]:
+def _episodes(spans: list[OtlpSpan], where: Path, unplaced: Counter[str]) -> list[Episode]:
     by_id = {(span.trace_id, span.span_id): span for span in spans}
     observed: dict[str, int] = {}
     for span in spans:
@@ -335,7 +165,7 @@ def _episodes(spans: list[_Span], where: Path, unplaced: Counter[str]) -> list[E
     return episodes
 
 
-def _owner(span: _Span, by_id: dict[tuple[str, str], _Span]) -> tuple[_Span | None, bool]:
+def _owner(span: OtlpSpan, by_id: dict[tuple[str, str], OtlpSpan]) -> tuple[OtlpSpan | None, bool]:
     """The nearest agent ancestor of ``span`` and whether a tool span lies between them."""
     seen = {span.span_id}
     parent_id = span.parent_id
@@ -393,15 +223,15 @@ def _episode(
     )
 
 
-def _tool_order(span: _Span) -> tuple[int, int, str]:
+def _tool_order(span: OtlpSpan) -> tuple[int, int, str]:
     """Start order; calls starting together keep the order an export gave them."""
     index = span.attrs.get("reviewlab.call.index")
     return (span.start_ns or 0, index if isinstance(index, int) else 0, span.span_id)
 
 
 def _model_rounds(
-    models: list[_Span],
-    tools: list[_Span],
+    models: list[OtlpSpan],
+    tools: list[OtlpSpan],
     calls: list[TimedCall],
     origin_ns: int,
     observed_ns: int,
@@ -433,7 +263,7 @@ def _model_rounds(
 
 
 def _end_reason(
-    group: _Group, models: list[_Span], rounds: list[Round], root: dict[str, Any]
+    group: _Group, models: list[OtlpSpan], rounds: list[Round], root: dict[str, Any]
 ) -> EndReason:
     saved = root.get("reviewlab.episode.end_reason")
     if saved in END_REASONS:
@@ -448,7 +278,7 @@ def _end_reason(
     return "final_answer"
 
 
-def _call(span: _Span, observed_ns: int, where: Path) -> Call:
+def _call(span: OtlpSpan, observed_ns: int, where: Path) -> Call:
     attrs = span.attrs
     assert span.start_ns is not None
     tool = _tool_name(span)
@@ -492,7 +322,7 @@ def _call(span: _Span, observed_ns: int, where: Path) -> Call:
     )
 
 
-def _tool_name(span: _Span) -> str:
+def _tool_name(span: OtlpSpan) -> str:
     for key in ("gen_ai.tool.name", "tool.name"):
         value = span.attrs.get(key)
         if isinstance(value, str) and value:
@@ -503,7 +333,7 @@ def _tool_name(span: _Span) -> str:
     return name or "unknown"
 
 
-def _says_timeout(span: _Span) -> bool:
+def _says_timeout(span: OtlpSpan) -> bool:
     texts = [str(span.attrs.get("error.type", "")), span.status_message]
     for event in span.events:
         if event["name"] == "exception":
