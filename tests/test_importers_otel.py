@@ -249,3 +249,14 @@ def test_bad_input_names_the_file_and_line(tmp_path):
     binary.write_bytes(b"\x00\xff\xfe binary")
     with pytest.raises(ImportFormatError, match=r"blob\.bin: file: binary data"):
         import_otel(binary)
+
+
+def test_a_trace_without_genai_spans_says_what_it_held(tmp_path):
+    """A trace of HTTP spans only is refused with the count of what it held, naming the file."""
+    path = tmp_path / "http.jsonl"
+    tracer = _provider(path).get_tracer("test")
+    _span(tracer, "GET /", 0, 1, {"http.request.method": "GET"})
+    with pytest.raises(
+        ImportFormatError, match=r"http\.jsonl: spans: no agent, model or tool span"
+    ):
+        read_otel(path)

@@ -110,7 +110,11 @@ def read_otel(path: str | os.PathLike[str]) -> OtelImport:
     if not spans and not unplaced:
         raise ImportFormatError(where, "file", "no spans found")
     episodes = _episodes(spans, where, unplaced)
-    return OtelImport(episodes, unplaced, len(spans))
+    result = OtelImport(episodes, unplaced, len(spans))
+    if not episodes:
+        # Not one tool or model span: say what the file held instead of an empty import.
+        raise ImportFormatError(where, "spans", f"no agent, model or tool span: {result.report()}")
+    return result
 
 
 # -- placing -------------------------------------------------------------------------------
