@@ -138,10 +138,14 @@ def test_the_policy_file_holds_policy_and_narrowing(corpus, tmp_path):
 
 
 def test_unmeetable_budgets_say_so(corpus):
-    """A zero budget cannot be met by any finite timeout: the answer says NOT met."""
-    rec = recommend(corpus[:200], max_timeout_coverage_loss=0.0)
+    """Calls that never return are abandoned under every bound: a zero abandonment budget cannot
+    be met, and the answer says so instead of pretending."""
+    rec = recommend(corpus, max_abandoned_rate=0.0)
+    assert any(not call.completed for episode in corpus for call in episode.calls)
     assert not rec.met
-    assert not bool(rec.budgets.set_index("budget").loc["timeout_coverage_loss_rate", "met"])
+    assert not bool(rec.budgets.set_index("budget").loc["abandoned_call_rate", "met"])
+    # A zero timeout-loss budget alone is met by the loosest timeouts, which abandon only those.
+    assert recommend(corpus[:200], max_timeout_coverage_loss=0.0).met
 
 
 def test_the_former_budget_name_still_works_and_warns(corpus):
@@ -195,7 +199,7 @@ def test_replay_of_the_saved_policy_reproduces_the_printed_figures(tmp_path, cap
 def test_an_unmeetable_budget_exits_non_zero_and_writes_nothing(tmp_path, capsys):
     """tune with a budget no policy meets exits 1, says so on stderr and leaves -o unwritten."""
     rec = tmp_path / "rec.toml"
-    status = main(["tune", str(corpus_path()), "--max-timeout-coverage-loss", "0", "-o", str(rec)])
+    status = main(["tune", str(corpus_path()), "--max-abandoned-rate", "0", "-o", str(rec)])
     captured = capsys.readouterr()
     assert status == 1 and not rec.exists()
     assert "NOT MET" in captured.out and "keeps every budget" in captured.err

@@ -24,7 +24,9 @@ recorded one:
 Predicted timeout coverage loss of a policy: ``Σ_tool S(t_tool) · exposure /
 requested lines``; predicted abandoned-call rate: ``Σ_tool S(t_tool) · calls /
 calls``. Both are expectations (an episode with two abandonments is counted
-twice, which errs on the side of caution).
+twice, which errs on the side of caution). Calls that never return are lost
+under every bound, so :mod:`reviewlab.analysis.tune` uses the *difference*
+between two policies' predictions: what a tighter timeout adds.
 """
 
 from __future__ import annotations

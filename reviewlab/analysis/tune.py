@@ -16,8 +16,9 @@ Lifecycle of :func:`recommend`:
 2. Every tool starts on its loosest rung. One step at a time, every tool's
    next tighter rung is tried with the others held; a step is *allowed* when
    the budgets hold (below) and the objective gets no worse. The allowed step
-   with the best objective is taken (ties: the least timeout loss, then the
-   least abandonment); when no step is allowed, the search stops. So each
+   with the best objective is taken (ties: the least timeout loss replayed,
+   then predicted, then the least abandonment); when no step is allowed, the
+   search stops. So each
    tool ends on the shortest rung the budgets allow, and the objective's
    gains are taken first when budget is scarce.
 3. A budget holds when two figures stay within it. On the corpus: the
@@ -29,7 +30,9 @@ Lifecycle of :func:`recommend`:
    of its episode, so losses come in lumps). On episodes the corpus does not
    hold: the prediction of :class:`reviewlab.analysis.tails.LossModel`, whose
    fitted tails charge a timeout just above the slowest recorded call for the
-   slower calls a corpus like this one will bring.
+   slower calls a corpus like this one will bring: the figure replayed at the
+   loosest rungs (what no timeout avoids: calls that never return are abandoned
+   under every bound) plus what the model says each tighter rung adds.
 4. The explanation: per tool, the chosen timeout, its place on the tool's
    survival curve, what the choice buys (the objective with this tool back at
    its base timeout, minus the recommendation's), and what one step tighter
@@ -238,6 +241,23 @@ class _Evaluator:
             corpus.episode_index, weights=corpus.requested_lines, minlength=n
         )
         self.cache: dict[tuple[tuple[str, float], ...], _Point] = {}
+        self.loosest: dict[str, float] = {}
+        self.floor = (0.0, 0.0)
+
+    def start(self, base: TimeoutPolicy, loosest: dict[str, float]) -> None:
+        """Anchor the predictions at the loosest rungs: what no timeout avoids, as replayed."""
+        rates = self.rates(base.with_tool_timeouts(None, **loosest))
+        self.loosest = dict(loosest)
+        self.floor = (rates["timeout_coverage_loss_rate"][0], rates["abandoned_call_rate"][0])
+        self.cache.clear()
+
+    def predicted(self, chosen: dict[str, float]) -> tuple[float, float]:
+        """Timeout coverage loss and abandoned rate predicted for unseen episodes: the replayed
+        figures at the loosest rungs, plus what the tail model says the tighter rungs add."""
+        model = self.model
+        coverage = model.timeout_coverage_loss(chosen) - model.timeout_coverage_loss(self.loosest)
+        abandoned = model.abandoned_rate(chosen) - model.abandoned_rate(self.loosest)
+        return self.floor[0] + max(coverage, 0.0), self.floor[1] + max(abandoned, 0.0)
 
     def rates(self, policy: TimeoutPolicy) -> dict[str, tuple[float, float]]:
         """``budget → (estimate, upper bound)`` for the timeout coverage loss and abandoned rate."""
@@ -261,12 +281,13 @@ class _Evaluator:
         if key not in self.cache:
             policy = base.with_tool_timeouts(None, **chosen)
             rates = self.rates(policy)
+            coverage, abandoned = self.predicted(chosen)
             self.cache[key] = _Point(
                 self.corpus.summary(policy, self.narrowing),
                 rates["timeout_coverage_loss_rate"][1],
                 rates["abandoned_call_rate"][1],
-                self.model.timeout_coverage_loss(chosen),
-                self.model.abandoned_rate(chosen),
+                coverage,
+                abandoned,
             )
         return self.cache[key]
 
@@ -351,6 +372,7 @@ def recommend(
         tool: _ladder(estimates[tool], longest.get(tool, 0.0), base_sec[tool]) for tool in tools
     }
     chosen = {tool: ladders[tool][-1] for tool in tools}
+    evaluator.start(base, chosen)
 
     def allowed(point: _Point) -> bool:
         coverage = max(point.timeout_loss_upper, point.timeout_loss_predicted)
@@ -361,7 +383,7 @@ def recommend(
 
     current = evaluator.point(base, chosen)
     while True:
-        best: tuple[tuple[float, float, float, int], str, _Point] | None = None
+        best: tuple[tuple[float, float, float, float, int], str, _Point] | None = None
         for order, tool in enumerate(tools):
             rung = ladders[tool].index(chosen[tool])
             if rung == 0:
@@ -369,7 +391,13 @@ def recommend(
             point = evaluator.point(base, {**chosen, tool: ladders[tool][rung - 1]})
             if not allowed(point) or point.summary[key] > current.summary[key]:
                 continue
-            rank = (point.summary[key], point.timeout_loss_upper, point.abandoned_upper, order)
+            rank = (
+                point.summary[key],
+                point.timeout_loss_upper,
+                point.timeout_loss_predicted,
+                point.abandoned_upper,
+                order,
+            )
             if best is None or rank < best[0]:
                 best = (rank, tool, point)
         if best is None:
@@ -483,7 +511,9 @@ def _explain(
         row["survival_quantile"] = 1.0 - estimate.survival(timeout)
         tail = evaluator.model.tools[tool]
         row["tail_alpha"] = tail.alpha
-        row["predicted_timeout_loss"] = evaluator.model.timeout_coverage_loss({tool: timeout})
+        row["predicted_timeout_loss"] = evaluator.model.timeout_coverage_loss(
+            {tool: timeout}
+        ) - evaluator.model.timeout_coverage_loss({tool: evaluator.loosest[tool]})
         row["abandoned_rate"] = (
             float(per_tool.loc[tool, "abandoned_call_rate"]) if tool in per_tool.index else 0.0
         )
