@@ -246,3 +246,31 @@ def test_public_api_exports_bounded_tool_and_tool_call_log():
     assert reviewlab.bounded_tool is bounded_tool
     assert reviewlab.ToolCallLog is ToolCallLog
     assert {"bounded_tool", "ToolCallLog"} <= set(reviewlab.__all__)
+
+
+def test_cancelling_the_caller_cancels_an_async_tool_and_records_nothing():
+    """A caller cancelled while waiting (not a bound) passes the cancellation to the tool."""
+    sink = Sink()
+    seen: list[str] = []
+
+    async def slow() -> str:
+        """Wait until cancelled."""
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+        return "never"
+
+    async def scenario() -> None:
+        wrapped = bounded_tool(slow, policy=TimeoutPolicy.uniform(WAIT), recorder=sink)
+        caller = asyncio.ensure_future(wrapped())
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        caller.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await caller
+        await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert seen == ["cancelled"] and sink.calls == []

@@ -215,7 +215,12 @@ class _Wrapped:
         bound = resolve_bound(self.policy, None, self.tool, named, narrowing=self.narrowing)
         deadline = None if bound.sec is None else start + bound.sec
         task = asyncio.ensure_future(_scoped(self.fn(*args, **kwargs), deadline))
-        done, _ = await asyncio.wait({task}, timeout=bound.sec)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=bound.sec)
+        except asyncio.CancelledError:
+            # The caller was cancelled (not the bound): the cancellation goes on to the tool.
+            task.cancel()
+            raise
         duration = monotonic_now() - start
         if task in done:
             exc = task.exception()

@@ -37,6 +37,7 @@ import contextlib
 import contextvars
 import json
 import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -58,6 +59,9 @@ _NS = 1_000_000_000
 _TIMEOUT_TYPE = "tool_timeout"
 
 
+_UNKNOWN: Any = object()
+_TRACE_API: Any = _UNKNOWN
+_TRACERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 _SCOPED_PROVIDER: contextvars.ContextVar[Any] = contextvars.ContextVar(
     "reviewlab_tracer_provider", default=None
 )
@@ -74,19 +78,40 @@ def tracer_provider_scope(provider: Any) -> Iterator[None]:
         _SCOPED_PROVIDER.reset(token)
 
 
+def _trace_api() -> Any:
+    """The ``opentelemetry.trace`` module, or ``None`` without the API (looked up once)."""
+    global _TRACE_API
+    if _TRACE_API is _UNKNOWN:
+        try:
+            from opentelemetry import trace
+        except ImportError:
+            trace = None  # type: ignore[assignment]
+        _TRACE_API = trace
+    return _TRACE_API
+
+
 def active_tracer(provider: Any = None) -> Any:
-    """A tracer when a provider is given, scoped or set process-wide, else ``None`` (off)."""
-    try:
-        from opentelemetry import trace
-    except ImportError:
+    """A tracer when a provider is given, scoped or set process-wide, else ``None`` (off).
+
+    Cheap when off: without the API it is one global read; with the default no-op
+    provider one context-variable read and one type check.
+    """
+    trace = _trace_api()
+    if trace is None:
         return None
     if provider is None:
         provider = _SCOPED_PROVIDER.get()
     if provider is None:
         provider = trace.get_tracer_provider()
-        if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        if type(provider) in (trace.ProxyTracerProvider, trace.NoOpTracerProvider):
             return None
-    return provider.get_tracer(TRACER_NAME)
+    try:
+        return _TRACERS[provider]
+    except (KeyError, TypeError):
+        tracer = provider.get_tracer(TRACER_NAME)
+        with contextlib.suppress(TypeError):  # a provider that cannot be weakly referenced
+            _TRACERS[provider] = tracer
+        return tracer
 
 
 def call_attributes(
