@@ -13,6 +13,7 @@ from reviewlab.core.deadline import (
     execution_deadline_scope,
     monotonic_now,
 )
+from reviewlab.core.idle import IdleTimeouts
 from reviewlab.core.policy import (
     Bound,
     Narrowing,
@@ -26,10 +27,12 @@ from reviewlab.core.receipts import Outcome, ToolReceipt, tool_timeout_text
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
 from reviewlab.engines.replay import replay
 from reviewlab.engines.result import ReplayResult
+from reviewlab.live.aio import AsyncBoundedExecutor
 from reviewlab.live.bounded import bounded_tool
 from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.inspection import demo_workspace, inspection_registry
+from reviewlab.live.mcp import MCPServer
 from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.schema import Episode
 from reviewlab.recording.tool_log import ToolCallLog
@@ -38,12 +41,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SOURCE_GAP_ABANDONED",
+    "AsyncBoundedExecutor",
     "Bound",
     "BoundedExecutor",
     "CallResult",
     "CallStatus",
     "Episode",
     "EpisodeResult",
+    "IdleTimeouts",
+    "MCPServer",
     "Narrowing",
     "Outcome",
     "PolicyError",
