@@ -521,7 +521,12 @@ def _log_importer(name: str) -> Any:
     An OpenTelemetry import also prints what it made of the spans, with the ones it could
     not place counted by reason.
     """
-    from reviewlab.recording.importers import IMPORTERS, detect_format, read_otel
+    from reviewlab.recording.importers import (
+        IMPORTERS,
+        ImportFormatError,
+        detect_format,
+        read_otel,
+    )
 
     def run(source: Path) -> list[Any]:
         found = detect_format(source) if name == "auto" else name
@@ -531,9 +536,28 @@ def _log_importer(name: str) -> Any:
             return list(result.episodes)
         if name == "auto":
             _print(f"{source}: detected format {found}")
-        return IMPORTERS[found](source)  # type: ignore[index]
+        try:
+            return IMPORTERS[found](source)  # type: ignore[index]
+        except ImportFormatError as exc:
+            hint = _other_format(source, name)
+            if hint is None:
+                raise
+            raise UserError(f"{exc}; the content looks like {hint}: try 'import {hint}'") from None
 
     return run
+
+
+def _other_format(source: Path, name: str) -> str | None:
+    """The format ``source`` looks like when that is not ``name`` (``None``: no better guess)."""
+    from reviewlab.recording.importers import detect_format
+
+    if name == "auto":
+        return None
+    try:
+        found = detect_format(source)
+    except ValueError:
+        return None
+    return found if found != name else None
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -140,3 +140,11 @@ def test_the_known_external_files_import_and_the_two_untimed_ones_are_refused(tm
             refused.append(source.name)
     capsys.readouterr()
     assert refused == ["README.md", "log_tool_call_error.json"]
+
+
+def test_a_traj_given_as_openhands_gets_a_hint_to_the_right_format(tmp_path, capsys):
+    """Naming the wrong format still fails, but the one error line names the format it looks like."""
+    out = tmp_path / "x.jsonl"
+    assert main(["import", "openhands", str(TEST_REPO), "-o", str(out)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert str(TEST_REPO) in line and "looks like swe_agent" in line and not out.exists()
