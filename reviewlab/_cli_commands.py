@@ -12,11 +12,12 @@ line on stderr. Heavy imports happen inside the handler that needs them, so
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,8 @@ __all__ = [
     "PROG",
     "SYNTH_MAX_EPISODES",
     "UserError",
-    "cmd_dashboard",
     "cmd_convert",
+    "cmd_dashboard",
     "cmd_demo",
     "cmd_import",
     "cmd_incident",
@@ -85,6 +86,17 @@ def _load_corpus(path_text: str, on_error: str = "raise") -> list[Any]:
     if not episodes:
         raise UserError(f"{path_text}: holds no episodes")
     return list(episodes)
+
+
+@contextlib.contextmanager
+def _computing_on(corpus: str) -> Iterator[None]:
+    """Numbers the corpus holds that arithmetic cannot take (1e308 doubled) name the corpus."""
+    try:
+        yield
+    except ArithmeticError as exc:  # OverflowError, ZeroDivisionError, FloatingPointError
+        raise UserError(
+            f"{corpus}: values too extreme to compute with ({type(exc).__name__}: {one_line(exc)})"
+        ) from None
 
 
 def _seed(text: int | None, flag: str = "--seed") -> int | None:
@@ -239,10 +251,17 @@ def cmd_record(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"policy": policy, "narrowing": narrowing}
     if args.api_key is not None:
         options["api_key"] = args.api_key
+    if args.mcp:
+        options["mcp"] = args.mcp
+    from reviewlab.live.mcp import MCPServerError
+
     # The episode is recorded into a scratch file; OUT changes only once the run succeeded.
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as scratch:
         fresh = Path(scratch) / "episode.jsonl"
-        result = record_live(args.base_url, args.model, root, args.task, fresh, **options)
+        try:
+            result = record_live(args.base_url, args.model, root, args.task, fresh, **options)
+        except MCPServerError as exc:
+            raise UserError(f"--mcp {args.mcp!r}: {exc}") from None
         if result.receipts:
             _print(text_table(receipts_table(result.receipts)))
         usage = result.usage
@@ -278,32 +297,40 @@ def cmd_replay(args: argparse.Namespace) -> int:
         )
     if args.time_scale is not None and args.engine != "real":
         raise UserError(f"--time-scale: used only by --engine real, not {args.engine}")
-    time_scale = 0.001 if args.time_scale is None else args.time_scale
-    _positive_seconds(time_scale, "--time-scale")
+    if args.time_scale is not None:
+        _positive_seconds(args.time_scale, "--time-scale")
     _seed(args.seed)
     episodes = _load_corpus(args.corpus, args.on_error)
-    from reviewlab.engines.replay import replay
-    from reviewlab.ui.report import summary_table, text_table, write_table
+    from reviewlab.engines.replay import replay, replay_bounds
+    from reviewlab.ui.report import assumptions_line, summary_table, text_table, write_table
 
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"engine": args.engine, "reaction": args.reaction}
     if args.seed is not None:
         options["seed"] = args.seed
-    result = replay(
-        episodes,
-        policy,
-        narrowing,
-        engine=args.engine,
-        censored=args.censored,
-        slots=args.slots,
-        time_scale=time_scale,
-        **options,
-    )
+    if args.slots is not None:
+        options["slots"] = args.slots
+    if args.time_scale is not None:
+        options["time_scale"] = args.time_scale
     label = (
         "unbounded (pre-fix)"
         if narrowing.mode == "unbounded"
         else f"{getattr(policy, 'name', 'policy')} / {narrowing.label}"
     )
-    _print(text_table(summary_table({label: result.summary})))
+    with _computing_on(args.corpus):
+        if args.censored == "bounds":
+            both = replay_bounds(episodes, policy, narrowing, **options)
+            result = both.pessimistic
+            summaries = {
+                f"{label}, optimistic (observed)": both.optimistic.summary,
+                f"{label}, pessimistic (wedge)": both.pessimistic.summary,
+            }
+            assumptions = both.assumptions
+        else:
+            result = replay(episodes, policy, narrowing, censored=args.censored, **options)
+            summaries = {label: result.summary}
+            assumptions = result.assumptions
+    _print(assumptions_line(assumptions))
+    _print(text_table(summary_table(summaries)))
     _print("")
     _print(text_table(result.per_tool()))
     if out is not None:
@@ -359,7 +386,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.scheduler:
         client = _dask_client(args.scheduler, args.connect_timeout)
     try:
-        frame = sweep(episodes, grid, engine=args.engine, client=client, allow_unknown_tools=True)
+        with _computing_on(args.corpus):
+            frame = sweep(
+                episodes, grid, engine=args.engine, client=client, allow_unknown_tools=True
+            )
     finally:
         if client is not None:
             client.close()
@@ -409,15 +439,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from reviewlab.analysis.tune import recommend
     from reviewlab.ui.answers import tune_text
 
-    recommendation = recommend(
-        episodes,
-        max_timeout_coverage_loss=budget,
-        max_abandoned_rate=args.max_abandoned_rate,
-        objective=args.objective,
-        base=base,
-        narrowing=narrowing,
-        confidence=args.confidence,
-    )
+    with _computing_on(args.corpus):
+        recommendation = recommend(
+            episodes,
+            max_timeout_coverage_loss=budget,
+            max_abandoned_rate=args.max_abandoned_rate,
+            objective=args.objective,
+            base=base,
+            narrowing=narrowing,
+            confidence=args.confidence,
+        )
     _print(tune_text(recommendation, base_label=f"base ({base.name})"))
     if not recommendation.met:
         sys.stderr.write(
@@ -459,7 +490,8 @@ def cmd_incident(args: argparse.Namespace) -> int:
     from reviewlab.analysis.incident import longest_silences
     from reviewlab.ui.answers import incident_text
 
-    silences = longest_silences(episodes, candidates, top=args.top, censored=args.censored)
+    with _computing_on(args.corpus):
+        silences = longest_silences(episodes, candidates, top=args.top, censored=args.censored)
     _print(incident_text(silences))
     return 0
 
@@ -590,7 +622,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = _output_path(args.output, (".jsonl", ".json"))
     from reviewlab.recording.otel_export import export_otel
 
-    spans = export_otel(episodes, out)
+    with _computing_on(args.corpus):  # e.g. 1e308 s is past what OTLP nanoseconds can hold
+        spans = export_otel(episodes, out)
     calls = sum(len(episode.calls) for episode in episodes)
     _print(
         f"exported {len(episodes)} episode(s), {calls} call(s) as {spans} OTLP/JSON span(s) "

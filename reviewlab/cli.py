@@ -42,7 +42,7 @@ from reviewlab._cli_commands import (
     cmd_tune,
     one_line,
 )
-from reviewlab.core.vocab import IMPORT_FORMATS
+from reviewlab.core.vocab import CENSORING_MODES, IMPORT_FORMATS, REACTIONS
 
 __all__ = ["UserError", "build_parser", "main"]
 
@@ -167,6 +167,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--force", action="store_true", help="replace an existing non-empty recording at -o"
     )
+    p.add_argument(
+        "--mcp",
+        default=None,
+        metavar="COMMAND",
+        help="give the reviewer the tools of this MCP server, started over stdio in --root "
+        '(e.g. "npx @modelcontextprotocol/server-filesystem ."); recorded as reviewlab.episode/2',
+    )
 
     p = command(
         "replay",
@@ -190,10 +197,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--censored",
-        choices=("wedge", "impute"),
+        choices=(*CENSORING_MODES, "bounds"),
         default="wedge",
-        help="what a call that never returned does: wedge forever (default) or return at an "
-        "imputed time",
+        help="what a call that never returned in the recording does: wedge (never returns; "
+        "default), observed (returns when last seen), impute (a seeded Kaplan-Meier draw), "
+        "bounds (observed and wedge side by side)",
+    )
+    p.add_argument(
+        "--reaction",
+        choices=REACTIONS,
+        default="as_recorded",
+        help="what the model does after an abandonment: as_recorded (later rounds unchanged; "
+        "default), reissue (asks again once), skip_target (gives up on the abandoned path)",
     )
     p.add_argument(
         "--slots",

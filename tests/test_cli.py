@@ -7,6 +7,8 @@ to prove that exit status and stderr are what a shell sees.
 
 from __future__ import annotations
 
+import math
+
 import json
 import socket
 import subprocess
@@ -192,7 +194,15 @@ def test_replay_unbounded_preset_wedges_and_writes_parquet(
     )
     frame = pd.read_parquet(out)
     assert len(frame) == 8
-    assert frame["max_silence_sec"].max() == pytest.approx(26_000.0)
+    # Under censored=wedge the wedged call never returns: Parquet keeps the infinity.
+    assert frame["max_silence_sec"].max() == math.inf
+    printed = capsys.readouterr().out
+    assert "assumes: censored=wedge (a censored call never returns)" in printed
+    assert "∞ (a censored call never returns)" in printed
+    assert main(["replay", str(corpus), "--policy", "unbounded", "--censored", "observed",
+                 "--table", "episodes", "-o", str(out)]) == 0
+    # Observed: it returns at 26,000 s and the round's last call (1 s) still runs.
+    assert pd.read_parquet(out)["max_silence_sec"].max() == pytest.approx(26_001.0)
     assert "26,000" in capsys.readouterr().out
 
 

@@ -181,6 +181,8 @@ def test_quantiles_keep_infinity_and_match_numpy_otherwise():
     p50, p95, p100 = metrics.quantiles(with_inf, (0.5, 0.95, 1.0))
     assert p50 == float(np.quantile([1.0, 2.0, 3.0], 0.75)) and p95 == math.inf == p100
     assert metrics.quantiles(np.array([math.inf, math.inf]), (0.0,)) == (math.inf,)
+    # The median of three lands exactly on 5: an infinite neighbour with weight 0 is not touched.
+    assert metrics.quantiles(np.array([math.inf, 2.0, 5.0]), (0.5,)) == (5.0,)
 
 
 def test_peak_overlap_half_open_intervals():

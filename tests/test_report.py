@@ -10,6 +10,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from reviewlab.ui.report import (
+    INFINITE_TEXT,
     Report,
     format_value,
     receipts_table,
@@ -27,7 +28,7 @@ def test_format_value_reads_like_a_person_writes() -> None:
     assert format_value(0.012345) == "0.01235"
     assert format_value(float("nan")) == "-"
     assert format_value(None) == "-"
-    assert format_value(math.inf) == "inf"
+    assert format_value(math.inf) == "∞ (a censored call never returns)" == INFINITE_TEXT
     assert format_value(3) == "3"
 
 

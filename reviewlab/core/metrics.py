@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reviewlab.core.vocab import OUTCOMES, SOURCE_GAP_ABANDONED
+from reviewlab.core.vocab import OUTCOMES, SOURCE_GAP_ABANDONED, SOURCE_GAP_SKIPPED
 
 __all__ = [
     "CALL_COLUMNS",
@@ -142,18 +142,23 @@ def timeout_lost_lines(
     credited_lines: np.ndarray,
     abandoned: np.ndarray,
     executed: np.ndarray,
+    skipped: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per call, the lines lost because of abandonment (design §5).
 
     A call's lost lines are ``requested − credited``. They are the timeout's
     doing when the call was abandoned, or when it executed (returned inside its
     bound, without error) and was still not credited — the sticky rule withheld
-    its extent after an earlier abandonment. Lines lost by a call that failed by
-    itself, never returned under the unbounded policy, or never started because
-    the log ended are inherent, not counted here.
+    its extent after an earlier abandonment — or when the model never issued it
+    because an abandonment made it give up on the call's target (``skipped``,
+    the ``skip_target`` reaction). Lines lost by a call that failed by itself,
+    never returned under the unbounded policy, or never started because the log
+    ended are inherent, not counted here.
     """
     lost = np.asarray(requested_lines, dtype=np.int64) - np.asarray(credited_lines, dtype=np.int64)
     caused = np.asarray(abandoned, dtype=bool) | np.asarray(executed, dtype=bool)
+    if skipped is not None:
+        caused = caused | np.asarray(skipped, dtype=bool)
     return np.where(caused, lost, 0).astype(np.int64)
 
 
@@ -180,6 +185,8 @@ def quantiles(values: np.ndarray, qs: Sequence[float]) -> tuple[float, ...]:
         weight = position - below
         if np.isinf(ordered[below]) or (weight > 0 and np.isinf(ordered[above])):
             out.append(math.inf)
+        elif weight == 0:
+            out.append(float(ordered[below]))  # NumPy's a + (b - a)·0, without touching b
         else:
             out.append(float(np.quantile(ordered[: above + 1], position / max(above, 1))))
     return tuple(out)
@@ -244,6 +251,7 @@ def _timeout_lost(calls: pd.DataFrame) -> np.ndarray:
         calls["credited_lines"].to_numpy(),
         calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
         calls["outcome"].eq(EXECUTED).to_numpy(),
+        calls["source_gap"].eq(SOURCE_GAP_SKIPPED).to_numpy(),
     )
 
 

@@ -19,6 +19,7 @@ time).
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -37,6 +38,7 @@ from reviewlab.core.narrowing import check_seconds as _seconds
 
 __all__ = [
     "BOUND_BY",
+    "CLAMP_JITTER_SEC",
     "Bound",
     "NARROWING_MODES",
     "Narrowing",
@@ -71,6 +73,9 @@ _OUROBOROS_CLAMP_TOOLS = (
     "await_messages",
 )
 _OUROBOROS_CLAMP_RESERVE_SEC = 120.0
+
+CLAMP_JITTER_SEC = 0.1
+"""A clamp window this close below a whole second counts as that second (see step 4)."""
 
 _UNSET: Any = object()
 
@@ -113,8 +118,15 @@ class TimeoutPolicy:
        ``timeout_sec`` (alias ``timeout``): ``min(max(base, override),
        override_ceiling_sec) + settlement_margin_sec``; the clamp is skipped.
     4. For tools in ``clamp_tools`` with time remaining ``rem > 0``: ``w = rem
-       - clamp_reserve_sec``; ``base`` if ``w >= base`` else
-       ``int(max(1, min(base, w)))``.
+       - clamp_reserve_sec``; ``base`` if ``w >= base`` else the whole seconds
+       of ``max(1, min(base, w))``, where a window less than
+       :data:`CLAMP_JITTER_SEC` short of a whole second counts as that second
+       (``floor(x + CLAMP_JITTER_SEC)``). The reference truncates with
+       ``int()``; on a real clock the time left is always a few microseconds
+       to milliseconds short of the round figure a plan or a simulation sees,
+       and plain truncation then costs a whole second of bound (a deadline of
+       8 s with a 2 s reserve gave 5 s in the twin and 4 s for real). With the
+       jitter allowance every engine gets 5 s.
     5. Otherwise ``base``.
     """
 
@@ -289,7 +301,7 @@ class TimeoutPolicy:
         window = remaining_sec - self.clamp_reserve_sec
         if window >= base_sec:
             return base_sec
-        return float(int(max(1.0, min(base_sec, window))))
+        return float(math.floor(max(1.0, min(base_sec, window)) + CLAMP_JITTER_SEC))
 
     def clamp_array(self, base_sec: np.ndarray, remaining_sec: np.ndarray) -> np.ndarray:
         """:meth:`clamp` element-wise; a NaN in ``remaining_sec`` stands for ``None`` (no deadline)."""
@@ -298,7 +310,7 @@ class TimeoutPolicy:
         window = rem - self.clamp_reserve_sec
         # NaN compares False everywhere (silently), so "no deadline" keeps the base like rem <= 0 does.
         cut = (rem > 0) & ~(window >= base)
-        clamped = np.trunc(np.maximum(1.0, np.minimum(base, window)))
+        clamped = np.floor(np.maximum(1.0, np.minimum(base, window)) + CLAMP_JITTER_SEC)
         return np.where(cut, clamped, base)
 
     @staticmethod
@@ -428,8 +440,13 @@ def load_policy_file(path: str | Path) -> tuple[TimeoutPolicy, Narrowing]:
             )
         if data.get("policy") == {}:
             raise empty
-        policy = TimeoutPolicy.from_dict(data.get("policy", {}), where=f"{path}: policy")
-        narrowing = Narrowing.from_dict(data.get("narrowing", {}), where=f"{path}: narrowing")
+        try:
+            policy = TimeoutPolicy.from_dict(data.get("policy", {}), where=f"{path}: policy")
+            narrowing = Narrowing.from_dict(data.get("narrowing", {}), where=f"{path}: narrowing")
+        except PolicyError as exc:
+            if str(path) in str(exc):
+                raise
+            raise PolicyError(f"{path}: {exc}") from None  # every refusal names the file
         return policy, narrowing
     return TimeoutPolicy.from_dict(data, where=f"{path}: policy"), Narrowing()
 

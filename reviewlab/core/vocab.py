@@ -26,6 +26,7 @@ __all__ = [
     "SOURCES",
     "SOURCE_GAPS",
     "SOURCE_GAP_ABANDONED",
+    "SOURCE_GAP_SKIPPED",
     "SOURCE_GAP_WEDGED",
     "SOURCE_GAP_WITHHELD",
     "TRANSPORTS",
@@ -50,17 +51,22 @@ OutcomeName = Literal["executed", "error", "refused", "withheld"]
 """What a receipt says became of a call (design §1.5)."""
 OUTCOMES: Final = get_args(OutcomeName)
 
-SourceGap = Literal["native_tool_abandoned", "native_tool_wedged", "native_tool_withheld"]
+SourceGap = Literal[
+    "native_tool_abandoned", "native_tool_wedged", "native_tool_withheld", "native_tool_skipped"
+]
 """Why a receipt (and its episode) has a gap in what the model saw.
 
 ``native_tool_abandoned``: the call outlived its bound. ``native_tool_wedged``
 (replay only): under the pre-fix policy a censored call never returned and the
 episode ended there. ``native_tool_withheld``: a breaker withheld the tool.
+``native_tool_skipped`` (replay only): under the ``skip_target`` reaction the model
+never issued the call, having given up on its path after an abandonment.
 """
 SOURCE_GAPS: Final = get_args(SourceGap)
 SOURCE_GAP_ABANDONED: Final[SourceGap] = "native_tool_abandoned"
 SOURCE_GAP_WEDGED: Final[SourceGap] = "native_tool_wedged"
 SOURCE_GAP_WITHHELD: Final[SourceGap] = "native_tool_withheld"
+SOURCE_GAP_SKIPPED: Final[SourceGap] = "native_tool_skipped"
 
 BoundBy = Literal["tool_timeout", "deadline", "idle", "unbounded"]
 """Which term of the bound fired: the per-tool timeout, the inherited deadline, an idle timeout

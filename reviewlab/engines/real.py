@@ -49,6 +49,8 @@ go either way, which the differential test accounts for.
 
 from __future__ import annotations
 
+import copy
+import json
 import math
 import threading
 import time
@@ -57,21 +59,45 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from reviewlab.core import metrics
 from reviewlab.core.deadline import deadline_remaining, execution_deadline_scope, monotonic_now
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.receipts import Outcome
-from reviewlab.core.vocab import CENSORING_MODES, SOURCE_GAP_WEDGED, CensoringMode
+from reviewlab.core.vocab import (
+    CENSORING_MODES,
+    SOURCE_GAP_SKIPPED,
+    SOURCE_GAP_WEDGED,
+    CensoringMode,
+    Reaction,
+)
 from reviewlab.engines.censoring import completion_times, effective_observation
+from reviewlab.engines.reaction import check_reaction, skipped_start
 from reviewlab.engines.result import ReplayResult, assemble
 from reviewlab.engines.twin.engine import arrival_times, calls_frame
 from reviewlab.live.episode import CallTrace, EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.executor import BoundedExecutor, CallStatus
 from reviewlab.recording.schema import Episode
 
-__all__ = ["CALL_ARG", "replay_real"]
+__all__ = [
+    "CALL_ARG",
+    "OVERHEAD_SHARE_GOAL",
+    "REISSUE_ARG",
+    "default_time_scale",
+    "measure_overhead_sec",
+    "replay_real",
+]
+
+OVERHEAD_SHARE_GOAL = 0.01
+"""The default ``time_scale`` keeps the engine's own overhead under this share of wall time."""
+_SCALE_RANGE = (1e-4, 1.0)
+_overhead_cache: list[float] = []
 
 CALL_ARG = "_replay_call"
+REISSUE_ARG = "_replay_reissue"
+"""Marks a call the replay model re-issued (``reaction="reissue"``); the policy never sees it."""
+_TIMEOUT_PREFIX = "⚠️ TOOL_TIMEOUT ("
 """The extra argument naming a call's index within its episode."""
 
 
@@ -90,7 +116,7 @@ class _ScaledPolicy:
     def timeout_for(
         self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
     ) -> float:
-        args = {k: v for k, v in (tool_args or {}).items() if k != CALL_ARG}
+        args = {k: v for k, v in (tool_args or {}).items() if k not in (CALL_ARG, REISSUE_ARG)}
         remaining = deadline_remaining()
         if isinstance(self.inner, TimeoutPolicy):
             # tools=None, as in every replay: the recorded registry declared nothing.
@@ -188,9 +214,18 @@ class _ReplayRegistry:
 
 
 class _ReplayModel(ScriptedModel):
-    """Replays the recorded sends: waits ``send_sec × scale``, then answers with that round's calls."""
+    """Replays the recorded sends: waits ``send_sec × scale``, then answers with that round's calls.
 
-    def __init__(self, plan: _Plan, registry: _ReplayRegistry, scale: float) -> None:
+    Under a reaction other than ``as_recorded`` it reads the tool results it is
+    sent, as a model would: a ``TOOL_TIMEOUT`` text for one of its recorded
+    calls makes it re-issue that call in an extra send (``reissue``), or give
+    up on the call's ``path`` so that later ``read_file`` calls on it are not
+    issued (``skip_target``; recorded in :attr:`skipped`).
+    """
+
+    def __init__(
+        self, plan: _Plan, registry: _ReplayRegistry, scale: float, reaction: str = "as_recorded"
+    ) -> None:
         script: list[dict[str, Any]] = []
         for _send, indices in plan.rounds:
             if indices:
@@ -205,19 +240,84 @@ class _ReplayModel(ScriptedModel):
             # The recording ended mid-episode (a wedge, a log end): the replay still ends with an answer.
             script.append({"content": "replayed final answer"})
         super().__init__(script)
+        self.plan = plan
         self.sends = [send for send, _ in plan.rounds] + [0.0]
         self.registry = registry
         self.scale = scale
+        self.reaction = reaction
+        self.skipped: set[int] = set()
+        """Recorded calls not issued under ``skip_target``."""
+        self.reissued: list[int] = []
+        """Recorded calls re-issued under ``reissue``, in dispatch order."""
+        self._given_up: set[str] = set()
+        self._step = 0
+        self._last_send = 0.0
         self._never = threading.Event()
+
+    def _timed_out(self, messages: Any) -> list[int]:
+        """The recorded calls whose results in the latest tool messages are timeout texts."""
+        out = []
+        for message in reversed(list(messages or [])):
+            if message.get("role") != "tool":
+                break
+            call_id = str(message.get("tool_call_id", ""))
+            if call_id.startswith("c") and str(message.get("content", "")).startswith(
+                _TIMEOUT_PREFIX
+            ):
+                out.append(int(call_id[1:]))
+        return sorted(out)
 
     def chat(self, **kwargs: Any) -> dict[str, Any]:
         if self.registry.ended_at_call is not None:
             self.calls.append(kwargs)
             return {"content": "the recorded log ended"}
-        send = self.sends[len(self.calls)] if len(self.calls) < len(self.sends) else 0.0
-        if send:
-            self._never.wait(send * self.scale)
-        return super().chat(**kwargs)
+        timed_out = self._timed_out(kwargs.get("messages"))
+        if self.reaction == "reissue" and timed_out:
+            # The model asks again for what timed out, once, in a send as long as the last one.
+            self.calls.append(kwargs)
+            if self._last_send:
+                self._never.wait(self._last_send * self.scale)
+            self.reissued.extend(timed_out)
+            calls = [
+                tool_call(
+                    self.plan.calls[i].tool,
+                    {**self.plan.calls[i].args, CALL_ARG: i, REISSUE_ARG: True},
+                    f"r{i}",
+                )
+                for i in timed_out
+            ]
+            return {"content": "", "tool_calls": calls}
+        if self.reaction == "skip_target":
+            for i in timed_out:
+                path = self.plan.calls[i].args.get("path")
+                if isinstance(path, str):
+                    self._given_up.add(path)
+        carried = 0.0
+        while True:
+            step = self._step
+            self._step += 1
+            send = self.sends[step] if step < len(self.sends) else 0.0
+            carried += send
+            answer = self.script[step] if step < len(self.script) else self.script[-1]
+            calls = answer.get("tool_calls")
+            if calls and self.reaction == "skip_target":
+                kept = []
+                for call in calls:
+                    index = int(json.loads(call["function"]["arguments"])[CALL_ARG])
+                    path = self.plan.calls[index].args.get("path")
+                    if self.plan.calls[index].tool == "read_file" and path in self._given_up:
+                        self.skipped.add(index)
+                    else:
+                        kept.append(call)
+                if not kept and self._step < len(self.script):
+                    continue  # every call given up: the model's next recorded send follows at once
+                answer = {**answer, "tool_calls": kept} if kept else {"content": "replayed answer"}
+            break
+        self.calls.append(kwargs)
+        self._last_send = send
+        if carried:
+            self._never.wait(carried * self.scale)
+        return copy.deepcopy(answer)
 
 
 def _plan(
@@ -265,6 +365,7 @@ class _Run:
     ended: float = 0.0
     error: BaseException | None = None
     traces: dict[int, Any] = field(default_factory=dict)
+    model: _ReplayModel | None = None
 
 
 def replay_real(
@@ -273,7 +374,8 @@ def replay_real(
     narrowing: Narrowing | None = None,
     *,
     censored: CensoringMode = "wedge",
-    time_scale: float = 0.001,
+    reaction: Reaction = "as_recorded",
+    time_scale: float | None = None,
     seed: int = 0,
     concurrency: int = 32,
     settle_sec: float = 2.0,
@@ -287,7 +389,8 @@ def replay_real(
         raise ValueError(
             f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
-    if (
+    check_reaction(reaction)
+    if time_scale is not None and (
         isinstance(time_scale, bool)
         or not isinstance(time_scale, int | float)
         or not (math.isfinite(time_scale) and time_scale > 0)
@@ -305,7 +408,7 @@ def replay_real(
         raise ValueError("episodes: episode ids must be unique within a replayed corpus")
     arrival = arrival_times(corpus)
     imputed = completion_times(corpus, censored, seed)
-    scale = float(time_scale)
+    scale = float(time_scale) if time_scale is not None else default_time_scale(corpus)
     scaled_policy = _ScaledPolicy(policy, scale)
     scaled_narrowing = _scaled_narrowing(narrowing, scale)
     release = threading.Event()
@@ -319,7 +422,7 @@ def replay_real(
 
     def run_one(run: _Run) -> None:
         registry = run.registry
-        model = _ReplayModel(run.plan, registry, scale)
+        model = run.model = _ReplayModel(run.plan, registry, scale, reaction)
         episode = ReviewEpisode(
             ".",
             model,
@@ -351,7 +454,10 @@ def replay_real(
                     f"episode {run.plan.episode.id!r}: real replay failed: {run.error!r}"
                 ) from run.error
         _settle(runs, settle_sec)
-        return _result(runs, policy, narrowing, scale, censored, seed)
+        replayed = _result(runs, policy, narrowing, scale, censored, seed)
+        replayed.assumptions["reaction"] = reaction
+        replayed.assumptions.update(_overhead(replayed, runs, scale))
+        return replayed
     finally:
         release.set()
         executor.shutdown()
@@ -386,6 +492,179 @@ def _log_end(run: _Run, wedged: CallTrace | None, scale: float) -> float:
     return (run.ended - run.started) / scale
 
 
+def measure_overhead_sec(samples: int = 64) -> float:
+    """This machine's real overhead per replayed call, in seconds: executor handoff and timer overshoot.
+
+    Runs ``samples`` calls that each wait 0.5 ms through a fresh
+    :class:`BoundedExecutor` and returns the mean time beyond 0.5 ms (measured
+    once per process, then cached).
+    """
+    if _overhead_cache:
+        return _overhead_cache[0]
+    executor = BoundedExecutor(loose_cap=None, name="replay-calibrate")
+    pause = threading.Event()
+    try:
+        extra = []
+        for _ in range(samples):
+            started = time.perf_counter()
+            executor.run(lambda: pause.wait(0.0005), bound=5.0)
+            extra.append(time.perf_counter() - started - 0.0005)
+    finally:
+        executor.shutdown()
+    _overhead_cache.append(max(float(np.mean(extra)), 1e-6))
+    return _overhead_cache[0]
+
+
+def default_time_scale(episodes: Iterable[Episode], overhead_sec: float | None = None) -> float:
+    """The ``time_scale`` at which the engine's overhead is about 1 % of the corpus's wall time.
+
+    Every send and call costs about ``overhead_sec`` real seconds
+    (:func:`measure_overhead_sec` by default) on top of its scaled recorded
+    time, so the share is ``events × overhead / (scale × recorded seconds)``;
+    solved for :data:`OVERHEAD_SHARE_GOAL`, clipped to ``[1e-4, 1]``. The
+    recorded seconds are the sends plus each call's effective duration (its
+    observed time if censored); under a bounded policy the replayed wall is
+    shorter, which ``assumptions["overhead_share"]`` then reports as measured.
+    """
+    corpus = list(episodes)
+    per_event = measure_overhead_sec() if overhead_sec is None else overhead_sec
+    events = sum(len(ep.rounds) + len(ep.calls) for ep in corpus)
+    seconds = sum(
+        sum(r.send_sec for r in ep.rounds) + sum(effective_observation(c)[0] for c in ep.calls)
+        for ep in corpus
+    )
+    if events == 0 or seconds <= 0:
+        return _SCALE_RANGE[1]
+    scale = events * per_event / (OVERHEAD_SHARE_GOAL * seconds)
+    return float(min(max(scale, _SCALE_RANGE[0]), _SCALE_RANGE[1]))
+
+
+def _overhead(result: ReplayResult, runs: list[_Run], scale: float) -> dict[str, float]:
+    """The engine's own measured overhead: per call (real seconds) and as a share of wall time.
+
+    A dispatched call should have waited its bound if abandoned, else its
+    recorded duration; what it waited beyond that (back on the recorded scale)
+    is overhead. The share is that sum over the finite wall time of the corpus.
+    """
+    planned = {
+        (run.plan.episode.id, index): call.duration_sec
+        for run in runs
+        for index, call in enumerate(run.plan.calls)
+    }
+    calls = result.calls
+    ran = calls[calls["outcome"].isin(("executed", "error")) & np.isfinite(calls["wait_sec"])]
+    extra = []
+    for episode_id, index, wait, bound, gap in zip(
+        ran["episode_id"],
+        ran["call_index"],
+        ran["wait_sec"],
+        ran["bound_sec"],
+        ran["source_gap"],
+        strict=True,
+    ):
+        should = planned.get((episode_id, int(index)), wait)
+        if gap == "native_tool_abandoned":
+            should = bound
+        extra.append(wait - should)
+    walls = result.episodes["wall_sec"].to_numpy()
+    finite_wall = float(walls[np.isfinite(walls)].sum())
+    total = float(np.sum(extra)) if extra else 0.0
+    return {
+        "time_scale": scale,
+        "overhead_per_call_sec": (total / len(extra)) * scale if extra else 0.0,
+        "overhead_share": total / finite_wall if finite_wall > 0 else 0.0,
+    }
+
+
+def _unrun_row(
+    episode_id: str, index: int, call: _PlannedCall, gap: str, start: float
+) -> tuple[Any, ...]:
+    """The row of a call that never ran: withheld after the log ended, or skipped by the model."""
+    return (
+        episode_id,
+        call.round,
+        index,
+        call.tool,
+        call.duration_sec,
+        call.completed,
+        math.nan,
+        "unbounded",
+        str(Outcome.WITHHELD),
+        gap,
+        call.requested_lines,
+        0,
+        0.0,
+        start,
+        0.0,
+    )
+
+
+def _ran_row(
+    run: _Run,
+    call_index: int,
+    index: int,
+    call: _PlannedCall,
+    trace: CallTrace,
+    ended_at: int | None,
+    scale: float,
+    round_silence: dict[tuple[int, bool], float],
+    loose_starts: list[float],
+    loose_ends: list[float],
+    *,
+    requested: int,
+) -> tuple[Any, ...]:
+    """The row of a call the real episode dispatched, its times back on the recorded scale."""
+    episode_id = run.plan.episode.id
+    if trace.result is None:
+        raise RuntimeError(
+            f"episode {episode_id!r} call {index}: the real episode refused it "
+            f"({trace.receipt.error}); a replayed call should always reach the executor"
+        )
+    receipt, measured = trace.receipt, trace.result
+    waited = measured.duration_sec / scale
+    bound_sec = math.nan if receipt.bound_sec is None else receipt.bound_sec / scale
+    gap = receipt.source_gap or ""
+    started = (measured.started_wall - run.started_wall) / scale
+    duration, zombie = waited, 0.0
+    if ended_at == index and requested == call.requested_lines:
+        gap, duration, waited = SOURCE_GAP_WEDGED, call.duration_sec, math.inf
+    elif measured.status is CallStatus.ABANDONED:
+        if not call.completed:
+            duration, zombie = call.duration_sec, math.inf
+        elif measured.zombie_sec is not None:
+            zombie = measured.zombie_sec / scale
+            duration = waited + zombie
+        else:
+            duration, zombie = call.duration_sec, max(0.0, call.duration_sec - waited)
+        start = run.plan.arrival_sec + started + waited
+        loose_starts.append(start)
+        loose_ends.append(start + zombie)
+    # A re-issue is its own send: its waits make a silence of their own.
+    key = (call.round, call_index >= len(run.plan.calls))
+    round_silence[key] = round_silence.get(key, 0.0) + waited
+    extent = receipt.extent or {}
+    credited = 0
+    if extent.get("start_line") is not None and extent.get("end_line") is not None:
+        credited = int(extent["end_line"]) - int(extent["start_line"]) + 1
+    return (
+        episode_id,
+        call.round,
+        call_index,
+        call.tool,
+        duration,
+        call.completed,
+        bound_sec,
+        receipt.bound_by,
+        str(receipt.outcome),
+        gap,
+        requested,
+        credited,
+        zombie,
+        started,
+        waited,
+    )
+
+
 def _result(
     runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, censored: str, seed: int
 ) -> ReplayResult:
@@ -395,89 +674,69 @@ def _result(
     wall, silence = [], []
     for run in runs:
         plan, result = run.plan, run.result
-        assert result is not None
-        episode_id = plan.episode.id
+        assert result is not None and run.model is not None
         traces: dict[int, CallTrace] = {}
-        round_silence: dict[int, float] = {}
+        reissues: dict[int, CallTrace] = {}
+        round_silence: dict[tuple[int, bool], float] = {}
         for rnd in result.trace:
             for ran in rnd.calls:
-                traces[int((ran.args or {}).get(CALL_ARG, -1))] = ran
+                args = ran.args or {}
+                (reissues if args.get(REISSUE_ARG) else traces)[int(args.get(CALL_ARG, -1))] = ran
         ended_at = run.registry.ended_at_call
         log_end = _log_end(run, traces.get(ended_at) if ended_at is not None else None, scale)
+        episode_wall = math.inf if ended_at is not None else (run.ended - run.started) / scale
+        mine: list[tuple[Any, ...]] = []
+        reissued = run.model.reissued
+        n = len(plan.calls)
         for index, call in enumerate(plan.calls):
             trace = traces.get(index)
             if trace is None or (ended_at is not None and index > ended_at):
-                rows.append(
-                    (
-                        episode_id,
-                        call.round,
+                skipped = index in run.model.skipped
+                gap = SOURCE_GAP_SKIPPED if skipped else ""
+                start = math.nan if skipped else log_end
+                mine.append(_unrun_row(plan.episode.id, index, call, gap, start))
+            else:
+                mine.append(
+                    _ran_row(
+                        run,
                         index,
-                        call.tool,
-                        call.duration_sec,
-                        call.completed,
-                        math.nan,
-                        "unbounded",
-                        str(Outcome.WITHHELD),
-                        "",
-                        call.requested_lines,
-                        0,
-                        0.0,
-                        log_end,
-                        0.0,
+                        index,
+                        call,
+                        trace,
+                        ended_at,
+                        scale,
+                        round_silence,
+                        loose_starts,
+                        loose_ends,
+                        requested=call.requested_lines,
                     )
                 )
-                continue
-            if trace.result is None:
-                raise RuntimeError(
-                    f"episode {episode_id!r} call {index}: the real episode refused it "
-                    f"({trace.receipt.error}); a replayed call should always reach the executor"
-                )
-            receipt, measured = trace.receipt, trace.result
-            waited = measured.duration_sec / scale
-            round_silence[call.round] = round_silence.get(call.round, 0.0) + waited
-            bound_sec = math.nan if receipt.bound_sec is None else receipt.bound_sec / scale
-            gap = receipt.source_gap or ""
-            outcome = str(receipt.outcome)
-            started = (measured.started_wall - run.started_wall) / scale
-            duration, zombie = waited, 0.0
-            if ended_at == index:
-                gap, duration, waited = SOURCE_GAP_WEDGED, call.duration_sec, math.inf
-                round_silence[call.round] = math.inf
-            elif measured.status is CallStatus.ABANDONED:
-                if not call.completed:
-                    duration, zombie = call.duration_sec, math.inf
-                elif measured.zombie_sec is not None:
-                    zombie = measured.zombie_sec / scale
-                    duration = waited + zombie
-                else:
-                    duration, zombie = call.duration_sec, max(0.0, call.duration_sec - waited)
-                start = plan.arrival_sec + started + waited
-                loose_starts.append(start)
-                loose_ends.append(start + zombie)
-            extent = receipt.extent or {}
-            credited = 0
-            if extent.get("start_line") is not None and extent.get("end_line") is not None:
-                credited = int(extent["end_line"]) - int(extent["start_line"]) + 1
-            rows.append(
-                (
-                    episode_id,
-                    call.round,
-                    index,
-                    call.tool,
-                    duration,
-                    call.completed,
-                    bound_sec,
-                    receipt.bound_by,
-                    outcome,
-                    gap,
-                    call.requested_lines,
-                    credited,
-                    zombie,
-                    started,
-                    waited,
-                )
-            )
-        wall.append(math.inf if ended_at is not None else (run.ended - run.started) / scale)
+            last_of_round = index + 1 == n or plan.calls[index + 1].round != call.round
+            if last_of_round:
+                for k, again in enumerate(reissued):
+                    if plan.calls[again].round == call.round and again in reissues:
+                        mine.append(
+                            _ran_row(
+                                run,
+                                n + k,
+                                again,
+                                plan.calls[again],
+                                reissues[again],
+                                ended_at,
+                                scale,
+                                round_silence,
+                                loose_starts,
+                                loose_ends,
+                                requested=0,
+                            )
+                        )
+        if run.model.skipped:
+            starts = np.array([row[13] for row in mine], dtype=float)
+            dispatched = np.array([row[9] != SOURCE_GAP_SKIPPED for row in mine], dtype=bool)
+            fixed = skipped_start(starts, np.zeros(len(mine)), dispatched, episode_wall)
+            mine = [(*row[:13], start, *row[14:]) for row, start in zip(mine, fixed, strict=True)]
+        rows.extend(mine)
+        wall.append(episode_wall)
         silence.append(max(round_silence.values(), default=0.0))
     calls = calls_frame(rows)
     return assemble(

@@ -20,7 +20,7 @@ import pandas as pd
 
 from reviewlab.core import metrics
 from reviewlab.core.narrowing import Narrowing
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_SKIPPED
 
 __all__ = ["PoolFrames", "ReplayResult", "assemble"]
 
@@ -90,6 +90,7 @@ def assemble(
         calls["credited_lines"].to_numpy(),
         calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
         calls["outcome"].eq(metrics.EXECUTED).to_numpy(),
+        calls["source_gap"].eq(SOURCE_GAP_SKIPPED).to_numpy(),
     )
     base = pd.DataFrame(
         {
@@ -118,5 +119,5 @@ def assemble(
         engine=engine,
         policy=policy,
         narrowing=narrowing,
-        assumptions={"engine": engine, **assumptions},
+        assumptions={"engine": engine, "reaction": "as_recorded", **assumptions},
     )

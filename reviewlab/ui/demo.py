@@ -41,6 +41,7 @@ from reviewlab.core.vocab import SOURCE_GAP_ABANDONED  # noqa: E402
 from reviewlab.resources import BUNDLED_CORPUS, INCIDENT_DAY, data_path  # noqa: E402
 from reviewlab.ui.report import (  # noqa: E402
     Report,
+    assumptions_line,
     receipts_table,
     summary_table,
     sweep_view,
@@ -219,10 +220,22 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
             INCIDENT_PATH, "incident", f"reviewlab synth --incident -o {INCIDENT_PATH}"
         )
         slots = len({episode.slot for episode in incident})
+        # The recording watched the wedged call for 26,160 s: replay what happened (observed);
+        # under censored="wedge" the pre-fix silence would be infinite.
         incident_runs = {
-            PREFIX: replay(incident, ouroboros, Narrowing.unbounded(), engine="twin", slots=slots),
-            "ouroboros": replay(incident, ouroboros, Narrowing(), engine="twin", slots=slots),
+            PREFIX: replay(
+                incident,
+                ouroboros,
+                Narrowing.unbounded(),
+                engine="twin",
+                slots=slots,
+                censored="observed",
+            ),
+            "ouroboros": replay(
+                incident, ouroboros, Narrowing(), engine="twin", slots=slots, censored="observed"
+            ),
         }
+        echo(assumptions_line(incident_runs[PREFIX].assumptions))
         result.incident_silence_sec = {
             label: run.summary["max_silence_sec"] for label, run in incident_runs.items()
         }

@@ -30,10 +30,12 @@ import pandas as pd
 from reviewlab.core.atomic import atomic_path, write_text_atomic
 
 __all__ = [
+    "INFINITE_TEXT",
     "RECEIPT_COLUMNS",
     "SUMMARY_ROWS",
     "SWEEP_METRICS",
     "Report",
+    "assumptions_line",
     "format_value",
     "receipts_table",
     "summary_table",
@@ -77,6 +79,9 @@ SUMMARY_ROWS = {
 }
 
 
+INFINITE_TEXT = "∞ (a censored call never returns)"
+"""How an infinite figure prints: only a call that never returns makes a figure infinite."""
+
 _HUGE = 1e15
 """Numbers this large or larger are printed in scientific notation."""
 
@@ -95,7 +100,7 @@ def format_value(value: Any) -> str:
         if math.isnan(value):
             return "-"
         if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
+            return INFINITE_TEXT if value > 0 else "-∞"
         if abs(value) >= _HUGE:  # 1e308 prints as 1e+308, not a 309-digit number
             return f"{value:.4g}"
         if value == int(value):
@@ -161,6 +166,26 @@ def text_table(
     if not cells:
         return "\n".join([line(columns), rule, "(no rows)"])
     return "\n".join([line(columns), rule, *(line(row) for row in cells)])
+
+
+_CENSORING_WORDS = {
+    "wedge": "a censored call never returns",
+    "observed": "a censored call returns when the recording last saw it",
+    "impute": "a censored call returns at a seeded Kaplan-Meier draw",
+    "bounds": "both ends: observed (optimistic) and wedge (pessimistic)",
+}
+
+
+def assumptions_line(assumptions: Mapping[str, Any]) -> str:
+    """One line naming what a replay assumed (design §5a), for the CLI and reports."""
+    censored = str(assumptions.get("censored", "wedge"))
+    parts = [f"censored={censored} ({_CENSORING_WORDS.get(censored, censored)})"]
+    parts += [
+        f"{key}={format_value(assumptions[key])}"
+        for key in ("reaction", "engine", "seed", "time_scale", "overhead_share")
+        if key in assumptions
+    ]
+    return "assumes: " + ", ".join(parts)
 
 
 def summary_table(

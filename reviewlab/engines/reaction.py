@@ -1,0 +1,401 @@
+"""The model's reaction after an abandonment: a swappable assumption of every replay (design §5a).
+
+A replay abandons calls that the recording saw return, so the recorded later
+rounds were conditioned on results the model would not have had. What the
+model does instead is an assumption, named in ``ReplayResult.assumptions``:
+
+* ``as_recorded`` (default): the later rounds replay unchanged.
+* ``reissue``: after a round in which some of its recorded calls were
+  abandoned, the model is asked once more (a send as long as that round's) and
+  re-issues each of them once, in order, with the same arguments. A re-issued
+  call takes what the recording says the call takes (the replay knows nothing
+  else about it), so a wedged call is usually abandoned again; it is never
+  re-issued a second time. It asks for no read lines of its own (the original
+  already counts them), and the sticky crediting rule credits it nothing.
+* ``skip_target``: once a call with a ``path`` argument is abandoned, the model
+  gives up on that path: ``read_file`` calls on it in LATER rounds are not
+  issued. They stay in the frames as ``withheld`` rows with the source gap
+  ``native_tool_skipped``; their lines count as lost to the timeout.
+
+How the twin and the vectorized engine replay a reaction: both run the same
+fixed point over a *rewritten* corpus (:func:`react`). A :class:`Plan` per
+episode says which recorded calls are re-issued after which round, or skipped;
+the corpus is rewritten by it and replayed as ``as_recorded``; the
+abandonments of that replay give the next plan; until the plan no longer
+changes. An episode's plan for its first ``k`` rounds depends only on the fates
+of those rounds, which a rewrite after them cannot change, so each pass fixes
+at least one more round (pools couple episodes; the pass count is capped).
+Censored calls are settled first (:func:`settle_censored`), so a re-issued copy
+of an imputed call returns when the original would. The real engine does not
+use this module: its replay model reacts to the timeout texts it is actually
+sent, which is what the differential test compares against.
+
+Frames: a re-issued call's row has the round it re-issues from and a
+``call_index`` after the episode's recorded calls (``n, n + 1, …``, in dispatch
+order); rows are in dispatch order within an episode. A skipped row "starts"
+when the episode's next dispatched call starts (its episode's end if none),
+and waits 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reviewlab.core import metrics
+from reviewlab.core.vocab import (
+    REACTIONS,
+    SOURCE_GAP_ABANDONED,
+    SOURCE_GAP_SKIPPED,
+    Reaction,
+)
+from reviewlab.engines.censoring import completion_times, effective_observation
+from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.recording.schema import Call, Episode, Round
+
+__all__ = [
+    "MAX_PASSES",
+    "Plan",
+    "check_reaction",
+    "next_plan",
+    "react",
+    "rewrite",
+    "settle_censored",
+    "skipped_start",
+]
+
+MAX_PASSES = 64
+"""How many rewrite passes :func:`react` makes before it gives up (pools may couple episodes)."""
+
+
+def check_reaction(reaction: Any) -> Reaction:
+    """``reaction`` if it names a reaction model, else a ``ValueError`` naming the parameter."""
+    if reaction not in REACTIONS:
+        raise ValueError(f"reaction: expected one of {', '.join(REACTIONS)}, got {reaction!r}")
+    return reaction  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a reaction changes in one episode, by recorded call index (0-based, episode order)."""
+
+    reissue_after: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    """Recorded round index (0-based) → the recorded calls re-issued right after that round."""
+    skipped: frozenset[int] = frozenset()
+    """Recorded calls the model does not issue."""
+
+    def __bool__(self) -> bool:
+        return bool(self.reissue_after) or bool(self.skipped)
+
+
+@dataclass(frozen=True)
+class _Origin:
+    """Where a call of a rewritten episode comes from."""
+
+    index: int
+    """Its recorded call index."""
+    reissue: bool
+    """Whether it is a re-issued copy."""
+
+
+def settle_censored(episodes: Sequence[Episode], censored: str, seed: int = 0) -> list[Episode]:
+    """The corpus with every censored call's return settled by the censoring assumption.
+
+    Under ``"wedge"`` the corpus is returned as it is. Otherwise each
+    still-censored call becomes a completed call of the duration
+    :func:`~reviewlab.engines.censoring.completion_times` gives it; a replay of
+    the result under ``"wedge"`` equals the replay of ``episodes`` under
+    ``censored`` (the engines apply the same times the same way).
+    """
+    times = completion_times(episodes, censored, seed)
+    if not times:
+        return list(episodes)
+    out = []
+    for episode in episodes:
+        index = 0
+        rounds = []
+        changed = False
+        for rnd in episode.rounds:
+            calls = []
+            for call in rnd.calls:
+                duration, completed = effective_observation(call)
+                if not completed and (episode.id, index) in times:
+                    call = call.model_copy(
+                        update={
+                            "duration_sec": times[(episode.id, index)],
+                            "completed": True,
+                            "returned_after_sec": None,
+                        }
+                    )
+                    changed = True
+                calls.append(call)
+                index += 1
+            rounds.append(rnd.model_copy(update={"calls": calls}) if changed else rnd)
+        out.append(episode.model_copy(update={"rounds": rounds}) if changed else episode)
+    return out
+
+
+def rewrite(episode: Episode, plan: Plan) -> tuple[Episode, list[_Origin]]:
+    """``episode`` as the model would have run it under ``plan``, and the origin of each call."""
+    if not plan:
+        return episode, [_Origin(i, False) for i in range(len(episode.calls))]
+    recorded = list(episode.calls)
+    origins: list[_Origin] = []
+    rounds: list[Round] = []
+    index = 0
+    for number, rnd in enumerate(episode.rounds):
+        kept = []
+        for call in rnd.calls:
+            if index not in plan.skipped:
+                kept.append(call)
+                origins.append(_Origin(index, False))
+            index += 1
+        rounds.append(Round(send_sec=rnd.send_sec, calls=kept))
+        again = plan.reissue_after.get(number, ())
+        if again:
+            copies = [_reissued(recorded[i]) for i in again]
+            rounds.append(Round(send_sec=rnd.send_sec, calls=copies))
+            origins.extend(_Origin(i, True) for i in again)
+    return episode.model_copy(update={"rounds": rounds}), origins
+
+
+def _reissued(call: Call) -> Call:
+    # No read lines of its own: the original already counts them as asked for.
+    return call.model_copy(update={"extent": None})
+
+
+def next_plan(
+    episode: Episode, origins: Sequence[_Origin], abandoned: Sequence[bool], reaction: str
+) -> Plan:
+    """The plan that the abandonments of a replay of ``rewrite(episode, plan)`` call for.
+
+    ``abandoned`` is per call of the rewritten episode (its call order).
+    """
+    fate = {
+        origin.index: bool(gone)
+        for origin, gone in zip(origins, abandoned, strict=True)
+        if not origin.reissue
+    }
+    round_of = [number for number, rnd in enumerate(episode.rounds) for _ in rnd.calls]
+    calls = list(episode.calls)
+    if reaction == "reissue":
+        after: dict[int, list[int]] = {}
+        for index, gone in sorted(fate.items()):
+            if gone:
+                after.setdefault(round_of[index], []).append(index)
+        return Plan(reissue_after={r: tuple(v) for r, v in after.items()})
+    if reaction == "skip_target":
+        given_up: set[str] = set()
+        skipped: set[int] = set()
+        index = 0
+        for rnd in episode.rounds:
+            abandoned_here: set[str] = set()
+            for call in rnd.calls:
+                path = call.args.get("path")
+                if call.tool == "read_file" and isinstance(path, str) and path in given_up:
+                    skipped.add(index)
+                elif fate.get(index) and isinstance(path, str):
+                    abandoned_here.add(path)
+                index += 1
+            given_up |= abandoned_here  # only LATER rounds react to this round's abandonments
+        del calls
+        return Plan(skipped=frozenset(skipped))
+    return Plan()
+
+
+def react(
+    run: Callable[[list[Episode]], ReplayResult],
+    episodes: Sequence[Episode],
+    reaction: str,
+    *,
+    censored: str,
+    seed: int,
+) -> ReplayResult:
+    """Replay ``episodes`` with ``run`` (an ``as_recorded``, ``censored="wedge"`` replay) under ``reaction``.
+
+    ``run`` gets the corpus rewritten by the current plans; see the module
+    docstring for the fixed point and the frames.
+    """
+    check_reaction(reaction)
+    corpus = settle_censored(episodes, censored, seed)
+    plans: dict[str, Plan] = {}
+    for _ in range(MAX_PASSES):
+        rewritten, origins = [], {}
+        for episode in corpus:
+            copy, origin = rewrite(episode, plans.get(episode.id, Plan()))
+            rewritten.append(copy)
+            origins[episode.id] = origin
+        result = run(rewritten)
+        gone = result.calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
+        ids = result.calls["episode_id"].to_numpy()
+        bounds = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.empty(0, int)
+        per_episode = dict(
+            zip(ids[bounds].tolist(), np.split(gone, bounds[1:]) if ids.size else [], strict=True)
+        )
+        fresh = {}
+        for episode in corpus:
+            plan = next_plan(
+                episode,
+                origins[episode.id],
+                per_episode.get(episode.id, np.zeros(0, bool)).tolist(),
+                reaction,
+            )
+            if plan:
+                fresh[episode.id] = plan
+        if fresh == plans:
+            return _remap(
+                result, corpus, origins, plans, censored=censored, seed=seed, reaction=reaction
+            )
+        plans = fresh
+    raise RuntimeError(
+        f"reaction {reaction!r}: the replay did not settle after {MAX_PASSES} rewrite passes"
+    )
+
+
+def skipped_start(
+    starts: np.ndarray, waits: np.ndarray, dispatched: np.ndarray, wall_sec: float
+) -> np.ndarray:
+    """When each row of one episode "starts", for rows that were never dispatched.
+
+    Rows are in dispatch order; a row that was not dispatched starts when the
+    next dispatched row starts, or at ``wall_sec`` (the episode's end) if none.
+    Dispatched rows keep their own start. Shared by every engine's frames.
+    """
+    out = np.asarray(starts, dtype=float).copy()
+    following = wall_sec
+    for row in range(out.size - 1, -1, -1):
+        if dispatched[row]:
+            following = out[row]
+        else:
+            out[row] = following
+    del waits
+    return out
+
+
+def _remap(
+    result: ReplayResult,
+    corpus: Sequence[Episode],
+    origins: Mapping[str, list[_Origin]],
+    plans: Mapping[str, Plan],
+    *,
+    censored: str,
+    seed: int,
+    reaction: str,
+) -> ReplayResult:
+    """The rewritten replay's frames in recorded numbering, with the skipped calls put back."""
+    calls = result.calls[list(metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS)]
+    if plans:
+        pieces = []
+        ids = calls["episode_id"].to_numpy()
+        walls = dict(zip(result.episodes["episode_id"], result.episodes["wall_sec"], strict=True))
+        order = {episode.id: position for position, episode in enumerate(corpus)}
+        groups = calls.groupby(ids, sort=False)
+        for episode in corpus:
+            rows = groups.get_group(episode.id) if episode.id in groups.groups else calls.iloc[0:0]
+            plan = plans.get(episode.id)
+            if plan is None:
+                pieces.append(rows)
+                continue
+            pieces.append(
+                _episode_rows(episode, rows.copy(), origins[episode.id], plan, walls[episode.id])
+            )
+        calls = pd.concat(pieces, ignore_index=True) if pieces else calls
+        del order
+    calls = calls[list(metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS)].reset_index(drop=True)
+    episodes = result.episodes
+    pool = None
+    if "arrival_sec" in episodes:
+        from reviewlab.engines.result import PoolFrames
+
+        pool = PoolFrames(
+            episodes["arrival_sec"].to_numpy(),
+            episodes["start_sec"].to_numpy(),
+            result.slots if result.slots is not None else pd.DataFrame(),
+        )
+    return assemble(
+        calls,
+        episode_ids=episodes["episode_id"].to_numpy(),
+        slot_ids=episodes["slot_id"].to_numpy(),
+        wall_sec=episodes["wall_sec"].to_numpy(),
+        max_silence_sec=episodes["max_silence_sec"].to_numpy(),
+        peak_loose_workers=int(result.summary["peak_loose_workers"]),
+        engine=result.engine,
+        policy=result.policy,
+        narrowing=result.narrowing,
+        assumptions={
+            **result.assumptions,
+            "censored": censored,
+            "seed": seed,
+            "reaction": reaction,
+        },
+        pool=pool,
+    )
+
+
+def _episode_rows(
+    episode: Episode, rows: pd.DataFrame, origins: Sequence[_Origin], plan: Plan, wall_sec: float
+) -> pd.DataFrame:
+    recorded = list(episode.calls)
+    n = len(recorded)
+    round_of = [number for number, rnd in enumerate(episode.rounds, 1) for _ in rnd.calls]
+    reissues = 0
+    index_col, round_col = [], []
+    for origin in origins:
+        if origin.reissue:
+            index_col.append(n + reissues)
+            reissues += 1
+        else:
+            index_col.append(origin.index)
+        round_col.append(round_of[origin.index])
+    rows["call_index"] = np.asarray(index_col, dtype=np.int64)
+    rows["round"] = np.asarray(round_col, dtype=np.int64)
+    if plan.skipped:
+        extra = []
+        for index in sorted(plan.skipped):
+            call = recorded[index]
+            duration, completed = effective_observation(call)
+            extra.append(
+                {
+                    "episode_id": episode.id,
+                    "round": round_of[index],
+                    "call_index": index,
+                    "tool": call.tool,
+                    "duration_sec": duration,
+                    "completed": completed,
+                    "bound_sec": math.nan,
+                    "bound_by": "unbounded",
+                    "outcome": "withheld",
+                    "source_gap": SOURCE_GAP_SKIPPED,
+                    "requested_lines": call.requested_lines,
+                    "credited_lines": 0,
+                    "zombie_sec": 0.0,
+                    "start_sec": math.nan,
+                    "wait_sec": 0.0,
+                }
+            )
+        rows = pd.concat(
+            [rows, pd.DataFrame(extra).astype(rows.dtypes.to_dict())], ignore_index=True
+        )
+        # Dispatch order: recorded calls by index, a round's re-issues after its recorded calls.
+        key = np.where(rows["call_index"].to_numpy() < n, rows["call_index"].to_numpy(), -1)
+        sequence = _dispatch_sequence(rows, n, round_of)
+        rows = rows.iloc[np.argsort(sequence, kind="stable")].reset_index(drop=True)
+        del key
+        dispatched = rows["source_gap"].ne(SOURCE_GAP_SKIPPED).to_numpy()
+        rows["start_sec"] = skipped_start(
+            rows["start_sec"].to_numpy(), rows["wait_sec"].to_numpy(), dispatched, wall_sec
+        )
+    return rows
+
+
+def _dispatch_sequence(rows: pd.DataFrame, n: int, round_of: Sequence[int]) -> np.ndarray:
+    """A sort key putting rows in dispatch order: by round, recorded calls first, then re-issues."""
+    index = rows["call_index"].to_numpy()
+    rounds = rows["round"].to_numpy()
+    reissue = index >= n
+    return rounds * (4 * (n + 1) + 4) + np.where(reissue, 2 * (n + 1) + index, index)
