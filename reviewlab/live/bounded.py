@@ -38,6 +38,7 @@ abandoned call's late return is a span linked to it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import json
@@ -277,8 +278,15 @@ async def _scoped(work: Coroutine[Any, Any, Any], deadline: float | None) -> Any
     """Await ``work`` inside an execution deadline scope ending at the call's bound."""
     if deadline is None:
         return await work
-    with execution_deadline_scope(deadline):
+    scope = execution_deadline_scope(deadline)
+    scope.__enter__()
+    try:
         return await work
+    finally:
+        # A loose task still pending when its loop closes is closed by the garbage collector,
+        # from another context: its scope can no longer be reset there, nor does it matter.
+        with contextlib.suppress(ValueError):
+            scope.__exit__(None, None, None)
 
 
 def _signature(fn: Callable[..., Any]) -> inspect.Signature | None:
