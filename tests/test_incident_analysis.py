@@ -152,3 +152,43 @@ def test_duration_words():
     assert duration_words(600.0) == "600 s (10 min)"
     assert duration_words(3.0) == "3 s"
     assert duration_words(math.inf) == "∞ (never returns)"
+
+
+def test_the_incident_command_names_slot_tool_silence_and_clock(capsys):
+    """``reviewlab incident`` on the incident day prints reviewer-3, query_code, the 26,160 s
+    silence and the clock time it began, with each candidate's bound."""
+    from reviewlab.cli import main
+
+    assert main(["incident", str(incident_path()), "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    for needle in ("reviewer-3", "query_code", "26,160 s", "2025-06-12 09:41:17 UTC", "600 s"):
+        assert needle in first, needle
+    assert "censored=wedge" in out
+    assert main(["incident", str(incident_path()), "--policy", "uniform:30"]) == 0
+    assert "uniform:30 30 s" in capsys.readouterr().out.splitlines()[0]
+    assert main(["incident", str(incident_path()), "--top", "0"]) == 2
+    assert "--top" in capsys.readouterr().err
+
+
+def test_slot_table_names_the_recorded_slots():
+    """Per-slot figures of a pool run are grouped by the recording's slot names, with every
+    request counted under the slot that served it in the recording."""
+    from collections import Counter
+
+    from reviewlab.recording.files import load_episodes
+    from reviewlab.ui.answers import slot_table
+
+    incident = load_episodes(incident_path())
+    run = replay_pool(incident)
+    table = slot_table(run, episodes=incident).set_index("slot_id")
+    assert dict(table["episodes"]) == dict(Counter(e.slot for e in incident))
+    assert table.loc["reviewer-3", "max_silence_sec"] == 600.0
+    assert set(slot_table(run)["slot_id"]) == {f"slot-{i}" for i in range(6)}
+
+
+def replay_pool(episodes):
+    """The incident day on the twin's six-slot pool under ouroboros."""
+    from reviewlab.engines.replay import replay
+
+    return replay(episodes, TimeoutPolicy.ouroboros(), Narrowing(), engine="twin", slots=6)

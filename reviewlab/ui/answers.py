@@ -8,15 +8,20 @@ and in which order, and lays it out with :func:`reviewlab.ui.report.text_table`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
 
 from reviewlab.analysis.incident import describe_silence, duration_words
 from reviewlab.analysis.tune import Recommendation
+from reviewlab.core import metrics
+from reviewlab.engines.result import ReplayResult
+from reviewlab.recording.schema import Episode
+from reviewlab.ui.charts._common import recorded_slots
 from reviewlab.ui.report import format_value, summary_table, text_table
 
-__all__ = ["BUDGET_LABELS", "incident_text", "tune_table", "tune_text"]
+__all__ = ["BUDGET_LABELS", "incident_text", "slot_table", "tune_table", "tune_text"]
 
 BUDGET_LABELS = {
     "timeout_coverage_loss_rate": "coverage lost to timeouts",
@@ -151,3 +156,18 @@ def incident_text(silences: pd.DataFrame) -> str:
         + (f"; {searched} episode(s) searched" if searched is not None else ""),
     ]
     return "\n".join(lines)
+
+
+def slot_table(result: ReplayResult, episodes: Iterable[Episode] | None = None) -> pd.DataFrame:
+    """:func:`reviewlab.core.metrics.per_slot` with each request under the slot that served it in
+    the recording (``reviewer-3``), not the pool simulation's own ``slot-0`` …
+
+    Without ``episodes`` (and without a ``recorded_slot`` column in the result) the
+    replay's own slot ids are kept.
+    """
+    names = recorded_slots(result, episodes)
+    frame = result.episodes
+    if names:
+        mapped = frame["episode_id"].astype(str).map(names)
+        frame = frame.assign(slot_id=mapped.fillna(frame["slot_id"]))
+    return metrics.per_slot(result.calls, frame)
