@@ -103,3 +103,18 @@ def test_export_cli_writes_otlp_json_that_import_reads(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "exported 5 episode(s)" in printed and "imported 5 episode(s)" in printed
     _assert_same(list(load_episodes(tmp_path / "back.jsonl")), original)
+
+
+def test_a_failed_export_leaves_the_destination_as_it_was(tmp_path):
+    """An export that fails midway (a bad episode source) leaves the old file byte-identical."""
+    path = tmp_path / "trace.jsonl"
+    path.write_text("old\n")
+
+    def episodes():
+        yield from synth_corpus(2, seed=0)
+        raise RuntimeError("source broke")
+
+    with pytest.raises(RuntimeError, match="source broke"):
+        export_otel(episodes(), path)
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["trace.jsonl"]

@@ -27,16 +27,15 @@ The file is written to a temporary sibling and renamed over the destination.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from reviewlab.core.atomic import write_text_atomic
 from reviewlab.live.otlp_json import otlp_attributes
 from reviewlab.recording.schema import Call, Episode
 from reviewlab.recording.timeline import read_offsets
@@ -58,17 +57,7 @@ def export_otel(episodes: Iterable[Episode], path: str | os.PathLike[str]) -> in
         document = episode_document(episode)
         spans += len(document["resourceSpans"][0]["scopeSpans"][0]["spans"])
         lines.append(json.dumps(document, separators=(",", ":"), ensure_ascii=False))
-    handle, temp = tempfile.mkstemp(prefix=f".{where.name}.", dir=where.parent or Path("."))
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write("".join(line + "\n" for line in lines))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, where)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_text_atomic(where, "".join(line + "\n" for line in lines))
     return spans
 
 
