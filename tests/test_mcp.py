@@ -194,3 +194,61 @@ def test_a_closed_server_gives_no_registry():
     server = MCPServer(demo_server_command())
     with pytest.raises(RuntimeError, match="not open"):
         server.registry_factory(".")
+
+
+def test_an_episode_on_another_loop_reaches_the_server_across_threads(workspace, server):
+    """``await aexecute()`` on the caller's own loop: calls, cancels and progress cross over."""
+    import asyncio
+
+    policy = IdleTimeouts(TimeoutPolicy.uniform(0.5), {"progress": 1.0})
+    model = ScriptedModel(
+        [
+            {"tool_calls": [tool_call("read_file", {"path": "greeting.txt"}, "r")]},
+            {"tool_calls": [tool_call("wedge", {}, "w")]},
+            {"content": VERDICT},
+        ]
+    )
+
+    async def main():
+        episode = ReviewEpisode(
+            workspace, model, policy=policy, registry_factory=server.registry_factory
+        )
+        return await episode.aexecute()
+
+    result = asyncio.run(main())
+    read, wedged = result.usage["native_tool_receipts"]
+    assert read["outcome"] == "executed" and read["opened_path"] == "greeting.txt"
+    assert wedged["source_gap"] == "native_tool_abandoned" and wedged["cancel_sent"] is True
+    assert result.raw_text == VERDICT
+
+
+def test_async_with_runs_the_session_on_the_callers_loop(workspace):
+    """``async with MCPServer(...)`` keeps the session on the running loop; an episode awaits it."""
+    import asyncio
+
+    async def main():
+        async with MCPServer(demo_server_command(workspace)) as running:
+            assert running.loop is asyncio.get_running_loop()
+            model = ScriptedModel(
+                [{"tool_calls": [tool_call("list_files", {})]}, {"content": VERDICT}]
+            )
+            episode = ReviewEpisode(workspace, model, registry_factory=running.registry_factory)
+            return await episode.aexecute(), model
+
+    result, model = asyncio.run(main())
+    assert result.usage["native_tool_receipts"][0]["outcome"] == "executed"
+    assert tool_texts(model) == ["greeting.txt\nnotes.md"]
+
+
+def test_execute_works_from_inside_a_running_loop(workspace, server):
+    """Sync ``execute()`` called under a running loop (a notebook cell) does not deadlock."""
+    import asyncio
+
+    async def cell():
+        model = ScriptedModel(
+            [{"tool_calls": [tool_call("read_file", {"path": "notes.md"})]}, {"content": VERDICT}]
+        )
+        return ReviewEpisode(workspace, model, registry_factory=server.registry_factory).execute()
+
+    result = asyncio.run(cell())
+    assert result.usage["native_tool_receipts"][0]["outcome"] == "executed"

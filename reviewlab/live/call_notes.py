@@ -11,6 +11,7 @@ write while the caller's loop reads.
 from __future__ import annotations
 
 import contextvars
+import threading
 from dataclasses import dataclass, field
 
 from reviewlab.core.deadline import monotonic_now
@@ -41,6 +42,9 @@ class CallNotes:
     cancel_sent_sec: float | None = None
     cancel_honoured_sec: float | None = None
     request_id: str | None = None
+    cancel_settled: threading.Event | None = None
+    """Set by a remote-call tool once the call's cancellation, if any, has been sent (or the
+    call ended without one): what is known about ``cancel_sent`` is final from then on."""
     last_activity: float = 0.0
 
     def progress(self) -> None:

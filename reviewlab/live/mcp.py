@@ -364,6 +364,7 @@ class MCPServer:
         request = asyncio.get_running_loop().create_task(
             dispatcher.send_raw_request("tools/call", {"name": name, "arguments": args}, options)
         )
+        settled = notes.cancel_settled = threading.Event()
         try:
             raw = await asyncio.shield(request)
         except asyncio.CancelledError:
@@ -372,6 +373,8 @@ class MCPServer:
             raise
         except Exception as exc:
             raise MCPToolError(_error_text(exc)) from None
+        finally:
+            settled.set()
         return _result_text(raw)
 
     async def _cancel(

@@ -37,7 +37,10 @@ from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.otel import emit_trace_call
 from reviewlab.live.traces import CallTrace, EpisodeResult, RoundTrace
 
-__all__ = ["SYSTEM_PROMPT", "RoundLoop"]
+__all__ = ["CANCEL_SETTLE_SEC", "SYSTEM_PROMPT", "RoundLoop"]
+
+CANCEL_SETTLE_SEC = 5.0
+"""How long an async episode waits at its end for an abandoned remote call to send its cancel."""
 
 SYSTEM_PROMPT = (
     "You are a code reviewer with read-only inspection tools. Read what you need, then answer. "
@@ -133,7 +136,20 @@ class RoundLoop:
                 return
 
     async def aloop(self) -> None:
-        """The round loop on an event loop: async or sync model, the async executor."""
+        """The round loop on an event loop: async or sync model, the async executor.
+
+        Before it returns, it waits (at most :data:`CANCEL_SETTLE_SEC` each) until every
+        abandoned remote call has sent its cancellation, so the receipts say whether it did.
+        """
+        await self._aloop()
+        for rnd in self.trace:
+            for trace in rnd.calls:
+                notes = getattr(trace.result, "notes", None)
+                settled = None if notes is None else notes.cancel_settled
+                if settled is not None and not settled.is_set():
+                    await asyncio.to_thread(settled.wait, CANCEL_SETTLE_SEC)
+
+    async def _aloop(self) -> None:
         executor = self.executor
         assert isinstance(executor, AsyncBoundedExecutor)
         chat = self.episode.model.chat
