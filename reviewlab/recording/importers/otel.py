@@ -13,7 +13,8 @@ Which spans mean what (GenAI semantic conventions, or OpenInference):
   ``gen_ai.tool.call.arguments`` (or ``tool_arguments``, ``input.value``) when
   they are a JSON object;
 * *model send*: operation ``chat`` / ``text_completion`` / ``generate_content``,
-  or kind ``LLM``; tokens from ``gen_ai.usage.*`` (or ``llm.token_count.*``);
+  or kind ``LLM``; tokens from ``gen_ai.usage.input_tokens`` and ``output_tokens`` (or
+  the older ``prompt_tokens`` / ``completion_tokens``, or ``llm.token_count.*``);
 * *agent invocation*: operation ``invoke_agent`` or kind ``AGENT``.
 
 Episodes: one per agent invocation, holding the tool and model spans whose
@@ -407,8 +408,22 @@ def _meta(group: _Group, where: Path) -> dict[str, str]:
     seen = False
     for span in group.models:
         for ours, keys in (
-            ("input_tokens", ("gen_ai.usage.input_tokens", "llm.token_count.prompt")),
-            ("output_tokens", ("gen_ai.usage.output_tokens", "llm.token_count.completion")),
+            (
+                "input_tokens",
+                (
+                    "gen_ai.usage.input_tokens",
+                    "gen_ai.usage.prompt_tokens",  # the older names
+                    "llm.token_count.prompt",
+                ),
+            ),
+            (
+                "output_tokens",
+                (
+                    "gen_ai.usage.output_tokens",
+                    "gen_ai.usage.completion_tokens",
+                    "llm.token_count.completion",
+                ),
+            ),
         ):
             for key in keys:
                 value = span.attrs.get(key)
