@@ -426,12 +426,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
             raise UserError(
                 "--max-coverage-loss: the former name of --max-timeout-coverage-loss; give one"
             )
-        sys.stderr.write(
-            f"{PROG}: --max-coverage-loss is read as --max-timeout-coverage-loss (the coverage "
-            "lost because of abandonment)\n"
-        )
         budget = args.max_coverage_loss
-    _rate(budget, "--max-timeout-coverage-loss")
+    used = "--max-coverage-loss" if args.max_coverage_loss is not None else None
+    _rate(budget, used or "--max-timeout-coverage-loss")
     _rate(args.max_abandoned_rate, "--max-abandoned-rate")
     if not 0.0 <= args.confidence < 1.0:
         raise UserError(f"--confidence: expected a probability in [0, 1), got {args.confidence}")
@@ -451,8 +448,17 @@ def cmd_tune(args: argparse.Namespace) -> int:
         )
     _print(tune_text(recommendation, base_label=f"base ({base.name})"))
     if not recommendation.met:
+        budgets = recommendation.budgets
+        unmet = budgets[~budgets["met"].astype(bool)]
+        upper = next(c for c in budgets.columns if c.startswith("upper_"))
+        detail = "; ".join(
+            f"{name} {max(row[upper], row['predicted_unseen']):.4g} > {row['limit']:g} even at "
+            "the loosest timeouts"
+            for name, row in zip(unmet["budget"], unmet.to_dict("records"), strict=True)
+        )
         sys.stderr.write(
-            f"{PROG}: error: no candidate policy keeps every budget"
+            f"{PROG}: error: no candidate policy keeps every budget ({detail}: calls that never "
+            "return are abandoned under every bound)"
             + (f"; {out} not written" if out is not None else "")
             + "\n"
         )

@@ -415,7 +415,9 @@ def test_tune_writes_a_policy_file_replay_can_use(
     """``tune -o rec.toml`` explains its choice per tool and writes a
     policy ``replay --policy`` reads."""
     policy_path = tmp_path / "rec.toml"
-    assert main(["tune", str(corpus), "--max-coverage-loss", "0.05", "-o", str(policy_path)]) == 0
+    # One of the eight episodes wedges: abandoning it withholds its later reads under any bound.
+    argv = ["tune", str(corpus), "--max-timeout-coverage-loss", "0.5", "-o", str(policy_path)]
+    assert main(argv) == 0
     out = capsys.readouterr().out
     assert "timeout_sec" in out and "recommended" in out and "read_file" in out
     policy, _ = load_policy_file(policy_path)
