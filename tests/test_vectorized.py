@@ -19,7 +19,9 @@ from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
 from reviewlab.engines.replay import replay
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import compile_corpus, replay_vectorized
+from reviewlab.engines.vectorized.columns import compile_columns
 from reviewlab.engines.vectorized.evaluation import Evaluation
+from reviewlab.recording.columnar import episodes_table
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.recording.synth import synth_corpus
 
@@ -112,6 +114,17 @@ NARROWINGS = st.one_of(
 )
 
 
+VIAS = ("episodes", "columns")
+"""How a test compiles its corpus: from Episode objects, or from their Arrow columns."""
+
+
+def compiled(episodes: list[Episode], via: str, censored: str = "wedge", seed: int = 0) -> Any:
+    """The corpus compiled from Episode objects or from the columns of its Parquet table."""
+    if via == "episodes":
+        return compile_corpus(episodes, censored=censored, seed=seed)
+    return compile_columns(episodes_table(episodes), censored=censored, seed=seed)
+
+
 def assert_same(twin: Any, fast: Any) -> None:
     # Every column, the engines' call timing included, to the bit.
     assert tuple(fast.calls.columns) == metrics.CALL_FRAME_COLUMNS
@@ -132,17 +145,20 @@ def assert_same(twin: Any, fast: Any) -> None:
     censored=st.sampled_from(["wedge", "impute"]),
     seed=st.integers(0, 3),
 )
-def test_vectorized_equals_twin_on_random_corpora(corpus, policy, narrowing, censored, seed):
+@pytest.mark.parametrize("via", VIAS)
+def test_vectorized_equals_twin_on_random_corpora(via, corpus, policy, narrowing, censored, seed):
     """Per-call outcomes, bounds, credited lines, episode rows and
     summary are identical to the twin's."""
     try:
         twin = simulate(corpus, policy, narrowing, censored=censored, seed=seed)
     except ValueError as exc:  # impute with no completed call: both engines must refuse alike
         with pytest.raises(ValueError, match="no call in the corpus ever completed"):
-            replay_vectorized(corpus, policy, narrowing, censored=censored, seed=seed)
+            fast = compiled(corpus, via, censored, seed)
+            replay_vectorized(fast, policy, narrowing, censored=censored, seed=seed)
         assert "no call in the corpus ever completed" in str(exc)
         return
-    assert_same(twin, replay_vectorized(corpus, policy, narrowing, censored=censored, seed=seed))
+    fast = compiled(corpus, via, censored, seed)
+    assert_same(twin, replay_vectorized(fast, policy, narrowing, censored=censored, seed=seed))
 
 
 class CountingPolicy:
@@ -154,15 +170,17 @@ class CountingPolicy:
 
 @settings(max_examples=40, deadline=None)
 @given(corpus=corpora(), narrowing=NARROWINGS)
-def test_any_policy_object_is_replayed_exactly(corpus, narrowing):
+@pytest.mark.parametrize("via", VIAS)
+def test_any_policy_object_is_replayed_exactly(via, corpus, narrowing):
     """A policy object that only has timeout_for is resolved per call and still matches the twin."""
     assert_same(
         simulate(corpus, CountingPolicy(), narrowing),
-        replay_vectorized(corpus, CountingPolicy(), narrowing),
+        replay_vectorized(compiled(corpus, via), CountingPolicy(), narrowing),
     )
 
 
-def test_compiled_corpus_is_reused_across_policies():
+@pytest.mark.parametrize("via", VIAS)
+def test_compiled_corpus_is_reused_across_policies(via):
     """One compiled corpus replays many policies with the same answers as compiling afresh."""
     episodes = [
         Episode(
@@ -175,7 +193,7 @@ def test_compiled_corpus_is_reused_across_policies():
         )
         for i in range(4)
     ]
-    corpus = compile_corpus(episodes)
+    corpus = compiled(episodes, via)
     for seconds in (10.0, 45.0, 200.0):
         policy = TimeoutPolicy.uniform(seconds)
         assert_same(simulate(episodes, policy, Narrowing()), corpus.result(policy, Narrowing()))
@@ -194,19 +212,21 @@ def test_compiled_corpus_is_reused_across_policies():
     ids=lambda n: n.mode,
 )
 @pytest.mark.parametrize("censored", ["wedge", "impute"])
-def test_vectorized_equals_twin_on_a_synthetic_corpus(narrowing, censored):
+@pytest.mark.parametrize("via", VIAS)
+def test_vectorized_equals_twin_on_a_synthetic_corpus(via, narrowing, censored):
     """On hundreds of synthetic episodes (many settled by the deadline),
     frames and summary equal the twin's."""
     episodes = synth_corpus(400, seed=11)
     policy = TimeoutPolicy.ouroboros().with_tool_timeouts(read_file=0.05, search_code=1.0)
-    corpus = compile_corpus(episodes, censored=censored, seed=3)
+    corpus = compiled(episodes, via, censored, seed=3)
     fast = corpus.result(policy, narrowing)
     assert_same(simulate(episodes, policy, narrowing, censored=censored, seed=3), fast)
     assert corpus.summary(policy, narrowing) == fast.summary
     assert fast.summary["abandoned_call_rate"] > 0 or narrowing.mode == "unbounded"
 
 
-def test_deadline_chains_settle_exactly():
+@pytest.mark.parametrize("via", VIAS)
+def test_deadline_chains_settle_exactly(via):
     """Abandonments that each shrink the next call's bound (fraction
     narrowing) settle to the twin's answer."""
     episodes = [
@@ -226,7 +246,7 @@ def test_deadline_chains_settle_exactly():
         for i in range(5)
     ]
     narrowing = Narrowing("fraction", fraction=0.5)
-    fast = replay_vectorized(episodes, TimeoutPolicy.uniform(800.0), narrowing)
+    fast = replay_vectorized(compiled(episodes, via), TimeoutPolicy.uniform(800.0), narrowing)
     assert_same(simulate(episodes, TimeoutPolicy.uniform(800.0), narrowing), fast)
     assert (fast.calls["bound_by"] == "deadline").all()
     for _, bounds in fast.calls.groupby("episode_id")["bound_sec"]:

@@ -182,6 +182,35 @@ class CompiledCorpus:
                     round_sizes.append(len(rnd.calls))
             n_events.append(m)
         columns: list[Any] = list(zip(*rows, strict=True)) if rows else [()] * 10
+        self._compile_columns(
+            [np.array(c, dtype=np.intp) for c in columns[:7]],
+            np.array(columns[7], dtype=float),
+            np.array(columns[8], dtype=bool),
+            np.array(columns[9], dtype=bool),
+            tools=list(tools),
+            key_tools=[tool for tool, _ in keys],
+            n_events=np.array(n_events, dtype=np.intp),
+            event_sec=np.array(event_sec, dtype=float),
+            round_sizes=np.array(round_sizes, dtype=np.intp),
+        )
+
+    def _compile_columns(
+        self,
+        index_columns: list[np.ndarray],
+        duration_sec: np.ndarray,
+        completed: np.ndarray,
+        status_error: np.ndarray,
+        *,
+        tools: list[str],
+        key_tools: list[str],
+        n_events: np.ndarray,
+        event_sec: np.ndarray,
+        round_sizes: np.ndarray,
+    ) -> None:
+        """Everything else from the per-call columns (the rows of :meth:`_compile`, or
+        :func:`reviewlab.engines.vectorized.columns.compile_columns` straight from Arrow):
+        ``index_columns`` = episode index, round, tool code, key code, event column,
+        round-with-calls index, requested lines."""
         (
             self.episode_index,
             self.round,
@@ -190,20 +219,21 @@ class CompiledCorpus:
             self.call_column,
             self.call_round,
             self.requested_lines,
-        ) = (np.array(c, dtype=np.intp) for c in columns[:7])
-        self.duration_sec = np.array(columns[7], dtype=float)
-        self.completed = np.array(columns[8], dtype=bool)
-        self.status_error = np.array(columns[9], dtype=bool)
-        n_calls = np.bincount(self.episode_index, minlength=len(episodes))
+        ) = index_columns
+        self.duration_sec = duration_sec
+        self.completed = completed
+        self.status_error = status_error
+        n_calls = np.bincount(self.episode_index, minlength=len(self.episode_ids))
         self.call_index = (
-            np.arange(len(rows), dtype=np.intp) - (np.cumsum(n_calls) - n_calls)[self.episode_index]
+            np.arange(duration_sec.size, dtype=np.intp)
+            - (np.cumsum(n_calls) - n_calls)[self.episode_index]
         )
-        self.tools = list(tools)
-        self.key_tools = [tool for tool, _ in keys]
+        self.tools = tools
+        self.key_tools = key_tools
         self.tool_names = np.array(self.tools or [""], dtype=object)[tool_code]
-        self.all_calls = np.ones(len(rows), dtype=bool)
-        self._compile_events(np.array(n_events, dtype=np.intp), np.array(event_sec, dtype=float))
-        self._compile_rounds(np.array(round_sizes, dtype=np.intp))
+        self.all_calls = np.ones(duration_sec.size, dtype=bool)
+        self._compile_events(n_events, event_sec)
+        self._compile_rounds(round_sizes)
         self._compile_deadlines()
         credits = np.array([Crediting.credits_tool(t) for t in self.tools] or [False], dtype=bool)[
             tool_code
@@ -213,7 +243,7 @@ class CompiledCorpus:
         self.read_requested = self.requested_lines[self.read_calls]
         self.read_credits = credits[self.read_calls]
         self.read_error = self.status_error[self.read_calls]
-        self.read_first = np.searchsorted(self.read_episode, np.arange(len(episodes) + 1))
+        self.read_first = np.searchsorted(self.read_episode, np.arange(len(self.episode_ids) + 1))
         # The credits when nothing is abandoned; a replay redoes only the episodes with an abandoned call.
         self.static_credited = Crediting.credited_lines_array(
             self.read_credits,
