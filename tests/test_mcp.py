@@ -252,3 +252,22 @@ def test_execute_works_from_inside_a_running_loop(workspace, server):
 
     result = asyncio.run(cell())
     assert result.usage["native_tool_receipts"][0]["outcome"] == "executed"
+
+
+def test_without_the_mcp_extra_the_error_says_what_to_install(monkeypatch, workspace):
+    """With the SDK missing, entering the server is one ImportError naming the extra."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_mcp(name, *args, **kwargs):
+        if name == "mcp" or name.startswith("mcp."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_mcp)
+    with (
+        pytest.raises(ImportError, match=r"reviewlab\[mcp\]"),
+        MCPServer(demo_server_command(workspace)),
+    ):
+        pass

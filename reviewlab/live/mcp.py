@@ -267,11 +267,11 @@ class MCPServer:
             from mcp import ClientSession, StdioServerParameters
             from mcp.client.stdio import stdio_client
             from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-        except ImportError as exc:  # the optional extra is missing
+        except ImportError:  # the optional extra is missing
             ready.set_exception(
                 ImportError("MCPServer needs the 'mcp' package: pip install 'reviewlab[mcp]'")
             )
-            raise SystemExit from exc
+            return
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         params = StdioServerParameters(
