@@ -126,7 +126,8 @@ def test_bad_arguments_are_named():
     with pytest.raises(TypeError, match="policies"):
         longest_silences(small_corpus(), {"x": "uniform:5"})  # type: ignore[dict-item]
     with pytest.raises(TypeError, match="policies"):
-        longest_silences(small_corpus(), {"x": (TimeoutPolicy.uniform(1.0), "inherit")})  # type: ignore[dict-item]
+        bad = {"x": (TimeoutPolicy.uniform(1.0), "inherit")}
+        longest_silences(small_corpus(), bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="censored"):
         longest_silences(small_corpus(), censored="sometimes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no episodes"):

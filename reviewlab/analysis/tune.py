@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 import tomli_w
 
+from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint, budget_table
 from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
@@ -65,7 +66,6 @@ from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.censoring import KaplanMeier, effective_observation, estimates_by_tool
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
-from reviewlab.engines.vectorized.evaluation import EXECUTED, WITHHELD
 from reviewlab.recording.schema import Episode
 
 __all__ = [
@@ -202,96 +202,6 @@ def _ladder(estimate: KaplanMeier, longest_completed: float, base_sec: float) ->
     return sorted(rungs)
 
 
-class _Point(NamedTuple):
-    """One evaluated policy: its summary, and for each budgeted rate its upper bound on the
-    corpus and its predicted value on unseen episodes."""
-
-    summary: dict[str, Any]
-    timeout_loss_upper: float
-    abandoned_upper: float
-    timeout_loss_predicted: float
-    abandoned_predicted: float
-
-
-def _ratio_upper(numerator: np.ndarray, denominator: np.ndarray, z: float) -> tuple[float, float]:
-    """``(estimate, upper bound)`` of ``sum(numerator) /
-    sum(denominator)`` over episodes (delta method)."""
-    total = float(denominator.sum())
-    if total <= 0:
-        return 0.0, 0.0
-    ratio = float(numerator.sum()) / total
-    residual = numerator - ratio * denominator
-    n = residual.size
-    se = math.sqrt(n / (n - 1) * float(np.dot(residual, residual))) / total if n > 1 else 0.0
-    return ratio, ratio + z * se
-
-
-class _Evaluator:
-    """Replays policies on one compiled corpus and measures the budgeted rates per episode."""
-
-    def __init__(
-        self, corpus: CompiledCorpus, narrowing: Narrowing, z: float, model: LossModel
-    ) -> None:
-        self.corpus = corpus
-        self.model = model
-        self.narrowing = narrowing
-        self.z = z
-        n = len(corpus.episode_ids)
-        self.requested = np.bincount(
-            corpus.episode_index, weights=corpus.requested_lines, minlength=n
-        )
-        self.cache: dict[tuple[tuple[str, float], ...], _Point] = {}
-        self.loosest: dict[str, float] = {}
-        self.floor = (0.0, 0.0)
-
-    def start(self, base: TimeoutPolicy, loosest: dict[str, float]) -> None:
-        """Anchor the predictions at the loosest rungs: what no timeout avoids, as replayed."""
-        rates = self.rates(base.with_tool_timeouts(None, **loosest))
-        self.loosest = dict(loosest)
-        self.floor = (rates["timeout_coverage_loss_rate"][0], rates["abandoned_call_rate"][0])
-        self.cache.clear()
-
-    def predicted(self, chosen: dict[str, float]) -> tuple[float, float]:
-        """Timeout coverage loss and abandoned rate predicted for unseen episodes: the replayed
-        figures at the loosest rungs, plus what the tail model says the tighter rungs add."""
-        model = self.model
-        coverage = model.timeout_coverage_loss(chosen) - model.timeout_coverage_loss(self.loosest)
-        abandoned = model.abandoned_rate(chosen) - model.abandoned_rate(self.loosest)
-        return self.floor[0] + max(coverage, 0.0), self.floor[1] + max(abandoned, 0.0)
-
-    def rates(self, policy: TimeoutPolicy) -> dict[str, tuple[float, float]]:
-        """``budget → (estimate, upper bound)`` for the timeout coverage loss and abandoned rate."""
-        c = self.corpus
-        ev = c.evaluate(policy, self.narrowing)
-        outcome = ev.outcome
-        lost = metrics.timeout_lost_lines(
-            c.requested_lines, ev.credited_lines, ev.abandoned, outcome == EXECUTED
-        )
-        n = len(c.episode_ids)
-        per_episode_lost = np.bincount(c.episode_index, weights=lost, minlength=n)
-        abandoned = np.bincount(c.episode_index, weights=ev.abandoned, minlength=n)
-        dispatched = np.bincount(c.episode_index, weights=outcome != WITHHELD, minlength=n)
-        return {
-            "timeout_coverage_loss_rate": _ratio_upper(per_episode_lost, self.requested, self.z),
-            "abandoned_call_rate": _ratio_upper(abandoned, dispatched, self.z),
-        }
-
-    def point(self, base: TimeoutPolicy, chosen: dict[str, float]) -> _Point:
-        key = tuple(sorted(chosen.items()))
-        if key not in self.cache:
-            policy = base.with_tool_timeouts(None, **chosen)
-            rates = self.rates(policy)
-            coverage, abandoned = self.predicted(chosen)
-            self.cache[key] = _Point(
-                self.corpus.summary(policy, self.narrowing),
-                rates["timeout_coverage_loss_rate"][1],
-                rates["abandoned_call_rate"][1],
-                coverage,
-                abandoned,
-            )
-        return self.cache[key]
-
-
 def _check_rate(name: str, value: float | None) -> None:
     if value is not None and not (
         isinstance(value, int | float) and math.isfinite(value) and 0.0 <= value <= 1.0
@@ -363,7 +273,7 @@ def recommend(
     corpus = compile_corpus(episodes, censored=censored)
     z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
     model = LossModel(episodes, confidence=confidence)
-    evaluator = _Evaluator(corpus, narrowing, z, model)
+    evaluator = BudgetEvaluator(corpus, narrowing, z, model)
     estimates, _ = estimates_by_tool(episodes)
     tools = sorted(estimates, key=lambda t: (-estimates[t].observations, t))
     longest = _longest_completed(episodes)
@@ -374,7 +284,7 @@ def recommend(
     chosen = {tool: ladders[tool][-1] for tool in tools}
     evaluator.start(base, chosen)
 
-    def allowed(point: _Point) -> bool:
+    def allowed(point: BudgetPoint) -> bool:
         coverage = max(point.timeout_loss_upper, point.timeout_loss_predicted)
         abandoned = max(point.abandoned_upper, point.abandoned_predicted)
         return coverage <= max_timeout_coverage_loss + 1e-12 and (
@@ -383,7 +293,7 @@ def recommend(
 
     current = evaluator.point(base, chosen)
     while True:
-        best: tuple[tuple[float, float, float, float, int], str, _Point] | None = None
+        best: tuple[tuple[float, float, float, float, int], str, BudgetPoint] | None = None
         for order, tool in enumerate(tools):
             rung = ladders[tool].index(chosen[tool])
             if rung == 0:
@@ -407,7 +317,7 @@ def recommend(
 
     policy = base.with_tool_timeouts(name="recommended", **chosen)
     baseline = corpus.summary(base, narrowing)
-    budgets = _budgets(
+    budgets = budget_table(
         evaluator.rates(policy),
         {
             "timeout_coverage_loss_rate": current.timeout_loss_predicted,
@@ -431,6 +341,7 @@ def recommend(
         objective=key,
         assumptions={
             "censored": censored,
+            "reaction": "as_recorded",
             "engine": "vectorized",
             "confidence": confidence,
             "base": base.name,
@@ -450,43 +361,15 @@ def _longest_completed(episodes: Sequence[Episode]) -> dict[str, float]:
     return longest
 
 
-def _budgets(
-    rates: dict[str, tuple[float, float]],
-    predicted: dict[str, float],
-    max_timeout_coverage_loss: float,
-    max_abandoned_rate: float | None,
-    confidence: float,
-) -> pd.DataFrame:
-    """The budget table: each budgeted rate's limit, estimate, upper bound and verdict."""
-    rows = []
-    for budget, limit in (
-        ("timeout_coverage_loss_rate", max_timeout_coverage_loss),
-        ("abandoned_call_rate", max_abandoned_rate),
-    ):
-        estimate, upper = rates[budget]
-        worst = max(upper, predicted[budget])
-        rows.append(
-            {
-                "budget": budget,
-                "limit": math.inf if limit is None else limit,
-                "estimate": estimate,
-                f"upper_{confidence:.0%}": upper,
-                "predicted_unseen": predicted[budget],
-                "met": limit is None or worst <= limit + 1e-12,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 def _explain(
-    evaluator: _Evaluator,
+    evaluator: BudgetEvaluator,
     estimates: dict[str, KaplanMeier],
     tools: list[str],
     ladders: dict[str, list[float]],
     base: TimeoutPolicy,
     base_sec: dict[str, float],
     chosen: dict[str, float],
-    current: _Point,
+    current: BudgetPoint,
     key: str,
     allowed: Any,
 ) -> pd.DataFrame:

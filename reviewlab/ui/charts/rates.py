@@ -332,7 +332,7 @@ def survival_curves(
     tools: Sequence[str] | None = None,
     ax: Axes | None = None,
 ) -> Figure:
-    """Per-tool share of calls still running after t seconds (Kaplan–Meier), each bound drawn once.
+    """Per-tool share of calls still running after t s (Kaplan–Meier); each bound drawn once.
 
     Both axes are logarithmic, so the tail a timeout acts on (the last percent
     of calls, and the few that never return) is as visible as the body. The
