@@ -18,7 +18,7 @@ from reviewlab.core.crediting import Crediting, abandons, abandons_array
 from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
 from reviewlab.engines.replay import replay
 from reviewlab.engines.twin import simulate
-from reviewlab.engines.vectorized import compile_corpus, replay_vectorized
+from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus, replay_vectorized
 from reviewlab.engines.vectorized.columns import compile_columns
 from reviewlab.engines.vectorized.evaluation import Evaluation
 from reviewlab.recording.columnar import episodes_table
@@ -274,6 +274,29 @@ def test_summary_never_builds_the_call_timing(monkeypatch):
     for narrowing in (Narrowing(), Narrowing.unbounded()):
         corpus.summary(TimeoutPolicy.uniform(5.0), narrowing)
     assert corpus.summary(TimeoutPolicy.uniform(5.0)) == expected
+
+
+@pytest.mark.parametrize("via", VIAS)
+def test_frames_are_built_on_first_access(via, monkeypatch):
+    """A vectorized result answers its summary without frames; they are built once, when read."""
+    episodes = synth_corpus(80, seed=5, tail_scale=100.0)
+    policy = TimeoutPolicy.uniform(2.0)
+    twin = simulate(episodes, policy, Narrowing())
+    built = []
+    real = CompiledCorpus._frames
+    monkeypatch.setattr(
+        CompiledCorpus,
+        "_frames",
+        lambda *a: built.append(1) or real(*a),  # type: ignore[func-returns-value]
+    )
+    fast = replay_vectorized(compiled(episodes, via), policy, Narrowing())
+    assert fast.summary == twin.summary and not built and not fast.frames_built
+    assert {k: v for k, v in fast.assumptions.items() if k != "engine"} == {
+        k: v for k, v in twin.assumptions.items() if k != "engine"
+    }
+    assert_same(twin, fast)
+    fast.per_tool()
+    assert built == [1] and fast.frames_built
 
 
 def test_replay_dispatches_to_the_vectorized_engine():

@@ -11,7 +11,7 @@ drift apart in how they count.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,7 @@ from reviewlab.core import metrics
 from reviewlab.core.narrowing import Narrowing
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_SKIPPED
 
-__all__ = ["PoolFrames", "ReplayResult", "assemble"]
+__all__ = ["FramesOnDemand", "PoolFrames", "ReplayResult", "assemble"]
 
 
 @dataclass
@@ -121,3 +121,64 @@ def assemble(
         narrowing=narrowing,
         assumptions={"engine": engine, "reaction": "as_recorded", **assumptions},
     )
+
+class FramesOnDemand(ReplayResult):
+    """A :class:`ReplayResult` whose ``calls`` and ``episodes`` frames are built on first access.
+
+    Lifecycle: an engine that has the summary without frames (the vectorized
+    engine's :func:`~reviewlab.core.metrics.summarize_arrays`) hands over a
+    ``build`` callable that returns the full result through :func:`assemble`;
+    the first read of ``calls`` or ``episodes`` calls it once and keeps both
+    frames; ``build`` is then dropped. A replay read only for its summary never
+    pays for a frame. Invariant: the engine's summary is the one
+    :func:`assemble` computes from those frames (the exactness tests hold it).
+    """
+
+    def __init__(
+        self,
+        build: Callable[[], ReplayResult],
+        *,
+        summary: dict[str, Any],
+        engine: str,
+        policy: Any,
+        narrowing: Narrowing,
+        assumptions: Mapping[str, Any],
+    ) -> None:
+        self._build: Callable[[], ReplayResult] | None = build
+        self._frames: tuple[pd.DataFrame, pd.DataFrame] | None = None
+        self.summary = summary
+        self.slots = None
+        self.engine = engine
+        self.policy = policy
+        self.narrowing = narrowing
+        self.assumptions = {"engine": engine, **assumptions}
+
+    @property
+    def frames_built(self) -> bool:
+        """Whether the frames exist yet."""
+        return self._frames is not None
+
+    def _built(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        if self._frames is None:
+            assert self._build is not None
+            full = self._build()
+            self._frames, self._build = (full.calls, full.episodes), None
+        return self._frames
+
+    @property  # type: ignore[override]
+    def calls(self) -> pd.DataFrame:
+        """One row per call (built on first access)."""
+        return self._built()[0]
+
+    @calls.setter
+    def calls(self, frame: pd.DataFrame) -> None:
+        self._frames, self._build = (frame, self._built()[1]), None
+
+    @property  # type: ignore[override]
+    def episodes(self) -> pd.DataFrame:
+        """One row per episode (built on first access)."""
+        return self._built()[1]
+
+    @episodes.setter
+    def episodes(self, frame: pd.DataFrame) -> None:
+        self._frames, self._build = (self._built()[0], frame), None

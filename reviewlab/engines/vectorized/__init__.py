@@ -61,7 +61,7 @@ from reviewlab.core.crediting import Crediting
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode
 from reviewlab.engines.censoring import completion_times, effective_observation
-from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.engines.result import FramesOnDemand, ReplayResult, assemble
 from reviewlab.engines.twin.corpus import check_corpus
 from reviewlab.engines.vectorized.evaluation import (
     ERROR,
@@ -417,6 +417,24 @@ class CompiledCorpus:
         policy = policy if policy is not None else TimeoutPolicy.ouroboros()
         narrowing = narrowing or Narrowing()
         ev = self.evaluate(policy, narrowing)
+        assumptions = {"reaction": "as_recorded", "censored": self.censored, "seed": self.seed}
+        return FramesOnDemand(
+            lambda: self._frames(ev, policy, narrowing, assumptions),
+            summary=ev.summary(),
+            engine="vectorized",
+            policy=policy,
+            narrowing=narrowing,
+            assumptions=assumptions,
+        )
+
+    def _frames(
+        self,
+        ev: Evaluation,
+        policy: SupportsTimeoutFor,
+        narrowing: Narrowing,
+        assumptions: dict[str, Any],
+    ) -> ReplayResult:
+        """The replay ``ev`` with its frames, through :func:`~reviewlab.engines.result.assemble`."""
         if self._string_columns is None:
             # The twin's dtype for these; immutable string arrays, so every frame may share them.
             ids = np.array(self.episode_ids or [""], dtype=object)[self.episode_index]
@@ -458,7 +476,7 @@ class CompiledCorpus:
             engine="vectorized",
             policy=policy,
             narrowing=narrowing,
-            assumptions={"censored": self.censored, "seed": self.seed},
+            assumptions=assumptions,
         )
 
 
