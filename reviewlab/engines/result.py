@@ -122,6 +122,7 @@ def assemble(
         assumptions={"engine": engine, "reaction": "as_recorded", **assumptions},
     )
 
+
 class FramesOnDemand(ReplayResult):
     """A :class:`ReplayResult` whose ``calls`` and ``episodes`` frames are built on first access.
 
