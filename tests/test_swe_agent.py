@@ -143,7 +143,7 @@ def test_the_known_external_files_import_and_the_two_untimed_ones_are_refused(tm
 
 
 def test_a_traj_given_as_openhands_gets_a_hint_to_the_right_format(tmp_path, capsys):
-    """Naming the wrong format still fails, but the one error line names the format it looks like."""
+    """A wrong explicit format still fails, but its one error line names the likely format."""
     out = tmp_path / "x.jsonl"
     assert main(["import", "openhands", str(TEST_REPO), "-o", str(out)]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
