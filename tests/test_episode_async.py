@@ -227,3 +227,31 @@ def test_aexecute_runs_on_the_callers_loop(repo):  # noqa: F811
     result = asyncio.run(main())
     assert result.usage["native_tool_receipts"][0]["outcome"] == "executed"
     assert result.usage["native_end_reason"] == "final_answer"
+
+
+def test_refusals_and_errors_publish_the_same_receipts_on_both_paths(repo):  # noqa: F811
+    """Bad JSON, an unknown tool, a missing file and a search: identical receipts on both paths."""
+    script = [
+        {
+            "tool_calls": [
+                tool_call("read_file", "{not json", "bad"),
+                tool_call("write_file", {"path": "x"}, "unknown"),
+                tool_call("read_file", {"path": "missing.txt"}, "missing"),
+                tool_call("search_code", {"query": "hello"}, "search"),
+                tool_call("read_file", {"path": "greeting.txt"}, "read"),
+            ]
+        },
+        {"content": VERDICT},
+    ]
+    runs = {}
+    for path in ("thread", "async"):
+        model = AsyncScriptedModel(script) if path == "async" else ScriptedModel(script)
+        factory = async_factory if path == "async" else slow_factory
+        registry_factory, release, _holder = factory(hold_sec=30.0)
+        release.set()
+        runs[path] = ReviewEpisode(repo, model, registry_factory=registry_factory).execute()
+    thread, aio = runs["thread"], runs["async"]
+    receipts = thread.usage["native_tool_receipts"]
+    assert [r["outcome"] for r in receipts][:2] == ["refused", "refused"]
+    assert receipts[4]["opened_path"] == "greeting.txt"
+    assert normalised(aio.usage["native_tool_receipts"]) == normalised(receipts)
