@@ -91,12 +91,16 @@ def _load_corpus(path_text: str, on_error: str = "raise") -> list[Any]:
 @contextlib.contextmanager
 def _computing_on(corpus: str) -> Iterator[None]:
     """Numbers the corpus holds that arithmetic cannot take (1e308 doubled) name the corpus."""
+    from reviewlab.core.policy import PolicyError
+
     try:
         yield
     except ArithmeticError as exc:  # OverflowError, ZeroDivisionError, FloatingPointError
         raise UserError(
             f"{corpus}: values too extreme to compute with ({type(exc).__name__}: {one_line(exc)})"
         ) from None
+    except PolicyError as exc:  # a policy derived from the corpus (tune) that cannot be held
+        raise UserError(f"{corpus}: {one_line(exc)}") from None
 
 
 def _seed(text: int | None, flag: str = "--seed") -> int | None:
