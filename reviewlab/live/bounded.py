@@ -28,11 +28,15 @@ Recording: each finished call is handed as a :class:`BoundedCall` to
 calls into recorded episodes). An abandoned call's record is handed over at
 once; its ``zombie_sec`` fills in when its worker comes back.
 
-Tracing: when an OpenTelemetry tracer provider is configured, a call running
-inside a framework's own ``execute_tool`` span (pydantic-ai's, say) adds the
-``reviewlab.*`` attributes to that span; otherwise it emits its own
-``execute_tool`` span (see :mod:`reviewlab.live.otel`). Either way an
-abandoned call's late return is a span linked to it.
+Tracing: a call running inside a framework's own recording ``execute_tool``
+span (pydantic-ai's, say) adds the ``reviewlab.*`` attributes to that span, and
+marks it censored when abandoned; otherwise, when a tracer provider is
+configured (process-wide or by :func:`~reviewlab.live.otel.tracer_provider_scope`),
+it emits its own ``execute_tool`` span. With a provider, an abandoned call's
+late return is a span linked to it (see :mod:`reviewlab.live.otel`).
+
+Cancellation: a caller cancelled while it waits (not the bound) passes the
+cancellation on to its async tool, and the call is not recorded.
 """
 
 from __future__ import annotations
