@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -266,7 +267,7 @@ def _chunks(points: Sequence[PolicyPoint], size: int) -> list[tuple[PolicyPoint,
 
 
 def sweep(
-    episodes: Sequence[Episode] | CompiledCorpus,
+    episodes: Sequence[Episode] | CompiledCorpus | str | os.PathLike[str],
     grid: Grid | Iterable[PolicyPoint],
     *,
     engine: str = "vectorized",
@@ -285,6 +286,9 @@ def sweep(
     (``"tcp://host:port"``) to run the points on a cluster. ``progress``: a tqdm
     bar (notebook-aware); by default only for grids of 50 points or more.
     ``censored``/``seed``: as in :func:`reviewlab.engines.replay.replay`.
+    ``episodes`` may be a corpus path (JSONL, ``.parquet`` or a partition
+    directory): it is compiled from its columns, and with ``client`` each worker
+    reads and replays its own partitions (:mod:`reviewlab.analysis.partitioned`).
     A grid that sets the timeout of a tool the corpus never calls is refused
     (:func:`check_tools`) unless ``allow_unknown_tools``.
     """
@@ -294,6 +298,20 @@ def sweep(
     for index, point in enumerate(points):
         if not isinstance(point, PolicyPoint):
             raise TypeError(f"grid[{index}]: expected a PolicyPoint, got {type(point).__name__}")
+    if isinstance(episodes, str | os.PathLike):  # a corpus on disk: compiled from its columns
+        if engine != "vectorized":
+            raise ValueError(f"engine={engine!r} replays Episode objects, not a corpus path")
+        from reviewlab.analysis.partitioned import sweep_path
+
+        compiled, merged, tools = sweep_path(
+            episodes, points, client=client, censored=censored, seed=seed
+        )
+        if not allow_unknown_tools:
+            check_tools(_grid_tools(points), tools, what="grid")
+        if merged is not None:  # partitions replayed on the cluster, merged exactly
+            return _frame(points, merged)
+        assert compiled is not None
+        episodes = compiled
     if not allow_unknown_tools:
         if not isinstance(episodes, CompiledCorpus):
             episodes = list(episodes)

@@ -108,15 +108,25 @@ def corpus_table(source: CorpusSource) -> pa.Table:
 
 
 def compile_columns(
-    source: CorpusSource, *, censored: str = "wedge", seed: int = 0
+    source: CorpusSource,
+    *,
+    censored: str = "wedge",
+    seed: int = 0,
+    origin_us: int | None = None,
 ) -> CompiledCorpus:
-    """A :class:`CompiledCorpus` of ``source`` built from columns (see the module docstring)."""
+    """A :class:`CompiledCorpus` of ``source`` built from columns (see the module docstring).
+
+    ``origin_us``: the instant (microseconds since the epoch) arrivals are measured
+    from; default the earliest ``started_at`` of ``source``. A partition of a larger
+    corpus is compiled with the whole corpus's origin, so its clocks are the whole
+    corpus's clocks to the bit.
+    """
     if censored not in CENSORING_MODES:
         raise ValueError(
             f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
     table = corpus_table(source)
-    return _compile(flat_columns(table), censored=censored, seed=seed)
+    return _compile(flat_columns(table), censored=censored, seed=seed, origin_us=origin_us)
 
 
 def _numpy(array: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
@@ -134,7 +144,9 @@ def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[inverse].astype(np.intp), first[order]
 
 
-def _compile(flat: FlatColumns, *, censored: str, seed: int) -> CompiledCorpus:
+def _compile(
+    flat: FlatColumns, *, censored: str, seed: int, origin_us: int | None
+) -> CompiledCorpus:
     table = flat.table
     c = CompiledCorpus.__new__(CompiledCorpus)
     c.censored = censored
@@ -144,7 +156,8 @@ def _compile(flat: FlatColumns, *, censored: str, seed: int) -> CompiledCorpus:
     c.slot_ids = table.column("slot").to_pylist()
     started = _numpy(table.column("started_at").cast(pa.int64()))
     n_ep = started.size
-    arrival = (started - started.min()) / 1e6 if n_ep else np.zeros(0)
+    origin = int(started.min()) if origin_us is None and n_ep else (origin_us or 0)
+    arrival = (started - origin) / 1e6 if n_ep else np.zeros(0)
     c.arrival_sec = arrival.astype(float)
     c.deadline_at_sec = c.arrival_sec + _numpy(table.column("deadline_sec"), np.nan).astype(float)
 

@@ -146,13 +146,21 @@ class Evaluation:
         silences per round (the longest round is the longest episode maximum;
         an episode without calls has 0, which no round is below).
         """
+        return metrics.summarize_arrays(**self.summary_arguments())
+
+    def summary_arguments(self) -> dict[str, Any]:
+        """The arguments :meth:`summary` gives :func:`~reviewlab.core.metrics.summarize_arrays`.
+
+        A partitioned sweep (:mod:`reviewlab.analysis.partitioned`) reduces them per
+        partition and merges them into the same call, so both answers are one definition.
+        """
         c = self.corpus
         dispatched = c.unbounded_dispatched if self.unbounded else c.all_calls
         executed = self.outcome[c.read_calls] == EXECUTED
         timeout_lost = metrics.timeout_lost_lines(
             c.read_requested, self.credited_read, self.abandoned[c.read_calls], executed
         )
-        return metrics.summarize_arrays(
+        return dict(
             dispatched=dispatched,
             abandoned=self.abandoned,
             zombie_sec=self.zombie_sec,
