@@ -307,7 +307,8 @@ def test_pareto_front_highlights_the_front_and_marks_named_policies():
     assert list(front.get_ydata()) == [900.0, 300.0, 100.0]
     grey = ax.collections[0].get_offsets()
     assert sorted(map(tuple, np.asarray(grey))) == [(2.0, 800.0), (6.0, 500.0)]
-    assert {t.get_text() for t in ax.texts} == {"ouroboros", "pick"}
+    # A summary with the longest silence says it beside the name (the front's third axis).
+    assert {t.get_text() for t in ax.texts} == {"ouroboros", "pick: silent ≤ 23 s"}
     assert _legend(ax) == ["policy point", "Pareto front", "ouroboros", "pick"]
     assert ax.get_ylabel() == "p95 episode wall time (s)"
 
@@ -724,6 +725,13 @@ def test_named_policies_keep_their_palette_colour_and_never_hide_each_other():
     assert orders == sorted(orders) and len(set(orders)) == 3
     for name, line in marks.items():
         assert line.get_color() == charts.policy_color(name)
+    named["stuck"] = {
+        "timeout_coverage_loss_rate": 0.0,
+        "wall_p95_sec": 5.0,
+        "max_silence_sec": math.inf,
+    }
+    texts = {t.get_text() for t in charts.pareto_front(points, named=named).axes[0].texts}
+    assert "stuck: a silence never ends" in texts
     infinite = next(line for line in ax.lines if line.get_label() == "never (∞)")
     assert infinite.get_marker() == "^"
     assert float(infinite.get_ydata()[0]) > 60.0 and math.isfinite(infinite.get_ydata()[0])

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from reviewlab.core.policy import SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
-from reviewlab.ui.charts._common import LABEL_BOX, figure_and_axes, policy_label
+from reviewlab.ui.charts._common import LABEL_BOX, duration_text, figure_and_axes, policy_label
 from reviewlab.ui.charts.palette import (
     FRONT_COLOR,
     METRIC_COLORS,
@@ -310,8 +310,16 @@ def _mark_named(
             linestyle="none",
             zorder=3 + index,
         )
+        # The silence is the front's third axis: the label carries it, since the plot cannot.
+        silence = values.get("max_silence_sec")
+        if silence is None:
+            text = name
+        elif math.isfinite(float(silence)):
+            text = f"{name}: silent ≤ {duration_text(float(silence))}"
+        else:
+            text = f"{name}: a silence never ends"
         ax.annotate(
-            name,
+            text,
             (px, py),
             xytext=(9, 6 - 12 * crowd),
             textcoords="offset points",
