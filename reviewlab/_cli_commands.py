@@ -357,14 +357,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     _positive_seconds(args.connect_timeout, "--connect-timeout")
     objectives = [part.strip() for part in args.pareto.split(",")] if args.pareto else None
     episodes = _load_corpus(args.corpus, args.on_error)
-    from reviewlab.analysis.sweep import (
-        check_tools,
-        corpus_tools,
-        make_grid,
-        objective_column,
-        pareto,
-        sweep,
-    )
+    from reviewlab.analysis.known_tools import check_tools, corpus_tools
+    from reviewlab.analysis.sweep import make_grid, objective_column, pareto, sweep
     from reviewlab.ui.report import sweep_view, text_table, write_table
 
     if objectives is not None:

@@ -9,10 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from reviewlab.analysis.known_tools import check_tools, corpus_tools
 from reviewlab.analysis.sweep import (
     PARETO_OBJECTIVES,
-    check_tools,
-    corpus_tools,
     make_grid,
     objective_column,
     pareto,

@@ -17,7 +17,6 @@ its chunk against the worker's copy. The frame is the same either way.
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import math
 import os
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reviewlab.analysis.known_tools import check_tools, corpus_tools, grid_tools
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.core.vocab import CensoringMode
@@ -39,8 +39,6 @@ __all__ = [
     "PARETO_OBJECTIVES",
     "Grid",
     "PolicyPoint",
-    "check_tools",
-    "corpus_tools",
     "make_grid",
     "objective_column",
     "pareto",
@@ -183,54 +181,6 @@ def points_grid(pairs: Iterable[tuple[TimeoutPolicy, Narrowing]]) -> Grid:
     )
 
 
-# -- checking a grid against the corpus ------------------------------------------
-
-
-def corpus_tools(episodes: Sequence[Episode] | CompiledCorpus) -> list[str]:
-    """The tools a corpus calls, sorted."""
-    if isinstance(episodes, CompiledCorpus):
-        return sorted(episodes.tools)
-    return sorted({call.tool for episode in episodes for call in episode.calls})
-
-
-def check_tools(
-    tools: Iterable[str],
-    known: Iterable[str],
-    *,
-    what: str = "tools",
-    override: str = "allow_unknown_tools=True",
-) -> None:
-    """Refuse a tool name the corpus never calls: a typo would otherwise sweep nothing.
-
-    The error is one line naming every unknown tool with the closest known names
-    (:func:`difflib.get_close_matches`) and the known tools.
-    """
-    known = sorted(set(known))
-    unknown = [tool for tool in tools if tool not in known]
-    if not unknown:
-        return
-    parts = []
-    for tool in unknown:
-        close = difflib.get_close_matches(tool, known, n=3, cutoff=0.6)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-        parts.append(f"{tool}{hint}")
-    raise ValueError(
-        f"{what}: the corpus never calls {'; '.join(parts)}; it calls "
-        f"{', '.join(known) or 'no tool'} ({override} sweeps it anyway)"
-    )
-
-
-def _grid_tools(points: Sequence[PolicyPoint]) -> list[str]:
-    """The tools whose timeouts the grid sets (its ``timeout.<tool>``
-    parameters), in first-seen order."""
-    seen: dict[str, None] = {}
-    for point in points:
-        for key in point.params:
-            if key.startswith("timeout."):
-                seen.setdefault(key.removeprefix("timeout."), None)
-    return list(seen)
-
-
 # -- running ------------------------------------------------------------------
 
 
@@ -307,7 +257,7 @@ def sweep(
             episodes, points, client=client, censored=censored, seed=seed
         )
         if not allow_unknown_tools:
-            check_tools(_grid_tools(points), tools, what="grid")
+            check_tools(grid_tools(points), tools, what="grid")
         if merged is not None:  # partitions replayed on the cluster, merged exactly
             return _frame(points, merged)
         assert compiled is not None
@@ -315,7 +265,7 @@ def sweep(
     if not allow_unknown_tools:
         if not isinstance(episodes, CompiledCorpus):
             episodes = list(episodes)
-        check_tools(_grid_tools(points), corpus_tools(episodes), what="grid")
+        check_tools(grid_tools(points), corpus_tools(episodes), what="grid")
     if engine == "twin":
         if isinstance(episodes, CompiledCorpus):
             raise ValueError("engine='twin' replays Episode objects, not a compiled corpus")

@@ -1,0 +1,64 @@
+"""Which tools a corpus calls, and the refusal of a grid over a tool it never calls.
+
+A sweep over ``raed_file=5,10`` (a typo) would replay the corpus unchanged at
+every point and say nothing. :func:`check_tools` refuses such a name in one line
+naming it, its closest known names (:func:`difflib.get_close_matches`) and every
+tool the corpus calls; :func:`reviewlab.analysis.sweep.sweep` and the CLI call it
+unless the user allows unknown tools.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from reviewlab.engines.vectorized import CompiledCorpus
+from reviewlab.recording.schema import Episode
+
+__all__ = ["check_tools", "corpus_tools", "grid_tools"]
+
+
+def corpus_tools(episodes: Sequence[Episode] | CompiledCorpus) -> list[str]:
+    """The tools a corpus calls, sorted."""
+    if isinstance(episodes, CompiledCorpus):
+        return sorted(episodes.tools)
+    return sorted({call.tool for episode in episodes for call in episode.calls})
+
+
+def check_tools(
+    tools: Iterable[str],
+    known: Iterable[str],
+    *,
+    what: str = "tools",
+    override: str = "allow_unknown_tools=True",
+) -> None:
+    """Refuse a tool name the corpus never calls: a typo would otherwise sweep nothing.
+
+    The error is one line naming every unknown tool with the closest known names
+    (:func:`difflib.get_close_matches`) and the known tools.
+    """
+    known = sorted(set(known))
+    unknown = [tool for tool in tools if tool not in known]
+    if not unknown:
+        return
+    parts = []
+    for tool in unknown:
+        close = difflib.get_close_matches(tool, known, n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        parts.append(f"{tool}{hint}")
+    raise ValueError(
+        f"{what}: the corpus never calls {'; '.join(parts)}; it calls "
+        f"{', '.join(known) or 'no tool'} ({override} sweeps it anyway)"
+    )
+
+
+def grid_tools(points: Iterable[Any]) -> list[str]:
+    """The tools whose timeouts the grid sets (its ``timeout.<tool>``
+    parameters), in first-seen order."""
+    seen: dict[str, None] = {}
+    for point in points:
+        for key in point.params:
+            if key.startswith("timeout."):
+                seen.setdefault(key.removeprefix("timeout."), None)
+    return list(seen)
