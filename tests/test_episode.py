@@ -260,11 +260,17 @@ def test_unbounded_narrowing_waits_for_a_wedged_tool_until_it_is_released(repo):
     )
     box: dict[str, Any] = {}
     episode = ReviewEpisode(repo, model, narrowing=Narrowing.unbounded(), registry_factory=factory)
-    runner = threading.Thread(target=lambda: box.setdefault("result", episode.execute()))
+    now = [0.0]
+
+    def run() -> None:
+        with clock_scope(lambda: now[0]):
+            box["result"] = episode.execute()
+
+    runner = threading.Thread(target=run)
     runner.start()
     assert holder["entered"].wait(WAIT)
-    runner.join(0.3)
-    assert runner.is_alive() and len(model.calls) == 1  # still silent, waiting on the tool
+    assert len(model.calls) == 1  # asked once; the next send needs the tool's answer
+    now[0] += 86_400.0  # a day passes on the episode's clock while the tool is held
     holder["release"].set()
     runner.join(WAIT)
 
@@ -274,6 +280,7 @@ def test_unbounded_narrowing_waits_for_a_wedged_tool_until_it_is_released(repo):
         and receipt.bound_sec is None
         and receipt.bound_by == "unbounded"
     )
+    assert receipt.duration_sec >= 86_400.0  # no bound fired, however long the tool took
     assert box["result"].raw_text == ANSWER
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import time
 from datetime import datetime
 
 import pytest
@@ -16,7 +17,8 @@ from reviewlab.core.deadline import (
 )
 from reviewlab.core.policy import Bound
 from reviewlab.core.receipts import refused_text
-from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
+from reviewlab.live import executor as executor_module
+from reviewlab.live.executor import BoundedExecutor, CallStatus
 
 WAIT = 10.0  # generous upper limit for events that must happen; never decides a race
 
@@ -132,23 +134,73 @@ def test_a_bound_of_zero_abandons_at_once(executor):
     assert executor.ledger.wait_settled(WAIT)
 
 
-def test_an_unbounded_call_waits_for_the_tool_however_long(executor):
-    """`Bound.sec is None` (the pre-fix policy) waits until the tool returns."""
+def test_an_unbounded_call_waits_for_the_tool_however_long(executor, monkeypatch):
+    """`Bound.sec is None` (the pre-fix policy) waits for the tool, a million clock seconds on."""
+    clock = [0.0]
+    order: list[str] = []
+    timed_out: list[object] = []
+    monkeypatch.setattr(executor_module, "_after_wait_timeout", timed_out.append)
     wedge = Wedge()
-    box: dict[str, CallResult] = {}
-    caller = threading.Thread(
-        target=lambda: box.setdefault(
-            "result", executor.run(wedge, "slow", bound=Bound(None, "unbounded", None))
-        )
-    )
-    caller.start()
-    assert wedge.entered.wait(WAIT)
-    caller.join(0.2)
-    assert caller.is_alive(), "an unbounded call returned before its tool did"
+
+    def tool() -> str:
+        value = wedge("slow")
+        order.append("tool returned")
+        return value
+
+    def later() -> None:  # the tool returns only once the injected clock moved far on
+        assert wedge.entered.wait(WAIT)
+        clock[0] += 1e6
+        wedge.release.set()
+
+    helper = threading.Thread(target=later)
+    helper.start()
+    with clock_scope(lambda: clock[0]):
+        result = executor.run(tool, bound=Bound(None, "unbounded", None))
+    order.append("caller back")
+    helper.join(WAIT)
+    assert order == ["tool returned", "caller back"]
+    assert result.status is CallStatus.RETURNED and result.value == "slow"
+    assert result.duration_sec == pytest.approx(1e6)
+    assert timed_out == [] and executor.loose == 0
+
+
+def test_a_tool_the_worker_claims_as_the_wait_times_out_is_returned_not_abandoned(
+    executor, monkeypatch
+):
+    """The wait times out, but the worker claims the call first: returned, nothing abandoned."""
+    wedge = Wedge()
+    seen: list[object] = []
+
+    def worker_claims_first(job) -> None:
+        seen.append(job)
+        wedge.release.set()
+        assert wedge.returned.wait(WAIT)
+        give_up = time.monotonic() + WAIT  # the worker claims right after the tool returns
+        while not job.claim.locked():
+            assert time.monotonic() < give_up, "the worker never claimed its finished call"
+            time.sleep(0.001)
+
+    monkeypatch.setattr(executor_module, "_after_wait_timeout", worker_claims_first)
+    result = executor.run(wedge, "just in time", bound=0.01)
+    assert len(seen) == 1, "the caller's wait did not time out"
+    assert result.status is CallStatus.RETURNED and result.value == "just in time"
+    assert result.zombie_sec is None and not result.loose
+    assert executor.ledger.snapshot()["abandoned"] == 0 and executor.loose == 0
+    # The worker rejoined the pool before waking the caller: the next call reuses it.
+    monkeypatch.setattr(executor_module, "_after_wait_timeout", None)
+    assert executor.run(lambda: 1, bound=WAIT).value == 1
+    assert executor.threads_started == 1
+
+
+def test_when_the_caller_claims_first_the_call_is_abandoned(executor, monkeypatch):
+    """The wait times out and the caller claims before the tool ends: abandoned, worker loose."""
+    wedge = Wedge()
+    seen: list[object] = []
+    monkeypatch.setattr(executor_module, "_after_wait_timeout", seen.append)
+    result = executor.run(wedge, bound=0.01)
+    assert len(seen) == 1 and result.status is CallStatus.ABANDONED and executor.loose == 1
     wedge.release.set()
-    caller.join(WAIT)
-    assert box["result"].status is CallStatus.RETURNED and box["result"].value == "slow"
-    assert executor.loose == 0
+    assert executor.ledger.wait_settled(WAIT) and result.zombie_sec is not None
 
 
 def test_the_worker_inherits_a_deadline_ending_at_its_bound():

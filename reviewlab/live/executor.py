@@ -63,6 +63,12 @@ DEFAULT_LOOSE_CAP = 16
 _MAX_IDLE = 64
 
 
+_after_wait_timeout: Callable[[Any], None] | None = None
+"""Test seam, ``None`` in use: called with the job on the caller's thread after its wait for
+the bound timed out and before it tries to claim the call, so a test can let the worker
+claim first and reach that branch deterministically (tests/test_executor.py)."""
+
+
 class CallStatus(StrEnum):
     """Where a call is in its lifecycle (see the module docstring)."""
 
@@ -309,6 +315,8 @@ class BoundedExecutor:
         if bound_sec is None:
             done.acquire()
         elif not done.acquire(timeout=_wait_left(bound_sec, real_start)):
+            if _after_wait_timeout is not None:  # test seam: see _after_wait_timeout
+                _after_wait_timeout(job)
             if job.claim.acquire(blocking=False):
                 # The bound passed and the worker had not finished: abandon it.
                 job.abandoned_at = now = monotonic_now()
