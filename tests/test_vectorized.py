@@ -18,10 +18,16 @@ from reviewlab.core.crediting import Crediting, abandons, abandons_array
 from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
 from reviewlab.engines.replay import replay
 from reviewlab.engines.twin import simulate
-from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus, replay_vectorized
+from reviewlab.engines.vectorized import (
+    CompiledCorpus,
+    cached_corpus,
+    compile_corpus,
+    replay_vectorized,
+)
 from reviewlab.engines.vectorized.columns import compile_columns
 from reviewlab.engines.vectorized.evaluation import Evaluation
 from reviewlab.recording.columnar import episodes_table
+from reviewlab.recording.files import save_episodes
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.recording.synth import synth_corpus
 
@@ -297,6 +303,21 @@ def test_frames_are_built_on_first_access(via, monkeypatch):
     assert_same(twin, fast)
     fast.per_tool()
     assert built == [1] and fast.frames_built
+
+
+def test_replays_of_the_same_objects_compile_once(tmp_path):
+    """The same episode objects reuse one compiled corpus; new objects, or a path, compile anew."""
+    episodes = synth_corpus(30, seed=6)
+    first = cached_corpus(episodes, censored="wedge", seed=0)
+    assert cached_corpus(list(episodes), censored="wedge", seed=0) is first
+    assert cached_corpus(episodes, censored="observed", seed=0) is not first
+    copies = [e.model_copy() for e in episodes]
+    assert cached_corpus(copies, censored="wedge", seed=0) is not first
+    save_episodes(episodes, tmp_path / "c.parquet")
+    assert_same(
+        simulate(episodes, TimeoutPolicy.uniform(1.0)),
+        replay_vectorized(tmp_path / "c.parquet", TimeoutPolicy.uniform(1.0)),
+    )
 
 
 def test_replay_dispatches_to_the_vectorized_engine():

@@ -50,6 +50,8 @@ Invariants (the contract with the twin, briefing "Replay semantics"):
 
 from __future__ import annotations
 
+import os
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,7 +77,16 @@ from reviewlab.engines.vectorized.layout import PrefixLayout
 from reviewlab.engines.vectorized.settle import evaluate_bounded
 from reviewlab.recording.schema import Episode
 
-__all__ = ["CompiledCorpus", "Evaluation", "PrefixLayout", "compile_corpus", "replay_vectorized"]
+__all__ = [
+    "CACHE_SIZE",
+    "CompiledCorpus",
+    "Evaluation",
+    "PrefixLayout",
+    "cached_corpus",
+    "clear_cache",
+    "compile_corpus",
+    "replay_vectorized",
+]
 
 
 class CompiledCorpus:
@@ -487,8 +498,39 @@ def compile_corpus(
     return CompiledCorpus(list(episodes), censored=censored, seed=seed)
 
 
+CACHE_SIZE = 2
+"""Compiled corpora :func:`replay_vectorized` keeps (least recently used goes first)."""
+_CACHE: OrderedDict[tuple[Any, ...], tuple[list[Episode], CompiledCorpus]] = OrderedDict()
+
+
+def cached_corpus(episodes: Sequence[Episode], *, censored: str, seed: int) -> CompiledCorpus:
+    """The compiled corpus of these very episode objects, compiled once while they are replayed.
+
+    As the twin's cache (:func:`reviewlab.engines.twin.corpus.compiled`): the key is
+    the identity of every episode object, in order, with ``censored`` and ``seed``;
+    an entry holds the objects themselves, so an id is never reused while it
+    lives. Episodes are frozen; :func:`clear_cache` after mutating their lists.
+    """
+    episodes = list(episodes)
+    key = (censored, seed, *map(id, episodes))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit[1]
+    corpus = compile_corpus(episodes, censored=censored, seed=seed)
+    _CACHE[key] = (episodes, corpus)
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return corpus
+
+
+def clear_cache() -> None:
+    """Forget the compiled corpora :func:`replay_vectorized` kept."""
+    _CACHE.clear()
+
+
 def replay_vectorized(
-    episodes: Sequence[Episode] | CompiledCorpus,
+    episodes: Sequence[Episode] | CompiledCorpus | str | os.PathLike[str],
     policy: SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
@@ -496,7 +538,13 @@ def replay_vectorized(
     seed: int = 0,
     **options: Any,
 ) -> ReplayResult:
-    """Replay ``episodes`` (or an already compiled corpus) with the vectorized engine; the twin's answers, fast."""
+    """Replay ``episodes`` (or an already compiled corpus) with the vectorized engine; the twin's answers, fast.
+
+    A corpus path (JSONL, ``.parquet``, a partition directory) is compiled from its
+    columns (:func:`reviewlab.engines.vectorized.columns.compile_columns`); a list of
+    episodes is compiled once and kept while the same objects are replayed again
+    (:func:`cached_corpus`).
+    """
     if options:
         raise ValueError(f"replay_vectorized: unsupported option(s) {', '.join(sorted(options))}")
     if isinstance(episodes, CompiledCorpus):
@@ -505,6 +553,10 @@ def replay_vectorized(
                 "replay_vectorized: the compiled corpus was built with another censored/seed"
             )
         corpus = episodes
+    elif isinstance(episodes, str | os.PathLike):
+        from reviewlab.engines.vectorized.columns import compile_columns
+
+        corpus = compile_columns(episodes, censored=censored, seed=seed)
     else:
-        corpus = compile_corpus(episodes, censored=censored, seed=seed)
+        corpus = cached_corpus(episodes, censored=censored, seed=seed)
     return corpus.result(policy, narrowing)
