@@ -10,6 +10,7 @@ every race here.
 
 from __future__ import annotations
 
+import copy
 import threading
 from datetime import datetime
 from typing import Any
@@ -19,21 +20,12 @@ import pytest
 from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
 from reviewlab.core.policy import TimeoutPolicy
 from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.live.executor import BoundedExecutor
 from reviewlab.live.inspection import inspection_registry
 
 VERDICT = '[{"file": "greeting.txt", "line": 1, "finding": "fine"}]'
-# What the real reader stamps on the shared context after a read renders.
-STAMP = {
-    "target": "/x/greeting.txt",
-    "opened_path": "greeting.txt",
-    "opened_root": "active_workspace",
-    "first_line": 1,
-    "end_line": 1,
-    "total_lines": 1,
-    "body_start": 0,
-    "line_ends": [10],
-}
-LATE_BODY = "late body from an abandoned read"
+BODY = "hello native reviewer"
+"""The text of greeting.txt: what a read renders (and a late read would deliver)."""
 # Long enough that a trivial read on a loaded CI box returns inside it,
 # short enough to keep tests quick.
 SHORT_BOUND = 1.0
@@ -43,12 +35,17 @@ SHORT_BOUND = 1.0
 def repo(tmp_path):
     root = tmp_path / "subject"
     root.mkdir()
-    (root / "greeting.txt").write_text("hello native reviewer\n", encoding="utf-8")
+    (root / "greeting.txt").write_text(BODY + "\n", encoding="utf-8")
+    (root / "notes.txt").write_text("one\ntwo\nthree\n", encoding="utf-8")
     return root
 
 
 class SlowRegistry:
-    """The real inspection registry, with ``read_file`` held until released."""
+    """The real inspection registry, with ``read_file`` held until released.
+
+    The held read then runs the real reader, which renders the file and stamps the
+    shared ``last_read_view`` itself: a late worker stamps exactly as a real one would.
+    """
 
     def __init__(self, inner: Any, release: threading.Event, *, hold_sec: float) -> None:
         self._inner = inner
@@ -63,11 +60,10 @@ class SlowRegistry:
         if name != "read_file":
             return str(self._inner.execute(name, args))
         self._release.wait(self._hold_sec)
-        # A late worker stamps the shared reader view exactly as the real reader
-        # would: the episode must not credit that stamp to anything.
-        self._inner._ctx.last_read_view = dict(STAMP)
-        self.returned.set()
-        return LATE_BODY
+        try:
+            return str(self._inner.execute(name, args))
+        finally:
+            self.returned.set()
 
 
 def slow_factory(*, hold_sec: float) -> tuple[Any, threading.Event, dict[str, Any]]:
@@ -114,8 +110,13 @@ def test_wedged_reviewer_tool_is_abandoned_and_the_episode_continues(repo):
     """The blocked case: a tool that outlives its bound never wedges the episode."""
     factory, release, holder = slow_factory(hold_sec=30.0)
     model = reading_script()
+    executor = BoundedExecutor(name="seed")
     result = ReviewEpisode(
-        repo, model, policy=TimeoutPolicy.uniform(SHORT_BOUND), registry_factory=factory
+        repo,
+        model,
+        policy=TimeoutPolicy.uniform(SHORT_BOUND),
+        registry_factory=factory,
+        executor=executor,
     ).execute()
 
     assert result.raw_text == VERDICT  # the episode CONTINUED past the wedged call
@@ -130,12 +131,18 @@ def test_wedged_reviewer_tool_is_abandoned_and_the_episode_continues(repo):
     # The reviewer got the standard host text, not silence and not a verdict.
     assert tool_messages(model)[0]["content"].startswith("⚠️ TOOL_TIMEOUT (read_file)")
 
+    published = copy.deepcopy(result.usage)
     release.set()
-    assert holder["registry"].returned.wait(10), "the abandoned worker never settled"
-    # The late value sources nothing: the receipts the episode published are final.
-    assert usage["native_tool_receipts"][0]["outcome"] == "error"
+    assert holder["registry"].returned.wait(10), "the abandoned worker never ran its read"
+    assert executor.ledger.wait_settled(10), "the abandoned worker never settled"
+    executor.shutdown()
+    # The late read really ran and stamped the shared view...
+    assert holder["ctx"].last_read_view["opened_path"] == "greeting.txt"
+    # ...yet it sources nothing: read AFTER the worker settled, the episode is unchanged.
+    assert result.usage == published
+    assert result.usage["native_tool_receipts"][0]["outcome"] == "error"
     assert result.receipts[0].extent is None
-    assert LATE_BODY not in str(model.calls[1]["messages"])
+    assert BODY not in str(model.calls[1]["messages"])
 
 
 def test_fast_reviewer_tool_is_untouched_and_its_receipt_carries_duration(repo):
@@ -143,9 +150,11 @@ def test_fast_reviewer_tool_is_untouched_and_its_receipt_carries_duration(repo):
     factory, release, _holder = slow_factory(hold_sec=30.0)
     release.set()  # the read returns at once
     model = reading_script()
+    started = monotonic_now()
     result = ReviewEpisode(
         repo, model, policy=TimeoutPolicy.uniform(30.0), registry_factory=factory
     ).execute()
+    elapsed = monotonic_now() - started
 
     receipt = result.usage["native_tool_receipts"][0]
     assert receipt["outcome"] == "executed"
@@ -153,11 +162,12 @@ def test_fast_reviewer_tool_is_untouched_and_its_receipt_carries_duration(repo):
     assert result.usage["native_source_gap"] == ""
     # One clock domain: an ISO wall stamp and the seconds elapsed on that clock.
     assert datetime.fromisoformat(receipt["started_at"]).tzinfo is not None
-    assert isinstance(receipt["duration_sec"], float) and receipt["duration_sec"] >= 0.0
-    # Fully credited: the extent comes from the reader's stamp.
+    assert isinstance(receipt["duration_sec"], float)
+    assert 0.0 < receipt["duration_sec"] <= elapsed
+    # Fully credited: the extent the real reader stamped, which is the whole one-line file.
     assert receipt["opened_path"] == "greeting.txt"
     assert (receipt["start_line"], receipt["end_line"], receipt["total_lines"]) == (1, 1, 1)
-    assert LATE_BODY in tool_messages(model)[0]["content"]
+    assert BODY in tool_messages(model)[0]["content"]
 
 
 class SpyPolicy:
@@ -221,7 +231,7 @@ def test_abandoned_call_stops_the_episode_crediting_read_extents(repo):
     model = ReleasingModel(
         [
             {"tool_calls": [tool_call("read_file", {"path": "greeting.txt"}, "c1")]},
-            {"tool_calls": [tool_call("read_file", {"path": "greeting.txt"}, "c2")]},
+            {"tool_calls": [tool_call("read_file", {"path": "notes.txt"}, "c2")]},
             {"content": VERDICT},
         ],
         release,
@@ -236,3 +246,5 @@ def test_abandoned_call_stops_the_episode_crediting_read_extents(repo):
     assert all("start_line" not in receipt for receipt in receipts)
     assert result.usage["native_source_gap"] == "native_tool_abandoned"
     assert holder["registry"].returned.wait(10)
+    # Both reads ran through the real reader; neither extent became coverage.
+    assert "three" in tool_messages(model, 2)[-1]["content"]
