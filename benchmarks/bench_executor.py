@@ -1,13 +1,19 @@
-"""Benchmark the bounded executor against a bare thread pool.
+"""Benchmark the bounded executor against a bare thread pool, as a user's machine runs it.
 
-Prints, measured in one run:
+Prints, measured in one run, with a verdict per goal (exit status 1 when one is missed):
 
-* the median per-call overhead of :meth:`BoundedExecutor.run` against a bare
-  ``ThreadPoolExecutor.submit(fn).result()`` round trip, as a ratio (goal ≤ 1.2×);
-* how long after the bound control returns to the caller when a call is
-  abandoned (p50 / p99 in ms; goal p99 ≤ 2 ms).
+* the per-call overhead of :meth:`BoundedExecutor.run` against a bare
+  ``ThreadPoolExecutor.submit(fn).result()`` round trip, as a ratio (goal <= 1.2x), judged
+  UNPINNED: the caller and the workers run wherever the scheduler puts them, so a cross-core
+  hand-off counts against whoever pays it. Both are measured in many short interleaved
+  rounds (the order alternates), so load from other processes hits both alike; the verdict
+  is on the median of the per-round ratios (the ratio of the medians is printed too). The
+  same measurement pinned to one CPU is printed for information only;
+* how long after the bound control returns to the caller when a call is abandoned
+  (p50 / p99 in ms; goal p99 <= 2 ms), with the machine's floor (a bare
+  ``Lock.acquire(timeout)``) sampled alternately beside it.
 
-Run: ``.venv/bin/python benchmarks/bench_executor.py [--calls N] [--abandons N]``.
+Run: ``.venv/bin/python benchmarks/bench_executor.py [--rounds N] [--batch N] [--abandons N]``.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import argparse
 import contextlib
 import os
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -37,10 +44,10 @@ def _batch(run, size: int) -> float:
     return (time.perf_counter() - start) / size
 
 
-def bench_overhead(calls: int, batch: int = 50) -> tuple[float, float, float]:
-    """Median seconds per call (bare pool, ours) and the ratio of the medians.
+def bench_overhead(rounds: int, batch: int) -> tuple[float, float, list[float]]:
+    """Median seconds per call (bare pool, ours) and every round's ratio ours / bare.
 
-    The two are measured in alternating small batches so that load from other
+    Each round times one batch of each, in alternating order, so that load from other
     processes on the machine hits both alike.
     """
     bound = Bound(30.0, "tool_timeout", 30.0)
@@ -56,14 +63,15 @@ def bench_overhead(calls: int, batch: int = 50) -> tuple[float, float, float]:
             _batch(run, 1000)
         bare_runs: list[float] = []
         our_runs: list[float] = []
-        for index in range(max(1, calls // batch)):
-            # Alternate which goes first, so neither always follows the other.
-            pair = (bare, ours) if index % 2 == 0 else (ours, bare)
-            for run in pair:
-                (bare_runs if run is bare else our_runs).append(_batch(run, batch))
-    bare_sec = statistics.median(bare_runs)
-    our_sec = statistics.median(our_runs)
-    return bare_sec, our_sec, our_sec / bare_sec
+        for index in range(rounds):
+            if index % 2 == 0:
+                bare_runs.append(_batch(bare, batch))
+                our_runs.append(_batch(ours, batch))
+            else:
+                our_runs.append(_batch(ours, batch))
+                bare_runs.append(_batch(bare, batch))
+    ratios = [o / b for o, b in zip(our_runs, bare_runs, strict=True)]
+    return statistics.median(bare_runs), statistics.median(our_runs), ratios
 
 
 @contextlib.contextmanager
@@ -112,43 +120,57 @@ def bench_abandon(abandons: int, bound_sec: float) -> tuple[list[float], list[fl
     return ours_ms, floor_ms
 
 
-def main() -> None:
+OVERHEAD_GOAL = 1.2
+LATENESS_GOAL_MS = 2.0
+
+
+def main() -> int:
+    """Measure, print the figures and a verdict per goal; 1 when a goal is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=200, help="interleaved rounds")
+    parser.add_argument("--batch", type=int, default=100, help="calls per side per round")
     parser.add_argument("--abandons", type=int, default=300)
     parser.add_argument("--bound", type=float, default=0.005)
     options = parser.parse_args()
 
-    # Pinned to one CPU, the caller and the worker hand off on one core: what is left is the
-    # software overhead. Unpinned, a handoff may wake an idle second core; that wake-up latency
-    # (tens of microseconds here) lands on whichever pool's worker the scheduler put elsewhere.
+    bare, ours, ratios = bench_overhead(options.rounds, options.batch)
+    ratio = statistics.median(ratios)
+    ok_overhead = ratio <= OVERHEAD_GOAL
+    q1, _, q3 = statistics.quantiles(ratios, n=4)
+    print(
+        f"per-call round trip, UNPINNED, {options.rounds} interleaved rounds of "
+        f"{options.batch} calls each: ThreadPoolExecutor {bare * 1e6:6.1f} us   "
+        f"BoundedExecutor {ours * 1e6:6.1f} us"
+    )
+    print(
+        f"  ratio: median of per-round ratios {ratio:.2f}x (quartiles {q1:.2f}-{q3:.2f}), "
+        f"ratio of medians {ours / bare:.2f}x (goal <= {OVERHEAD_GOAL:.2f}x): "
+        f"{'PASS' if ok_overhead else 'MISS'}"
+    )
     with one_cpu() as pinned:
-        bare, ours, ratio = bench_overhead(options.calls)
-    where = "pinned to one CPU" if pinned else "not pinned (no sched_setaffinity here)"
-    print(
-        f"per-call round trip, {where}:  ThreadPoolExecutor: {bare * 1e6:7.1f} us   "
-        f"BoundedExecutor: {ours * 1e6:7.1f} us   ratio {ratio:.2f}x (goal <= 1.20x) "
-        f"{'OK' if ratio <= 1.2 else 'OVER'}"
-    )
-    bare, ours, ratio = bench_overhead(options.calls // 4)
-    print(
-        "  for information, unpinned (includes cross-core wake-ups): ThreadPoolExecutor: "
-        f"{bare * 1e6:7.1f} us"
-        f"   BoundedExecutor: {ours * 1e6:7.1f} us   ratio {ratio:.2f}x"
-    )
+        if pinned:
+            p_bare, p_ours, p_ratios = bench_overhead(max(20, options.rounds // 4), options.batch)
+            print(
+                f"  for information, pinned to one CPU: ThreadPoolExecutor {p_bare * 1e6:6.1f} us"
+                f"   BoundedExecutor {p_ours * 1e6:6.1f} us   ratio "
+                f"{statistics.median(p_ratios):.2f}x (not judged)"
+            )
     ours_ms, floor_ms = bench_abandon(options.abandons, options.bound)
     p99 = _p99(ours_ms)
+    ok_late = p99 <= LATENESS_GOAL_MS
     print(
         f"control back after the bound on abandonment ({options.abandons} calls, bound "
-        f"{options.bound * 1000:g} ms): p50 {statistics.median(ours_ms):.3f} ms  p99 {p99:.3f} ms  "
-        f"max {max(ours_ms):.3f} ms (goal p99 <= 2 ms) {'OK' if p99 <= 2.0 else 'OVER'}"
+        f"{options.bound * 1000:g} ms): p50 {statistics.median(ours_ms):.3f} ms  "
+        f"p99 {p99:.3f} ms  max {max(ours_ms):.3f} ms (goal p99 <= {LATENESS_GOAL_MS:g} ms): "
+        f"{'PASS' if ok_late else 'MISS'}"
     )
     print(
         f"  machine floor, bare Lock.acquire(timeout) lateness, sampled alternately: "
-        f"p50 {statistics.median(floor_ms):.3f} ms  p99 {_p99(floor_ms):.3f} ms  max "
-        f"{max(floor_ms):.3f} ms"
+        f"p50 {statistics.median(floor_ms):.3f} ms  p99 {_p99(floor_ms):.3f} ms  "
+        f"max {max(floor_ms):.3f} ms"
     )
+    return 0 if ok_overhead and ok_late else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

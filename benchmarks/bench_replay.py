@@ -9,12 +9,18 @@ Prints:
    synthetic episodes) and on the 10,000-episode sweep corpus (goal >= 20 M
    calls/s);
 2. the speed-up over the SimPy twin on the SAME large corpus (ouroboros,
-   inherit), with what each side computes stated next to its time, and the
-   answers checked equal (goal >= 100x);
-3. the time of a 1,000-point sweep over 10,000 synthetic episodes (goal <= 20 s).
+   inherit), the answers checked equal, like with like (goal >= 100x for each):
+   frames with frames (twin ``simulate()`` vs vectorized ``result()``: both build the
+   calls and episodes frames and the summary) and without frames (the twin's bare
+   simulation loop vs vectorized ``summary()``, which also computes the summary);
+   both sides warm (compiled corpus cached after a warm-up run) and timed the same
+   number of times;
+3. the time of a 1,000-point sweep over 10,000 synthetic episodes, compile included
+   (goal <= 20 s).
 
 Times are the best of N runs (after a warm-up), which resists noisy neighbours
-on a shared machine; medians are printed alongside.
+on a shared machine; medians are printed alongside. A verdict is printed per goal and
+the exit status is 1 when one is missed.
 
 Run: ``.venv/bin/python benchmarks/bench_replay.py [--episodes 100000]
 [--sweep-episodes 10000] [--points 1000]``
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -73,7 +80,7 @@ def build(n: int, seed: int) -> tuple[list[Any], CompiledCorpus, int]:
     return episodes, corpus, corpus.calls
 
 
-def throughput(corpus: CompiledCorpus, n_calls: int, repeat: int) -> None:
+def throughput(corpus: CompiledCorpus, n_calls: int, repeat: int) -> float:
     policy = TimeoutPolicy.ouroboros()
     bounded = []
     for label, narrowing in NARROWINGS.items():
@@ -90,52 +97,45 @@ def throughput(corpus: CompiledCorpus, n_calls: int, repeat: int) -> None:
         f"{statistics.mean(bounded) / 1e6:.1f} M calls/s "
         "(goal >= 20 M; 'unbounded' is the policy-independent pre-fix replay, mostly precompiled)"
     )
+    return min(bounded)
 
 
 def versus_twin(
-    episodes: list[Any], corpus: CompiledCorpus, n_calls: int, repeat: int, twin_repeat: int
-) -> None:
+    episodes: list[Any], corpus: CompiledCorpus, n_calls: int, repeat: int
+) -> tuple[float, float]:
+    """(frames-with-frames ratio, no-frames ratio), each side warm and timed ``repeat`` times."""
     policy, narrowing = TimeoutPolicy.ouroboros(), Narrowing()
-    twin = simulate(
-        episodes, policy, narrowing
-    )  # also the twin's warm-up: it caches its compiled corpus
+    twin = simulate(episodes, policy, narrowing)  # also the twin's warm-up (caches its compile)
     fast = corpus.result(policy, narrowing)
     assert corpus.summary(policy, narrowing) == twin.summary == fast.summary
     pd.testing.assert_frame_equal(twin.calls, fast.calls)
     pd.testing.assert_frame_equal(twin.episodes, fast.episodes)
     print("   answers checked equal: summary dicts, and the calls and episodes frames")
-    twin_best, twin_median = timed(lambda: simulate(episodes, policy, narrowing), twin_repeat)
+    twin_best, twin_median = timed(lambda: simulate(episodes, policy, narrowing), repeat)
+    result_best, result_median = timed(lambda: corpus.result(policy, narrowing), repeat)
+    sim_best, sim_median = timed(lambda: run_simulation(episodes, policy, narrowing), repeat)
     summary_best, summary_median = timed(lambda: corpus.summary(policy, narrowing), repeat)
-    result_best, result_median = timed(
-        lambda: corpus.result(policy, narrowing), max(3, repeat // 10)
+    frames_ratio = twin_best / result_best
+    bare_ratio = sim_best / summary_best
+    print("   frames with frames (calls + episodes frames + summary):")
+    print(
+        f"     twin simulate()        {twin_best:9.4f} s (median {twin_median:.4f})  "
+        f"{n_calls / twin_best / 1e3:7.0f} k calls/s"
     )
     print(
-        f"   twin simulate()       {twin_best:9.4f} s (median {twin_median:.4f})  "
-        f"{n_calls / twin_best / 1e3:7.0f} k calls/s  SimPy run + calls/episodes frames + summary"
+        f"     vectorized result()    {result_best:9.4f} s (median {result_median:.4f})  "
+        f"=> {frames_ratio:6.1f}x"
     )
+    print("   without frames (the twin's loop computes no summary; the vectorized one does):")
+    print(f"     twin simulation loop   {sim_best:9.4f} s (median {sim_median:.4f})")
     print(
-        f"   vectorized summary()  {summary_best:9.4f} s (median {summary_median:.4f})  "
-        f"=> {twin_best / summary_best:6.0f}x   same summary dict, no frames (what a sweep needs; "
-        "goal >= 100x)"
+        f"     vectorized summary()   {summary_best:9.4f} s (median {summary_median:.4f})  "
+        f"=> {bare_ratio:6.1f}x"
     )
-    print(
-        f"   vectorized result()   {result_best:9.4f} s (median {result_median:.4f})  "
-        f"=> {twin_best / result_best:6.0f}x   same full ReplayResult (frames + summary)"
-    )
-    sim_best, sim_median = timed(lambda: run_simulation(episodes, policy, narrowing), twin_repeat)
-    print(
-        "   for comparison, the twin's bare simulation loop (no frames, no summary): "
-        f"{sim_best:.4f} s "
-        f"(median {sim_median:.4f}) => vectorized summary() is {sim_best / summary_best:.0f}x "
-        "faster"
-    )
-    print(
-        "   both sides start from a compiled corpus (the twin caches its own compilation after the "
-        "warm-up)"
-    )
+    return frames_ratio, bare_ratio
 
 
-def sweep_time(episodes: list[Any], corpus: CompiledCorpus, points: int) -> None:
+def sweep_time(episodes: list[Any], corpus: CompiledCorpus, points: int) -> float:
     policy = TimeoutPolicy.ouroboros()
     per_tool = max(2, round((points / 10) ** 0.5))
     values = [2.0 * 1.6**i for i in range(per_tool)]
@@ -158,9 +158,17 @@ def sweep_time(episodes: list[Any], corpus: CompiledCorpus, points: int) -> None
         f"({compiled / len(frame) * 1e3:.2f} ms/point; "
         "goal <= 20 s)"
     )
+    return total
 
 
-def main() -> None:
+def verdict(name: str, figure: str, goal: str, ok: bool) -> bool:
+    """Print one goal's verdict line; returns ``ok``."""
+    print(f"{name}: {figure} (goal {goal}): {'PASS' if ok else 'MISS'}")
+    return ok
+
+
+def main() -> int:
+    """Run the three measurements, print a verdict per goal; 1 when one is missed."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "--episodes", type=int, default=100_000, help="corpus for throughput and the twin ratio"
@@ -174,7 +182,10 @@ def main() -> None:
         "--repeat", type=int, default=30, help="runs per vectorized timing (best is reported)"
     )
     parser.add_argument(
-        "--twin-repeat", type=int, default=3, help="runs per twin timing (best is reported)"
+        "--twin-repeat",
+        type=int,
+        default=5,
+        help="runs per timing of the twin ratio, the same for both sides (best is reported)",
     )
     args = parser.parse_args()
 
@@ -183,13 +194,13 @@ def main() -> None:
     print(
         f"\n1. vectorized summary throughput on the compiled corpus above (best of {args.repeat}):"
     )
-    throughput(corpus, n_calls, args.repeat)
+    rate = throughput(corpus, n_calls, args.repeat)
     print(
         f"\n2. speed-up over the twin on the same {len(episodes):,}-episode corpus (ouroboros, "
         "inherit; "
-        f"best of {args.twin_repeat} twin runs):"
+        f"best of {args.twin_repeat} runs on each side):"
     )
-    versus_twin(episodes, corpus, n_calls, args.repeat, args.twin_repeat)
+    frames_ratio, bare_ratio = versus_twin(episodes, corpus, n_calls, args.twin_repeat)
     del episodes, corpus
     # the twin keeps its compiled corpus (and so every episode) alive; free it before the next phase
     try:
@@ -210,8 +221,32 @@ def main() -> None:
         f"\n3. sweep of ~{args.points} points over {len(episodes):,} episodes (in-process, one "
         "core):"
     )
-    sweep_time(episodes, corpus, args.points)
+    sweep_sec = sweep_time(episodes, corpus, args.points)
+
+    print("\n== verdicts")
+    results = [
+        verdict(
+            "vectorized throughput, slowest bounded mode, large corpus",
+            f"{rate / 1e6:.1f} M calls/s",
+            ">= 20 M calls/s",
+            rate >= 20e6,
+        ),
+        verdict(
+            "speed-up over the twin, frames with frames",
+            f"{frames_ratio:.1f}x",
+            ">= 100x",
+            frames_ratio >= 100,
+        ),
+        verdict(
+            "speed-up over the twin, without frames",
+            f"{bare_ratio:.1f}x",
+            ">= 100x",
+            bare_ratio >= 100,
+        ),
+        verdict("sweep time, compile included", f"{sweep_sec:.1f} s", "<= 20 s", sweep_sec <= 20),
+    ]
+    return 0 if all(results) else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

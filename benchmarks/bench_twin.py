@@ -164,8 +164,29 @@ def main() -> int:
         f"{rate['full_warm']:,.0f} calls/s "
         f"= {rate['full_warm'] / rate['naive']:.1f}x"
     )
-    print(f"outcomes agree on {agree} of {calls} calls")
-    return 0 if agree == calls == len(theirs) else 1
+    checks = [
+        (
+            "twin simulation only (warm)",
+            f"{rate['sim_warm']:,.0f} calls/s",
+            ">= 200,000 calls/s",
+            rate["sim_warm"] >= 200_000,
+        ),
+        (
+            "twin simulation only (warm) vs naive",
+            f"{rate['sim_warm'] / rate['naive']:.1f}x",
+            ">= 10x",
+            rate["sim_warm"] / rate["naive"] >= 10,
+        ),
+        (
+            "outcomes agree with the naive race",
+            f"{agree} of {calls} calls",
+            "all",
+            agree == calls == len(theirs),
+        ),
+    ]
+    for name, figure, goal, ok in checks:
+        print(f"{name}: {figure} (goal {goal}): {'PASS' if ok else 'MISS'}")
+    return 0 if all(ok for *_, ok in checks) else 1
 
 
 if __name__ == "__main__":
