@@ -7,9 +7,9 @@ to prove that exit status and stderr are what a shell sees.
 
 from __future__ import annotations
 
-import math
-
 import json
+import math
+import re
 import socket
 import subprocess
 import sys
@@ -199,8 +199,23 @@ def test_replay_unbounded_preset_wedges_and_writes_parquet(
     printed = capsys.readouterr().out
     assert "assumes: censored=wedge (a censored call never returns)" in printed
     assert "∞ (a censored call never returns)" in printed
-    assert main(["replay", str(corpus), "--policy", "unbounded", "--censored", "observed",
-                 "--table", "episodes", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "replay",
+                str(corpus),
+                "--policy",
+                "unbounded",
+                "--censored",
+                "observed",
+                "--table",
+                "episodes",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     # Observed: it returns at 26,000 s and the round's last call (1 s) still runs.
     assert pd.read_parquet(out)["max_silence_sec"].max() == pytest.approx(26_001.0)
     assert "26,000" in capsys.readouterr().out
@@ -815,3 +830,43 @@ def test_demo_without_its_bundled_corpus_is_one_line(
     line = _error_line(capsys)
     assert "gone.jsonl.gz" in line and "reviewlab synth" in line
     assert not (tmp_path / "out" / "report.html").exists()
+
+
+@pytest.mark.parametrize("command", ["replay", "sweep", "tune"])
+def test_on_error_skip_loads_the_good_lines_and_reports_each_skipped_one(
+    corpus: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--on-error skip``: the good episodes are used; every bad line is named on stderr."""
+    lines = corpus.read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace('"duration_sec":', '"duration_sec":"soon","x":', 1)
+    lines.insert(5, "{not json")
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    extra = {"sweep": ["--scale", "1"], "tune": ["--max-timeout-coverage-loss", "1"]}
+    assert main([command, str(corpus), *extra.get(command, [])]) == 2
+    assert f"{corpus}:3:" in _error_line(capsys)
+    assert main([command, str(corpus), "--on-error", "skip", *extra.get(command, [])]) == 0
+    captured = capsys.readouterr()
+    report = captured.err.splitlines()
+    assert report[0].startswith(f"reviewlab: skipped {corpus}:3: ")
+    assert report[1].startswith(f"reviewlab: skipped {corpus}:6: <json>")
+    assert report[2] == (
+        f"reviewlab: skipped 2 line(s) of {corpus} (--on-error skip); loaded 7 episode(s)"
+    )
+    assert len(report) == 3
+    if command == "replay":
+        assert re.search(r"episodes\s+7\b", captured.out)
+
+
+def test_extreme_durations_print_in_scientific_notation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recorded duration of 1e308 s prints as 1e+308, never as a 309-digit number."""
+    path = tmp_path / "extreme.jsonl"
+    episode = _episode(1)
+    huge = episode.rounds[0].calls[0].model_copy(update={"duration_sec": 1e308})
+    rounds = [episode.rounds[0].model_copy(update={"calls": [huge]}), *episode.rounds[1:]]
+    save_episodes([episode.model_copy(update={"rounds": rounds})], path)
+    assert main(["replay", str(path), "--policy", "unbounded"]) == 0
+    out = capsys.readouterr().out
+    assert "1e+308" in out
+    assert max(len(token) for token in out.split()) < 40
