@@ -74,7 +74,7 @@ _OUROBOROS_CLAMP_TOOLS = (
 )
 _OUROBOROS_CLAMP_RESERVE_SEC = 120.0
 
-CLAMP_JITTER_SEC = 0.1
+CLAMP_JITTER_SEC = 0.25
 """A clamp window this close below a whole second counts as that second (see step 4)."""
 
 _UNSET: Any = object()
