@@ -1,4 +1,5 @@
-"""What a replay assumes (design §5a): censoring, the model's reaction, loss attributed to the policy.
+"""What a replay assumes (design §5a): censoring, the model's reaction,
+loss attributed to the policy.
 
 Each test states a figure computed independently of the engines (by hand from
 the recording, or from the recorded durations with NumPy) and checks every
@@ -57,7 +58,8 @@ def openhands() -> list[Episode]:
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_wedge_makes_the_unbounded_replay_wait_forever(openhands, engine):
-    """Under censored='wedge' the pre-fix loop never hears back: its silence is infinite, never finite."""
+    """Under censored='wedge' the pre-fix loop never hears back: its
+    silence is infinite, never finite."""
     unbounded = replay(openhands, narrowing=Narrowing.unbounded(), engine=engine)
     fixed = replay(openhands, TimeoutPolicy.ouroboros(), engine=engine)
     assert unbounded.summary["max_silence_sec"] == math.inf
@@ -85,7 +87,8 @@ def test_observed_returns_the_censored_call_when_the_recording_last_saw_it(openh
 
 
 def test_bounds_put_both_ends_side_by_side(openhands):
-    """replay_bounds: the optimistic end is 'observed', the pessimistic 'wedge', every metric paired."""
+    """replay_bounds: the optimistic end is 'observed', the
+    pessimistic 'wedge', every metric paired."""
     both = replay_bounds(openhands, TimeoutPolicy.ouroboros(), engine="vectorized")
     frame = both.summary
     assert list(frame.columns) == ["optimistic", "pessimistic"]
@@ -166,7 +169,8 @@ def _reaction_corpus() -> list[Episode]:
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_reissue_asks_again_once_in_a_new_round(engine):
-    """reissue: one extra send (1 s, as long as the round's) and the 5 s read again, abandoned at 2 s."""
+    """reissue: one extra send (1 s, as long as the round's) and the 5
+    s read again, abandoned at 2 s."""
     result = replay(
         _reaction_corpus(),
         TimeoutPolicy.uniform(2.0),
@@ -292,7 +296,8 @@ POLICIES = [TimeoutPolicy.uniform(1.0), TimeoutPolicy.uniform(5.0), TimeoutPolic
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpus=pool_free_corpora(), censored=st.sampled_from(["wedge", "observed", "impute"]))
 def test_a_bound_never_lengthens_wall_or_silence(corpus, censored):
-    """Per call a bound only shortens the wait: no bounded policy beats unbounded on max wall/silence."""
+    """Per call a bound only shortens the wait: no bounded policy beats
+    unbounded on max wall/silence."""
     if censored == "impute" and all(not c.completed for e in corpus for c in e.calls):
         return  # nothing to estimate a distribution from
     for engine in ENGINES:

@@ -24,7 +24,8 @@ def test_bundled_and_imported_corpora_decode_to_the_readers_table(tmp_path: Path
 
 
 def test_lines_pydantic_would_coerce_take_the_pydantic_path(tmp_path: Path) -> None:
-    """Numbers as strings, a spaced time stamp and missing defaults decode as the reader decodes them."""
+    """Numbers as strings, a spaced time stamp and missing defaults
+    decode as the reader decodes them."""
     line = json.loads(one("a").to_json_line())
     line["rounds"][0]["calls"][0]["duration_sec"] = "0.25"
     line["started_at"] = "2025-05-01 09:00:00.123456-05:00"
@@ -35,7 +36,8 @@ def test_lines_pydantic_would_coerce_take_the_pydantic_path(tmp_path: Path) -> N
 
 
 def test_errors_name_the_line(tmp_path: Path) -> None:
-    """A bad value found by the column checks, or by pydantic, is named by its line (blanks count)."""
+    """A bad value found by the column checks, or by pydantic, is
+    named by its line (blanks count)."""
     good = one("a").to_json_line()
     bad = json.loads(one("b").to_json_line())
     bad["rounds"][0]["calls"][1]["duration_sec"] = -1.0

@@ -59,7 +59,8 @@ def test_partition_parts_merge_to_the_whole_corpus_summary(corpus: Path, censore
 
 
 def test_dask_local_cluster_sweeps_partitions_exactly(corpus: Path) -> None:
-    """On a real two-process LocalCluster, each worker replays its partitions; the frame is exact."""
+    """On a real two-process LocalCluster, each worker replays its
+    partitions; the frame is exact."""
     distributed = pytest.importorskip("distributed")
     expected = sweep(corpus / "parts", GRID)
     with (

@@ -70,7 +70,8 @@ _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _canonical_call(call: Any) -> tuple[Any, ...]:
-    """The call's fields in :data:`CALL_TYPE` order, when it has exactly the keys a writer writes."""
+    """The call's fields in :data:`CALL_TYPE` order, when it has
+    exactly the keys a writer writes."""
     if not isinstance(call, dict):
         raise _Odd
     # With every expected key present (else KeyError), the length rules out any other key.
