@@ -185,6 +185,10 @@ def _requested_extent(trace: CallTrace) -> Extent | None:
     path = args.get("path")
     if trace.tool != "read_file" or not isinstance(path, str) or not path:
         return None
+    if str(trace.receipt.outcome) == "executed" and trace.rendered is None:
+        # It returned and rendered no line (an empty file): there were no lines to ask for, and
+        # a replay must not credit the range its arguments named.
+        return None
     rendered = trace.rendered or {}
     credited = rendered if trace.receipt.extent is not None else {}
     start = (
