@@ -352,9 +352,18 @@ def test_a_malformed_policy_is_one_line_naming_the_file(
 
 
 # -- foreign logs -------------------------------------------------------------------------
+def _import_formats() -> list[str]:
+    """Every format ``reviewlab import`` accepts, read from its parser."""
+    parser = build_parser()
+    [group] = [action for action in parser._actions if action.dest == "command"]
+    subparser = group.choices["import"]  # type: ignore[index]
+    [formats] = [action.choices for action in subparser._actions if action.dest == "format"]
+    return sorted(formats)
+
+
 @SETTINGS
 @given(
-    fmt=st.sampled_from(["openhands", "inspect"]),
+    fmt=st.sampled_from(_import_formats()),
     content=st.one_of(
         st.binary(max_size=200),
         st.sampled_from(
@@ -379,7 +388,8 @@ def test_a_malformed_log_to_import_is_one_line_naming_the_file(
 ) -> None:
     """``import`` of a log that is not one: one line naming the log; ``-o`` untouched."""
     with workdir() as folder:
-        log = folder / ("log.eval" if fmt == "inspect" else "log.json")
+        suffix = {"inspect": "log.eval", "swe_agent": "log.traj", "otel": "log.jsonl"}
+        log = folder / suffix.get(fmt, "log.json")
         log.write_bytes(content)
         _prepare(folder, "out.jsonl")
         outcome = run(capsys, folder, ["import", fmt, str(log), "-o", str(folder / "out.jsonl")])
