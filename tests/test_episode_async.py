@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from test_seed_scenarios import (
-    LATE_BODY,
+    BODY,
     SHORT_BOUND,
     VERDICT,
     SpyPolicy,
@@ -106,7 +106,7 @@ def test_async_wedged_tool_is_abandoned_and_the_episode_continues(repo):  # noqa
     release.set()
     assert holder["registry"].returned.wait(10), "the abandoned worker never settled"
     assert result.receipts[0].extent is None
-    assert LATE_BODY not in str(model.calls[1]["messages"])
+    assert BODY not in str(model.calls[1]["messages"])
 
 
 def test_async_fast_tool_is_credited(repo):  # noqa: F811
@@ -120,7 +120,7 @@ def test_async_fast_tool_is_credited(repo):  # noqa: F811
     receipt = result.usage["native_tool_receipts"][0]
     assert receipt["outcome"] == "executed" and "source_gap" not in receipt
     assert (receipt["start_line"], receipt["end_line"], receipt["total_lines"]) == (1, 1, 1)
-    assert LATE_BODY in tool_messages(model)[0]["content"]
+    assert BODY in tool_messages(model)[0]["content"]
 
 
 def test_async_bound_is_resolved_once_for_this_registry(repo):  # noqa: F811

@@ -287,7 +287,7 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         )
         echo(text_table(sweep_view(points[points["pareto"]], sort_by="coverage_loss_rate")))
         curves = tool_curves(corpus, CURVE_TIMEOUTS, base=ouroboros, progress=False)
-        recommendation = recommend(corpus, max_coverage_loss=0.01, objective="p95_wall")
+        recommendation = recommend(corpus, max_timeout_coverage_loss=0.01, objective="wall_p95")
         recommended, explanation = recommendation.policy, recommendation.explain
         result.recommended = recommended
         runs["recommended"] = replay(
@@ -412,12 +412,12 @@ def _write_report(
         _incident_calls(incident_runs, INCIDENT_EPISODE_ID), f"The calls of {INCIDENT_EPISODE_ID}"
     )
     report.figure(
-        charts.pool_timeline(incident_runs[PREFIX]),
+        charts.pool_timeline(incident_runs[PREFIX], episodes=incident),
         "incident-pool-prefix",
         "Pre-fix: the reviewer pool over the day; one slot is silent on a tool for hours.",
     )
     report.figure(
-        charts.pool_timeline(incident_runs["ouroboros"]),
+        charts.pool_timeline(incident_runs["ouroboros"], episodes=incident),
         "incident-pool-ouroboros",
         "Ouroboros: the same day with every call bounded.",
     )
