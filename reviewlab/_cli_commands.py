@@ -305,6 +305,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _positive_seconds(args.time_scale, "--time-scale")
     _seed(args.seed)
     episodes = _load_corpus(args.corpus, args.on_error)
+    if args.slots is not None and args.slots > len(episodes):
+        raise UserError(
+            f"--slots: {args.slots:,} slots for {len(episodes):,} episode(s); more slots than "
+            f"episodes never queue, so at most {len(episodes):,} is meaningful"
+        )
     from reviewlab.engines.replay import replay, replay_bounds
     from reviewlab.ui.report import assumptions_line, summary_table, text_table, write_table
 

@@ -488,6 +488,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         sys.stderr.write(f"{PROG}: error: {one_line(exc)}\n")
         return EXIT_USER_ERROR
+    except MemoryError:
+        if args.debug or os.environ.get("REVIEWLAB_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"{PROG}: error: {args.command}: out of memory; the input or an option asks for more "
+            "than this machine has (try a smaller corpus, grid or count)\n"
+        )
+        return EXIT_USER_ERROR
     except Exception as exc:  # a bug, or an input no check foresaw: still one line, no traceback
         if args.debug or os.environ.get("REVIEWLAB_DEBUG"):
             raise

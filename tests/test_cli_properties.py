@@ -404,6 +404,7 @@ def _absurd_cases() -> list[tuple[str, list[str], str]]:
         ("replay", ["--slots", "0", "--engine", "twin"], "--slots"),
         ("replay", ["--slots", "-3", "--engine", "twin"], "--slots"),
         ("replay", ["--slots", "2"], "--slots"),
+        ("replay", ["--slots", "1000000000000", "--engine", "twin"], "--slots"),
         ("replay", ["--slots", "many"], "--slots"),
         ("replay", ["--seed", "5"], "--seed"),
         ("replay", ["--seed", "-1", "--censored", "impute"], "--seed"),
