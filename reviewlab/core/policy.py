@@ -39,8 +39,8 @@ from reviewlab.core.narrowing import check_seconds as _seconds
 __all__ = [
     "BOUND_BY",
     "CLAMP_JITTER_SEC",
-    "Bound",
     "NARROWING_MODES",
+    "Bound",
     "Narrowing",
     "PolicyError",
     "SupportsTimeoutFor",

@@ -278,7 +278,7 @@ class _ReplayModel(ScriptedModel):
             if self._last_send:
                 self._never.wait(self._last_send * self.scale)
             self.reissued.extend(timed_out)
-            calls = [
+            again = [
                 tool_call(
                     self.plan.calls[i].tool,
                     {**self.plan.calls[i].args, CALL_ARG: i, REISSUE_ARG: True},
@@ -286,7 +286,7 @@ class _ReplayModel(ScriptedModel):
                 )
                 for i in timed_out
             ]
-            return {"content": "", "tool_calls": calls}
+            return {"content": "", "tool_calls": again}
         if self.reaction == "skip_target":
             for i in timed_out:
                 path = self.plan.calls[i].args.get("path")

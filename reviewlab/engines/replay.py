@@ -98,7 +98,7 @@ def replay(
         )
     seed = int(options.get("seed", 0))
 
-    def run(corpus: list[Episode], censored_mode: str = censored) -> ReplayResult:
+    def run(corpus: list[Episode], censored_mode: CensoringMode = censored) -> ReplayResult:
         if engine == "twin":
             return simulate(
                 corpus, policy, narrowing, censored=censored_mode, slots=slots, **options

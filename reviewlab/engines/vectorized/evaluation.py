@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from reviewlab.engines.vectorized import CompiledCorpus
     from reviewlab.engines.vectorized.settle import Settled
 
-__all__ = ["ERROR", "EXECUTED", "Evaluation", "GAPS", "OUTCOMES", "WITHHELD"]
+__all__ = ["ERROR", "EXECUTED", "GAPS", "OUTCOMES", "WITHHELD", "Evaluation"]
 
 OUTCOMES = np.array(["executed", "error", "withheld"], dtype=object)
 EXECUTED, ERROR, WITHHELD = 0, 1, 2
