@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from reviewlab.analysis.partitioned import evaluate_partition, merge_parts, sweep_path
 from reviewlab.analysis.sweep import make_grid, sweep
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.engines.vectorized.columns import compile_columns
+from reviewlab.recording.column_checks import ColumnarFormatError
 from reviewlab.recording.columnar import write_columnar
 from reviewlab.recording.columnar_read import partition_paths
 from reviewlab.recording.files import load_episodes, save_episodes
@@ -85,3 +88,26 @@ def test_paths_refuse_the_twin_and_unknown_tools(corpus: Path) -> None:
         sweep(corpus / "parts", GRID, engine="twin")
     with pytest.raises(ValueError, match="run_command"):
         sweep(corpus / "parts", make_grid(tools={"run_command": [5.0]}))
+
+
+def test_small_batches_compile_the_same_corpus(corpus: Path) -> None:
+    """Compiling a few hundred episodes at a time gives the very arrays of one whole read."""
+    whole = compile_columns(corpus / "parts")
+    batched = compile_columns(corpus / "parts", batch_rows=97)
+    for name, value in vars(whole).items():
+        if isinstance(value, np.ndarray) and value.dtype != object:
+            assert np.array_equal(value, getattr(batched, name), equal_nan=True), name
+    point = GRID.points[4]
+    assert whole.summary(point.policy, point.narrowing) == batched.summary(
+        point.policy, point.narrowing
+    )
+
+
+def test_a_repeated_id_across_partitions_is_named(tmp_path: Path) -> None:
+    """Compiling partitions that share an id names the later partition, its row and the first."""
+    episodes = synth_corpus(6, seed=1)
+    write_columnar(episodes, tmp_path / "parts", rows_per_partition=3)
+    write_columnar(episodes[:1], tmp_path / "extra.parquet")
+    (tmp_path / "extra.parquet").rename(tmp_path / "parts" / "part-00009.parquet")
+    with pytest.raises(ColumnarFormatError, match=r"part-00009\.parquet:1: id: .*first on row 1"):
+        compile_columns(tmp_path / "parts")

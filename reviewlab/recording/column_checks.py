@@ -209,7 +209,7 @@ def check_table(
     """
     flat = flat or flat_columns(table)
     ids_array = flat.ids
-    ids_text = ids_array.fill_null("<null>").to_numpy(zero_copy_only=False)
+    ids_text = _Text(ids_array, "<null>")
     found: list[tuple[int, str, str]] = []  # (row index, field, message)
 
     def report(mask: np.ndarray, rows: np.ndarray | None, field: Any, message: Any) -> None:
@@ -228,10 +228,10 @@ def check_table(
     id_null = np.asarray(ids_array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     id_empty = ~id_null & (_numpy(pc.utf8_length(ids_array), 1) == 0)
     report(id_null | id_empty, None, "id", "must be a non-empty string")
-    _check_unique(ids_text, id_null | id_empty, path, first_row, seen, report)
+    _check_unique(ids_array, id_null | id_empty, path, first_row, seen, report)
     for name, allowed in (("source", SOURCES), ("end_reason", END_REASONS)):
         column = table.column(name).combine_chunks()
-        values = column.to_numpy(zero_copy_only=False)
+        values = _Text(column)
         report(
             _not_in(column, allowed),
             None,
@@ -239,7 +239,7 @@ def check_table(
             lambda k, v=values, a=allowed: f"{v[k]!r} is not one of {', '.join(a)}",
         )
     schema = table.column("schema").combine_chunks()
-    schema_text = schema.to_numpy(zero_copy_only=False)
+    schema_text = _Text(schema)
     report(
         _not_in(schema, SCHEMA_VERSIONS),
         None,
@@ -316,7 +316,7 @@ def check_table(
             report(mask, rows, where(name), _with_value(message, values))
     report(_null(calls["completed"]), rows, where("completed"), "must be true or false, got null")
     status = calls["status"]
-    status_text = status.to_numpy(zero_copy_only=False)
+    status_text = _Text(status)
     report(
         _not_in(status, CALL_STATUSES),
         rows,
@@ -351,8 +351,27 @@ def check_table(
         lambda k: f"end_line {end[k]} is before start_line {start[k]}",
     )
     found.sort(key=lambda item: item[0])
-    assert n_ep == ids_text.size
+    assert n_ep == len(ids_text)
     return [BadValue(first_row + r, str(ids_text[r]), f, m) for r, f, m in found]
+
+
+class _Text:
+    """A string column read one value at a time, for the messages of the bad values only."""
+
+    def __init__(self, values: pa.Array | pa.ChunkedArray, null: str | None = None) -> None:
+        self.values = values
+        self.null = null
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, index: Any) -> Any:
+        value = self.values[int(index)].as_py()
+        return self.null if value is None else value
+
+    def equals(self, text: str) -> np.ndarray:
+        """Where the column holds ``text`` (False where null)."""
+        return _numpy(pc.equal(self.values, text), False).astype(bool)
 
 
 def _null(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -366,40 +385,53 @@ def _with_value(message: str, values: pa.Array) -> Any:
 
 
 def _check_unique(
-    ids: np.ndarray,
+    ids: pa.Array,
     missing: np.ndarray,
     path: Path,
     first_row: int,
     seen: dict[str, tuple[Path, int]] | None,
     report: Any,
 ) -> None:
-    """Report every id that repeats an earlier row (of this table, or of ``seen``)."""
-    if seen is None:
-        seen = {}
-        if len(pc.unique(pa.array(ids))) == ids.size:  # the usual case, without a Python loop
-            return
-    repeats = np.zeros(ids.size, dtype=bool)
+    """Report every id that repeats an earlier row (of this table, or of the ``seen`` ones).
+
+    Without ``seen`` (one table on its own) Arrow finds the repeats and Python
+    touches only those; with it (a stream of batches) each id is looked up and
+    added, which the streaming readers' small batches afford.
+    """
     first: dict[int, str] = {}
-    for k, episode_id in enumerate(ids.tolist()):
-        if missing[k]:
-            continue
-        previous = seen.get(episode_id)
-        if previous is None:
-            seen[episode_id] = (path, first_row + k)
-        else:
-            repeats[k] = True
-            where = "" if previous[0] == path else f" of {previous[0]}"
-            first[k] = f"duplicate episode id {episode_id!r} (first on row {previous[1]}{where})"
+    repeats = np.zeros(len(ids), dtype=bool)
+    if seen is None:
+        if len(pc.unique(ids)) == len(ids):
+            return
+        codes = np.asarray(pc.dictionary_encode(ids).indices.to_numpy(zero_copy_only=False))
+        _, first_at = np.unique(codes, return_index=True)
+        again = np.ones(codes.size, dtype=bool)
+        again[first_at] = False
+        for hit in np.flatnonzero(again & ~missing).tolist():
+            row = first_row + int(first_at[codes[hit]])
+            repeats[hit] = True
+            first[hit] = f"duplicate episode id {ids[hit].as_py()!r} (first on row {row})"
+    else:
+        for k, episode_id in enumerate(ids.to_pylist()):
+            if missing[k]:
+                continue
+            previous = seen.setdefault(episode_id, (path, first_row + k))
+            if previous != (path, first_row + k):
+                place = "" if previous[0] == path else f" of {previous[0]}"
+                repeats[k] = True
+                first[k] = (
+                    f"duplicate episode id {episode_id!r} (first on row {previous[1]}{place})"
+                )
     report(repeats, None, "id", lambda k: first[int(k)])
 
 
 def _check_v2(
-    flat: FlatColumns, schema: np.ndarray, rows: np.ndarray, where: Any, report: Any
+    flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, report: Any
 ) -> None:
     """The version 2 call fields: their values, and their absence from version 1 episodes."""
     calls = flat.calls
     transport = calls["transport"]
-    text = transport.to_numpy(zero_copy_only=False)
+    text = _Text(transport)
     report(
         ~_null(transport) & _not_in(transport, TRANSPORTS),
         rows,
@@ -426,7 +458,7 @@ def _check_v2(
             f"must be finite seconds >= 0 and not before the one before it, got {moments[k]!r}"
         ),
     )
-    v1 = schema[rows] == SCHEMA_VERSION
+    v1 = schema.equals(SCHEMA_VERSION)[rows]
     for name in V2_CALL_FIELDS:
         report(
             v1 & ~_null(calls[name]),

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias, cast
 
@@ -49,6 +49,7 @@ from reviewlab.core.vocab import CENSORING_MODES
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.recording.column_checks import (
+    BadValue,
     ColumnarFormatError,
     FlatColumns,
     check_table,
@@ -59,23 +60,33 @@ from reviewlab.recording.schema import Episode
 
 __all__ = ["ArgsColumn", "compile_columns", "corpus_table"]
 
+BATCH_ROWS = 32_768
+"""Episodes per batch when compiling a Parquet corpus."""
+
 CorpusSource: TypeAlias = str | os.PathLike[str] | pa.Table | Sequence[Episode]
 
 
 class ArgsColumn(Sequence[Any]):
-    """Every call's arguments, decoded from their JSON text when first needed (custom policies)."""
+    """Every call's arguments, decoded when first needed (only custom policy objects read them).
 
-    def __init__(self, text: pa.Array) -> None:
-        self._text = text
+    ``load`` returns the arguments' JSON texts in corpus order; for a corpus on disk
+    it reads them again from the file, so a compiled corpus holds no argument text.
+    """
+
+    def __init__(self, size: int, load: Callable[[], list[str]]) -> None:
+        self._size = size
+        self._load: Callable[[], list[str]] | None = load
         self._decoded: list[Any] | None = None
 
     def _all(self) -> list[Any]:
         if self._decoded is None:
-            self._decoded = [json.loads(t) for t in self._text.to_pylist()]
+            assert self._load is not None
+            self._decoded = [json.loads(text) for text in self._load()]
+            self._load = None
         return self._decoded
 
     def __len__(self) -> int:
-        return len(self._text)
+        return self._size
 
     def __getitem__(self, index: Any) -> Any:
         return self._all()[index]
@@ -84,27 +95,67 @@ class ArgsColumn(Sequence[Any]):
         return iter(self._all())
 
 
-def corpus_table(source: CorpusSource) -> pa.Table:
-    """The checked Arrow table of a corpus path, table or episode list (errors name the value)."""
+def corpus_table(source: CorpusSource) -> tuple[pa.Table, FlatColumns]:
+    """The checked Arrow table of a corpus path, table or episode list, and its flat columns.
+
+    Every bad value is an error naming file, row, episode and field; ids are unique
+    across the partitions of a directory (checked on all ids at once).
+    """
     from reviewlab.recording.columnar import episodes_table
 
-    if isinstance(source, pa.Table):
-        table = conform(Path("<table>"), source)
-        problems = check_table(table, Path("<table>"))
-        if problems:
-            raise ColumnarFormatError("<table>", problems)
-        return table
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         if path.suffix == ".parquet" or path.is_dir():
-            from reviewlab.recording.columnar_read import iter_tables
-
-            tables = [table for _, table in iter_tables(path)]
-            return pa.concat_tables(tables) if len(tables) != 1 else tables[0]
+            return _parquet_table(path)
         from reviewlab.recording.jsonl_columns import jsonl_table
 
-        return jsonl_table(path)
-    return episodes_table(source)
+        table = jsonl_table(path)
+        return table, flat_columns(table)
+    where = Path("<table>")
+    table = conform(where, source if isinstance(source, pa.Table) else episodes_table(source))
+    flat = flat_columns(table)
+    problems = check_table(table, where, flat=flat)
+    if problems:
+        raise ColumnarFormatError(where, problems)
+    return table, flat
+
+
+def _parquet_table(path: Path) -> tuple[pa.Table, FlatColumns]:
+    from reviewlab.recording.columnar_read import _open, partition_paths
+
+    parts = partition_paths(path)
+    tables = []
+    for part in parts:
+        table = conform(part, _open(part).read())
+        flat = flat_columns(table)
+        problems = check_table(table, part, flat=flat)
+        if problems:
+            raise ColumnarFormatError(part, problems)
+        tables.append(table)
+    if len(tables) == 1:
+        return tables[0], flat
+    combined = pa.concat_tables(tables)
+    ids = combined.column("id").combine_chunks()
+    if len(pc.unique(ids)) != len(ids):  # a repeat across partitions: name the later one
+        seen: dict[str, tuple[Path, int]] = {}
+        for part, table in zip(parts, tables, strict=True):
+            for row, episode_id in enumerate(table.column("id").to_pylist(), start=1):
+                first = seen.setdefault(episode_id, (part, row))
+                if first != (part, row):
+                    raise ColumnarFormatError(
+                        part,
+                        [
+                            BadValue(
+                                row,
+                                episode_id,
+                                "id",
+                                f"duplicate episode id {episode_id!r} "
+                                f"(first on row {first[1]} of {first[0]})",
+                            )
+                        ],
+                    )
+    del tables
+    return combined, flat_columns(combined)
 
 
 def compile_columns(
@@ -113,20 +164,57 @@ def compile_columns(
     censored: str = "wedge",
     seed: int = 0,
     origin_us: int | None = None,
+    batch_rows: int = BATCH_ROWS,
 ) -> CompiledCorpus:
     """A :class:`CompiledCorpus` of ``source`` built from columns (see the module docstring).
 
     ``origin_us``: the instant (microseconds since the epoch) arrivals are measured
     from; default the earliest ``started_at`` of ``source``. A partition of a larger
     corpus is compiled with the whole corpus's origin, so its clocks are the whole
-    corpus's clocks to the bit.
+    corpus's clocks to the bit. A Parquet corpus is read ``batch_rows`` episodes at a
+    time: only the compact NumPy columns of the batches read so far are held.
     """
     if censored not in CENSORING_MODES:
         raise ValueError(
             f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
-    table = corpus_table(source)
-    return _compile(flat_columns(table), censored=censored, seed=seed, origin_us=origin_us)
+    gathered = _Gathered()
+    if isinstance(source, str | os.PathLike) and (
+        Path(source).suffix == ".parquet" or Path(source).is_dir()
+    ):
+        path = Path(source)
+        for part, first_row, flat in _parquet_batches(path, batch_rows):
+            gathered.add(flat, part, first_row)
+        load = lambda: [t for _, _, f in _parquet_batches(path, batch_rows) for t in _args(f)]  # noqa: E731
+    else:
+        _, flat = corpus_table(source)
+        gathered.add(flat, Path("<table>"), 1)
+        load = lambda: _args(flat)  # noqa: E731
+    gathered.check_unique()
+    return _compile(gathered, censored=censored, seed=seed, origin_us=origin_us, load=load)
+
+
+def _args(flat: FlatColumns) -> list[str]:
+    return list(flat.calls["args"].to_pylist())
+
+
+def _parquet_batches(path: Path, rows: int) -> Iterator[tuple[Path, int, FlatColumns]]:
+    """Each partition's checked batches: ``(file, first row, flat columns)``."""
+    from reviewlab.recording.columnar_read import _open, partition_paths
+
+    for part in partition_paths(path):
+        handle = _open(part)
+        first_row = 1
+        for batch in handle.iter_batches(batch_size=rows):
+            table = conform(part, pa.Table.from_batches([batch]))
+            flat = flat_columns(table)
+            problems = check_table(table, part, first_row=first_row, flat=flat)
+            if problems:
+                raise ColumnarFormatError(part, problems)
+            yield part, first_row, flat
+            first_row += table.num_rows
+            del table, flat
+            pa.default_memory_pool().release_unused()  # a batch's buffers go back, not kept
 
 
 def _numpy(array: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
@@ -144,66 +232,183 @@ def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[inverse].astype(np.intp), first[order]
 
 
+class _Gathered:
+    """The compact columns of every batch read so far (corpus order), offsets made global."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.slots: list[str] = []
+        self.where: list[tuple[Path, int, int]] = []  # (file, first row, first episode)
+        self.columns: dict[str, list[np.ndarray]] = {}
+        self.tools: dict[str, int] = {}
+        self.arg_keys: dict[Any, int] = {TimeoutPolicy.args_key({}): 0}
+        self.first_args: dict[tuple[int, int], str] = {}
+        self.rounds = 0
+
+    def _put(self, **arrays: np.ndarray) -> None:
+        for name, array in arrays.items():
+            self.columns.setdefault(name, []).append(array)
+
+    def add(self, flat: FlatColumns, part: Path, first_row: int) -> None:
+        """Append one checked batch."""
+        table, calls = flat.table, flat.calls
+        episodes = len(self.ids)
+        self.where.append((part, first_row, episodes))
+        self.ids.extend(flat.ids.to_pylist())
+        self.slots.extend(table.column("slot").to_pylist())
+        returned = calls["returned_after_sec"]
+        came_back = ~_numpy(returned.is_null(), False).astype(bool)
+        tool_dict = pc.dictionary_encode(calls["tool"])
+        lookup = np.array(
+            [self.tools.setdefault(t, len(self.tools)) for t in tool_dict.dictionary.to_pylist()]
+            or [0],
+            dtype=np.intp,
+        )
+        tool_code = lookup[np.asarray(tool_dict.indices.to_numpy(zero_copy_only=False), np.intp)]
+        arg_key = self._arg_keys(calls["args"], tool_code)
+        self._put(
+            started=_numpy(table.column("started_at").cast(pa.int64())),
+            deadline=_numpy(table.column("deadline_sec"), np.nan).astype(float),
+            n_rounds=flat.n_rounds.astype(np.int32),
+            round_episode=(flat.round_episode + episodes).astype(np.int32),
+            round_position=flat.round_position.astype(np.int32),
+            n_calls=flat.n_calls.astype(np.int32),
+            send_sec=_numpy(flat.rounds["send_sec"], 0.0).astype(float),
+            call_round=(flat.call_round + self.rounds).astype(np.int64),
+            call_position=flat.call_position.astype(np.int32),
+            call_episode=(flat.call_episode + episodes).astype(np.int32),
+            requested_lines=flat.requested_lines.astype(np.int32),
+            duration=np.where(
+                came_back, _numpy(returned, 0.0), _numpy(calls["duration_sec"], 0.0)
+            ).astype(float),
+            completed=came_back | _numpy(calls["completed"], True).astype(bool),
+            status_error=_numpy(pc.equal(calls["status"], "error"), False).astype(bool),
+            tool_code=tool_code.astype(np.int32),
+            arg_key=arg_key.astype(np.int32),
+        )
+        self.rounds += flat.n_calls.size
+
+    def _arg_keys(self, args: pa.Array, tool_code: np.ndarray) -> np.ndarray:
+        """Per call, the number of its ``args_key`` (0: that of ``{}``); first texts kept."""
+        # A key "timeout" or "timeout_sec" (any spacing), or any escape that could spell one.
+        maybe = np.flatnonzero(_numpy(pc.match_substring(args, '"timeout'), False).astype(bool))
+        keyed = pc.match_substring_regex(args.take(pa.array(maybe)), r'"timeout(_sec)?"\s*:')
+        escaped = np.flatnonzero(_numpy(pc.match_substring(args, "\\"), False).astype(bool))
+        rows = np.union1d(maybe[_numpy(keyed, False).astype(bool)], escaped)
+        arg_key = np.zeros(tool_code.size, dtype=np.int64)
+        if rows.size:
+            for row, text in zip(rows, args.take(pa.array(rows)).to_pylist(), strict=True):
+                key = TimeoutPolicy.args_key(json.loads(text))
+                arg_key[row] = self.arg_keys.setdefault(key, len(self.arg_keys))
+        pairs = tool_code.astype(np.int64) << 32 | arg_key
+        unique, first = np.unique(pairs, return_index=True)
+        for pair, row in zip(unique.tolist(), first.tolist(), strict=True):
+            key = (pair >> 32, pair & 0xFFFFFFFF)
+            if key not in self.first_args:
+                self.first_args[key] = args[row].as_py()
+        return arg_key
+
+    def array(self, name: str, dtype: Any = None) -> np.ndarray:
+        """One column over every batch, handed over: its batches are dropped (memory)."""
+        parts = self.columns.pop(name, [])
+        joined = np.concatenate(parts) if parts else np.zeros(0)
+        del parts
+        return joined.astype(dtype, copy=False) if dtype is not None else joined
+
+    def check_unique(self) -> None:
+        """Ids are unique across batches and partitions (the batches checked their own)."""
+        if len(set(self.ids)) == len(self.ids):
+            return
+        seen: dict[str, int] = {}
+        for index, episode_id in enumerate(self.ids):
+            first = seen.setdefault(episode_id, index)
+            if first != index:
+                part, row = self._locate(index)
+                first_part, first_row = self._locate(first)
+                raise ColumnarFormatError(
+                    part,
+                    [
+                        BadValue(
+                            row,
+                            episode_id,
+                            "id",
+                            f"duplicate episode id {episode_id!r} "
+                            f"(first on row {first_row} of {first_part})",
+                        )
+                    ],
+                )
+
+    def _locate(self, index: int) -> tuple[Path, int]:
+        for part, first_row, first_episode in reversed(self.where):
+            if index >= first_episode:
+                return part, first_row + index - first_episode
+        raise AssertionError(index)
+
+
 def _compile(
-    flat: FlatColumns, *, censored: str, seed: int, origin_us: int | None
+    g: _Gathered,
+    *,
+    censored: str,
+    seed: int,
+    origin_us: int | None,
+    load: Callable[[], list[str]],
 ) -> CompiledCorpus:
-    table = flat.table
     c = CompiledCorpus.__new__(CompiledCorpus)
     c.censored = censored
     c.seed = seed
     c._string_columns = None
-    c.episode_ids = flat.ids.to_pylist()
-    c.slot_ids = table.column("slot").to_pylist()
-    started = _numpy(table.column("started_at").cast(pa.int64()))
+    c.episode_ids = g.ids
+    c.slot_ids = g.slots
+    started = g.array("started", np.int64)
     n_ep = started.size
     origin = int(started.min()) if origin_us is None and n_ep else (origin_us or 0)
-    arrival = (started - origin) / 1e6 if n_ep else np.zeros(0)
-    c.arrival_sec = arrival.astype(float)
-    c.deadline_at_sec = c.arrival_sec + _numpy(table.column("deadline_sec"), np.nan).astype(float)
+    c.arrival_sec = ((started - origin) / 1e6 if n_ep else np.zeros(0)).astype(float)
+    del started
+    c.deadline_at_sec = c.arrival_sec + g.array("deadline", float)
 
-    calls = flat.calls
-    n_calls_total = flat.call_round.size
-    returned = calls["returned_after_sec"]
-    came_back = ~_numpy(returned.is_null(), False).astype(bool)
-    duration = np.where(
-        came_back, _numpy(returned, 0.0), _numpy(calls["duration_sec"], 0.0)
-    ).astype(float)
-    completed = came_back | _numpy(calls["completed"], True).astype(bool)
-    tool_dict = pc.dictionary_encode(calls["tool"])
-    tool_code = np.asarray(tool_dict.indices.to_numpy(zero_copy_only=False), dtype=np.intp)
-    tools = tool_dict.dictionary.to_pylist()
-    duration, completed = _settle_censored(duration, completed, tool_code, censored, seed)
-    status_error = _numpy(pc.equal(calls["status"], "error"), False).astype(bool)
-
-    key_code, key_tools, key_args = _keys(calls["args"], tool_code, tools)
-    c.key_args = key_args
-    c.call_args = cast(list[Any], ArgsColumn(calls["args"]))  # read by zip(): any sequence
+    tools = list(g.tools)
+    tool_code = g.array("tool_code", np.intp)
+    duration, completed = _settle_censored(
+        g.array("duration", float), g.array("completed", bool), tool_code, censored, seed
+    )
+    arg_key = g.array("arg_key", np.int64)
+    key_code, first_rows = _first_appearance(tool_code.astype(np.int64) << 32 | arg_key)
+    key_tools = [tools[tool_code[row]] for row in first_rows]
+    c.key_args = [
+        json.loads(g.first_args[(int(tool_code[row]), int(arg))])
+        for row, arg in zip(first_rows, arg_key[first_rows], strict=True)
+    ]
+    del arg_key
+    c.call_args = cast(list[Any], ArgsColumn(duration.size, load))  # read by zip(): any sequence
 
     # Events in corpus order: per round its send, then its calls.
-    n_calls = flat.n_calls
-    calls_before = np.cumsum(n_calls) - n_calls
-    send_pos = np.arange(n_calls.size) + calls_before  # global event index of each round's send
-    episode_rounds_before = np.cumsum(flat.n_rounds) - flat.n_rounds
+    n_calls = g.array("n_calls", np.intp)
+    round_episode = g.array("round_episode", np.intp)
+    call_round = g.array("call_round", np.intp)
+    call_episode = g.array("call_episode", np.intp)
+    send_pos = np.arange(n_calls.size) + (np.cumsum(n_calls) - n_calls)  # each round's send
     n_events = np.zeros(n_ep, dtype=np.intp)
-    np.add.at(n_events, flat.round_episode, n_calls + 1)
+    np.add.at(n_events, round_episode, n_calls + 1)
+    del round_episode
     episode_event_start = np.cumsum(n_events) - n_events
-    call_pos = send_pos[flat.call_round] + 1 + flat.call_position
+    call_pos = send_pos[call_round] + 1 + g.array("call_position", np.intp)
     event_sec = np.empty(int(n_events.sum()))
-    event_sec[send_pos] = _numpy(flat.rounds["send_sec"], 0.0)
+    event_sec[send_pos] = g.array("send_sec", float)
     event_sec[call_pos] = duration
     with_calls = n_calls > 0
     round_with_calls = np.cumsum(with_calls) - 1
-    del episode_rounds_before
     index_columns = [
-        flat.call_episode.astype(np.intp),
-        (flat.round_position[flat.call_round] + 1).astype(np.intp),
+        call_episode,
+        (g.array("round_position", np.intp)[call_round] + 1).astype(np.intp),
         tool_code,
         key_code,
-        (call_pos - episode_event_start[flat.call_episode]).astype(np.intp),
-        round_with_calls[flat.call_round].astype(np.intp),
-        flat.requested_lines.astype(np.intp),
+        (call_pos - episode_event_start[call_episode]).astype(np.intp),
+        round_with_calls[call_round].astype(np.intp),
+        g.array("requested_lines", np.intp),
     ]
-    assert all(column.size == n_calls_total for column in index_columns)
+    status_error = g.array("status_error", bool)
+    g.columns.clear()
+    del call_pos, send_pos, episode_event_start, call_round
     c._compile_columns(
         index_columns,
         duration,
@@ -216,26 +421,6 @@ def _compile(
         round_sizes=n_calls[with_calls].astype(np.intp),
     )
     return c
-
-
-def _keys(
-    args: pa.Array, tool_code: np.ndarray, tools: list[str]
-) -> tuple[np.ndarray, list[str], list[Any]]:
-    """Policy keys per call, in first-appearance order, with each key's tool and first args."""
-    no_args = TimeoutPolicy.args_key({})
-    maybe = pc.or_(pc.match_substring(args, '"timeout'), pc.match_substring(args, "\\"))
-    rows = np.flatnonzero(_numpy(maybe, False).astype(bool))
-    arg_key = np.zeros(tool_code.size, dtype=np.int64)  # 0: the key of {}
-    distinct: dict[Any, int] = {no_args: 0}
-    if rows.size:
-        for row, text in zip(rows, args.take(pa.array(rows)).to_pylist(), strict=True):
-            key = TimeoutPolicy.args_key(json.loads(text))
-            arg_key[row] = distinct.setdefault(key, len(distinct))
-    combined = tool_code.astype(np.int64) * len(distinct) + arg_key
-    key_code, first_rows = _first_appearance(combined)
-    key_tools = [tools[tool_code[row]] for row in first_rows]
-    key_args = [json.loads(text) for text in args.take(pa.array(first_rows)).to_pylist()]
-    return key_code, key_tools, key_args
 
 
 def _settle_censored(

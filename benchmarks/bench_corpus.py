@@ -1,0 +1,269 @@
+"""Corpus-scale figures of issue 15, each measured in a child process, with a verdict per goal.
+
+Run: ``.venv/bin/python benchmarks/bench_corpus.py`` (about 5 minutes on 2 cores; the
+1,000,000-episode corpora are generated once into ``--cache``, outside every figure).
+
+Figures and goals:
+
+* ``parquet_1m``: open + compile + a 100-point sweep of 1,000,000 synthetic episodes
+  from one Parquet file — goal ≤ 20 s and peak RSS ≤ 2 GiB (the child's whole peak).
+* ``jsonl_1m``: the same from ``.jsonl.gz`` through the fast decoder — printed beside
+  the Parquet figure; the issue sets its goals on the Parquet run, and so does this
+  benchmark (the peak-RSS goal is applied to both).
+* ``replay``: ``replay(engine="vectorized")`` on the bundled corpus against a warm
+  twin replay (the twin's compile cache hit), without frames (summary only) and with
+  them (``.calls`` and ``.episodes`` read) — goals ≥ 10× without frames, ≥ 1× with;
+  the vectorized replay is warm too (its compiled corpus cached), its cold figure is
+  printed beside.
+* ``twin_cold``: the twin on fresh episode objects (its compile included) — goal
+  ≥ 200,000 calls/s.
+* ``synth_200k``: ``write_synthetic`` of 200,000 episodes to ``.jsonl.gz`` — goal
+  peak RSS ≤ 300 MB.
+
+Each timing is the best of ``--repeat`` runs where cheap (replays), one run for the
+corpus-scale figures. Exit status 1 when any goal is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLED = ROOT / "reviewlab" / "data" / "episodes" / "synthetic-1k.jsonl.gz"
+GIB = 2**30
+
+
+def _peak_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def grid_100() -> Any:
+    """100 policy points a tuner would sweep: 10 scales × 5 read_file timeouts × 2 narrowings.
+
+    Scales 0.05-3 of the reference policy (30 s to 1,800 s floors) and read_file
+    timeouts 5-120 s: most points abandon 0.1-2 % of the calls, as in tuning.
+    """
+    from reviewlab.analysis.sweep import make_grid
+    from reviewlab.core.policy import Narrowing, TimeoutPolicy
+
+    return make_grid(
+        TimeoutPolicy.ouroboros(),
+        scales=[0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0],
+        tools={"read_file": [5.0, 10.0, 30.0, 60.0, 120.0]},
+        narrowings=[Narrowing(), Narrowing("reserve", reserve_sec=30.0)],
+    )
+
+
+# -- children -------------------------------------------------------------------------------
+
+
+def child_corpus(path: str) -> dict[str, Any]:
+    """Open + compile + 100-point sweep of the corpus at ``path``."""
+    from reviewlab.analysis.sweep import sweep
+    from reviewlab.engines.vectorized.columns import compile_columns
+
+    grid = grid_100()
+    start = time.perf_counter()
+    corpus = compile_columns(path)
+    compiled = time.perf_counter()
+    frame = sweep(corpus, grid, progress=False)
+    done = time.perf_counter()
+    return {
+        "episodes": len(corpus.episode_ids),
+        "calls": corpus.calls,
+        "compile_sec": compiled - start,
+        "sweep_sec": done - compiled,
+        "total_sec": done - start,
+        "points": len(frame),
+        "peak_bytes": _peak_bytes(),
+    }
+
+
+def child_replay(repeat: int) -> dict[str, Any]:
+    """Vectorized replay (warm and cold; with and without frames) against the warm twin."""
+    from reviewlab.engines.replay import replay
+    from reviewlab.engines.twin import simulate
+    from reviewlab.recording.files import load_episodes
+
+    episodes = list(load_episodes(BUNDLED))
+    calls = sum(len(e.calls) for e in episodes)
+
+    def best(run: Any) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    simulate(episodes)  # warms the twin's compile cache
+    twin = best(lambda: simulate(episodes).summary)
+    replay(episodes, engine="vectorized")  # warms the vectorized engine's compiled corpus
+    summary_only = best(lambda: replay(episodes, engine="vectorized").summary)
+
+    def with_frames() -> None:
+        result = replay(episodes, engine="vectorized")
+        result.calls, result.episodes  # noqa: B018 - reading them builds them
+
+    frames = best(with_frames)
+
+    def cold() -> None:
+        fresh = [e.model_copy() for e in episodes]  # new objects: no cache can answer
+        replay(fresh, engine="vectorized").summary  # noqa: B018
+
+    cold_sec = best(cold)
+
+    def twin_cold() -> None:
+        fresh = [e.model_copy() for e in episodes]
+        simulate(fresh).summary  # noqa: B018
+
+    twin_cold_sec = best(twin_cold)
+    return {
+        "calls": calls,
+        "twin_warm_sec": twin,
+        "vectorized_summary_sec": summary_only,
+        "vectorized_frames_sec": frames,
+        "vectorized_cold_sec": cold_sec,
+        "twin_cold_sec": twin_cold_sec,
+        "peak_bytes": _peak_bytes(),
+    }
+
+
+def child_synth(path: str, n: int) -> dict[str, Any]:
+    """``write_synthetic`` of ``n`` episodes to ``path``."""
+    from reviewlab.recording.synth import write_synthetic
+
+    start = time.perf_counter()
+    write_synthetic(path, n, seed=0, progress=False)
+    return {"episodes": n, "sec": time.perf_counter() - start, "peak_bytes": _peak_bytes()}
+
+
+CHILDREN = {"corpus": child_corpus, "replay": child_replay, "synth": child_synth}
+
+
+def run_child(name: str, *args: Any) -> dict[str, Any]:
+    """Run one child in a fresh interpreter (its own peak RSS); its JSON answer."""
+    command = [sys.executable, __file__, "--child", name, *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode:
+        raise SystemExit(f"child {name} failed:\n{done.stderr}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+# -- setup ----------------------------------------------------------------------------------
+
+
+def ensure_corpora(cache: Path, n: int) -> tuple[Path, Path]:
+    """The ``n``-episode synthetic corpus as Parquet and as JSONL.gz (generated once)."""
+    import gzip
+
+    from reviewlab.recording.synth import iter_synth_rows, write_synthetic
+
+    cache.mkdir(parents=True, exist_ok=True)
+    parquet = cache / f"synthetic-{n}.parquet"
+    jsonl = cache / f"synthetic-{n}.jsonl.gz"
+    if not parquet.exists():
+        print(f"generating {parquet} ...", flush=True)
+        write_synthetic(parquet, n, seed=0, progress=True)
+    if not jsonl.exists():
+        print(f"generating {jsonl} ...", flush=True)
+        temp = jsonl.with_suffix(".tmp")
+        encode = json.JSONEncoder(separators=(",", ":"), default=lambda t: t.isoformat()).encode
+        with gzip.open(temp, "wb", compresslevel=1) as out:
+            batch = []
+            for row in iter_synth_rows(n, seed=0):
+                batch.append(encode(row))
+                if len(batch) == 4096:
+                    out.write(("\n".join(batch) + "\n").encode())
+                    batch = []
+            if batch:
+                out.write(("\n".join(batch) + "\n").encode())
+        os.replace(temp, jsonl)
+    return parquet, jsonl
+
+
+# -- report ---------------------------------------------------------------------------------
+
+
+def verdict(name: str, figure: str, ok: bool | None) -> bool:
+    """Print one figure with its verdict; False when a goal is missed."""
+    mark = "n/a (no goal)" if ok is None else ("PASS" if ok else "MISS")
+    print(f"  {name:<52} {figure:<36} {mark}")
+    return ok is not False
+
+
+def main() -> int:
+    """Run every child, print the figures and verdicts; 1 if a goal is missed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--episodes", type=int, default=1_000_000)
+    parser.add_argument("--synth", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--cache", default="/tmp/reviewlab-bench-corpus")
+    args = parser.parse_args()
+    if args.child:
+        name, *rest = args.child
+        typed = [int(a) if a.isdigit() else a for a in rest]
+        print(json.dumps(CHILDREN[name](*typed)))
+        return 0
+
+    parquet, jsonl = ensure_corpora(Path(args.cache), args.episodes)
+    print(
+        f"machine: {os.cpu_count()} cores (shared with other work), python {sys.version.split()[0]}"
+    )
+    ok = True
+    for label, path in (("parquet", parquet), ("jsonl.gz", jsonl)):
+        got = run_child("corpus", path)
+        print(
+            f"{label}: {got['episodes']:,} episodes, {got['calls']:,} calls: compile "
+            f"{got['compile_sec']:.1f} s, {got['points']}-point sweep {got['sweep_sec']:.1f} s"
+        )
+        timed = label == "parquet"
+        ok &= verdict(
+            f"{label}: open + compile + 100-point sweep (≤ 20 s)",
+            f"{got['total_sec']:.1f} s",
+            got["total_sec"] <= 20.0 if timed else None,
+        )
+        ok &= verdict(
+            f"{label}: peak RSS (≤ 2 GiB)",
+            f"{got['peak_bytes'] / GIB:.2f} GiB",
+            got["peak_bytes"] <= 2 * GIB,
+        )
+    got = run_child("replay", args.repeat)
+    twin = got["twin_warm_sec"]
+    print(
+        f"bundled corpus ({got['calls']:,} calls): twin warm {twin * 1e3:.1f} ms, vectorized "
+        f"summary {got['vectorized_summary_sec'] * 1e3:.2f} ms, with frames "
+        f"{got['vectorized_frames_sec'] * 1e3:.1f} ms, cold {got['vectorized_cold_sec'] * 1e3:.1f} ms"
+    )
+    speed = twin / got["vectorized_summary_sec"]
+    ok &= verdict("replay vectorized vs warm twin, no frames (≥ 10×)", f"{speed:.1f}×", speed >= 10)
+    speed = twin / got["vectorized_frames_sec"]
+    ok &= verdict("replay vectorized vs warm twin, with frames (≥ 1×)", f"{speed:.1f}×", speed >= 1)
+    rate = got["calls"] / got["twin_cold_sec"]
+    ok &= verdict(
+        "twin cold, compile included (≥ 200,000 calls/s)", f"{rate:,.0f} calls/s", rate >= 200_000
+    )
+    out = Path(args.cache) / "synth-200k.jsonl.gz"
+    got = run_child("synth", out, args.synth)
+    print(f"synth {got['episodes']:,} episodes to .jsonl.gz in {got['sec']:.1f} s")
+    ok &= verdict(
+        f"synth {args.synth:,} episodes: peak RSS (≤ 300 MB)",
+        f"{got['peak_bytes'] / 1e6:.0f} MB",
+        got["peak_bytes"] <= 300e6,
+    )
+    out.unlink(missing_ok=True)
+    print("all goals met" if ok else "some goals missed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
