@@ -30,7 +30,9 @@ dashboard: $(STAMP)
 	$(PY) -m reviewlab dashboard
 
 bench: $(STAMP)
-	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+	@failed=""; for b in benchmarks/bench_*.py; do echo "== $$b"; \
+	  $(PY) $$b || failed="$$failed $$b"; done; \
+	if [ -n "$$failed" ]; then echo "make bench: a goal was missed in:$$failed" >&2; exit 1; fi
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
