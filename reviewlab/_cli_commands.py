@@ -209,6 +209,8 @@ def _output_path(text: str, suffixes: Sequence[str], flag: str = "-o") -> Path:
         raise UserError(f"{flag} {text}: expected a file ending in {' or '.join(suffixes)}")
     if path.parent != Path("") and not path.parent.is_dir():
         raise UserError(f"{flag} {text}: directory {path.parent} does not exist")
+    if path.is_dir():
+        raise UserError(f"{flag} {text}: is a directory, expected a file")
     return path
 
 

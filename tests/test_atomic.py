@@ -68,3 +68,13 @@ def test_write_bytes_into_a_missing_folder_fails_without_a_trace(tmp_path: Path)
     with pytest.raises(FileNotFoundError):
         write_bytes_atomic(tmp_path / "nope" / "x.bin", b"x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_in_the_way_is_named_not_the_temporary(tmp_path: Path) -> None:
+    """A destination that is a folder is refused naming it, before anything is written."""
+    target = tmp_path / "out.csv"
+    target.mkdir()
+    with pytest.raises(IsADirectoryError) as raised:
+        write_bytes_atomic(target, b"x")
+    assert raised.value.filename == str(target)
+    assert [path.name for path in tmp_path.iterdir()] == ["out.csv"]

@@ -595,3 +595,26 @@ def test_every_file_reading_subcommand_names_a_missing_file(
     argv = positional.get(command, [command, missing])
     needle = str(tmp_path / "none") if command == "synth" else missing
     assert_one_clear_line(run(capsys, tmp_path, argv), needle)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["replay", "{corpus}", "-o", "{out}"],
+        ["sweep", "{corpus}", "--scale", "1", "-o", "{out}"],
+        ["synth", "-n", "2", "-o", "{out}"],
+    ],
+)
+def test_an_output_that_is_a_folder_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """``-o`` naming an existing folder is one line naming it, not the temporary file."""
+    corpus = tmp_path / "good.jsonl"
+    corpus.write_bytes(_lines_bytes(GOOD_LINES))
+    out = tmp_path / ("out.jsonl" if argv[0] == "synth" else "out.csv")
+    out.mkdir()
+    filled = [arg.replace("{corpus}", str(corpus)).replace("{out}", str(out)) for arg in argv]
+    outcome = run(capsys, tmp_path, filled)
+    assert_one_clear_line(outcome, str(out))
+    assert "is a directory" in outcome.err and ".tmp" not in outcome.err
+    assert list(out.iterdir()) == []

@@ -19,6 +19,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
@@ -35,6 +36,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     so that writers choosing a format by extension choose the same one.
     """
     target = Path(path)
+    if target.is_dir():  # said about the destination, not about the temporary file
+        raise IsADirectoryError(errno.EISDIR, "is a directory, expected a file", str(target))
     directory = target.parent if str(target.parent) else Path(".")
     suffix = "".join(target.suffixes[-2:]) or ".tmp"
     fd, temp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=suffix)
@@ -47,7 +50,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temp, 0o666 & ~umask)
-        os.replace(temp, target)
+        try:
+            os.replace(temp, target)
+        except OSError as exc:  # name the destination the user gave, not the temporary file
+            raise type(exc)(exc.errno, exc.strerror, str(target)) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
