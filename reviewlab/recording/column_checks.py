@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reviewlab.core.vocab import CALL_STATUSES, END_REASONS, SOURCES, TRANSPORTS
+from reviewlab.recording.column_flat import FlatColumns, _numpy, _position, flat_columns
 from reviewlab.recording.files import EpisodeFormatError
 from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSIONS, V2_CALL_FIELDS
 
@@ -99,83 +100,6 @@ def conform(path: Path, table: pa.Table) -> pa.Table:
                 ) from None
         columns.append(column)
     return pa.Table.from_arrays(columns, schema=ARROW_SCHEMA)
-
-
-def _numpy(array: pa.Array, fill: Any) -> np.ndarray:
-    return np.asarray(array.fill_null(fill).to_numpy(zero_copy_only=False))
-
-
-def _position(parent: np.ndarray) -> np.ndarray:
-    """Each value's 0-based position among the values with the same (sorted) parent."""
-    return np.arange(parent.size) - np.searchsorted(parent, parent, side="left")
-
-
-@dataclass
-class FlatColumns:
-    """A corpus table flattened once: episodes, rounds and calls as arrays (corpus order).
-
-    Per episode: ``ids`` (Arrow strings), ``n_rounds``. Per round:
-    ``round_episode`` (its row), ``round_position`` (0-based in its episode),
-    ``send_sec``, ``n_calls``. Per call: ``call_round``, ``call_episode``,
-    ``call_position`` (0-based in its round), the call fields as Arrow arrays
-    in ``calls`` and ``extent`` (struct), and ``requested_lines`` (0 without an
-    extent). Null lists count as empty here; :func:`check_table` reports them.
-    """
-
-    table: pa.Table
-    n_rounds: np.ndarray
-    round_episode: np.ndarray
-    round_position: np.ndarray
-    rounds: dict[str, pa.Array]
-    n_calls: np.ndarray
-    call_round: np.ndarray
-    call_episode: np.ndarray
-    call_position: np.ndarray
-    calls: dict[str, pa.Array]
-    extent: dict[str, pa.Array]
-    has_extent: np.ndarray
-    requested_lines: np.ndarray
-
-    @property
-    def ids(self) -> pa.Array:
-        """Episode ids (Arrow strings)."""
-        return self.table.column("id").combine_chunks()
-
-
-def flat_columns(table: pa.Table) -> FlatColumns:
-    """Flatten the nested rounds and calls of a conformed table (no Python object per row)."""
-    rounds_list = table.column("rounds").combine_chunks()
-    if isinstance(rounds_list, pa.ChunkedArray):  # an empty table
-        rounds_list = pa.array([], rounds_list.type)
-    n_rounds = _numpy(pc.list_value_length(rounds_list), 0).astype(np.intp)
-    round_episode = np.asarray(pc.list_parent_indices(rounds_list).to_numpy(), dtype=np.intp)
-    round_struct = pc.list_flatten(rounds_list)
-    send, calls_list = round_struct.flatten()
-    n_calls = _numpy(pc.list_value_length(calls_list), 0).astype(np.intp)
-    call_round = np.asarray(pc.list_parent_indices(calls_list).to_numpy(), dtype=np.intp)
-    call_struct = pc.list_flatten(calls_list)
-    call_fields = dict(zip([f.name for f in call_struct.type], call_struct.flatten(), strict=True))
-    extent_struct = call_fields["extent"]
-    has_extent = np.asarray(extent_struct.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    extent = dict(zip(["path", "start_line", "end_line"], extent_struct.flatten(), strict=True))
-    start = _numpy(extent["start_line"], 0)
-    end = _numpy(extent["end_line"], 0)
-    requested = np.where(has_extent & (end >= start), end - start + 1, 0).astype(np.int64)
-    return FlatColumns(
-        table=table,
-        n_rounds=n_rounds,
-        round_episode=round_episode,
-        round_position=_position(round_episode),
-        rounds={"send_sec": send},
-        n_calls=n_calls,
-        call_round=call_round,
-        call_episode=round_episode[call_round],
-        call_position=_position(call_round),
-        calls=call_fields,
-        extent=extent,
-        has_extent=has_extent,
-        requested_lines=requested,
-    )
 
 
 def _seconds(values: pa.Array, optional: bool) -> list[tuple[np.ndarray, str]]:
@@ -425,9 +349,7 @@ def _check_unique(
     report(repeats, None, "id", lambda k: first[int(k)])
 
 
-def _check_v2(
-    flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, report: Any
-) -> None:
+def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, report: Any) -> None:
     """The version 2 call fields: their values, and their absence from version 1 episodes."""
     calls = flat.calls
     transport = calls["transport"]

@@ -44,10 +44,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reviewlab.core.policy import TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.vectorized import CompiledCorpus
+from reviewlab.engines.vectorized.gather import Gathered
 from reviewlab.recording.column_checks import (
     BadValue,
     ColumnarFormatError,
@@ -178,7 +178,7 @@ def compile_columns(
         raise ValueError(
             f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
-    gathered = _Gathered()
+    gathered = Gathered()
     if isinstance(source, str | os.PathLike) and (
         Path(source).suffix == ".parquet" or Path(source).is_dir()
     ):
@@ -232,121 +232,8 @@ def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[inverse].astype(np.intp), first[order]
 
 
-class _Gathered:
-    """The compact columns of every batch read so far (corpus order), offsets made global."""
-
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.slots: list[str] = []
-        self.where: list[tuple[Path, int, int]] = []  # (file, first row, first episode)
-        self.columns: dict[str, list[np.ndarray]] = {}
-        self.tools: dict[str, int] = {}
-        self.arg_keys: dict[Any, int] = {TimeoutPolicy.args_key({}): 0}
-        self.first_args: dict[tuple[int, int], str] = {}
-        self.rounds = 0
-
-    def _put(self, **arrays: np.ndarray) -> None:
-        for name, array in arrays.items():
-            self.columns.setdefault(name, []).append(array)
-
-    def add(self, flat: FlatColumns, part: Path, first_row: int) -> None:
-        """Append one checked batch."""
-        table, calls = flat.table, flat.calls
-        episodes = len(self.ids)
-        self.where.append((part, first_row, episodes))
-        self.ids.extend(flat.ids.to_pylist())
-        self.slots.extend(table.column("slot").to_pylist())
-        returned = calls["returned_after_sec"]
-        came_back = ~_numpy(returned.is_null(), False).astype(bool)
-        tool_dict = pc.dictionary_encode(calls["tool"])
-        lookup = np.array(
-            [self.tools.setdefault(t, len(self.tools)) for t in tool_dict.dictionary.to_pylist()]
-            or [0],
-            dtype=np.intp,
-        )
-        tool_code = lookup[np.asarray(tool_dict.indices.to_numpy(zero_copy_only=False), np.intp)]
-        arg_key = self._arg_keys(calls["args"], tool_code)
-        self._put(
-            started=_numpy(table.column("started_at").cast(pa.int64())),
-            deadline=_numpy(table.column("deadline_sec"), np.nan).astype(float),
-            n_rounds=flat.n_rounds.astype(np.int32),
-            round_episode=(flat.round_episode + episodes).astype(np.int32),
-            round_position=flat.round_position.astype(np.int32),
-            n_calls=flat.n_calls.astype(np.int32),
-            send_sec=_numpy(flat.rounds["send_sec"], 0.0).astype(float),
-            call_round=(flat.call_round + self.rounds).astype(np.int64),
-            call_position=flat.call_position.astype(np.int32),
-            call_episode=(flat.call_episode + episodes).astype(np.int32),
-            requested_lines=flat.requested_lines.astype(np.int32),
-            duration=np.where(
-                came_back, _numpy(returned, 0.0), _numpy(calls["duration_sec"], 0.0)
-            ).astype(float),
-            completed=came_back | _numpy(calls["completed"], True).astype(bool),
-            status_error=_numpy(pc.equal(calls["status"], "error"), False).astype(bool),
-            tool_code=tool_code.astype(np.int32),
-            arg_key=arg_key.astype(np.int32),
-        )
-        self.rounds += flat.n_calls.size
-
-    def _arg_keys(self, args: pa.Array, tool_code: np.ndarray) -> np.ndarray:
-        """Per call, the number of its ``args_key`` (0: that of ``{}``); first texts kept."""
-        # A key "timeout" or "timeout_sec" (any spacing), or any escape that could spell one.
-        maybe = np.flatnonzero(_numpy(pc.match_substring(args, '"timeout'), False).astype(bool))
-        keyed = pc.match_substring_regex(args.take(pa.array(maybe)), r'"timeout(_sec)?"\s*:')
-        escaped = np.flatnonzero(_numpy(pc.match_substring(args, "\\"), False).astype(bool))
-        rows = np.union1d(maybe[_numpy(keyed, False).astype(bool)], escaped)
-        arg_key = np.zeros(tool_code.size, dtype=np.int64)
-        if rows.size:
-            for row, text in zip(rows, args.take(pa.array(rows)).to_pylist(), strict=True):
-                key = TimeoutPolicy.args_key(json.loads(text))
-                arg_key[row] = self.arg_keys.setdefault(key, len(self.arg_keys))
-        pairs = tool_code.astype(np.int64) << 32 | arg_key
-        unique, first = np.unique(pairs, return_index=True)
-        for pair, row in zip(unique.tolist(), first.tolist(), strict=True):
-            key = (pair >> 32, pair & 0xFFFFFFFF)
-            if key not in self.first_args:
-                self.first_args[key] = args[row].as_py()
-        return arg_key
-
-    def array(self, name: str, dtype: Any = None) -> np.ndarray:
-        """One column over every batch, handed over: its batches are dropped (memory)."""
-        parts = self.columns.pop(name, [])
-        joined = np.concatenate(parts) if parts else np.zeros(0)
-        del parts
-        return joined.astype(dtype, copy=False) if dtype is not None else joined
-
-    def check_unique(self) -> None:
-        """Ids are unique across batches and partitions (the batches checked their own)."""
-        if len(set(self.ids)) == len(self.ids):
-            return
-        seen: dict[str, int] = {}
-        for index, episode_id in enumerate(self.ids):
-            first = seen.setdefault(episode_id, index)
-            if first != index:
-                part, row = self._locate(index)
-                first_part, first_row = self._locate(first)
-                raise ColumnarFormatError(
-                    part,
-                    [
-                        BadValue(
-                            row,
-                            episode_id,
-                            "id",
-                            f"duplicate episode id {episode_id!r} "
-                            f"(first on row {first_row} of {first_part})",
-                        )
-                    ],
-                )
-
-    def _locate(self, index: int) -> tuple[Path, int]:
-        for part, first_row, first_episode in reversed(self.where):
-            if index >= first_episode:
-                return part, first_row + index - first_episode
-        raise AssertionError(index)
-
-
 def _compile(
-    g: _Gathered,
+    g: Gathered,
     *,
     censored: str,
     seed: int,

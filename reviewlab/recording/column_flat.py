@@ -1,0 +1,101 @@
+"""A columnar corpus table flattened once: episodes, rounds and calls as arrays with parents.
+
+:func:`flat_columns` takes a table conformed to
+:data:`~reviewlab.recording.columnar.ARROW_SCHEMA` and hands out, without a
+Python object per row, the per-round and per-call arrays of its nested lists
+with each value's parent (Arrow's list flattening) and its position within
+that parent. The checks (:mod:`reviewlab.recording.column_checks`) and the
+vectorized engine's compiler (:mod:`reviewlab.engines.vectorized.columns`)
+both read these.
+
+Invariant: null lists count as empty here (the checks report them); positions
+are 0-based within the parent, values in corpus order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["FlatColumns", "flat_columns"]
+
+
+def _numpy(array: pa.Array, fill: Any) -> np.ndarray:
+    return np.asarray(array.fill_null(fill).to_numpy(zero_copy_only=False))
+
+
+def _position(parent: np.ndarray) -> np.ndarray:
+    """Each value's 0-based position among the values with the same (sorted) parent."""
+    return np.arange(parent.size) - np.searchsorted(parent, parent, side="left")
+
+
+@dataclass
+class FlatColumns:
+    """A corpus table flattened once: episodes, rounds and calls as arrays (corpus order).
+
+    Per episode: ``ids`` (Arrow strings), ``n_rounds``. Per round:
+    ``round_episode`` (its row), ``round_position`` (0-based in its episode),
+    ``send_sec``, ``n_calls``. Per call: ``call_round``, ``call_episode``,
+    ``call_position`` (0-based in its round), the call fields as Arrow arrays
+    in ``calls`` and ``extent`` (struct), and ``requested_lines`` (0 without an
+    extent). Null lists count as empty here; :func:`check_table` reports them.
+    """
+
+    table: pa.Table
+    n_rounds: np.ndarray
+    round_episode: np.ndarray
+    round_position: np.ndarray
+    rounds: dict[str, pa.Array]
+    n_calls: np.ndarray
+    call_round: np.ndarray
+    call_episode: np.ndarray
+    call_position: np.ndarray
+    calls: dict[str, pa.Array]
+    extent: dict[str, pa.Array]
+    has_extent: np.ndarray
+    requested_lines: np.ndarray
+
+    @property
+    def ids(self) -> pa.Array:
+        """Episode ids (Arrow strings)."""
+        return self.table.column("id").combine_chunks()
+
+
+def flat_columns(table: pa.Table) -> FlatColumns:
+    """Flatten the nested rounds and calls of a conformed table (no Python object per row)."""
+    rounds_list = table.column("rounds").combine_chunks()
+    if isinstance(rounds_list, pa.ChunkedArray):  # an empty table
+        rounds_list = pa.array([], rounds_list.type)
+    n_rounds = _numpy(pc.list_value_length(rounds_list), 0).astype(np.intp)
+    round_episode = np.asarray(pc.list_parent_indices(rounds_list).to_numpy(), dtype=np.intp)
+    round_struct = pc.list_flatten(rounds_list)
+    send, calls_list = round_struct.flatten()
+    n_calls = _numpy(pc.list_value_length(calls_list), 0).astype(np.intp)
+    call_round = np.asarray(pc.list_parent_indices(calls_list).to_numpy(), dtype=np.intp)
+    call_struct = pc.list_flatten(calls_list)
+    call_fields = dict(zip([f.name for f in call_struct.type], call_struct.flatten(), strict=True))
+    extent_struct = call_fields["extent"]
+    has_extent = np.asarray(extent_struct.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    extent = dict(zip(["path", "start_line", "end_line"], extent_struct.flatten(), strict=True))
+    start = _numpy(extent["start_line"], 0)
+    end = _numpy(extent["end_line"], 0)
+    requested = np.where(has_extent & (end >= start), end - start + 1, 0).astype(np.int64)
+    return FlatColumns(
+        table=table,
+        n_rounds=n_rounds,
+        round_episode=round_episode,
+        round_position=_position(round_episode),
+        rounds={"send_sec": send},
+        n_calls=n_calls,
+        call_round=call_round,
+        call_episode=round_episode[call_round],
+        call_position=_position(call_round),
+        calls=call_fields,
+        extent=extent,
+        has_extent=has_extent,
+        requested_lines=requested,
+    )
