@@ -551,3 +551,16 @@ def test_a_line_without_a_schema_version_is_refused(tmp_path):
         load_episodes(path)
     assert caught.value.line == 1 and caught.value.field == "schema"
     assert "missing schema version" in str(caught.value)
+
+
+@pytest.mark.parametrize("stamp", [5, 1.7e9, 0])
+def test_a_number_for_started_at_is_refused_not_read_as_unix_seconds(
+    tmp_path: Path, stamp: float
+) -> None:
+    """``"started_at": 5`` is a malformed line naming the field, not 1970-01-01T00:00:05Z."""
+    path = tmp_path / "numbers.jsonl"
+    line = json.loads(episode().to_json_line())
+    line["started_at"] = stamp
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    with pytest.raises(EpisodeFormatError, match=r"numbers\.jsonl:1: started_at: .*not the number"):
+        load_episodes(path)

@@ -200,6 +200,17 @@ class Episode(BaseModel):
     meta: dict[str, str] = Field(default_factory=dict)
     """Free-form provenance (original file, model name…)."""
 
+    @field_validator("started_at", mode="before")
+    @classmethod
+    def _not_a_number(cls, value: Any) -> Any:
+        # pydantic would read a number as Unix seconds (5 -> 1970-01-01T00:00:05Z): a
+        # recording always writes ISO text, so a number here is a malformed file.
+        if isinstance(value, int | float):
+            raise ValueError(
+                f"started_at must be an ISO date-time with a time zone, not the number {value!r}"
+            )
+        return value
+
     @field_validator("started_at")
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
