@@ -316,7 +316,7 @@ def test_replays_of_the_same_objects_compile_once(tmp_path):
     save_episodes(episodes, tmp_path / "c.parquet")
     assert_same(
         simulate(episodes, TimeoutPolicy.uniform(1.0)),
-        replay_vectorized(tmp_path / "c.parquet", TimeoutPolicy.uniform(1.0)),
+        replay_vectorized(compile_columns(tmp_path / "c.parquet"), TimeoutPolicy.uniform(1.0)),
     )
 
 

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from reviewlab.core.vocab import CALL_STATUSES, END_REASONS, SOURCES, TRANSPORTS
 from reviewlab.recording.column_flat import FlatColumns, _numpy, _position, flat_columns
-from reviewlab.recording.files import EpisodeFormatError
+from reviewlab.recording.file_errors import EpisodeFormatError
 from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSIONS, V2_CALL_FIELDS
 
 __all__ = [

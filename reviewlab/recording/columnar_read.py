@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from reviewlab.recording.column_checks import ColumnarFormatError, check_table, conform
 from reviewlab.recording.columnar import FILE_SCHEMA, LAYOUT, LAYOUT_KEY, SCHEMA_KEY
-from reviewlab.recording.files import EpisodeFormatError, SkippedLine, _field_of
+from reviewlab.recording.file_errors import EpisodeFormatError, SkippedLine, field_of
 from reviewlab.recording.schema import SCHEMA_VERSIONS, Episode
 
 __all__ = [
@@ -202,7 +202,7 @@ def iter_columnar(
                     continue
                 field, message = bad
             except ValidationError as exc:  # what the vectorized checks leave to pydantic (args)
-                field, message = _field_of(exc)
+                field, message = field_of(exc)
             row = _row_of(part, data["id"])
             message = f"episode {data['id']!r}: {message}"
             if on_error == "raise":

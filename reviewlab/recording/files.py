@@ -53,14 +53,20 @@ import os
 import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import ValidationError
 
-from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSIONS, Episode
+from reviewlab.recording.file_errors import (
+    GZIP_FIELD,
+    EpisodeFormatError,
+    SkippedLine,
+    field_of,
+    open_decompressed,
+)
+from reviewlab.recording.schema import SCHEMA_VERSION, Episode
 
 __all__ = [
     "FRAME_COLUMNS",
@@ -74,40 +80,6 @@ __all__ = [
 ]
 
 OnError = Literal["raise", "skip"]
-
-_GZIP_MAGIC = b"\x1f\x8b"
-_JSON_FIELD = "<json>"
-_GZIP_FIELD = "<gzip>"
-
-
-class EpisodeFormatError(ValueError):
-    """A line of an episode file that is not a valid ``reviewlab.episode/1`` (or ``/2``) episode.
-
-    ``path``, ``line`` (1-based) and ``field`` (dotted path, or ``<json>`` /
-    ``<gzip>``) say where; ``message`` says what.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], line: int, field: str, message: str) -> None:
-        self.path = str(path)
-        self.line = line
-        self.field = field
-        self.message = message
-        super().__init__(f"{self.path}:{line}: {field}: {message}")
-
-    def __reduce__(self) -> tuple[Any, ...]:  # keep the error picklable (Dask, multiprocessing)
-        return (type(self), (self.path, self.line, self.field, self.message))
-
-
-@dataclass(frozen=True)
-class SkippedLine:
-    """One line ``on_error="skip"`` left out, with the reason it was refused."""
-
-    line: int
-    """1-based line number in the (decompressed) file."""
-    field: str
-    """Dotted path of the offending field, ``<json>`` or ``<gzip>``."""
-    message: str
-    """What was wrong."""
 
 
 class LoadedEpisodes(list[Episode]):
@@ -132,38 +104,6 @@ class LoadedEpisodes(list[Episode]):
     def ok(self) -> bool:
         """True when no line was skipped."""
         return not self.skipped
-
-
-def _field_of(error: ValidationError) -> tuple[str, str]:
-    """The dotted location and message of the first error pydantic reported."""
-    first = error.errors(include_url=False)[0]
-    loc = ".".join(str(part) for part in first["loc"])
-    kind = first["type"]
-    if kind == "json_invalid":
-        return _JSON_FIELD, first["msg"]
-    if loc == "schema":
-        return (
-            loc,
-            f"unsupported schema version {first.get('input')!r} "
-            f"(expected one of {', '.join(map(repr, SCHEMA_VERSIONS))})",
-        )
-    if kind == "extra_forbidden":
-        return loc, "unknown field"
-    return loc or _JSON_FIELD, first["msg"]
-
-
-def _open_text_lines(path: Path) -> IO[bytes]:
-    """The file as a binary stream of its decompressed bytes (gzip by magic bytes)."""
-    raw = open(path, "rb")  # noqa: SIM115 - handed to the caller, who closes it
-    try:
-        head = raw.read(2)
-        raw.seek(0)
-    except BaseException:
-        raw.close()
-        raise
-    if head == _GZIP_MAGIC:
-        return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
-    return raw
 
 
 def iter_episodes(
@@ -198,7 +138,7 @@ def iter_episodes(
         skipped.append(SkippedLine(line, field, message))
 
     number = 0
-    stream = _open_text_lines(where)
+    stream = open_decompressed(where)
     with stream:
         lines = iter(stream)
         while True:
@@ -208,7 +148,7 @@ def iter_episodes(
                 return
             except (EOFError, OSError, zlib.error) as exc:
                 # The compressed stream is damaged or cut: nothing after it is readable.
-                refuse(number + 1, _GZIP_FIELD, f"damaged or truncated gzip stream ({exc})")
+                refuse(number + 1, GZIP_FIELD, f"damaged or truncated gzip stream ({exc})")
                 return
             number += 1
             if not raw.strip():
@@ -216,7 +156,7 @@ def iter_episodes(
             try:
                 episode = Episode.model_validate_json(raw)
             except ValidationError as exc:
-                field, message = _field_of(exc)
+                field, message = field_of(exc)
                 if not raw.endswith(b"\n"):
                     message = f"truncated last line (no newline at end of file): {message}"
                 refuse(number, field, message)

@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from reviewlab.recording.column_checks import BadValue, ColumnarFormatError, check_table
 from reviewlab.recording.columnar import CALL_TYPE, EXTENT_TYPE, assemble_table, episodes_table
-from reviewlab.recording.files import EpisodeFormatError, _field_of, _open_text_lines
+from reviewlab.recording.file_errors import EpisodeFormatError, field_of, open_decompressed
 from reviewlab.recording.schema import SCHEMA_VERSIONS, Episode
 
 __all__ = ["jsonl_table"]
@@ -206,7 +206,7 @@ def _slow(path: Path, lines: list[tuple[int, bytes]]) -> pa.Table:
         try:
             episode = Episode.model_validate_json(raw)
         except ValueError as exc:
-            field, message = _field_of(exc)  # type: ignore[arg-type]
+            field, message = field_of(exc)  # type: ignore[arg-type]
             raise EpisodeFormatError(path, number, field, message) from None
         if "schema_version" not in episode.model_fields_set:
             raise EpisodeFormatError(path, number, "schema", "missing schema version")
@@ -231,7 +231,7 @@ def jsonl_table(path: str | os.PathLike[str]) -> pa.Table:
     line_of: list[int] = []
     batch: list[tuple[int, bytes]] = []
     number = 0
-    with _open_text_lines(where) as stream:
+    with open_decompressed(where) as stream:
         try:
             for raw in stream:
                 number += 1

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from reviewlab.recording.columnar import CALL_TYPE, EXTENT_TYPE, assemble_table
 from reviewlab.recording.schema import SCHEMA_VERSION
-from reviewlab.recording.synth import _SEARCH_WORDS, Draws
+from reviewlab.recording.synth_draws import SEARCH_WORDS, Draws
 
 __all__ = ["BATCH_EPISODES", "synth_tables"]
 
@@ -133,7 +133,7 @@ def _calls(d: Draws, c: np.ndarray) -> pa.StructArray:
     first = 1 + (d.start_u[c] * length).astype(np.int64)
     last = np.minimum(length, first + d.span[c].astype(np.int64) - 1)
     chars_u = d.chars_u[c]
-    words = _decode(d.word_pick[c].astype(np.int32), list(_SEARCH_WORDS))
+    words = _decode(d.word_pick[c].astype(np.int32), list(SEARCH_WORDS))
     path = _decode(pick, [p for p, _ in d.tree])
     is_read, is_list, is_search = (
         tool_code == (d.names.index(name) if name in d.names else -1)

@@ -50,7 +50,6 @@ Invariants (the contract with the twin, briefing "Replay semantics"):
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -83,7 +82,7 @@ __all__ = [
     "Evaluation",
     "PrefixLayout",
     "cached_corpus",
-    "clear_cache",
+    "clear_compiled",
     "compile_corpus",
     "replay_vectorized",
 ]
@@ -509,7 +508,7 @@ def cached_corpus(episodes: Sequence[Episode], *, censored: str, seed: int) -> C
     As the twin's cache (:func:`reviewlab.engines.twin.corpus.compiled`): the key is
     the identity of every episode object, in order, with ``censored`` and ``seed``;
     an entry holds the objects themselves, so an id is never reused while it
-    lives. Episodes are frozen; :func:`clear_cache` after mutating their lists.
+    lives. Episodes are frozen; :func:`clear_compiled` after mutating their lists.
     """
     episodes = list(episodes)
     key = (censored, seed, *map(id, episodes))
@@ -524,13 +523,13 @@ def cached_corpus(episodes: Sequence[Episode], *, censored: str, seed: int) -> C
     return corpus
 
 
-def clear_cache() -> None:
+def clear_compiled() -> None:
     """Forget the compiled corpora :func:`replay_vectorized` kept."""
     _CACHE.clear()
 
 
 def replay_vectorized(
-    episodes: Sequence[Episode] | CompiledCorpus | str | os.PathLike[str],
+    episodes: Sequence[Episode] | CompiledCorpus,
     policy: SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
@@ -540,10 +539,9 @@ def replay_vectorized(
 ) -> ReplayResult:
     """Replay ``episodes`` (or an already compiled corpus) with the vectorized engine; the twin's answers, fast.
 
-    A corpus path (JSONL, ``.parquet``, a partition directory) is compiled from its
-    columns (:func:`reviewlab.engines.vectorized.columns.compile_columns`); a list of
-    episodes is compiled once and kept while the same objects are replayed again
-    (:func:`cached_corpus`).
+    A list of episodes is compiled once and kept while the same objects are replayed
+    again (:func:`cached_corpus`); a corpus on disk is compiled from its columns by
+    :func:`reviewlab.engines.vectorized.columns.compile_columns` (pass its result).
     """
     if options:
         raise ValueError(f"replay_vectorized: unsupported option(s) {', '.join(sorted(options))}")
@@ -553,10 +551,6 @@ def replay_vectorized(
                 "replay_vectorized: the compiled corpus was built with another censored/seed"
             )
         corpus = episodes
-    elif isinstance(episodes, str | os.PathLike):
-        from reviewlab.engines.vectorized.columns import compile_columns
-
-        corpus = compile_columns(episodes, censored=censored, seed=seed)
     else:
         corpus = cached_corpus(episodes, censored=censored, seed=seed)
     return corpus.result(policy, narrowing)
