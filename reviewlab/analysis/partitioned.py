@@ -29,19 +29,29 @@ partition alone cannot reproduce: it is refused on a cluster with a clear
 error (sweep in-process instead). Partitions are files (``part-*.parquet`` of
 a directory, or one ``.parquet`` file): the unit of parallelism.
 
-Cost and scale (measured on the 2-core development machine shared with other
-work; see ``benchmarks/bench_corpus.py``, whose run prints these figures): per
-partition, reading + compiling runs at roughly the in-process rate and each
-grid point at the vectorized engine's rate, and the client receives per point
-8 bytes per episode (walls) plus 16 bytes per abandoned call. For 100 M
-episodes (about 620 M calls, ~40 GB of compiled arrays, in partitions of
-250,000 episodes) on N workers with 4 cores each, the compute extrapolates
-linearly from the 1 M-episode figure T1 of the benchmark: about 100·T1/(N·4)
-seconds plus the client's merge, whose per-point gather of 800 MB of wall
-times dominates beyond a few workers (≈ 1 s per point at 1 GB/s). The
-exactness of the percentiles is what costs that gather; an exact two-pass
-selection (bucket counts, then the one bucket) would cut it to kilobytes and is
-not built here.
+Cost and scale, measured on the 2-core development machine while other work
+shared it (2026-12-01; ``benchmarks/bench_corpus.py`` and the run below):
+
+* in-process, 1,000,000 synthetic episodes (6.16 M calls) from one Parquet file:
+  compile 15.8 s, then 0.36 s per grid point of the benchmark's tuning grid;
+* on a 2-process ``LocalCluster`` (1 thread each), the same corpus as 8
+  partitions of 125,000 episodes, 10 points: 39.1 s end to end; one partition
+  alone (compile + 10 points) 7.6 s, i.e. about 2.0 s of compile and 0.045 s
+  per point per 125,000 episodes on one core;
+* the client's merge: 173 ms per point for 1 M episodes (rebuilding the zombie
+  array of 6.2 M calls, the quantiles of 1 M wall times).
+
+Extrapolation to 100 M episodes (620 M calls, 800 partitions of 125,000) on N
+one-core workers, for P points: the workers need about
+800 × (2.0 + 0.045·P) worker-seconds — for P = 100, 5,200 s: ~9 min on
+N = 10, ~52 s on N = 100 — while the merge, as built, grows with the corpus:
+per point it gathers 800 MB of wall times and rebuilds a 5 GB zombie array
+(~17 s and 6 GB of client memory per point; ~30 min for 100 points). So the
+workers scale out and the exact merge does not: at that size the zombie sum
+should be merged as per-partition exact sums (``math.fsum``, which differs
+from the single-process ``np.sum`` in the last bits) and the percentiles by an
+exact two-pass selection (bucket counts, then the one bucket's values); neither
+is built here.
 """
 
 from __future__ import annotations
