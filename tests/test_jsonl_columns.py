@@ -53,3 +53,14 @@ def test_errors_name_the_line(tmp_path: Path) -> None:
     path.write_text(good.replace('"a"', '"z"') + "\n" + json.dumps(bad) + "\n")
     with pytest.raises(EpisodeFormatError, match=r"bad\.jsonl:2: colour: unknown field"):
         jsonl_table(path)
+
+
+def test_compiling_jsonl_in_batches_names_a_repeated_id_by_its_line(tmp_path: Path) -> None:
+    """An id repeated in a later batch of a JSONL corpus is named by its line (blanks count)."""
+    from reviewlab.engines.vectorized.columns import compile_columns
+
+    lines = [one(f"e{i}").to_json_line() for i in range(4)] + [one("e1").to_json_line()]
+    path = tmp_path / "dup.jsonl"
+    path.write_text("\n\n".join(lines) + "\n")
+    with pytest.raises(ColumnarFormatError, match=r"dup\.jsonl:9: id: .*first on row 3"):
+        compile_columns(path, batch_rows=2)

@@ -26,6 +26,7 @@ import json
 import os
 import re
 import zlib
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from operator import itemgetter
 from pathlib import Path
@@ -33,13 +34,15 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from reviewlab.recording.column_checks import BadValue, ColumnarFormatError, check_table
+from reviewlab.recording.column_flat import FlatColumns, flat_columns
 from reviewlab.recording.columnar import CALL_TYPE, EXTENT_TYPE, assemble_table, episodes_table
 from reviewlab.recording.file_errors import EpisodeFormatError, field_of, open_decompressed
 from reviewlab.recording.schema import SCHEMA_VERSIONS, Episode
 
-__all__ = ["jsonl_table"]
+__all__ = ["jsonl_batches", "jsonl_table"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
@@ -224,13 +227,34 @@ def _batch_table(path: Path, lines: list[tuple[int, bytes]]) -> pa.Table:
         return _slow(path, lines)
 
 
-def jsonl_table(path: str | os.PathLike[str]) -> pa.Table:
-    """The checked columnar table of a JSONL corpus (see the module docstring)."""
+def jsonl_batches(
+    path: str | os.PathLike[str], batch_lines: int = _BATCH
+) -> Iterator[tuple[np.ndarray, pa.Table, FlatColumns]]:
+    """The corpus a batch of lines at a time: ``(line numbers, checked table, flat columns)``.
+
+    Each batch passes the column checks on its own (errors name the lines); ids
+    repeated across batches are the caller's to check (:func:`jsonl_table` does).
+    """
     where = Path(path)
-    tables: list[pa.Table] = []
-    line_of: list[int] = []
     batch: list[tuple[int, bytes]] = []
     number = 0
+    yielded = False
+
+    def finish(lines: list[tuple[int, bytes]]) -> tuple[np.ndarray, pa.Table, FlatColumns]:
+        table = _batch_table(where, lines)
+        line_of = np.fromiter((n for n, _ in lines), dtype=np.int64, count=len(lines))
+        flat = flat_columns(table)
+        problems = check_table(table, where, flat=flat)
+        if problems:
+            raise ColumnarFormatError(
+                where,
+                [
+                    BadValue(int(line_of[p.row - 1]), p.episode_id, p.field, p.message)
+                    for p in problems
+                ],
+            )
+        return line_of, table, flat
+
     with open_decompressed(where) as stream:
         try:
             for raw in stream:
@@ -238,22 +262,32 @@ def jsonl_table(path: str | os.PathLike[str]) -> pa.Table:
                 if not raw.strip():
                     continue
                 batch.append((number, raw))
-                line_of.append(number)
-                if len(batch) >= _BATCH:
-                    tables.append(_batch_table(where, batch))
-                    batch = []
+                if len(batch) >= batch_lines:
+                    yield finish(batch)
+                    yielded, batch = True, []
         except (EOFError, OSError, zlib.error) as exc:
             raise EpisodeFormatError(
                 where, number + 1, "<gzip>", f"damaged or truncated gzip stream ({exc})"
             ) from None
-    if batch or not tables:
-        tables.append(_batch_table(where, batch))
+    if batch or not yielded:
+        yield finish(batch)
+
+
+def jsonl_table(path: str | os.PathLike[str]) -> pa.Table:
+    """The checked columnar table of a JSONL corpus (see the module docstring)."""
+    where = Path(path)
+    tables: list[pa.Table] = []
+    lines: list[np.ndarray] = []
+    for line_of, table, _ in jsonl_batches(where):
+        tables.append(table)
+        lines.append(line_of)
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-    problems = check_table(table, where)
-    if problems:
-        lines = np.asarray(line_of, dtype=np.int64)
+    ids = table.column("id").combine_chunks()
+    if len(tables) > 1 and len(pc.unique(ids)) != len(ids):  # a repeat across batches
+        problems = check_table(table, where)
+        line_of = np.concatenate(lines)
         raise ColumnarFormatError(
             where,
-            [BadValue(int(lines[p.row - 1]), p.episode_id, p.field, p.message) for p in problems],
+            [BadValue(int(line_of[p.row - 1]), p.episode_id, p.field, p.message) for p in problems],
         )
     return table

@@ -186,6 +186,13 @@ def compile_columns(
         for part, first_row, flat in _parquet_batches(path, batch_rows):
             gathered.add(flat, part, first_row)
         load = lambda: [t for _, _, f in _parquet_batches(path, batch_rows) for t in _args(f)]  # noqa: E731
+    elif isinstance(source, str | os.PathLike):  # JSONL through the fast decoder, in batches
+        from reviewlab.recording.jsonl_columns import jsonl_batches
+
+        path = Path(source)
+        for lines, _, flat in jsonl_batches(path, batch_rows):
+            gathered.add(flat, path, int(lines[0]) if lines.size else 1, lines)
+        load = lambda: [t for _, _, f in jsonl_batches(path, batch_rows) for t in _args(f)]  # noqa: E731
     else:
         _, flat = corpus_table(source)
         gathered.add(flat, Path("<table>"), 1)

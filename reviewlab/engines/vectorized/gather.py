@@ -45,7 +45,8 @@ class Gathered:
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.slots: list[str] = []
-        self.where: list[tuple[Path, int, int]] = []  # (file, first row, first episode)
+        # (file, first row, first episode, row numbers when not consecutive: JSONL lines)
+        self.where: list[tuple[Path, int, int, np.ndarray | None]] = []
         self.columns: dict[str, list[np.ndarray]] = {}
         self.tools: dict[str, int] = {}
         self.arg_keys: dict[Any, int] = {TimeoutPolicy.args_key({}): 0}
@@ -56,11 +57,13 @@ class Gathered:
         for name, array in arrays.items():
             self.columns.setdefault(name, []).append(array)
 
-    def add(self, flat: FlatColumns, part: Path, first_row: int) -> None:
-        """Append one checked batch."""
+    def add(
+        self, flat: FlatColumns, part: Path, first_row: int, rows: np.ndarray | None = None
+    ) -> None:
+        """Append one checked batch (``rows``: its row numbers, when they are not consecutive)."""
         table, calls = flat.table, flat.calls
         episodes = len(self.ids)
-        self.where.append((part, first_row, episodes))
+        self.where.append((part, first_row, episodes, rows))
         self.ids.extend(flat.ids.to_pylist())
         self.slots.extend(table.column("slot").to_pylist())
         returned = calls["returned_after_sec"]
@@ -146,7 +149,9 @@ class Gathered:
                 )
 
     def _locate(self, index: int) -> tuple[Path, int]:
-        for part, first_row, first_episode in reversed(self.where):
+        for part, first_row, first_episode, rows in reversed(self.where):
             if index >= first_episode:
+                if rows is not None:
+                    return part, int(rows[index - first_episode])
                 return part, first_row + index - first_episode
         raise AssertionError(index)
