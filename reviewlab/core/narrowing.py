@@ -56,6 +56,7 @@ class Bound:
 
     @property
     def bounded(self) -> bool:
+        """Whether the call has a bound at all (false only under the pre-fix policy)."""
         return self.sec is not None
 
 
@@ -97,6 +98,7 @@ class Narrowing:
 
     @property
     def label(self) -> str:
+        """A short name for tables and charts: ``inherit``, ``reserve-30s``, ``fraction-0.5``…"""
         if self.mode == "reserve":
             return f"reserve-{self.reserve_sec:g}s"
         if self.mode == "fraction":
@@ -156,10 +158,12 @@ class Narrowing:
         return np.where(by_deadline, window, tool), by_deadline
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``[narrowing]`` table of a policy file."""
         return {"mode": self.mode, "reserve_sec": self.reserve_sec, "fraction": self.fraction}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "narrowing") -> Narrowing:
+        """A narrowing from a ``[narrowing]`` table; an error names ``where`` and the bad field."""
         if not isinstance(data, Mapping):
             raise PolicyError(f"{where}: expected a table, got {data!r}")
         unknown = sorted(set(data) - {"mode", "reserve_sec", "fraction"})

@@ -86,7 +86,9 @@ class SupportsTimeoutFor(Protocol):
 
     def timeout_for(
         self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
-    ) -> float: ...
+    ) -> float:
+        """Seconds this call of ``tool_name`` may run on this registry with these arguments."""
+        ...
 
 
 def _tool_names(field_name: str, value: Any) -> tuple[str, ...]:
@@ -362,10 +364,12 @@ class TimeoutPolicy:
             raise PolicyError(f"{where}.{exc}") from None
 
     def to_json(self) -> str:
+        """The policy as a JSON object (sorted keys), the inverse of :meth:`from_json`."""
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> TimeoutPolicy:
+        """A policy from JSON text; an error names the field."""
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -373,10 +377,12 @@ class TimeoutPolicy:
         return cls.from_dict(data)
 
     def to_toml(self) -> str:
+        """The policy as TOML, the inverse of :meth:`from_toml`."""
         return tomli_w.dumps(self.to_dict())
 
     @classmethod
     def from_toml(cls, text: str) -> TimeoutPolicy:
+        """A policy from TOML text; an error names the field."""
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

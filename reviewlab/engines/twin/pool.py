@@ -66,6 +66,7 @@ class SlotPool:
         return self._free.get()
 
     def release(self, slot_id: str) -> None:
+        """Give ``slot_id`` back to the pool (the next queued request gets it)."""
         self._free.put(slot_id)
 
 
@@ -86,6 +87,7 @@ class WorkerPool:
 
     @property
     def busy(self) -> int:
+        """Threads in use now, zombies included."""
         return self._threads.count
 
     def run_call(
@@ -148,6 +150,7 @@ class SlotTimeline:
     def add(
         self, slot_id: str, state: str, start_sec: float, end_sec: float, episode_id: str
     ) -> None:
+        """Record that ``slot_id`` was ``state`` from ``start_sec`` to ``end_sec`` (empty: dropped)."""
         if end_sec > start_sec:
             self._intervals.append((slot_id, state, start_sec, end_sec, episode_id))
 

@@ -67,8 +67,8 @@ from reviewlab.engines.twin.corpus import check_corpus
 from reviewlab.engines.vectorized.evaluation import (
     ERROR,
     EXECUTED,
-    GAPS,
-    OUTCOMES,
+    GAP_BY_CODE,
+    OUTCOME_BY_CODE,
     WITHHELD,
     Evaluation,
 )
@@ -139,6 +139,7 @@ class CompiledCorpus:
 
     @property
     def calls(self) -> int:
+        """How many calls the corpus holds."""
         return int(self.duration_sec.size)
 
     # -- compilation -------------------------------------------------------
@@ -466,8 +467,8 @@ class CompiledCorpus:
                 "completed": self.completed,
                 "bound_sec": ev.bound_sec,
                 "bound_by": bound_by.astype(object),
-                "outcome": OUTCOMES[ev.outcome],
-                "source_gap": GAPS[ev.gap],
+                "outcome": OUTCOME_BY_CODE[ev.outcome],
+                "source_gap": GAP_BY_CODE[ev.gap],
                 "requested_lines": self.requested_lines.astype(np.int64),
                 "credited_lines": ev.credited_lines,
                 "zombie_sec": ev.zombie_sec,

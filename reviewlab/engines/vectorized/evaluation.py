@@ -6,8 +6,8 @@ Lifecycle: an :class:`Evaluation` is made by
 and only read afterwards: :meth:`Evaluation.summary` for a sweep,
 :meth:`~reviewlab.engines.vectorized.CompiledCorpus.result` for the frames.
 
-Invariants: outcomes are codes into :data:`OUTCOMES` (``EXECUTED, ERROR,
-WITHHELD``) and source gaps codes into :data:`GAPS`; the per-call arrays are
+Invariants: outcomes are codes into :data:`OUTCOME_BY_CODE` (``EXECUTED, ERROR,
+WITHHELD``) and source gaps codes into :data:`GAP_BY_CODE`; the per-call arrays are
 in corpus order (episode order, then call order) and the per-episode ones in
 episode order; the summary is :func:`reviewlab.core.metrics.summarize_arrays`,
 the twin's summary to the bit.
@@ -16,22 +16,23 @@ the twin's summary to the bit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from reviewlab.core import metrics
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.core.vocab import OUTCOMES, SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 
-if TYPE_CHECKING:
-    from reviewlab.engines.vectorized import CompiledCorpus
-    from reviewlab.engines.vectorized.settle import Settled
+CompiledCorpus = Any
+"""The corpus type of :mod:`reviewlab.engines.vectorized` (its package imports this module,
+so naming it here would close an import cycle)."""
 
-__all__ = ["ERROR", "EXECUTED", "GAPS", "OUTCOMES", "WITHHELD", "Evaluation"]
+__all__ = ["ERROR", "EXECUTED", "GAP_BY_CODE", "OUTCOME_BY_CODE", "WITHHELD", "Evaluation"]
 
-OUTCOMES = np.array(["executed", "error", "withheld"], dtype=object)
+# The outcomes a replayed call can have, by code: executed, error, withheld (never refused).
+OUTCOME_BY_CODE = np.array([OUTCOMES[0], OUTCOMES[1], OUTCOMES[3]], dtype=object)
 EXECUTED, ERROR, WITHHELD = 0, 1, 2
-GAPS = np.array(["", SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED], dtype=object)
+GAP_BY_CODE = np.array(["", SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED], dtype=object)
 
 
 class Evaluation:
@@ -39,7 +40,7 @@ class Evaluation:
 
     Per call (corpus order): ``bound_sec`` (NaN: unbounded or never started),
     ``by_deadline``, ``abandoned``, ``zombie_sec``; built on access:
-    ``outcome`` (codes into ``OUTCOMES``), ``gap`` (codes into ``GAPS``),
+    ``outcome`` (codes into ``OUTCOME_BY_CODE``), ``gap`` (codes into ``GAP_BY_CODE``),
     ``credited_lines``. Per episode (corpus order): ``wall_sec``; built on
     access: ``max_silence_sec``. Per round with calls: ``round_silence``.
     Across the corpus: ``peak_loose_workers``. The call timing
@@ -62,7 +63,7 @@ class Evaluation:
         round_silence: np.ndarray,
         peak_loose_workers: int,
         unbounded: bool,
-        settled: Sequence[Settled] = (),
+        settled: Sequence[Any] = (),  # settle.Settled (settle imports this module)
     ) -> None:
         self.corpus = corpus
         self.bound_sec = bound
@@ -118,12 +119,14 @@ class Evaluation:
 
     @property
     def gap(self) -> np.ndarray:
+        """Per call, the source-gap code (index into :data:`GAP_BY_CODE`)."""
         if self.unbounded:
             return np.where(self.corpus.unbounded_wedge, 2, 0).astype(np.int8)
         return self.abandoned.astype(np.int8)
 
     @property
     def outcome(self) -> np.ndarray:
+        """Per call, the outcome code (index into :data:`OUTCOME_BY_CODE`)."""
         if self.unbounded:
             return self.corpus.unbounded_outcome
         return (self.abandoned | self.corpus.status_error).astype(
@@ -132,6 +135,7 @@ class Evaluation:
 
     @property
     def credited_lines(self) -> np.ndarray:
+        """Per call, the read lines credited (0 for every call that is not a credited read)."""
         credited = np.zeros(self.corpus.calls, dtype=np.int64)
         credited[self.corpus.read_calls] = self.credited_read
         return credited

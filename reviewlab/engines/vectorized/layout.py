@@ -40,6 +40,7 @@ class PrefixLayout:
 
     @classmethod
     def of(cls, lengths: np.ndarray) -> PrefixLayout:
+        """The layout of ragged rows of these lengths (longest first, ties in input order)."""
         lengths = np.asarray(lengths, dtype=np.intp)
         order = np.argsort(-lengths, kind="stable")
         rank = np.empty_like(order)
@@ -52,6 +53,7 @@ class PrefixLayout:
 
     @property
     def size(self) -> int:
+        """How many cells the layout holds in all."""
         return self.offsets[-1] if self.offsets else 0
 
     def position(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:

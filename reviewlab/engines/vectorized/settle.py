@@ -25,7 +25,7 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -34,8 +34,9 @@ from reviewlab.core.crediting import Crediting, abandons_array
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy, resolve_bound
 from reviewlab.engines.vectorized.evaluation import Evaluation
 
-if TYPE_CHECKING:
-    from reviewlab.engines.vectorized import CompiledCorpus
+CompiledCorpus = Any
+"""The corpus type of :mod:`reviewlab.engines.vectorized` (its package imports this module,
+so naming it here would close an import cycle)."""
 
 __all__ = ["Settled", "evaluate_bounded", "finish", "resolve_tables", "settle"]
 
