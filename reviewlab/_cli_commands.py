@@ -23,7 +23,7 @@ from typing import Any
 
 __all__ = [
     "PROG",
-    "SYNTH_MAX_EPISODES",
+    "REAL_REPLAY_MAX_SEC",
     "UserError",
     "cmd_convert",
     "cmd_dashboard",
@@ -215,8 +215,8 @@ def _output_path(text: str, suffixes: Sequence[str], flag: str = "-o") -> Path:
 
 
 _TABLE_SUFFIXES = (".csv", ".parquet")
-SYNTH_MAX_EPISODES = 1_000_000
-"""The most episodes ``synth -n`` writes in one file (about 1 GB of memory while generating)."""
+REAL_REPLAY_MAX_SEC = 3600.0
+"""The longest real-time replay ``--engine real --time-scale`` agrees to start."""
 _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 
@@ -312,6 +312,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"--slots: {args.slots:,} slots for {len(episodes):,} episode(s); more slots than "
             f"episodes never queue, so at most {len(episodes):,} is meaningful"
         )
+    if args.time_scale is not None:
+        # A lower bound on the real engine's wall time: its longest episode, slept at the scale.
+        longest = max(
+            sum(r.send_sec for r in e.rounds) + sum(c.duration_sec for c in e.calls if c.completed)
+            for e in episodes
+        )
+        if longest * args.time_scale > REAL_REPLAY_MAX_SEC:
+            raise UserError(
+                f"--time-scale {args.time_scale:g}: the longest episode alone would take "
+                f"{longest * args.time_scale:,.0f} s of real time "
+                f"(at most {REAL_REPLAY_MAX_SEC:,.0f} s; use a smaller scale)"
+            )
     from reviewlab.engines.replay import replay, replay_bounds
     from reviewlab.ui.report import assumptions_line, summary_table, text_table, write_table
 

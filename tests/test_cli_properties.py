@@ -422,6 +422,7 @@ def _absurd_cases() -> list[tuple[str, list[str], str]]:
         ("replay", ["--time-scale", nan, "--engine", "real"], "--time-scale"),
         ("replay", ["--time-scale", "-1", "--engine", "real"], "--time-scale"),
         ("replay", ["--time-scale", inf, "--engine", "real"], "--time-scale"),
+        ("replay", ["--time-scale", "1e6", "--engine", "real"], "--time-scale"),
         ("replay", ["--policy", "uniform:nan"], "--policy"),
         ("replay", ["--policy", "uniform:-1"], "--policy"),
         ("replay", ["--policy", "uniform:soon"], "--policy"),
