@@ -441,7 +441,7 @@ def test_args_key_and_clamps_agree_with_resolution(tool, override):
     )
     tight = policy.timeout_for(None, tool, args, remaining_sec=130.0)
     loose = policy.timeout_for(None, tool, args, remaining_sec=None)
-    assert (tight != loose) == policy.clamps(None, tool, args)
+    assert (tight != loose) == policy.reads_clock(None, tool, args)
     assert (
         resolve_bound(policy, None, tool, args, narrowing=Narrowing("none"), remaining_sec=None).sec
         == loose

@@ -41,13 +41,17 @@ __all__ = [
     "CLAMP_JITTER_SEC",
     "NARROWING_MODES",
     "Bound",
+    "ClockAwarePolicy",
     "Narrowing",
     "PolicyError",
     "SupportsTimeoutFor",
     "TimeoutPolicy",
+    "is_clock_aware",
     "load_policy_file",
+    "reads_clock",
     "resolve_bound",
     "save_policy_file",
+    "timeout_at",
 ]
 
 # Facts from the reference system (reference/ouroboros-semantics.md §1).
@@ -89,6 +93,74 @@ class SupportsTimeoutFor(Protocol):
     ) -> float:
         """Seconds this call of ``tool_name`` may run on this registry with these arguments."""
         ...
+
+
+@runtime_checkable
+class ClockAwarePolicy(Protocol):
+    """A policy that says how its timeouts vary, so every engine can ask it the same way.
+
+    * ``reads_clock(tools, name, args)``: whether this call's timeout depends on the time left
+      before the inherited deadline. When it does, engines pass that time explicitly as
+      ``timeout_for(..., remaining_sec=...)`` — the virtual time in the twin, the scaled real
+      time in the real replay — instead of the policy reading a clock of its own.
+    * ``reads_args(name)``: whether any call's arguments can change this tool's timeout.
+    * ``args_key(args)``: the part of the arguments it reads; calls of one tool with equal keys
+      that do not read the clock get equal timeouts, so replays resolve them once.
+
+    :class:`TimeoutPolicy` is one. Any other object with only ``timeout_for`` is a policy too:
+    engines then resolve every call on its own and give it no time left (it may still read
+    :func:`~reviewlab.core.deadline.deadline_remaining` itself when run live).
+    """
+
+    def timeout_for(
+        self,
+        tools: Any,
+        tool_name: str,
+        tool_args: Mapping[str, Any] | None = None,
+        *,
+        remaining_sec: float | None = ...,
+    ) -> float:
+        """Seconds this call may run, with ``remaining_sec`` left before the deadline."""
+        ...
+
+    def reads_clock(
+        self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Whether this call's timeout depends on the time left before the deadline."""
+        ...
+
+    def reads_args(self, tool_name: str) -> bool:
+        """Whether a call's arguments can change this tool's timeout."""
+        ...
+
+    def args_key(self, tool_args: Mapping[str, Any] | None) -> tuple[Any, ...]:
+        """The part of a call's arguments the timeout depends on, hashable."""
+        ...
+
+
+def is_clock_aware(policy: Any) -> bool:
+    """Whether ``policy`` states how its timeouts vary (:class:`ClockAwarePolicy`)."""
+    return isinstance(policy, ClockAwarePolicy)
+
+
+def reads_clock(
+    policy: Any, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
+) -> bool:
+    """Whether ``policy``'s timeout for this call depends on the time left (False when it never says)."""
+    return is_clock_aware(policy) and bool(policy.reads_clock(tools, tool_name, tool_args))
+
+
+def timeout_at(
+    policy: SupportsTimeoutFor,
+    tools: Any,
+    tool_name: str,
+    tool_args: Mapping[str, Any] | None,
+    remaining_sec: float | None,
+) -> float:
+    """``policy``'s timeout for a call with ``remaining_sec`` left: the one way every engine asks."""
+    if is_clock_aware(policy):
+        return policy.timeout_for(tools, tool_name, tool_args, remaining_sec=remaining_sec)  # type: ignore[call-arg]
+    return policy.timeout_for(tools, tool_name, tool_args)
 
 
 def _tool_names(field_name: str, value: Any) -> tuple[str, ...]:
@@ -225,7 +297,7 @@ class TimeoutPolicy:
             **{tool: self.base_for(None, tool) for tool in self.tools_sec},
             **tools_sec,
         }
-        fields["default_sec"] = self.base_for(None, "\0no such tool")
+        fields["default_sec"] = self.default_base_sec()
         fields["floor_sec"] = None
         fields["name"] = name or self.name
         return TimeoutPolicy(**fields)
@@ -288,10 +360,20 @@ class TimeoutPolicy:
             )
         return None
 
-    def clamps(
+    def default_base_sec(self) -> float:
+        """Steps 1–2 for a tool neither in the table nor declared by the registry."""
+        floor = self.floor_sec
+        return max(floor, self.default_sec) if floor is not None else self.default_sec
+
+    def reads_args(self, tool_name: str) -> bool:
+        """Whether a call's arguments can change this tool's timeout (step 3's tools only)."""
+        return tool_name in self.override_tools
+
+    def reads_clock(
         self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
     ) -> bool:
-        """Whether step 4 (the deadline clamp) applies to this call, i.e. its timeout depends on the time left."""
+        """Whether step 4 (the deadline clamp) applies to this call: its timeout depends on the
+        time left."""
         if tool_name not in self.clamp_tools:
             return False
         return self._override_sec(self.base_for(tools, tool_name), tool_name, tool_args) is None
@@ -410,10 +492,7 @@ def resolve_bound(
     remaining = deadline_remaining() if remaining_sec is _UNSET else remaining_sec
     if narrowing.mode == "unbounded":
         return Bound(None, "unbounded", None, remaining)
-    if isinstance(policy, TimeoutPolicy):
-        raw = policy.timeout_for(tools, tool_name, tool_args, remaining_sec=remaining)
-    else:
-        raw = policy.timeout_for(tools, tool_name, tool_args)
+    raw = timeout_at(policy, tools, tool_name, tool_args, remaining)
     tool_sec = _seconds(f"timeout_for({tool_name!r})", raw, allow_zero=True)
     return narrowing.narrow(tool_sec, remaining)
 

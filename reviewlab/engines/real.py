@@ -63,7 +63,7 @@ import numpy as np
 
 from reviewlab.core import metrics
 from reviewlab.core.deadline import deadline_remaining, execution_deadline_scope, monotonic_now
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy, timeout_at
 from reviewlab.core.receipts import Outcome
 from reviewlab.core.vocab import (
     CENSORING_MODES,
@@ -118,12 +118,10 @@ class _ScaledPolicy:
     ) -> float:
         args = {k: v for k, v in (tool_args or {}).items() if k not in (CALL_ARG, REISSUE_ARG)}
         remaining = deadline_remaining()
-        if isinstance(self.inner, TimeoutPolicy):
-            # tools=None, as in every replay: the recorded registry declared nothing.
-            recorded_rem = None if remaining is None else remaining / self.scale
-            seconds = self.inner.timeout_for(None, tool_name, args, remaining_sec=recorded_rem)
-        else:
-            seconds = self.inner.timeout_for(None, tool_name, args)
+        # tools=None, as in every replay: the recorded registry declared nothing. The time left is
+        # read on the real clock and handed to the policy at recorded scale.
+        recorded_rem = None if remaining is None else remaining / self.scale
+        seconds = timeout_at(self.inner, None, tool_name, args, recorded_rem)
         return float(seconds) * self.scale
 
 

@@ -237,7 +237,7 @@ class PolicyEditor:
             self._name = name or policy.name
             for tool in self.tools:
                 self.sliders[tool].value = _clamp_log(policy.base_for(None, tool))
-            self.sliders[_OTHER].value = _clamp_log(policy.base_for(None, "\0unknown tool"))
+            self.sliders[_OTHER].value = _clamp_log(policy.default_base_sec())
             narrowing = narrowing or Narrowing()
             self.reserve.value = narrowing.reserve_sec
             self.fraction.value = narrowing.fraction

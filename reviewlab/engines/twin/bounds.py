@@ -7,16 +7,16 @@ every one of millions of simulated calls is wasteful, so :class:`BoundResolver`
 keeps one thing per *bound key*: the validated tool timeout.
 
 Why the cache is exact. ``resolve_bound`` is ``narrowing.narrow(tool_sec, rem)``
-with ``tool_sec = policy.timeout_for(None, tool, args, remaining_sec=rem)``.
-For an exact :class:`~reviewlab.core.policy.TimeoutPolicy` (not a subclass, whose
-``timeout_for`` could do anything), ``timeout_for`` reads ``rem`` only for tools
-in ``clamp_tools``, and reads ``args`` only for tools in ``override_tools``. So:
+with ``tool_sec = timeout_at(policy, None, tool, args, rem)``. A
+:class:`~reviewlab.core.policy.ClockAwarePolicy` (such as ``TimeoutPolicy``) says
+which calls read ``rem`` (``reads_clock``) and which tools read their arguments
+(``reads_args``, keyed by ``args_key``). So:
 
-* a clamp tool has no key: every call goes through ``resolve_bound``;
-* an override tool is keyed by ``(tool, its timeout argument)``;
+* a call that reads the clock has no key: it goes through ``resolve_bound``;
+* a tool that reads its arguments is keyed by ``(tool, args_key(args))``;
 * any other tool is keyed by its name;
-* a policy that is not an exact ``TimeoutPolicy`` has no keys at all (it may be
-  stateful, e.g. count its calls, and it deserves to be asked every time).
+* a policy that does not say how its timeouts vary has no keys at all (it may
+  be stateful, e.g. count its calls, and it deserves to be asked every time).
 
 For a keyed call the tool timeout comes from the cache (filled by one
 ``resolve_bound`` call) and the narrowing is applied by the shared
@@ -33,7 +33,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from reviewlab.core.policy import Bound, Narrowing, SupportsTimeoutFor, TimeoutPolicy, resolve_bound
+from reviewlab.core.policy import (
+    Bound,
+    Narrowing,
+    SupportsTimeoutFor,
+    is_clock_aware,
+    resolve_bound,
+)
 
 __all__ = ["BoundResolver"]
 
@@ -46,13 +52,8 @@ class BoundResolver:
     def __init__(self, policy: SupportsTimeoutFor, narrowing: Narrowing) -> None:
         self.policy = policy
         self.narrowing = narrowing
-        self.exact_policy = type(policy) is TimeoutPolicy
-        self._clamp = (
-            frozenset(policy.clamp_tools) if isinstance(policy, TimeoutPolicy) else frozenset()
-        )
-        self._override = (
-            frozenset(policy.override_tools) if isinstance(policy, TimeoutPolicy) else frozenset()
-        )
+        self.exact_policy = is_clock_aware(policy)
+        """Whether the policy says how its timeouts vary (else every call is resolved afresh)."""
         # Unbounded narrowing never consults the policy; resolve_bound is already trivial there.
         self._unbounded = narrowing.mode == "unbounded"
         self._narrow_sec = narrowing.narrow_sec
@@ -68,16 +69,18 @@ class BoundResolver:
 
     def key(self, tool: str, args: Mapping[str, Any]) -> Hashable | None:
         """The bound key of a call, or ``None`` when every call must be resolved afresh."""
-        if self._unbounded or not self.exact_policy or tool in self._clamp:
+        if self._unbounded or not self.exact_policy:
             return _NO_KEY
-        if tool in self._override:
-            override = args.get("timeout_sec", args.get("timeout"))
+        policy: Any = self.policy
+        if policy.reads_clock(None, tool, args):
+            return _NO_KEY
+        if policy.reads_args(tool):
+            key = policy.args_key(args)
             try:
-                hash(override)
+                hash(key)
             except TypeError:
                 return _NO_KEY
-            # type() is part of the key: True and 1 hash alike but only int overrides.
-            return (tool, type(override).__name__, override)
+            return (tool, key)
         return tool
 
     def _keyed_sec(self, tool: str, args: Mapping[str, Any]) -> float | None:

@@ -31,7 +31,15 @@ import numpy as np
 
 from reviewlab.core import metrics
 from reviewlab.core.crediting import Crediting, abandons_array
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy, resolve_bound
+from reviewlab.core.policy import (
+    Narrowing,
+    SupportsTimeoutFor,
+    TimeoutPolicy,
+    is_clock_aware,
+    reads_clock,
+    resolve_bound,
+    timeout_at,
+)
 from reviewlab.engines.vectorized.evaluation import Evaluation
 
 CompiledCorpus = Any
@@ -53,11 +61,14 @@ class _DeadlineStep:
         narrowing: Narrowing,
         tool_sec: np.ndarray,
         clamps: np.ndarray | None,
+        pairs: list[tuple[str, Any]] | None = None,
     ) -> None:
         self.policy = policy
         self.narrowing = narrowing
         self.tool_sec = tool_sec
         self.clamps = clamps
+        self.pairs = pairs
+        """``(tool, args)`` per key, for a policy that reads the clock call by call."""
 
     def __call__(
         self, keys: np.ndarray, duration: np.ndarray, completed: np.ndarray, remaining: np.ndarray
@@ -65,8 +76,18 @@ class _DeadlineStep:
         """``(bound, by_deadline, abandoned, wait)`` (NaN ``remaining``: no deadline)."""
         sec = self.tool_sec.take(keys)
         if self.clamps is not None:
-            assert isinstance(self.policy, TimeoutPolicy)
-            sec = np.where(self.clamps.take(keys), self.policy.clamp_array(sec, remaining), sec)
+            reading = self.clamps.take(keys)
+            clamp_array = getattr(self.policy, "clamp_array", None)
+            if clamp_array is not None:
+                # TimeoutPolicy's clock-reading step, element-wise (its scalar rule, vectorized).
+                sec = np.where(reading, clamp_array(sec, remaining), sec)
+            else:
+                sec = sec.copy()
+                assert self.pairs is not None
+                for i in np.flatnonzero(reading):
+                    tool, args = self.pairs[int(keys[i])]
+                    rem = None if np.isnan(remaining[i]) else float(remaining[i])
+                    sec[i] = timeout_at(self.policy, None, tool, args, rem)
         sec, by = self.narrowing.narrow_array(sec, remaining)
         abandoned = abandons_array(duration, completed, sec)
         wait = duration.copy()  # an abandoned call waits its bound
@@ -95,22 +116,23 @@ class Settled(NamedTuple):
 
 
 def resolve_tables(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Narrowing) -> _Tables:
-    """The policy's tool timeouts, per key for a :class:`TimeoutPolicy`, else per call.
+    """The policy's tool timeouts, per corpus key when the policy allows it, else per call.
 
-    A :class:`TimeoutPolicy` reads only the tool and ``args_key``. Any
-    other policy object may read anything, so each call is its own key
-    (its timeout still never depends on the clock: :func:`resolve_bound`
-    gives such a policy no time left). The last key is the model send's.
+    The corpus is keyed by ``(tool, TimeoutPolicy.args_key(args))``: a
+    :class:`~reviewlab.core.policy.ClockAwarePolicy` with that very ``args_key``
+    is resolved once per key. Any other policy may read anything, so each call
+    is its own key. Which calls read the clock is the policy's own answer
+    (:func:`~reviewlab.core.policy.reads_clock`; never, for a policy that does
+    not say). The last key is the model send's.
     """
-    if type(policy) is TimeoutPolicy:
+    if is_clock_aware(policy) and getattr(policy, "args_key", None) is TimeoutPolicy.args_key:
         pairs = list(zip(c.key_tools, c.key_args, strict=True))
         call_keys, dl_keys, event_keys = c.key_code, c.dl_key, c.event_key
-        clamps = np.array([policy.clamps(None, t, a) for t, a in pairs] + [False])
     else:
         pairs = list(zip(c.tool_names.tolist(), c.call_args, strict=True))
         call_keys, dl_keys = np.arange(c.calls), c.dl_calls
         event_keys = np.where(c.event_call >= 0, c.event_call, c.calls)
-        clamps = np.zeros(len(pairs) + 1, dtype=bool)
+    clamps = np.array([reads_clock(policy, None, t, a) for t, a in pairs] + [False])
     raw = [
         resolve_bound(policy, None, t, a, narrowing=_NO_NARROWING, remaining_sec=None).sec
         for t, a in pairs
@@ -118,7 +140,7 @@ def resolve_tables(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Nar
     tool_sec = np.array([*raw, np.inf], dtype=float)
     static, _ = narrowing.narrow_array(tool_sec, np.full(tool_sec.size, np.nan))  # no deadline
     clamped = bool(clamps.take(dl_keys).any()) if dl_keys.size else False
-    step = _DeadlineStep(policy, narrowing, tool_sec, clamps if clamped else None)
+    step = _DeadlineStep(policy, narrowing, tool_sec, clamps if clamped else None, pairs)
     return _Tables(
         call_keys, dl_keys, event_keys, static, step, narrowing.mode in _READS_CLOCK or clamped
     )
