@@ -73,3 +73,17 @@ def test_the_rule_matches_a_tick_by_tick_simulation(progress, idle, until):
         assert fire is None
     else:
         assert fire is not None and fire * 1024 == expected
+
+
+def test_the_wrapper_answers_as_the_policy_it_wraps_clock_and_arguments_included():
+    """Wrapping ``ouroboros`` keeps its deadline clamp and argument override, call for call."""
+    base = TimeoutPolicy.ouroboros()
+    policy = IdleTimeouts(base, {"query_code": 5.0})
+    for tool, args in [("query_code", {}), ("run_command", {"timeout": 900}), ("read_file", None)]:
+        for remaining in (None, 50.0, 5000.0):
+            assert policy.timeout_for(None, tool, args, remaining_sec=remaining) == (
+                base.timeout_for(None, tool, args, remaining_sec=remaining)
+            )
+        assert policy.reads_clock(None, tool, args) == base.reads_clock(None, tool, args)
+        assert policy.reads_args(tool) == base.reads_args(tool)
+        assert policy.args_key(args) == base.args_key(args)

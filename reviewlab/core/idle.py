@@ -12,7 +12,8 @@ progress report) that reaches ``idle_sec``, i.e. ``activity + idle_sec``; it fir
 that moment comes before the call returned and before its hard bound.
 
 Any policy with an ``idle_for(tools, tool_name, tool_args=None) -> float | None`` method
-gives idle timeouts; :class:`IdleTimeouts` adds them to any other policy.
+gives idle timeouts; :class:`IdleTimeouts` adds them to any other policy and otherwise
+answers exactly as the policy it wraps (clock and argument reads included).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewlab.core.narrowing import check_seconds
-from reviewlab.core.policy import SupportsTimeoutFor
+from reviewlab.core.policy import SupportsTimeoutFor, is_clock_aware, reads_clock, timeout_at
 
 __all__ = ["IdleTimeouts", "idle_fire_sec", "resolve_idle"]
 
@@ -48,10 +49,33 @@ class IdleTimeouts:
         return f"{getattr(self.policy, 'name', type(self.policy).__name__)}+idle"
 
     def timeout_for(
-        self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
+        self,
+        tools: Any,
+        tool_name: str,
+        tool_args: Mapping[str, Any] | None = None,
+        *,
+        remaining_sec: float | None = None,
     ) -> float:
-        """The hard maximum: the wrapped policy's timeout."""
-        return self.policy.timeout_for(tools, tool_name, tool_args)
+        """The hard maximum: the wrapped policy's timeout (with ``remaining_sec`` when it reads it)."""
+        return timeout_at(self.policy, tools, tool_name, tool_args, remaining_sec)
+
+    def reads_clock(
+        self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Whether the wrapped policy's timeout for this call depends on the time left."""
+        return reads_clock(self.policy, tools, tool_name, tool_args)
+
+    def reads_args(self, tool_name: str) -> bool:
+        """Whether arguments can change the timeout (always, for a policy that does not say)."""
+        policy: Any = self.policy
+        return bool(policy.reads_args(tool_name)) if is_clock_aware(policy) else True
+
+    def args_key(self, tool_args: Mapping[str, Any] | None) -> tuple[Any, ...]:
+        """The wrapped policy's key, or every argument for a policy that does not say."""
+        policy: Any = self.policy
+        if is_clock_aware(policy):
+            return tuple(policy.args_key(tool_args))
+        return (repr(sorted((tool_args or {}).items())),)
 
     def idle_for(
         self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
