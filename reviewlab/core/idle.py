@@ -56,7 +56,8 @@ class IdleTimeouts:
         *,
         remaining_sec: float | None = None,
     ) -> float:
-        """The hard maximum: the wrapped policy's timeout (with ``remaining_sec`` when it reads it)."""
+        """The hard maximum: the wrapped policy's timeout (with
+        ``remaining_sec`` when it reads it)."""
         return timeout_at(self.policy, tools, tool_name, tool_args, remaining_sec)
 
     def reads_clock(
