@@ -50,10 +50,12 @@ from typing import Any
 import simpy
 
 from reviewlab.core.crediting import Crediting, abandons
+from reviewlab.core.idle import idle_fire_sec, resolve_idle
 from reviewlab.core.receipts import Outcome
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import EpisodeTuple, TwinCorpus
+from reviewlab.recording.schema import SCHEMA_VERSION
 
 __all__ = [
     "CallColumns",
@@ -140,6 +142,8 @@ class Simulation:
         "workers",
         "slots",
         "timeline",
+        "idle_rows",
+        "honoured_rows",
     )
 
     def __init__(
@@ -168,6 +172,32 @@ class Simulation:
         """A :class:`~reviewlab.engines.twin.pool.SlotPool` when reviewer slots are simulated."""
         self.timeline: Any = None
         """A :class:`~reviewlab.engines.twin.pool.SlotTimeline` when reviewer slots are simulated."""
+        self.idle_rows, self.honoured_rows = remote_rows(corpus, resolver.policy)
+        """Rows with recorded progress and an idle timeout; rows with a recorded cancel stop time."""
+
+
+def remote_rows(
+    corpus: TwinCorpus, policy: Any
+) -> tuple[dict[int, tuple[tuple[float, ...], float]], dict[int, float]]:
+    """What version 2 recordings add, by call row: ``(progress_sec, idle_sec)`` for calls the
+    policy gives an idle timeout, and ``cancel_honoured_sec`` for servers seen stopping after a
+    cancel. Empty for version 1 corpora (nothing is read then)."""
+    idle_rows: dict[int, tuple[tuple[float, ...], float]] = {}
+    honoured_rows: dict[int, float] = {}
+    if all(episode.schema_version == SCHEMA_VERSION for episode in corpus.episodes):
+        return idle_rows, honoured_rows
+    row = 0
+    for episode in corpus.episodes:
+        for rnd in episode.rounds:
+            for call in rnd.calls:
+                if call.progress_sec is not None:
+                    idle = resolve_idle(policy, None, call.tool, call.args)
+                    if idle is not None:
+                        idle_rows[row] = (tuple(call.progress_sec), idle)
+                if call.cancel_honoured_sec is not None:
+                    honoured_rows[row] = call.cancel_honoured_sec
+                row += 1
+    return idle_rows, honoured_rows
 
 
 def sync_to(env: simpy.Environment, at_sec: float) -> simpy.Timeout:
@@ -248,6 +278,7 @@ def run_episode(
     timeline = sim.timeline
     imputed = sim.imputed
     bound_sec_for = sim.resolver.bound_sec
+    idle_rows, honoured_rows = sim.idle_rows, sim.honoured_rows
     no_deadline = sim.resolver.no_deadline
     loose_starts = sim.loose_starts
     loose_ends = sim.loose_ends
@@ -296,6 +327,22 @@ def run_episode(
                 if not remaining > 0.0:
                     remaining = 0.0
                 bound_sec, bound_by = bound_sec_for(tool, args, remaining)
+            if idle_rows and bound_sec is not None and row in idle_rows:
+                # The idle timeout fires from the recorded progress, before the return and the bound.
+                progress, idle = idle_rows[row]
+                until = min(duration if completed else _INF, bound_sec)
+                fire = idle_fire_sec(progress, idle, until)
+                if fire is not None:
+                    bound_sec, bound_by = fire, "idle"
+            if (
+                honoured_rows
+                and bound_sec is not None
+                and row in honoured_rows
+                and abandons(duration, completed, bound_sec)
+            ):
+                # A server seen stopping that long after a cancel stops that long after this one.
+                stop = max(bound_sec + honoured_rows[row], math.nextafter(bound_sec, _INF))
+                duration, completed = (min(duration, stop) if completed else stop), True
             if workers is None:
                 abandoned = abandons(duration, completed, bound_sec)
                 if abandoned:

@@ -59,6 +59,7 @@ import pandas as pd
 
 from reviewlab.core import metrics
 from reviewlab.core.crediting import Crediting
+from reviewlab.core.idle import resolve_idle
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode
 from reviewlab.engines.censoring import completion_times, effective_observation
@@ -74,7 +75,7 @@ from reviewlab.engines.vectorized.evaluation import (
 )
 from reviewlab.engines.vectorized.layout import PrefixLayout
 from reviewlab.engines.vectorized.settle import evaluate_bounded
-from reviewlab.recording.schema import Episode
+from reviewlab.recording.schema import SCHEMA_VERSION, Episode
 
 __all__ = [
     "CACHE_SIZE",
@@ -553,5 +554,27 @@ def replay_vectorized(
             )
         corpus = episodes
     else:
+        _refuse_twin_only(episodes, policy)
         corpus = cached_corpus(episodes, censored=censored, seed=seed)
     return corpus.result(policy, narrowing)
+
+
+def _refuse_twin_only(episodes: Sequence[Episode], policy: SupportsTimeoutFor | None) -> None:
+    """Refuse, naming the call, what this engine does not replay yet: idle timeouts on recorded
+    progress and servers' recorded cancel stop times (``reviewlab.episode/2``; the twin does)."""
+    for position, episode in enumerate(episodes):
+        if episode.schema_version == SCHEMA_VERSION:
+            continue
+        for index, call in enumerate(episode.calls):
+            what = None
+            if call.cancel_honoured_sec is not None:
+                what = "a recorded cancel stop time (cancel_honoured_sec)"
+            elif call.progress_sec is not None and (
+                resolve_idle(policy, None, call.tool, call.args) is not None
+            ):
+                what = f"an idle timeout on recorded progress ({call.tool})"
+            if what is not None:
+                raise ValueError(
+                    f"episodes[{position}] ({episode.id!r}) call {index}: {what} is replayed "
+                    "by the twin only; use engine='twin'"
+                )
