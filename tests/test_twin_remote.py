@@ -136,3 +136,27 @@ def test_the_vectorized_engine_refuses_what_only_the_twin_replays():
     fast = replay([episode], TimeoutPolicy.uniform(30.0), engine="vectorized").calls
     twin = replay([episode], TimeoutPolicy.uniform(30.0)).calls
     assert fast["outcome"].tolist() == twin["outcome"].tolist() == ["executed"]
+
+
+def test_a_late_stopping_server_holds_its_worker_until_it_stops():
+    """With one worker, the next call waits until the cancelled server stopped, not forever."""
+    late = Call(
+        tool="ignore_cancel",
+        duration_sec=0.3,
+        completed=False,
+        transport="mcp",
+        progress_sec=[],
+        cancel_sent=True,
+        cancel_honoured_sec=0.4,
+    )
+    plain = Call(tool="plain", duration_sec=0.1, transport="mcp", progress_sec=[])
+    policy = TimeoutPolicy.uniform(0.2).with_tools(plain=5.0)
+    episodes = [v2("late", late), v2("next", plain)]
+    calls = replay(episodes, policy, censored="wedge", workers=1).calls.set_index("episode_id")
+    # The server stops 0.4 s after the cancel at 0.2 s; the next call runs 0.6-0.7 s.
+    assert calls.loc["late", "zombie_sec"] == pytest.approx(0.4)
+    assert calls.loc["next", "outcome"] == "executed"
+    assert calls.loc["next", "wait_sec"] == pytest.approx(0.7)
+    silent = Call(**{**late.model_dump(), "cancel_honoured_sec": None})
+    stuck = replay([v2("late", silent), v2("next", plain)], policy, censored="wedge", workers=1)
+    assert stuck.calls.set_index("episode_id").loc["next", "source_gap"] == "native_tool_abandoned"
