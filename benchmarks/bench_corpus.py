@@ -242,7 +242,8 @@ def main() -> int:
     print(
         f"bundled corpus ({got['calls']:,} calls): twin warm {twin * 1e3:.1f} ms, vectorized "
         f"summary {got['vectorized_summary_sec'] * 1e3:.2f} ms, with frames "
-        f"{got['vectorized_frames_sec'] * 1e3:.1f} ms, cold {got['vectorized_cold_sec'] * 1e3:.1f} ms"
+        f"{got['vectorized_frames_sec'] * 1e3:.1f} ms, "
+        f"cold {got['vectorized_cold_sec'] * 1e3:.1f} ms"
     )
     speed = twin / got["vectorized_summary_sec"]
     ok &= verdict("replay vectorized vs warm twin, no frames (≥ 10×)", f"{speed:.1f}×", speed >= 10)

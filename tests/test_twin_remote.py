@@ -75,7 +75,8 @@ def test_the_hard_bound_still_caps_an_idle_timeout():
 
 
 def test_a_server_that_honours_the_cancel_late_is_a_zombie_for_that_long():
-    """A recorded server that stopped 0.4 s after the cancel stops 0.4 s after the replay's cancel."""
+    """A recorded server that stopped 0.4 s after the cancel stops 0.4 s after the replay's
+    cancel."""
     call = Call(
         tool="ignore_cancel",
         duration_sec=0.3,

@@ -206,7 +206,8 @@ def peak_overlap(starts: Sequence[float] | np.ndarray, ends: Sequence[float] | n
 
 
 def episode_rows(calls: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
-    """Fill the per-episode aggregates (calls, abandoned calls, lines, coverage loss) from ``calls``.
+    """Fill the per-episode aggregates (calls, abandoned calls, lines, coverage loss) from
+    ``calls``.
 
     ``episodes`` must hold ``episode_id, slot_id, wall_sec, max_silence_sec``;
     episodes without calls get zeros.
@@ -353,7 +354,8 @@ def _breakdown(calls: pd.DataFrame, key: str) -> pd.DataFrame:
         wedged_zombies=("wedged", "sum"),
         deadline_bounds=("deadline_bound", "sum"),
     )
-    grouped["zombie_sec"] = grouped["zombie_finite_sec"].where(grouped["wedged_zombies"] == 0, math.inf)
+    never_back = grouped["wedged_zombies"] > 0
+    grouped["zombie_sec"] = grouped["zombie_finite_sec"].where(~never_back, math.inf)
     grouped["abandoned_call_rate"] = (
         grouped["abandoned_calls"] / grouped["calls"].where(grouped["calls"] > 0)
     ).fillna(0.0)
@@ -371,12 +373,14 @@ def _breakdown(calls: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 def per_tool(calls: pd.DataFrame) -> pd.DataFrame:
-    """One row per tool: calls, abandoned calls and rate, lines asked and credited, coverage loss, zombie seconds."""
+    """One row per tool: calls, abandoned calls and rate, lines asked and credited, coverage loss,
+    zombie seconds."""
     return _breakdown(calls, "tool")
 
 
 def per_slot(calls: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
-    """One row per reviewer slot, with the same columns as :func:`per_tool` plus wall-time figures."""
+    """One row per reviewer slot, with the same columns as :func:`per_tool` plus wall-time
+    figures."""
     slots = episodes[["episode_id", "slot_id"]]
     frame = _breakdown(calls.merge(slots, on="episode_id", how="left"), "slot_id")
     walls = (

@@ -108,7 +108,8 @@ class Narrowing:
     def narrow_sec(
         self, tool_timeout_sec: float, remaining_sec: float | None
     ) -> tuple[float | None, BoundBy]:
-        """THE narrowing rule, as scalars: ``(bound_sec, by)`` for a call (``None`` seconds: unbounded).
+        """THE narrowing rule, as scalars: ``(bound_sec, by)`` for a call (``None`` seconds:
+        unbounded).
 
         :meth:`narrow` wraps this in a :class:`Bound`; hot loops (the twin) call
         it directly to skip allocating one object per call.
@@ -129,7 +130,8 @@ class Narrowing:
         return tool_timeout_sec, "tool_timeout"
 
     def narrow(self, tool_timeout_sec: float, remaining_sec: float | None) -> Bound:
-        """Fold the time remaining before the inherited deadline into a tool timeout (:meth:`narrow_sec`)."""
+        """Fold the time remaining before the inherited deadline into a tool timeout
+        (:meth:`narrow_sec`)."""
         sec, by = self.narrow_sec(tool_timeout_sec, remaining_sec)
         return Bound(sec, by, None if by == "unbounded" else tool_timeout_sec, remaining_sec)
 
@@ -169,6 +171,7 @@ class Narrowing:
         unknown = sorted(set(data) - {"mode", "reserve_sec", "fraction"})
         if unknown:
             raise PolicyError(
-                f"{where}: unknown field(s) {', '.join(unknown)}; known: fraction, mode, reserve_sec"
+                f"{where}: unknown field(s) {', '.join(unknown)}; "
+                "known: fraction, mode, reserve_sec"
             )
         return cls(**dict(data))

@@ -146,7 +146,8 @@ def is_clock_aware(policy: Any) -> bool:
 def reads_clock(
     policy: Any, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
 ) -> bool:
-    """Whether ``policy``'s timeout for this call depends on the time left (False when it never says)."""
+    """Whether ``policy``'s timeout for this call depends on the time left (False when it never
+    says)."""
     return is_clock_aware(policy) and bool(policy.reads_clock(tools, tool_name, tool_args))
 
 
@@ -157,7 +158,8 @@ def timeout_at(
     tool_args: Mapping[str, Any] | None,
     remaining_sec: float | None,
 ) -> float:
-    """``policy``'s timeout for a call with ``remaining_sec`` left: the one way every engine asks."""
+    """``policy``'s timeout for a call with ``remaining_sec`` left: the one way every engine
+    asks."""
     if is_clock_aware(policy):
         return policy.timeout_for(tools, tool_name, tool_args, remaining_sec=remaining_sec)  # type: ignore[call-arg]
     return policy.timeout_for(tools, tool_name, tool_args)
@@ -173,7 +175,8 @@ def _tool_names(field_name: str, value: Any) -> tuple[str, ...]:
 
 
 def _override_arg(tool_args: Mapping[str, Any] | None) -> Any:
-    """The raw argument override of a call: ``timeout_sec``, alias ``timeout`` (``None`` when absent)."""
+    """The raw argument override of a call: ``timeout_sec``, alias ``timeout`` (``None`` when
+    absent)."""
     args = tool_args if isinstance(tool_args, Mapping) else {}
     return args.get("timeout_sec", args.get("timeout"))
 
@@ -261,7 +264,8 @@ class TimeoutPolicy:
     @classmethod
     def ouroboros(cls) -> TimeoutPolicy:
         """The reference system's resolution: 600 s floor, ``query_code`` 120 s, unknown 360 s,
-        ``run_command``/``run_script`` overrides capped at 1800 s + 30 s, the clamp list with a 120 s reserve."""
+        ``run_command``/``run_script`` overrides capped at 1800 s + 30 s, the clamp list with a 120
+        s reserve."""
         return cls(
             default_sec=_OUROBOROS_UNKNOWN_SEC,
             tools_sec=dict(_OUROBOROS_TABLE),
@@ -303,7 +307,8 @@ class TimeoutPolicy:
         return TimeoutPolicy(**fields)
 
     def scaled(self, factor: float, name: str | None = None) -> TimeoutPolicy:
-        """A copy with the default, the floor and every per-tool timeout multiplied by ``factor``."""
+        """A copy with the default, the floor and every per-tool timeout multiplied by
+        ``factor``."""
         factor = _seconds("factor", factor)
         fields = self._fields()
         fields["default_sec"] = self.default_sec * factor
@@ -332,7 +337,8 @@ class TimeoutPolicy:
         *,
         remaining_sec: float | None = _UNSET,
     ) -> float:
-        """Seconds THIS tool may run with THESE arguments on THIS registry (see the class docstring).
+        """Seconds THIS tool may run with THESE arguments on THIS registry (see the class
+        docstring).
 
         ``remaining_sec`` is the time left before the inherited deadline; by
         default it is read from :func:`deadline_remaining`.
@@ -379,7 +385,8 @@ class TimeoutPolicy:
         return self._override_sec(self.base_for(tools, tool_name), tool_name, tool_args) is None
 
     def clamp(self, base_sec: float, remaining_sec: float | None) -> float:
-        """Step 4 for one call: ``base_sec`` clamped to the time left minus ``clamp_reserve_sec``."""
+        """Step 4 for one call: ``base_sec`` clamped to the time left minus
+        ``clamp_reserve_sec``."""
         if remaining_sec is None or remaining_sec <= 0:
             return base_sec
         window = remaining_sec - self.clamp_reserve_sec
@@ -388,18 +395,21 @@ class TimeoutPolicy:
         return float(math.floor(max(1.0, min(base_sec, window)) + CLAMP_JITTER_SEC))
 
     def clamp_array(self, base_sec: np.ndarray, remaining_sec: np.ndarray) -> np.ndarray:
-        """:meth:`clamp` element-wise; a NaN in ``remaining_sec`` stands for ``None`` (no deadline)."""
+        """:meth:`clamp` element-wise; a NaN in ``remaining_sec`` stands for ``None`` (no
+        deadline)."""
         base = np.asarray(base_sec, dtype=float)
         rem = np.asarray(remaining_sec, dtype=float)
         window = rem - self.clamp_reserve_sec
-        # NaN compares False everywhere (silently), so "no deadline" keeps the base like rem <= 0 does.
+        # NaN compares False everywhere (silently), so "no deadline" keeps the base like rem <= 0
+        # does.
         cut = (rem > 0) & ~(window >= base)
         clamped = np.floor(np.maximum(1.0, np.minimum(base, window)) + CLAMP_JITTER_SEC)
         return np.where(cut, clamped, base)
 
     @staticmethod
     def args_key(tool_args: Mapping[str, Any] | None) -> tuple[Any, ...]:
-        """The part of a call's arguments :meth:`timeout_for` reads: calls of one tool with equal keys
+        """The part of a call's arguments :meth:`timeout_for` reads: calls of one tool with equal
+        keys
         resolve to the same timeout (replay engines resolve once per distinct key)."""
         value = _override_arg(tool_args)
         try:
@@ -539,7 +549,8 @@ def load_policy_file(path: str | Path) -> tuple[TimeoutPolicy, Narrowing]:
 def save_policy_file(
     path: str | Path, policy: TimeoutPolicy, narrowing: Narrowing | None = None
 ) -> None:
-    """Write ``policy`` (and ``narrowing``) as a TOML file that :func:`load_policy_file` reads back."""
+    """Write ``policy`` (and ``narrowing``) as a TOML file that :func:`load_policy_file` reads
+    back."""
     document: dict[str, Any] = {"policy": policy.to_dict()}
     if narrowing is not None:
         document["narrowing"] = narrowing.to_dict()

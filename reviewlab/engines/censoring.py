@@ -76,7 +76,8 @@ class KaplanMeier:
         self.events = int(completed.sum())
         event_times, deaths = np.unique(durations[completed], return_counts=True)
         sorted_all = np.sort(durations)
-        # At risk at t: observations with duration >= t (a call censored at t was still running then).
+        # At risk at t: observations with duration >= t (a call censored at t was still running
+        # then).
         at_risk = sorted_all.size - np.searchsorted(sorted_all, event_times, side="left")
         self.event_times = event_times
         self.survival_after = (
@@ -97,7 +98,8 @@ class KaplanMeier:
         return 1.0 if index == 0 else float(self.survival_after[index - 1])
 
     def draw_beyond(self, censored_at: float, u: float) -> float:
-        """A completion time from ``T | T > censored_at`` for the uniform ``u`` in ``[0, 1)``; always ``> censored_at``."""
+        """A completion time from ``T | T > censored_at`` for the uniform ``u`` in ``[0, 1)``;
+        always ``> censored_at``."""
         if not self.estimable:
             raise ValueError(
                 "KaplanMeier: no completed observation; the distribution cannot be estimated"
@@ -114,13 +116,15 @@ class KaplanMeier:
         s_last = float(self.survival_after[-1])
         anchor = max(censored_at, float(self.event_times[-1]))
         if target <= 0.0 or math.isinf(self.tail_hazard):
-            # S reaches 0 only at an observed event, handled above; a zero target needs the tail's limit.
+            # S reaches 0 only at an observed event, handled above; a zero target needs the tail's
+            # limit.
             return max(anchor + 1.0 / max(self.tail_hazard, 1e-300), floor)
         return max(anchor + math.log(s_last / target) / self.tail_hazard, floor)
 
 
 def censored_calls(episodes: Iterable[Episode]) -> list[tuple[str, int, Call]]:
-    """``(episode_id, call_index, call)`` of every call still censored after ``returned_after_sec``, in corpus order."""
+    """``(episode_id, call_index, call)`` of every call still censored after ``returned_after_sec``,
+    in corpus order."""
     out = []
     for episode in episodes:
         for index, call in enumerate(episode.calls):
@@ -168,7 +172,8 @@ def completion_times(
 
 
 def impute_durations(episodes: Sequence[Episode], seed: int = 0) -> dict[tuple[str, int], float]:
-    """Seeded completion times for every still-censored call: ``{(episode_id, call_index): seconds}``.
+    """Seeded completion times for every still-censored call: ``{(episode_id, call_index):
+    seconds}``.
 
     ``call_index`` is the 0-based index of the call within its episode (the
     replay frames' ``call_index``). Each value is strictly greater than the

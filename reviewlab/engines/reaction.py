@@ -216,7 +216,8 @@ def react(
     censored: str,
     seed: int,
 ) -> ReplayResult:
-    """Replay ``episodes`` with ``run`` (an ``as_recorded``, ``censored="wedge"`` replay) under ``reaction``.
+    """Replay ``episodes`` with ``run`` (an ``as_recorded``, ``censored="wedge"`` replay) under
+    ``reaction``.
 
     ``run`` gets the corpus rewritten by the current plans; see the module
     docstring for the fixed point and the frames.

@@ -1,4 +1,5 @@
-"""``engine="real"``: replay recorded episodes through the real :class:`ReviewEpisode` and :class:`BoundedExecutor`.
+"""``engine="real"``: replay recorded episodes through the real :class:`ReviewEpisode` and
+:class:`BoundedExecutor`.
 
 Each recorded episode runs, on its own thread, as a real episode on the real
 monotonic clock with every recorded time multiplied by ``time_scale``:
@@ -106,7 +107,8 @@ class _LogEnded(Exception):
 
 
 class _ScaledPolicy:
-    """A policy whose every timeout is the wrapped policy's times ``scale``, resolved at recorded scale."""
+    """A policy whose every timeout is the wrapped policy's times ``scale``, resolved at recorded
+    scale."""
 
     def __init__(self, inner: SupportsTimeoutFor, scale: float) -> None:
         self.inner = inner
@@ -235,7 +237,8 @@ class _ReplayModel(ScriptedModel):
             else:
                 script.append({"content": "replayed final answer"})
         if not script or "tool_calls" in script[-1]:
-            # The recording ended mid-episode (a wedge, a log end): the replay still ends with an answer.
+            # The recording ended mid-episode (a wedge, a log end): the replay still ends with an
+            # answer.
             script.append({"content": "replayed final answer"})
         super().__init__(script)
         self.plan = plan
@@ -378,7 +381,8 @@ def replay_real(
     concurrency: int = 32,
     settle_sec: float = 2.0,
 ) -> ReplayResult:
-    """Replay ``episodes`` through the real episode and executor on threads (see the module docstring).
+    """Replay ``episodes`` through the real episode and executor on threads (see the module
+    docstring).
 
     ``concurrency`` episodes run at once; ``settle_sec`` is how long (real
     seconds) to wait at the end for loose workers that will return.
@@ -481,7 +485,8 @@ def _settle(runs: list[_Run], settle_sec: float) -> None:
 
 
 def _log_end(run: _Run, wedged: CallTrace | None, scale: float) -> float:
-    """When a withheld call of ``run`` "started" (recorded seconds from the episode's start): the wedge's end.
+    """When a withheld call of ``run`` "started" (recorded seconds from the episode's start): the
+    wedge's end.
 
     That is when the recorded log ended; without a measured wedge, the episode's own end.
     """
@@ -491,7 +496,8 @@ def _log_end(run: _Run, wedged: CallTrace | None, scale: float) -> float:
 
 
 def measure_overhead_sec(samples: int = 64) -> float:
-    """This machine's real overhead per replayed call, in seconds: executor handoff and timer overshoot.
+    """This machine's real overhead per replayed call, in seconds: executor handoff and timer
+    overshoot.
 
     Runs ``samples`` calls that each wait 0.5 ms through a fresh
     :class:`BoundedExecutor` and returns the mean time beyond 0.5 ms (measured

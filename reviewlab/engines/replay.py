@@ -43,7 +43,8 @@ __all__ = ["BOUNDS_COLUMNS", "ReplayBounds", "replay", "replay_bounds"]
 
 
 BOUNDS_COLUMNS = ("optimistic", "pessimistic")
-"""The two columns of :attr:`ReplayBounds.summary`: ``censored="observed"`` and ``censored="wedge"``."""
+"""The two columns of :attr:`ReplayBounds.summary`: ``censored="observed"`` and
+``censored="wedge"``."""
 
 
 def replay(
@@ -58,7 +59,8 @@ def replay(
     time_scale: float | None = None,
     **options: Any,
 ) -> ReplayResult:
-    """Replay ``episodes`` under ``policy`` (default :meth:`TimeoutPolicy.ouroboros`) and ``narrowing``.
+    """Replay ``episodes`` under ``policy`` (default :meth:`TimeoutPolicy.ouroboros`) and
+    ``narrowing``.
 
     ``censored``: what a call that never returned in the recording does —
     ``"wedge"`` never returns (an unbounded replay then waits forever),

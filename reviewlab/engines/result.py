@@ -27,7 +27,8 @@ __all__ = ["FramesOnDemand", "PoolFrames", "ReplayResult", "assemble"]
 
 @dataclass
 class ReplayResult:
-    """What a replay says: per-call and per-episode frames, per-slot timelines for pools, a summary."""
+    """What a replay says: per-call and per-episode frames, per-slot timelines for pools, a
+    summary."""
 
     calls: pd.DataFrame
     """One row per call: :data:`reviewlab.core.metrics.CALL_COLUMNS`."""

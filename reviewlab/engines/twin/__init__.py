@@ -11,7 +11,8 @@ review requests, and wedged calls as right-censored observations.
 
 Modules: :mod:`~reviewlab.engines.twin.engine` (``simulate``), :mod:`~reviewlab.engines.twin.model`
 (the episode process), :mod:`~reviewlab.engines.twin.pool` (slots, worker threads,
-timelines), :mod:`~reviewlab.engines.twin.bounds` (the exact bound cache), :mod:`~reviewlab.engines.twin.corpus`
+timelines), :mod:`~reviewlab.engines.twin.bounds` (the exact bound cache),
+:mod:`~reviewlab.engines.twin.corpus`
 (the corpus compiled once into tuples and static columns) and
 :mod:`~reviewlab.engines.censoring` (Kaplan–Meier imputation shared with the
 vectorized engine).

@@ -1,4 +1,5 @@
-"""Per-call bounds for the twin: the shared :func:`~reviewlab.core.policy.resolve_bound`, cached only where provably identical.
+"""Per-call bounds for the twin: the shared :func:`~reviewlab.core.policy.resolve_bound`, cached
+only where provably identical.
 
 Every bound the twin uses is, by construction, the value
 ``resolve_bound(policy, None, tool, args, narrowing=narrowing, remaining_sec=rem)``
@@ -47,7 +48,8 @@ _NO_KEY = None
 
 
 class BoundResolver:
-    """Resolves one simulated call's :class:`~reviewlab.core.policy.Bound` for a fixed policy and narrowing."""
+    """Resolves one simulated call's :class:`~reviewlab.core.policy.Bound` for a fixed policy and
+    narrowing."""
 
     def __init__(self, policy: SupportsTimeoutFor, narrowing: Narrowing) -> None:
         self.policy = policy
@@ -60,10 +62,13 @@ class BoundResolver:
         self._tool_sec: dict[Hashable, float] = {}
         """Validated tool timeout per bound key (what ``resolve_bound`` gives with no deadline)."""
         self._by_tool: dict[str, float] = {}
-        """Fast path: the same for tools keyed by their name alone (neither clamped nor overridden)."""
+        """Fast path: the same for tools keyed by their name alone (neither clamped nor
+        overridden)."""
         self.no_deadline: dict[str, tuple[float | None, str]] = {}
-        """``bound_sec(tool, args, None)`` of each name-keyed tool asked so far: a hot loop may look a call
-        with no inherited deadline up here (a dict read) and call :meth:`bound_sec` only on a miss."""
+        """``bound_sec(tool, args, None)`` of each name-keyed tool asked so far: a hot loop may look
+        a call
+        with no inherited deadline up here (a dict read) and call :meth:`bound_sec` only on a
+        miss."""
         self.resolved = 0
         """How many times the policy itself was consulted (for tests of the cache)."""
 
@@ -84,7 +89,8 @@ class BoundResolver:
         return tool
 
     def _keyed_sec(self, tool: str, args: Mapping[str, Any]) -> float | None:
-        """The cached tool timeout of a keyed call (resolved on first use), or ``None`` for a call with no key."""
+        """The cached tool timeout of a keyed call (resolved on first use), or ``None`` for a call
+        with no key."""
         key = self.key(tool, args)
         if key is _NO_KEY:
             return None
@@ -103,7 +109,8 @@ class BoundResolver:
         return tool_sec
 
     def bound(self, tool: str, args: Mapping[str, Any], remaining_sec: float | None) -> Bound:
-        """The call's bound with ``remaining_sec`` left before the inherited deadline (``None``: no deadline)."""
+        """The call's bound with ``remaining_sec`` left before the inherited deadline (``None``: no
+        deadline)."""
         tool_sec = self._by_tool.get(tool)
         if tool_sec is None:
             tool_sec = self._keyed_sec(tool, args)
@@ -122,7 +129,8 @@ class BoundResolver:
     def bound_sec(
         self, tool: str, args: Mapping[str, Any], remaining_sec: float | None
     ) -> tuple[float | None, str]:
-        """:meth:`bound` as ``(bound_sec, by)``, allocating no :class:`~reviewlab.core.policy.Bound` for a keyed call.
+        """:meth:`bound` as ``(bound_sec, by)``, allocating no :class:`~reviewlab.core.policy.Bound`
+        for a keyed call.
 
         The twin's hot loop uses this: the pair comes from the shared
         :meth:`~reviewlab.core.policy.Narrowing.narrow_sec`, the very rule

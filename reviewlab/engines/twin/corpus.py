@@ -48,7 +48,8 @@ __all__ = [
 CACHE_SIZE = 2
 
 CallTuple = tuple[str, Any, float, bool, bool, int]
-"""``(tool, args, duration_sec, completed, status_error, requested_lines)``, effective observation."""
+"""``(tool, args, duration_sec, completed, status_error, requested_lines)``, effective
+observation."""
 
 
 class EpisodeTuple(NamedTuple):
@@ -64,7 +65,8 @@ class EpisodeTuple(NamedTuple):
 
 
 class TwinCorpus:
-    """Per-episode tuples and the static call columns (corpus order, then call order) of one corpus."""
+    """Per-episode tuples and the static call columns (corpus order, then call order) of one
+    corpus."""
 
     def __init__(self, episodes: list[Episode]) -> None:
         check_corpus(episodes)
@@ -140,7 +142,8 @@ _CACHE: OrderedDict[tuple[int, ...], TwinCorpus] = OrderedDict()
 
 
 def compiled(episodes: list[Episode]) -> TwinCorpus:
-    """The :class:`TwinCorpus` of ``episodes``, from the cache when these very objects were compiled before."""
+    """The :class:`TwinCorpus` of ``episodes``, from the cache when these very objects were compiled
+    before."""
     key = tuple(map(id, episodes))
     corpus = _CACHE.get(key)
     if corpus is not None:
@@ -154,5 +157,6 @@ def compiled(episodes: list[Episode]) -> TwinCorpus:
 
 
 def clear_cache() -> None:
-    """Forget every compiled corpus (after mutating an episode's lists in place, or to free memory)."""
+    """Forget every compiled corpus (after mutating an episode's lists in place, or to free
+    memory)."""
     _CACHE.clear()

@@ -1,11 +1,13 @@
-"""``simulate``: replay a corpus on the twin and return a :class:`~reviewlab.engines.replay.ReplayResult`.
+"""``simulate``: replay a corpus on the twin and return a
+:class:`~reviewlab.engines.replay.ReplayResult`.
 
 One run: compile the corpus (validated; reused from
 :mod:`reviewlab.engines.twin.corpus` when the same episode objects were compiled
 before), fix arrivals (recorded or Poisson), impute censored durations when
 asked, start the SimPy process(es) — one for the whole corpus without a pool,
 one per episode with reviewer slots or worker threads — run the environment to
-exhaustion, then build the frames column-wise with :mod:`reviewlab.core.metrics`. Without ``slots`` and ``workers`` the episodes are
+exhaustion, then build the frames column-wise with :mod:`reviewlab.core.metrics`. Without ``slots``
+and ``workers`` the episodes are
 independent and the result is exactly the briefing's replay semantics, which
 the vectorized and real engines reproduce.
 
@@ -110,7 +112,8 @@ def arrival_times(
 
 
 def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
-    """The ``calls`` frame from row tuples in :data:`~reviewlab.core.metrics.CALL_COLUMNS` order, then
+    """The ``calls`` frame from row tuples in :data:`~reviewlab.core.metrics.CALL_COLUMNS` order,
+    then
     :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`."""
     columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in _FRAME_COLUMNS]
     return pd.DataFrame(
@@ -182,7 +185,8 @@ def simulate(
     """Replay ``episodes`` on the SimPy twin under ``policy`` and ``narrowing``.
 
     ``censored``: ``"wedge"`` (a censored call never returns) or ``"impute"``
-    (it returns at a seeded Kaplan–Meier draw, :func:`~reviewlab.engines.censoring.impute_durations`).
+    (it returns at a seeded Kaplan–Meier draw,
+    :func:`~reviewlab.engines.censoring.impute_durations`).
     ``slots``: simulate ``N`` reviewer slots (requests queue for a slot).
     ``arrivals``: ``"recorded"`` (default) or ``"poisson"`` with ``arrival_rate``
     requests per second. ``workers``: a pool of ``K`` worker threads shared by
@@ -224,7 +228,8 @@ def run_simulation(
     workers: int | None = None,
     seed: int = 0,
 ) -> tuple[Simulation, np.ndarray]:
-    """The simulation itself, without the frames: the per-episode runs (call rows) and the arrival times."""
+    """The simulation itself, without the frames: the per-episode runs (call rows) and the arrival
+    times."""
     # The run allocates many small objects and makes no garbage cycles worth collecting mid-run; a
     # collection would rescan the whole corpus (tens of ms for 1k episodes) for nothing.
     with paused_gc():

@@ -1,4 +1,5 @@
-"""The twin's episode on virtual time: one pass over its rounds, yielding to SimPy only at shared resources.
+"""The twin's episode on virtual time: one pass over its rounds, yielding to SimPy only at shared
+resources.
 
 Lifecycle of an episode: *arriving* (the clock reaches its arrival) → *queued*
 (waiting for a reviewer slot, pool runs only) → *running* its rounds → *done*
@@ -8,7 +9,8 @@ Lifecycle of an episode: *arriving* (the clock reaches its arrival) → *queued*
 Lifecycle of a call (as in the real executor): *pending* → *running* → one of
 *returned* / *raised* (inside the bound) or *abandoned* (the bound passed first).
 A call's fate is decided at its virtual dispatch time by the shared core:
-:func:`~reviewlab.core.policy.resolve_bound` (through :class:`~reviewlab.engines.twin.bounds.BoundResolver`)
+:func:`~reviewlab.core.policy.resolve_bound` (through
+:class:`~reviewlab.engines.twin.bounds.BoundResolver`)
 with ``remaining_sec`` read on the virtual clock, :func:`~reviewlab.core.receipts.abandons`,
 and the episode's :class:`~reviewlab.core.receipts.Crediting`. Without a worker pool
 nothing else in the simulation can change that fate, so no call is raced
@@ -120,7 +122,8 @@ class CallColumns:
 
 
 class Simulation:
-    """Shared state of one simulation run: the environment, the bound resolver and what is collected.
+    """Shared state of one simulation run: the environment, the bound resolver and what is
+    collected.
 
     Per episode (corpus position): ``slot_id``, ``start_sec`` (slot granted;
     the arrival without a pool), ``end_sec`` and ``max_silence_sec``; its calls
@@ -171,9 +174,11 @@ class Simulation:
         self.slots: Any = None
         """A :class:`~reviewlab.engines.twin.pool.SlotPool` when reviewer slots are simulated."""
         self.timeline: Any = None
-        """A :class:`~reviewlab.engines.twin.pool.SlotTimeline` when reviewer slots are simulated."""
+        """A :class:`~reviewlab.engines.twin.pool.SlotTimeline` when reviewer slots are
+        simulated."""
         self.idle_rows, self.honoured_rows = remote_rows(corpus, resolver.policy)
-        """Rows with recorded progress and an idle timeout; rows with a recorded cancel stop time."""
+        """Rows with recorded progress and an idle timeout; rows with a recorded cancel stop
+        time."""
 
 
 def remote_rows(
@@ -213,7 +218,8 @@ def sync_to(env: simpy.Environment, at_sec: float) -> simpy.Timeout:
 
 
 def corpus_process(sim: Simulation, arrivals: list[float]) -> Generator[simpy.Event, Any, None]:
-    """The one process of a run without slots or worker threads: every episode, then the clock to the end.
+    """The one process of a run without slots or worker threads: every episode, then the clock to
+    the end.
 
     Why the clock is not moved to each arrival: with no slots and no worker
     threads nothing else is ever scheduled on this environment, and
@@ -245,7 +251,8 @@ def corpus_process(sim: Simulation, arrivals: list[float]) -> Generator[simpy.Ev
 def episode_process(
     sim: Simulation, position: int, arrival_sec: float
 ) -> Generator[simpy.Event, Any, None]:
-    """The SimPy process of one episode in a pool run (see the module docstring for its lifecycle)."""
+    """The SimPy process of one episode in a pool run (see the module docstring for its
+    lifecycle)."""
     env = sim.env
     slots = sim.slots
     t = arrival_sec
@@ -318,17 +325,20 @@ def run_episode(
                 row += 1
                 continue
             if deadline_at is None:
-                # No inherited deadline: the resolver's per-tool pair, or ask it (and it fills the pair).
+                # No inherited deadline: the resolver's per-tool pair, or ask it (and it fills the
+                # pair).
                 pair = no_deadline.get(tool)
                 bound_sec, bound_by = pair if pair is not None else bound_sec_for(tool, args, None)
             else:
-                # max(0.0, deadline_at - t) without the builtin call (same value, -0.0 and NaN included).
+                # max(0.0, deadline_at - t) without the builtin call (same value, -0.0 and NaN
+                # included).
                 remaining = deadline_at - t
                 if not remaining > 0.0:
                     remaining = 0.0
                 bound_sec, bound_by = bound_sec_for(tool, args, remaining)
             if idle_rows and bound_sec is not None and row in idle_rows:
-                # The idle timeout fires from the recorded progress, before the return and the bound.
+                # The idle timeout fires from the recorded progress, before the return and the
+                # bound.
                 progress, idle = idle_rows[row]
                 until = min(duration if completed else _INF, bound_sec)
                 fire = idle_fire_sec(progress, idle, until)

@@ -71,7 +71,8 @@ class SlotPool:
 
 
 class WorkerPool:
-    """``K`` worker threads; zombies (abandoned calls still running) keep theirs (see the module docstring)."""
+    """``K`` worker threads; zombies (abandoned calls still running) keep theirs (see the module
+    docstring)."""
 
     def __init__(self, env: simpy.Environment, count: int) -> None:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
@@ -93,7 +94,8 @@ class WorkerPool:
     def run_call(
         self, env: simpy.Environment, duration_sec: float, completed: bool, bound_sec: float | None
     ) -> Generator[simpy.Event, Any, tuple[float, bool, float]]:
-        """Dispatch one call at ``env.now``; returns ``(wait_sec, abandoned, zombie_sec)`` once the caller resumes."""
+        """Dispatch one call at ``env.now``; returns ``(wait_sec, abandoned, zombie_sec)`` once the
+        caller resumes."""
         dispatched = env.now
         request = self._threads.request()
         if not request.triggered:
@@ -122,7 +124,8 @@ class WorkerPool:
                 yield env.timeout(duration_sec)
             self._threads.release(request)
             return env.now - dispatched, False, 0.0
-        # Abandoned while running: the caller resumes at the bound, the thread stays with the zombie.
+        # Abandoned while running: the caller resumes at the bound, the thread stays with the
+        # zombie.
         if completed:
             zombie = seen - bound_sec
             returns = env.timeout(duration_sec)
@@ -141,7 +144,8 @@ class WorkerPool:
 
 
 class SlotTimeline:
-    """Per-slot ``busy`` / ``silent`` intervals as they happen, ``idle`` filled in by :meth:`frame`."""
+    """Per-slot ``busy`` / ``silent`` intervals as they happen, ``idle`` filled in by
+    :meth:`frame`."""
 
     def __init__(self, slot_ids: list[str]) -> None:
         self.slot_ids = list(slot_ids)
@@ -150,12 +154,14 @@ class SlotTimeline:
     def add(
         self, slot_id: str, state: str, start_sec: float, end_sec: float, episode_id: str
     ) -> None:
-        """Record that ``slot_id`` was ``state`` from ``start_sec`` to ``end_sec`` (empty: dropped)."""
+        """Record that ``slot_id`` was ``state`` from ``start_sec`` to ``end_sec`` (empty:
+        dropped)."""
         if end_sec > start_sec:
             self._intervals.append((slot_id, state, start_sec, end_sec, episode_id))
 
     def frame(self, horizon_sec: float) -> pd.DataFrame:
-        """All intervals, idle gaps included, sorted by slot then start (columns :data:`SLOT_TIMELINE_COLUMNS`)."""
+        """All intervals, idle gaps included, sorted by slot then start (columns
+        :data:`SLOT_TIMELINE_COLUMNS`)."""
         by_slot: dict[str, list[tuple[str, str, float, float, str]]] = {
             s: [] for s in self.slot_ids
         }

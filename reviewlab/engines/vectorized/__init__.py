@@ -256,7 +256,8 @@ class CompiledCorpus:
         self.read_credits = credits[self.read_calls]
         self.read_error = self.status_error[self.read_calls]
         self.read_first = np.searchsorted(self.read_episode, np.arange(len(self.episode_ids) + 1))
-        # The credits when nothing is abandoned; a replay redoes only the episodes with an abandoned call.
+        # The credits when nothing is abandoned; a replay redoes only the episodes with an abandoned
+        # call.
         self.static_credited = Crediting.credited_lines_array(
             self.read_credits,
             ~self.read_error,
@@ -269,7 +270,8 @@ class CompiledCorpus:
                 value.flags.writeable = False
 
     def _compile_events(self, n_events: np.ndarray, event_sec: np.ndarray) -> None:
-        """Every event in :class:`PrefixLayout` order; a send has key ``len(key_args)`` (never bounded)."""
+        """Every event in :class:`PrefixLayout` order; a send has key ``len(key_args)`` (never
+        bounded)."""
         self.events = events = PrefixLayout.of(n_events)
         n = events.size
         episode = np.repeat(np.arange(n_events.size), n_events)
@@ -297,7 +299,8 @@ class CompiledCorpus:
         self.static_wall = self._wall(clock)
 
     def _wall(self, clock: np.ndarray) -> np.ndarray:
-        """Wall time per episode (corpus order): the clock after its last event minus its arrival."""
+        """Wall time per episode (corpus order): the clock after its last event minus its
+        arrival."""
         rows = self.events.active[0] if self.events.active else 0
         last = self.offsets[self.event_count[:rows] - 1] + np.arange(rows)
         wall = np.zeros(self.arrival_sec.size)
@@ -305,7 +308,8 @@ class CompiledCorpus:
         return wall
 
     def _compile_rounds(self, sizes: np.ndarray) -> None:
-        """Rounds with calls (corpus order): where their calls are, and their silences when waits are durations."""
+        """Rounds with calls (corpus order): where their calls are, and their silences when waits
+        are durations."""
         starts = np.cumsum(sizes) - sizes
         self.round_size = sizes
         self.round_row = self.call_row[starts]
@@ -322,7 +326,8 @@ class CompiledCorpus:
         self.static_silence = self.round_silence(self.duration_sec)
 
     def round_silence(self, wait: np.ndarray) -> np.ndarray:
-        """Every round's silence (rounds with calls, corpus order): its calls' waits added in call order."""
+        """Every round's silence (rounds with calls, corpus order): its calls' waits added in call
+        order."""
         waits = wait[self.round_call]
         silence = np.zeros(self.rounds.order.size)
         for j, n in enumerate(self.rounds.active):
@@ -345,7 +350,8 @@ class CompiledCorpus:
         )
 
     def _compile_unbounded(self) -> None:
-        """The pre-fix replay, which no policy changes: under "wedge" a censored call ends its episode."""
+        """The pre-fix replay, which no policy changes: under "wedge" a censored call ends its
+        episode."""
         wedge = np.zeros(self.calls, dtype=bool)
         withheld = np.zeros(self.calls, dtype=bool)
         wait = self.event_duration.copy()
@@ -380,9 +386,11 @@ class CompiledCorpus:
     def evaluate(
         self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None
     ) -> Evaluation:
-        """Replay the corpus under ``policy`` and ``narrowing`` (defaults as :func:`reviewlab.engines.replay.replay`).
+        """Replay the corpus under ``policy`` and ``narrowing`` (defaults as
+        :func:`reviewlab.engines.replay.replay`).
 
-        A bounded narrowing goes through :func:`reviewlab.engines.vectorized.settle.evaluate_bounded`;
+        A bounded narrowing goes through
+        :func:`reviewlab.engines.vectorized.settle.evaluate_bounded`;
         ``Narrowing.unbounded()`` reads the precompiled pre-fix replay.
         """
         policy = policy if policy is not None else TimeoutPolicy.ouroboros()
@@ -392,7 +400,8 @@ class CompiledCorpus:
         return evaluate_bounded(self, policy, narrowing)
 
     def _evaluate_unbounded(self) -> Evaluation:
-        """The pre-fix behaviour: nothing is abandoned; under "wedge" a censored call ends its episode."""
+        """The pre-fix behaviour: nothing is abandoned; under "wedge" a censored call ends its
+        episode."""
         executed = self.unbounded_outcome[self.read_calls] == EXECUTED
         credited = Crediting.credited_lines_array(
             self.read_credits, executed, np.zeros(executed.size, dtype=bool), self.read_requested
@@ -415,7 +424,8 @@ class CompiledCorpus:
     def summary(
         self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None
     ) -> dict[str, Any]:
-        """:func:`reviewlab.core.metrics.summarize` of a replay, without building frames (for sweeps)."""
+        """:func:`reviewlab.core.metrics.summarize` of a replay, without building frames (for
+        sweeps)."""
         return self.evaluate(policy, narrowing).summary()
 
     def summarize(self, ev: Evaluation) -> dict[str, Any]:
@@ -425,7 +435,8 @@ class CompiledCorpus:
     def result(
         self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None
     ) -> ReplayResult:
-        """The full :class:`~reviewlab.engines.replay.ReplayResult` (frames and summary) of one replay."""
+        """The full :class:`~reviewlab.engines.replay.ReplayResult` (frames and summary) of one
+        replay."""
         policy = policy if policy is not None else TimeoutPolicy.ouroboros()
         narrowing = narrowing or Narrowing()
         ev = self.evaluate(policy, narrowing)
@@ -495,7 +506,8 @@ class CompiledCorpus:
 def compile_corpus(
     episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0
 ) -> CompiledCorpus:
-    """Compile ``episodes`` once for many replays (``censored`` and ``seed`` fix the imputed durations)."""
+    """Compile ``episodes`` once for many replays (``censored`` and ``seed`` fix the imputed
+    durations)."""
     return CompiledCorpus(list(episodes), censored=censored, seed=seed)
 
 
@@ -539,7 +551,8 @@ def replay_vectorized(
     seed: int = 0,
     **options: Any,
 ) -> ReplayResult:
-    """Replay ``episodes`` (or an already compiled corpus) with the vectorized engine; the twin's answers, fast.
+    """Replay ``episodes`` (or an already compiled corpus) with the vectorized engine; the twin's
+    answers, fast.
 
     A list of episodes is compiled once and kept while the same objects are replayed
     again (:func:`cached_corpus`); a corpus on disk is compiled from its columns by

@@ -88,7 +88,8 @@ class Evaluation:
 
     @property
     def wait_sec(self) -> np.ndarray:
-        """How long each call's episode waited on it: the bound if abandoned, 0 if withheld, else its duration."""
+        """How long each call's episode waited on it: the bound if abandoned, 0 if withheld, else
+        its duration."""
         c = self.corpus
         if self.unbounded:
             return c.unbounded_wait

@@ -53,7 +53,8 @@ _READS_CLOCK = ("inherit", "reserve", "fraction")
 
 
 class _DeadlineStep:
-    """A call's bound from the time left, by the shared rules: clamp (clamped keys), narrowing, fate, wait."""
+    """A call's bound from the time left, by the shared rules: clamp (clamped keys), narrowing,
+    fate, wait."""
 
     def __init__(
         self,
@@ -97,7 +98,8 @@ class _DeadlineStep:
 
 @dataclass(frozen=True)
 class _Tables:
-    """One policy resolved for a corpus: keys per call / deadline call / event, static bounds, the clock step."""
+    """One policy resolved for a corpus: keys per call / deadline call / event, static bounds, the
+    clock step."""
 
     call_keys: np.ndarray
     dl_keys: np.ndarray
@@ -108,7 +110,8 @@ class _Tables:
 
 
 class Settled(NamedTuple):
-    """The settled episodes: their sorted rows, block clock (row ``j``: before event ``j``) and waits."""
+    """The settled episodes: their sorted rows, block clock (row ``j``: before event ``j``) and
+    waits."""
 
     rows: np.ndarray
     clock: np.ndarray
@@ -149,7 +152,8 @@ def resolve_tables(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Nar
 def evaluate_bounded(
     c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Narrowing
 ) -> Evaluation:
-    """Replay ``c`` under a bounded ``narrowing``: static pass, deadline pass, settling, then :func:`finish`."""
+    """Replay ``c`` under a bounded ``narrowing``: static pass, deadline pass, settling, then
+    :func:`finish`."""
     tables = resolve_tables(c, policy, narrowing)
     bound = tables.static.take(tables.call_keys)
     abandoned = abandons_array(c.duration_sec, c.completed, bound)
@@ -183,7 +187,8 @@ def settle(
     by_deadline: np.ndarray,
     abandoned: np.ndarray,
 ) -> Settled:
-    """Replay the episodes of sorted ``rows`` exactly: iterate clock → bounds → waits to the fixed point.
+    """Replay the episodes of sorted ``rows`` exactly: iterate clock → bounds → waits to the fixed
+    point.
 
     A block ``[event, episode]`` of their events, padded with the spare
     zero-length send; ``cumsum`` down a column is the twin's clock. Stores
@@ -197,7 +202,8 @@ def settle(
     is_call = call >= 0
     calls = call[is_call]
     start = c.arrival_sorted[rows]
-    # A send has no time left (NaN), so nothing narrows its infinite bound; nor does a missing deadline.
+    # A send has no time left (NaN), so nothing narrows its infinite bound; nor does a missing
+    # deadline.
     deadline_at = np.where(is_call, c.deadline_at_sorted[rows], np.nan)
     wait = duration.copy()  # first guess: the waits decided so far (exact up to each first change)
     wait[is_call] = np.where(abandoned[calls], bound[calls], duration[is_call])
@@ -301,7 +307,8 @@ def finish(
 
 
 def _first_of_runs(values: np.ndarray) -> np.ndarray:
-    """Where each run of equal ``values`` starts (``values`` non-decreasing, as corpus-order indices of ``hit``)."""
+    """Where each run of equal ``values`` starts (``values`` non-decreasing, as corpus-order indices
+    of ``hit``)."""
     first = np.ones(values.size, dtype=bool)
     np.not_equal(values[1:], values[:-1], out=first[1:])
     return first
