@@ -51,6 +51,7 @@ go either way, which the differential test accounts for.
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import math
 import threading
@@ -79,6 +80,7 @@ from reviewlab.engines.result import ReplayResult, assemble
 from reviewlab.engines.twin.engine import arrival_times, calls_frame
 from reviewlab.live.episode import CallTrace, EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.executor import BoundedExecutor, CallStatus
+from reviewlab.recording.files import paused_gc
 from reviewlab.recording.schema import Episode
 
 __all__ = [
@@ -446,9 +448,16 @@ def replay_real(
         run.ended = monotonic_now()
 
     try:
-        with ThreadPoolExecutor(
-            max_workers=concurrency, thread_name_prefix="replay-episode"
-        ) as pool:
+        # The run is a measurement on the real clock: a full collection of the caller's heap
+        # (hundreds of ms in a big process) would stop every episode thread at once and show up
+        # as latency. Collect once before, then keep the collector off while the clock runs.
+        gc.collect()
+        with (
+            paused_gc(),
+            ThreadPoolExecutor(
+                max_workers=concurrency, thread_name_prefix="replay-episode"
+            ) as pool,
+        ):
             list(pool.map(run_one, runs))
         for run in runs:
             if run.error is not None:
