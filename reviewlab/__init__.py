@@ -25,7 +25,7 @@ from reviewlab.core.policy import (
 )
 from reviewlab.core.receipts import Outcome, ToolReceipt, tool_timeout_text
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
-from reviewlab.engines.replay import replay
+from reviewlab.engines.replay import ReplayBounds, replay, replay_bounds
 from reviewlab.engines.result import ReplayResult
 from reviewlab.live.aio import AsyncBoundedExecutor
 from reviewlab.live.bounded import bounded_tool
@@ -53,6 +53,7 @@ __all__ = [
     "Narrowing",
     "Outcome",
     "PolicyError",
+    "ReplayBounds",
     "ReplayResult",
     "ReviewEpisode",
     "ScriptedModel",
@@ -70,6 +71,7 @@ __all__ = [
     "load_policy_file",
     "monotonic_now",
     "replay",
+    "replay_bounds",
     "resolve_bound",
     "save_episodes",
     "save_policy_file",
