@@ -320,3 +320,28 @@ def test_a_bound_never_lengthens_wall_or_silence(corpus, censored):
                     assert walls[episode.id] == pytest.approx(expected)
                 elif censored == "wedge" and math.inf in waits:
                     assert walls[episode.id] == math.inf
+
+
+@pytest.mark.parametrize("engine", [*ENGINES, "real"])
+def test_skip_target_spares_reads_of_the_same_round(engine):
+    """A read of the abandoned path in the same reply still runs; only later ones are skipped."""
+    corpus = [
+        _episode(
+            [
+                Round(send_sec=1.0, calls=[_read(5.0, "a.py"), _read(0.5, "a.py")]),
+                Round(send_sec=1.0, calls=[_read(0.5, "a.py")]),
+                Round(send_sec=1.0),
+            ]
+        )
+    ]
+    options = {"time_scale": 0.02} if engine == "real" else {}
+    result = replay(
+        corpus,
+        TimeoutPolicy.uniform(2.0),
+        Narrowing("none"),
+        engine=engine,
+        reaction="skip_target",
+        **options,
+    )
+    assert list(result.calls["outcome"]) == ["error", "executed", "withheld"]
+    assert list(result.calls["source_gap"]) == ["native_tool_abandoned", "", "native_tool_skipped"]

@@ -182,7 +182,6 @@ def next_plan(
         if not origin.reissue
     }
     round_of = [number for number, rnd in enumerate(episode.rounds) for _ in rnd.calls]
-    calls = list(episode.calls)
     if reaction == "reissue":
         after: dict[int, list[int]] = {}
         for index, gone in sorted(fate.items()):
@@ -203,7 +202,6 @@ def next_plan(
                     abandoned_here.add(path)
                 index += 1
             given_up |= abandoned_here  # only LATER rounds react to this round's abandonments
-        del calls
         return Plan(skipped=frozenset(skipped))
     return Plan()
 
@@ -258,9 +256,7 @@ def react(
     )
 
 
-def skipped_start(
-    starts: np.ndarray, waits: np.ndarray, dispatched: np.ndarray, wall_sec: float
-) -> np.ndarray:
+def skipped_start(starts: np.ndarray, dispatched: np.ndarray, wall_sec: float) -> np.ndarray:
     """When each row of one episode "starts", for rows that were never dispatched.
 
     Rows are in dispatch order; a row that was not dispatched starts when the
@@ -274,7 +270,6 @@ def skipped_start(
             following = out[row]
         else:
             out[row] = following
-    del waits
     return out
 
 
@@ -294,7 +289,6 @@ def _remap(
         pieces = []
         ids = calls["episode_id"].to_numpy()
         walls = dict(zip(result.episodes["episode_id"], result.episodes["wall_sec"], strict=True))
-        order = {episode.id: position for position, episode in enumerate(corpus)}
         groups = calls.groupby(ids, sort=False)
         for episode in corpus:
             rows = groups.get_group(episode.id) if episode.id in groups.groups else calls.iloc[0:0]
@@ -306,7 +300,6 @@ def _remap(
                 _episode_rows(episode, rows.copy(), origins[episode.id], plan, walls[episode.id])
             )
         calls = pd.concat(pieces, ignore_index=True) if pieces else calls
-        del order
     calls = calls[list(metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS)].reset_index(drop=True)
     episodes = result.episodes
     pool = None
@@ -383,18 +376,14 @@ def _episode_rows(
             [rows, pd.DataFrame(extra).astype(rows.dtypes.to_dict())], ignore_index=True
         )
         # Dispatch order: recorded calls by index, a round's re-issues after its recorded calls.
-        key = np.where(rows["call_index"].to_numpy() < n, rows["call_index"].to_numpy(), -1)
-        sequence = _dispatch_sequence(rows, n, round_of)
+        sequence = _dispatch_sequence(rows, n)
         rows = rows.iloc[np.argsort(sequence, kind="stable")].reset_index(drop=True)
-        del key
         dispatched = rows["source_gap"].ne(SOURCE_GAP_SKIPPED).to_numpy()
-        rows["start_sec"] = skipped_start(
-            rows["start_sec"].to_numpy(), rows["wait_sec"].to_numpy(), dispatched, wall_sec
-        )
+        rows["start_sec"] = skipped_start(rows["start_sec"].to_numpy(), dispatched, wall_sec)
     return rows
 
 
-def _dispatch_sequence(rows: pd.DataFrame, n: int, round_of: Sequence[int]) -> np.ndarray:
+def _dispatch_sequence(rows: pd.DataFrame, n: int) -> np.ndarray:
     """A sort key putting rows in dispatch order: by round, recorded calls first, then re-issues."""
     index = rows["call_index"].to_numpy()
     rounds = rows["round"].to_numpy()

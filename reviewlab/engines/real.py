@@ -746,7 +746,7 @@ def _result(
         if run.model.skipped:
             starts = np.array([row[13] for row in mine], dtype=float)
             dispatched = np.array([row[9] != SOURCE_GAP_SKIPPED for row in mine], dtype=bool)
-            fixed = skipped_start(starts, np.zeros(len(mine)), dispatched, episode_wall)
+            fixed = skipped_start(starts, dispatched, episode_wall)
             mine = [(*row[:13], start, *row[14:]) for row, start in zip(mine, fixed, strict=True)]
         rows.extend(mine)
         wall.append(episode_wall)
