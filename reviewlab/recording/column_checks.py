@@ -15,7 +15,9 @@ Invariants: the rules are the schema's (closed vocabularies from
 :mod:`reviewlab.core.vocab`; seconds finite and non-negative; an extent's lines
 at least 1 and ordered; ids non-empty and unique); a null where the schema has
 a value is a bad value; ``args`` must at least look like a JSON object (its
-full decoding is left to the episode reader).
+full decoding is left to the episode reader); the usage columns (``model``,
+``round_tokens``) are null in a version 1 episode, and ``round_tokens`` has one
+entry per round, its counts integers >= 0 (named ``rounds.N.input_tokens``).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ class ColumnarFormatError(EpisodeFormatError):
 
 def conform(path: Path, table: pa.Table) -> pa.Table:
     """``table`` with exactly the columns and types of the schema, or an error naming the column."""
-    from reviewlab.recording.columnar import ARROW_SCHEMA
+    from reviewlab.recording.columnar import ARROW_SCHEMA, OPTIONAL_COLUMNS
 
     names = table.column_names
     for name in names:
@@ -88,6 +90,10 @@ def conform(path: Path, table: pa.Table) -> pa.Table:
             raise EpisodeFormatError(path, 0, name, "unknown column")
     columns = []
     for expected in ARROW_SCHEMA:
+        if expected.name not in names and expected.name in OPTIONAL_COLUMNS:
+            # Written before token usage existed: every value is unknown.
+            columns.append(pa.chunked_array([pa.nulls(table.num_rows, expected.type)]))
+            continue
         if expected.name not in names:
             raise EpisodeFormatError(path, 0, expected.name, "missing column")
         column = table.column(expected.name)
@@ -255,6 +261,7 @@ def check_table(
         "must be an integer >= 0",
     )
     _check_v2(flat, schema_text, rows, where, report)
+    _check_usage(table, flat, schema_text, report)
     has = flat.has_extent
     ext = flat.extent
     path_len = _numpy(pc.utf8_length(ext["path"]), 0)
@@ -387,4 +394,52 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
             rows,
             where(name),
             f"needs schema 'reviewlab.episode/2' (this episode is {SCHEMA_VERSION!r})",
+        )
+
+
+def _check_usage(table: pa.Table, flat: FlatColumns, schema: _Text, report: Any) -> None:
+    """The version 2 usage columns: the model name, one token entry per round, counts >= 0."""
+    v1 = schema.equals(SCHEMA_VERSION)
+    model = table.column("model").combine_chunks()
+    model_len = _numpy(pc.utf8_length(model), 1)
+    present = ~_null(model)
+    report(
+        present & ((model_len < 1) | (model_len > 200)),
+        None,
+        "model",
+        "must be a string of 1 to 200 characters, or null",
+    )
+    report(
+        v1 & present,
+        None,
+        "model",
+        f"needs schema 'reviewlab.episode/2' (this episode is {SCHEMA_VERSION!r})",
+    )
+    tokens = table.column("round_tokens").combine_chunks()
+    if isinstance(tokens, pa.ChunkedArray):  # an empty table
+        tokens = pa.array([], tokens.type)
+    has = ~_null(tokens)
+    report(
+        v1 & has,
+        None,
+        "round_tokens",
+        f"needs schema 'reviewlab.episode/2' (this episode is {SCHEMA_VERSION!r})",
+    )
+    count = _numpy(pc.list_value_length(tokens), 0).astype(np.intp)
+    report(
+        has & (count != flat.n_rounds),
+        None,
+        "round_tokens",
+        lambda k: f"has {count[k]} entries for {flat.n_rounds[k]} rounds",
+    )
+    entries = pc.list_flatten(tokens)
+    owner = np.asarray(pc.list_parent_indices(tokens).to_numpy(), dtype=np.intp)
+    position = _position(owner)
+    for name, values in zip(("input_tokens", "output_tokens"), entries.flatten(), strict=True):
+        numbers = _numpy(values, 0)
+        report(
+            ~_null(values) & (numbers < 0),
+            owner,
+            lambda k, n=name: f"rounds.{position[k]}.{n}",
+            lambda k, v=numbers: f"must be an integer >= 0, got {int(v[k])}",
         )

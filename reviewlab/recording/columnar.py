@@ -17,6 +17,11 @@ the per-round and per-call arrays with their parent indices). Columns
   as the same aware ``datetime`` (and a JSONL round trip gives the same bytes);
 * ``deadline_sec`` — float64, null when the episode inherited no deadline;
 * ``meta`` — ``map<string, string>`` in insertion order;
+* ``model`` — string, null when unknown (version 2);
+* ``round_tokens`` — ``list<struct<input_tokens: int64, output_tokens: int64>>``,
+  one entry per round (null fields: unknown), or null when no round of the
+  episode reports usage (version 2; kept beside ``rounds`` rather than inside
+  it, so the nested round type stays what readers of the flat columns expect);
 * ``rounds`` — ``list<struct<send_sec: float64, calls: list<struct<...>>>>``;
   a call is ``tool``, ``args`` (the arguments' JSON text, compact, in key
   order), ``duration_sec``, ``completed``, ``status``, ``result_chars``,
@@ -30,7 +35,9 @@ newest episode schema the columns can hold (:data:`FILE_SCHEMA`,
 ``reviewlab.episode/2``) and ``reviewlab.layout`` the layout above
 (``nested/1``). A file without them, or with a version this reader does not
 know, is refused, as a JSON line without ``"schema"`` is; a file whose
-metadata says ``reviewlab.episode/1`` may lack the version 2 columns.
+metadata says ``reviewlab.episode/1`` may lack the version 2 columns. The usage
+columns (:data:`OPTIONAL_COLUMNS`) came later: a file without them reads as if
+every value were null (usage unknown).
 
 Partitions: a path ending in ``.parquet`` is one file; any other path is a
 directory of ``part-NNNNN.parquet`` files read in name order, each a valid
@@ -71,6 +78,7 @@ from reviewlab.recording.schema import SCHEMA_VERSION_2, Episode
 __all__ = [
     "ARROW_SCHEMA",
     "LAYOUT",
+    "OPTIONAL_COLUMNS",
     "episodes_table",
     "is_columnar",
     "write_columnar",
@@ -106,6 +114,7 @@ CALL_TYPE = pa.struct(
     ]
 )
 ROUND_TYPE = pa.struct([("send_sec", pa.float64()), ("calls", pa.list_(CALL_TYPE))])
+TOKENS_TYPE = pa.struct([("input_tokens", pa.int64()), ("output_tokens", pa.int64())])
 ARROW_SCHEMA = pa.schema(
     [
         ("schema", pa.string()),
@@ -119,10 +128,14 @@ ARROW_SCHEMA = pa.schema(
         ("end_reason", pa.string()),
         ("task", pa.string()),
         ("meta", pa.map_(pa.string(), pa.string())),
+        ("model", pa.string()),
+        ("round_tokens", pa.list_(TOKENS_TYPE)),
     ],
     metadata={SCHEMA_KEY: FILE_SCHEMA.encode(), LAYOUT_KEY: LAYOUT.encode()},
 )
 """The Arrow schema of a columnar corpus (with its version metadata)."""
+OPTIONAL_COLUMNS = ("model", "round_tokens")
+"""Columns a file written before token usage existed lacks; they read as nulls."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -160,6 +173,17 @@ def episodes_table(episodes: Iterable[Episode]) -> pa.Table:
         ep["deadline_sec"].append(episode.deadline_sec)
         ep["end_reason"].append(episode.end_reason)
         ep["task"].append(episode.task)
+        ep["model"].append(episode.model)
+        ep["round_tokens"].append(
+            [
+                {"input_tokens": r.input_tokens, "output_tokens": r.output_tokens}
+                for r in episode.rounds
+            ]
+            if any(
+                r.input_tokens is not None or r.output_tokens is not None for r in episode.rounds
+            )
+            else None
+        )
         meta_keys.extend(episode.meta)
         meta_values.extend(episode.meta.values())
         meta_offsets.append(len(meta_keys))
@@ -209,7 +233,10 @@ def assemble_table(
     call_offsets: Any,
     call_array: pa.StructArray,
 ) -> pa.Table:
-    """Nest flat episode, round and call columns (with their offsets) into one table."""
+    """Nest flat episode, round and call columns (with their offsets) into one table.
+
+    An :data:`OPTIONAL_COLUMNS` column missing from ``ep`` is all nulls (usage unknown).
+    """
     calls_list = pa.ListArray.from_arrays(pa.array(call_offsets, pa.int32()), call_array)
     round_array = pa.StructArray.from_arrays(
         [pa.array(sends, pa.float64()), calls_list], fields=list(ROUND_TYPE)
@@ -226,6 +253,8 @@ def assemble_table(
                 pa.array(meta_keys, pa.string()),
                 pa.array(meta_values, pa.string()),
             )
+        elif f.name in OPTIONAL_COLUMNS and f.name not in ep:
+            columns[f.name] = pa.nulls(len(ep["id"]), f.type)
         else:
             value = ep[f.name]
             columns[f.name] = value if isinstance(value, pa.Array) else pa.array(value, f.type)

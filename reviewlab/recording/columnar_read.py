@@ -161,6 +161,12 @@ def _row_dicts(table: pa.Table) -> Iterator[dict[str, Any]]:
             zone = zones[off] = timezone(timedelta(seconds=off))
         row["started_at"] = (_EPOCH + timedelta(microseconds=us)).astimezone(zone)
         row["meta"] = dict(row["meta"] or ())
+        tokens = row.pop("round_tokens", None)
+        if tokens is not None:  # checked: one entry per round
+            for rnd, counts in zip(row["rounds"], tokens, strict=True):
+                rnd.update(counts)
+        if row.get("model") is None:
+            row.pop("model", None)
         yield row
 
 

@@ -45,6 +45,8 @@ __all__ = [
     "SOURCES",
     "TRANSPORTS",
     "V2_CALL_FIELDS",
+    "V2_EPISODE_FIELDS",
+    "V2_ROUND_FIELDS",
     "Call",
     "EndReason",
     "Episode",
@@ -60,8 +62,25 @@ SCHEMA_VERSION: Final = "reviewlab.episode/1"
 SCHEMA_VERSION_2: Final = "reviewlab.episode/2"
 V2_CALL_FIELDS: Final = ("transport", "progress_sec", "cancel_sent", "cancel_honoured_sec")
 """Call fields that only a version 2 episode carries."""
+V2_ROUND_FIELDS: Final = ("input_tokens", "output_tokens")
+"""Round fields (token usage) that only a version 2 episode carries."""
+V2_EPISODE_FIELDS: Final = ("model",)
+"""Episode fields that only a version 2 episode carries."""
+# An episode without usage is dumped without the usage fields: its bytes stay what they were.
+_USAGE_EXCLUDE: Final[dict[str, Any]] = {
+    "model": True,
+    "rounds": {"__all__": dict.fromkeys(V2_ROUND_FIELDS, True)},
+}
 # A version 1 episode is dumped without the version 2 fields: the v1 bytes stay what they were.
-_V1_EXCLUDE: Final = {"rounds": {"__all__": {"calls": {"__all__": set(V2_CALL_FIELDS)}}}}
+_V1_EXCLUDE: Final[dict[str, Any]] = {
+    "model": True,
+    "rounds": {
+        "__all__": {
+            "calls": {"__all__": dict.fromkeys(V2_CALL_FIELDS, True)},
+            **dict.fromkeys(V2_ROUND_FIELDS, True),
+        }
+    },
+}
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -163,6 +182,16 @@ class Round(BaseModel):
     """Seconds the model send took (request to response)."""
     calls: list[Call] = Field(default_factory=list)
     """Tool calls of this round, run in order after the send returned."""
+    input_tokens: int | None = Field(default=None, ge=0)
+    """(v2) Tokens the send consumed (the whole prompt, cached parts included); ``None``:
+    unknown (the source did not report usage)."""
+    output_tokens: int | None = Field(default=None, ge=0)
+    """(v2) Tokens the model generated in its reply; ``None``: unknown."""
+
+    @property
+    def usage_known(self) -> bool:
+        """Whether both token counts of this round are known (so it can be priced)."""
+        return self.input_tokens is not None and self.output_tokens is not None
 
     @field_validator("send_sec")
     @classmethod
@@ -199,6 +228,9 @@ class Episode(BaseModel):
     """The review task text, when known."""
     meta: dict[str, str] = Field(default_factory=dict)
     """Free-form provenance (original file, model name…)."""
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    """(v2) The model that served the episode's rounds, as the price table names it
+    (``gpt-4o-mini``, ``claude-3-5-sonnet-20241022``…); ``None``: unknown."""
 
     @field_validator("started_at", mode="before")
     @classmethod
@@ -236,7 +268,29 @@ class Episode(BaseModel):
                             f"rounds.{number}.calls.{index}.{name} needs schema "
                             f"{SCHEMA_VERSION_2!r} (this episode is {SCHEMA_VERSION!r})"
                         )
+            for name in V2_ROUND_FIELDS:
+                if getattr(rnd, name) is not None:
+                    raise ValueError(
+                        f"rounds.{number}.{name} needs schema "
+                        f"{SCHEMA_VERSION_2!r} (this episode is {SCHEMA_VERSION!r})"
+                    )
         return rounds
+
+    @field_validator("model")
+    @classmethod
+    def _model_of_version(cls, model: str | None, info: Any) -> str | None:
+        if model is not None and info.data.get("schema_version", SCHEMA_VERSION) == SCHEMA_VERSION:
+            raise ValueError(
+                f"model needs schema {SCHEMA_VERSION_2!r} (this episode is {SCHEMA_VERSION!r})"
+            )
+        return model
+
+    @property
+    def has_usage(self) -> bool:
+        """Whether the episode carries any usage field (a model name or a round's tokens)."""
+        return self.model is not None or any(
+            rnd.input_tokens is not None or rnd.output_tokens is not None for rnd in self.rounds
+        )
 
     @property
     def calls(self) -> list[Call]:
@@ -247,4 +301,8 @@ class Episode(BaseModel):
         """The episode as one compact JSON line (no trailing newline)."""
         if self.schema_version == SCHEMA_VERSION:
             return self.model_dump_json(by_alias=True, exclude_defaults=False, exclude=_V1_EXCLUDE)
+        if not self.has_usage:
+            return self.model_dump_json(
+                by_alias=True, exclude_defaults=False, exclude=_USAGE_EXCLUDE
+            )
         return self.model_dump_json(by_alias=True, exclude_defaults=False)
