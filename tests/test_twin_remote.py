@@ -127,16 +127,15 @@ def test_the_twin_agrees_with_a_live_idle_abandonment(tmp_path):
     assert time.monotonic() > 0
 
 
-def test_the_vectorized_engine_refuses_what_only_the_twin_replays():
-    """An idle policy on recorded progress, or a recorded cancel stop time: one clear error."""
+def test_the_vectorized_engine_replays_idle_timeouts_as_the_twin_does():
+    """An idle policy on recorded progress: the vectorized engine fires it where the twin does
+    (tests/test_vectorized_remote.py compares the engines on random corpora)."""
     episode = v2("quiet", progress_call(10.0, [0.5, 1.0, 1.5]))
     policy = IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": 1.0})
-    with pytest.raises(ValueError, match="engine='twin'"):
-        replay([episode], policy, engine="vectorized")
-    # Without idle timeouts the same corpus replays on both engines alike.
-    fast = replay([episode], TimeoutPolicy.uniform(30.0), engine="vectorized").calls
-    twin = replay([episode], TimeoutPolicy.uniform(30.0)).calls
-    assert fast["outcome"].tolist() == twin["outcome"].tolist() == ["executed"]
+    fast = replay([episode], policy, engine="vectorized").calls
+    twin = replay([episode], policy).calls
+    assert fast["bound_by"].tolist() == twin["bound_by"].tolist() == ["idle"]
+    assert fast["bound_sec"].tolist() == twin["bound_sec"].tolist() == [2.5]
 
 
 def test_a_late_stopping_server_holds_its_worker_until_it_stops():

@@ -59,7 +59,6 @@ import pandas as pd
 
 from reviewlab.core import metrics
 from reviewlab.core.crediting import Crediting
-from reviewlab.core.idle import resolve_idle
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode
 from reviewlab.engines.censoring import completion_times, effective_observation
@@ -75,18 +74,40 @@ from reviewlab.engines.vectorized.evaluation import (
 )
 from reviewlab.engines.vectorized.layout import PrefixLayout
 from reviewlab.engines.vectorized.settle import evaluate_bounded
-from reviewlab.recording.schema import SCHEMA_VERSION, Episode
+from reviewlab.recording.schema import Episode
 
 __all__ = [
     "CACHE_SIZE",
     "CompiledCorpus",
     "Evaluation",
     "PrefixLayout",
+    "RemoteCalls",
     "cached_corpus",
     "clear_compiled",
     "compile_corpus",
     "replay_vectorized",
 ]
+
+
+class RemoteCalls:
+    """What version 2 calls add, gathered by call index while compiling: progress times (calls
+    that reported any, even none) and cancel stop times (calls whose server was seen
+    stopping)."""
+
+    def __init__(self) -> None:
+        self.progress_calls: list[int] = []
+        self.progress_sec: list[tuple[float, ...]] = []
+        self.honoured_calls: list[int] = []
+        self.honoured_sec: list[float] = []
+
+    def add(self, call: int, progress: Any, honoured: float | None) -> None:
+        """Note call ``call``'s progress times (``None``: none recorded) and cancel stop time."""
+        if progress is not None:
+            self.progress_calls.append(call)
+            self.progress_sec.append(tuple(progress))
+        if honoured is not None:
+            self.honoured_calls.append(call)
+            self.honoured_sec.append(float(honoured))
 
 
 class CompiledCorpus:
@@ -102,8 +123,10 @@ class CompiledCorpus:
     The ``static_*`` arrays are the replay in which every call waits its
     duration; the ``unbounded_*`` ones the pre-fix replay, which no policy
     changes (its clock before every call and its waits are kept for the
-    frames' :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`). Everything here
-    is read-only once compiled.
+    frames' :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`). What version 2
+    calls add is kept sparse, by call: ``progress_calls``/``progress_sec`` (recorded
+    progress times, for idle timeouts) and ``honoured_calls``/``honoured_sec`` (how
+    long after a cancel the server stopped). Everything here is read-only once compiled.
     """
 
     def __init__(
@@ -156,6 +179,7 @@ class CompiledCorpus:
         ] = []  # corpus event order: a send's seconds or a call's effective duration
         n_events: list[int] = []
         round_sizes: list[int] = []
+        remote = RemoteCalls()
         for e, ep in enumerate(episodes):
             m = index = 0
             for r, rnd in enumerate(ep.rounds, start=1):
@@ -187,6 +211,8 @@ class CompiledCorpus:
                         )
                     )
                     self.call_args.append(args)
+                    if call.progress_sec is not None or call.cancel_honoured_sec is not None:
+                        remote.add(len(rows) - 1, call.progress_sec, call.cancel_honoured_sec)
                     event_sec.append(duration)
                     index += 1
                     m += 1
@@ -204,6 +230,7 @@ class CompiledCorpus:
             n_events=np.array(n_events, dtype=np.intp),
             event_sec=np.array(event_sec, dtype=float),
             round_sizes=np.array(round_sizes, dtype=np.intp),
+            remote=remote,
         )
 
     def _compile_columns(
@@ -218,11 +245,18 @@ class CompiledCorpus:
         n_events: np.ndarray,
         event_sec: np.ndarray,
         round_sizes: np.ndarray,
+        remote: RemoteCalls | None = None,
     ) -> None:
         """Everything else from the per-call columns (the rows of :meth:`_compile`, or
         :func:`reviewlab.engines.vectorized.columns.compile_columns` straight from Arrow):
         ``index_columns`` = episode index, round, tool code, key code, event column,
-        round-with-calls index, requested lines."""
+        round-with-calls index, requested lines; ``remote`` what version 2 calls recorded
+        (progress times, cancel stop times), by call."""
+        remote = remote if remote is not None else RemoteCalls()
+        self.progress_calls = np.array(remote.progress_calls, dtype=np.intp)
+        self.progress_sec: list[tuple[float, ...]] = remote.progress_sec
+        self.honoured_calls = np.array(remote.honoured_calls, dtype=np.intp)
+        self.honoured_sec = np.array(remote.honoured_sec, dtype=float)
         (
             self.episode_index,
             self.round,
@@ -466,9 +500,6 @@ class CompiledCorpus:
                 pd.array(self.tool_names, dtype="str"),
             )
         episode_id, tool = self._string_columns
-        bound_by = np.where(
-            ev.by_deadline, "deadline", "unbounded" if ev.unbounded else "tool_timeout"
-        )
         calls = pd.DataFrame(
             {
                 "episode_id": episode_id,
@@ -478,7 +509,7 @@ class CompiledCorpus:
                 "duration_sec": self.duration_sec,
                 "completed": self.completed,
                 "bound_sec": ev.bound_sec,
-                "bound_by": bound_by.astype(object),
+                "bound_by": ev.bound_by,
                 "outcome": OUTCOME_BY_CODE[ev.outcome],
                 "source_gap": GAP_BY_CODE[ev.gap],
                 "requested_lines": self.requested_lines.astype(np.int64),
@@ -567,27 +598,5 @@ def replay_vectorized(
             )
         corpus = episodes
     else:
-        _refuse_twin_only(episodes, policy)
         corpus = cached_corpus(episodes, censored=censored, seed=seed)
     return corpus.result(policy, narrowing)
-
-
-def _refuse_twin_only(episodes: Sequence[Episode], policy: SupportsTimeoutFor | None) -> None:
-    """Refuse, naming the call, what this engine does not replay yet: idle timeouts on recorded
-    progress and servers' recorded cancel stop times (``reviewlab.episode/2``; the twin does)."""
-    for position, episode in enumerate(episodes):
-        if episode.schema_version == SCHEMA_VERSION:
-            continue
-        for index, call in enumerate(episode.calls):
-            what = None
-            if call.cancel_honoured_sec is not None:
-                what = "a recorded cancel stop time (cancel_honoured_sec)"
-            elif call.progress_sec is not None and (
-                resolve_idle(policy, None, call.tool, call.args) is not None
-            ):
-                what = f"an idle timeout on recorded progress ({call.tool})"
-            if what is not None:
-                raise ValueError(
-                    f"episodes[{position}] ({episode.id!r}) call {index}: {what} is replayed "
-                    "by the twin only; use engine='twin'"
-                )

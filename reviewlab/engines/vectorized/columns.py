@@ -46,7 +46,7 @@ import pyarrow.compute as pc
 
 from reviewlab.core.vocab import CENSORING_MODES
 from reviewlab.engines.censoring import KaplanMeier
-from reviewlab.engines.vectorized import CompiledCorpus
+from reviewlab.engines.vectorized import CompiledCorpus, RemoteCalls
 from reviewlab.engines.vectorized.gather import Gathered
 from reviewlab.recording.column_checks import (
     BadValue,
@@ -302,6 +302,9 @@ def _compile(
     ]
     status_error = g.array("status_error", bool)
     g.columns.clear()
+    remote = RemoteCalls()
+    remote.progress_calls, remote.progress_sec = g.progress_calls, g.progress_sec
+    remote.honoured_calls, remote.honoured_sec = g.honoured_calls, g.honoured_sec
     del call_pos, send_pos, episode_event_start, call_round
     c._compile_columns(
         index_columns,
@@ -313,6 +316,7 @@ def _compile(
         n_events=n_events,
         event_sec=event_sec,
         round_sizes=n_calls[with_calls].astype(np.intp),
+        remote=remote,
     )
     return c
 

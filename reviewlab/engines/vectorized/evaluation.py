@@ -39,7 +39,7 @@ class Evaluation:
     """One replay of a compiled corpus (arrays are read-only views of its decisions).
 
     Per call (corpus order): ``bound_sec`` (NaN: unbounded or never started),
-    ``by_deadline``, ``abandoned``, ``zombie_sec``; built on access:
+    ``by_deadline``, ``abandoned``, ``zombie_sec``, ``by_idle``; built on access:
     ``outcome`` (codes into ``OUTCOME_BY_CODE``), ``gap`` (codes into ``GAP_BY_CODE``),
     ``credited_lines``. Per episode (corpus order): ``wall_sec``; built on
     access: ``max_silence_sec``. Per round with calls: ``round_silence``.
@@ -64,6 +64,7 @@ class Evaluation:
         peak_loose_workers: int,
         unbounded: bool,
         settled: Sequence[Any] = (),  # settle.Settled (settle imports this module)
+        by_idle: np.ndarray | None = None,
     ) -> None:
         self.corpus = corpus
         self.bound_sec = bound
@@ -76,6 +77,8 @@ class Evaluation:
         self.peak_loose_workers = peak_loose_workers
         self.unbounded = unbounded
         self.settled = settled
+        self.by_idle = by_idle
+        """Per call, whether its idle timeout fired (``None``: no idle timeout fired at all)."""
 
     @property
     def max_silence_sec(self) -> np.ndarray:
@@ -117,6 +120,16 @@ class Evaluation:
                     c.call_column[mine], np.searchsorted(rows, c.call_row[mine])
                 ]
         return clock - c.arrival_sec[c.episode_index]
+
+    @property
+    def bound_by(self) -> np.ndarray:
+        """Per call, which term fired (the frames' ``bound_by``)."""
+        by = np.where(
+            self.by_deadline, "deadline", "unbounded" if self.unbounded else "tool_timeout"
+        )
+        if self.by_idle is not None:
+            by = np.where(self.by_idle, "idle", by)
+        return by.astype(object)
 
     @property
     def gap(self) -> np.ndarray:

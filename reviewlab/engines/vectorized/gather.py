@@ -9,6 +9,9 @@ of a column is held once). Only NumPy arrays of fixed-width numbers, the ids
 and slots, and the first argument text of each policy key are kept: no Arrow
 buffer of a batch outlives it.
 
+Version 2 fields (progress times, cancel stop times) are kept sparse, by global call
+index, only for the calls that recorded them.
+
 Invariants: episode, round and call indices are global (offset by the batches
 before); tool codes and argument keys are numbered across batches in order of
 first appearance; a call's duration and completion are its effective
@@ -52,6 +55,11 @@ class Gathered:
         self.arg_keys: dict[Any, int] = {TimeoutPolicy.args_key({}): 0}
         self.first_args: dict[tuple[int, int], str] = {}
         self.rounds = 0
+        self.calls = 0
+        self.progress_calls: list[int] = []
+        self.progress_sec: list[tuple[float, ...]] = []
+        self.honoured_calls: list[int] = []
+        self.honoured_sec: list[float] = []
 
     def _put(self, **arrays: np.ndarray) -> None:
         for name, array in arrays.items():
@@ -97,6 +105,23 @@ class Gathered:
             arg_key=arg_key.astype(np.int32),
         )
         self.rounds += flat.n_calls.size
+        self._add_remote(calls)
+        self.calls += len(calls)
+
+    def _add_remote(self, calls: pa.Table) -> None:
+        """What version 2 calls recorded (progress times, cancel stop times), kept sparse."""
+        honoured = calls["cancel_honoured_sec"]
+        if honoured.null_count < len(honoured):
+            rows = np.flatnonzero(~_numpy(honoured.is_null(), False).astype(bool))
+            values = _numpy(honoured, np.nan)[rows]
+            self.honoured_calls.extend((rows + self.calls).tolist())
+            self.honoured_sec.extend(values.astype(float).tolist())
+        progress = calls["progress_sec"]
+        if progress.null_count < len(progress):
+            rows = np.flatnonzero(~_numpy(progress.is_null(), False).astype(bool))
+            self.progress_calls.extend((rows + self.calls).tolist())
+            taken = progress.take(pa.array(rows)).to_pylist()
+            self.progress_sec.extend(tuple(moments) for moments in taken)
 
     def _arg_keys(self, args: pa.Array, tool_code: np.ndarray) -> np.ndarray:
         """Per call, the number of its ``args_key`` (0: that of ``{}``); first texts kept."""

@@ -31,6 +31,7 @@ import numpy as np
 
 from reviewlab.core import metrics
 from reviewlab.core.crediting import Crediting, abandons_array
+from reviewlab.core.idle import idle_fire_sec, resolve_idle
 from reviewlab.core.policy import (
     Narrowing,
     SupportsTimeoutFor,
@@ -46,7 +47,15 @@ CompiledCorpus = Any
 """The corpus type of :mod:`reviewlab.engines.vectorized` (its package imports this module,
 so naming it here would close an import cycle)."""
 
-__all__ = ["Settled", "evaluate_bounded", "finish", "resolve_tables", "settle"]
+__all__ = [
+    "Settled",
+    "evaluate_bounded",
+    "finish",
+    "idle_fire",
+    "resolve_tables",
+    "settle",
+    "with_idle",
+]
 
 _NO_NARROWING = Narrowing("none")  # the bare tool timeout, through resolve_bound's validation
 _READS_CLOCK = ("inherit", "reserve", "fraction")
@@ -72,9 +81,18 @@ class _DeadlineStep:
         """``(tool, args)`` per key, for a policy that reads the clock call by call."""
 
     def __call__(
-        self, keys: np.ndarray, duration: np.ndarray, completed: np.ndarray, remaining: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(bound, by_deadline, abandoned, wait)`` (NaN ``remaining``: no deadline)."""
+        self,
+        keys: np.ndarray,
+        duration: np.ndarray,
+        completed: np.ndarray,
+        remaining: np.ndarray,
+        fire: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+        """``(bound, by_deadline, by_idle, abandoned, wait)`` (NaN ``remaining``: no deadline).
+
+        ``fire``: when each call's idle timeout fires before it returns (NaN: never, or no idle
+        timeout; :func:`idle_fire`); ``by_idle`` is ``None`` without it.
+        """
         sec = self.tool_sec.take(keys)
         if self.clamps is not None:
             reading = self.clamps.take(keys)
@@ -85,15 +103,61 @@ class _DeadlineStep:
             else:
                 sec = sec.copy()
                 assert self.pairs is not None
+                # Element by element on flat views (a settling block is two-dimensional).
+                flat_sec, flat_keys = sec.reshape(-1), keys.reshape(-1)
+                flat_remaining = np.broadcast_to(remaining, keys.shape).reshape(-1)
                 for i in np.flatnonzero(reading):
-                    tool, args = self.pairs[int(keys[i])]
-                    rem = None if np.isnan(remaining[i]) else float(remaining[i])
-                    sec[i] = timeout_at(self.policy, None, tool, args, rem)
+                    tool, args = self.pairs[int(flat_keys[i])]
+                    left = flat_remaining[i]
+                    rem = None if np.isnan(left) else float(left)
+                    flat_sec[i] = timeout_at(self.policy, None, tool, args, rem)
         sec, by = self.narrowing.narrow_array(sec, remaining)
+        idle = None
+        if fire is not None:
+            sec, by, idle = with_idle(sec, by, fire)
         abandoned = abandons_array(duration, completed, sec)
         wait = duration.copy()  # an abandoned call waits its bound
         np.copyto(wait, sec, where=abandoned)
-        return sec, by, abandoned, wait
+        return sec, by, idle, abandoned, wait
+
+
+def with_idle(
+    sec: np.ndarray, by_deadline: np.ndarray, fire: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bounds once idle timeouts are applied: where a call's idle fire (on its recorded
+    progress) comes before its hard bound, the fire is its bound and ``by`` is ``"idle"``.
+
+    The twin asks :func:`~reviewlab.core.idle.idle_fire_sec` with ``until = min(return,
+    bound)``; asking once with ``until = return`` (:func:`idle_fire`) and keeping the fire
+    only when it is below the bound gives the same answer, because a fire before the bound
+    does not depend on the moments after it (``tests/test_vectorized_remote.py`` checks the
+    two forms against each other).
+    """
+    idle = fire < sec  # NaN: no fire, False
+    return np.where(idle, fire, sec), by_deadline & ~idle, idle
+
+
+def idle_fire(c: CompiledCorpus, policy: SupportsTimeoutFor) -> np.ndarray | None:
+    """Per call, when its idle timeout fires on its recorded progress before it returns (NaN:
+    it does not); ``None`` when no call of ``c`` has one under ``policy``.
+
+    The idle timeout of a call is the policy's (:func:`~reviewlab.core.idle.resolve_idle`),
+    asked with the call's tool and arguments, as the twin asks it.
+    """
+    if not c.progress_calls.size or getattr(policy, "idle_for", None) is None:
+        return None
+    fire = np.full(c.calls, np.nan)
+    any_fire = False
+    for call, progress in zip(c.progress_calls.tolist(), c.progress_sec, strict=True):
+        idle = resolve_idle(policy, None, str(c.tool_names[call]), c.call_args[call])
+        if idle is None:
+            continue
+        until = float(c.duration_sec[call]) if c.completed[call] else np.inf
+        at = idle_fire_sec(progress, idle, until)
+        if at is not None:
+            fire[call] = at
+            any_fire = True
+    return fire if any_fire else None
 
 
 @dataclass(frozen=True)
@@ -155,16 +219,26 @@ def evaluate_bounded(
     """Replay ``c`` under a bounded ``narrowing``: static pass, deadline pass, settling, then
     :func:`finish`."""
     tables = resolve_tables(c, policy, narrowing)
+    fire = idle_fire(c, policy)
     bound = tables.static.take(tables.call_keys)
-    abandoned = abandons_array(c.duration_sec, c.completed, bound)
     by_deadline = np.zeros(c.calls, dtype=bool)
+    by_idle = None
+    if fire is not None:
+        bound, by_deadline, by_idle = with_idle(bound, by_deadline, fire)
+    abandoned = abandons_array(c.duration_sec, c.completed, bound)
     unsettled = c.call_row[abandoned]  # the static clock is wrong after an abandoned call
     if tables.reads_clock and c.dl_calls.size:
         dl = c.dl_calls
-        sec, by, ab, wait = tables.step(
-            tables.dl_keys, c.dl_duration, c.dl_completed, c.dl_remaining
+        sec, by, idle, ab, wait = tables.step(
+            tables.dl_keys,
+            c.dl_duration,
+            c.dl_completed,
+            c.dl_remaining,
+            None if fire is None else fire[dl],
         )
         bound[dl], by_deadline[dl], abandoned[dl] = sec, by, ab
+        if by_idle is not None:
+            by_idle[dl] = idle
         # Exact wherever every wait of the episode is its duration; the rest is settled below.
         unsettled = np.concatenate([c.call_row[abandoned], c.dl_row[wait != c.dl_duration]])
     marked = np.zeros(c.event_count.size, dtype=bool)  # a mask, not np.unique: no sort per point
@@ -174,9 +248,9 @@ def evaluate_bounded(
     blocks, i = [], 0
     while i < rows.size:  # blocks of rows at most twice as long as each other: little padding
         j = max(i + 1, int(np.searchsorted(-counts, -(counts[i] // 2))))
-        blocks.append(settle(c, tables, rows[i:j], bound, by_deadline, abandoned))
+        blocks.append(settle(c, tables, rows[i:j], bound, by_deadline, abandoned, fire, by_idle))
         i = j
-    return finish(c, bound, by_deadline, abandoned, blocks)
+    return finish(c, bound, by_deadline, abandoned, blocks, by_idle)
 
 
 def settle(
@@ -186,13 +260,16 @@ def settle(
     bound: np.ndarray,
     by_deadline: np.ndarray,
     abandoned: np.ndarray,
+    fire: np.ndarray | None = None,
+    by_idle: np.ndarray | None = None,
 ) -> Settled:
     """Replay the episodes of sorted ``rows`` exactly: iterate clock → bounds → waits to the fixed
     point.
 
     A block ``[event, episode]`` of their events, padded with the spare
     zero-length send; ``cumsum`` down a column is the twin's clock. Stores
-    the calls' bounds, deadline flags and fates; returns the clocks and waits.
+    the calls' bounds, deadline (and idle) flags and fates; returns the clocks and waits.
+    ``fire``: per call, when its idle timeout fires (:func:`idle_fire`; ``None``: none does).
     """
     depth = int(c.event_count[rows[0]])  # rows ascend, so the first is the longest
     column = np.arange(depth)[:, None]
@@ -207,9 +284,13 @@ def settle(
     deadline_at = np.where(is_call, c.deadline_at_sorted[rows], np.nan)
     wait = duration.copy()  # first guess: the waits decided so far (exact up to each first change)
     wait[is_call] = np.where(abandoned[calls], bound[calls], duration[is_call])
+    block_fire = None
+    if fire is not None:
+        block_fire = np.full(block.shape, np.nan)
+        block_fire[is_call] = fire[calls]
     clock = np.cumsum(np.vstack([start, wait]), axis=0)
-    sec, by, ab, new = tables.step(
-        keys, duration, completed, np.maximum(0.0, deadline_at - clock[:-1])
+    sec, by, idle, ab, new = tables.step(
+        keys, duration, completed, np.maximum(0.0, deadline_at - clock[:-1]), block_fire
     )
     todo = np.flatnonzero(
         (new != wait).any(axis=0)
@@ -220,17 +301,22 @@ def settle(
             break
         w = wait[:, todo]
         t = np.cumsum(np.vstack([start[todo], w]), axis=0)
-        s, b, a, new = tables.step(
+        s, b, i, a, new = tables.step(
             keys[:, todo],
             duration[:, todo],
             completed[:, todo],
             np.maximum(0.0, deadline_at[:, todo] - t[:-1]),
+            None if block_fire is None else block_fire[:, todo],
         )
         clock[:, todo], sec[:, todo], by[:, todo], ab[:, todo], wait[:, todo] = t, s, b, a, new
+        if idle is not None:
+            idle[:, todo] = i
         todo = todo[(new != w).any(axis=0)]
     else:  # pragma: no cover - impossible: each iteration fixes at least one more event
         raise AssertionError("deadline settling did not reach its fixed point")
     bound[calls], by_deadline[calls], abandoned[calls] = sec[is_call], by[is_call], ab[is_call]
+    if by_idle is not None and idle is not None:
+        by_idle[calls] = idle[is_call]
     return Settled(rows, clock, wait)
 
 
@@ -240,10 +326,13 @@ def finish(
     by_deadline: np.ndarray,
     abandoned: np.ndarray,
     blocks: list[Settled],
+    by_idle: np.ndarray | None = None,
 ) -> Evaluation:
     """Zombies, loose workers, credits, wall times and silences from the settled decisions."""
     hit = np.flatnonzero(abandoned)  # every abandoned call is in a settled episode
     zombie_hit = np.where(c.completed[hit], c.duration_sec[hit] - bound[hit], np.inf)
+    if c.honoured_calls.size and hit.size:
+        _stop_when_honoured(c, hit, bound[hit], zombie_hit)
     zombie = np.zeros(c.calls)
     zombie[hit] = zombie_hit
     wall, silence, peak = c.static_wall, c.static_silence, 0
@@ -303,7 +392,25 @@ def finish(
         peak_loose_workers=peak,
         unbounded=False,
         settled=blocks,
+        by_idle=by_idle,
     )
+
+
+def _stop_when_honoured(
+    c: CompiledCorpus, hit: np.ndarray, bound: np.ndarray, zombie: np.ndarray
+) -> None:
+    """The zombies of abandoned calls whose server was seen stopping ``h`` seconds after a
+    cancel: it stops ``h`` after this cancel (at the bound; strictly after it), or when it
+    returns if sooner — the twin's rule, in place on ``zombie``."""
+    at = np.searchsorted(c.honoured_calls, hit)
+    found = at < c.honoured_calls.size
+    found[found] = c.honoured_calls[at[found]] == hit[found]
+    mine = np.flatnonzero(found)
+    b = bound[mine]
+    stop = np.maximum(b + c.honoured_sec[at[mine]], np.nextafter(b, np.inf))
+    calls = hit[mine]
+    ends = np.where(c.completed[calls], np.minimum(c.duration_sec[calls], stop), stop)
+    zombie[mine] = ends - b
 
 
 def _first_of_runs(values: np.ndarray) -> np.ndarray:
