@@ -32,13 +32,16 @@ import numpy as np
 import tomli_w
 
 from reviewlab.core.atomic import write_text_atomic
+from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.deadline import deadline_remaining
+from reviewlab.core.hedge import HedgeRule
 from reviewlab.core.narrowing import BOUND_BY, NARROWING_MODES, Bound, Narrowing, PolicyError
 from reviewlab.core.narrowing import check_seconds as _seconds
 
 __all__ = [
     "BOUND_BY",
     "CLAMP_JITTER_SEC",
+    "IDEMPOTENT_TOOLS",
     "NARROWING_MODES",
     "Bound",
     "ClockAwarePolicy",
@@ -80,6 +83,9 @@ _OUROBOROS_CLAMP_RESERVE_SEC = 120.0
 
 CLAMP_JITTER_SEC = 0.25
 """A clamp window this close below a whole second counts as that second (see step 4)."""
+
+IDEMPOTENT_TOOLS = ("list_files", "query_code", "read_file", "search_code")
+"""The tools a policy may hedge unless told otherwise: the read-only inspection tools."""
 
 _UNSET: Any = object()
 
@@ -174,6 +180,46 @@ def _tool_names(field_name: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _tool_name(field_name: str, tool: Any) -> str:
+    """``tool`` if it looks like a tool name, else a :class:`PolicyError` naming ``field_name``."""
+    if not isinstance(tool, str) or not _TOOL_NAME.fullmatch(tool):
+        # A policy may name tools a registry lacks (it is shared across registries),
+        # but each name must at least look like a tool name, so a typo'd table shows.
+        raise PolicyError(
+            f"{field_name}: {tool!r} is not a tool name (1-64 letters, digits, '_', '-' or '.')"
+        )
+    return tool
+
+
+def _hedges(value: Any, idempotent: tuple[str, ...]) -> Mapping[str, HedgeRule]:
+    """The ``hedges`` table validated: tool name -> :class:`HedgeRule` (or its mapping form)."""
+    if not isinstance(value, Mapping):
+        raise PolicyError(f"hedges: expected a table of tool name -> hedge rule, got {value!r}")
+    table = {}
+    for tool, rule in value.items():
+        _tool_name("hedges", tool)
+        if isinstance(rule, Mapping):
+            rule = HedgeRule.from_dict(rule, where=f"hedges.{tool}")
+        elif not isinstance(rule, HedgeRule):
+            raise PolicyError(f"hedges.{tool}: expected a hedge rule, got {rule!r}")
+        if tool not in idempotent:
+            raise PolicyError(
+                f"hedges.{tool}: {tool} is not marked idempotent (a hedge runs it twice); "
+                f"idempotent: {', '.join(idempotent) or 'none'} (with_idempotent marks more)"
+            )
+        table[tool] = rule
+    return MappingProxyType(dict(sorted(table.items())))
+
+
+def _breaker(value: Any) -> BreakerRule | None:
+    """The ``breaker`` field validated: ``None``, a :class:`BreakerRule` or its mapping form."""
+    if value is None or isinstance(value, BreakerRule):
+        return value
+    if isinstance(value, Mapping):
+        return BreakerRule.from_dict(value, where="breaker")
+    raise PolicyError(f"breaker: expected a breaker rule (a table), got {value!r}")
+
+
 def _override_arg(tool_args: Mapping[str, Any] | None) -> Any:
     """The raw argument override of a call: ``timeout_sec``, alias ``timeout`` (``None`` when
     absent)."""
@@ -205,6 +251,11 @@ class TimeoutPolicy:
        8 s with a 2 s reserve gave 5 s in the twin and 4 s for real). With the
        jitter allowance every engine gets 5 s.
     5. Otherwise ``base``.
+
+    Beyond the bound: ``hedges`` (tool -> :class:`~reviewlab.core.hedge.HedgeRule`, only for
+    tools in ``idempotent_tools``, by default :data:`IDEMPOTENT_TOOLS`) starts a second attempt
+    of a slow call; ``breaker`` (:class:`~reviewlab.core.breaker.BreakerRule`) withholds a tool
+    that keeps being abandoned. Both default to off.
     """
 
     default_sec: float = _OUROBOROS_UNKNOWN_SEC
@@ -216,6 +267,9 @@ class TimeoutPolicy:
     clamp_tools: tuple[str, ...] = ()
     clamp_reserve_sec: float = _OUROBOROS_CLAMP_RESERVE_SEC
     name: str = "custom"
+    idempotent_tools: tuple[str, ...] = IDEMPOTENT_TOOLS
+    hedges: Mapping[str, HedgeRule] = field(default_factory=dict)
+    breaker: BreakerRule | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -226,14 +280,7 @@ class TimeoutPolicy:
             )
         table = {}
         for tool, seconds in self.tools_sec.items():
-            if not isinstance(tool, str) or not _TOOL_NAME.fullmatch(tool):
-                # A policy may name tools a registry lacks (it is shared across registries),
-                # but each key must at least look like a tool name, so a typo'd table shows.
-                raise PolicyError(
-                    f"tools_sec: {tool!r} is not a tool name "
-                    "(1-64 letters, digits, '_', '-' or '.')"
-                )
-            table[tool] = _seconds(f"tools_sec.{tool}", seconds)
+            table[_tool_name("tools_sec", tool)] = _seconds(f"tools_sec.{tool}", seconds)
         set_(self, "tools_sec", MappingProxyType(dict(sorted(table.items()))))
         if self.floor_sec is not None:
             set_(self, "floor_sec", _seconds("floor_sec", self.floor_sec))
@@ -256,6 +303,12 @@ class TimeoutPolicy:
         )
         if not isinstance(self.name, str):
             raise PolicyError(f"name: expected a string, got {self.name!r}")
+        idempotent = _tool_names("idempotent_tools", self.idempotent_tools)
+        for tool in idempotent:
+            _tool_name("idempotent_tools", tool)
+        set_(self, "idempotent_tools", tuple(sorted(set(idempotent))))
+        set_(self, "hedges", _hedges(self.hedges, self.idempotent_tools))
+        set_(self, "breaker", _breaker(self.breaker))
 
     def __hash__(self) -> int:
         return hash(json.dumps(self.to_dict(), sort_keys=True))
@@ -317,6 +370,54 @@ class TimeoutPolicy:
             fields["floor_sec"] = self.floor_sec * factor
         fields["name"] = name or f"{self.name}x{factor:g}"
         return TimeoutPolicy(**fields)
+
+    def with_idempotent(self, *tools: str, name: str | None = None) -> TimeoutPolicy:
+        """A copy in which ``tools`` are marked idempotent too (so they may be hedged)."""
+        fields = self._fields()
+        fields["idempotent_tools"] = [*self.idempotent_tools, *tools]
+        fields["name"] = name or self.name
+        return TimeoutPolicy(**fields)
+
+    def with_hedge(
+        self, tool: str, *, after_sec: float, max_share: float = 0.05, name: str | None = None
+    ) -> TimeoutPolicy:
+        """A copy that hedges ``tool`` after ``after_sec`` on at most ``max_share`` of its calls.
+
+        ``tool`` must be marked idempotent (:meth:`with_idempotent`); the error names it.
+        """
+        fields = self._fields()
+        fields["hedges"] = {**self.hedges, tool: HedgeRule(after_sec, max_share)}
+        fields["name"] = name or self.name
+        return TimeoutPolicy(**fields)
+
+    def with_breaker(
+        self,
+        consecutive: int = 3,
+        *,
+        window: int | None = None,
+        cooldown_rounds: int | None = _UNSET,
+        cooldown_sec: float | None = None,
+        scope: str = "episode",
+        name: str | None = None,
+    ) -> TimeoutPolicy:
+        """A copy with a breaker (:class:`~reviewlab.core.breaker.BreakerRule`).
+
+        ``cooldown_rounds`` defaults to 2, or to ``None`` when ``cooldown_sec`` is given.
+        """
+        if cooldown_rounds is _UNSET:
+            cooldown_rounds = None if cooldown_sec is not None else 2
+        try:
+            rule = BreakerRule(consecutive, window, cooldown_rounds, cooldown_sec, scope)  # type: ignore[arg-type]
+        except PolicyError as exc:
+            raise PolicyError(f"breaker.{exc}") from None
+        fields = self._fields()
+        fields["breaker"] = rule
+        fields["name"] = name or self.name
+        return TimeoutPolicy(**fields)
+
+    def without_breaker(self, name: str | None = None) -> TimeoutPolicy:
+        """A copy with no breaker."""
+        return TimeoutPolicy(**{**self._fields(), "breaker": None, "name": name or self.name})
 
     # -- resolution ------------------------------------------------------
     def base_for(self, tools: Any, tool_name: str) -> float:
@@ -430,13 +531,31 @@ class TimeoutPolicy:
             "settlement_margin_sec": self.settlement_margin_sec,
             "clamp_tools": list(self.clamp_tools),
             "clamp_reserve_sec": self.clamp_reserve_sec,
+            "idempotent_tools": list(self.idempotent_tools),
+            "hedges": dict(self.hedges),
+            "breaker": self.breaker,
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain dict (JSON/TOML-ready); ``floor_sec`` is omitted when unset."""
+        """A plain dict (JSON/TOML-ready).
+
+        Fields at their "off" value are omitted (``floor_sec`` unset, no ``hedges``, no
+        ``breaker``, the default ``idempotent_tools``), so a policy without the newer features
+        is written exactly as before they existed.
+        """
         fields = self._fields()
         if fields["floor_sec"] is None:
             del fields["floor_sec"]
+        if self.idempotent_tools == IDEMPOTENT_TOOLS:
+            del fields["idempotent_tools"]
+        if self.hedges:
+            fields["hedges"] = {tool: rule.to_dict() for tool, rule in self.hedges.items()}
+        else:
+            del fields["hedges"]
+        if self.breaker is not None:
+            fields["breaker"] = self.breaker.to_dict()
+        else:
+            del fields["breaker"]
         return fields
 
     @classmethod
@@ -444,7 +563,7 @@ class TimeoutPolicy:
         """Build from :meth:`to_dict` output; unknown keys are errors naming ``where``."""
         if not isinstance(data, Mapping):
             raise PolicyError(f"{where}: expected a table, got {data!r}")
-        known = set(cls().to_dict()) | {"floor_sec"}
+        known = set(cls()._fields())
         unknown = sorted(set(data) - known)
         if unknown:
             raise PolicyError(

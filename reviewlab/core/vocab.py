@@ -13,6 +13,7 @@ from typing import Final, Literal, get_args
 __all__ = [
     "ARRIVAL_MODES",
     "BOUND_BY",
+    "BREAKER_SCOPES",
     "CALL_STATES",
     "CALL_STATUSES",
     "CENSORING_MODES",
@@ -32,6 +33,7 @@ __all__ = [
     "TRANSPORTS",
     "ArrivalMode",
     "BoundBy",
+    "BreakerScope",
     "CallState",
     "CallStatusName",
     "CensoringMode",
@@ -84,6 +86,11 @@ CENSORING_MODES: Final = get_args(CensoringMode)
 Reaction = Literal["as_recorded", "reissue", "skip_target"]
 """What a replay assumes the model does after an abandonment (design §5a)."""
 REACTIONS: Final = get_args(Reaction)
+
+BreakerScope = Literal["episode", "slot"]
+"""Where a breaker's count and cool-down live: one episode, or a reviewer slot (carried across
+the slot's episodes in start order)."""
+BREAKER_SCOPES: Final = get_args(BreakerScope)
 
 EngineName = Literal["twin", "vectorized", "real"]
 """The replay engines."""
