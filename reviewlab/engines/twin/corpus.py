@@ -66,38 +66,43 @@ class EpisodeTuple(NamedTuple):
 
 class TwinCorpus:
     """Per-episode tuples and the static call columns (corpus order, then call order) of one
-    corpus."""
+    corpus.
+
+    The tuples, ``duration_sec``, ``completed`` and ``requested_lines`` are built with the
+    corpus (every replay reads them); the call frame's other static columns
+    (``episode_id, round, call_index, tool``) on first use, so a replay read only for its
+    summary never builds them.
+    """
 
     def __init__(self, episodes: list[Episode]) -> None:
         check_corpus(episodes)
         self.episodes = list(episodes)
         """The episode objects themselves: keeps their ids from being reused while cached."""
-        # Each call object is read once (the objects are scattered in memory: every extra pass over
-        # them costs another round of cache misses); the flat columns come from the tuples.
+        # Each call object is read once, in one pass (the objects are scattered in memory: every
+        # extra pass over them costs another round of cache misses); the columns are filled as the
+        # tuples are built.
         tuples: list[EpisodeTuple] = []
-        episode_calls: list[int] = []
+        durations: list[float] = []
+        completions: list[bool] = []
+        requested: list[int] = []
+        round_sizes: list[int] = []
+        episode_rounds: list[int] = []
         row = 0
         for episode in episodes:
-            rounds = tuple(
-                [(rnd.send_sec, tuple(map(_compile_call, rnd.calls))) for rnd in episode.rounds]
+            rounds = []
+            for rnd in episode.rounds:
+                calls = tuple(map(_compile_call, rnd.calls))
+                rounds.append((rnd.send_sec, calls))
+                round_sizes.append(len(calls))
+                for call in calls:
+                    durations.append(call[2])
+                    completions.append(call[3])
+                    requested.append(call[5])
+            episode_rounds.append(len(rounds))
+            tuples.append(
+                EpisodeTuple(episode.id, episode.slot, episode.deadline_sec, row, tuple(rounds))
             )
-            tuples.append(EpisodeTuple(episode.id, episode.slot, episode.deadline_sec, row, rounds))
-            episode_calls.append(sum(len(calls) for _, calls in rounds))
-            row += episode_calls[-1]
-        call_tuples = [
-            call for episode_tuple in tuples for _, calls in episode_tuple.rounds for call in calls
-        ]
-        round_col = [
-            round_no
-            for episode_tuple in tuples
-            for round_no, (_, calls) in enumerate(episode_tuple.rounds, 1)
-            for _ in calls
-        ]
-        tools, _, durations, completions, _, requested = (
-            (list(column) for column in zip(*call_tuples, strict=True))
-            if call_tuples
-            else ([] for _ in range(6))
-        )
+            row = len(durations)
         self.duration_sec: list[float] = durations
         """Effective durations (a replay copies them and overwrites imputed ones)."""
         self.completed: list[bool] = completions
@@ -105,17 +110,53 @@ class TwinCorpus:
         self.calls = row
         self.ids = [episode.id for episode in episodes]
         self.slots = [episode.slot for episode in episodes]
-        counts = np.array(episode_calls, dtype=np.int64)
-        owner = np.repeat(np.arange(counts.size), counts)
-        first_rows = np.cumsum(counts) - counts
-        # Arrow-backed string columns are immutable, so every frame may share these two.
-        self.episode_id = pd.array(np.array(self.ids or [""], dtype=object)[owner], dtype="str")
-        self.tool = pd.array(np.array(tools, dtype=object), dtype="str")
-        self.round = np.array(round_col, dtype=np.int64)
-        self.call_index = np.arange(row, dtype=np.int64) - first_rows[owner]
         self.requested_lines = np.array(requested, dtype=np.int64)
+        self._round_sizes = np.array(round_sizes, dtype=np.int64)
+        self._episode_rounds = np.array(episode_rounds, dtype=np.int64)
+        self._frame_columns: tuple[Any, Any, np.ndarray, np.ndarray] | None = None
         self.recorded_arrivals: np.ndarray | None = None
         """Arrival times for ``arrivals="recorded"``, filled on first use."""
+
+    def _static_columns(self) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+        """``(episode_id, tool, round, call_index)`` of the call frame, built once."""
+        if self._frame_columns is None:
+            sizes, per_episode = self._round_sizes, self._episode_rounds
+            round_episode = np.repeat(np.arange(per_episode.size), per_episode)
+            round_number = (
+                np.arange(sizes.size) - (np.cumsum(per_episode) - per_episode)[round_episode]
+            )
+            owner = np.repeat(round_episode, sizes)
+            counts = np.bincount(owner, minlength=per_episode.size)
+            first_rows = np.cumsum(counts) - counts
+            tools = [call[0] for ep in self.tuples for _, calls in ep.rounds for call in calls]
+            # Arrow-backed string columns are immutable, so every frame may share these two.
+            self._frame_columns = (
+                pd.array(np.array(self.ids or [""], dtype=object)[owner], dtype="str"),
+                pd.array(np.array(tools, dtype=object), dtype="str"),
+                np.repeat(round_number + 1, sizes),
+                np.arange(self.calls, dtype=np.int64) - first_rows[owner],
+            )
+        return self._frame_columns
+
+    @property
+    def episode_id(self) -> Any:
+        """Per call, its episode's id (a pandas string array)."""
+        return self._static_columns()[0]
+
+    @property
+    def tool(self) -> Any:
+        """Per call, its tool (a pandas string array)."""
+        return self._static_columns()[1]
+
+    @property
+    def round(self) -> np.ndarray:
+        """Per call, its round number (1-based within its episode)."""
+        return self._static_columns()[2]
+
+    @property
+    def call_index(self) -> np.ndarray:
+        """Per call, its 0-based index within its episode."""
+        return self._static_columns()[3]
 
 
 def _compile_call(call: Call) -> CallTuple:

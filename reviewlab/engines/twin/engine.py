@@ -41,9 +41,16 @@ import simpy
 
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
-from reviewlab.core.vocab import ARRIVAL_MODES, CENSORING_MODES, ArrivalMode, CensoringMode
+from reviewlab.core.vocab import (
+    ARRIVAL_MODES,
+    CENSORING_MODES,
+    SOURCE_GAP_ABANDONED,
+    SOURCE_GAP_SKIPPED,
+    ArrivalMode,
+    CensoringMode,
+)
 from reviewlab.engines.censoring import completion_times
-from reviewlab.engines.result import PoolFrames, ReplayResult, assemble
+from reviewlab.engines.result import FramesOnDemand, PoolFrames, ReplayResult, assemble
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import TwinCorpus, compiled
 from reviewlab.engines.twin.model import Simulation, corpus_process, episode_process
@@ -263,19 +270,39 @@ def _result(
     *,
     pooled: bool,
 ) -> ReplayResult:
-    calls = columns_frame(sim, arrival)
+    """The run's :class:`ReplayResult`; without a reviewer pool its frames are built on first
+    access (:class:`~reviewlab.engines.result.FramesOnDemand`), its summary at once."""
     end = np.array(sim.end_sec, dtype=float)
-    pool = None
-    if pooled:
-        horizon = float(end.max()) if end.size else 0.0
-        pool = PoolFrames(
-            arrival, np.array(sim.start_sec, dtype=float), sim.timeline.frame(horizon)
+    wall = end - arrival if end.size else np.empty(0)
+    if not pooled:
+        return FramesOnDemand(
+            lambda: _assembled(sim, arrival, wall, policy, narrowing, assumptions, None),
+            summary=column_summary(sim, wall),
+            engine="twin",
+            policy=policy,
+            narrowing=narrowing,
+            assumptions={"reaction": "as_recorded", **assumptions},
         )
+    horizon = float(end.max()) if end.size else 0.0
+    pool = PoolFrames(arrival, np.array(sim.start_sec, dtype=float), sim.timeline.frame(horizon))
+    return _assembled(sim, arrival, wall, policy, narrowing, assumptions, pool)
+
+
+def _assembled(
+    sim: Simulation,
+    arrival: np.ndarray,
+    wall: np.ndarray,
+    policy: Any,
+    narrowing: Narrowing,
+    assumptions: dict[str, Any],
+    pool: PoolFrames | None,
+) -> ReplayResult:
+    """The full result through :func:`~reviewlab.engines.result.assemble` (frames and summary)."""
     return assemble(
-        calls,
+        columns_frame(sim, arrival),
         episode_ids=sim.corpus.ids,
         slot_ids=sim.slot_id,
-        wall_sec=end - arrival if end.size else np.empty(0),
+        wall_sec=wall,
         max_silence_sec=sim.max_silence_sec,
         peak_loose_workers=metrics.peak_overlap(sim.loose_starts, sim.loose_ends),
         engine="twin",
@@ -283,4 +310,37 @@ def _result(
         narrowing=narrowing,
         assumptions=assumptions,
         pool=pool,
+    )
+
+
+def column_summary(sim: Simulation, wall: np.ndarray) -> dict[str, Any]:
+    """The run's summary from its decided columns, without building a frame.
+
+    :func:`~reviewlab.core.metrics.summarize_arrays` given exactly the arrays
+    :func:`~reviewlab.core.metrics.summarize` reads off the frames :func:`_assembled`
+    builds (the same values in the same row order), so it is that summary to the bit
+    (``tests/test_twin.py`` compares the two).
+    """
+    columns = sim.calls
+    outcome = np.array(columns.outcome, dtype=object)
+    gap = np.array(columns.source_gap, dtype=object)
+    bound_by = np.array(columns.bound_by, dtype=object)
+    requested = sim.corpus.requested_lines
+    credited = np.array(columns.credited_lines, dtype=np.int64)
+    abandoned = gap == SOURCE_GAP_ABANDONED
+    executed = outcome == metrics.EXECUTED
+    return metrics.summarize_arrays(
+        dispatched=executed | (outcome == metrics.ERROR),
+        abandoned=abandoned,
+        zombie_sec=np.array(columns.zombie_sec, dtype=float),
+        bounded=bound_by != "unbounded",
+        by_deadline=bound_by == "deadline",
+        requested_lines=requested,
+        credited_lines=credited,
+        timeout_lost_lines=metrics.timeout_lost_lines(
+            requested, credited, abandoned, executed, gap == SOURCE_GAP_SKIPPED
+        ),
+        wall_sec=wall,
+        max_silence_sec=np.array(sim.max_silence_sec, dtype=float),
+        peak_loose_workers=metrics.peak_overlap(sim.loose_starts, sim.loose_ends),
     )
