@@ -209,8 +209,12 @@ def test_record_live_runs_an_episode_over_the_demo_workspace_and_writes_jsonl(st
 
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1
-    assert json.loads(lines[0])["schema"] == "reviewlab.episode/1"
+    # The stub reports usage per reply: the episode records it, which needs version 2.
+    assert json.loads(lines[0])["schema"] == "reviewlab.episode/2"
     (episode,) = load_episodes(out)
+    assert episode.model == "stub-reviewer"
+    tokens = [(r.input_tokens, r.output_tokens) for r in episode.rounds]
+    assert tokens == [(10, 5), (20, 5), (30, 5)]
     assert (episode.id, episode.source, episode.slot) == ("live-test-1", "live", "live")
     assert episode.end_reason == "final_answer"
     assert episode.meta["model"] == "stub-reviewer" and episode.meta["endpoint"] == stub.base_url

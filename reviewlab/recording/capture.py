@@ -11,7 +11,11 @@ clock; the recorded format (``reviewlab.episode/1``) knows what a replay needs. 
 * a call refused before it ran (bad arguments, unknown tool, loose-worker cap) is an ``error``
   call of 0 s, listed in ``meta["refused_calls"]``;
 * a read records the lines it asked for; a credited read records the lines it rendered (a range
-  past the end of the file is clipped), so a replay credits what the live run credited.
+  past the end of the file is clipped), so a replay credits what the live run credited;
+* a round records the tokens its send consumed when the model reported them (the OpenAI
+  ``usage`` of its reply, ``prompt_tokens``/``completion_tokens``), else they stay unknown;
+  usage, or the model's name, makes the episode ``reviewlab.episode/2``. :func:`record_live`
+  taps the replies of its model for that usage (:class:`UsageTap`).
 
 The live layer does not know this format; recording imports live, never the reverse.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 import math
 import os
 import uuid
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,18 +46,54 @@ from reviewlab.recording.schema import (
     Extent,
     Round,
 )
+from reviewlab.recording.usage import token_counts
 
-__all__ = ["episode_from_result", "record_live"]
+__all__ = ["UsageTap", "episode_from_result", "record_live"]
+
+
+class UsageTap:
+    """A chat model wrapper that keeps the ``usage`` of every reply, in send order.
+
+    Lifecycle: each ``chat`` forwards to the wrapped model and appends the reply's ``usage``
+    (``None`` when it has none); a send that raised appends ``None`` too, so ``usages[k]`` is
+    the usage of the episode's ``k``-th round. Everything else is the wrapped model's.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.usages: list[dict[str, Any] | None] = []
+
+    def chat(self, **kwargs: Any) -> Any:
+        """Forward one send to the wrapped model and keep its reply's usage."""
+        try:
+            reply = self.model.chat(**kwargs)
+        except BaseException:
+            self.usages.append(None)
+            raise
+        usage = reply.get("usage") if isinstance(reply, dict) else None
+        self.usages.append(usage if isinstance(usage, dict) else None)
+        return reply
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
 
 
 def episode_from_result(
-    result: EpisodeResult, *, id: str, slot: str = "", source: Source = "live"
+    result: EpisodeResult,
+    *,
+    id: str,
+    slot: str = "",
+    source: Source = "live",
+    usages: Sequence[Mapping[str, Any] | None] | None = None,
+    model: str | None = None,
 ) -> Episode:
     """The live run ``result`` in the recorded format, as episode ``id`` of ``slot``.
 
     Calls are censored, refused and credited as the module docstring states. A loose worker
     that has not come back yet is recorded without ``returned_after_sec``; converting again
-    later can add it.
+    later can add it. ``usages``: the usage the model reported per round, in round order
+    (:attr:`UsageTap.usages`); without it, a round trace's own ``usage``, if it has one.
+    ``model``: the name of the model that served the episode.
     """
     refused = [
         trace.call_id
@@ -63,16 +104,29 @@ def episode_from_result(
     meta = dict(result.meta)
     if refused:
         meta["refused_calls"] = ",".join(refused)
-    rounds = [
-        Round(send_sec=max(0.0, rnd.send_sec), calls=[_recorded_call(c) for c in rnd.calls])
-        for rnd in result.trace
-    ]
-    # Calls run on the async path carry progress and cancel facts: those need version 2.
-    v2 = any(
+    rounds = []
+    for number, rnd in enumerate(result.trace):
+        if usages is not None:
+            usage = usages[number] if number < len(usages) else None
+        else:
+            usage = getattr(rnd, "usage", None)
+        tokens = token_counts(dict(usage) if isinstance(usage, Mapping) else None)
+        rounds.append(
+            Round(
+                send_sec=max(0.0, rnd.send_sec),
+                calls=[_recorded_call(c) for c in rnd.calls],
+                input_tokens=tokens[0],
+                output_tokens=tokens[1],
+            )
+        )
+    # Calls run on the async path carry progress and cancel facts, and usage is version 2 too.
+    v2 = model is not None or any(
         getattr(c, name) is not None for r in rounds for c in r.calls for name in V2_CALL_FIELDS
     )
+    v2 = v2 or any(r.input_tokens is not None or r.output_tokens is not None for r in rounds)
     return Episode(
         schema_version=SCHEMA_VERSION_2 if v2 else SCHEMA_VERSION,  # type: ignore[call-arg]
+        model=model,
         id=id,
         source=source,
         slot=slot,
@@ -115,6 +169,7 @@ def record_live(
     if not root_dir.is_dir():
         raise NotADirectoryError(f"root {str(root)!r} is not a directory")
     chat_model = OpenAIChatModel(base_url, model, api_key=api_key, timeout=timeout, **defaults)
+    tap = UsageTap(chat_model)
     options: dict[str, Any] = {"policy": policy, "narrowing": narrowing, "deadline_at": deadline_at}
     if task:
         options["task"] = task
@@ -123,12 +178,16 @@ def record_live(
 
         with MCPServer(mcp, cwd=root_dir) as server:
             options["registry_factory"] = server.registry_factory
-            result = ReviewEpisode(root_dir, chat_model, **options).execute()
+            result = ReviewEpisode(root_dir, tap, **options).execute()
     else:
-        result = ReviewEpisode(root_dir, chat_model, **options).execute()
+        result = ReviewEpisode(root_dir, tap, **options).execute()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     episode = episode_from_result(
-        result, id=episode_id or f"live-{stamp}-{uuid.uuid4().hex[:8]}", slot=slot
+        result,
+        id=episode_id or f"live-{stamp}-{uuid.uuid4().hex[:8]}",
+        slot=slot,
+        usages=tap.usages,
+        model=model,
     )
     meta = {**episode.meta, "model": model, "endpoint": chat_model.endpoint}
     if mcp:

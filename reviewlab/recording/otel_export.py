@@ -74,6 +74,12 @@ def episode_document(episode: Episode) -> dict[str, Any]:
         model_attrs: dict[str, Any] = {"gen_ai.operation.name": "chat", "reviewlab.round": number}
         if "model" in episode.meta:
             model_attrs["gen_ai.request.model"] = episode.meta["model"]
+        if episode.model is not None:
+            model_attrs["gen_ai.response.model"] = episode.model
+        if rnd.input_tokens is not None:
+            model_attrs["gen_ai.usage.input_tokens"] = rnd.input_tokens
+        if rnd.output_tokens is not None:
+            model_attrs["gen_ai.usage.output_tokens"] = rnd.output_tokens
         spans.append(
             _span(
                 ids,

@@ -8,7 +8,15 @@ import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
-__all__ = ["ImportFormatError", "classify_command", "parse_time", "seconds_between"]
+from reviewlab.recording.usage import token_counts
+
+__all__ = [
+    "ImportFormatError",
+    "classify_command",
+    "parse_time",
+    "seconds_between",
+    "token_counts",
+]
 
 
 class ImportFormatError(ValueError):

@@ -23,6 +23,12 @@ Tool mapping: ``bash`` by its ``cmd`` (``ls`` → ``list_files``, ``grep``/``fin
 ``command="view"`` → ``read_file`` (extent from ``view_range``); any other
 name is kept as it is (``python``, ``web_browser_click``…).
 
+Usage: a ``model`` event's ``output.usage`` (``input_tokens``,
+``output_tokens``) is its round's tokens; a model event without usage (e.g. a
+scripted ``hardcoded`` model) leaves its round unknown. The episode's ``model``
+is the one the log's ``eval.model`` names (``openai/gpt-4o-mini``). Usage makes
+the episode ``reviewlab.episode/2``.
+
 The sample's ``time_limit`` / ``working_limit`` (from the eval config), when
 set, becomes the inherited deadline. A sample without events has no timings
 (e.g. hand-written schema fixtures): :class:`ImportFormatError`, never a
@@ -43,8 +49,17 @@ from reviewlab.recording.importers._common import (
     classify_command,
     parse_time,
     seconds_between,
+    token_counts,
 )
-from reviewlab.recording.schema import Call, EndReason, Episode, Extent, Round
+from reviewlab.recording.schema import (
+    SCHEMA_VERSION,
+    SCHEMA_VERSION_2,
+    Call,
+    EndReason,
+    Episode,
+    Extent,
+    Round,
+)
 
 __all__ = ["import_inspect", "sample_episode"]
 
@@ -115,12 +130,20 @@ def sample_episode(sample: dict[str, Any], header: dict[str, Any], *, path: Path
             first_stamp = parse_time(event["timestamp"], path=path, where=where)
         kind = event.get("event")
         if kind == "model":
-            rounds.append(Round(send_sec=_span_sec(event, path, where)))
+            output = event.get("output")
+            tokens = token_counts(output.get("usage") if isinstance(output, dict) else None)
+            rounds.append(
+                Round(
+                    send_sec=_span_sec(event, path, where),
+                    input_tokens=tokens[0],
+                    output_tokens=tokens[1],
+                )
+            )
         elif kind == "tool":
             if not rounds:
                 rounds.append(Round(send_sec=0.0))
-            rounds[-1] = Round(
-                send_sec=rounds[-1].send_sec, calls=[*rounds[-1].calls, _call(event, path, where)]
+            rounds[-1] = rounds[-1].model_copy(
+                update={"calls": [*rounds[-1].calls, _call(event, path, where)]}
             )
     if first_stamp is None:
         raise ImportFormatError(path, label, "no event carries a timestamp")
@@ -138,7 +161,10 @@ def sample_episode(sample: dict[str, Any], header: dict[str, Any], *, path: Path
         "model": str(info.get("model", "")),
         "sample_id": str(sample.get("id")),
     }
+    usage = any(r.input_tokens is not None or r.output_tokens is not None for r in rounds)
     return Episode(
+        schema_version=SCHEMA_VERSION_2 if usage else SCHEMA_VERSION,  # type: ignore[call-arg]
+        model=str(info.get("model")) if usage and info.get("model") else None,
         id=label,
         source="inspect",
         started_at=first_stamp,

@@ -33,6 +33,12 @@ round's ``send_sec`` is estimated as the time from the last event before its
 first action to that action (the model's think time plus agent overhead).
 Timestamps are naive in OpenHands logs and are read as UTC
 (``meta["timezone"]``).
+
+Usage: a round's tokens are its model response's ``usage`` (``prompt_tokens``,
+``completion_tokens``), the same for every call of the response; the episode's
+``model`` is the model the responses name (else ``llm_config.model``). A round
+whose response carries no usage (a final agent message without metadata) is
+unknown. Usage makes the episode ``reviewlab.episode/2``.
 """
 
 from __future__ import annotations
@@ -49,8 +55,17 @@ from reviewlab.recording.importers._common import (
     classify_command,
     parse_time,
     seconds_between,
+    token_counts,
 )
-from reviewlab.recording.schema import Call, EndReason, Episode, Extent, Round
+from reviewlab.recording.schema import (
+    SCHEMA_VERSION,
+    SCHEMA_VERSION_2,
+    Call,
+    EndReason,
+    Episode,
+    Extent,
+    Round,
+)
 
 __all__ = ["import_openhands", "trajectory_episode"]
 
@@ -128,30 +143,39 @@ def trajectory_episode(
     rounds: list[Round] = []
     calls: list[Call] = []
     send_sec = 0.0
+    tokens: tuple[int | None, int | None] = (None, None)
     response_id: object = None
     end_reason: EndReason = "log_end"
+    served_by = ""
     for index, event in enumerate(events):
         action = event.get("action")
         if action is None or event.get("source") != "agent":
             continue
         metadata = event.get("tool_call_metadata")
+        response = (metadata.get("model_response") if isinstance(metadata, dict) else None) or {}
+        if isinstance(response, dict) and isinstance(response.get("model"), str):
+            served_by = served_by or response["model"]
         if action == "finish" or (action == "message" and metadata is None):
             # The model's last send produced the answer: a final round without calls.
             if calls:
-                rounds.append(Round(send_sec=send_sec, calls=calls))
+                rounds.append(_round(send_sec, calls, tokens))
                 calls = []
-            rounds.append(Round(send_sec=seconds_between(stamps[index - 1], stamps[index])))
+            final_tokens = token_counts(response.get("usage")) if response else (None, None)
+            rounds.append(
+                _round(seconds_between(stamps[index - 1], stamps[index]), [], final_tokens)
+            )
             end_reason = "final_answer"
             response_id = None
             continue
         if not isinstance(metadata, dict):
             continue  # system/recall/user-side actions are not tool calls
-        this_response = (metadata.get("model_response") or {}).get("id")
+        this_response = response.get("id")
         if response_id is None or this_response != response_id:
             if calls:
-                rounds.append(Round(send_sec=send_sec, calls=calls))
+                rounds.append(_round(send_sec, calls, tokens))
                 calls = []
             send_sec = seconds_between(stamps[index - 1], stamps[index]) if index else 0.0
+            tokens = token_counts(response.get("usage"))
             response_id = this_response
         calls.append(
             _call(
@@ -166,13 +190,17 @@ def trajectory_episode(
             )
         )
     if calls:
-        rounds.append(Round(send_sec=send_sec, calls=calls))
+        rounds.append(_round(send_sec, calls, tokens))
     if log_end:
         end_reason = "log_end"
     meta = {"origin": path.name, "format": "openhands", "timezone": "naive timestamps read as UTC"}
     if model:
         meta["model"] = model
+    served = served_by or model or None
+    usage = served is not None or any(r.input_tokens is not None for r in rounds)
     return Episode(
+        schema_version=SCHEMA_VERSION_2 if usage else SCHEMA_VERSION,  # type: ignore[call-arg]
+        model=served if usage else None,
         id=episode_id,
         source="openhands",
         started_at=stamps[0],
@@ -181,6 +209,10 @@ def trajectory_episode(
         task=task,
         meta=meta,
     )
+
+
+def _round(send_sec: float, calls: list[Call], tokens: tuple[int | None, int | None]) -> Round:
+    return Round(send_sec=send_sec, calls=calls, input_tokens=tokens[0], output_tokens=tokens[1])
 
 
 def _call(

@@ -14,7 +14,11 @@ Which spans mean what (GenAI semantic conventions, or OpenInference):
   they are a JSON object;
 * *model send*: operation ``chat`` / ``text_completion`` / ``generate_content``,
   or kind ``LLM``; tokens from ``gen_ai.usage.input_tokens`` and ``output_tokens`` (or
-  the older ``prompt_tokens`` / ``completion_tokens``, or ``llm.token_count.*``);
+  the older ``prompt_tokens`` / ``completion_tokens``, or ``llm.token_count.*``) are
+  its round's ``input_tokens`` and ``output_tokens`` (unknown when absent), the
+  model (``gen_ai.response.model``, else ``gen_ai.request.model``) the
+  episode's ``model``; usage makes the episode ``reviewlab.episode/2``, and the
+  totals stay in ``meta`` as before;
 * *agent invocation*: operation ``invoke_agent`` or kind ``AGENT``.
 
 Episodes: one per agent invocation, holding the tool and model spans whose
@@ -67,7 +71,14 @@ from reviewlab.core.vocab import (
 )
 from reviewlab.recording.importers._common import ImportFormatError
 from reviewlab.recording.importers._otlp import OtlpSpan, read_spans
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.recording.schema import (
+    SCHEMA_VERSION,
+    SCHEMA_VERSION_2,
+    Call,
+    Episode,
+    Extent,
+    Round,
+)
 from reviewlab.recording.timeline import TimedCall, inferred_rounds, offsets_meta
 
 __all__ = ["OtelImport", "import_otel", "read_otel"]
@@ -215,7 +226,10 @@ def _episode(
     source = root.get("reviewlab.episode.source")
     span_id = f":{agent.span_id}" if agent is not None else ""
     deadline = root.get("reviewlab.episode.deadline_sec")
+    usage = any(r.input_tokens is not None or r.output_tokens is not None for r in rounds)
     return Episode(
+        schema_version=SCHEMA_VERSION_2 if usage else SCHEMA_VERSION,  # type: ignore[call-arg]
+        model=_model_name(group) if usage else None,
         id=str(root.get("reviewlab.episode.id") or f"{group.trace_id}{span_id}"),
         source=cast(Source, source) if source in SOURCES else "otel",
         slot=str(root.get("reviewlab.episode.slot", "")),
@@ -261,8 +275,16 @@ def _model_rounds(
     if leading:
         rounds.append(Round(send_sec=0.0, calls=[t.call for t in leading]))
         offsets.append([t.start_sec - leading[0].start_sec for t in leading])
-    for start, end, group in zip(starts, ends, owned, strict=True):
-        rounds.append(Round(send_sec=max(0.0, end - start), calls=[t.call for t in group]))
+    for model, start, end, group in zip(models, starts, ends, owned, strict=True):
+        tokens = _span_tokens(model)
+        rounds.append(
+            Round(
+                send_sec=max(0.0, end - start),
+                calls=[t.call for t in group],
+                input_tokens=tokens["input_tokens"],
+                output_tokens=tokens["output_tokens"],
+            )
+        )
         offsets.append([max(0.0, t.start_sec - end) for t in group])
     return rounds, offsets
 
@@ -396,41 +418,55 @@ def _meta(group: _Group, where: Path) -> dict[str, str]:
     if group.agent is not None:
         name = group.agent.attrs.get("gen_ai.agent.name", group.agent.name)
         meta["agent"] = str(name)
+    model = _model_name(group)
+    if model:
+        meta["model"] = model
+    tokens = {"input_tokens": 0, "output_tokens": 0}
+    seen = False
+    for span in group.models:
+        for ours, value in _span_tokens(span).items():
+            if value is not None:
+                tokens[ours] += value
+                seen = True
+    if seen:
+        meta.update({key: str(value) for key, value in tokens.items()})
+    return meta
+
+
+def _model_name(group: _Group) -> str:
+    """The model the group's model spans name (the first that names one), or ``""``."""
     for span in group.models:
         model = span.attrs.get(
             "gen_ai.response.model",
             span.attrs.get("gen_ai.request.model", span.attrs.get("llm.model_name")),
         )
         if isinstance(model, str) and model:
-            meta["model"] = model
-            break
-    tokens = {"input_tokens": 0, "output_tokens": 0}
-    seen = False
-    for span in group.models:
-        for ours, keys in (
-            (
-                "input_tokens",
-                (
-                    "gen_ai.usage.input_tokens",
-                    "gen_ai.usage.prompt_tokens",  # the older names
-                    "llm.token_count.prompt",
-                ),
-            ),
-            (
-                "output_tokens",
-                (
-                    "gen_ai.usage.output_tokens",
-                    "gen_ai.usage.completion_tokens",
-                    "llm.token_count.completion",
-                ),
-            ),
-        ):
-            for key in keys:
-                value = span.attrs.get(key)
-                if isinstance(value, int):
-                    tokens[ours] += value
-                    seen = True
-                    break
-    if seen:
-        meta.update({key: str(value) for key, value in tokens.items()})
-    return meta
+            return model
+    return ""
+
+
+_TOKEN_KEYS = {
+    "input_tokens": (
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.prompt_tokens",  # the older names
+        "llm.token_count.prompt",
+    ),
+    "output_tokens": (
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.completion_tokens",
+        "llm.token_count.completion",
+    ),
+}
+
+
+def _span_tokens(span: OtlpSpan) -> dict[str, int | None]:
+    """A model span's token counts (``None``: the span does not report that count)."""
+    counts: dict[str, int | None] = {}
+    for ours, keys in _TOKEN_KEYS.items():
+        counts[ours] = None
+        for key in keys:
+            value = span.attrs.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                counts[ours] = value
+                break
+    return counts

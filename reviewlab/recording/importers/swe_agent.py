@@ -10,7 +10,12 @@ What the file does not hold, and how that shows in the episode:
 
 * *no timestamps*: ``started_at`` is the Unix epoch (1970-01-01 UTC) and
   ``meta["started_at"]`` says it is unknown; durations are still real;
-* *no model send times*: every ``send_sec`` is 0 (``meta["send_sec"]``).
+* *no model send times*: every ``send_sec`` is 0 (``meta["send_sec"]``);
+* *no usage per model response*: ``info.model_stats`` holds only the totals of
+  the whole run, so every round's tokens stay unknown (a cost says they were
+  unpriced) and the totals are kept in ``meta["tokens_sent"]`` and
+  ``meta["tokens_received"]``, the model in ``meta["model"]``
+  (``replay_config.agent.model.name``), never spread over the rounds.
 
 A step without ``execution_time`` has no timing to import: an
 :class:`ImportFormatError` naming the step, never a made-up duration.
@@ -88,8 +93,13 @@ def import_swe_agent(path: str | os.PathLike[str]) -> list[Episode]:
     if exit_status:
         meta["exit_status"] = exit_status
     stats = info.get("model_stats")
-    if isinstance(stats, dict) and "api_calls" in stats:
-        meta["api_calls"] = str(stats["api_calls"])
+    if isinstance(stats, dict):
+        for key in ("api_calls", "tokens_sent", "tokens_received", "instance_cost"):
+            if key in stats:
+                meta[key] = str(stats[key])
+    model = _model_name(document)
+    if model:
+        meta["model"] = model
     return [
         Episode(
             id=where.name.removesuffix(".traj"),
@@ -137,6 +147,19 @@ def _tool(action: str) -> str:
     if head in _NAMED:
         return head
     return classify_command(action)
+
+
+def _model_name(document: dict[str, Any]) -> str:
+    config = document.get("replay_config")
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except json.JSONDecodeError:
+            return ""
+    agent = config.get("agent") if isinstance(config, dict) else None
+    model = agent.get("model") if isinstance(agent, dict) else None
+    name = model.get("name") if isinstance(model, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def _task(document: dict[str, Any]) -> str:
