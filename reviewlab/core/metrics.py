@@ -30,6 +30,10 @@ frames, so a rate means the same thing whichever engine produced it.
   (:func:`quantiles`).
 * peak loose workers: the most abandoned workers still running at one instant.
 * deadline-bound share: bounded calls whose bound the deadline set / bounded calls.
+* hedges: calls whose second attempt started (:mod:`reviewlab.core.hedge`), and
+  ``extra_call_share``, the extra tool calls they cost: hedges / dispatched
+  calls. A replay under a policy that hedges appends :data:`CALL_HEDGE_COLUMNS`
+  (``hedged``) to its call frame; without it every call counts as unhedged.
 
 Every replay engine's call frame holds :data:`CALL_COLUMNS` followed by the
 engine's own timing of each call, :data:`CALL_TIMING_COLUMNS` (no metric below
@@ -62,6 +66,7 @@ __all__ = [
     "CALL_COLUMNS",
     "CALL_DERIVED_COLUMNS",
     "CALL_FRAME_COLUMNS",
+    "CALL_HEDGE_COLUMNS",
     "CALL_TIMING_COLUMNS",
     "EPISODE_COLUMNS",
     "SUMMARY_KEYS",
@@ -96,6 +101,9 @@ CALL_DERIVED_COLUMNS = ("timeout_lost_lines",)
 """Appended by :func:`reviewlab.engines.result.assemble`: lines lost because of abandonment."""
 CALL_FRAME_COLUMNS = CALL_COLUMNS + CALL_TIMING_COLUMNS + CALL_DERIVED_COLUMNS
 """Every column of a replay's call frame, in order."""
+CALL_HEDGE_COLUMNS = ("hedged",)
+"""Appended after :data:`CALL_FRAME_COLUMNS` by a replay whose policy hedges: whether the call's
+second attempt started."""
 EPISODE_COLUMNS = (
     "episode_id",
     "slot_id",
@@ -126,6 +134,8 @@ SUMMARY_KEYS = (
     "wedged_zombies",
     "peak_loose_workers",
     "deadline_bound_share",
+    "hedges",
+    "extra_call_share",
 )
 
 EXECUTED, ERROR = OUTCOMES[0], OUTCOMES[1]
@@ -273,6 +283,7 @@ def summarize(
         wall_sec=episodes["wall_sec"].to_numpy(dtype=float),
         max_silence_sec=episodes["max_silence_sec"].to_numpy(dtype=float),
         peak_loose_workers=peak_loose_workers,
+        hedged=calls["hedged"].to_numpy(dtype=bool) if "hedged" in calls else None,
     )
 
 
@@ -289,6 +300,7 @@ def summarize_arrays(
     wall_sec: np.ndarray,
     max_silence_sec: np.ndarray,
     peak_loose_workers: int,
+    hedged: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """:func:`summarize` from per-call arrays (in call-frame row order) and per-episode arrays.
 
@@ -307,6 +319,7 @@ def summarize_arrays(
     total_loss = coverage_loss(requested, credited)
     timeout_loss = timeout_lost / requested if requested > 0 else 0.0
     p50, p95, p99 = quantiles(wall, (0.50, 0.95, 0.99))
+    hedges = 0 if hedged is None else int(np.count_nonzero(hedged))
     return {
         "episodes": int(wall.size),
         "calls": int(zombie.size),
@@ -331,6 +344,8 @@ def summarize_arrays(
         "deadline_bound_share": int(np.count_nonzero(by_deadline)) / n_bounded
         if n_bounded
         else 0.0,
+        "hedges": hedges,
+        "extra_call_share": hedges / n_dispatched if n_dispatched else 0.0,
     }
 
 
