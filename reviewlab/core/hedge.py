@@ -6,18 +6,48 @@ calls may be hedged at most (``max_share``). A policy carries its rules in a
 ``hedges`` mapping (tool name -> rule); :func:`hedge_rule` is the one way
 engines ask for the rule of a tool, so a policy without hedges (or any
 policy-like object) simply has none.
+
+Lifecycle of a hedged call (docs/semantics.md, "Hedged calls"): dispatched at
+``t`` with bound ``b``, attempt 1 runs ``d1``. If it has not answered by
+``after_sec`` and the call has not been abandoned by then (``b > after_sec``),
+attempt 2 starts at ``t + after_sec`` and runs ``d2``. The answer comes at
+``w = min(d1, after_sec + d2)``; the call is abandoned iff ``w`` is beyond the
+bound by :func:`~reviewlab.core.crediting.abandons`. The attempt that loses
+keeps running: a loose worker from ``w`` to its own end (``inf`` if it never
+returns). An abandoned hedged call leaves both attempts loose from ``b``.
+:func:`hedge_fate` (one call) and :func:`hedge_fate_array` (many) are that rule;
+every engine calls one of them.
+
+Which calls may hedge is decided once per replay, statically and in corpus
+order (:func:`plan_budget`): a call of a hedged tool whose first attempt would
+not answer by ``after_sec`` may hedge when ``hedged so far + 1 <= max_share x
+calls of that tool so far`` (that call included). Live runs, which cannot know
+``d1`` in advance, use the running form of the same rule (:class:`ShareBudget`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
+
+from reviewlab.core.crediting import abandons, abandons_array
 from reviewlab.core.narrowing import PolicyError
 
-__all__ = ["HedgeRule", "hedge_rule"]
+__all__ = [
+    "HedgeFate",
+    "HedgeRule",
+    "ShareBudget",
+    "hedge_fate",
+    "hedge_fate_array",
+    "hedge_rule",
+    "hedge_rules",
+    "plan_budget",
+]
 
 
 def _positive_finite(field_name: str, value: Any) -> float:
@@ -84,3 +114,168 @@ def hedge_rule(policy: Any, tool: str) -> HedgeRule | None:
     if not isinstance(rule, HedgeRule):
         raise PolicyError(f"hedges.{tool}: expected a HedgeRule, got {rule!r}")
     return rule
+
+
+def hedge_rules(policy: Any) -> dict[str, HedgeRule]:
+    """Every hedge rule of ``policy`` by tool name (empty when it hedges nothing)."""
+    hedges = getattr(policy, "hedges", None) or {}
+    return {tool: rule for tool in sorted(hedges) if (rule := hedge_rule(policy, tool)) is not None}
+
+
+def plan_budget(
+    tools: Sequence[str], first_sec: Sequence[float] | np.ndarray, rules: Mapping[str, HedgeRule]
+) -> np.ndarray:
+    """Which calls may hedge, decided statically in the given (corpus) order.
+
+    ``tools[i]`` is call ``i``'s tool and ``first_sec[i]`` when its first attempt
+    answers (``inf``: never). Per tool with a rule, calls are counted in order;
+    call ``i`` may hedge when its first attempt would not answer by
+    ``after_sec`` and ``hedged so far + 1 <= max_share x calls so far`` (call
+    ``i`` counted). A planned hedge uses its share of the budget even if its
+    bound later leaves no time for it. Every engine uses this one plan, so
+    the budget cannot depend on the engine or on timing.
+    """
+    first = np.asarray(first_sec, dtype=float)
+    if len(tools) != first.size:
+        raise ValueError("plan_budget: tools and first_sec must have the same length")
+    planned = np.zeros(first.size, dtype=bool)
+    if not rules:
+        return planned
+    seen: dict[str, int] = {}
+    hedged: dict[str, int] = {}
+    for index, tool in enumerate(tools):
+        rule = rules.get(tool)
+        if rule is None:
+            continue
+        calls = seen[tool] = seen.get(tool, 0) + 1
+        if not first[index] > rule.after_sec:
+            continue
+        taken = hedged.get(tool, 0)
+        if taken + 1 <= rule.max_share * calls:
+            hedged[tool] = taken + 1
+            planned[index] = True
+    return planned
+
+
+class HedgeFate(NamedTuple):
+    """What happens to one call that may hedge (times in seconds from its dispatch).
+
+    ``hedged``: the second attempt started. ``answer_sec``: when the first
+    answer came (``inf``: never). ``abandoned``: the bound passed first.
+    ``wait_sec``: how long the caller waited (the bound when abandoned).
+    ``zombies_sec``: how long each attempt ran on after control came back (0
+    for the winner or an attempt never started, ``inf`` for one that never
+    returns); each loose interval starts at ``wait_sec``.
+    """
+
+    hedged: bool
+    answer_sec: float
+    abandoned: bool
+    wait_sec: float
+    zombies_sec: tuple[float, float]
+
+    @property
+    def zombie_sec(self) -> float:
+        """The loose seconds of both attempts together (``inf`` if one never returns)."""
+        return self.zombies_sec[0] + self.zombies_sec[1]
+
+
+def hedge_fate(
+    first_sec: float, second_sec: float, after_sec: float, bound_sec: float | None
+) -> HedgeFate:
+    """The fate of one call that may hedge.
+
+    Attempt 1 would answer after ``first_sec``; attempt 2, if started at
+    ``after_sec``, ``second_sec`` later (either ``inf``: never). ``bound_sec``
+    ``None`` is unbounded. The second attempt starts only if the first has not
+    answered by ``after_sec`` (``first_sec > after_sec``) and the call is still
+    waited on then (unbounded, or ``bound_sec > after_sec``).
+    """
+    hedged = first_sec > after_sec and (bound_sec is None or bound_sec > after_sec)
+    second_end = after_sec + second_sec if hedged else math.nan
+    answer = min(first_sec, second_end) if hedged else first_sec
+    answered = math.isfinite(answer)
+    if abandons(answer, answered, bound_sec):
+        assert bound_sec is not None
+        z1 = first_sec - bound_sec
+        z2 = second_end - bound_sec if hedged else 0.0
+        return HedgeFate(hedged, answer, True, bound_sec, (z1, z2))
+    if not answered:
+        # Unbounded and nothing ever answers: the caller waits forever, nobody is loose.
+        return HedgeFate(hedged, answer, False, math.inf, (0.0, 0.0))
+    if not hedged:
+        return HedgeFate(False, answer, False, answer, (0.0, 0.0))
+    # The loser runs on from the answer to its own end; a tie goes to the first attempt.
+    if first_sec <= second_end:
+        return HedgeFate(True, answer, False, answer, (0.0, second_end - answer))
+    return HedgeFate(True, answer, False, answer, (first_sec - answer, 0.0))
+
+
+def hedge_fate_array(
+    first_sec: np.ndarray, second_sec: np.ndarray, after_sec: np.ndarray, bound_sec: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`hedge_fate` element-wise: ``(hedged, answer_sec, abandoned, wait_sec, zombie1_sec,
+    zombie2_sec)``; a NaN ``bound_sec`` is unbounded, a NaN ``after_sec`` is a call that may not
+    hedge."""
+    first = np.asarray(first_sec, dtype=float)
+    second = np.asarray(second_sec, dtype=float)
+    after = np.asarray(after_sec, dtype=float)
+    bound = np.asarray(bound_sec, dtype=float)
+    unbounded = np.isnan(bound)
+    # NaN comparisons are False: a call without a rule (NaN after) never hedges.
+    hedged = (first > after) & (unbounded | (bound > after))
+    with np.errstate(invalid="ignore"):
+        second_end = np.where(hedged, after + second, np.nan)
+    answer = np.where(hedged, np.minimum(first, second_end), first)
+    answered = np.isfinite(answer)
+    abandoned = abandons_array(answer, answered, bound)
+    wait = np.where(abandoned, bound, np.where(answered, answer, np.inf))
+    with np.errstate(invalid="ignore"):
+        first_wins = first <= second_end
+        z1 = np.where(abandoned, first - bound, np.where(hedged & ~first_wins, first - answer, 0.0))
+        z2 = np.where(
+            abandoned & hedged,
+            second_end - bound,
+            np.where(hedged & first_wins, second_end - answer, 0.0),
+        )
+    idle = ~answered & ~abandoned
+    z1 = np.where(idle, 0.0, z1)
+    z2 = np.where(idle, 0.0, z2)
+    return hedged, answer, abandoned, wait, z1, z2
+
+
+class ShareBudget:
+    """The running form of the hedge budget, for live runs (which cannot plan ahead).
+
+    :meth:`note_call` counts every dispatched call of a hedged tool; :meth:`admit`
+    is asked once the call has gone ``after_sec`` without an answer and says yes
+    when ``hedged so far + 1 <= max_share x calls so far``. Thread-safe.
+    """
+
+    def __init__(self, policy: Any) -> None:
+        self.rules = hedge_rules(policy)
+        self.calls: dict[str, int] = {}
+        self.hedges: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def rule_for(self, tool: str) -> HedgeRule | None:
+        """The hedge rule of ``tool`` (``None``: never hedged)."""
+        return self.rules.get(tool)
+
+    def note_call(self, tool: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        """Count one dispatched call of ``tool``."""
+        if tool in self.rules:
+            with self._lock:
+                self.calls[tool] = self.calls.get(tool, 0) + 1
+
+    def admit(self, tool: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+        """Whether a call of ``tool`` that has gone ``after_sec`` unanswered may hedge now."""
+        rule = self.rules.get(tool)
+        if rule is None:
+            return False
+        with self._lock:
+            taken = self.hedges.get(tool, 0)
+            if taken + 1 <= rule.max_share * self.calls.get(tool, 0):
+                self.hedges[tool] = taken + 1
+                return True
+            return False

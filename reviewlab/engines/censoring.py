@@ -23,24 +23,42 @@ Invariants: the same corpus and seed give the same draws; exactly one uniform is
 drawn per still-censored call, in corpus order (episode order, then call
 order); a tool with no completed call borrows the estimate pooled over all
 tools; a corpus with no completed call at all cannot be imputed and raises.
+
+Hedged calls (:func:`hedge_plan`): the second attempt of a call that may hedge
+runs a duration drawn from its tool's estimate, *unconditionally* (a fresh
+attempt, not one that has already run): the smallest event time ``t`` with
+``S(t) <= u``; a draw beyond the last observed return (``u < S(last event)``,
+the mass the censored calls carry) is an attempt that never returns (``inf``).
+No tail is extrapolated there and no pooled estimate is borrowed: a tool never
+seen returning never returns on a second try either. One uniform per planned
+hedge, in corpus order, from a stream of the seed kept apart from the
+imputation draws.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from reviewlab.core.hedge import hedge_rules, plan_budget
 from reviewlab.recording.schema import Call, Episode
 
 __all__ = [
+    "HedgePlan",
     "KaplanMeier",
     "censored_calls",
     "completion_times",
     "effective_observation",
+    "hedge_plan",
     "impute_durations",
 ]
+
+# Seed stream of the second attempts' durations, kept apart from the imputation draws.
+_HEDGE_STREAM = 0x4ED6E
 
 
 def effective_observation(call: Call) -> tuple[float, bool]:
@@ -96,6 +114,15 @@ class KaplanMeier:
         """``S(t) = P(T > t)`` from the step estimate (1.0 before the first event)."""
         index = int(np.searchsorted(self.event_times, t, side="right"))
         return 1.0 if index == 0 else float(self.survival_after[index - 1])
+
+    def draw(self, u: float) -> float:
+        """A duration from ``T`` itself for the uniform ``u`` in ``[0, 1)``: the smallest event
+        time with ``S(t) <= u``, or ``inf`` when ``u`` falls in the mass beyond the last observed
+        return (an attempt that never returns)."""
+        if not 0.0 <= u < 1.0:
+            raise ValueError(f"u: expected a uniform number in [0, 1), got {u!r}")
+        hit = int(np.searchsorted(-self.survival_after, -u, side="left"))
+        return float(self.event_times[hit]) if hit < self.event_times.size else math.inf
 
     def draw_beyond(self, censored_at: float, u: float) -> float:
         """A completion time from ``T | T > censored_at`` for the uniform ``u`` in ``[0, 1)``;
@@ -199,3 +226,67 @@ def impute_durations(episodes: Sequence[Episode], seed: int = 0) -> dict[tuple[s
             estimate = pooled
         imputed[(episode_id, index)] = estimate.draw_beyond(call.duration_sec, float(u))
     return imputed
+
+
+@dataclass(frozen=True)
+class HedgePlan:
+    """Which calls of a corpus may hedge, and how long their second attempts run.
+
+    Arrays by call row in corpus order (episode order, then call order):
+    ``planned`` (the budget let this call hedge, :func:`~reviewlab.core.hedge.plan_budget`),
+    ``after_sec`` (its tool's delay; NaN where not planned), ``second_sec``
+    (the second attempt's drawn duration; ``inf`` never returns, NaN where not
+    planned) and ``first_sec`` (the first attempt's effective duration under
+    the replay's censoring assumption, ``inf`` for a wedge).
+    """
+
+    planned: np.ndarray
+    after_sec: np.ndarray
+    second_sec: np.ndarray
+    first_sec: np.ndarray
+
+    @property
+    def hedges(self) -> int:
+        """How many calls may hedge."""
+        return int(np.count_nonzero(self.planned))
+
+
+def hedge_plan(
+    episodes: Sequence[Episode],
+    policy: Any,
+    completion: Mapping[tuple[str, int], float] | None,
+    seed: int = 0,
+) -> HedgePlan | None:
+    """The one hedge plan of a replay (``None`` when ``policy`` hedges nothing).
+
+    ``completion`` is :func:`completion_times` of the same corpus and censoring
+    mode (``None``: ``wedge``, a censored call never returns). Every engine
+    calls this one function, so the twin, the vectorized and the real engine
+    hedge the same calls with the same second-attempt durations.
+    """
+    rules = hedge_rules(policy)
+    if not rules:
+        return None
+    tools: list[str] = []
+    first: list[float] = []
+    for episode in episodes:
+        for index, call in enumerate(episode.calls):
+            duration, completed = effective_observation(call)
+            if not completed:
+                duration = math.inf if completion is None else completion[(episode.id, index)]
+            tools.append(call.tool)
+            first.append(duration)
+    first_sec = np.asarray(first, dtype=float)
+    planned = plan_budget(tools, first_sec, rules)
+    after = np.full(first_sec.size, math.nan)
+    second = np.full(first_sec.size, math.nan)
+    rows = np.flatnonzero(planned)
+    if rows.size:
+        per_tool, _ = estimates_by_tool(episodes)
+        draws = np.random.default_rng((seed, _HEDGE_STREAM)).random(rows.size)
+        for row, u in zip(rows.tolist(), draws.tolist(), strict=True):
+            tool = tools[row]
+            after[row] = rules[tool].after_sec
+            estimate = per_tool[tool]
+            second[row] = estimate.draw(u) if estimate.estimable else math.inf
+    return HedgePlan(planned, after, second, first_sec)

@@ -33,6 +33,16 @@ every call against a timeout with ``AnyOf`` is an order of magnitude slower).
 ``t`` advances by exactly the briefing's additions (``t += send_sec``,
 ``t += wait``), so the figures are bit-identical to the vectorized engine's.
 
+Hedged calls (:mod:`reviewlab.core.hedge`): the replay's one
+:class:`~reviewlab.engines.censoring.HedgePlan` says which rows may hedge and how
+long their second attempts run (``Simulation.hedge_rows``, empty when the policy
+hedges nothing, so the hot loop pays one falsy test). A planned row's fate is
+:func:`~reviewlab.core.hedge.hedge_fate` of its effective duration, its second
+attempt, its delay and its bound; its loose attempts become loose-worker
+intervals from the moment control came back, and ``hedged`` marks the rows whose
+second attempt started. A worker-thread pool does not simulate hedges (two
+attempts would need two pool threads): a run with both is refused.
+
 Invariants: one call row per recorded call, an episode's rows in call order
 (:class:`CallColumns` puts them in corpus order whatever order the episodes
 ran in); an episode's ``Crediting`` notes an abandonment only after
@@ -49,12 +59,15 @@ import math
 from collections.abc import Generator, Mapping
 from typing import Any
 
+import numpy as np
 import simpy
 
 from reviewlab.core.crediting import Crediting, abandons
+from reviewlab.core.hedge import hedge_fate
 from reviewlab.core.idle import idle_fire_sec, resolve_idle
 from reviewlab.core.receipts import Outcome
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.engines.censoring import hedge_plan
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import EpisodeTuple, TwinCorpus
 from reviewlab.recording.schema import SCHEMA_VERSION
@@ -64,6 +77,8 @@ __all__ = [
     "Simulation",
     "corpus_process",
     "episode_process",
+    "hedge_columns",
+    "hedge_rows",
     "run_episode",
     "sync_to",
 ]
@@ -90,8 +105,9 @@ class CallColumns:
     the frame subtracts the arrival to give ``start_sec``, so the hot loop
     does not) and how far it then advanced ``t``. Every row's ``dispatch_sec``
     is written by the run (a withheld row gets the moment its episode's log
-    ended); ``wait_sec`` stays 0 for a withheld one. The static columns live
-    in :class:`~reviewlab.engines.twin.corpus.TwinCorpus`.
+    ended); ``wait_sec`` stays 0 for a withheld one. ``hedged``: the call's
+    second attempt started (:mod:`reviewlab.core.hedge`). The static columns
+    live in :class:`~reviewlab.engines.twin.corpus.TwinCorpus`.
     """
 
     __slots__ = (
@@ -105,6 +121,7 @@ class CallColumns:
         "zombie_sec",
         "dispatch_sec",
         "wait_sec",
+        "hedged",
     )
 
     def __init__(self, corpus: TwinCorpus) -> None:
@@ -119,6 +136,7 @@ class CallColumns:
         self.zombie_sec: list[float] = [0.0] * n
         self.dispatch_sec: list[float] = [0.0] * n
         self.wait_sec: list[float] = [0.0] * n
+        self.hedged: list[bool] = [False] * n
 
 
 class Simulation:
@@ -147,6 +165,8 @@ class Simulation:
         "timeline",
         "idle_rows",
         "honoured_rows",
+        "hedge_rows",
+        "hedging",
     )
 
     def __init__(
@@ -155,6 +175,7 @@ class Simulation:
         resolver: BoundResolver,
         corpus: TwinCorpus,
         imputed: Mapping[tuple[str, int], float] | None = None,
+        seed: int = 0,
     ) -> None:
         episodes = len(corpus.tuples)
         self.env = env
@@ -179,6 +200,35 @@ class Simulation:
         self.idle_rows, self.honoured_rows = remote_rows(corpus, resolver.policy)
         """Rows with recorded progress and an idle timeout; rows with a recorded cancel stop
         time."""
+        self.hedge_rows, self.hedging = hedge_rows(corpus, resolver.policy, imputed, seed)
+        """Rows that may hedge: ``(after_sec, second_sec)`` of the replay's hedge plan; whether
+        the policy hedges at all (then the frame carries the ``hedged`` column)."""
+
+
+def hedge_rows(
+    corpus: TwinCorpus,
+    policy: Any,
+    imputed: Mapping[tuple[str, int], float] | None,
+    seed: int,
+) -> tuple[dict[int, tuple[float, float]], bool]:
+    """The rows the replay's :func:`~reviewlab.engines.censoring.hedge_plan` lets hedge, with
+    their delay and second-attempt duration, and whether the policy hedges at all."""
+    plan = hedge_plan(corpus.episodes, policy, imputed, seed)
+    if plan is None:
+        return {}, False
+    rows = {
+        row: (float(plan.after_sec[row]), float(plan.second_sec[row]))
+        for row in np.flatnonzero(plan.planned).tolist()
+    }
+    return rows, True
+
+
+def hedge_columns(sim: Simulation) -> dict[str, np.ndarray]:
+    """The call-frame columns hedging adds (:data:`~reviewlab.core.metrics.CALL_HEDGE_COLUMNS`):
+    ``{"hedged": ...}`` when the policy hedges, else nothing."""
+    if not sim.hedging:
+        return {}
+    return {"hedged": np.array(sim.calls.hedged, dtype=bool)}
 
 
 def remote_rows(
@@ -286,6 +336,12 @@ def run_episode(
     imputed = sim.imputed
     bound_sec_for = sim.resolver.bound_sec
     idle_rows, honoured_rows = sim.idle_rows, sim.honoured_rows
+    hedge_rows = sim.hedge_rows
+    if hedge_rows and workers is not None:
+        raise ValueError(
+            "hedges: a worker-thread pool (workers=K) does not simulate hedged calls; "
+            "replay without workers"
+        )
     no_deadline = sim.resolver.no_deadline
     loose_starts = sim.loose_starts
     loose_ends = sim.loose_ends
@@ -293,7 +349,7 @@ def run_episode(
     durations, completes = columns.duration_sec, columns.completed
     bounds, bys, outcomes = columns.bound_sec, columns.bound_by, columns.outcome
     gaps, credits, zombies = columns.source_gap, columns.credited_lines, columns.zombie_sec
-    starts, waits = columns.dispatch_sec, columns.wait_sec
+    starts, waits, hedged = columns.dispatch_sec, columns.wait_sec, columns.hedged
     crediting = Crediting()
     credited_lines = crediting.credited_lines
     episode_id = episode.id
@@ -344,35 +400,60 @@ def run_episode(
                 fire = idle_fire_sec(progress, idle, until)
                 if fire is not None:
                     bound_sec, bound_by = fire, "idle"
-            if (
-                honoured_rows
-                and bound_sec is not None
-                and row in honoured_rows
-                and abandons(duration, completed, bound_sec)
-            ):
-                # A server seen stopping that long after a cancel stops that long after this one.
-                stop = max(bound_sec + honoured_rows[row], math.nextafter(bound_sec, _INF))
-                duration, completed = (min(duration, stop) if completed else stop), True
-            if workers is None:
-                abandoned = abandons(duration, completed, bound_sec)
-                if abandoned:
-                    assert bound_sec is not None
-                    wait = bound_sec
-                    zombie = duration - bound_sec if completed else _INF
-                else:
-                    wait = duration
-                    zombie = 0.0
+            fate = None
+            if hedge_rows and row in hedge_rows:
+                after, second = hedge_rows[row]
+                fate = hedge_fate(duration if completed else _INF, second, after, bound_sec)
+                if not fate.hedged:
+                    fate = None
+            if fate is not None:
+                # Two attempts, the first answer used, a loser running on (core/hedge.py).
+                abandoned, wait, zombie = fate.abandoned, fate.wait_sec, fate.zombie_sec
+                answered = fate.answer_sec < _INF
+                hedged[row] = True
+                for loose in fate.zombies_sec:
+                    if loose:
+                        loose_starts.append(t + wait)
+                        loose_ends.append(t + wait + loose)
+                zombies[row] = zombie
             else:
-                # A shared thread pool: the wait, the fate and the zombie depend on thread queueing.
-                if t > env.now:
-                    yield sync_to(env, t)
-                wait, abandoned, zombie = yield from workers.run_call(
-                    env, duration, completed, bound_sec
-                )
+                if (
+                    honoured_rows
+                    and bound_sec is not None
+                    and row in honoured_rows
+                    and abandons(duration, completed, bound_sec)
+                ):
+                    # A server seen stopping that long after a cancel stops that long after this
+                    # one.
+                    stop = max(bound_sec + honoured_rows[row], math.nextafter(bound_sec, _INF))
+                    duration, completed = (min(duration, stop) if completed else stop), True
+                if workers is None:
+                    abandoned = abandons(duration, completed, bound_sec)
+                    if abandoned:
+                        assert bound_sec is not None
+                        wait = bound_sec
+                        zombie = duration - bound_sec if completed else _INF
+                    else:
+                        wait = duration
+                        zombie = 0.0
+                else:
+                    # A shared thread pool: the wait, the fate and the zombie depend on thread
+                    # queueing.
+                    if t > env.now:
+                        yield sync_to(env, t)
+                    wait, abandoned, zombie = yield from workers.run_call(
+                        env, duration, completed, bound_sec
+                    )
+                answered = completed
+                if zombie:
+                    assert bound_sec is not None  # only an abandoned (bounded) call leaves one
+                    loose_starts.append(t + bound_sec)
+                    loose_ends.append(t + bound_sec + zombie)
+                    zombies[row] = zombie
             if abandoned:
                 gaps[row] = SOURCE_GAP_ABANDONED
                 outcome = ERROR
-            elif bound_sec is None and not completed:
+            elif bound_sec is None and not answered:
                 # Pre-fix: the call never returns, so the episode waits on it forever.
                 gaps[row] = SOURCE_GAP_WEDGED
                 outcome = ERROR
@@ -380,11 +461,6 @@ def run_episode(
                 wait = _INF
             else:
                 outcome = ERROR if status_error else EXECUTED
-            if zombie:
-                assert bound_sec is not None  # only an abandoned (bounded) call leaves a zombie
-                loose_starts.append(t + bound_sec)
-                loose_ends.append(t + bound_sec + zombie)
-                zombies[row] = zombie
             # credited_lines(tool, outcome, 0) is 0 whatever the rule says: skip the call then.
             if requested:
                 credits[row] = credited_lines(tool, outcome, requested)
