@@ -133,6 +133,16 @@ def test_a_cooldown_in_seconds_ends_exactly_cooldown_sec_after_the_trip_settled(
     assert state.withheld("t", 9, 14.999)
     assert not state.withheld("t", 1, 15.0)
     assert not state.withheld("t", 2, 20.0)
+    assert not state.withheld("t", 1, 9.999)  # dispatched before the trip (another episode)
+
+
+def test_scaled_rules_and_the_cooldown_in_words():
+    """scaled multiplies cooldown_sec only; cooldown_label is what the host text says."""
+    rule = BreakerRule(2, cooldown_rounds=None, cooldown_sec=4.0)
+    assert rule.scaled(0.5) == BreakerRule(2, cooldown_rounds=None, cooldown_sec=2.0)
+    assert BreakerRule(2).scaled(0.5) == BreakerRule(2)
+    assert rule.cooldown_label == "4.0s"
+    assert BreakerRule(2, cooldown_rounds=3).cooldown_label == "3 model round(s)"
 
 
 def test_the_count_starts_afresh_after_a_trip():

@@ -22,7 +22,9 @@ Lifecycle of one tool under a breaker::
   Withheld calls are not recorded (they neither count nor reset the count).
   With ``cooldown_rounds = k`` the tool is withheld for the rest of the
   tripping round and the next ``k`` model rounds; with ``cooldown_sec = s``
-  for calls dispatched before ``s`` seconds after the tripping call settled.
+  for calls dispatched from the moment the tripping call settled until ``s``
+  seconds later (a call of a slot's other episode dispatched earlier on the
+  clock is not withheld by a trip that came after it).
 
 Rounds and times are the caller's: ``round`` is the episode's 1-based model
 round and ``now`` seconds on one clock (the monotonic clock live, virtual time
@@ -120,6 +122,21 @@ class BreakerRule:
         )
         return f"{count}/{cool}/{self.scope}"
 
+    @property
+    def cooldown_label(self) -> str:
+        """The cool-down in words, as the host text says it: ``2 model round(s)`` or ``30.0s``."""
+        if self.cooldown_rounds is not None:
+            return f"{self.cooldown_rounds} model round(s)"
+        return f"{self.cooldown_sec}s"
+
+    def scaled(self, factor: float) -> BreakerRule:
+        """The rule on a clock ``factor`` times as fast: ``cooldown_sec`` times ``factor``."""
+        if self.cooldown_sec is None:
+            return self
+        return BreakerRule(
+            self.consecutive, self.window, None, self.cooldown_sec * factor, self.scope
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The rule as a plain mapping (TOML-ready: unset fields are left out)."""
         data = {name: getattr(self, name) for name in BREAKER_FIELDS}
@@ -190,7 +207,7 @@ class BreakerState:
         self.trips = 0
         self._history: dict[str, deque[bool]] = {}
         self._open_through_round: dict[str, int] = {}
-        self._open_until_sec: dict[str, float] = {}
+        self._open_sec: dict[str, tuple[float, float]] = {}
         self._base_round = 0
         self._slot_rounds = 0
 
@@ -208,8 +225,8 @@ class BreakerState:
         through = self._open_through_round.get(tool)
         if through is not None and self._base_round + round <= through:
             return True
-        until = self._open_until_sec.get(tool)
-        return until is not None and now < until
+        window = self._open_sec.get(tool)
+        return window is not None and window[0] <= now < window[1]
 
     def record(self, tool: str, abandoned: bool, round: int, now: float) -> bool:
         """Count a dispatched call of ``tool`` that settled at ``now``; True when it tripped."""
@@ -227,5 +244,5 @@ class BreakerState:
             self._open_through_round[tool] = self._base_round + round + rule.cooldown_rounds
         else:
             assert rule.cooldown_sec is not None
-            self._open_until_sec[tool] = now + rule.cooldown_sec
+            self._open_sec[tool] = (now, now + rule.cooldown_sec)
         return True

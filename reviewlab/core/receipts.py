@@ -4,7 +4,8 @@ A call is *pending* until dispatched, then *running* on a worker, and then
 exactly one of *returned* (inside its bound), *raised* (the tool's own
 exception, inside its bound), *abandoned* (its bound passed first), *refused*
 (never started: the loose-worker cap was full, the arguments were bad or the
-tool is not available) or *withheld* (never started: no room left). Each call
+tool is not available) or *withheld* (never started: the tool's breaker is open after
+repeated abandonments, :mod:`reviewlab.core.breaker`). Each call
 gets exactly one :class:`ToolReceipt`.
 
 The rules that decide a call's fate and what it is credited live in
@@ -29,6 +30,7 @@ __all__ = [
     "tool_timeout_text",
     "unavailable_text",
     "wall_stamp",
+    "withheld_text",
 ]
 
 
@@ -71,6 +73,16 @@ def refused_text(name: str, loose: int, cap: int) -> str:
     return (
         f"⚠️ TOOL_REFUSED ({name}): {loose} abandoned tool worker(s) are still running (cap {cap}); "
         f"the call was not started. Finish with the evidence you have, or try again later."
+    )
+
+
+def withheld_text(name: str, consecutive: int, cooldown: str) -> str:
+    """Host text for a call the breaker withheld: the tool was abandoned ``consecutive`` times
+    and is withheld for ``cooldown`` (e.g. ``2 model round(s)`` or ``30.0s``)."""
+    return (
+        f"⚠️ TOOL_WITHHELD ({name}): the tool timed out {consecutive} time(s) and is withheld "
+        f"for {cooldown}; the call was not started. Continue with the evidence you have, use "
+        f"another tool, or name the gap."
     )
 
 

@@ -25,6 +25,11 @@ message. An abandoned call's late value never reaches the model or a receipt.
 After the first abandonment no read is credited a line extent
 (:class:`~reviewlab.core.receipts.Crediting`), and the reader stamp is read only for a
 call that returned inside its bound (it is cleared before each dispatch).
+
+The breaker: by default the policy's (``policy.breaker``, :func:`~reviewlab.core.breaker.
+breaker_rule`), with a fresh :class:`~reviewlab.core.breaker.BreakerState` per run. A
+reviewer slot whose breaker is slot-scoped passes one shared ``BreakerState`` to each of its
+episodes, run one after another in start order; ``breaker=None`` turns it off.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reviewlab.core.breaker import BreakerRule, BreakerState, breaker_rule
 from reviewlab.core.deadline import deadline_remaining
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.live.aio import AsyncBoundedExecutor, is_async_callable, run_coroutine
@@ -115,6 +121,7 @@ class ReviewEpisode:
         loose_cap: int | None = _UNSET,
         drive_root: str | Path | None = None,
         task_id: str = "",
+        breaker: BreakerRule | BreakerState | None = _UNSET,
     ) -> None:
         if executor is not None and loose_cap is not _UNSET:
             raise ValueError(
@@ -142,6 +149,19 @@ class ReviewEpisode:
         self.loose_cap = DEFAULT_LOOSE_CAP if loose_cap is _UNSET else loose_cap
         self.drive_root = drive_root
         self.task_id = task_id
+        if breaker is _UNSET:
+            breaker = breaker_rule(self.policy)
+        if breaker is not None and not isinstance(breaker, BreakerRule | BreakerState):
+            raise TypeError(
+                f"breaker: expected a BreakerRule, a shared BreakerState or None, got {breaker!r}"
+            )
+        self.breaker: BreakerRule | BreakerState | None = breaker
+
+    def breaker_state(self) -> BreakerState | None:
+        """The breaker state of one run: the shared one, a fresh one of the rule, or ``None``."""
+        if isinstance(self.breaker, BreakerRule):
+            return BreakerState(self.breaker)
+        return self.breaker
 
     def execute(self) -> EpisodeResult:
         """Run the episode to its end and return what it produced (never
@@ -162,7 +182,7 @@ class ReviewEpisode:
             )
         executor = self.executor or BoundedExecutor(loose_cap=self.loose_cap, name="episode")
         assert isinstance(executor, BoundedExecutor)
-        run = RoundLoop(self, registry, ctx, list(schemas), executor)
+        run = RoundLoop(self, registry, ctx, list(schemas), executor, self.breaker_state())
         try:
             run.loop()
         finally:
@@ -187,7 +207,7 @@ class ReviewEpisode:
         executor = self.executor
         if not isinstance(executor, AsyncBoundedExecutor):
             executor = AsyncBoundedExecutor(loose_cap=self.loose_cap, name="episode")
-        run = RoundLoop(self, registry, ctx, list(schemas), executor)
+        run = RoundLoop(self, registry, ctx, list(schemas), executor, self.breaker_state())
         await run.aloop()
         return self._finish(run, started_at, inherited)
 

@@ -4,9 +4,16 @@
 with the thread executor; :meth:`RoundLoop.aloop` drives a sync or async model with the
 asyncio executor. Both share every decision: :meth:`~RoundLoop.open_round` (the episode's own
 deadline, checked before each send), :meth:`~RoundLoop.take_reply`, :meth:`~RoundLoop.prepare`
-(decode a call, resolve its bound and idle timeout once, or refuse it) and
+(decode a call, resolve its bound and idle timeout once, or refuse or withhold it) and
 :meth:`~RoundLoop.settle` (the one place where a call's fate becomes the tool message and the
 receipt). Every call gets exactly one receipt and one tool message.
+
+The breaker (:class:`~reviewlab.core.breaker.BreakerState`, optional): :meth:`~RoundLoop.prepare`
+withholds a call whose tool is open in this round at this instant (never started, waits 0,
+receipt ``withheld`` / ``native_tool_withheld``); :meth:`~RoundLoop.settle` records every
+dispatched call's fate (abandoned or not) at the instant it settled. Refused and withheld calls
+are not recorded. A slot-scoped state is shared by the slot's episodes: the loop opens and
+closes its episode on it (:meth:`~reviewlab.core.breaker.BreakerState.start_episode`).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from reviewlab.core.breaker import BreakerState
 from reviewlab.core.crediting import Crediting
 from reviewlab.core.deadline import monotonic_now
 from reviewlab.core.idle import resolve_idle
@@ -30,8 +38,9 @@ from reviewlab.core.receipts import (
     tool_timeout_text,
     unavailable_text,
     wall_stamp,
+    withheld_text,
 )
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WITHHELD
 from reviewlab.live.aio import AsyncBoundedExecutor, is_async_callable
 from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.otel import emit_trace_call
@@ -81,8 +90,12 @@ class RoundLoop:
         ctx: Any,
         schemas: list[Any],
         executor: BoundedExecutor | AsyncBoundedExecutor,
+        breaker: BreakerState | None = None,
     ) -> None:
         self.episode = episode
+        self.breaker = breaker
+        if breaker is not None:
+            breaker.start_episode()
         self.registry = registry
         self.ctx = ctx
         self.schemas = schemas
@@ -243,6 +256,8 @@ class RoundLoop:
         if name not in self.allowed:
             return self.refuse(call_id, name, args, unavailable_text(name))
         assert args is not None
+        if self.breaker is not None and self.breaker.withheld(name, self.rounds, monotonic_now()):
+            return self.withhold(call_id, name, args)
         policy = self.episode.policy
         bound = resolve_bound(policy, self.registry, name, args, narrowing=self.episode.narrowing)
         # An idle timeout only ever shortens a bounded wait (the pre-fix policy has none).
@@ -289,6 +304,9 @@ class RoundLoop:
             # After this call's own credit was decided (an abandoned call is never credited).
             self.crediting.note_abandoned()
             self.source_gap = SOURCE_GAP_ABANDONED
+        if self.breaker is not None:
+            # When the wait ended: a cool-down in seconds runs from here.
+            self.breaker.record(name, gap == SOURCE_GAP_ABANDONED, self.rounds, monotonic_now())
         bound = result.bound if result.bound is not None else prepared.bound
         receipt = ToolReceipt(
             round=self.rounds,
@@ -326,6 +344,31 @@ class RoundLoop:
         self.reply(call_id, text)
         return CallTrace(self.rounds, call_id, name, args, receipt)
 
+    def withhold(self, call_id: str, name: str, args: dict[str, Any]) -> CallTrace:
+        """A call the breaker withheld: never started, its tool's breaker is open."""
+        assert self.breaker is not None
+        rule = self.breaker.rule
+        assert rule.consecutive is not None
+        text = withheld_text(name, rule.consecutive, rule.cooldown_label)
+        receipt = ToolReceipt(
+            round=self.rounds,
+            tool=name,
+            outcome=Outcome.WITHHELD,
+            started_at=wall_stamp(),
+            duration_sec=0.0,
+            bound_sec=None,
+            bound_by="",
+            result_chars=len(text),
+            call_id=call_id,
+            source_gap=SOURCE_GAP_WITHHELD,
+            error="breaker",
+            args_summary=_summary(args),
+        )
+        if not self.source_gap:
+            self.source_gap = SOURCE_GAP_WITHHELD
+        self.reply(call_id, text)
+        return CallTrace(self.rounds, call_id, name, args, receipt)
+
     def reply(self, call_id: str, text: str) -> None:
         """Send the tool message of ``call_id`` back into the transcript."""
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": text})
@@ -333,6 +376,8 @@ class RoundLoop:
     def result(self, started_at: datetime, inherited: float | None) -> EpisodeResult:
         """The episode result: usage dict, receipts (MCP cancel facts as known now), trace."""
         episode = self.episode
+        if self.breaker is not None:
+            self.breaker.end_episode(self.rounds)
         for rnd in self.trace:
             for trace in rnd.calls:
                 notes = getattr(trace.result, "notes", None)
@@ -347,6 +392,9 @@ class RoundLoop:
             "native_source_gap": self.source_gap,
             "native_end_reason": self.end_reason,
             "native_abandoned_calls": sum(receipt.abandoned for receipt in self.receipts),
+            "native_withheld_calls": sum(
+                receipt.source_gap == SOURCE_GAP_WITHHELD for receipt in self.receipts
+            ),
             "native_loose_workers": self.executor.loose,
             "delivery": "native_tool_rounds",
         }
