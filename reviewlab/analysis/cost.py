@@ -35,7 +35,7 @@ is the objective ``cost`` of sweeps and :func:`~reviewlab.analysis.tune.recommen
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +49,7 @@ from reviewlab.recording.schema import Episode
 __all__ = [
     "COST_COLUMNS",
     "COST_KEYS",
+    "PricedCorpus",
     "ReplayCost",
     "added_rounds",
     "cost_summary",
@@ -128,98 +129,163 @@ def added_rounds(calls: pd.DataFrame, recorded_calls: dict[str, int]) -> dict[st
     return out
 
 
+@dataclass
+class PricedCorpus:
+    """A corpus's token prices, worked out once, for pricing many replays of it.
+
+    Per episode: its model and the name it is priced as, the token cost and counts of its
+    recorded rounds, how many of them are priced, and per round what a re-ask of it costs
+    (``None``: unpriced). :meth:`cost` then prices a replay with array operations, except
+    for the episodes that have added rounds.
+    """
+
+    ids: list[str]
+    recorded_calls: dict[str, int]
+    models: list[str]
+    priced_as: list[str]
+    rounds: np.ndarray
+    priced_rounds: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    token_cost: np.ndarray
+    round_prices: list[list[tuple[int, int, float] | None]]
+    prices: PriceTable
+
+    @classmethod
+    def of(cls, episodes: Iterable[Episode], prices: PriceTable) -> PricedCorpus:
+        """Work out the token prices of every recorded round of ``episodes`` at ``prices``."""
+        ids: list[str] = []
+        models: list[str] = []
+        priced_as: list[str] = []
+        round_prices: list[list[tuple[int, int, float] | None]] = []
+        recorded: dict[str, int] = {}
+        for episode in episodes:
+            if episode.id in recorded:
+                raise ValueError(f"episodes: episode id {episode.id!r} appears twice")
+            model = episode_model(episode)
+            name, price = prices.price_of(model)
+            per_round: list[tuple[int, int, float] | None] = []
+            for rnd in episode.rounds:
+                if price is None or rnd.input_tokens is None or rnd.output_tokens is None:
+                    per_round.append(None)
+                else:
+                    cost = price.of(rnd.input_tokens, rnd.output_tokens)
+                    per_round.append((rnd.input_tokens, rnd.output_tokens, cost))
+            ids.append(episode.id)
+            recorded[episode.id] = len(episode.calls)
+            models.append(model or "")
+            priced_as.append(name or "")
+            round_prices.append(per_round)
+        known = [[p for p in rounds if p is not None] for rounds in round_prices]
+        return cls(
+            ids=ids,
+            recorded_calls=recorded,
+            models=models,
+            priced_as=priced_as,
+            rounds=np.array([len(r) for r in round_prices], dtype=np.int64),
+            priced_rounds=np.array([len(k) for k in known], dtype=np.int64),
+            input_tokens=np.array([sum(p[0] for p in k) for k in known], dtype=np.int64),
+            output_tokens=np.array([sum(p[1] for p in k) for k in known], dtype=np.int64),
+            token_cost=np.array([sum(p[2] for p in k) for k in known], dtype=float),
+            round_prices=round_prices,
+            prices=prices,
+        )
+
+    def cost(self, result: ReplayResult) -> ReplayCost:
+        """The cost of ``result``, a replay of this corpus (see the module docstring)."""
+        prices = self.prices
+        frame = result.episodes
+        calls = result.calls
+        where = {episode_id: k for k, episode_id in enumerate(self.ids)}
+        replayed = frame["episode_id"].tolist()
+        missing = [i for i in replayed if i not in where]
+        if missing:
+            raise ValueError(
+                f"episodes: the replay has episode {missing[0]!r}, which the corpus given lacks"
+            )
+        k = np.fromiter((where[i] for i in replayed), dtype=np.intp, count=len(replayed))
+        rounds = self.rounds[k].copy()
+        priced = self.priced_rounds[k].copy()
+        input_tokens = self.input_tokens[k].copy()
+        output_tokens = self.output_tokens[k].copy()
+        token_cost = self.token_cost[k].copy()
+        added = np.zeros(len(k), dtype=np.int64)
+        position = {episode_id: n for n, episode_id in enumerate(replayed)}
+        for episode_id, again in added_rounds(calls, self.recorded_calls).items():
+            n = position[episode_id]
+            added[n] = len(again)
+            rounds[n] += len(again)
+            for rnd in again:
+                price = self.round_prices[where[episode_id]][rnd - 1]
+                if price is not None:  # a re-asked round is priced like the round it repeats
+                    priced[n] += 1
+                    input_tokens[n] += price[0]
+                    output_tokens[n] += price[1]
+                    token_cost[n] += price[2]
+        zombie = calls["zombie_sec"].to_numpy(dtype=float)
+        ids = calls["episode_id"].to_numpy()
+        wedged = np.isinf(zombie)
+        finite = pd.Series(np.where(wedged, 0.0, zombie)).groupby(ids).sum()
+        never = pd.Series(wedged.astype(np.int64)).groupby(ids).sum()
+        zombie_sec = finite.reindex(replayed, fill_value=0.0).to_numpy(dtype=float)
+        wedged_count = never.reindex(replayed, fill_value=0).to_numpy(dtype=np.int64)
+        wall = frame["wall_sec"].to_numpy(dtype=float)
+        slot_cost = _times(wall, prices.slot_per_sec)
+        zombie_cost = zombie_sec * prices.zombie_per_sec
+        unpriced_zombies = np.zeros(len(k), dtype=np.int64)
+        if prices.zombie_per_sec > 0:
+            if prices.wedged_zombie_sec is None:
+                unpriced_zombies = wedged_count
+            else:
+                zombie_cost = zombie_cost + (
+                    wedged_count * prices.wedged_zombie_sec * prices.zombie_per_sec
+                )
+        table = pd.DataFrame(
+            {
+                "episode_id": replayed,
+                "model": [self.models[i] for i in k],
+                "priced_as": [self.priced_as[i] for i in k],
+                "rounds": rounds,
+                "added_rounds": added,
+                "priced_rounds": priced,
+                "unpriced_rounds": rounds - priced,
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "token_cost": token_cost,
+                "wall_sec": wall,
+                "slot_cost": slot_cost,
+                "zombie_sec": zombie_sec,
+                "wedged_zombies": wedged_count,
+                "unpriced_zombies": unpriced_zombies,
+                "zombie_cost": zombie_cost,
+                "cost": token_cost + slot_cost + zombie_cost,
+            },
+            columns=list(COST_COLUMNS),
+        )
+        assumptions = {
+            **result.assumptions,
+            "currency": prices.currency,
+            "reasked_round": "priced like the round it repeats",
+            "wedged_zombie_sec": prices.wedged_zombie_sec,
+        }
+        return ReplayCost(episodes=table, summary=cost_summary(table), assumptions=assumptions)
+
+
 def replay_cost(
     result: ReplayResult, episodes: Iterable[Episode], prices: PriceTable
 ) -> ReplayCost:
     """The cost of ``result``, a replay of ``episodes``, at ``prices`` (see the module doc).
 
     ``episodes`` is the corpus as recorded (before any reaction rewrote it); every episode of
-    the replay must be in it.
+    the replay must be in it. To price many replays of one corpus, build a
+    :class:`PricedCorpus` once and call its :meth:`~PricedCorpus.cost`.
     """
-    corpus = {episode.id: episode for episode in episodes}
-    frame = result.episodes
-    calls = result.calls
-    missing = [i for i in frame["episode_id"] if i not in corpus]
-    if missing:
-        raise ValueError(
-            f"episodes: the replay has episode {missing[0]!r}, which the corpus given lacks"
-        )
-    added = added_rounds(calls, {i: len(e.calls) for i, e in corpus.items()})
-    zombie = calls["zombie_sec"].to_numpy(dtype=float)
-    ids = calls["episode_id"].to_numpy()
-    wedged = np.isinf(zombie)
-    finite = pd.Series(np.where(wedged, 0.0, zombie)).groupby(ids).sum()
-    never = pd.Series(wedged.astype(np.int64)).groupby(ids).sum()
-    rows = []
-    for episode_id, wall in zip(frame["episode_id"], frame["wall_sec"], strict=True):
-        episode = corpus[episode_id]
-        rows.append(
-            _episode_cost(
-                episode,
-                added.get(episode_id, []),
-                float(wall),
-                float(finite.get(episode_id, 0.0)),
-                int(never.get(episode_id, 0)),
-                prices,
-            )
-        )
-    table = pd.DataFrame(rows, columns=list(COST_COLUMNS))
-    assumptions = {
-        **result.assumptions,
-        "currency": prices.currency,
-        "reasked_round": "priced like the round it repeats",
-        "wedged_zombie_sec": prices.wedged_zombie_sec,
-    }
-    return ReplayCost(episodes=table, summary=cost_summary(table), assumptions=assumptions)
+    return PricedCorpus.of(episodes, prices).cost(result)
 
 
-def _episode_cost(
-    episode: Episode,
-    added: Sequence[int],
-    wall_sec: float,
-    zombie_sec: float,
-    wedged: int,
-    prices: PriceTable,
-) -> dict[str, Any]:
-    model = episode_model(episode)
-    priced_as, price = prices.price_of(model)
-    rounds = list(episode.rounds) + [episode.rounds[r - 1] for r in added]
-    priced = [r for r in rounds if price is not None and r.usage_known]
-    input_tokens = sum(r.input_tokens or 0 for r in priced)
-    output_tokens = sum(r.output_tokens or 0 for r in priced)
-    token_cost = price.of(input_tokens, output_tokens) if price is not None else 0.0
-    slot_cost = _times(wall_sec, prices.slot_per_sec)
-    unpriced_zombies = 0
-    zombie_cost = zombie_sec * prices.zombie_per_sec
-    if wedged and prices.zombie_per_sec > 0:
-        if prices.wedged_zombie_sec is None:
-            unpriced_zombies = wedged
-        else:
-            zombie_cost += wedged * prices.wedged_zombie_sec * prices.zombie_per_sec
-    return {
-        "episode_id": episode.id,
-        "model": model or "",
-        "priced_as": priced_as or "",
-        "rounds": len(rounds),
-        "added_rounds": len(added),
-        "priced_rounds": len(priced),
-        "unpriced_rounds": len(rounds) - len(priced),
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "token_cost": token_cost,
-        "wall_sec": wall_sec,
-        "slot_cost": slot_cost,
-        "zombie_sec": zombie_sec,
-        "wedged_zombies": wedged,
-        "unpriced_zombies": unpriced_zombies,
-        "zombie_cost": zombie_cost,
-        "cost": token_cost + slot_cost + zombie_cost,
-    }
-
-
-def _times(seconds: float, price: float) -> float:
+def _times(seconds: np.ndarray, price: float) -> np.ndarray:
     """``seconds × price``, 0 for a free resource even when held forever (no ``inf × 0``)."""
-    return 0.0 if price == 0 else seconds * price
+    return np.zeros_like(seconds) if price == 0 else seconds * price
 
 
 def cost_summary(frame: pd.DataFrame) -> dict[str, Any]:
