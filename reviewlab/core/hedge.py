@@ -31,7 +31,7 @@ import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from reviewlab.core.crediting import abandons, abandons_array
 from reviewlab.core.narrowing import PolicyError
 
 __all__ = [
+    "HedgeAdmission",
     "HedgeFate",
     "HedgeRule",
     "ShareBudget",
@@ -242,6 +243,26 @@ def hedge_fate_array(
     z1 = np.where(idle, 0.0, z1)
     z2 = np.where(idle, 0.0, z2)
     return hedged, answer, abandoned, wait, z1, z2
+
+
+class HedgeAdmission(Protocol):
+    """What the real executor asks about hedging (:class:`ShareBudget` for live runs; the real
+    replay engine injects its static plan).
+
+    ``args``/``kwargs`` are those of the tool call, so a plan can tell calls apart.
+    """
+
+    def rule_for(self, tool: str) -> HedgeRule | None:
+        """The hedge rule of ``tool``, or ``None`` (never hedged)."""
+        ...
+
+    def note_call(self, tool: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        """A call of a hedged ``tool`` was dispatched."""
+        ...
+
+    def admit(self, tool: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+        """The call went ``after_sec`` unanswered and is still waited on: may it hedge now?"""
+        ...
 
 
 class ShareBudget:

@@ -35,6 +35,19 @@ Invariants:
 
 Waiting is a blocking ``Lock.acquire(timeout=bound)`` (the primitive under
 ``Condition.wait``): control returns as soon as the bound passes, with no polling.
+
+Hedged calls (``hedging=``, a :class:`~reviewlab.core.hedge.HedgeAdmission`): a
+call of a tool with a hedge rule whose bound leaves time for it (unbounded, or
+``bound > after_sec``) is first waited on for ``after_sec``. If it has not
+answered by then and the admission object agrees, a second attempt of the same
+call starts on another worker (same arguments, same deadline scope). Both
+attempts share one claim lock and one ``done`` lock: the first to finish claims
+the call and its value (or exception) is the answer; the other is a *loose
+worker* in the ledger from that moment until it returns (``hedge_losers``), and
+is retired like an abandoned one. If neither answers by the bound, the call is
+abandoned and both attempts are loose. :class:`CallResult` says ``hedged``,
+which attempt answered (``winner``), and each attempt's zombie seconds once it
+came back; ``settled`` is set when all its loose workers are back.
 """
 
 from __future__ import annotations
@@ -53,6 +66,7 @@ from queue import SimpleQueue
 from typing import Any
 
 from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
+from reviewlab.core.hedge import HedgeAdmission, HedgeRule
 from reviewlab.core.policy import Bound
 from reviewlab.core.receipts import refused_text
 
@@ -90,6 +104,12 @@ class CallResult:
     moment control came back (for an abandoned call: about its bound).
     ``zombie_sec`` stays ``None`` until an abandoned call's loose worker returns;
     then it holds how long the worker ran past the abandonment.
+
+    A hedged call (``hedged``: its second attempt started) answers with attempt
+    ``winner`` (1 or 2; 0 when abandoned). ``zombie_sec`` is then attempt 1's
+    loose time and ``second_zombie_sec`` attempt 2's, each filled when that
+    attempt came back (and only if it was loose). ``loose_workers`` counts its
+    workers still loose; ``settled`` is set when it drops to 0.
     """
 
     name: str
@@ -102,6 +122,10 @@ class CallResult:
     text: str = ""
     zombie_sec: float | None = None
     settled: threading.Event | None = field(default=None, repr=False)
+    hedged: bool = False
+    winner: int = 1
+    second_zombie_sec: float | None = None
+    loose_workers: int = 0
 
     @property
     def started_at(self) -> str:
@@ -120,12 +144,20 @@ class CallResult:
 
     @property
     def loose(self) -> bool:
-        """True while the worker of an abandoned call is still running."""
-        return self.status is CallStatus.ABANDONED and self.zombie_sec is None
+        """True while a worker of this call runs on after control returned (abandoned, or the
+        losing attempt of a hedged call)."""
+        if self.loose_workers > 0:
+            return True
+        return self.status is CallStatus.ABANDONED and self.zombie_sec is None and not self.hedged
 
 
 class LooseLedger:
-    """Counts abandoned workers still running: now, peak, and zombie seconds once they return."""
+    """Counts loose workers still running: now, peak, and zombie seconds once they return.
+
+    A loose worker is an abandoned call's worker (``abandoned`` counts the calls)
+    or the losing attempt of a hedged call (``hedge_losers``); ``hedges`` counts
+    second attempts started.
+    """
 
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
@@ -135,12 +167,24 @@ class LooseLedger:
         self.settled = 0
         self.zombie_sec = 0.0
         self.refused = 0
+        self.hedges = 0
+        self.hedge_losers = 0
 
-    def _abandon(self) -> None:
+    def _abandon(self, workers: int = 1) -> None:
         with self._cond:
-            self.loose += 1
+            self.loose += workers
             self.abandoned += 1
             self.peak = max(self.peak, self.loose)
+
+    def _lose(self) -> None:
+        with self._cond:
+            self.loose += 1
+            self.hedge_losers += 1
+            self.peak = max(self.peak, self.loose)
+
+    def _hedge(self) -> None:
+        with self._cond:
+            self.hedges += 1
 
     def _settle(self, zombie_sec: float) -> None:
         with self._cond:
@@ -168,11 +212,18 @@ class LooseLedger:
                 "settled": self.settled,
                 "zombie_sec": self.zombie_sec,
                 "refused": self.refused,
+                "hedges": self.hedges,
+                "hedge_losers": self.hedge_losers,
             }
 
 
 class _Job:
-    """One call handed to a worker; ``claim`` decides its fate, ``done`` wakes the caller."""
+    """One attempt handed to a worker; ``claim`` decides its fate, ``done`` wakes the caller.
+
+    The two attempts of a hedged call share ``claim`` and ``done``; each has its own
+    ``handoff``, released by the caller once it has published the attempt's
+    ``result`` (a plain call's ``handoff`` is its ``done``).
+    """
 
     __slots__ = (
         "fn",
@@ -182,6 +233,9 @@ class _Job:
         "deadline_at",
         "claim",
         "done",
+        "handoff",
+        "attempt",
+        "won",
         "value",
         "exc",
         "ended_at",
@@ -196,15 +250,26 @@ class _Job:
         kwargs: dict[str, Any],
         context: contextvars.Context,
         deadline_at: float | None,
+        partner: _Job | None = None,
     ) -> None:
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
         self.context = context
         self.deadline_at = deadline_at
-        self.claim = threading.Lock()
-        self.done = threading.Lock()
-        self.done.acquire()  # released by the worker once the call is decided as finished
+        if partner is None:
+            self.claim = threading.Lock()
+            self.done = threading.Lock()
+            self.done.acquire()  # released by the worker once the call is decided as finished
+            self.handoff = self.done
+            self.attempt = 1
+        else:
+            self.claim = partner.claim
+            self.done = partner.done
+            self.handoff = threading.Lock()
+            self.handoff.acquire()
+            self.attempt = 2
+        self.won = False
         self.value: Any = None
         self.exc: BaseException | None = None
         self.ended_at = 0.0
@@ -244,13 +309,21 @@ class BoundedExecutor:
     on their own when their tool returns).
     """
 
-    def __init__(self, *, loose_cap: int | None = DEFAULT_LOOSE_CAP, name: str = "bounded") -> None:
+    def __init__(
+        self,
+        *,
+        loose_cap: int | None = DEFAULT_LOOSE_CAP,
+        name: str = "bounded",
+        hedging: HedgeAdmission | None = None,
+    ) -> None:
         if loose_cap is not None and (
             isinstance(loose_cap, bool) or not isinstance(loose_cap, int) or loose_cap < 0
         ):
             raise ValueError(f"loose_cap: expected a non-negative int or None, got {loose_cap!r}")
         self.loose_cap = loose_cap
         self.name = name
+        self.hedging = hedging
+        """Which calls may hedge (module docstring); ``None``: none does."""
         self.ledger = LooseLedger()
         self._idle: deque[_Worker] = deque()
         self._spawned = 0
@@ -311,6 +384,15 @@ class BoundedExecutor:
             None if bound_sec is None else start + bound_sec,
         )
         self._dispatch(job)
+        hedging = self.hedging
+        if hedging is not None:
+            rule = hedging.rule_for(name)
+            if rule is not None:
+                hedging.note_call(name, args, kwargs)
+                if bound_sec is None or bound_sec > rule.after_sec:
+                    return self._run_hedged(
+                        job, rule, name, bound_obj, bound_sec, started_wall, start, real_start
+                    )
         done = job.done
         if bound_sec is None:
             done.acquire()
@@ -327,6 +409,7 @@ class BoundedExecutor:
                     now - start,
                     bound_obj,
                     settled=threading.Event(),
+                    loose_workers=1,
                 )
                 job.result = result
                 self.ledger._abandon()
@@ -343,6 +426,83 @@ class BoundedExecutor:
         return CallResult(
             name, CallStatus.RETURNED, started_wall, duration, bound_obj, value=job.value
         )
+
+    def _run_hedged(
+        self,
+        job: _Job,
+        rule: HedgeRule,
+        name: str,
+        bound_obj: Bound | None,
+        bound_sec: float | None,
+        started_wall: float,
+        start: float,
+        real_start: float,
+    ) -> CallResult:
+        """Wait ``after_sec`` on attempt 1, maybe start attempt 2, then wait the bound on both."""
+        done = job.done
+        second: _Job | None = None
+        if not done.acquire(timeout=_wait_left(rule.after_sec, real_start)):
+            hedging = self.hedging
+            assert hedging is not None
+            if hedging.admit(name, job.args, job.kwargs):
+                second = _Job(
+                    job.fn,
+                    job.args,
+                    job.kwargs,
+                    contextvars.copy_context(),
+                    job.deadline_at,
+                    partner=job,
+                )
+                self.ledger._hedge()
+                self._dispatch(second)
+            if bound_sec is None:
+                done.acquire()
+            elif not done.acquire(timeout=_wait_left(bound_sec, real_start)):
+                if _after_wait_timeout is not None:  # test seam: see _after_wait_timeout
+                    _after_wait_timeout(job)
+                if job.claim.acquire(blocking=False):
+                    now = monotonic_now()
+                    attempts = [job] if second is None else [job, second]
+                    result = CallResult(
+                        name,
+                        CallStatus.ABANDONED,
+                        started_wall,
+                        now - start,
+                        bound_obj,
+                        settled=threading.Event(),
+                        hedged=second is not None,
+                        winner=0,
+                        loose_workers=len(attempts),
+                    )
+                    self.ledger._abandon(len(attempts))
+                    for attempt in attempts:
+                        attempt.abandoned_at = now
+                        attempt.result = result
+                        attempt.handoff.release()
+                    return result
+                done.acquire()  # an attempt claimed the call while our wait timed out
+        duration = monotonic_now() - start
+        winner = job if second is None or job.won else second
+        loser = None if second is None else (second if winner is job else job)
+        result = CallResult(
+            name,
+            CallStatus.RAISED if winner.exc is not None else CallStatus.RETURNED,
+            started_wall,
+            duration,
+            bound_obj,
+            value=winner.value,
+            exc=winner.exc,
+            hedged=second is not None,
+            winner=winner.attempt,
+        )
+        if loser is not None:
+            result.settled = threading.Event()
+            result.loose_workers = 1
+            self.ledger._lose()
+            loser.abandoned_at = monotonic_now()
+            loser.result = result
+            loser.handoff.release()
+        return result
 
     def shutdown(self) -> None:
         """Let idle workers exit; running and loose workers exit when their call ends."""
@@ -381,6 +541,7 @@ class BoundedExecutor:
                 return
             job.context.run(job.run)
             if job.claim.acquire(blocking=False):
+                job.won = True
                 # Finished before the caller gave up: rejoin the pool first, so the
                 # caller's next call finds this worker idle, then wake the caller.
                 keep = not self._closed and len(self._idle) < _MAX_IDLE
@@ -397,8 +558,9 @@ class BoundedExecutor:
                 if not keep:
                     return
                 continue
-            # Abandoned: the caller published `result` and released `done` for us.
-            job.done.acquire()
+            # Abandoned (or a hedge's loser): the caller published `result` and released our
+            # handoff.
+            job.handoff.acquire()
             self._retire(job)
             return
 
@@ -407,9 +569,16 @@ class BoundedExecutor:
         assert result is not None
         # Zombie time: from the moment control returned to the caller to the tool's return.
         zombie = max(0.0, job.ended_at - job.abandoned_at)
-        result.zombie_sec = zombie
+        with self.ledger._cond:
+            # Two attempts of one call may retire at once: their result is updated under the lock.
+            if job.attempt == 1:
+                result.zombie_sec = zombie
+            else:
+                result.second_zombie_sec = zombie
+            result.loose_workers = max(0, result.loose_workers - 1)
+            all_back = result.loose_workers == 0
         self.ledger._settle(zombie)
-        if result.settled is not None:
+        if result.settled is not None and all_back:
             result.settled.set()
         # The late value and exception are dropped here: they source nothing.
         job.value = job.exc = None
