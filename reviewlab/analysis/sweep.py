@@ -8,6 +8,14 @@ point: the point's parameters (``policy_name``, ``scale``, ``timeout.<tool>``,
 ``narrowing.mode``, ``narrowing.reserve_sec``, ``narrowing.fraction``) followed
 by every :data:`reviewlab.core.metrics.SUMMARY_KEYS` metric, in grid order.
 
+With ``prices`` (a :class:`~reviewlab.core.prices.PriceTable`) every row also
+carries the cost of its replay, :data:`~reviewlab.analysis.cost.COST_KEYS`
+(``cost_per_episode`` is the objective ``cost``; see
+:mod:`reviewlab.analysis.cost`): the corpus's token prices are worked out once
+(:class:`~reviewlab.analysis.cost.PricedCorpus`) and each point's replay is
+priced from its frames. A corpus path is then read as episodes (the token
+counts live there), and the cost is the same whichever engine replays.
+
 Lifecycle of a sweep: compile the corpus once
 (:func:`~reviewlab.engines.vectorized.compile_corpus`);
 in-process, evaluate point after point; with ``client=``, scatter the compiled
@@ -27,9 +35,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
 from reviewlab.analysis.known_tools import check_tools, corpus_tools, grid_tools
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
 from reviewlab.recording.schema import Episode
@@ -65,6 +75,7 @@ OBJECTIVE_ALIASES = {
     "timeout_coverage_loss": "timeout_coverage_loss_rate",
     "coverage_loss": "coverage_loss_rate",
     "abandoned_rate": "abandoned_call_rate",
+    "cost": "cost_per_episode",
 }
 """Short names of summary columns, as the CLI and
 :func:`reviewlab.analysis.tune.recommend` take them."""
@@ -74,11 +85,11 @@ def objective_column(name: str) -> str:
     """The summary column an objective name stands for (an alias or the column itself)."""
     if name in OBJECTIVE_ALIASES:
         return OBJECTIVE_ALIASES[name]
-    if name in metrics.SUMMARY_KEYS or name in PARETO_OBJECTIVES:
+    if name in metrics.SUMMARY_KEYS or name in PARETO_OBJECTIVES or name in COST_KEYS:
         return name
     raise ValueError(
         f"objective: expected one of {', '.join(OBJECTIVE_ALIASES)} or a summary column "
-        f"({', '.join(metrics.SUMMARY_KEYS)}), got {name!r}"
+        f"({', '.join(metrics.SUMMARY_KEYS + COST_KEYS)}), got {name!r}"
     )
 
 
@@ -184,22 +195,35 @@ def points_grid(pairs: Iterable[tuple[TimeoutPolicy, Narrowing]]) -> Grid:
 # -- running ------------------------------------------------------------------
 
 
-def _evaluate_chunk(corpus: CompiledCorpus, points: Sequence[PolicyPoint]) -> list[dict[str, Any]]:
+def _evaluate_chunk(
+    corpus: CompiledCorpus, points: Sequence[PolicyPoint], priced: PricedCorpus | None = None
+) -> list[dict[str, Any]]:
     """Summaries of ``points`` on one compiled corpus (the unit of work of a Dask task)."""
-    return [corpus.summary(point.policy, point.narrowing) for point in points]
+    if priced is None:
+        return [corpus.summary(point.policy, point.narrowing) for point in points]
+    out = []
+    for point in points:
+        result = corpus.result(point.policy, point.narrowing)
+        out.append({**result.summary, **priced.cost(result).summary})
+    return out
 
 
 def _twin_chunk(
-    episodes: Sequence[Episode], points: Sequence[PolicyPoint], censored: CensoringMode, seed: int
+    episodes: Sequence[Episode],
+    points: Sequence[PolicyPoint],
+    censored: CensoringMode,
+    seed: int,
+    priced: PricedCorpus | None = None,
 ) -> list[dict[str, Any]]:
     from reviewlab.engines.twin import simulate
 
     out = []
     for point in points:
-        summary = simulate(
-            episodes, point.policy, point.narrowing, censored=censored, seed=seed
-        ).summary
-        out.append({key: summary[key] for key in metrics.SUMMARY_KEYS})
+        result = simulate(episodes, point.policy, point.narrowing, censored=censored, seed=seed)
+        row = {key: result.summary[key] for key in metrics.SUMMARY_KEYS}
+        if priced is not None:
+            row.update(priced.cost(result).summary)
+        out.append(row)
     return out
 
 
@@ -227,6 +251,7 @@ def sweep(
     seed: int = 0,
     chunk_size: int | None = None,
     allow_unknown_tools: bool = False,
+    prices: PriceTable | None = None,
 ) -> pd.DataFrame:
     """Replay ``episodes`` under every point of ``grid``; one row per
     point (see the module docstring).
@@ -240,7 +265,9 @@ def sweep(
     directory): it is compiled from its columns, and with ``client`` each worker
     reads and replays its own partitions (:mod:`reviewlab.analysis.partitioned`).
     A grid that sets the timeout of a tool the corpus never calls is refused
-    (:func:`check_tools`) unless ``allow_unknown_tools``.
+    (:func:`check_tools`) unless ``allow_unknown_tools``. ``prices`` appends the
+    cost columns :data:`~reviewlab.analysis.cost.COST_KEYS` (Episode objects or a
+    path; not a compiled corpus, which has no token counts).
     """
     points = list(grid)
     if engine not in ENGINES:
@@ -248,6 +275,16 @@ def sweep(
     for index, point in enumerate(points):
         if not isinstance(point, PolicyPoint):
             raise TypeError(f"grid[{index}]: expected a PolicyPoint, got {type(point).__name__}")
+    priced: PricedCorpus | None = None
+    if prices is not None:
+        if isinstance(episodes, CompiledCorpus):
+            raise ValueError("prices: a compiled corpus has no token counts; pass the episodes")
+        if isinstance(episodes, str | os.PathLike):  # the token counts live in the episodes
+            from reviewlab.recording.files import load_episodes
+
+            episodes = load_episodes(episodes)
+        episodes = list(episodes)
+        priced = PricedCorpus.of(episodes, prices)
     if isinstance(episodes, str | os.PathLike):  # a corpus on disk: compiled from its columns
         if engine != "vectorized":
             raise ValueError(f"engine={engine!r} replays Episode objects, not a corpus path")
@@ -271,14 +308,14 @@ def sweep(
             raise ValueError("engine='twin' replays Episode objects, not a compiled corpus")
         corpus: Any = list(episodes)
         run: Callable[..., list[dict[str, Any]]] = _twin_chunk
-        extra: tuple[Any, ...] = (censored, seed)
+        extra: tuple[Any, ...] = (censored, seed, priced)
     else:
         corpus = (
             episodes
             if isinstance(episodes, CompiledCorpus)
             else compile_corpus(list(episodes), censored=censored, seed=seed)
         )
-        run, extra = _evaluate_chunk, ()
+        run, extra = _evaluate_chunk, (priced,)
     bar = _progress_bar(len(points), progress)
     try:
         if client is None:
@@ -292,7 +329,7 @@ def sweep(
     finally:
         if bar is not None:
             bar.close()
-    return _frame(points, rows)
+    return _frame(points, rows, priced=priced is not None)
 
 
 def _run_on_cluster(
@@ -328,12 +365,12 @@ def _run_on_cluster(
             owned.close()
 
 
-def _frame(points: Sequence[PolicyPoint], rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+def _frame(
+    points: Sequence[PolicyPoint], rows: Sequence[Mapping[str, Any]], *, priced: bool = False
+) -> pd.DataFrame:
     params = pd.DataFrame([dict(p.params) for p in points])
-    values = pd.DataFrame(
-        [{key: row[key] for key in metrics.SUMMARY_KEYS} for row in rows],
-        columns=list(metrics.SUMMARY_KEYS),
-    )
+    keys = metrics.SUMMARY_KEYS + (COST_KEYS if priced else ())
+    values = pd.DataFrame([{key: row[key] for key in keys} for row in rows], columns=list(keys))
     return pd.concat([params, values], axis=1)
 
 

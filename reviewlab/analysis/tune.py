@@ -38,6 +38,11 @@ Lifecycle of :func:`recommend`:
    its base timeout, minus the recommendation's), and what one step tighter
    and one step looser would change.
 
+The objective ``cost`` (``cost_per_episode``, :mod:`reviewlab.analysis.cost`)
+needs a price table (``prices=``): every candidate's replay is then priced
+(tokens of the recorded rounds, slot seconds, zombie seconds), and the
+summaries of the recommendation and of ``base`` carry the cost columns.
+
 Invariants: the recommended policy never has a worse objective than its
 starting point; its budgets are checked and reported (``budgets``), never
 assumed; every figure is a replay of the same corpus with the vectorized
@@ -58,11 +63,13 @@ import pandas as pd
 import tomli_w
 
 from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint, budget_table
+from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
 from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.censoring import KaplanMeier, effective_observation, estimates_by_tool
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
@@ -82,7 +89,7 @@ __all__ = [
 OBJECTIVES = {
     name: column
     for name, column in OBJECTIVE_ALIASES.items()
-    if column.startswith(("wall_", "max_silence", "zombie"))
+    if column.startswith(("wall_", "max_silence", "zombie", "cost"))
 }
 """Objective names and the summary column each minimises (a summary column itself is accepted)."""
 QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.995, 0.999)
@@ -220,6 +227,7 @@ def recommend(
     censored: CensoringMode = "wedge",
     confidence: float = 0.95,
     max_coverage_loss: float | None = None,
+    prices: PriceTable | None = None,
 ) -> Recommendation:
     """Per tool, the shortest timeout within the budgets, by :data:`RULE` (module docstring).
 
@@ -232,6 +240,8 @@ def recommend(
     :meth:`TimeoutPolicy.ouroboros`) gives the starting timeouts, the untouched
     parts of the policy (overrides, clamps, default) and the comparison.
     ``max_coverage_loss`` is the former name of ``max_timeout_coverage_loss``.
+    ``prices``: a price table; needed by the objective ``cost``, and with it the
+    summaries carry :data:`~reviewlab.analysis.cost.COST_KEYS`.
     """
     if max_coverage_loss is not None:
         if max_timeout_coverage_loss is not None:
@@ -259,6 +269,8 @@ def recommend(
             f"objective: expected one of {', '.join(OBJECTIVES)} or a summary column, "
             f"got {objective!r}"
         ) from None
+    if key in COST_KEYS and prices is None:
+        raise ValueError(f"objective: {objective!r} needs a price table (prices=...)")
     base = base or TimeoutPolicy.ouroboros()
     narrowing = narrowing or Narrowing()
     if narrowing.mode == "unbounded":
@@ -273,7 +285,12 @@ def recommend(
     corpus = compile_corpus(episodes, censored=censored)
     z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
     model = LossModel(episodes, confidence=confidence)
-    evaluator = BudgetEvaluator(corpus, narrowing, z, model)
+    priced = PricedCorpus.of(episodes, prices) if prices is not None else None
+    evaluator = (
+        BudgetEvaluator(corpus, narrowing, z, model)
+        if priced is None
+        else _PricedEvaluator(corpus, narrowing, z, model, priced)
+    )
     estimates, _ = estimates_by_tool(episodes)
     tools = sorted(estimates, key=lambda t: (-estimates[t].observations, t))
     longest = _longest_completed(episodes)
@@ -316,7 +333,7 @@ def recommend(
         chosen[tool] = ladders[tool][ladders[tool].index(chosen[tool]) - 1]
 
     policy = base.with_tool_timeouts(name="recommended", **chosen)
-    baseline = corpus.summary(base, narrowing)
+    baseline = _summary(corpus, base, narrowing, priced)
     budgets = budget_table(
         evaluator.rates(policy),
         {
@@ -334,7 +351,7 @@ def recommend(
         policy=policy,
         explain=explain,
         narrowing=narrowing,
-        summary=corpus.summary(policy, narrowing),
+        summary=_summary(corpus, policy, narrowing, priced),
         baseline=baseline,
         budgets=budgets,
         rule=RULE.format(objective=key, confidence=confidence),
@@ -346,8 +363,49 @@ def recommend(
             "confidence": confidence,
             "base": base.name,
             "narrowing": narrowing.label,
+            **({"currency": prices.currency} if prices is not None else {}),
         },
     )
+
+
+class _PricedEvaluator(BudgetEvaluator):
+    """A :class:`BudgetEvaluator` whose points' summaries carry the cost of their replay."""
+
+    def __init__(
+        self,
+        corpus: CompiledCorpus,
+        narrowing: Narrowing,
+        z: float,
+        model: LossModel,
+        priced: PricedCorpus,
+    ) -> None:
+        super().__init__(corpus, narrowing, z, model)
+        self.priced = priced
+
+    def point(self, base: TimeoutPolicy, chosen: dict[str, float]) -> BudgetPoint:
+        """The point of :meth:`BudgetEvaluator.point`, its summary priced."""
+        key = tuple(sorted(chosen.items()))
+        fresh = key not in self.cache
+        point = super().point(base, chosen)
+        if fresh:
+            policy = base.with_tool_timeouts(None, **chosen)
+            result = self.corpus.result(policy, self.narrowing)
+            point = point._replace(summary={**point.summary, **self.priced.cost(result).summary})
+            self.cache[key] = point
+        return point
+
+
+def _summary(
+    corpus: CompiledCorpus,
+    policy: TimeoutPolicy,
+    narrowing: Narrowing,
+    priced: PricedCorpus | None,
+) -> dict[str, Any]:
+    """The corpus's summary under ``policy``, priced when there is a price table."""
+    if priced is None:
+        return corpus.summary(policy, narrowing)
+    result = corpus.result(policy, narrowing)
+    return {**result.summary, **priced.cost(result).summary}
 
 
 def _longest_completed(episodes: Sequence[Episode]) -> dict[str, float]:
