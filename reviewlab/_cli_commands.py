@@ -365,8 +365,37 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prices_arg(spec: str | None) -> Any:
+    """The price table ``--prices`` names (``sample``: the shipped one), or ``None``."""
+    if spec is None:
+        return None
+    from reviewlab.core.prices import PriceTableError, load_prices
+
+    if spec == "sample":
+        from reviewlab.resources import data_path
+
+        return load_prices(data_path("prices.toml"))
+    try:
+        return load_prices(spec)
+    except PriceTableError as exc:
+        raise UserError(f"--prices: {one_line(exc)}") from None
+
+
+def _cost_line(summary: dict[str, Any], currency: str) -> str:
+    """Cost per episode, and how many rounds and zombies it could not price."""
+    text = f"{summary['cost_per_episode']:.6g} {currency}"
+    unpriced = [
+        f"{summary['unpriced_rounds']} of {summary['priced_rounds'] + summary['unpriced_rounds']}"
+        " rounds unpriced"
+    ]
+    if summary["unpriced_zombies"]:
+        unpriced.append(f"{summary['unpriced_zombies']} never-returning zombies unpriced")
+    return f"{text} ({'; '.join(unpriced)})"
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     out = _output_path(args.output, _TABLE_SUFFIXES) if args.output else None
+    prices = _prices_arg(args.prices)
     tools = _tool_grid(args.tool)
     scales = _numbers("--scale", args.scale) if args.scale else None
     narrowings = _narrowing_grid(args.narrowing) if args.narrowing else None
@@ -405,7 +434,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     try:
         with _computing_on(args.corpus):
             frame = sweep(
-                episodes, grid, engine=args.engine, client=client, allow_unknown_tools=True
+                episodes,
+                grid,
+                engine=args.engine,
+                client=client,
+                allow_unknown_tools=True,
+                prices=prices,
             )
     finally:
         if client is not None:
@@ -415,7 +449,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UserError(
             f"--sort: no column {args.sort!r}; try one of {', '.join(frame.columns[-14:])}"
         )
-    _print(text_table(sweep_view(frame, sort_by=args.sort, top=args.top)))
+    view = sweep_view(frame, sort_by=args.sort, top=args.top)
+    if prices is not None:  # the cost columns go before the Pareto flag
+        shown = frame.sort_values(args.sort, kind="stable") if args.sort else frame
+        shown = shown.reset_index(drop=True).head(args.top)
+        for column in ("cost_per_episode", "unpriced_rounds"):
+            view.insert(len(view.columns) - 1, column, shown[column].to_numpy())
+    _print(text_table(view))
+    if prices is not None:
+        _print(f"cost_per_episode in {prices.currency}; per-point cost columns in -o's table")
     if len(frame) > args.top:
         _print(f"({len(frame)} policy points; {args.top} shown)")
     if out is not None:
@@ -449,6 +491,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
     _rate(args.max_abandoned_rate, "--max-abandoned-rate")
     if not 0.0 <= args.confidence < 1.0:
         raise UserError(f"--confidence: expected a probability in [0, 1), got {args.confidence}")
+    prices = _prices_arg(args.prices)
+    from reviewlab.analysis.sweep import objective_column
+
+    try:
+        objective = objective_column(args.objective)
+    except ValueError:
+        objective = args.objective  # recommend names the choices
+    if objective.startswith("cost") and prices is None:
+        raise UserError(f"--objective {args.objective}: needs --prices TOML (or --prices sample)")
     episodes = _load_corpus(args.corpus, args.on_error)
     from reviewlab.analysis.tune import recommend
     from reviewlab.ui.answers import tune_text
@@ -462,8 +513,17 @@ def cmd_tune(args: argparse.Namespace) -> int:
             base=base,
             narrowing=narrowing,
             confidence=args.confidence,
+            prices=prices,
         )
     _print(tune_text(recommendation, base_label=f"base ({base.name})"))
+    if prices is not None:
+        _print(
+            f"cost per episode: recommended {_cost_line(recommendation.summary, prices.currency)}"
+        )
+        _print(
+            f"cost per episode: base ({base.name}) "
+            f"{_cost_line(recommendation.baseline, prices.currency)}"
+        )
     if not recommendation.met:
         budgets = recommendation.budgets
         unmet = budgets[~budgets["met"].astype(bool)]

@@ -70,6 +70,10 @@ recommendation, out/report.html)."""
 
 
 _CORPUS = "data/episodes/synthetic-1k.jsonl.gz"
+_PRICES_HELP = (
+    "a price table in TOML (per-model token prices, slot and zombie seconds); 'sample' is "
+    "the sourced table shipped as reviewlab/data/prices.toml"
+)
 _EXAMPLES = {
     "demo": "  reviewlab demo                     # writes out/report.html\n"
     "  reviewlab demo --quick --out /tmp/r",
@@ -83,6 +87,7 @@ _EXAMPLES = {
     "      --narrowing inherit,reserve:30 --sort wall_p95_sec -o sweep.csv\n"
     f"  reviewlab sweep {_CORPUS} --scale 0.25,0.5,1,2 --scheduler tcp://10.0.0.5:8786",
     "tune": f"  reviewlab tune {_CORPUS} --max-timeout-coverage-loss 0.005 -o tuned.toml\n"
+    f"  reviewlab tune {_CORPUS} --objective cost --prices prices.toml\n"
     f"  reviewlab tune {_CORPUS} --max-abandoned-rate 0.002 --objective max_silence",
     "incident": "  reviewlab incident data/incidents/wedged-query-code.jsonl\n"
     "  reviewlab incident day.jsonl --top 10 --policy ouroboros --policy tuned.toml",
@@ -305,6 +310,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the rows sorted by this column, e.g. wall_p95_sec (default: grid order)",
     )
     p.add_argument(
+        "--prices",
+        default=None,
+        metavar="TOML",
+        help="add the cost columns (cost_per_episode, token/slot/zombie cost, unpriced "
+        "rounds): " + _PRICES_HELP,
+    )
+    p.add_argument(
         "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the sweep table"
     )
 
@@ -343,7 +355,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--objective",
         default="wall_p95",
         help="what the tightening steps minimise: wall_p95 (default), wall_p99, wall_p50, "
-        "wall_max, max_silence, zombie, or a summary column",
+        "wall_max, max_silence, zombie, cost (needs --prices), or a summary column",
+    )
+    p.add_argument(
+        "--prices",
+        default=None,
+        metavar="TOML",
+        help="price every candidate's replay and state the cost per episode: " + _PRICES_HELP,
     )
     p.add_argument(
         "--confidence",
