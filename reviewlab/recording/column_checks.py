@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reviewlab.core.vocab import CALL_STATUSES, END_REASONS, SOURCES, TRANSPORTS
-from reviewlab.recording.column_flat import FlatColumns, _numpy, _position, flat_columns
+from reviewlab.recording.column_flat import FlatColumns, _numpy, flat_columns
 from reviewlab.recording.file_errors import EpisodeFormatError
 from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSIONS, V2_CALL_FIELDS
 
@@ -305,6 +305,11 @@ class _Text:
         return _numpy(pc.equal(self.values, text), False).astype(bool)
 
 
+def _rank(parent: np.ndarray) -> np.ndarray:
+    """Each value's 0-based position among the values of its parent (``parent`` sorted)."""
+    return np.arange(parent.size) - np.searchsorted(parent, parent, side="left")
+
+
 def _null(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
@@ -374,7 +379,7 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
     offsets = np.asarray(progress.offsets.to_numpy(), dtype=np.intp)
     moments = _numpy(progress.values.slice(offsets[0], offsets[-1] - offsets[0]), np.nan)
     owner = np.repeat(np.arange(len(progress)), np.diff(offsets))
-    position = _position(owner)
+    position = _rank(owner)
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(moments) | (moments < 0)
         earlier = np.zeros(moments.size, dtype=bool)
@@ -434,7 +439,7 @@ def _check_usage(table: pa.Table, flat: FlatColumns, schema: _Text, report: Any)
     )
     entries = pc.list_flatten(tokens)
     owner = np.asarray(pc.list_parent_indices(tokens).to_numpy(), dtype=np.intp)
-    position = _position(owner)
+    position = _rank(owner)
     for name, values in zip(("input_tokens", "output_tokens"), entries.flatten(), strict=True):
         numbers = _numpy(values, 0)
         report(

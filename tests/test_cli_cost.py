@@ -1,0 +1,127 @@
+"""The CLI prices replays: ``sweep --prices`` adds cost columns, ``tune --objective cost
+--prices`` recommends a policy and states its cost per episode against ouroboros's, and bad
+price files are one line naming the file and the key."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from reviewlab.analysis.cost import replay_cost
+from reviewlab.cli import main
+from reviewlab.core.policy import TimeoutPolicy, load_policy_file
+from reviewlab.core.prices import load_prices
+from reviewlab.engines.replay import replay
+from reviewlab.recording.files import load_episodes
+
+FIXTURE = Path(__file__).parent / "fixtures/openhands/multi_swe_bench_examples_output.jsonl"
+PRICES = """
+currency = "USD"
+
+[slot]
+per_sec = 0.001
+
+[zombie]
+per_sec = 0.0005
+
+[models."meta-llama/llama-4-maverick"]
+input_per_mtok = 0.17
+output_per_mtok = 0.6
+"""
+
+
+@pytest.fixture()
+def real(tmp_path):
+    """The three Multi-SWE-bench runs, imported by the CLI, and a price table for their model."""
+    corpus = tmp_path / "real.jsonl"
+    assert main(["import", "auto", str(FIXTURE), "-o", str(corpus)]) == 0
+    prices = tmp_path / "prices.toml"
+    prices.write_text(PRICES, encoding="utf-8")
+    return corpus, prices
+
+
+def test_tune_objective_cost_states_both_costs_per_episode(real, tmp_path, capsys):
+    """tune --objective cost writes a policy and prints its cost per episode and the base's,
+    each what a replay of that policy, priced independently, gives."""
+    corpus, prices = real
+    out = tmp_path / "tuned.toml"
+    capsys.readouterr()
+    code = main(
+        ["tune", str(corpus), "--objective", "cost", "--prices", str(prices), "-o", str(out)]
+    )
+    text = capsys.readouterr().out
+    assert code == 0
+    found = dict(
+        re.findall(r"cost per episode: (recommended|base \(ouroboros\)) ([0-9.e-]+) USD", text)
+    )
+    assert set(found) == {"recommended", "base (ouroboros)"}
+    assert "0 of 105 rounds unpriced" in text
+    episodes = load_episodes(corpus)
+    table = load_prices(prices)
+    policy, narrowing = load_policy_file(out)
+    tuned = replay_cost(replay(episodes, policy, narrowing, engine="twin"), episodes, table)
+    base = replay_cost(replay(episodes, TimeoutPolicy.ouroboros(), engine="twin"), episodes, table)
+    assert float(found["recommended"]) == pytest.approx(tuned.summary["cost_per_episode"], 1e-5)
+    assert float(found["base (ouroboros)"]) == pytest.approx(base.summary["cost_per_episode"], 1e-5)
+    assert float(found["recommended"]) <= float(found["base (ouroboros)"])
+
+
+def test_sweep_prices_adds_cost_columns_equal_to_an_independent_replay(real, tmp_path, capsys):
+    """sweep --prices writes cost columns per point; each equals the twin's replay, priced."""
+    corpus, prices = real
+    out = tmp_path / "sweep.csv"
+    capsys.readouterr()
+    assert (
+        main(["sweep", str(corpus), "--scale", "0.01,1", "--prices", str(prices), "-o", str(out)])
+        == 0
+    )
+    text = capsys.readouterr().out
+    assert "cost_per_episode" in text and "unpriced_rounds" in text
+    frame = pd.read_csv(out)
+    episodes = load_episodes(corpus)
+    table = load_prices(prices)
+    for scale, cost in zip(frame["scale"], frame["cost_per_episode"], strict=True):
+        policy = TimeoutPolicy.ouroboros().scaled(scale)
+        expected = replay_cost(replay(episodes, policy, engine="twin"), episodes, table)
+        assert cost == pytest.approx(expected.summary["cost_per_episode"], rel=1e-9)
+    assert (frame["unpriced_rounds"] == 0).all()
+    assert frame["token_cost"].nunique() == 1  # as recorded, every point sends the same rounds
+
+
+def test_the_sample_table_prices_the_bundled_corpus_and_says_what_it_could_not(capsys):
+    """--prices sample works on the bundled corpus, whose rounds carry no usage: all unpriced."""
+    from reviewlab.resources import corpus_path
+
+    code = main(["tune", str(corpus_path()), "--objective", "cost", "--prices", "sample"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert re.search(r"base \(ouroboros\) [0-9.e-]+ USD \((\d+) of \1 rounds unpriced", text)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("[slot]\nper_sec = -2\n", "slot.per_sec: must not be negative"),
+        ("[models.m]\ninput_per_mtok = 1\n", "models.m.output_per_mtok: missing"),
+        ("[slot\n", "<toml>: not valid TOML"),
+    ],
+)
+def test_a_bad_price_file_is_one_line_naming_file_and_key(real, tmp_path, capsys, content, words):
+    """A bad --prices file exits 2 with one error line naming the file and the key."""
+    corpus, _ = real
+    bad = tmp_path / "bad.toml"
+    bad.write_text(content, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["sweep", str(corpus), "--prices", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(bad) in err[0] and words in err[0]
+
+
+def test_objective_cost_without_prices_is_refused_before_any_replay(real, capsys):
+    """--objective cost needs --prices: exit 2, saying so."""
+    corpus, _ = real
+    assert main(["tune", str(corpus), "--objective", "cost"]) == 2
+    assert "needs --prices" in capsys.readouterr().err
