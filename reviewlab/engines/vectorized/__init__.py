@@ -72,6 +72,7 @@ from reviewlab.engines.vectorized.evaluation import (
     WITHHELD,
     Evaluation,
 )
+from reviewlab.engines.vectorized.hedging import refuse_hedging, replay_hedged, wants_hedging
 from reviewlab.engines.vectorized.layout import PrefixLayout
 from reviewlab.engines.vectorized.settle import evaluate_bounded
 from reviewlab.recording.schema import Episode
@@ -428,6 +429,7 @@ class CompiledCorpus:
         ``Narrowing.unbounded()`` reads the precompiled pre-fix replay.
         """
         policy = policy if policy is not None else TimeoutPolicy.ouroboros()
+        refuse_hedging(policy)  # hedged calls: replay_vectorized on episodes (hedging.py)
         narrowing = narrowing or Narrowing()
         if narrowing.mode == "unbounded":
             return self._evaluate_unbounded()
@@ -589,6 +591,10 @@ def replay_vectorized(
     again (:func:`cached_corpus`); a corpus on disk is compiled from its columns by
     :func:`reviewlab.engines.vectorized.columns.compile_columns` (pass its result).
     """
+    if wants_hedging(policy):  # hedged calls: one settling pass of a rewritten corpus
+        return replay_hedged(
+            compile_corpus, episodes, policy, narrowing, censored=censored, seed=seed, **options
+        )
     if options:
         raise ValueError(f"replay_vectorized: unsupported option(s) {', '.join(sorted(options))}")
     if isinstance(episodes, CompiledCorpus):
