@@ -1,0 +1,207 @@
+"""Hedged calls in the vectorized engine: the twin's answers, from one settling pass.
+
+Why one pass suffices. Under the replay's one
+:class:`~reviewlab.engines.censoring.HedgePlan`, a call that may hedge answers at
+``w = min(d1, after_sec + d2)`` when its bound leaves time for the second attempt,
+and is abandoned at its bound otherwise (``bound <= after_sec < d1``, so ``w`` is
+past the bound too). Its wait and its fate therefore depend on ``w`` alone: a
+corpus in which every planned call simply takes ``w`` (a censored call when ``w``
+is infinite) settles to exactly the twin's clocks, bounds, outcomes and credits
+(:func:`replay_hedged`). What ``w`` does not tell is who is loose afterwards; that
+is :func:`~reviewlab.core.hedge.hedge_fate_array` of the plan and the settled
+bounds: attempt 1 alone when the bound came first, both attempts when the call
+was abandoned, the losing attempt from ``w`` otherwise. The ``duration_sec`` and
+``completed`` columns are put back to the first attempt's effective observation,
+as the twin reports them.
+
+Limits, refused by name: a compiled corpus (it has no episodes to rewrite; replay
+the episodes), and a planned call with recorded progress or a recorded cancel stop
+(version 2 idle timeouts and cancel stops are the twin's there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from reviewlab.core import metrics
+from reviewlab.core.hedge import hedge_fate_array, hedge_rules
+from reviewlab.core.policy import Narrowing
+from reviewlab.engines.censoring import completion_times, effective_observation, hedge_plan
+from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.recording.schema import Episode
+
+__all__ = ["refuse_hedging", "replay_hedged", "unhedged", "wants_hedging"]
+
+
+def wants_hedging(policy: Any) -> bool:
+    """Whether ``policy`` hedges any tool (then :func:`replay_hedged` replays it)."""
+    return policy is not None and bool(hedge_rules(policy))
+
+
+def refuse_hedging(policy: Any) -> None:
+    """Refuse a hedging policy where only a compiled corpus is at hand (sweeps, ``tune``)."""
+    if wants_hedging(policy):
+        raise ValueError(
+            "hedges: a compiled corpus cannot replay hedged calls; replay the episodes with "
+            "replay(..., engine='vectorized') or the twin"
+        )
+
+
+class _Unhedged:
+    """A policy that answers exactly as the one it wraps, with no hedges."""
+
+    hedges: dict[str, Any] = {}
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def timeout_for(self, tools: Any, tool_name: str, tool_args: Any = None) -> float:
+        """The wrapped policy's timeout."""
+        return float(self._inner.timeout_for(tools, tool_name, tool_args))
+
+
+def unhedged(policy: Any) -> Any:
+    """``policy`` without its hedges (same bounds), for the settling pass."""
+    is_instance = dataclasses.is_dataclass(policy) and not isinstance(policy, type)
+    if is_instance and any(f.name == "hedges" for f in dataclasses.fields(policy)):
+        return dataclasses.replace(policy, hedges={})
+    return _Unhedged(policy)
+
+
+def replay_hedged(
+    compile_corpus: Callable[..., Any],
+    episodes: Sequence[Episode] | Any,
+    policy: Any,
+    narrowing: Narrowing | None = None,
+    *,
+    censored: str = "wedge",
+    seed: int = 0,
+    **options: Any,
+) -> ReplayResult:
+    """Replay ``episodes`` under a hedging ``policy`` (see the module docstring).
+
+    ``compile_corpus`` is :func:`reviewlab.engines.vectorized.compile_corpus`
+    (passed in, so this module does not import its package).
+    """
+    if options:
+        raise ValueError(f"replay_vectorized: unsupported option(s) {', '.join(sorted(options))}")
+    if not isinstance(episodes, list | tuple):
+        raise ValueError(
+            "hedges: the vectorized engine replays hedged calls from Episode objects, not a "
+            "compiled corpus; pass the episodes"
+        )
+    narrowing = narrowing or Narrowing()
+    corpus = list(episodes)
+    completion = completion_times(corpus, censored, seed)
+    plan = hedge_plan(corpus, policy, completion, seed)
+    assert plan is not None, "replay_hedged needs a policy that hedges"
+    rewritten, observed_sec, observed_done = _rewrite(corpus, plan, completion)
+    compiled = compile_corpus(rewritten, censored="wedge", seed=seed)
+    settled = compiled.result(unhedged(policy), narrowing)
+    calls = settled.calls[[*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]].copy()
+    calls["duration_sec"] = observed_sec
+    calls["completed"] = observed_done
+    bound = calls["bound_sec"].to_numpy(dtype=float)
+    dispatched = calls["outcome"].isin((metrics.EXECUTED, metrics.ERROR)).to_numpy()
+    planned = plan.planned & dispatched
+    hedged, _, _, _, first_loose, second_loose = hedge_fate_array(
+        plan.first_sec, plan.second_sec, plan.after_sec, bound
+    )
+    zombie = calls["zombie_sec"].to_numpy(dtype=float).copy()
+    zombie[planned] = first_loose[planned] + second_loose[planned]
+    calls["zombie_sec"] = zombie
+    calls["hedged"] = hedged & planned
+    episodes_frame = settled.episodes
+    return assemble(
+        calls,
+        episode_ids=list(episodes_frame["episode_id"]),
+        slot_ids=list(episodes_frame["slot_id"]),
+        wall_sec=episodes_frame["wall_sec"].to_numpy(dtype=float),
+        max_silence_sec=episodes_frame["max_silence_sec"].to_numpy(dtype=float),
+        peak_loose_workers=_peak_loose(compiled, calls, planned, first_loose, second_loose, zombie),
+        engine="vectorized",
+        policy=policy,
+        narrowing=narrowing,
+        assumptions={"reaction": "as_recorded", "censored": censored, "seed": seed},
+    )
+
+
+def _rewrite(
+    corpus: list[Episode], plan: Any, completion: dict[tuple[str, int], float] | None
+) -> tuple[list[Episode], np.ndarray, np.ndarray]:
+    """The corpus with every planned call taking ``w`` and every censored call its completion
+    time (so it settles under ``wedge``), and the first attempts' effective observations."""
+    observed_sec = np.empty(plan.planned.size)
+    observed_done = np.empty(plan.planned.size, dtype=bool)
+    rewritten = []
+    row = 0
+    for episode in corpus:
+        rounds = []
+        index = 0
+        changed = False
+        for rnd in episode.rounds:
+            calls = []
+            for call in rnd.calls:
+                duration, completed = effective_observation(call)
+                if not completed and completion is not None:
+                    duration, completed = completion[(episode.id, index)], True
+                observed_sec[row], observed_done[row] = duration, completed
+                update: dict[str, Any] | None = None
+                if plan.planned[row]:
+                    if call.progress_sec is not None or call.cancel_honoured_sec is not None:
+                        raise ValueError(
+                            f"hedges: episode {episode.id!r} call {index} ({call.tool}) may "
+                            "hedge and has recorded progress or a cancel stop; the vectorized "
+                            "engine does not replay those hedged (use the twin)"
+                        )
+                    answer = min(
+                        float(plan.first_sec[row]),
+                        float(plan.after_sec[row] + plan.second_sec[row]),
+                    )
+                    if math.isfinite(answer):
+                        update = {"duration_sec": answer, "completed": True}
+                    else:
+                        update = {"completed": False}
+                    update["returned_after_sec"] = None
+                elif completed and (not call.completed or call.returned_after_sec is not None):
+                    update = {"duration_sec": duration, "completed": True}
+                    update["returned_after_sec"] = None
+                if update is not None:
+                    call = call.model_copy(update=update)
+                    changed = True
+                calls.append(call)
+                row += 1
+                index += 1
+            rounds.append(rnd.model_copy(update={"calls": calls}) if changed else rnd)
+        rewritten.append(episode.model_copy(update={"rounds": rounds}) if changed else episode)
+    return rewritten, observed_sec, observed_done
+
+
+def _peak_loose(
+    compiled: Any,
+    calls: Any,
+    planned: np.ndarray,
+    first_loose: np.ndarray,
+    second_loose: np.ndarray,
+    zombie: np.ndarray,
+) -> int:
+    """The most loose workers at one instant: each loose attempt from the moment control came
+    back (dispatch + wait) to its own end."""
+    arrival = np.asarray(compiled.arrival_sec, dtype=float)[compiled.episode_index]
+    back = arrival + calls["start_sec"].to_numpy(dtype=float) + calls["wait_sec"].to_numpy()
+    plain = ~planned & (zombie != 0)
+    starts = [back[plain]]
+    ends = [back[plain] + zombie[plain]]
+    for loose in (first_loose, second_loose):
+        mask = planned & (loose != 0)
+        starts.append(back[mask])
+        ends.append(back[mask] + loose[mask])
+    return metrics.peak_overlap(np.concatenate(starts), np.concatenate(ends))
