@@ -32,7 +32,7 @@ frames, so a rate means the same thing whichever engine produced it.
 * deadline-bound share: bounded calls whose bound the deadline set / bounded calls.
 * hedges: calls whose second attempt started (:mod:`reviewlab.core.hedge`), and
   ``extra_call_share``, the extra tool calls they cost: hedges / dispatched
-  calls. A replay under a policy that hedges appends :data:`CALL_HEDGE_COLUMNS`
+  calls. A replay under a policy that hedges adds :data:`CALL_HEDGE_COLUMNS`
   (``hedged``) to its call frame; without it every call counts as unhedged.
 
 Every replay engine's call frame holds :data:`CALL_COLUMNS` followed by the
@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reviewlab.core.vocab import OUTCOMES, SOURCE_GAP_ABANDONED, SOURCE_GAP_SKIPPED
+from reviewlab.core.vocab import OUTCOMES, SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
 
 __all__ = [
     "CALL_COLUMNS",
@@ -102,8 +102,8 @@ CALL_DERIVED_COLUMNS = ("timeout_lost_lines",)
 CALL_FRAME_COLUMNS = CALL_COLUMNS + CALL_TIMING_COLUMNS + CALL_DERIVED_COLUMNS
 """Every column of a replay's call frame, in order."""
 CALL_HEDGE_COLUMNS = ("hedged",)
-"""Appended after :data:`CALL_FRAME_COLUMNS` by a replay whose policy hedges: whether the call's
-second attempt started."""
+"""In a replay whose policy hedges, between :data:`CALL_TIMING_COLUMNS` and
+:data:`CALL_DERIVED_COLUMNS`: whether the call's second attempt started."""
 EPISODE_COLUMNS = (
     "episode_id",
     "slot_id",
@@ -161,9 +161,11 @@ def timeout_lost_lines(
     bound, without error) and was still not credited — the sticky rule withheld
     its extent after an earlier abandonment — or when the model never issued it
     because an abandonment made it give up on the call's target (``skipped``,
-    the ``skip_target`` reaction). Lines lost by a call that failed by itself,
-    never returned under the unbounded policy, or never started because the log
-    ended are inherent, not counted here.
+    the ``skip_target`` reaction), or when a breaker withheld it after repeated
+    abandonments (``skipped`` covers both:
+    :data:`~reviewlab.core.vocab.SOURCE_GAPS_HELD_BACK`). Lines lost by a call
+    that failed by itself, never returned under the unbounded policy, or never
+    started because the log ended are inherent, not counted here.
     """
     lost = np.asarray(requested_lines, dtype=np.int64) - np.asarray(credited_lines, dtype=np.int64)
     caused = np.asarray(abandoned, dtype=bool) | np.asarray(executed, dtype=bool)
@@ -262,7 +264,7 @@ def _timeout_lost(calls: pd.DataFrame) -> np.ndarray:
         calls["credited_lines"].to_numpy(),
         calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
         calls["outcome"].eq(EXECUTED).to_numpy(),
-        calls["source_gap"].eq(SOURCE_GAP_SKIPPED).to_numpy(),
+        calls["source_gap"].isin(SOURCE_GAPS_HELD_BACK).to_numpy(),
     )
 
 
