@@ -158,3 +158,11 @@ def test_a_shared_state_carries_a_slots_breaker_into_its_next_episode(repo, wedg
         breaker=BreakerRule(3, cooldown_rounds=1, scope="slot"),
     ).execute()
     assert [str(r.outcome) for r in alone.receipts] == ["error", "error"]
+
+
+def test_the_semantics_quote_the_withheld_host_text():
+    """docs/semantics.md shows exactly the text ``withheld_text`` builds."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "semantics.md").read_text(encoding="utf-8")
+    assert withheld_text("search_code", 3, "2 model round(s)") in text

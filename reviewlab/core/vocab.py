@@ -26,6 +26,7 @@ __all__ = [
     "SLOT_STATES",
     "SOURCES",
     "SOURCE_GAPS",
+    "SOURCE_GAPS_HELD_BACK",
     "SOURCE_GAP_ABANDONED",
     "SOURCE_GAP_SKIPPED",
     "SOURCE_GAP_WEDGED",
@@ -69,6 +70,9 @@ SOURCE_GAP_ABANDONED: Final[SourceGap] = "native_tool_abandoned"
 SOURCE_GAP_WEDGED: Final[SourceGap] = "native_tool_wedged"
 SOURCE_GAP_WITHHELD: Final[SourceGap] = "native_tool_withheld"
 SOURCE_GAP_SKIPPED: Final[SourceGap] = "native_tool_skipped"
+SOURCE_GAPS_HELD_BACK: Final = (SOURCE_GAP_SKIPPED, SOURCE_GAP_WITHHELD)
+"""Calls never started because of earlier abandonments (skipped by the model, withheld by a
+breaker): their requested lines are lost to the timeout."""
 
 BoundBy = Literal["tool_timeout", "deadline", "idle", "unbounded"]
 """Which term of the bound fired: the per-tool timeout, the inherited deadline, an idle timeout

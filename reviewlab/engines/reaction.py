@@ -35,27 +35,43 @@ Frames: a re-issued call's row has the round it re-issues from and a
 order); rows are in dispatch order within an episode. A skipped row "starts"
 when the episode's next dispatched call starts (its episode's end if none),
 and waits 0.
+
+The breaker (a policy's :class:`~reviewlab.core.breaker.BreakerRule`) runs through the same
+fixed point, also under ``as_recorded``: a plan's ``withheld`` calls (recorded calls or
+re-issued copies) are left out of the rewritten corpus, and
+:func:`~reviewlab.engines.withholding.withheld_calls` walks each pass's replay to find the
+next set. A withheld call's row has outcome ``withheld``, the source gap
+``native_tool_withheld``, no bound, waits 0 and "starts" when it was withheld; its requested
+lines count as lost to the timeout. How the breaker combines with a reaction: a withheld call
+was not abandoned, so it is never re-issued and never makes the model give up on its path;
+a re-issued copy is a call like any other (it counts, and may be withheld), and its round is
+a model round of its own; a call ``skip_target`` skips is never issued, so the breaker
+neither counts nor withholds it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
+from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.vocab import (
     REACTIONS,
     SOURCE_GAP_ABANDONED,
     SOURCE_GAP_SKIPPED,
+    SOURCE_GAP_WITHHELD,
     Reaction,
 )
 from reviewlab.engines.censoring import completion_times, effective_observation
 from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.engines.twin.engine import arrival_times
+from reviewlab.engines.withholding import CallKey, EpisodeWalk, withheld_calls
 from reviewlab.recording.schema import Call, Episode, Round
 
 __all__ = [
@@ -88,9 +104,11 @@ class Plan:
     """Recorded round index (0-based) → the recorded calls re-issued right after that round."""
     skipped: frozenset[int] = frozenset()
     """Recorded calls the model does not issue."""
+    withheld: frozenset[CallKey] = frozenset()
+    """Calls the breaker withholds: ``(recorded index, is a re-issued copy)``."""
 
     def __bool__(self) -> bool:
-        return bool(self.reissue_after) or bool(self.skipped)
+        return bool(self.reissue_after) or bool(self.skipped) or bool(self.withheld)
 
 
 @dataclass(frozen=True)
@@ -151,17 +169,37 @@ def rewrite(episode: Episode, plan: Plan) -> tuple[Episode, list[_Origin]]:
     for number, rnd in enumerate(episode.rounds):
         kept = []
         for call in rnd.calls:
-            if index not in plan.skipped:
+            if index not in plan.skipped and (index, False) not in plan.withheld:
                 kept.append(call)
                 origins.append(_Origin(index, False))
             index += 1
         rounds.append(Round(send_sec=rnd.send_sec, calls=kept))
         again = plan.reissue_after.get(number, ())
         if again:
-            copies = [_reissued(recorded[i]) for i in again]
+            sent = [i for i in again if (i, True) not in plan.withheld]
+            copies = [_reissued(recorded[i]) for i in sent]
             rounds.append(Round(send_sec=rnd.send_sec, calls=copies))
-            origins.extend(_Origin(i, True) for i in again)
+            origins.extend(_Origin(i, True) for i in sent)
     return episode.model_copy(update={"rounds": rounds}), origins
+
+
+def _issued_rounds(episode: Episode, plan: Plan) -> list[tuple[float, list[tuple[CallKey, str]]]]:
+    """The rounds of ``rewrite(episode, plan)`` with the withheld calls put back (for the
+    breaker's walk): per round its ``send_sec`` and its issued calls ``(key, tool)``."""
+    recorded = list(episode.calls)
+    out: list[tuple[float, list[tuple[CallKey, str]]]] = []
+    index = 0
+    for number, rnd in enumerate(episode.rounds):
+        issued = []
+        for call in rnd.calls:
+            if index not in plan.skipped:
+                issued.append(((index, False), call.tool))
+            index += 1
+        out.append((rnd.send_sec, issued))
+        again = plan.reissue_after.get(number, ())
+        if again:
+            out.append((rnd.send_sec, [((i, True), recorded[i].tool) for i in again]))
+    return out
 
 
 def _reissued(call: Call) -> Call:
@@ -213,17 +251,24 @@ def react(
     *,
     censored: str,
     seed: int,
+    breaker: BreakerRule | None = None,
 ) -> ReplayResult:
     """Replay ``episodes`` with ``run`` (an ``as_recorded``, ``censored="wedge"`` replay) under
-    ``reaction``.
+    ``reaction`` and ``breaker``.
 
     ``run`` gets the corpus rewritten by the current plans; see the module
-    docstring for the fixed point and the frames.
+    docstring for the fixed point and the frames. With a breaker, every pass settles at
+    least one more call, so the passes are capped at :data:`MAX_PASSES` plus the corpus's
+    call count.
     """
     check_reaction(reaction)
+    if breaker is not None and not isinstance(breaker, BreakerRule):
+        raise TypeError(f"breaker: expected a BreakerRule or None, got {breaker!r}")
     corpus = settle_censored(episodes, censored, seed)
     plans: dict[str, Plan] = {}
-    for _ in range(MAX_PASSES):
+    held_at: dict[tuple[str, CallKey], float] = {}
+    passes = MAX_PASSES + (sum(len(e.calls) for e in corpus) if breaker is not None else 0)
+    for _ in range(passes):
         rewritten, origins = [], {}
         for episode in corpus:
             copy, origin = rewrite(episode, plans.get(episode.id, Plan()))
@@ -244,16 +289,76 @@ def react(
                 per_episode.get(episode.id, np.zeros(0, bool)).tolist(),
                 reaction,
             )
-            if plan:
-                fresh[episode.id] = plan
+            fresh[episode.id] = plan
+        if breaker is not None:
+            walks = _walks(result, corpus, origins, fresh)
+            withheld, held_at = withheld_calls(breaker, walks)
+            for episode_id, keys in withheld.items():
+                fresh[episode_id] = replace(fresh[episode_id], withheld=keys)
+        fresh = {episode_id: plan for episode_id, plan in fresh.items() if plan}
         if fresh == plans:
             return _remap(
-                result, corpus, origins, plans, censored=censored, seed=seed, reaction=reaction
+                result,
+                corpus,
+                origins,
+                plans,
+                held_at,
+                censored=censored,
+                seed=seed,
+                reaction=reaction,
             )
         plans = fresh
     raise RuntimeError(
-        f"reaction {reaction!r}: the replay did not settle after {MAX_PASSES} rewrite passes"
+        f"reaction {reaction!r}: the replay did not settle after {passes} rewrite passes"
     )
+
+
+def _walks(
+    result: ReplayResult,
+    corpus: Sequence[Episode],
+    origins: Mapping[str, list[_Origin]],
+    plans: Mapping[str, Plan],
+) -> list[EpisodeWalk]:
+    """Each episode of ``corpus`` for the breaker's walk: its issued calls under ``plans`` and
+    the fates and timings of the calls ``result`` (the replay of the last rewrite) dispatched."""
+    frame = result.episodes
+    if "arrival_sec" in frame:
+        arrival = frame["arrival_sec"].to_numpy(dtype=float)
+        start = frame["start_sec"].to_numpy(dtype=float)
+    else:
+        arrival = start = arrival_times(list(corpus))
+    order = {episode_id: position for position, episode_id in enumerate(frame["episode_id"])}
+    slots = [str(slot) for slot in frame["slot_id"]]
+    calls = result.calls
+    gone = calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
+    dispatched = calls["outcome"].isin(("executed", "error")).to_numpy()
+    starts = calls["start_sec"].to_numpy(dtype=float)
+    waits = calls["wait_sec"].to_numpy(dtype=float)
+    ids = calls["episode_id"].to_numpy()
+    heads = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.empty(0, int)
+    first_row = {ids[head]: int(head) for head in heads}
+    walks = []
+    for episode in corpus:
+        row = first_row.get(episode.id, 0)
+        ran: dict[CallKey, tuple[bool, float, float]] = {}
+        for offset, origin in enumerate(origins[episode.id]):
+            if dispatched[row + offset]:
+                ran[(origin.index, origin.reissue)] = (
+                    bool(gone[row + offset]),
+                    float(starts[row + offset]),
+                    float(waits[row + offset]),
+                )
+        walks.append(
+            EpisodeWalk(
+                episode.id,
+                slots[order[episode.id]],
+                float(start[order[episode.id]]),
+                float(arrival[order[episode.id]]),
+                _issued_rounds(episode, plans.get(episode.id, Plan())),
+                ran,
+            )
+        )
+    return walks
 
 
 def skipped_start(starts: np.ndarray, dispatched: np.ndarray, wall_sec: float) -> np.ndarray:
@@ -278,29 +383,40 @@ def _remap(
     corpus: Sequence[Episode],
     origins: Mapping[str, list[_Origin]],
     plans: Mapping[str, Plan],
+    held_at: Mapping[tuple[str, CallKey], float],
     *,
     censored: str,
     seed: int,
     reaction: str,
 ) -> ReplayResult:
-    """The rewritten replay's frames in recorded numbering, with the skipped calls put back."""
-    calls = result.calls[list(metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS)]
+    """The rewritten replay's frames in recorded numbering, with the skipped and withheld calls
+    put back."""
+    # Hedged replays carry a ``hedged`` column too (a call never started was not hedged).
+    extra_columns = [name for name in metrics.CALL_HEDGE_COLUMNS if name in result.calls]
+    columns = list(metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS) + extra_columns
+    calls = result.calls[columns]
     if plans:
         pieces = []
         ids = calls["episode_id"].to_numpy()
         walls = dict(zip(result.episodes["episode_id"], result.episodes["wall_sec"], strict=True))
-        groups = calls.groupby(ids, sort=False)
+        # Each episode's rows are contiguous (the engines write them episode by episode).
+        heads = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.empty(0, int)
+        spans = dict(zip(ids[heads].tolist(), zip(heads, np.r_[heads[1:], ids.size]), strict=True))
         for episode in corpus:
-            rows = groups.get_group(episode.id) if episode.id in groups.groups else calls.iloc[0:0]
+            first, stop = spans.get(episode.id, (0, 0))
+            rows = calls.iloc[first:stop]
             plan = plans.get(episode.id)
             if plan is None:
                 pieces.append(rows)
                 continue
+            times = {key: held_at[(episode.id, key)] for key in plan.withheld}
             pieces.append(
-                _episode_rows(episode, rows.copy(), origins[episode.id], plan, walls[episode.id])
+                _episode_rows(
+                    episode, rows.copy(), origins[episode.id], plan, walls[episode.id], times
+                )
             )
         calls = pd.concat(pieces, ignore_index=True) if pieces else calls
-    calls = calls[list(metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS)].reset_index(drop=True)
+    calls = calls[columns].reset_index(drop=True)
     episodes = result.episodes
     pool = None
     if "arrival_sec" in episodes:
@@ -331,53 +447,87 @@ def _remap(
     )
 
 
+def _unrun_row(
+    episode: Episode, call: Call, round_no: int, index: int, gap: str, requested: int, start: float
+) -> dict[str, Any]:
+    """The row of a call that never started: skipped by the model or withheld by the breaker."""
+    duration, completed = effective_observation(call)
+    return {
+        "episode_id": episode.id,
+        "round": round_no,
+        "call_index": index,
+        "tool": call.tool,
+        "duration_sec": duration,
+        "completed": completed,
+        "bound_sec": math.nan,
+        "bound_by": "unbounded",
+        "outcome": "withheld",
+        "source_gap": gap,
+        "requested_lines": requested,
+        "credited_lines": 0,
+        "zombie_sec": 0.0,
+        "start_sec": start,
+        "wait_sec": 0.0,
+    }
+
+
 def _episode_rows(
-    episode: Episode, rows: pd.DataFrame, origins: Sequence[_Origin], plan: Plan, wall_sec: float
+    episode: Episode,
+    rows: pd.DataFrame,
+    origins: Sequence[_Origin],
+    plan: Plan,
+    wall_sec: float,
+    held_at: Mapping[CallKey, float],
 ) -> pd.DataFrame:
     recorded = list(episode.calls)
     n = len(recorded)
     round_of = [number for number, rnd in enumerate(episode.rounds, 1) for _ in rnd.calls]
-    reissues = 0
-    index_col, round_col = [], []
-    for origin in origins:
-        if origin.reissue:
-            index_col.append(n + reissues)
-            reissues += 1
-        else:
-            index_col.append(origin.index)
-        round_col.append(round_of[origin.index])
-    rows["call_index"] = np.asarray(index_col, dtype=np.int64)
-    rows["round"] = np.asarray(round_col, dtype=np.int64)
-    if plan.skipped:
-        extra = []
-        for index in sorted(plan.skipped):
-            call = recorded[index]
-            duration, completed = effective_observation(call)
-            extra.append(
-                {
-                    "episode_id": episode.id,
-                    "round": round_of[index],
-                    "call_index": index,
-                    "tool": call.tool,
-                    "duration_sec": duration,
-                    "completed": completed,
-                    "bound_sec": math.nan,
-                    "bound_by": "unbounded",
-                    "outcome": "withheld",
-                    "source_gap": SOURCE_GAP_SKIPPED,
-                    "requested_lines": call.requested_lines,
-                    "credited_lines": 0,
-                    "zombie_sec": 0.0,
-                    "start_sec": math.nan,
-                    "wait_sec": 0.0,
-                }
+    # Re-issued copies are numbered n, n + 1, ... in dispatch order, withheld copies included.
+    copy_number = {
+        index: n + k
+        for k, index in enumerate(
+            index for number in sorted(plan.reissue_after) for index in plan.reissue_after[number]
+        )
+    }
+    rows["call_index"] = np.asarray(
+        [copy_number[o.index] if o.reissue else o.index for o in origins], dtype=np.int64
+    )
+    rows["round"] = np.asarray([round_of[o.index] for o in origins], dtype=np.int64)
+    extra = [
+        _unrun_row(
+            episode,
+            recorded[i],
+            round_of[i],
+            i,
+            SOURCE_GAP_SKIPPED,
+            recorded[i].requested_lines,
+            math.nan,
+        )
+        for i in sorted(plan.skipped)
+    ]
+    for index, reissue in sorted(plan.withheld):
+        extra.append(
+            _unrun_row(
+                episode,
+                recorded[index],
+                round_of[index],
+                copy_number[index] if reissue else index,
+                SOURCE_GAP_WITHHELD,
+                0 if reissue else recorded[index].requested_lines,
+                held_at[(index, reissue)],
             )
+        )
+    if extra:
+        added = pd.DataFrame(extra)
+        for name in rows.columns.difference(added.columns):
+            added[name] = np.zeros(len(added), dtype=rows[name].dtype)  # e.g. hedged: False
         rows = pd.concat(
-            [rows, pd.DataFrame(extra).astype(rows.dtypes.to_dict())], ignore_index=True
+            [rows, added[list(rows.columns)].astype(rows.dtypes.to_dict())], ignore_index=True
         )
         # Dispatch order: recorded calls by index, a round's re-issues after its recorded calls.
         sequence = _dispatch_sequence(rows, n)
         rows = rows.iloc[np.argsort(sequence, kind="stable")].reset_index(drop=True)
+    if plan.skipped:
         dispatched = rows["source_gap"].ne(SOURCE_GAP_SKIPPED).to_numpy()
         rows["start_sec"] = skipped_start(rows["start_sec"].to_numpy(), dispatched, wall_sec)
     return rows

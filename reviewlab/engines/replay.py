@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from reviewlab.core.breaker import breaker_rule
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, ENGINES, CensoringMode, EngineName, Reaction
 from reviewlab.engines.reaction import check_reaction, react
@@ -107,10 +108,17 @@ def replay(
             )
         return replay_vectorized(corpus, policy, narrowing, censored=censored_mode, **options)
 
-    if reaction == "as_recorded":
+    breaker = breaker_rule(policy)
+    if reaction == "as_recorded" and breaker is None:
         return run(episodes)
+    # A reaction or a breaker: the rewrite fixed point (reviewlab.engines.reaction).
     return react(
-        lambda corpus: run(corpus, "wedge"), episodes, reaction, censored=censored, seed=seed
+        lambda corpus: run(corpus, "wedge"),
+        episodes,
+        reaction,
+        censored=censored,
+        seed=seed,
+        breaker=breaker,
     )
 
 

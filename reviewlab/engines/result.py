@@ -20,7 +20,7 @@ import pandas as pd
 
 from reviewlab.core import metrics
 from reviewlab.core.narrowing import Narrowing
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_SKIPPED
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
 
 __all__ = ["FramesOnDemand", "PoolFrames", "ReplayResult", "assemble"]
 
@@ -91,7 +91,7 @@ def assemble(
         calls["credited_lines"].to_numpy(),
         calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
         calls["outcome"].eq(metrics.EXECUTED).to_numpy(),
-        calls["source_gap"].eq(SOURCE_GAP_SKIPPED).to_numpy(),
+        calls["source_gap"].isin(SOURCE_GAPS_HELD_BACK).to_numpy(),
     )
     base = pd.DataFrame(
         {

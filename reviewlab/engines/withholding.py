@@ -1,0 +1,111 @@
+"""Which calls a policy's breaker withholds in a replay (the twin and the vectorized engine).
+
+The live round loop asks its :class:`~reviewlab.core.breaker.BreakerState` before each call;
+a replay engine cannot, because it settles an episode's calls without a model in the loop.
+Both replay engines therefore run the breaker through the rewrite fixed point of
+:mod:`reviewlab.engines.reaction`: a replay of the corpus (withheld calls left out) gives
+every dispatched call's fate and timing; :func:`withheld_calls` walks each episode's issued
+calls in dispatch order with the same ``BreakerState`` the live loop uses and says which
+calls it withholds; the corpus is rewritten without them and replayed, until the set stops
+changing.
+
+The walk, per episode, mirrors the live loop exactly:
+
+* **Model rounds** are the sends that carry calls: a recorded (or re-issue) round whose
+  calls are all skipped, or that has none, merges into the next send, as the real replay
+  model merges it. A call's breaker round is the count of such sends up to its own; the
+  episode used that count plus one (its final answer).
+* **Time** is the episode's clock from its arrival: ``0`` (or the queue wait of a pool run)
+  plus each send and each dispatched call's ``wait_sec``. A withheld call waits 0 and is
+  decided at the instant it would have been dispatched; a dispatched call is recorded at the
+  instant its wait ended. A slot-scoped breaker reads the corpus clock (arrival plus that).
+* **Order**: an episode-scoped breaker starts fresh for every episode. A slot-scoped one is
+  shared by the episodes of one slot (``slot_id``; an episode of slot ``""`` is a slot of
+  its own) in start order (ties: corpus order), which carries both the count and the
+  cool-down (:meth:`~reviewlab.core.breaker.BreakerState.start_episode`).
+
+A call that the previous pass withheld and this one does not has no fate yet: it is counted
+as not abandoned and waits 0 for this pass; the next pass replays it. A call's decision
+depends only on earlier calls (of its episode, or its slot's earlier episodes), so each pass
+settles at least one more call and the fixed point is reached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from reviewlab.core.breaker import BreakerRule, BreakerState
+
+__all__ = ["CallKey", "EpisodeWalk", "withheld_calls"]
+
+CallKey = tuple[int, bool]
+"""A call of a rewritten episode: its recorded index and whether it is a re-issued copy."""
+
+
+@dataclass
+class EpisodeWalk:
+    """One episode as the breaker walks it: its issued calls and what the last replay said."""
+
+    episode_id: str
+    slot: str
+    start_at: float
+    """When it started on the corpus clock (arrival, plus the queue wait of a pool run)."""
+    arrival_at: float
+    """When it arrived on the corpus clock; the frames' ``start_sec`` counts from here."""
+    rounds: list[tuple[float, list[tuple[CallKey, str]]]]
+    """Per round of the rewritten episode (withheld calls included, skipped calls not): its
+    ``send_sec`` and its issued calls as ``(key, tool)`` in dispatch order."""
+    ran: dict[CallKey, tuple[bool, float, float]] = field(default_factory=dict)
+    """Per call dispatched in the last replay: ``(abandoned, start_sec, wait_sec)``."""
+
+
+def withheld_calls(
+    rule: BreakerRule, walks: Sequence[EpisodeWalk]
+) -> tuple[dict[str, frozenset[CallKey]], dict[tuple[str, CallKey], float]]:
+    """The calls ``rule`` withholds, per episode id, and when each was withheld (``start_sec``:
+    seconds from its episode's arrival). See the module docstring for the walk."""
+    chains: dict[object, list[int]] = {}
+    for position, walk in enumerate(walks):
+        key: object = (
+            ("slot", walk.slot) if rule.scope == "slot" and walk.slot else ("episode", position)
+        )
+        chains.setdefault(key, []).append(position)
+    withheld: dict[str, frozenset[CallKey]] = {}
+    times: dict[tuple[str, CallKey], float] = {}
+    for positions in chains.values():
+        state = BreakerState(rule)
+        for position in sorted(positions, key=lambda p: (walks[p].start_at, p)):
+            walk = walks[position]
+            held, held_at = _walk(state, walk)
+            if held:
+                withheld[walk.episode_id] = frozenset(held)
+                times.update({(walk.episode_id, k): t for k, t in held_at.items()})
+    return withheld, times
+
+
+def _walk(state: BreakerState, walk: EpisodeWalk) -> tuple[set[CallKey], dict[CallKey, float]]:
+    """One episode through ``state``: the calls it withholds and their ``start_sec``."""
+    state.start_episode()
+    held: set[CallKey] = set()
+    held_at: dict[CallKey, float] = {}
+    clock = walk.start_at - walk.arrival_at  # seconds from arrival, as the frames count
+    sends = 0
+    for send_sec, calls in walk.rounds:
+        clock += send_sec
+        if not calls:
+            continue  # merged into the next send
+        sends += 1
+        for key, tool in calls:
+            if state.withheld(tool, sends, walk.arrival_at + clock):
+                held.add(key)
+                held_at[key] = clock
+                continue
+            fate = walk.ran.get(key)
+            if fate is None:
+                continue  # withheld last pass: no fate yet (see the module docstring)
+            abandoned, start_sec, wait_sec = fate
+            clock = start_sec + wait_sec
+            state.record(tool, abandoned, sends, walk.arrival_at + clock)
+    state.end_episode(sends + 1)
+    return held, held_at

@@ -1,0 +1,272 @@
+"""The breaker in the replay engines: the twin and the vectorized engine withhold the same calls
+(through the rewrite fixed point), by hand and under random rules and corpora."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reviewlab.core.breaker import BreakerRule
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.engines.replay import replay
+from reviewlab.recording.schema import Call, Episode, Extent, Round
+
+T0 = datetime(2026, 2, 2, 10, 0, tzinfo=UTC)
+GONE, HELD = "native_tool_abandoned", "native_tool_withheld"
+
+
+def _search(duration: float, completed: bool = True) -> Call:
+    return Call(tool="search_code", args={"query": "x"}, duration_sec=duration, completed=completed)
+
+
+def _read(duration: float, lines: int = 10) -> Call:
+    return Call(
+        tool="read_file",
+        args={"path": "a.py"},
+        duration_sec=duration,
+        extent=Extent(path="a.py", start_line=1, end_line=lines),
+    )
+
+
+def wedging_episode(episode_id: str = "w", slot: str = "s", at: float = 0.0) -> Episode:
+    """``search_code`` wedges in rounds 1-3, then answers in 1 s in rounds 3-6."""
+    wedge = _search(100.0, completed=False)
+    return Episode(
+        id=episode_id,
+        source="synthetic",
+        slot=slot,
+        started_at=T0 + timedelta(seconds=at),
+        rounds=[
+            Round(send_sec=1.0, calls=[wedge]),
+            Round(send_sec=1.0, calls=[wedge]),
+            Round(send_sec=1.0, calls=[wedge, _search(1.0), _read(1.0)]),
+            Round(send_sec=1.0, calls=[_search(1.0), _read(1.0, 20)]),
+            Round(send_sec=1.0, calls=[_search(1.0)]),
+            Round(send_sec=1.0, calls=[_search(1.0)]),
+            Round(send_sec=1.0, calls=[]),
+        ],
+    )
+
+
+POLICY = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_rounds=2)
+
+
+def test_three_wedges_in_a_row_withhold_the_tool_for_two_rounds():
+    """The acceptance corpus: the fourth search_code (round 3) and those of rounds 4 and 5 are
+    withheld (no bound, wait 0, "started" when withheld); round 6 runs again. Every time is a
+    hand sum of sends and waits."""
+    result = replay([wedging_episode()], POLICY, Narrowing("none"), engine="twin")
+    calls = result.calls
+    expected = [
+        # round, tool, outcome, gap, start_sec, wait_sec
+        (1, "search_code", "error", GONE, 1.0, 2.0),
+        (2, "search_code", "error", GONE, 4.0, 2.0),
+        (3, "search_code", "error", GONE, 7.0, 2.0),
+        (3, "search_code", "withheld", HELD, 9.0, 0.0),
+        (3, "read_file", "executed", "", 9.0, 1.0),
+        (4, "search_code", "withheld", HELD, 11.0, 0.0),
+        (4, "read_file", "executed", "", 11.0, 1.0),
+        (5, "search_code", "withheld", HELD, 13.0, 0.0),
+        (6, "search_code", "executed", "", 14.0, 1.0),
+    ]
+    got = list(
+        zip(
+            calls["round"],
+            calls["tool"],
+            calls["outcome"],
+            calls["source_gap"],
+            calls["start_sec"],
+            calls["wait_sec"],
+            strict=True,
+        )
+    )
+    assert got == expected
+    assert list(calls["call_index"]) == list(range(9))
+    withheld = calls[calls["outcome"] == "withheld"]
+    assert withheld["bound_sec"].isna().all() and (withheld["bound_by"] == "unbounded").all()
+    # Seven sends, three abandoned waits of 2 s, three 1-s calls; the withheld ones wait 0.
+    assert result.episodes["wall_sec"].iloc[0] == 7 * 1.0 + 3 * 2.0 + 3 * 1.0
+    assert result.episodes["calls"].iloc[0] == 6  # withheld calls were never dispatched
+
+
+def test_without_a_breaker_every_call_runs():
+    """The same corpus and bounds without a breaker: every search_code is dispatched."""
+    calls = replay([wedging_episode()], TimeoutPolicy.uniform(2.0), Narrowing("none")).calls
+    assert not calls["outcome"].eq("withheld").any()
+    assert calls["source_gap"].eq(GONE).sum() == 3
+
+
+def test_withheld_reads_are_lost_to_the_timeout():
+    """A withheld read's requested lines count in timeout_lost_lines, not as inherent loss."""
+    episode = Episode(
+        id="r",
+        source="synthetic",
+        started_at=T0,
+        rounds=[
+            Round(send_sec=1.0, calls=[_read(9.0)]),
+            Round(send_sec=1.0, calls=[_read(1.0, 30)]),
+            Round(send_sec=1.0, calls=[]),
+        ],
+    )
+    policy = TimeoutPolicy.uniform(2.0).with_breaker(1, cooldown_rounds=1)
+    for engine in ("twin", "vectorized"):
+        result = replay([episode], policy, Narrowing("none"), engine=engine)
+        calls = result.calls
+        assert list(calls["outcome"]) == ["error", "withheld"]
+        assert list(calls["timeout_lost_lines"]) == [10, 30]
+        assert result.summary["timeout_coverage_loss_rate"] == 1.0
+        assert result.summary["inherent_coverage_loss_rate"] == 0.0
+
+
+def test_a_slot_breaker_carries_into_the_slots_next_episode_in_start_order():
+    """Slot scope: the episode that starts second (listed first) inherits the open breaker of
+    the slot's first episode; another slot and an episode-scoped rule do not."""
+    tail = Episode(
+        id="later",
+        source="synthetic",
+        slot="s",
+        started_at=T0 + timedelta(seconds=100),
+        rounds=[Round(send_sec=1.0, calls=[_search(1.0)]), Round(send_sec=1.0, calls=[])],
+    )
+    other = tail.model_copy(update={"id": "elsewhere", "slot": "t"})
+    first = Episode(
+        id="first",
+        source="synthetic",
+        slot="s",
+        started_at=T0,
+        rounds=[
+            Round(send_sec=1.0, calls=[_search(100.0, completed=False)] * 3),
+            Round(send_sec=1.0, calls=[]),
+        ],
+    )
+    corpus = [tail, other, first]
+    slot = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_rounds=2, scope="slot")
+    result = replay(corpus, slot, Narrowing("none"))
+    outcome = dict(zip(result.calls["episode_id"], result.calls["outcome"], strict=False))
+    # first: trips in its round 1 (slot round 1), open through slot round 3; its final answer is
+    # slot round 2, so the later episode's round 1 is slot round 3: withheld.
+    assert outcome["later"] == "withheld" and outcome["elsewhere"] == "executed"
+    per_episode = replay(corpus, POLICY.with_breaker(3, cooldown_rounds=2), Narrowing("none"))
+    assert (
+        not per_episode.calls["episode_id"]
+        .eq("later")
+        .pipe(lambda rows: per_episode.calls[rows]["outcome"].eq("withheld").any())
+    )
+    seconds = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_sec=200.0, scope="slot")
+    assert replay(corpus, seconds, Narrowing("none")).calls.set_index("episode_id").loc[
+        "later", "outcome"
+    ] == ("withheld")
+    short = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_sec=50.0, scope="slot")
+    assert replay(corpus, short, Narrowing("none")).calls.set_index("episode_id").loc[
+        "later", "outcome"
+    ] == ("executed")
+
+
+@pytest.mark.parametrize("reaction", ["reissue", "skip_target"])
+def test_the_breaker_combines_with_the_reactions(reaction):
+    """reissue: a re-issued copy counts and can be withheld; skip_target: a withheld read does
+    not make the model give up on its path. Twin and vectorized agree."""
+    twin = replay(
+        [wedging_episode()], POLICY, Narrowing("none"), engine="twin", reaction=reaction
+    ).calls
+    vectorized = replay(
+        [wedging_episode()], POLICY, Narrowing("none"), engine="vectorized", reaction=reaction
+    ).calls
+    pd.testing.assert_frame_equal(twin, vectorized)
+    if reaction == "reissue":
+        # Round 1's wedge, its copy, round 2's wedge: three in a row by the reissue send.
+        assert list(twin["outcome"][:4]) == ["error", "error", "error", "withheld"]
+        assert list(twin["call_index"][:4]) == [0, 9, 1, 10]
+    else:
+        assert not twin["source_gap"].eq("native_tool_skipped").any()
+
+
+def _frames_equal(a, b) -> None:
+    pd.testing.assert_frame_equal(a.calls, b.calls)
+    pd.testing.assert_frame_equal(a.episodes, b.episodes)
+    for key, value in a.summary.items():
+        other = b.summary[key]
+        assert value == other or (math.isnan(value) and math.isnan(other)), key
+
+
+SECONDS = st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 7.0, 30.0])
+
+
+@st.composite
+def corpora(draw: st.DrawFn) -> list[Episode]:
+    """Small corpora over two slots with wedges, slow calls, reads and some deadlines."""
+    episodes = []
+    for index in range(draw(st.integers(1, 4))):
+        rounds = []
+        for _ in range(draw(st.integers(1, 5))):
+            calls = []
+            for _ in range(draw(st.integers(0, 3))):
+                tool = draw(st.sampled_from(["read_file", "search_code", "query_code"]))
+                calls.append(
+                    Call(
+                        tool=tool,
+                        args={"path": draw(st.sampled_from(["a.py", "b.py"]))},
+                        duration_sec=draw(SECONDS),
+                        completed=draw(st.booleans()) or draw(st.booleans()),
+                        status=draw(st.sampled_from(["ok", "ok", "error"])),
+                        extent=Extent(path="a.py", start_line=1, end_line=draw(st.integers(1, 40)))
+                        if tool == "read_file"
+                        else None,
+                    )
+                )
+            rounds.append(Round(send_sec=draw(SECONDS), calls=calls))
+        episodes.append(
+            Episode(
+                id=f"e{index}",
+                source="synthetic",
+                slot=draw(st.sampled_from(["s", "t", ""])),
+                started_at=T0 + timedelta(seconds=draw(st.integers(0, 60))),
+                deadline_sec=draw(st.none() | st.sampled_from([5.5, 12.5, 40.5])),
+                rounds=rounds,
+            )
+        )
+    return episodes
+
+
+@st.composite
+def rules(draw: st.DrawFn) -> BreakerRule:
+    """Random breaker rules: counts, windows, cool-downs in rounds or seconds, both scopes."""
+    consecutive = draw(st.integers(1, 3))
+    in_rounds = draw(st.booleans())
+    return BreakerRule(
+        consecutive,
+        draw(st.none() | st.integers(consecutive, consecutive + 3)),
+        draw(st.integers(1, 3)) if in_rounds else None,
+        None if in_rounds else draw(st.sampled_from([0.5, 3.0, 20.0])),
+        draw(st.sampled_from(["episode", "slot"])),
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    corpus=corpora(),
+    rule=rules(),
+    seconds=st.sampled_from([1.0, 2.5, 5.0]),
+    reaction=st.sampled_from(["as_recorded", "reissue", "skip_target"]),
+    censored=st.sampled_from(["wedge", "observed", "impute"]),
+    narrowing=st.sampled_from([Narrowing(), Narrowing("none"), Narrowing("fraction", 0, 0.5)]),
+)
+def test_twin_and_vectorized_frames_are_identical_under_random_breakers(
+    corpus, rule, seconds, reaction, censored, narrowing
+):
+    """Every column of both frames and every summary figure agree exactly."""
+    policy = TimeoutPolicy(default_sec=seconds, breaker=rule)
+    kwargs = {"reaction": reaction, "censored": censored, "seed": 7}
+    twin = replay(corpus, policy, narrowing, engine="twin", **kwargs)
+    vectorized = replay(corpus, policy, narrowing, engine="vectorized", **kwargs)
+    _frames_equal(twin, vectorized)
+    # Withheld rows are never dispatched and never count toward the breaker.
+    calls = twin.calls
+    held = calls[calls["source_gap"] == HELD]
+    assert (held["outcome"] == "withheld").all() and (held["wait_sec"] == 0.0).all()
+    assert (held["zombie_sec"] == 0.0).all()
