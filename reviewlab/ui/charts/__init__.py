@@ -16,6 +16,7 @@ estimates and per-call timelines come from :mod:`reviewlab.core.metrics`,
 
 from __future__ import annotations
 
+from reviewlab.ui.charts.cost import cost_vs_coverage
 from reviewlab.ui.charts.palette import STATE_COLORS, policy_color, tool_color
 from reviewlab.ui.charts.rates import (
     LiveRates,
@@ -34,6 +35,7 @@ __all__ = [
     "STATE_COLORS",
     "LiveRates",
     "call_timeline",
+    "cost_vs_coverage",
     "episode_timeline",
     "pareto_front",
     "per_tool_rates",
