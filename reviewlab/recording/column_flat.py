@@ -28,9 +28,11 @@ def _numpy(array: pa.Array, fill: Any) -> np.ndarray:
     return np.asarray(array.fill_null(fill).to_numpy(zero_copy_only=False))
 
 
-def _position(parent: np.ndarray) -> np.ndarray:
-    """Each value's 0-based position among the values with the same (sorted) parent."""
-    return np.arange(parent.size) - np.searchsorted(parent, parent, side="left")
+def _position(counts: np.ndarray) -> np.ndarray:
+    """Each value's 0-based position within its parent, from the parents' value counts (in
+    order)."""
+    starts = np.cumsum(counts) - counts
+    return np.arange(int(starts[-1] + counts[-1]) if counts.size else 0) - np.repeat(starts, counts)
 
 
 @dataclass
@@ -67,9 +69,13 @@ class FlatColumns:
 
 def flat_columns(table: pa.Table) -> FlatColumns:
     """Flatten the nested rounds and calls of a conformed table (no Python object per row)."""
-    rounds_list = table.column("rounds").combine_chunks()
-    if isinstance(rounds_list, pa.ChunkedArray):  # an empty table
-        rounds_list = pa.array([], rounds_list.type)
+    column = table.column("rounds")
+    if column.num_chunks == 1:
+        rounds_list = column.chunk(0)  # a batch read whole: no copy
+    elif column.num_chunks == 0:  # an empty table
+        rounds_list = pa.array([], column.type)
+    else:
+        rounds_list = column.combine_chunks()
     n_rounds = _numpy(pc.list_value_length(rounds_list), 0).astype(np.intp)
     round_episode = np.asarray(pc.list_parent_indices(rounds_list).to_numpy(), dtype=np.intp)
     round_struct = pc.list_flatten(rounds_list)
@@ -88,12 +94,12 @@ def flat_columns(table: pa.Table) -> FlatColumns:
         table=table,
         n_rounds=n_rounds,
         round_episode=round_episode,
-        round_position=_position(round_episode),
+        round_position=_position(n_rounds),
         rounds={"send_sec": send},
         n_calls=n_calls,
         call_round=call_round,
         call_episode=round_episode[call_round],
-        call_position=_position(call_round),
+        call_position=_position(n_calls),
         calls=call_fields,
         extent=extent,
         has_extent=has_extent,

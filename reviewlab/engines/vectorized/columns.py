@@ -231,12 +231,27 @@ def _numpy(array: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
 
 
 def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Renumber ``codes`` by first appearance; returns (new codes, first row of each new code)."""
-    unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
+    """Renumber ``codes`` by first appearance; returns (new codes, first row of each new code).
+
+    Codes in a small range (tool × argument key pairs, as here) are renumbered without a sort.
+    """
+    if not codes.size:
+        return codes.astype(np.intp), np.zeros(0, dtype=np.intp)
+    low, high = int(codes.min()), int(codes.max())
+    if high - low > 4 * codes.size + 1_000_000:  # sparse codes: sort
+        unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        return rank[inverse].astype(np.intp), first[order]
+    dense = (codes - low).astype(np.intp)
+    first = np.full(high - low + 1, codes.size, dtype=np.intp)
+    np.minimum.at(first, dense, np.arange(codes.size))
+    present = np.flatnonzero(first < codes.size)
+    order = present[np.argsort(first[present], kind="stable")]
+    rank = np.zeros(first.size, dtype=np.intp)
     rank[order] = np.arange(order.size)
-    return rank[inverse].astype(np.intp), first[order]
+    return rank[dense], first[order]
 
 
 def _compile(
@@ -266,7 +281,8 @@ def _compile(
         g.array("duration", float), g.array("completed", bool), tool_code, censored, seed
     )
     arg_key = g.array("arg_key", np.int64)
-    key_code, first_rows = _first_appearance(tool_code.astype(np.int64) << 32 | arg_key)
+    keys_per_tool = int(arg_key.max(initial=0)) + 1
+    key_code, first_rows = _first_appearance(tool_code.astype(np.int64) * keys_per_tool + arg_key)
     key_tools = [tools[tool_code[row]] for row in first_rows]
     c.key_args = [
         json.loads(g.first_args[(int(tool_code[row]), int(arg))])

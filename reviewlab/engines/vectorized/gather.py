@@ -42,6 +42,40 @@ def _numpy(array: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
     return np.asarray(array.to_numpy(zero_copy_only=False))
 
 
+def _rows_containing(strings: pa.Array, needle: bytes) -> np.ndarray:
+    """The rows (ascending) of a string array whose text contains ``needle``.
+
+    One scan of the array's character buffer with :meth:`bytes.find` (a fast search that
+    touches only the hits), a match counted only when it lies inside one row; null rows never
+    match. Much cheaper than a per-row substring kernel when hits are rare, as here.
+    """
+    if isinstance(strings, pa.ChunkedArray):
+        strings = strings.combine_chunks()
+    n = len(strings)
+    buffers = strings.buffers()
+    if not n or buffers[2] is None:
+        return np.zeros(0, dtype=np.intp)
+    width = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(buffers[1], dtype=width, count=strings.offset + n + 1)
+    offsets = offsets[strings.offset :].astype(np.int64)
+    low = int(offsets[0])
+    text = bytes(memoryview(buffers[2])[low : int(offsets[-1])])
+    hits = []
+    at = text.find(needle)
+    while at >= 0:
+        hits.append(at)
+        at = text.find(needle, at + 1)
+    if not hits:
+        return np.zeros(0, dtype=np.intp)
+    where = np.array(hits, dtype=np.int64) + low
+    rows = np.searchsorted(offsets, where, side="right") - 1
+    ends = np.asarray(offsets[rows + 1], dtype=np.int64)
+    rows = rows[where + len(needle) <= ends]  # not across a row boundary
+    if strings.null_count:
+        rows = rows[_numpy(strings.is_valid(), False).astype(bool)[rows]]
+    return np.unique(rows).astype(np.intp)
+
+
 class Gathered:
     """The compact columns of every batch read so far (corpus order), offsets made global."""
 
@@ -126,21 +160,26 @@ class Gathered:
     def _arg_keys(self, args: pa.Array, tool_code: np.ndarray) -> np.ndarray:
         """Per call, the number of its ``args_key`` (0: that of ``{}``); first texts kept."""
         # A key "timeout" or "timeout_sec" (any spacing), or any escape that could spell one.
-        maybe = np.flatnonzero(_numpy(pc.match_substring(args, '"timeout'), False).astype(bool))
+        maybe = _rows_containing(args, b'"timeout')
         keyed = pc.match_substring_regex(args.take(pa.array(maybe)), r'"timeout(_sec)?"\s*:')
-        escaped = np.flatnonzero(_numpy(pc.match_substring(args, "\\"), False).astype(bool))
+        escaped = _rows_containing(args, b"\\")
         rows = np.union1d(maybe[_numpy(keyed, False).astype(bool)], escaped)
         arg_key = np.zeros(tool_code.size, dtype=np.int64)
         if rows.size:
             for row, text in zip(rows, args.take(pa.array(rows)).to_pylist(), strict=True):
                 key = TimeoutPolicy.args_key(json.loads(text))
                 arg_key[row] = self.arg_keys.setdefault(key, len(self.arg_keys))
-        pairs = tool_code.astype(np.int64) << 32 | arg_key
-        unique, first = np.unique(pairs, return_index=True)
-        for pair, row in zip(unique.tolist(), first.tolist(), strict=True):
-            key = (pair >> 32, pair & 0xFFFFFFFF)
-            if key not in self.first_args:
-                self.first_args[key] = args[row].as_py()
+        # The first call of each (tool, key) pair: by tool for the calls of key 0 (no sort), one by
+        # one for the few others.
+        plain = np.flatnonzero(arg_key == 0)
+        first = np.full(len(self.tools), tool_code.size, dtype=np.intp)
+        np.minimum.at(first, tool_code[plain], plain)
+        n = tool_code.size
+        firsts = [((tool, 0), row) for tool, row in enumerate(first.tolist()) if row < n]
+        firsts += [((int(tool_code[row]), int(arg_key[row])), int(row)) for row in rows]
+        for pair, row in firsts:
+            if pair not in self.first_args:
+                self.first_args[pair] = args[row].as_py()
         return arg_key
 
     def array(self, name: str, dtype: Any = None) -> np.ndarray:
