@@ -23,6 +23,10 @@ POLICIES = [
     TimeoutPolicy.ouroboros().scaled(0.05),
     TimeoutPolicy.uniform(1.0),
     IdleTimeouts(TimeoutPolicy.ouroboros(), {"read_file": 0.5, "run_command": 3.0}),
+    TimeoutPolicy.ouroboros()
+    .with_idempotent("read_file", "search_code")
+    .with_hedge("read_file", after_sec=0.3, max_share=0.5, name="hedged")
+    .with_hedge("search_code", after_sec=1.0),
 ]
 NARROWINGS = [
     Narrowing(),

@@ -45,7 +45,7 @@ from reviewlab.core.vocab import (
     ARRIVAL_MODES,
     CENSORING_MODES,
     SOURCE_GAP_ABANDONED,
-    SOURCE_GAP_SKIPPED,
+    SOURCE_GAPS_HELD_BACK,
     ArrivalMode,
     CensoringMode,
 )
@@ -53,7 +53,12 @@ from reviewlab.engines.censoring import completion_times
 from reviewlab.engines.result import FramesOnDemand, PoolFrames, ReplayResult, assemble
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import TwinCorpus, compiled
-from reviewlab.engines.twin.model import Simulation, corpus_process, episode_process
+from reviewlab.engines.twin.model import (
+    Simulation,
+    corpus_process,
+    episode_process,
+    hedge_columns,
+)
 from reviewlab.engines.twin.pool import SlotPool, SlotTimeline, WorkerPool
 from reviewlab.recording.files import paused_gc
 from reviewlab.recording.schema import Episode
@@ -299,7 +304,7 @@ def _assembled(
 ) -> ReplayResult:
     """The full result through :func:`~reviewlab.engines.result.assemble` (frames and summary)."""
     return assemble(
-        columns_frame(sim, arrival),
+        columns_frame(sim, arrival).assign(**hedge_columns(sim)),
         episode_ids=sim.corpus.ids,
         slot_ids=sim.slot_id,
         wall_sec=wall,
@@ -338,9 +343,10 @@ def column_summary(sim: Simulation, wall: np.ndarray) -> dict[str, Any]:
         requested_lines=requested,
         credited_lines=credited,
         timeout_lost_lines=metrics.timeout_lost_lines(
-            requested, credited, abandoned, executed, gap == SOURCE_GAP_SKIPPED
+            requested, credited, abandoned, executed, np.isin(gap, SOURCE_GAPS_HELD_BACK)
         ),
         wall_sec=wall,
         max_silence_sec=np.array(sim.max_silence_sec, dtype=float),
         peak_loose_workers=metrics.peak_overlap(sim.loose_starts, sim.loose_ends),
+        hedged=hedge_columns(sim).get("hedged"),
     )
