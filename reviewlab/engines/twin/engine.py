@@ -249,7 +249,7 @@ def run_simulation(
         arrival = _arrivals(twin_corpus, arrivals, arrival_rate, seed)
         imputed = completion_times(corpus, censored, seed)
         env = simpy.Environment()
-        sim = Simulation(env, BoundResolver(policy, narrowing), twin_corpus, imputed)
+        sim = Simulation(env, BoundResolver(policy, narrowing), twin_corpus, imputed, seed)
         if slots is not None:
             sim.slots = SlotPool(env, slots)
             sim.timeline = SlotTimeline(sim.slots.ids)
