@@ -175,3 +175,29 @@ def test_real_logs_cost_the_same_in_twin_and_vectorized():
     recorded_input = sum(r.input_tokens or 0 for e in episodes for r in e.rounds)
     assert fast.episodes["input_tokens"].sum() > recorded_input  # the re-asked rounds count
     assert set(fast.episodes["priced_as"]) == {"llama-4-maverick"}
+
+
+def test_hedged_calls_cost_the_seconds_their_second_attempt_ran_while_the_episode_waited():
+    """hedge_sec is the sum, over hedged rows, of wait_sec − after_sec (counted from the frame
+    here), priced at the zombie price; the twin and the vectorized engine agree."""
+    from reviewlab.recording.files import load_episodes
+    from reviewlab.resources import corpus_path
+
+    episodes = load_episodes(corpus_path())[:300]
+    policy = TimeoutPolicy.uniform(30.0).with_hedge("read_file", after_sec=0.2, max_share=0.2)
+    table = PriceTable(zombie_per_sec=0.5)
+    results = {e: replay(episodes, policy, engine=e) for e in ("twin", "vectorized")}
+    costs = {e: replay_cost(r, episodes, table) for e, r in results.items()}
+    pd.testing.assert_frame_equal(costs["twin"].episodes, costs["vectorized"].episodes)
+    calls = results["vectorized"].calls
+    hedged = calls[calls["hedged"]]
+    assert len(hedged) > 0
+    expected = (hedged["wait_sec"] - 0.2).clip(lower=0).sum()
+    frame = costs["vectorized"].episodes
+    assert frame["hedge_sec"].sum() == pytest.approx(expected)
+    assert costs["vectorized"].summary["hedge_cost"] == pytest.approx(expected * 0.5)
+    assert frame["cost"].sum() == pytest.approx(
+        (
+            frame["token_cost"] + frame["slot_cost"] + frame["zombie_cost"] + frame["hedge_cost"]
+        ).sum()
+    )

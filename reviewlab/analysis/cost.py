@@ -24,8 +24,13 @@ usage); a :class:`~reviewlab.core.prices.PriceTable` prices all three.
 * **zombies**: the finite zombie seconds of its calls × the zombie price; a
   zombie that never returns (``zombie_sec = inf``) is priced for the table's
   ``wedged_sec`` when it has one, else counted in ``unpriced_zombies``.
+* **hedges**: a hedged call's second attempt is a thread too. While the episode
+  waits, from the hedge's ``after_sec`` to the first answer (or the bound), two
+  threads run: ``hedge_sec`` sums ``wait_sec − after_sec`` over the hedged calls
+  (the ``hedged`` column), priced at the zombie price; what the losing attempt
+  runs after that is already in ``zombie_sec``.
 
-``cost = token_cost + slot_cost + zombie_cost``. Every recorded round is
+``cost = token_cost + slot_cost + zombie_cost + hedge_cost``. Every recorded round is
 priced, also in a replay that ended an episode early at its own deadline (an
 upper bound there). The cost is a function of the replay's frames, so engines
 whose frames agree (the twin and the vectorized engine) give the same cost.
@@ -42,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reviewlab.core.hedge import hedge_rules
 from reviewlab.core.prices import PriceTable
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
@@ -74,6 +80,8 @@ COST_COLUMNS = (
     "wedged_zombies",
     "unpriced_zombies",
     "zombie_cost",
+    "hedge_sec",
+    "hedge_cost",
     "cost",
 )
 """One row per episode of :func:`replay_cost` (``model``/``priced_as`` are ``""`` when none)."""
@@ -83,6 +91,7 @@ COST_KEYS = (
     "token_cost",
     "slot_cost",
     "zombie_cost",
+    "hedge_cost",
     "priced_rounds",
     "unpriced_rounds",
     "added_rounds",
@@ -240,6 +249,8 @@ class PricedCorpus:
                 zombie_cost = zombie_cost + (
                     wedged_count * prices.wedged_zombie_sec * prices.zombie_per_sec
                 )
+        hedge_sec = _hedge_seconds(result, replayed)
+        hedge_cost = hedge_sec * prices.zombie_per_sec
         table = pd.DataFrame(
             {
                 "episode_id": replayed,
@@ -258,7 +269,9 @@ class PricedCorpus:
                 "wedged_zombies": wedged_count,
                 "unpriced_zombies": unpriced_zombies,
                 "zombie_cost": zombie_cost,
-                "cost": token_cost + slot_cost + zombie_cost,
+                "hedge_sec": hedge_sec,
+                "hedge_cost": hedge_cost,
+                "cost": token_cost + slot_cost + zombie_cost + hedge_cost,
             },
             columns=list(COST_COLUMNS),
         )
@@ -283,6 +296,24 @@ def replay_cost(
     return PricedCorpus.of(episodes, prices).cost(result)
 
 
+def _hedge_seconds(result: ReplayResult, replayed: list[str]) -> np.ndarray:
+    """Per episode, the seconds second attempts of hedged calls ran while it waited."""
+    calls = result.calls
+    if "hedged" not in calls.columns or not calls["hedged"].any():
+        return np.zeros(len(replayed), dtype=float)
+    rules = hedge_rules(result.policy)
+    hedged = calls.loc[calls["hedged"].to_numpy(dtype=bool)]
+    after = hedged["tool"].map(lambda tool: rules[tool].after_sec if tool in rules else np.nan)
+    if after.isna().any():
+        tool = hedged["tool"][after.isna()].iloc[0]
+        raise ValueError(
+            f"result: a call of {tool!r} is hedged, but the policy has no hedge for it"
+        )
+    overlap = np.maximum(hedged["wait_sec"].to_numpy(dtype=float) - after.to_numpy(float), 0.0)
+    per_episode = pd.Series(overlap).groupby(hedged["episode_id"].to_numpy()).sum()
+    return per_episode.reindex(replayed, fill_value=0.0).to_numpy(dtype=float)
+
+
 def _times(seconds: np.ndarray, price: float) -> np.ndarray:
     """``seconds × price``, 0 for a free resource even when held forever (no ``inf × 0``)."""
     return np.zeros_like(seconds) if price == 0 else seconds * price
@@ -298,6 +329,7 @@ def cost_summary(frame: pd.DataFrame) -> dict[str, Any]:
         "token_cost": float(frame["token_cost"].sum()) if n else 0.0,
         "slot_cost": float(frame["slot_cost"].sum()) if n else 0.0,
         "zombie_cost": float(frame["zombie_cost"].sum()) if n else 0.0,
+        "hedge_cost": float(frame["hedge_cost"].sum()) if n else 0.0,
         "priced_rounds": int(frame["priced_rounds"].sum()) if n else 0,
         "unpriced_rounds": int(frame["unpriced_rounds"].sum()) if n else 0,
         "added_rounds": int(frame["added_rounds"].sum()) if n else 0,

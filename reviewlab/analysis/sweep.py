@@ -8,6 +8,16 @@ point: the point's parameters (``policy_name``, ``scale``, ``timeout.<tool>``,
 ``narrowing.mode``, ``narrowing.reserve_sec``, ``narrowing.fraction``) followed
 by every :data:`reviewlab.core.metrics.SUMMARY_KEYS` metric, in grid order.
 
+Hedges and breakers (issue 14) are grid axes too: ``hedges={"read_file": [0.5, 1,
+2]}`` hedges the tool after each delay (``hedge_share`` caps the share of its
+calls hedged; parameter columns ``hedge.<tool>.after_sec`` and
+``hedge.max_share``), ``breakers=[None, BreakerRule(3), ...]`` tries each breaker
+(``breaker.consecutive``, ``breaker.window``, ``breaker.cooldown``,
+``breaker.scope``; ``None`` is no breaker). A point that hedges or has a breaker is
+replayed through :func:`reviewlab.engines.replay.replay` on the episodes (the
+rewrite fixed point and the hedge plan need them), not on the compiled corpus;
+such points need Episode objects or a path.
+
 With ``prices`` (a :class:`~reviewlab.core.prices.PriceTable`) every row also
 carries the cost of its replay, :data:`~reviewlab.analysis.cost.COST_KEYS`
 (``cost_per_episode`` is the objective ``cost``; see
@@ -38,6 +48,8 @@ import pandas as pd
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
 from reviewlab.analysis.known_tools import check_tools, corpus_tools, grid_tools
 from reviewlab.core import metrics
+from reviewlab.core.breaker import BreakerRule, breaker_rule
+from reviewlab.core.hedge import hedge_rules
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
@@ -52,6 +64,7 @@ __all__ = [
     "make_grid",
     "objective_column",
     "pareto",
+    "replays_episodes",
     "sweep",
     "tool_curves",
 ]
@@ -136,16 +149,24 @@ def make_grid(
     tools: Mapping[str, Sequence[float]] | None = None,
     scales: Sequence[float] | None = None,
     narrowings: Sequence[Narrowing] | None = None,
+    hedges: Mapping[str, Sequence[float]] | None = None,
+    hedge_share: float = 0.05,
+    breakers: Sequence[BreakerRule | None] | None = None,
 ) -> Grid:
-    """The product base policies × ``scales`` × per-tool timeouts × ``narrowings``.
+    """The product base policies × ``scales`` × per-tool timeouts × hedges × breakers ×
+    ``narrowings``.
 
     ``base``: one policy or several (default :meth:`TimeoutPolicy.ouroboros`).
     ``scales``: multipliers of each base (:meth:`TimeoutPolicy.scaled`).
     ``tools``: per tool, the timeouts to try, set EXACTLY (not raised by the
     base's floor: :meth:`TimeoutPolicy.with_tool_timeouts`), after scaling.
-    ``narrowings``: default ``[Narrowing()]``. Every point carries the columns
-    ``policy_name, scale, timeout.<tool>…, narrowing.mode, narrowing.reserve_sec,
-    narrowing.fraction``.
+    ``narrowings``: default ``[Narrowing()]``. ``hedges``: per tool, the
+    delays after which to hedge it (the tool is marked idempotent), each point
+    hedging at most ``hedge_share`` of its calls. ``breakers``: the breakers to
+    try (``None``: none). Every point carries the columns ``policy_name, scale,
+    timeout.<tool>…, narrowing.mode, narrowing.reserve_sec, narrowing.fraction``,
+    plus ``hedge.<tool>.after_sec``, ``hedge.max_share`` and ``breaker.*`` when
+    those axes are given.
     """
     bases = [base] if isinstance(base, TimeoutPolicy) else list(base or [TimeoutPolicy.ouroboros()])
     for index, policy in enumerate(bases):
@@ -162,10 +183,26 @@ def make_grid(
             raise TypeError(
                 f"narrowings[{index}]: expected a Narrowing, got {type(narrowing).__name__}"
             )
+    hedge_axes = {tool: [float(v) for v in values] for tool, values in (hedges or {}).items()}
+    for tool, values in hedge_axes.items():
+        if not values:
+            raise ValueError(f"hedges.{tool}: expected at least one delay")
+    breaker_axis: list[BreakerRule | None] = list(breakers) if breakers else []
+    for index, rule in enumerate(breaker_axis):
+        if rule is not None and not isinstance(rule, BreakerRule):
+            raise TypeError(
+                f"breakers[{index}]: expected a BreakerRule or None, got {type(rule).__name__}"
+            )
     names = list(tool_axes)
+    hedged_tools = list(hedge_axes)
     points = []
-    for policy, scale, combo, narrowing in itertools.product(
-        bases, scale_axis, itertools.product(*tool_axes.values()), narrowing_axis
+    for policy, scale, combo, delays, rule, narrowing in itertools.product(
+        bases,
+        scale_axis,
+        itertools.product(*tool_axes.values()),
+        itertools.product(*hedge_axes.values()),
+        breaker_axis or [_NO_AXIS],
+        narrowing_axis,
     ):
         scaled = policy.scaled(scale) if scale is not None else policy
         chosen = dict(zip(names, combo, strict=True))
@@ -177,9 +214,74 @@ def make_grid(
             "scale": 1.0 if scale is None else scale,
         }
         params.update({f"timeout.{tool}": sec for tool, sec in chosen.items()})
+        for tool, after in zip(hedged_tools, delays, strict=True):
+            if tool not in scaled.idempotent_tools:
+                scaled = scaled.with_idempotent(tool)
+            scaled = scaled.with_hedge(
+                tool,
+                after_sec=after,
+                max_share=hedge_share,
+                name=f"{scaled.name}+hedge({tool}@{after:g}s)",
+            )
+            params[f"hedge.{tool}.after_sec"] = after
+        if hedged_tools:
+            params["hedge.max_share"] = hedge_share
+        if rule is not _NO_AXIS:
+            if rule is None:
+                scaled = scaled.without_breaker()
+            else:
+                assert isinstance(rule, BreakerRule) and rule.consecutive is not None
+                scaled = scaled.with_breaker(
+                    rule.consecutive,
+                    window=rule.window,
+                    cooldown_rounds=rule.cooldown_rounds,
+                    cooldown_sec=rule.cooldown_sec,
+                    scope=rule.scope,
+                    name=f"{scaled.name}+breaker({_breaker_label(rule)})",
+                )
+            params.update(_breaker_params(rule))
         params.update(_narrowing_params(narrowing))
         points.append(PolicyPoint(scaled, narrowing, params))
     return Grid(tuple(points))
+
+
+_NO_AXIS: Any = object()  # no breaker axis: the base policies keep their own breakers
+
+
+def _breaker_label(rule: BreakerRule) -> str:
+    cooldown = (
+        f"{rule.cooldown_rounds} rounds"
+        if rule.cooldown_rounds is not None
+        else f"{rule.cooldown_sec:g}s"
+    )
+    window = f"/{rule.window}" if rule.window is not None else ""
+    return f"{rule.consecutive}{window}, {cooldown}, {rule.scope}"
+
+
+def _breaker_params(rule: BreakerRule | None) -> dict[str, Any]:
+    if rule is None:
+        return {
+            "breaker.consecutive": 0,
+            "breaker.window": math.nan,
+            "breaker.cooldown": "",
+            "breaker.scope": "",
+        }
+    return {
+        "breaker.consecutive": rule.consecutive,
+        "breaker.window": math.nan if rule.window is None else rule.window,
+        "breaker.cooldown": (
+            f"{rule.cooldown_rounds} rounds"
+            if rule.cooldown_rounds is not None
+            else f"{rule.cooldown_sec:g} s"
+        ),
+        "breaker.scope": rule.scope,
+    }
+
+
+def replays_episodes(policy: Any) -> bool:
+    """Whether a policy must be replayed on episodes (it hedges or has a breaker), not on a
+    compiled corpus."""
+    return breaker_rule(policy) is not None or bool(hedge_rules(policy))
 
 
 def points_grid(pairs: Iterable[tuple[TimeoutPolicy, Narrowing]]) -> Grid:
@@ -205,6 +307,35 @@ def _evaluate_chunk(
     for point in points:
         result = corpus.result(point.policy, point.narrowing)
         out.append({**result.summary, **priced.cost(result).summary})
+    return out
+
+
+def _replay_chunk(
+    episodes: Sequence[Episode],
+    points: Sequence[PolicyPoint],
+    engine: str,
+    censored: CensoringMode,
+    seed: int,
+    priced: PricedCorpus | None = None,
+) -> list[dict[str, Any]]:
+    """Summaries of ``points`` replayed on the episodes by :func:`~reviewlab.engines.replay.replay`
+    (points that hedge or have a breaker)."""
+    from reviewlab.engines.replay import replay
+
+    out = []
+    for point in points:
+        result = replay(
+            episodes,
+            point.policy,
+            point.narrowing,
+            engine=engine,  # type: ignore[arg-type]
+            censored=censored,
+            seed=seed,
+        )
+        row = {key: result.summary[key] for key in metrics.SUMMARY_KEYS}
+        if priced is not None:
+            row.update(priced.cost(result).summary)
+        out.append(row)
     return out
 
 
@@ -276,6 +407,22 @@ def sweep(
         if not isinstance(point, PolicyPoint):
             raise TypeError(f"grid[{index}]: expected a PolicyPoint, got {type(point).__name__}")
     priced: PricedCorpus | None = None
+    if any(replays_episodes(point.policy) for point in points):
+        # Hedges and breakers are replayed on episodes (reviewlab.engines.replay).
+        if isinstance(episodes, CompiledCorpus):
+            raise ValueError(
+                "grid: a point hedges or has a breaker, which a compiled corpus cannot replay; "
+                "pass the episodes or the corpus path"
+            )
+        if isinstance(episodes, str | os.PathLike):
+            from reviewlab.recording.files import load_episodes
+
+            episodes = load_episodes(episodes)
+        episodes = list(episodes)
+        engine_of_points = engine
+        engine = "episodes"
+    else:
+        engine_of_points = engine
     if prices is not None:
         if isinstance(episodes, CompiledCorpus):
             raise ValueError("prices: a compiled corpus has no token counts; pass the episodes")
@@ -303,12 +450,16 @@ def sweep(
         if not isinstance(episodes, CompiledCorpus):
             episodes = list(episodes)
         check_tools(grid_tools(points), corpus_tools(episodes), what="grid")
-    if engine == "twin":
+    if engine == "episodes":
+        corpus: Any = list(episodes)  # type: ignore[arg-type]
+        run: Callable[..., list[dict[str, Any]]] = _replay_chunk
+        extra: tuple[Any, ...] = (engine_of_points, censored, seed, priced)
+    elif engine == "twin":
         if isinstance(episodes, CompiledCorpus):
             raise ValueError("engine='twin' replays Episode objects, not a compiled corpus")
-        corpus: Any = list(episodes)
-        run: Callable[..., list[dict[str, Any]]] = _twin_chunk
-        extra: tuple[Any, ...] = (censored, seed, priced)
+        corpus = list(episodes)
+        run = _twin_chunk
+        extra = (censored, seed, priced)
     else:
         corpus = (
             episodes
