@@ -93,3 +93,44 @@ def test_a_priced_sweep_of_real_logs_draws_every_point():
     shown = len(front.get_xdata()) + len(ax.collections[0].get_offsets())
     assert shown == len(frame)
     assert frame["cost_per_episode"].min() in set(front.get_ydata())
+
+
+def test_hedge_tradeoff_draws_one_line_per_tool_in_delay_order():
+    """Points sorted by delay, x in % of dispatched calls, delays labelled, the reference dashed."""
+    points = pd.DataFrame(
+        {
+            "hedge.read_file.after_sec": [2.0, 0.5, 1.0],
+            "extra_call_share": [0.01, 0.05, 0.02],
+            "wall_p99_sec": [80.0, 60.0, 70.0],
+        }
+    )
+    reference = {"ouroboros": {"wall_p99_sec": 90.0}}
+    ax = charts.hedge_tradeoff(points, reference=reference).axes[0]
+    line = [ln for ln in ax.lines if ln.get_label() == "hedge read_file"][0]
+    assert list(line.get_xdata()) == [5.0, 2.0, 1.0]
+    assert list(line.get_ydata()) == [60.0, 70.0, 80.0]
+    assert to_hex(line.get_color()) == charts.tool_color("read_file")
+    assert [t.get_text() for t in ax.texts] == ["0.5 s", "1 s", "2 s"]
+    dashed = [ln for ln in ax.lines if ln.get_label() == "ouroboros (no hedge)"][0]
+    assert list(dashed.get_ydata()) == [90.0, 90.0]
+    assert to_hex(dashed.get_color()) == policy_color("ouroboros")
+
+
+def test_hedge_tradeoff_needs_a_hedge_sweep():
+    """A frame without hedge delay columns is refused with what it needs."""
+    with pytest.raises(ValueError, match=r"hedge\.<tool>\.after_sec"):
+        charts.hedge_tradeoff(pd.DataFrame({"extra_call_share": [0.0], "wall_p99_sec": [1.0]}))
+
+
+def test_a_hedge_sweep_of_the_bundled_corpus_draws():
+    """A real sweep of hedge delays draws one point per delay."""
+    from reviewlab.core.policy import TimeoutPolicy
+    from reviewlab.recording.files import load_episodes
+    from reviewlab.resources import corpus_path
+
+    episodes = load_episodes(corpus_path())[:200]
+    grid = make_grid(TimeoutPolicy.uniform(30.0), hedges={"read_file": [0.2, 1.0]})
+    frame = sweep(episodes, grid)
+    ax = charts.hedge_tradeoff(frame).axes[0]
+    assert len(ax.lines[0].get_xdata()) == 2
+    assert (frame["extra_call_share"] > 0).any()

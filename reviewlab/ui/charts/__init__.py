@@ -17,6 +17,7 @@ estimates and per-call timelines come from :mod:`reviewlab.core.metrics`,
 from __future__ import annotations
 
 from reviewlab.ui.charts.cost import cost_vs_coverage
+from reviewlab.ui.charts.hedging import hedge_tradeoff
 from reviewlab.ui.charts.palette import STATE_COLORS, policy_color, tool_color
 from reviewlab.ui.charts.rates import (
     LiveRates,
@@ -37,6 +38,7 @@ __all__ = [
     "call_timeline",
     "cost_vs_coverage",
     "episode_timeline",
+    "hedge_tradeoff",
     "pareto_front",
     "per_tool_rates",
     "policy_color",
