@@ -46,10 +46,22 @@ came back: measured wait + zombie time; still censored: as recorded);
 wedged call's wait ended). Real runs carry scheduling noise:
 calls whose duration lies within a few milliseconds (real) of their bound can
 go either way, which the differential test accounts for.
+
+Hedged calls: the replay's one :class:`~reviewlab.engines.censoring.HedgePlan`
+(the twin's and the vectorized engine's) is injected into the executor as its
+admission object (:class:`_PlannedHedges`, with every delay × ``time_scale``):
+a planned call that has gone ``after_sec`` unanswered gets a second REAL
+attempt, which the registry runs for the plan's ``d2`` (blocking until the run
+ends when ``d2`` is infinite); the first answer wins and the loser is a loose
+worker of the real ledger. The frame's ``hedged`` is what the executor really
+did; each loose attempt's zombie time is measured when it came back before the
+run ended, else its planned remainder. Hedging is replayed under
+``reaction="as_recorded"`` only.
 """
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import gc
 import json
@@ -62,9 +74,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from reviewlab.core import metrics
 from reviewlab.core.deadline import deadline_remaining, execution_deadline_scope, monotonic_now
+from reviewlab.core.hedge import HedgeRule, hedge_rules
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy, timeout_at
 from reviewlab.core.receipts import Outcome
 from reviewlab.core.vocab import (
@@ -74,7 +88,12 @@ from reviewlab.core.vocab import (
     CensoringMode,
     Reaction,
 )
-from reviewlab.engines.censoring import completion_times, effective_observation
+from reviewlab.engines.censoring import (
+    HedgePlan,
+    completion_times,
+    effective_observation,
+    hedge_plan,
+)
 from reviewlab.engines.reaction import check_reaction, skipped_start
 from reviewlab.engines.result import ReplayResult, assemble
 from reviewlab.engines.twin.engine import arrival_times, calls_frame
@@ -152,6 +171,21 @@ class _PlannedCall:
     failed: bool
     requested_lines: int
     extent: tuple[int, int] | None
+    planned: bool = False
+    """The replay's hedge plan lets this call hedge."""
+    after_sec: float = math.nan
+    second_sec: float = math.nan
+    """The second attempt's duration (recorded scale; ``inf`` never returns)."""
+
+    @property
+    def first_end_sec(self) -> float:
+        """When the first attempt returns, from dispatch (recorded scale; ``inf``: never)."""
+        return self.duration_sec if self.completed else math.inf
+
+    @property
+    def second_end_sec(self) -> float:
+        """When a second attempt returns, from dispatch (recorded scale; ``inf``: never)."""
+        return self.after_sec + self.second_sec
 
 
 @dataclass
@@ -176,20 +210,39 @@ class _ReplayRegistry:
         self.ctx = _ReaderContext()
         self.ended_at_call: int | None = None
         self._never = threading.Event()
+        self._attempts: dict[int, int] = {}
+        self._attempts_lock = threading.Lock()
+
+    def _attempt(self, index: int, call: _PlannedCall, args: Mapping[str, Any]) -> int:
+        """Which attempt of call ``index`` this is (a planned call's second run is its hedge)."""
+        if not call.planned or args.get(REISSUE_ARG):
+            return 1
+        with self._attempts_lock:
+            number = self._attempts[index] = self._attempts.get(index, 0) + 1
+        return number
 
     def execute(self, name: str, args: Mapping[str, Any]) -> str:
         index = int(args[CALL_ARG])
         call = self.plan.calls[index]
+        attempt = self._attempt(index, call, args)
         if self.ended_at_call is not None:
             return ""  # the recorded log has ended: this call never ran
-        if not call.completed:
-            if self.unbounded:
+        if attempt > 1:
+            # The hedge: the plan's second attempt.
+            if math.isinf(call.second_sec):
+                self.release.wait()
+                return ""
+            self._never.wait(call.second_sec * self.scale)
+        elif not call.completed:
+            hedge_returns = call.planned and math.isfinite(call.second_sec)
+            if self.unbounded and not hedge_returns:
                 # Never returns and nothing bounds the wait: recorded as infinite, not waited on.
                 self.ended_at_call = index
                 raise _LogEnded(f"call {index} was still running when the recorded log ended")
             self.release.wait()
             return ""
-        self._never.wait(call.duration_sec * self.scale)
+        else:
+            self._never.wait(call.duration_sec * self.scale)
         if call.tool == "read_file" and call.extent is not None:
             first, end = call.extent
             self.ctx.last_read_view = {
@@ -323,8 +376,42 @@ class _ReplayModel(ScriptedModel):
         return copy.deepcopy(answer)
 
 
+class _PlannedHedges:
+    """The executor's admission object in a real replay: the static hedge plan, per episode.
+
+    The episode being run on the calling thread is in :data:`_CURRENT_RUN`; a call
+    may hedge when the plan lets its row hedge. Delays are real seconds
+    (recorded × ``time_scale``).
+    """
+
+    def __init__(self, policy: Any, scale: float) -> None:
+        self.rules = {
+            tool: HedgeRule(rule.after_sec * scale, rule.max_share)
+            for tool, rule in hedge_rules(policy).items()
+        }
+
+    def rule_for(self, tool: str) -> HedgeRule | None:
+        """The tool's rule, its delay on the real clock."""
+        return self.rules.get(tool)
+
+    def note_call(self, tool: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        """Nothing to count: the budget was spent when the plan was made."""
+
+    def admit(self, tool: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+        """Whether the plan lets this call (``args = (name, call_args)``) hedge."""
+        run = _CURRENT_RUN.get()
+        call_args = args[1] if len(args) > 1 and isinstance(args[1], Mapping) else {}
+        if run is None or CALL_ARG not in call_args or call_args.get(REISSUE_ARG):
+            return False
+        return run.plan.calls[int(call_args[CALL_ARG])].planned
+
+
 def _plan(
-    episode: Episode, arrival_sec: float, imputed: Mapping[tuple[str, int], float] | None
+    episode: Episode,
+    arrival_sec: float,
+    imputed: Mapping[tuple[str, int], float] | None,
+    hedges: HedgePlan | None = None,
+    first_row: int = 0,
 ) -> _Plan:
     calls: list[_PlannedCall] = []
     rounds: list[tuple[float, list[int]]] = []
@@ -337,18 +424,22 @@ def _plan(
                 duration, completed = imputed[(episode.id, len(calls))], True
             extent = None if call.extent is None else (call.extent.start_line, call.extent.end_line)
             indices.append(len(calls))
-            calls.append(
-                _PlannedCall(
-                    call.tool,
-                    dict(call.args),
-                    round_no,
-                    duration,
-                    completed,
-                    call.status == "error",
-                    call.requested_lines,
-                    extent,
-                )
+            planned = _PlannedCall(
+                call.tool,
+                dict(call.args),
+                round_no,
+                duration,
+                completed,
+                call.status == "error",
+                call.requested_lines,
+                extent,
             )
+            row = first_row + len(calls)
+            if hedges is not None and hedges.planned[row]:
+                planned.planned = True
+                planned.after_sec = float(hedges.after_sec[row])
+                planned.second_sec = float(hedges.second_sec[row])
+            calls.append(planned)
         pending_send += rnd.send_sec
         if indices or round_no == len(episode.rounds):
             # A recorded round without calls before the end would end a real episode: its send
@@ -369,6 +460,12 @@ class _Run:
     error: BaseException | None = None
     traces: dict[int, Any] = field(default_factory=dict)
     model: _ReplayModel | None = None
+
+
+_CURRENT_RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
+    "reviewlab_real_replay_run", default=None
+)
+"""The run whose episode the current thread is executing (read by :class:`_PlannedHedges`)."""
 
 
 def replay_real(
@@ -412,19 +509,32 @@ def replay_real(
         raise ValueError("episodes: episode ids must be unique within a replayed corpus")
     arrival = arrival_times(corpus)
     imputed = completion_times(corpus, censored, seed)
+    hedges = hedge_plan(corpus, policy, imputed, seed)
+    if hedges is not None and reaction != "as_recorded":
+        raise ValueError(
+            f"hedges: the real engine replays hedged calls under reaction='as_recorded' only, "
+            f"not {reaction!r}"
+        )
     scale = float(time_scale) if time_scale is not None else default_time_scale(corpus)
     scaled_policy = _ScaledPolicy(policy, scale)
     scaled_narrowing = _scaled_narrowing(narrowing, scale)
     release = threading.Event()
-    executor = BoundedExecutor(loose_cap=None, name="replay-real")
+    executor = BoundedExecutor(
+        loose_cap=None,
+        name="replay-real",
+        hedging=None if hedges is None else _PlannedHedges(policy, scale),
+    )
     runs = []
+    first_row = 0
     for episode, arrival_sec in zip(corpus, arrival.tolist(), strict=True):
-        plan = _plan(episode, arrival_sec, imputed)
+        plan = _plan(episode, arrival_sec, imputed, hedges, first_row)
+        first_row += len(plan.calls)
         runs.append(
             _Run(plan, _ReplayRegistry(plan, scale, release, narrowing.mode == "unbounded"))
         )
 
     def run_one(run: _Run) -> None:
+        _CURRENT_RUN.set(run)
         registry = run.registry
         model = run.model = _ReplayModel(run.plan, registry, scale, reaction)
         episode = ReviewEpisode(
@@ -465,7 +575,7 @@ def replay_real(
                     f"episode {run.plan.episode.id!r}: real replay failed: {run.error!r}"
                 ) from run.error
         _settle(runs, settle_sec)
-        replayed = _result(runs, policy, narrowing, scale, censored, seed)
+        replayed = _result(runs, policy, narrowing, scale, censored, seed, hedging=bool(hedges))
         replayed.assumptions["reaction"] = reaction
         replayed.assumptions.update(_overhead(replayed, runs, scale))
         return replayed
@@ -482,14 +592,21 @@ def _settle(runs: list[_Run], settle_sec: float) -> None:
         for rnd in run.result.trace:
             for trace in rnd.calls:
                 result = trace.result
-                if (
-                    result is None
-                    or result.status is not CallStatus.ABANDONED
-                    or result.settled is None
-                ):
+                if result is None or result.settled is None:
                     continue
                 index = int((trace.args or {}).get(CALL_ARG, -1))
-                if index >= 0 and run.plan.calls[index].completed:
+                if index < 0:
+                    continue
+                call = run.plan.calls[index]
+                if result.hedged:
+                    # Wait only if every attempt still loose will come back.
+                    ends = [call.first_end_sec, call.second_end_sec]
+                    if result.status is not CallStatus.ABANDONED:
+                        ends = [ends[1] if result.winner == 1 else ends[0]]
+                    comes_back = all(math.isfinite(end) for end in ends)
+                else:
+                    comes_back = result.status is CallStatus.ABANDONED and call.completed
+                if comes_back:
                     result.settled.wait(max(0.0, give_up_at - time.monotonic()))
 
 
@@ -564,18 +681,28 @@ def _overhead(result: ReplayResult, runs: list[_Run], scale: float) -> dict[str,
         for run in runs
         for index, call in enumerate(run.plan.calls)
     }
+    answers = {
+        (run.plan.episode.id, index): min(call.first_end_sec, call.second_end_sec)
+        for run in runs
+        for index, call in enumerate(run.plan.calls)
+        if call.planned
+    }
     calls = result.calls
     ran = calls[calls["outcome"].isin(("executed", "error")) & np.isfinite(calls["wait_sec"])]
+    hedged = ran["hedged"] if "hedged" in ran else pd.Series(False, index=ran.index)
     extra = []
-    for episode_id, index, wait, bound, gap in zip(
+    for episode_id, index, wait, bound, gap, was_hedged in zip(
         ran["episode_id"],
         ran["call_index"],
         ran["wait_sec"],
         ran["bound_sec"],
         ran["source_gap"],
+        hedged,
         strict=True,
     ):
         should = planned.get((episode_id, int(index)), wait)
+        if was_hedged:
+            should = answers.get((episode_id, int(index)), should)
         if gap == "native_tool_abandoned":
             should = bound
         extra.append(wait - should)
@@ -609,6 +736,7 @@ def _unrun_row(
         0.0,
         start,
         0.0,
+        False,
     )
 
 
@@ -626,7 +754,8 @@ def _ran_row(
     *,
     requested: int,
 ) -> tuple[Any, ...]:
-    """The row of a call the real episode dispatched, its times back on the recorded scale."""
+    """The row of a call the real episode dispatched, its times back on the recorded scale (and,
+    last, whether it was hedged)."""
     episode_id = run.plan.episode.id
     if trace.result is None:
         raise RuntimeError(
@@ -639,8 +768,28 @@ def _ran_row(
     gap = receipt.source_gap or ""
     started = (measured.started_wall - run.started_wall) / scale
     duration, zombie = waited, 0.0
+    hedged = measured.hedged
     if ended_at == index and requested == call.requested_lines:
         gap, duration, waited = SOURCE_GAP_WEDGED, call.duration_sec, math.inf
+        # Unbounded and never answered: the plan's hedge started (and never returned either).
+        hedged = call.planned and receipt.bound_sec is None
+    elif hedged:
+        duration = call.duration_sec
+        back = run.plan.arrival_sec + started + waited
+        for attempt, end, measured_sec in (
+            (1, call.first_end_sec, measured.zombie_sec),
+            (2, call.second_end_sec, measured.second_zombie_sec),
+        ):
+            if measured.status is not CallStatus.ABANDONED and attempt == measured.winner:
+                continue
+            if measured_sec is not None:
+                loose = measured_sec / scale
+            else:
+                loose = max(0.0, end - waited) if math.isfinite(end) else math.inf
+            if loose:
+                zombie += loose
+                loose_starts.append(back)
+                loose_ends.append(back + loose)
     elif measured.status is CallStatus.ABANDONED:
         if not call.completed:
             duration, zombie = call.duration_sec, math.inf
@@ -675,11 +824,19 @@ def _ran_row(
         zombie,
         started,
         waited,
+        hedged,
     )
 
 
 def _result(
-    runs: list[_Run], policy: Any, narrowing: Narrowing, scale: float, censored: str, seed: int
+    runs: list[_Run],
+    policy: Any,
+    narrowing: Narrowing,
+    scale: float,
+    censored: str,
+    seed: int,
+    *,
+    hedging: bool = False,
 ) -> ReplayResult:
     rows: list[tuple[Any, ...]] = []
     loose_starts: list[float] = []
@@ -751,7 +908,9 @@ def _result(
         rows.extend(mine)
         wall.append(episode_wall)
         silence.append(max(round_silence.values(), default=0.0))
-    calls = calls_frame(rows)
+    calls = calls_frame([row[:-1] for row in rows])
+    if hedging:
+        calls["hedged"] = np.array([row[-1] for row in rows], dtype=bool)
     return assemble(
         calls,
         episode_ids=[run.plan.episode.id for run in runs],

@@ -1,0 +1,222 @@
+"""Every engine replays hedged calls the same way: the twin and the vectorized engine give
+identical frames (hypothesis over corpora and hedge rules, and the bundled corpus); the real
+engine, with real threads, agrees with the twin up to timing noise on a corpus with wide margins.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reviewlab.core import metrics
+from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.engines.censoring import completion_times, hedge_plan
+from reviewlab.engines.real import replay_real
+from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.engines.twin.engine import columns_frame, run_simulation
+from reviewlab.engines.twin.model import hedge_columns
+from reviewlab.engines.vectorized import replay_vectorized
+from reviewlab.recording.schema import Call, Episode, Extent, Round
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def twin_result(
+    corpus: list[Episode], policy: TimeoutPolicy, narrowing: Narrowing, censored: str
+) -> ReplayResult:
+    """The twin's full answer with its hedged column (assembled here from the simulation, as
+    twin/engine.py will once it passes the column through; seed 0, the twin's current one)."""
+    sim, arrival = run_simulation(corpus, policy, narrowing, censored=censored, seed=0)
+    calls = columns_frame(sim, arrival).assign(**hedge_columns(sim))
+    return assemble(
+        calls,
+        episode_ids=sim.corpus.ids,
+        slot_ids=sim.slot_id,
+        wall_sec=np.array(sim.end_sec) - arrival,
+        max_silence_sec=sim.max_silence_sec,
+        peak_loose_workers=metrics.peak_overlap(sim.loose_starts, sim.loose_ends),
+        engine="twin",
+        policy=policy,
+        narrowing=narrowing,
+        assumptions={"censored": censored, "seed": 0},
+    )
+
+
+def assert_same_answers(twin: ReplayResult, fast: ReplayResult) -> None:
+    """Every column of both frames and every summary figure are equal."""
+    pd.testing.assert_frame_equal(twin.calls, fast.calls)
+    pd.testing.assert_frame_equal(twin.episodes, fast.episodes)
+    for key in metrics.SUMMARY_KEYS:
+        a, b = twin.summary[key], fast.summary[key]
+        assert a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)), key
+
+
+_duration = st.floats(0.01, 12.0)
+_call = st.tuples(
+    st.sampled_from(["read_file", "search_code", "list_files"]), _duration, st.booleans()
+)
+
+
+@st.composite
+def corpora(draw: st.DrawFn) -> list[Episode]:
+    """Small corpora: 1-6 episodes of 1-3 rounds, some censored calls, some deadlines."""
+    episodes = []
+    for i in range(draw(st.integers(1, 6))):
+        rounds = []
+        for _ in range(draw(st.integers(1, 3))):
+            calls = [
+                Call(
+                    tool=tool,
+                    args={"path": f"f{i}.py"},
+                    duration_sec=duration,
+                    completed=draw(st.integers(0, 9)) > 0 or not censor,
+                    extent=Extent(path=f"f{i}.py", start_line=1, end_line=20)
+                    if tool == "read_file"
+                    else None,
+                )
+                for tool, duration, censor in draw(st.lists(_call, max_size=4))
+            ]
+            rounds.append(Round(send_sec=draw(st.floats(0.0, 3.0)), calls=calls))
+        episodes.append(
+            Episode(
+                id=f"e{i}",
+                source="synthetic",
+                slot="s1",
+                started_at=T0 + timedelta(seconds=draw(st.floats(0, 30))),
+                deadline_sec=draw(st.one_of(st.none(), st.floats(1.0, 40.0))),
+                rounds=rounds,
+            )
+        )
+    return episodes
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    corpora(),
+    st.floats(0.05, 5.0),
+    st.floats(0.05, 1.0),
+    st.one_of(st.none(), st.floats(0.1, 15.0)),
+    st.sampled_from(["wedge", "observed", "impute"]),
+    st.sampled_from(["inherit", "unbounded"]),
+)
+def test_twin_and_vectorized_agree_exactly_on_hedged_replays(
+    corpus: list[Episode],
+    after: float,
+    share: float,
+    bound: float | None,
+    censored: str,
+    mode: str,
+) -> None:
+    """For any corpus, delay, share, bound, censoring and narrowing: identical frames, every
+    column (hedged and zombie_sec included), and identical summaries."""
+    base = TimeoutPolicy.ouroboros() if bound is None else TimeoutPolicy.uniform(bound)
+    policy = base.with_hedge("read_file", after_sec=after, max_share=share).with_hedge(
+        "search_code", after_sec=after * 2, max_share=share
+    )
+    narrowing = Narrowing() if mode == "inherit" else Narrowing.unbounded()
+    if censored == "impute" and not any(c.completed for e in corpus for c in e.calls):
+        return  # nothing to estimate from: both engines refuse (tested elsewhere)
+    twin = twin_result(corpus, policy, narrowing, censored)
+    fast = replay_vectorized(corpus, policy, narrowing, censored=censored, seed=0)
+    assert list(fast.calls.columns)[-2:] == ["hedged", "timeout_lost_lines"]
+    assert_same_answers(twin, fast)
+
+
+def test_twin_and_vectorized_agree_on_the_bundled_corpus_and_hedging_costs_extra_calls() -> None:
+    """Ouroboros with read_file, search_code and query_code hedged at their p95: identical
+    frames; the summary reports hedges and their share of calls."""
+    from reviewlab.recording.files import load_episodes
+    from reviewlab.resources import corpus_path
+
+    corpus = load_episodes(corpus_path())
+    policy = TimeoutPolicy.ouroboros()
+    for tool in ("read_file", "search_code", "query_code"):
+        durations = [c.duration_sec for e in corpus for c in e.calls if c.tool == tool]
+        policy = policy.with_hedge(tool, after_sec=float(np.quantile(durations, 0.95)))
+    for censored in ("wedge", "observed"):
+        twin = twin_result(corpus, policy, Narrowing(), censored)
+        fast = replay_vectorized(corpus, policy, Narrowing(), censored=censored, seed=0)
+        assert_same_answers(twin, fast)
+        assert fast.summary["hedges"] == int(fast.calls["hedged"].sum()) > 0
+        assert 0 < fast.summary["extra_call_share"] <= 0.05
+
+
+def test_a_compiled_corpus_refuses_a_hedging_policy_by_name() -> None:
+    """Sweeps over a compiled corpus would silently ignore hedges: they are refused instead."""
+    from reviewlab.engines.vectorized import compile_corpus
+
+    corpus = [
+        Episode(
+            id="e",
+            source="synthetic",
+            slot="s1",
+            started_at=T0,
+            rounds=[Round(send_sec=1.0, calls=[Call(tool="read_file", duration_sec=1.0)])],
+        )
+    ]
+    policy = TimeoutPolicy.uniform(5).with_hedge("read_file", after_sec=0.5)
+    with pytest.raises(ValueError, match="hedges"):
+        compile_corpus(corpus).summary(policy)
+    with pytest.raises(ValueError, match="hedges"):
+        replay_vectorized(compile_corpus(corpus), policy)
+
+
+# -- the real engine -----------------------------------------------------------------------------
+
+
+def _wide_margin_corpus() -> list[Episode]:
+    """Reads of 0.2 s, 3 s and wedged ones: with a 1 s delay every answer time is at least 0.8
+    recorded seconds from every bound and delay, so real timing noise cannot flip a fate."""
+    episodes = []
+    pattern = [(0.2, True), (3.0, True), (0.2, True), (9.0, False), (3.0, True), (0.2, True)]
+    for i in range(6):
+        calls = [
+            Call(
+                tool="read_file",
+                args={"path": f"f{i}_{k}.py"},
+                duration_sec=duration,
+                completed=completed,
+                extent=Extent(path=f"f{i}_{k}.py", start_line=1, end_line=10),
+            )
+            for k, (duration, completed) in enumerate(pattern[i:] + pattern[:i])
+        ][:3]
+        episodes.append(
+            Episode(
+                id=f"r{i}",
+                source="synthetic",
+                slot="s1",
+                started_at=T0 + timedelta(seconds=i),
+                rounds=[Round(send_sec=0.5, calls=calls), Round(send_sec=0.5)],
+            )
+        )
+    return episodes
+
+
+@pytest.mark.parametrize("bound", [6.0, 2.5])
+def test_the_real_engine_hedges_on_real_threads_as_the_twin_does(bound: float) -> None:
+    """Real attempts on real threads: the same hedged calls, outcomes and credits as the twin,
+    waits and walls within timing noise, and the loose losers in the zombie column."""
+    corpus = _wide_margin_corpus()
+    policy = TimeoutPolicy.uniform(bound).with_hedge("read_file", after_sec=1.0, max_share=1.0)
+    plan = hedge_plan(corpus, policy, completion_times(corpus, "wedge"), 0)
+    assert plan is not None and plan.hedges >= 4
+    twin = twin_result(corpus, policy, Narrowing(), "wedge")
+    real = replay_real(corpus, policy, Narrowing(), time_scale=0.2, seed=0, settle_sec=2.0)
+    key = ["episode_id", "call_index"]
+    t = twin.calls.sort_values(key).reset_index(drop=True)
+    r = real.calls.sort_values(key).reset_index(drop=True)
+    for column in ("hedged", "outcome", "source_gap", "credited_lines", "completed"):
+        assert t[column].tolist() == r[column].tolist(), column
+    # 0.3 recorded seconds are 60 ms of real scheduling noise at this scale; fates have 0.8.
+    np.testing.assert_allclose(r["wait_sec"], t["wait_sec"], atol=0.3)
+    finite = np.isfinite(t["zombie_sec"].to_numpy())
+    assert (np.isfinite(r["zombie_sec"].to_numpy()) == finite).all()
+    np.testing.assert_allclose(r["zombie_sec"][finite], t["zombie_sec"][finite], atol=0.5)
+    np.testing.assert_allclose(real.episodes["wall_sec"], twin.episodes["wall_sec"], atol=0.8)
+    assert real.summary["hedges"] == twin.summary["hedges"] > 0
