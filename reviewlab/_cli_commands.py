@@ -166,15 +166,38 @@ def _numbers(what: str, text: str) -> list[float]:
     return [_number(what, item) for item in items]
 
 
-def _tool_grid(specs: Sequence[str]) -> dict[str, list[float]]:
+def _tool_grid(specs: Sequence[str], option: str = "--tool") -> dict[str, list[float]]:
     """``--tool read_file=5,30,120`` (repeatable) → ``{"read_file": [5, 30, 120]}``."""
     grid: dict[str, list[float]] = {}
     for spec in specs:
         tool, sep, values = spec.partition("=")
         if not sep or not tool.strip() or not values.strip():
-            raise UserError(f"--tool: expected TOOL=SEC[,SEC...], got {spec!r}")
-        grid[tool.strip()] = _numbers(f"--tool {tool.strip()}", values)
+            raise UserError(f"{option}: expected TOOL=SEC[,SEC...], got {spec!r}")
+        grid[tool.strip()] = _numbers(f"{option} {tool.strip()}", values)
     return grid
+
+
+def _breaker_grid(args: argparse.Namespace) -> list[Any]:
+    """``--breaker 0,3,5`` → no breaker, and breakers tripping after 3 and 5 abandonments."""
+    from reviewlab.core.breaker import BreakerRule
+    from reviewlab.core.policy import PolicyError
+
+    rules: list[Any] = []
+    for value in _numbers("--breaker", args.breaker):
+        if value != int(value) or value < 0:
+            raise UserError(f"--breaker: expected whole numbers >= 0, got {value:g}")
+        if value == 0:
+            rules.append(None)
+            continue
+        try:
+            rules.append(
+                BreakerRule(
+                    int(value), cooldown_rounds=args.breaker_cooldown, scope=args.breaker_scope
+                )
+            )
+        except PolicyError as exc:
+            raise UserError(f"--breaker: {one_line(exc)}") from None
+    return rules
 
 
 def _narrowing_grid(text: str) -> list[Any]:
@@ -397,6 +420,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     out = _output_path(args.output, _TABLE_SUFFIXES) if args.output else None
     prices = _prices_arg(args.prices)
     tools = _tool_grid(args.tool)
+    hedges = _tool_grid(args.hedge, option="--hedge")
+    breakers = _breaker_grid(args) if args.breaker else None
+    if hedges and not 0.0 < args.hedge_share <= 1.0:
+        raise UserError(f"--hedge-share: expected a share in (0, 1], got {args.hedge_share}")
     scales = _numbers("--scale", args.scale) if args.scale else None
     narrowings = _narrowing_grid(args.narrowing) if args.narrowing else None
     base, _ = _policy_arg(args.base)
@@ -423,11 +450,21 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise UserError(one_line(exc)) from None
 
     try:
-        grid = make_grid(base=base, tools=tools or None, scales=scales, narrowings=narrowings)
+        grid = make_grid(
+            base=base,
+            tools=tools or None,
+            scales=scales,
+            narrowings=narrowings,
+            hedges=hedges or None,
+            hedge_share=args.hedge_share,
+            breakers=breakers,
+        )
     except (
         ValueError
     ) as exc:  # a grid value the policy refuses, e.g. a zero scale or a negative timeout
-        raise UserError(f"grid: {one_line(exc)} (check --tool, --scale and --narrowing)") from None
+        raise UserError(
+            f"grid: {one_line(exc)} (check --tool, --scale, --narrowing, --hedge and --breaker)"
+        ) from None
     client: Any = None
     if args.scheduler:
         client = _dask_client(args.scheduler, args.connect_timeout)
@@ -450,9 +487,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             f"--sort: no column {args.sort!r}; try one of {', '.join(frame.columns[-14:])}"
         )
     view = sweep_view(frame, sort_by=args.sort, top=args.top)
+    shown = frame.sort_values(args.sort, kind="stable") if args.sort else frame
+    shown = shown.reset_index(drop=True).head(args.top)
+    # The hedge and breaker parameters name their points (the view knows timeouts and scales).
+    named = [
+        c
+        for c in frame.columns
+        if c.startswith("hedge.")
+        and c.endswith(".after_sec")
+        or c in ("breaker.consecutive", "breaker.cooldown")
+    ]
+    for index, column in enumerate(named):
+        view.insert(index, column, shown[column].to_numpy())
     if prices is not None:  # the cost columns go before the Pareto flag
-        shown = frame.sort_values(args.sort, kind="stable") if args.sort else frame
-        shown = shown.reset_index(drop=True).head(args.top)
         for column in ("cost_per_episode", "unpriced_rounds"):
             view.insert(len(view.columns) - 1, column, shown[column].to_numpy())
     _print(text_table(view))

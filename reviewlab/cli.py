@@ -317,6 +317,41 @@ def build_parser() -> argparse.ArgumentParser:
         "rounds): " + _PRICES_HELP,
     )
     p.add_argument(
+        "--hedge",
+        action="append",
+        default=[],
+        metavar="TOOL=SEC,...",
+        help="hedge delays to try for one tool, e.g. read_file=0.5,1,2: a second attempt "
+        "starts after that long without an answer (repeatable; the tool is marked idempotent)",
+    )
+    p.add_argument(
+        "--hedge-share",
+        type=float,
+        default=0.05,
+        metavar="RATE",
+        help="the largest share of a hedged tool's calls that may be hedged (default 0.05)",
+    )
+    p.add_argument(
+        "--breaker",
+        default=None,
+        metavar="N,...",
+        help="breaker thresholds to try: consecutive abandonments of a tool that withhold it "
+        "(0: no breaker), e.g. 0,3,5",
+    )
+    p.add_argument(
+        "--breaker-cooldown",
+        type=int,
+        default=2,
+        metavar="ROUNDS",
+        help="model rounds a tripped breaker withholds its tool (default 2)",
+    )
+    p.add_argument(
+        "--breaker-scope",
+        choices=("episode", "slot"),
+        default="episode",
+        help="where a breaker's count lives: each episode (default) or the reviewer slot",
+    )
+    p.add_argument(
         "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the sweep table"
     )
 

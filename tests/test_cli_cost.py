@@ -125,3 +125,52 @@ def test_objective_cost_without_prices_is_refused_before_any_replay(real, capsys
     corpus, _ = real
     assert main(["tune", str(corpus), "--objective", "cost"]) == 2
     assert "needs --prices" in capsys.readouterr().err
+
+
+def test_sweep_over_hedge_delays_and_breakers_matches_each_points_replay(tmp_path, capsys):
+    """--hedge and --breaker cross into 4 points; each row is replay() of that policy."""
+    from reviewlab.core.breaker import BreakerRule
+    from reviewlab.resources import corpus_path
+
+    episodes = load_episodes(corpus_path())[:200]
+    corpus = tmp_path / "c.jsonl"
+    from reviewlab.recording.files import save_episodes
+
+    save_episodes(episodes, corpus)
+    out = tmp_path / "s.csv"
+    argv = ["sweep", str(corpus), "--base", "uniform:1", "--hedge", "read_file=0.2,1"]
+    argv += ["--breaker", "0,2", "--breaker-scope", "slot", "-o", str(out)]
+    capsys.readouterr()
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "hedge.read_file.after_sec" in text and "breaker.consecutive" in text
+    frame = pd.read_csv(out)
+    assert len(frame) == 4
+    for row in frame.to_dict("records"):
+        policy = TimeoutPolicy.uniform(1.0).with_hedge(
+            "read_file", after_sec=row["hedge.read_file.after_sec"], max_share=0.05
+        )
+        if row["breaker.consecutive"]:
+            policy = policy.with_breaker(2, cooldown_rounds=2, scope="slot")
+            assert row["breaker.scope"] == "slot"
+        expected = replay(episodes, policy, engine="twin").summary
+        assert row["hedges"] == expected["hedges"]
+        assert row["wall_p99_sec"] == pytest.approx(expected["wall_p99_sec"])
+        assert row["abandoned_call_rate"] == pytest.approx(expected["abandoned_call_rate"])
+    assert BreakerRule(2, scope="slot").scope == "slot"
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--breaker", "1.5"], "--breaker: expected whole numbers"),
+        (["--hedge", "read_file=0.5", "--hedge-share", "0"], "--hedge-share"),
+        (["--hedge", "read_file"], "--hedge: expected TOOL=SEC"),
+    ],
+)
+def test_bad_hedge_and_breaker_options_are_one_line(real, capsys, extra, words):
+    """A bad hedge or breaker option exits 2 naming the option."""
+    corpus, _ = real
+    capsys.readouterr()
+    assert main(["sweep", str(corpus), *extra]) == 2
+    assert words in capsys.readouterr().err
