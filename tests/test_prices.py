@@ -130,10 +130,14 @@ def test_a_table_built_in_python_is_checked_too():
 
 
 def test_the_shipped_sample_table_loads_and_names_its_sources():
-    """reviewlab/data/prices.toml loads, lists two models and says where its prices come from."""
+    """reviewlab/data/prices.toml loads, lists its models and says where their prices come from."""
     path = data_path("prices.toml")
     table = load_prices(path)
-    assert set(table.models) == {"gpt-4o-mini", "claude-3-5-sonnet-20241022"}
+    assert set(table.models) == {
+        "gpt-4o-mini",
+        "claude-3-5-sonnet-20241022",
+        "claude-3-5-sonnet-latest",
+    }
     assert table.models["gpt-4o-mini"] == ModelPrice(0.15, 0.6)
     assert table.models["claude-3-5-sonnet-20241022"] == ModelPrice(3.0, 15.0)
     text = path.read_text(encoding="utf-8")
