@@ -124,6 +124,13 @@ class KaplanMeier:
         hit = int(np.searchsorted(-self.survival_after, -u, side="left"))
         return float(self.event_times[hit]) if hit < self.event_times.size else math.inf
 
+    def quantile(self, q: float) -> float:
+        """The ``q``-quantile of the duration: the smallest event time with ``S(t) <= 1 - q``;
+        ``inf`` when the estimate never falls that low (past the last observed return)."""
+        if not 0.0 <= q < 1.0:
+            raise ValueError(f"q: expected a quantile in [0, 1), got {q!r}")
+        return self.draw(1.0 - q) if q > 0.0 else self.draw(math.nextafter(1.0, 0.0))
+
     def draw_beyond(self, censored_at: float, u: float) -> float:
         """A completion time from ``T | T > censored_at`` for the uniform ``u`` in ``[0, 1)``;
         always ``> censored_at``."""

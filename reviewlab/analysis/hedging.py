@@ -1,0 +1,95 @@
+"""Hedge delays from a corpus, and the sweep over them that the hedging chart draws.
+
+"Hedge ``read_file`` at its p95" needs the tool's p95 *duration*, and a corpus's
+recorded durations are right-censored: the wedged calls are exactly the long
+ones. :func:`hedge_delays` reads the delays off the tool's Kaplan–Meier estimate
+(:meth:`~reviewlab.engines.censoring.KaplanMeier.quantile`); a quantile the
+estimate never reaches (past the last observed return) has no finite delay and
+is left out.
+
+:func:`sweep_hedge_delays` replays the corpus under a base policy with the tool
+hedged at each delay — a :func:`~reviewlab.analysis.sweep.sweep` of
+``make_grid(base, hedges={tool: delays})`` — and returns that frame with the
+quantile of each delay (``hedge.quantile``) and the unhedged base's summary, the
+two inputs of :func:`reviewlab.ui.charts.hedging.hedge_tradeoff` (p99 wall
+against extra load).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from reviewlab.analysis.sweep import make_grid, sweep
+from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.engines.censoring import KaplanMeier, effective_observation
+from reviewlab.engines.replay import replay
+from reviewlab.recording.schema import Episode
+
+__all__ = ["DEFAULT_QUANTILES", "hedge_delays", "sweep_hedge_delays"]
+
+DEFAULT_QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.99)
+"""The duration quantiles a hedge-delay sweep tries unless told otherwise."""
+
+
+def hedge_delays(
+    episodes: Sequence[Episode], tool: str, quantiles: Sequence[float] = DEFAULT_QUANTILES
+) -> dict[float, float]:
+    """``{quantile: delay}``: the tool's censoring-aware duration quantiles, in seconds.
+
+    Quantiles past the last observed return are left out (no finite delay);
+    a tool the corpus never calls, or never saw returning, is an error naming it.
+    """
+    times, events = [], []
+    for episode in episodes:
+        for call in episode.calls:
+            if call.tool == tool:
+                duration, completed = effective_observation(call)
+                times.append(duration)
+                events.append(completed)
+    if not times:
+        raise ValueError(f"tool: the corpus never calls {tool!r}")
+    estimate = KaplanMeier(times, events)
+    if not estimate.estimable:
+        raise ValueError(f"tool: no call of {tool!r} ever returned; no delay can be estimated")
+    delays = {}
+    for q in quantiles:
+        delay = estimate.quantile(float(q))
+        if delay != float("inf") and delay > 0:
+            delays[float(q)] = delay
+    return delays
+
+
+def sweep_hedge_delays(
+    episodes: Sequence[Episode],
+    tool: str,
+    quantiles: Sequence[float] = DEFAULT_QUANTILES,
+    *,
+    base: TimeoutPolicy | None = None,
+    max_share: float = 0.05,
+    engine: str = "vectorized",
+    censored: Any = "wedge",
+    seed: int = 0,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Replay ``episodes`` with ``tool`` hedged at each of its duration ``quantiles``.
+
+    Returns the sweep frame (one row per delay, in quantile order, with
+    ``hedge.quantile``, ``hedge.<tool>.after_sec``, ``hedges``,
+    ``extra_call_share``, ``wall_p99_sec`` and every other summary figure) and
+    the summary of ``base`` unhedged (the chart's reference line).
+    """
+    corpus = list(episodes)
+    base = base if base is not None else TimeoutPolicy.ouroboros()
+    delays = hedge_delays(corpus, tool, quantiles)
+    if not delays:
+        raise ValueError(f"quantiles: none gives {tool!r} a finite hedge delay")
+    by_delay: dict[float, float] = {}
+    for q, delay in delays.items():
+        by_delay.setdefault(delay, q)  # two quantiles at one delay: the lower names it
+    grid = make_grid(base, hedges={tool: list(by_delay)}, hedge_share=max_share)
+    frame = sweep(corpus, grid, engine=engine, censored=censored, seed=seed)
+    frame.insert(0, "hedge.quantile", frame[f"hedge.{tool}.after_sec"].map(by_delay))
+    reference = replay(corpus, base, engine=engine, censored=censored, seed=seed).summary
+    return frame.sort_values("hedge.quantile", kind="stable").reset_index(drop=True), reference
