@@ -24,6 +24,7 @@ import pandas as pd
 
 from reviewlab.analysis.sweep import make_grid, sweep
 from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.vocab import CensoringMode, EngineName
 from reviewlab.engines.censoring import KaplanMeier, effective_observation
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Episode
@@ -69,8 +70,8 @@ def sweep_hedge_delays(
     *,
     base: TimeoutPolicy | None = None,
     max_share: float = 0.05,
-    engine: str = "vectorized",
-    censored: Any = "wedge",
+    engine: EngineName = "vectorized",
+    censored: CensoringMode = "wedge",
     seed: int = 0,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Replay ``episodes`` with ``tool`` hedged at each of its duration ``quantiles``.
