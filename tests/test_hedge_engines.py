@@ -18,9 +18,8 @@ from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.censoring import completion_times, hedge_plan
 from reviewlab.engines.real import replay_real
-from reviewlab.engines.result import ReplayResult, assemble
-from reviewlab.engines.twin.engine import columns_frame, run_simulation
-from reviewlab.engines.twin.model import hedge_columns
+from reviewlab.engines.replay import replay
+from reviewlab.engines.result import ReplayResult
 from reviewlab.engines.vectorized import replay_vectorized
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
@@ -28,24 +27,14 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def twin_result(
-    corpus: list[Episode], policy: TimeoutPolicy, narrowing: Narrowing, censored: str
+    corpus: list[Episode],
+    policy: TimeoutPolicy,
+    narrowing: Narrowing,
+    censored: str,
+    seed: int = 0,
 ) -> ReplayResult:
-    """The twin's full answer with its hedged column (assembled here from the simulation, as
-    twin/engine.py will once it passes the column through; seed 0, the twin's current one)."""
-    sim, arrival = run_simulation(corpus, policy, narrowing, censored=censored, seed=0)
-    calls = columns_frame(sim, arrival).assign(**hedge_columns(sim))
-    return assemble(
-        calls,
-        episode_ids=sim.corpus.ids,
-        slot_ids=sim.slot_id,
-        wall_sec=np.array(sim.end_sec) - arrival,
-        max_silence_sec=sim.max_silence_sec,
-        peak_loose_workers=metrics.peak_overlap(sim.loose_starts, sim.loose_ends),
-        engine="twin",
-        policy=policy,
-        narrowing=narrowing,
-        assumptions={"censored": censored, "seed": 0},
-    )
+    """The twin's answer, through the public replay entry point."""
+    return replay(corpus, policy, narrowing, engine="twin", censored=censored, seed=seed)
 
 
 def assert_same_answers(twin: ReplayResult, fast: ReplayResult) -> None:
@@ -104,6 +93,7 @@ def corpora(draw: st.DrawFn) -> list[Episode]:
     st.one_of(st.none(), st.floats(0.1, 15.0)),
     st.sampled_from(["wedge", "observed", "impute"]),
     st.sampled_from(["inherit", "unbounded"]),
+    st.integers(0, 3),
 )
 def test_twin_and_vectorized_agree_exactly_on_hedged_replays(
     corpus: list[Episode],
@@ -112,6 +102,7 @@ def test_twin_and_vectorized_agree_exactly_on_hedged_replays(
     bound: float | None,
     censored: str,
     mode: str,
+    seed: int,
 ) -> None:
     """For any corpus, delay, share, bound, censoring and narrowing: identical frames, every
     column (hedged and zombie_sec included), and identical summaries."""
@@ -122,8 +113,8 @@ def test_twin_and_vectorized_agree_exactly_on_hedged_replays(
     narrowing = Narrowing() if mode == "inherit" else Narrowing.unbounded()
     if censored == "impute" and not any(c.completed for e in corpus for c in e.calls):
         return  # nothing to estimate from: both engines refuse (tested elsewhere)
-    twin = twin_result(corpus, policy, narrowing, censored)
-    fast = replay_vectorized(corpus, policy, narrowing, censored=censored, seed=0)
+    twin = twin_result(corpus, policy, narrowing, censored, seed)
+    fast = replay_vectorized(corpus, policy, narrowing, censored=censored, seed=seed)
     assert list(fast.calls.columns)[-2:] == ["hedged", "timeout_lost_lines"]
     assert_same_answers(twin, fast)
 
