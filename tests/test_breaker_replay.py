@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from reviewlab.core.breaker import BreakerRule
+from reviewlab.core.breaker import BreakerRule, BreakerState
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Call, Episode, Extent, Round
@@ -165,6 +165,35 @@ def test_a_slot_breaker_carries_into_the_slots_next_episode_in_start_order():
     assert replay(corpus, short, Narrowing("none")).calls.set_index("episode_id").loc[
         "later", "outcome"
     ] == ("executed")
+    # One round of cool-down ends with first's final answer (slot round 2): later runs.
+    one = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_rounds=1, scope="slot")
+    assert replay(corpus, one, Narrowing("none")).calls.set_index("episode_id").loc[
+        "later", "outcome"
+    ] == ("executed")
+
+
+def test_episodes_of_no_known_slot_share_no_breaker():
+    """Slot scope: episodes whose slot is unknown ("") are each a slot of their own."""
+    wedges = Episode(
+        id="u1",
+        source="synthetic",
+        started_at=T0,
+        rounds=[Round(send_sec=1.0, calls=[_search(100.0, completed=False)] * 3)],
+    )
+    after = Episode(
+        id="u2",
+        source="synthetic",
+        started_at=T0 + timedelta(seconds=5),
+        rounds=[Round(send_sec=1.0, calls=[_search(1.0)])],
+    )
+    policy = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_rounds=5, scope="slot")
+    for engine in ("twin", "vectorized"):
+        calls = replay([wedges, after], policy, Narrowing("none"), engine=engine).calls
+        assert calls.set_index("episode_id").loc["u2", "outcome"] == "executed"
+        shared = [wedges, after.model_copy(update={"slot": "s"})]
+        shared[0] = wedges.model_copy(update={"slot": "s"})
+        calls = replay(shared, policy, Narrowing("none"), engine=engine).calls
+        assert calls.set_index("episode_id").loc["u2", "outcome"] == "withheld"
 
 
 @pytest.mark.parametrize("reaction", ["reissue", "skip_target"])
@@ -260,6 +289,8 @@ def test_twin_and_vectorized_frames_are_identical_under_random_breakers(
     corpus, rule, seconds, reaction, censored, narrowing
 ):
     """Every column of both frames and every summary figure agree exactly."""
+    # impute needs a completed call to estimate durations from.
+    assume(censored != "impute" or any(c.completed for e in corpus for c in e.calls))
     policy = TimeoutPolicy(default_sec=seconds, breaker=rule)
     kwargs = {"reaction": reaction, "censored": censored, "seed": 7}
     twin = replay(corpus, policy, narrowing, engine="twin", **kwargs)
@@ -270,3 +301,37 @@ def test_twin_and_vectorized_frames_are_identical_under_random_breakers(
     held = calls[calls["source_gap"] == HELD]
     assert (held["outcome"] == "withheld").all() and (held["wait_sec"] == 0.0).all()
     assert (held["zombie_sec"] == 0.0).all()
+    assert_fixed_point(corpus, calls, rule)
+
+
+def assert_fixed_point(corpus: list[Episode], calls: pd.DataFrame, rule: BreakerRule) -> None:
+    """The final frame is its own answer: walking its rows in order through a BreakerState
+    withholds exactly its withheld rows (an independent reading of the frame, not the engines'
+    walk)."""
+    first = min(e.started_at for e in corpus)
+    arrival = {e.id: (e.started_at - first).total_seconds() for e in corpus}
+    recorded = {e.id: len(e.calls) for e in corpus}
+    order = sorted(range(len(corpus)), key=lambda p: (arrival[corpus[p].id], p))
+    states: dict[object, BreakerState] = {}
+    rows = {episode_id: rows for episode_id, rows in calls.groupby("episode_id", sort=False)}
+    for position in order:
+        episode = corpus[position]
+        key = ("slot", episode.slot) if rule.scope == "slot" and episode.slot else position
+        state = states.setdefault(key, BreakerState(rule))
+        state.start_episode()
+        sends, last = 0, None
+        mine = rows.get(episode.id, calls.iloc[0:0])
+        for row in mine.itertuples():
+            if row.source_gap == "native_tool_skipped":
+                continue  # never issued: no send, no count
+            send = (row.round, row.call_index >= recorded[episode.id])
+            if send != last:
+                sends, last = sends + 1, send
+            now = arrival[episode.id] + row.start_sec
+            if row.source_gap == HELD:
+                assert state.withheld(row.tool, sends, now), (episode.id, row.call_index)
+            elif row.outcome in ("executed", "error"):
+                assert not state.withheld(row.tool, sends, now), (episode.id, row.call_index)
+                abandoned = row.source_gap == GONE
+                state.record(row.tool, abandoned, sends, now + row.wait_sec)
+        state.end_episode(sends + 1)
