@@ -166,3 +166,20 @@ def test_the_semantics_quote_the_withheld_host_text():
 
     text = (Path(__file__).parent.parent / "docs" / "semantics.md").read_text(encoding="utf-8")
     assert withheld_text("search_code", 3, "2 model round(s)") in text
+
+
+def test_the_async_loop_withholds_as_the_thread_loop_does(repo, wedging):
+    """With the asyncio executor the same calls are withheld, with the same receipts."""
+    from reviewlab.live.aio import AsyncBoundedExecutor
+
+    factory, _ = wedging
+    rounds = [["search_code"], ["search_code", "search_code"], ["search_code", "read_file"], []]
+    policy = TimeoutPolicy.uniform(BOUND).with_breaker(2, cooldown_rounds=1)
+    fates = []
+    for executor in (None, AsyncBoundedExecutor(loose_cap=None)):
+        result = ReviewEpisode(
+            repo, _script(rounds), policy=policy, registry_factory=factory, executor=executor
+        ).execute()
+        fates.append([(r.round, r.tool, str(r.outcome), r.source_gap) for r in result.receipts])
+    assert fates[0] == fates[1]
+    assert [fate[2] for fate in fates[0]] == ["error", "error", "withheld", "withheld", "executed"]

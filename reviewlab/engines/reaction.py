@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
-from reviewlab.core.breaker import BreakerRule
+from reviewlab.core.breaker import BreakerRule, breaker_rule
 from reviewlab.core.vocab import (
     REACTIONS,
     SOURCE_GAP_ABANDONED,
@@ -78,6 +78,7 @@ __all__ = [
     "MAX_PASSES",
     "Plan",
     "check_reaction",
+    "needs_rewrite",
     "next_plan",
     "react",
     "rewrite",
@@ -94,6 +95,13 @@ def check_reaction(reaction: Any) -> Reaction:
     if reaction not in REACTIONS:
         raise ValueError(f"reaction: expected one of {', '.join(REACTIONS)}, got {reaction!r}")
     return reaction  # type: ignore[no-any-return]
+
+
+def needs_rewrite(policy: Any, reaction: str) -> bool:
+    """Whether a replay of ``policy`` under ``reaction`` must run the rewrite fixed point
+    (:func:`react`): a reaction other than ``as_recorded``, or a breaker. Engines replaying
+    ``as_recorded`` on their own (a sweep's fast path) would miss what it changes."""
+    return reaction != "as_recorded" or breaker_rule(policy) is not None
 
 
 @dataclass(frozen=True)
@@ -401,7 +409,8 @@ def _remap(
         walls = dict(zip(result.episodes["episode_id"], result.episodes["wall_sec"], strict=True))
         # Each episode's rows are contiguous (the engines write them episode by episode).
         heads = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.empty(0, int)
-        spans = dict(zip(ids[heads].tolist(), zip(heads, np.r_[heads[1:], ids.size]), strict=True))
+        stops = np.r_[heads[1:], ids.size]
+        spans = dict(zip(ids[heads].tolist(), zip(heads, stops, strict=True), strict=True))
         for episode in corpus:
             first, stop = spans.get(episode.id, (0, 0))
             rows = calls.iloc[first:stop]

@@ -33,7 +33,7 @@ import pandas as pd
 from reviewlab.core.breaker import breaker_rule
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, ENGINES, CensoringMode, EngineName, Reaction
-from reviewlab.engines.reaction import check_reaction, react
+from reviewlab.engines.reaction import check_reaction, needs_rewrite, react
 from reviewlab.engines.real import replay_real
 from reviewlab.engines.result import ReplayResult
 from reviewlab.engines.twin import simulate
@@ -108,8 +108,7 @@ def replay(
             )
         return replay_vectorized(corpus, policy, narrowing, censored=censored_mode, **options)
 
-    breaker = breaker_rule(policy)
-    if reaction == "as_recorded" and breaker is None:
+    if not needs_rewrite(policy, reaction):
         return run(episodes)
     # A reaction or a breaker: the rewrite fixed point (reviewlab.engines.reaction).
     return react(
@@ -118,7 +117,7 @@ def replay(
         reaction,
         censored=censored,
         seed=seed,
-        breaker=breaker,
+        breaker=breaker_rule(policy),
     )
 
 
