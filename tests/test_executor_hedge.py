@@ -180,3 +180,63 @@ def test_a_hedge_loser_counts_against_the_loose_cap(cap: int) -> None:
         assert refused.status is CallStatus.REFUSED
         tool.gates[1].set()
         assert executor.ledger.wait_settled(WAIT)
+
+
+class _FirstReadHeld:
+    """An inspection registry whose first ``read_file`` is held until ``release``; later ones
+    (the hedge) run at once."""
+
+    def __init__(self, inner: Any, release: threading.Event) -> None:
+        self.inner = inner
+        self.release = release
+        self.reads = 0
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def execute(self, name: str, args: Any) -> str:
+        """Hold the first read, pass everything else through."""
+        if name == "read_file":
+            with self._lock:
+                self.reads += 1
+                first = self.reads == 1
+            if first:
+                assert self.release.wait(WAIT)
+        return str(self.inner.execute(name, args))
+
+
+def test_a_live_episode_hedges_a_held_read_and_credits_the_hedge(tmp_path: Any) -> None:
+    """A real ReviewEpisode with ShareBudget: the held first read is hedged, the second attempt's
+    read is the answer and is credited; the held attempt is a loose worker until released."""
+    from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+    from reviewlab.live.inspection import inspection_registry
+
+    (tmp_path / "a.py").write_text("".join(f"line {n}\n" for n in range(1, 31)))
+    release = threading.Event()
+    made: list[_FirstReadHeld] = []
+
+    def factory(root: Any, drive_root: Any = None, task_id: str = "") -> tuple[Any, Any, Any]:
+        registry, ctx, schemas = inspection_registry(root, drive_root, task_id)
+        made.append(_FirstReadHeld(registry, release))
+        return made[-1], ctx, schemas
+
+    policy = TimeoutPolicy.ouroboros().with_hedge("read_file", after_sec=0.05, max_share=1.0)
+    model = ScriptedModel(
+        [
+            {"tool_calls": [tool_call("read_file", {"path": "a.py"})]},
+            {"content": "done"},
+        ]
+    )
+    with BoundedExecutor(loose_cap=None, hedging=ShareBudget(policy)) as executor:
+        result = ReviewEpisode(
+            tmp_path, model, policy=policy, registry_factory=factory, executor=executor
+        ).execute()
+        receipt = result.receipts[0]
+        assert str(receipt.outcome) == "executed" and receipt.source_gap in (None, "")
+        assert receipt.extent is not None and receipt.extent.get("end_line") == 30
+        assert made[0].reads == 2
+        snapshot = executor.ledger.snapshot()
+        assert snapshot["hedges"] == 1 and snapshot["loose"] == 1 and snapshot["abandoned"] == 0
+        release.set()
+        assert executor.ledger.wait_settled(WAIT)

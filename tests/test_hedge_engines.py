@@ -211,3 +211,59 @@ def test_the_real_engine_hedges_on_real_threads_as_the_twin_does(bound: float) -
     np.testing.assert_allclose(r["zombie_sec"][finite], t["zombie_sec"][finite], atol=0.5)
     np.testing.assert_allclose(real.episodes["wall_sec"], twin.episodes["wall_sec"], atol=0.8)
     assert real.summary["hedges"] == twin.summary["hedges"] > 0
+
+
+@pytest.mark.parametrize("reaction", ["as_recorded", "reissue", "skip_target"])
+@pytest.mark.parametrize("breaker", [False, True])
+def test_twin_and_vectorized_agree_on_hedges_under_every_reaction_and_a_breaker(
+    reaction: str, breaker: bool
+) -> None:
+    """Hedging composes with the reaction models and the breaker (censored="wedge"): identical
+    frames."""
+    rng = np.random.default_rng(11)
+    corpus = [
+        Episode(
+            id=f"e{i}",
+            source="synthetic",
+            slot="s1",
+            started_at=T0 + timedelta(seconds=2 * i),
+            rounds=[
+                Round(
+                    send_sec=0.5,
+                    calls=[
+                        Call(
+                            tool="read_file",
+                            args={"path": f"f{i % 3}.py"},
+                            duration_sec=float(rng.lognormal(-0.5, 1.2)),
+                            completed=bool(rng.random() > 0.1),
+                            extent=Extent(path=f"f{i % 3}.py", start_line=1, end_line=9),
+                        )
+                        for _ in range(3)
+                    ],
+                ),
+                Round(
+                    send_sec=0.5,
+                    calls=[
+                        Call(
+                            tool="read_file",
+                            args={"path": f"f{i % 3}.py"},
+                            duration_sec=0.3,
+                            extent=Extent(path=f"f{i % 3}.py", start_line=1, end_line=9),
+                        )
+                    ],
+                ),
+                Round(send_sec=0.25),
+            ],
+        )
+        for i in range(30)
+    ]
+    policy = TimeoutPolicy.uniform(1.0).with_hedge("read_file", after_sec=0.4, max_share=0.3)
+    if breaker:
+        policy = policy.with_breaker(2, cooldown_rounds=1)
+    # The reaction's rewrites re-plan the hedges on every pass (the plan is made on the corpus
+    # the engines see), so a fixed point is not guaranteed: skip_target with a breaker under
+    # "observed" does not settle on this corpus (reported, not tested here).
+    twin = replay(corpus, policy, engine="twin", reaction=reaction, seed=2)
+    fast = replay(corpus, policy, engine="vectorized", reaction=reaction, seed=2)
+    assert_same_answers(twin, fast)
+    assert twin.summary["hedges"] > 0
