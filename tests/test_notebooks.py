@@ -1,4 +1,4 @@
-"""The four notebooks run top to bottom in smoke mode, are committed
+"""The five notebooks run top to bottom in smoke mode, are committed
 clean, and say what they cover."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ NOTEBOOKS = (
     "02-replay-recorded-episodes.ipynb",
     "03-tune-timeouts.ipynb",
     "04-incident-wedged-slot.ipynb",
+    "05-hedge-break-or-abandon.ipynb",
 )
 KERNEL = "python3"
 
