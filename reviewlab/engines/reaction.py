@@ -70,8 +70,7 @@ from reviewlab.core.vocab import (
 )
 from reviewlab.engines.censoring import completion_times, effective_observation
 from reviewlab.engines.result import ReplayResult, assemble
-from reviewlab.engines.twin.engine import arrival_times
-from reviewlab.engines.withholding import CallKey, EpisodeWalk, withheld_calls
+from reviewlab.engines.withholding import CallKey, episode_walks, withheld_calls
 from reviewlab.recording.schema import Call, Episode, Round
 
 __all__ = [
@@ -299,7 +298,12 @@ def react(
             )
             fresh[episode.id] = plan
         if breaker is not None:
-            walks = _walks(result, corpus, origins, fresh)
+            walks = episode_walks(
+                result,
+                corpus,
+                {key: [(o.index, o.reissue) for o in value] for key, value in origins.items()},
+                {e.id: _issued_rounds(e, fresh.get(e.id, Plan())) for e in corpus},
+            )
             withheld, held_at = withheld_calls(breaker, walks)
             for episode_id, keys in withheld.items():
                 fresh[episode_id] = replace(fresh[episode_id], withheld=keys)
@@ -319,54 +323,6 @@ def react(
     raise RuntimeError(
         f"reaction {reaction!r}: the replay did not settle after {passes} rewrite passes"
     )
-
-
-def _walks(
-    result: ReplayResult,
-    corpus: Sequence[Episode],
-    origins: Mapping[str, list[_Origin]],
-    plans: Mapping[str, Plan],
-) -> list[EpisodeWalk]:
-    """Each episode of ``corpus`` for the breaker's walk: its issued calls under ``plans`` and
-    the fates and timings of the calls ``result`` (the replay of the last rewrite) dispatched."""
-    frame = result.episodes
-    if "arrival_sec" in frame:
-        arrival = frame["arrival_sec"].to_numpy(dtype=float)
-        start = frame["start_sec"].to_numpy(dtype=float)
-    else:
-        arrival = start = arrival_times(list(corpus))
-    order = {episode_id: position for position, episode_id in enumerate(frame["episode_id"])}
-    slots = [str(slot) for slot in frame["slot_id"]]
-    calls = result.calls
-    gone = calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
-    dispatched = calls["outcome"].isin(("executed", "error")).to_numpy()
-    starts = calls["start_sec"].to_numpy(dtype=float)
-    waits = calls["wait_sec"].to_numpy(dtype=float)
-    ids = calls["episode_id"].to_numpy()
-    heads = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.empty(0, int)
-    first_row = {ids[head]: int(head) for head in heads}
-    walks = []
-    for episode in corpus:
-        row = first_row.get(episode.id, 0)
-        ran: dict[CallKey, tuple[bool, float, float]] = {}
-        for offset, origin in enumerate(origins[episode.id]):
-            if dispatched[row + offset]:
-                ran[(origin.index, origin.reissue)] = (
-                    bool(gone[row + offset]),
-                    float(starts[row + offset]),
-                    float(waits[row + offset]),
-                )
-        walks.append(
-            EpisodeWalk(
-                episode.id,
-                slots[order[episode.id]],
-                float(start[order[episode.id]]),
-                float(arrival[order[episode.id]]),
-                _issued_rounds(episode, plans.get(episode.id, Plan())),
-                ran,
-            )
-        )
-    return walks
 
 
 def skipped_start(starts: np.ndarray, dispatched: np.ndarray, wall_sec: float) -> np.ndarray:

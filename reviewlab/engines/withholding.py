@@ -32,15 +32,23 @@ settles at least one more call and the fixed point is reached.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reviewlab.core.breaker import BreakerRule, BreakerState
+import numpy as np
 
-__all__ = ["CallKey", "EpisodeWalk", "withheld_calls"]
+from reviewlab.core.breaker import BreakerRule, BreakerState
+from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.engines.result import ReplayResult
+from reviewlab.engines.twin.engine import arrival_times
+from reviewlab.recording.schema import Episode
+
+__all__ = ["CallKey", "EpisodeWalk", "Rounds", "episode_walks", "withheld_calls"]
 
 CallKey = tuple[int, bool]
 """A call of a rewritten episode: its recorded index and whether it is a re-issued copy."""
+Rounds = list[tuple[float, list[tuple[CallKey, str]]]]
+"""An episode's rounds for the walk: per round its ``send_sec`` and its issued calls."""
 
 
 @dataclass
@@ -53,11 +61,66 @@ class EpisodeWalk:
     """When it started on the corpus clock (arrival, plus the queue wait of a pool run)."""
     arrival_at: float
     """When it arrived on the corpus clock; the frames' ``start_sec`` counts from here."""
-    rounds: list[tuple[float, list[tuple[CallKey, str]]]]
+    rounds: Rounds
     """Per round of the rewritten episode (withheld calls included, skipped calls not): its
     ``send_sec`` and its issued calls as ``(key, tool)`` in dispatch order."""
     ran: dict[CallKey, tuple[bool, float, float]] = field(default_factory=dict)
     """Per call dispatched in the last replay: ``(abandoned, start_sec, wait_sec)``."""
+
+
+def episode_walks(
+    result: ReplayResult,
+    corpus: Sequence[Episode],
+    dispatched: Mapping[str, Sequence[CallKey]],
+    issued: Mapping[str, Rounds],
+) -> list[EpisodeWalk]:
+    """Each episode of ``corpus`` as the breaker walks it.
+
+    ``result`` is the replay of the last rewrite, ``dispatched`` the key of each of its call
+    rows per episode (in row order), ``issued`` the rounds of the next rewrite with the withheld
+    calls put back (:attr:`EpisodeWalk.rounds`). Times come from the frames: arrival and start
+    per episode (a pool run's own, else the recorded arrivals), ``start_sec`` and ``wait_sec``
+    per call. A pool run's ``slot_id`` is the simulated slot.
+    """
+    frame = result.episodes
+    if "arrival_sec" in frame:
+        arrival = frame["arrival_sec"].to_numpy(dtype=float)
+        start = frame["start_sec"].to_numpy(dtype=float)
+    else:
+        arrival = start = arrival_times(list(corpus))
+    order = {episode_id: position for position, episode_id in enumerate(frame["episode_id"])}
+    slots = [str(slot) for slot in frame["slot_id"]]
+    calls = result.calls
+    gone = calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
+    ran_rows = calls["outcome"].isin(("executed", "error")).to_numpy()
+    starts = calls["start_sec"].to_numpy(dtype=float)
+    waits = calls["wait_sec"].to_numpy(dtype=float)
+    ids = calls["episode_id"].to_numpy()
+    heads = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.empty(0, int)
+    first_row = {ids[head]: int(head) for head in heads}
+    walks = []
+    for episode in corpus:
+        row = first_row.get(episode.id, 0)
+        ran: dict[CallKey, tuple[bool, float, float]] = {}
+        for offset, key in enumerate(dispatched[episode.id]):
+            if ran_rows[row + offset]:
+                ran[key] = (
+                    bool(gone[row + offset]),
+                    float(starts[row + offset]),
+                    float(waits[row + offset]),
+                )
+        position = order[episode.id]
+        walks.append(
+            EpisodeWalk(
+                episode.id,
+                slots[position],
+                float(start[position]),
+                float(arrival[position]),
+                issued[episode.id],
+                ran,
+            )
+        )
+    return walks
 
 
 def withheld_calls(
