@@ -21,14 +21,15 @@ frames, so a rate means the same thing whichever engine produced it.
 * longest silence: the longest time between two model sends of one episode
   (``max_silence_sec``).
 * zombie seconds: how long loose workers keep running after their call was
-  abandoned. A censored call replayed as a wedge never returns: its zombie time
-  is infinite, so ``zombie_sec`` is ``math.inf`` as soon as one such zombie
-  exists; ``wedged_zombies`` counts them and ``zombie_finite_sec`` sums the
-  zombies that do come back. Infinite wall times and silences (an unbounded
-  replay waiting on a call that never returns) stay ``math.inf`` too, and
-  quantiles over them are taken without turning them into NaN
-  (:func:`quantiles`).
-* peak loose workers: the most abandoned workers still running at one instant.
+  abandoned (or, for a hedged call, after the other attempt answered). A
+  censored call replayed as a wedge never returns: its zombie time is infinite,
+  so ``zombie_sec`` is ``math.inf`` as soon as one such zombie exists;
+  ``wedged_zombies`` counts them and ``zombie_finite_sec`` sums the zombies
+  that do come back. Infinite wall times and silences (an unbounded replay
+  waiting on a call that never returns) stay ``math.inf`` too, and quantiles
+  over them are taken without turning them into NaN (:func:`quantiles`).
+* peak loose workers: the most loose workers (abandoned or a hedge's loser)
+  still running at one instant.
 * deadline-bound share: bounded calls whose bound the deadline set / bounded calls.
 * hedges: calls whose second attempt started (:mod:`reviewlab.core.hedge`), and
   ``extra_call_share``, the extra tool calls they cost: hedges / dispatched
