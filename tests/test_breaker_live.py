@@ -183,3 +183,33 @@ def test_the_async_loop_withholds_as_the_thread_loop_does(repo, wedging):
         fates.append([(r.round, r.tool, str(r.outcome), r.source_gap) for r in result.receipts])
     assert fates[0] == fates[1]
     assert [fate[2] for fate in fates[0]] == ["error", "error", "withheld", "withheld", "executed"]
+
+
+class Ticking(ScriptedModel):
+    """A scripted model whose every send moves a manual clock ``step_sec`` forward."""
+
+    def __init__(self, script: ScriptedModel, clock: Any, step_sec: float) -> None:
+        super().__init__(script.script)
+        self.clock = clock
+        self.step_sec = step_sec
+
+    def chat(self, **kwargs: Any) -> dict[str, Any]:
+        """Advance the clock, then answer from the script."""
+        self.clock.advance(self.step_sec)
+        return super().chat(**kwargs)
+
+
+def test_a_cooldown_in_seconds_reads_the_monotonic_clock(repo, wedging):
+    """1x/10 s on a manual clock moved 5 s per send: tripped at 5, withheld at 10, back at 15
+    (exactly the end of the cool-down)."""
+    from reviewlab.testing import manual_clock
+
+    factory, made = wedging
+    rounds = [["search_code"], ["search_code"], ["search_code"], []]
+    policy = TimeoutPolicy.uniform(BOUND).with_breaker(1, cooldown_sec=10.0)
+    with manual_clock(0.0) as clock:
+        model = Ticking(_script(rounds), clock, 5.0)
+        result = ReviewEpisode(repo, model, policy=policy, registry_factory=factory).execute()
+    assert [str(r.outcome) for r in result.receipts] == ["error", "withheld", "error"]
+    assert made[0].started == 2
+    assert result.receipts[1].error == "breaker"
