@@ -123,10 +123,10 @@ def _loose_intervals(c: CompiledCorpus, ev: Evaluation) -> tuple[np.ndarray, np.
         return np.zeros(0), np.zeros(0)
     clock = c.static_clock_before[hit].copy()
     block_of = np.full(c.event_count.size, -1, dtype=np.intp)
-    for number, (rows, _, _) in enumerate(ev.settled):
+    for number, (rows, *_) in enumerate(ev.settled):
         block_of[rows] = number
     rows_of_hit = c.call_row[hit]
-    for number, (rows, block_clock, _) in enumerate(ev.settled):
+    for number, (rows, block_clock, *_) in enumerate(ev.settled):
         mine = np.flatnonzero(block_of[rows_of_hit] == number)
         clock[mine] = block_clock[
             c.call_column[hit[mine]], np.searchsorted(rows, rows_of_hit[mine])

@@ -299,10 +299,39 @@ class CompiledCorpus:
             np.zeros(self.read_calls.size, dtype=bool),
             self.read_requested,
         )
+        # Exact integer totals of the static replay (a sparse replay adds its changes to them).
+        self.requested_total = int(self.read_requested.sum())
+        self.credited_total = int(self.static_credited.sum())
+        self.timeout_lost_total = int(
+            np.where(~self.read_error, self.read_requested - self.static_credited, 0).sum()
+        )
+        self._compile_keys()
         self._compile_unbounded()
         for value in vars(self).values():
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
+
+    def _compile_keys(self) -> None:
+        """Calls grouped by key and sorted by their threshold (the duration, infinite for a
+        censored call): under a static bound the abandoned calls of a key are a suffix of its
+        group (:func:`reviewlab.engines.vectorized.settle._static_hits`)."""
+        threshold = np.where(self.completed, self.duration_sec, np.inf)
+        by_threshold = np.argsort(threshold, kind="stable")
+        order = by_threshold[np.argsort(self.key_code[by_threshold], kind="stable")]
+        self.key_calls = order.astype(np.int32 if order.size < 2**31 else np.intp)
+        self.key_threshold = threshold[order]
+        counts = np.bincount(self.key_code, minlength=len(self.key_args))
+        self.key_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
+
+    @property
+    def silence_order(self) -> np.ndarray:
+        """Rounds with calls by static silence, longest first (built on first use)."""
+        order = self.__dict__.get("_silence_order")
+        if order is None:
+            order = np.argsort(-self.static_silence, kind="stable")
+            order.flags.writeable = False
+            self.__dict__["_silence_order"] = order
+        return order
 
     def _compile_events(self, n_events: np.ndarray, event_sec: np.ndarray) -> None:
         """Every event in :class:`PrefixLayout` order; a send has key ``len(key_args)`` (never
@@ -321,10 +350,6 @@ class CompiledCorpus:
         call_event = self.offsets[self.call_column] + self.call_row
         self.event_duration = np.zeros(n + 1)
         self.event_duration[position] = event_sec
-        self.event_completed = np.ones(n + 1, dtype=bool)
-        self.event_completed[call_event] = self.completed
-        self.event_key = np.full(n + 1, len(self.key_args), dtype=np.intp)
-        self.event_key[call_event] = self.key_code
         self.event_call = np.full(n + 1, -1, dtype=np.intp)
         self.event_call[call_event] = np.arange(call_event.size)
         clock = events.running_sums(self.arrival_sorted, self.event_duration)
@@ -373,8 +398,12 @@ class CompiledCorpus:
 
     def _compile_deadlines(self) -> None:
         """The calls of episodes with a deadline, and the time each has left on the static clock."""
-        dl = np.flatnonzero(~np.isnan(self.deadline_at_sec[self.episode_index]))
+        has_deadline = ~np.isnan(self.deadline_at_sec)
+        dl = np.flatnonzero(has_deadline[self.episode_index])
         self.dl_calls = dl
+        # Per episode with a deadline, where its calls start in dl_calls (its call i is at + i).
+        per_episode = np.bincount(self.episode_index[dl], minlength=has_deadline.size)
+        self.dl_start = np.cumsum(per_episode) - per_episode
         self.dl_row = self.call_row[dl]
         self.dl_key = self.key_code[dl]
         self.dl_duration = self.duration_sec[dl]

@@ -16,6 +16,7 @@ the twin's summary to the bit.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,12 +28,52 @@ CompiledCorpus = Any
 """The corpus type of :mod:`reviewlab.engines.vectorized` (its package imports this module,
 so naming it here would close an import cycle)."""
 
-__all__ = ["ERROR", "EXECUTED", "GAP_BY_CODE", "OUTCOME_BY_CODE", "WITHHELD", "Evaluation"]
+__all__ = [
+    "ERROR",
+    "EXECUTED",
+    "GAP_BY_CODE",
+    "OUTCOME_BY_CODE",
+    "WITHHELD",
+    "Evaluation",
+    "Sparse",
+]
 
 # The outcomes a replayed call can have, by code: executed, error, withheld (never refused).
 OUTCOME_BY_CODE = np.array([OUTCOMES[0], OUTCOMES[1], OUTCOMES[3]], dtype=object)
 EXECUTED, ERROR, WITHHELD = 0, 1, 2
 GAP_BY_CODE = np.array(["", SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED], dtype=object)
+
+
+@dataclass(frozen=True)
+class Sparse:
+    """One bounded replay kept as its changes to the static replay (the sparse path of
+    :mod:`reviewlab.engines.vectorized.settle`), with the exact counts and sums of its summary.
+
+    A call's bound is ``static[call_keys[call]]``, else its deadline-pass decision ``dl``
+    (``(bound, by_deadline, abandoned)`` per ``corpus.dl_calls``; ``None``: no deadline pass),
+    else, in a settled episode, its settled decision (``calls``, ``bound``, ``by_deadline``).
+    Abandoned are exactly the calls ``hit`` (ascending), with ``zombie_hit`` seconds; the
+    silences of ``rounds`` are ``round_silence``; the credited lines of the reads at ``reads``
+    (positions in ``corpus.read_calls``) are ``credited``. Everything else is the static
+    replay's.
+    """
+
+    static: np.ndarray
+    call_keys: np.ndarray
+    dl: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    calls: np.ndarray
+    bound: np.ndarray
+    by_deadline: np.ndarray
+    hit: np.ndarray
+    zombie_hit: np.ndarray
+    rounds: np.ndarray
+    round_silence: np.ndarray
+    reads: np.ndarray
+    credited: np.ndarray
+    by_deadline_count: int
+    credited_sum: int
+    timeout_lost_sum: int
+    silence_max: float | None
 
 
 class Evaluation:
@@ -48,37 +89,138 @@ class Evaluation:
     ``wait_sec``) is built on access only, for the frames: a sweep's
     :meth:`summary` never pays for it. ``settled`` keeps the clocks of the
     episodes whose static clock was wrong (:mod:`reviewlab.engines.vectorized.settle`).
+
+    A replay of the sparse path (:meth:`sparse`) holds :class:`Sparse` parts: its per-call
+    and per-round arrays are built from them on first access, and :meth:`summary` reads
+    their counts and sums, so a sweep builds only the zombie seconds per point.
     """
 
     def __init__(
         self,
         corpus: CompiledCorpus,
         *,
-        bound: np.ndarray,
-        by_deadline: np.ndarray,
-        abandoned: np.ndarray,
-        zombie: np.ndarray,
-        credited: np.ndarray,
+        bound: np.ndarray | None,
+        by_deadline: np.ndarray | None,
+        abandoned: np.ndarray | None,
+        zombie: np.ndarray | None,
+        credited: np.ndarray | None,
         wall: np.ndarray,
-        round_silence: np.ndarray,
+        round_silence: np.ndarray | None,
         peak_loose_workers: int,
         unbounded: bool,
         settled: Sequence[Any] = (),  # settle.Settled (settle imports this module)
         by_idle: np.ndarray | None = None,
+        parts: Sparse | None = None,
     ) -> None:
         self.corpus = corpus
-        self.bound_sec = bound
-        self.by_deadline = by_deadline
-        self.abandoned = abandoned
-        self.zombie_sec = zombie
-        self.credited_read = credited  # per call of corpus.read_calls
+        self._bound = bound
+        self._by_deadline = by_deadline
+        self._abandoned = abandoned
+        self._zombie = zombie
+        self._credited = credited
         self.wall_sec = wall
-        self.round_silence = round_silence
+        self._round_silence = round_silence
         self.peak_loose_workers = peak_loose_workers
         self.unbounded = unbounded
         self.settled = settled
         self.by_idle = by_idle
         """Per call, whether its idle timeout fired (``None``: no idle timeout fired at all)."""
+        self.parts = parts
+        """The sparse path's parts (``None``: the arrays were given whole)."""
+
+    @classmethod
+    def sparse(
+        cls,
+        corpus: CompiledCorpus,
+        parts: Sparse,
+        *,
+        wall: np.ndarray,
+        peak_loose_workers: int,
+        settled: Sequence[Any],
+    ) -> Evaluation:
+        """A bounded replay given as its :class:`Sparse` changes to the static replay."""
+        return cls(
+            corpus,
+            bound=None,
+            by_deadline=None,
+            abandoned=None,
+            zombie=None,
+            credited=None,
+            wall=wall,
+            round_silence=None,
+            peak_loose_workers=peak_loose_workers,
+            unbounded=False,
+            settled=settled,
+            parts=parts,
+        )
+
+    def _parts(self) -> Sparse:
+        assert self.parts is not None
+        return self.parts
+
+    @property
+    def bound_sec(self) -> np.ndarray:
+        """Per call, its bound (NaN: unbounded or never started)."""
+        if self._bound is None:
+            p, c = self._parts(), self.corpus
+            bound = p.static.take(p.call_keys)
+            if p.dl is not None:
+                bound[c.dl_calls] = p.dl[0]
+            bound[p.calls] = p.bound
+            self._bound = bound
+        return self._bound
+
+    @property
+    def by_deadline(self) -> np.ndarray:
+        """Per call, whether the deadline set its bound."""
+        if self._by_deadline is None:
+            p, c = self._parts(), self.corpus
+            by = np.zeros(c.calls, dtype=bool)
+            if p.dl is not None:
+                by[c.dl_calls] = p.dl[1]
+            by[p.calls] = p.by_deadline
+            self._by_deadline = by
+        return self._by_deadline
+
+    @property
+    def abandoned(self) -> np.ndarray:
+        """Per call, whether it was abandoned at its bound."""
+        if self._abandoned is None:
+            abandoned = np.zeros(self.corpus.calls, dtype=bool)
+            abandoned[self._parts().hit] = True
+            self._abandoned = abandoned
+        return self._abandoned
+
+    @property
+    def zombie_sec(self) -> np.ndarray:
+        """Per call, how long its loose worker ran on after the bound (``inf``: never
+        returned)."""
+        if self._zombie is None:
+            p = self._parts()
+            zombie = np.zeros(self.corpus.calls)
+            zombie[p.hit] = p.zombie_hit
+            self._zombie = zombie
+        return self._zombie
+
+    @property
+    def credited_read(self) -> np.ndarray:
+        """Per call of ``corpus.read_calls``, its credited lines."""
+        if self._credited is None:
+            p = self._parts()
+            credited = self.corpus.static_credited.copy()
+            credited[p.reads] = p.credited
+            self._credited = credited
+        return self._credited
+
+    @property
+    def round_silence(self) -> np.ndarray:
+        """Per round with calls (corpus order), its silence: its calls' waits added in order."""
+        if self._round_silence is None:
+            p = self._parts()
+            silence = self.corpus.static_silence.copy()
+            silence[p.rounds] = p.round_silence
+            self._round_silence = silence
+        return self._round_silence
 
     @property
     def max_silence_sec(self) -> np.ndarray:
@@ -111,10 +253,10 @@ class Evaluation:
         if self.settled:
             clock = clock.copy()
             block_of = np.full(c.event_count.size, -1, dtype=np.intp)  # per sorted row
-            for number, (rows, _, _) in enumerate(self.settled):
+            for number, (rows, *_) in enumerate(self.settled):
                 block_of[rows] = number
             call_block = block_of[c.call_row]
-            for number, (rows, block_clock, _) in enumerate(self.settled):
+            for number, (rows, block_clock, *_) in enumerate(self.settled):
                 mine = np.flatnonzero(call_block == number)
                 clock[mine] = block_clock[
                     c.call_column[mine], np.searchsorted(rows, c.call_row[mine])
@@ -171,8 +313,27 @@ class Evaluation:
 
         A partitioned sweep (:mod:`reviewlab.analysis.partitioned`) reduces them per
         partition and merges them into the same call, so both answers are one definition.
+        A sparse replay gives the boolean arguments as arrays with its exact counts of true
+        values, the line counts as their exact integer sums and the silences as their
+        maximum (the only things the summary reads of them); the zombie seconds and wall
+        times whole, in corpus order (a float sum and quantiles).
         """
         c = self.corpus
+        if self.parts is not None:
+            p = self.parts
+            return dict(
+                dispatched=c.all_calls,
+                abandoned=np.ones(p.hit.size, dtype=bool),
+                zombie_sec=self.zombie_sec,
+                bounded=c.all_calls,
+                by_deadline=np.ones(p.by_deadline_count, dtype=bool),
+                requested_lines=np.array([c.requested_total], dtype=np.int64),
+                credited_lines=np.array([p.credited_sum], dtype=np.int64),
+                timeout_lost_lines=np.array([p.timeout_lost_sum], dtype=np.int64),
+                wall_sec=self.wall_sec,
+                max_silence_sec=np.zeros(0) if p.silence_max is None else np.array([p.silence_max]),
+                peak_loose_workers=self.peak_loose_workers,
+            )
         dispatched = c.unbounded_dispatched if self.unbounded else c.all_calls
         executed = self.outcome[c.read_calls] == EXECUTED
         timeout_lost = metrics.timeout_lost_lines(

@@ -41,7 +41,7 @@ from reviewlab.core.policy import (
     resolve_bound,
     timeout_at,
 )
-from reviewlab.engines.vectorized.evaluation import Evaluation
+from reviewlab.engines.vectorized.evaluation import Evaluation, Sparse
 
 CompiledCorpus = Any
 """The corpus type of :mod:`reviewlab.engines.vectorized` (its package imports this module,
@@ -51,6 +51,7 @@ __all__ = [
     "Settled",
     "evaluate_bounded",
     "finish",
+    "finish_sparse",
     "idle_fire",
     "resolve_tables",
     "settle",
@@ -162,24 +163,31 @@ def idle_fire(c: CompiledCorpus, policy: SupportsTimeoutFor) -> np.ndarray | Non
 
 @dataclass(frozen=True)
 class _Tables:
-    """One policy resolved for a corpus: keys per call / deadline call / event, static bounds, the
-    clock step."""
+    """One policy resolved for a corpus: keys per call / deadline call (a model send has the last
+    key), static bounds, the clock step."""
 
     call_keys: np.ndarray
     dl_keys: np.ndarray
-    event_keys: np.ndarray
     static: np.ndarray
     step: _DeadlineStep
     reads_clock: bool
+    keyed: bool
+    """Whether calls are resolved per corpus key (then the sparse static pass applies)."""
 
 
 class Settled(NamedTuple):
     """The settled episodes: their sorted rows, block clock (row ``j``: before event ``j``) and
-    waits."""
+    waits, and the decisions of their calls (``calls`` in block order, with their bounds,
+    deadline flags, fates and idle flags — ``None`` without idle timeouts)."""
 
     rows: np.ndarray
     clock: np.ndarray
     wait: np.ndarray
+    calls: np.ndarray
+    bound: np.ndarray
+    by_deadline: np.ndarray
+    abandoned: np.ndarray
+    by_idle: np.ndarray | None
 
 
 def resolve_tables(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Narrowing) -> _Tables:
@@ -192,13 +200,13 @@ def resolve_tables(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Nar
     (:func:`~reviewlab.core.policy.reads_clock`; never, for a policy that does
     not say). The last key is the model send's.
     """
-    if is_clock_aware(policy) and getattr(policy, "args_key", None) is TimeoutPolicy.args_key:
+    keyed = is_clock_aware(policy) and getattr(policy, "args_key", None) is TimeoutPolicy.args_key
+    if keyed:
         pairs = list(zip(c.key_tools, c.key_args, strict=True))
-        call_keys, dl_keys, event_keys = c.key_code, c.dl_key, c.event_key
+        call_keys, dl_keys = c.key_code, c.dl_key
     else:
         pairs = list(zip(c.tool_names.tolist(), c.call_args, strict=True))
         call_keys, dl_keys = np.arange(c.calls), c.dl_calls
-        event_keys = np.where(c.event_call >= 0, c.event_call, c.calls)
     clamps = np.array([reads_clock(policy, None, t, a) for t, a in pairs] + [False])
     raw = [
         resolve_bound(policy, None, t, a, narrowing=_NO_NARROWING, remaining_sec=None).sec
@@ -209,7 +217,12 @@ def resolve_tables(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Nar
     clamped = bool(clamps.take(dl_keys).any()) if dl_keys.size else False
     step = _DeadlineStep(policy, narrowing, tool_sec, clamps if clamped else None, pairs)
     return _Tables(
-        call_keys, dl_keys, event_keys, static, step, narrowing.mode in _READS_CLOCK or clamped
+        call_keys,
+        dl_keys,
+        static,
+        step,
+        narrowing.mode in _READS_CLOCK or clamped,
+        keyed,
     )
 
 
@@ -217,9 +230,16 @@ def evaluate_bounded(
     c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Narrowing
 ) -> Evaluation:
     """Replay ``c`` under a bounded ``narrowing``: static pass, deadline pass, settling, then
-    :func:`finish`."""
+    :func:`finish`.
+
+    A policy resolved per corpus key, without idle timeouts, takes the sparse path
+    (:func:`_evaluate_sparse`: nothing of size "every call" per point but the zombie
+    seconds); any other the dense one, here.
+    """
     tables = resolve_tables(c, policy, narrowing)
     fire = idle_fire(c, policy)
+    if fire is None and tables.keyed:
+        return _evaluate_sparse(c, tables)
     bound = tables.static.take(tables.call_keys)
     by_deadline = np.zeros(c.calls, dtype=bool)
     by_idle = None
@@ -241,49 +261,134 @@ def evaluate_bounded(
             by_idle[dl] = idle
         # Exact wherever every wait of the episode is its duration; the rest is settled below.
         unsettled = np.concatenate([c.call_row[abandoned], c.dl_row[wait != c.dl_duration]])
+
+    def guess(calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return bound[calls], abandoned[calls]
+
+    blocks = []
+    for rows in _blocks(c, unsettled):
+        block = settle(c, tables, rows, guess, fire)
+        calls = block.calls
+        bound[calls], by_deadline[calls], abandoned[calls] = (
+            block.bound,
+            block.by_deadline,
+            block.abandoned,
+        )
+        if by_idle is not None and block.by_idle is not None:
+            by_idle[calls] = block.by_idle
+        blocks.append(block)
+    return finish(c, bound, by_deadline, abandoned, blocks, by_idle)
+
+
+def _blocks(c: CompiledCorpus, unsettled: np.ndarray) -> list[np.ndarray]:
+    """The sorted rows of the episodes to settle, in blocks of rows at most twice as long as
+    each other (little padding)."""
     marked = np.zeros(c.event_count.size, dtype=bool)  # a mask, not np.unique: no sort per point
     marked[unsettled] = True
     rows = np.flatnonzero(marked)
     counts = c.event_count[rows]  # non-increasing: rows ascend
-    blocks, i = [], 0
-    while i < rows.size:  # blocks of rows at most twice as long as each other: little padding
+    out, i = [], 0
+    while i < rows.size:
         j = max(i + 1, int(np.searchsorted(-counts, -(counts[i] // 2))))
-        blocks.append(settle(c, tables, rows[i:j], bound, by_deadline, abandoned, fire, by_idle))
+        out.append(rows[i:j])
         i = j
-    return finish(c, bound, by_deadline, abandoned, blocks, by_idle)
+    return out
+
+
+def _static_hits(c: CompiledCorpus, static: np.ndarray) -> np.ndarray:
+    """The calls abandoned under the static bounds (no deadline): per key, the calls whose
+    threshold (duration; infinite if censored) passes the key's bound — a suffix of the key's
+    calls sorted by threshold (:attr:`CompiledCorpus.key_threshold`), found by one binary
+    search, so the work is the number of keys and of hits, not of calls.
+
+    The rule is :func:`~reviewlab.core.crediting.abandons_array`'s: a NaN bound never abandons;
+    otherwise a censored call always is, a returned one when its duration exceeds the bound.
+    """
+    found = []
+    offsets = c.key_offsets
+    for key in range(offsets.size - 1):
+        low, high = int(offsets[key]), int(offsets[key + 1])
+        b = float(static[key])
+        if low == high or np.isnan(b):
+            continue
+        seg = c.key_threshold[low:high]
+        # inf > b holds for every finite b; an infinite bound abandons only the censored calls.
+        at = int(np.searchsorted(seg, b, side="right" if b < np.inf else "left"))
+        if low + at < high:
+            found.append(c.key_calls[low + at : high])
+    return np.concatenate(found).astype(np.intp) if found else np.zeros(0, dtype=np.intp)
+
+
+def _evaluate_sparse(c: CompiledCorpus, tables: _Tables) -> Evaluation:
+    """:func:`evaluate_bounded` for a keyed policy without idle timeouts, per point in time
+    proportional to the deadline calls and the settled episodes only.
+
+    The same decisions as the dense path: every call abandoned by the static pass (or, in an
+    episode with a deadline, by the deadline pass) marks its episode for settling; a call of an
+    unmarked episode keeps its static (or deadline-pass) bound and is not abandoned; the settled
+    episodes decide all their calls. The :class:`Evaluation` keeps those parts and builds a
+    per-call array only when it is read.
+    """
+    hits = _static_hits(c, tables.static)
+    dl: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    if tables.reads_clock and c.dl_calls.size:
+        # Calls of deadline episodes are decided by the deadline pass, not the static one.
+        hits = hits[np.isnan(c.deadline_at_sec[c.episode_index[hits]])]
+        sec, by, _, ab, _ = tables.step(
+            tables.dl_keys, c.dl_duration, c.dl_completed, c.dl_remaining, None
+        )
+        dl = (sec, by, ab)
+        hits = np.concatenate([hits, c.dl_calls[ab]])
+    static = tables.static
+
+    def guess(calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        bound = static.take(c.key_code[calls])
+        if dl is not None:
+            episode = c.episode_index[calls]
+            inside = ~np.isnan(c.deadline_at_sec[episode])
+            at = c.dl_start[episode[inside]] + c.call_index[calls[inside]]
+            bound[inside] = dl[0][at]
+        return bound, abandons_array(c.duration_sec[calls], c.completed[calls], bound)
+
+    blocks = [settle(c, tables, rows, guess) for rows in _blocks(c, c.call_row[hits])]
+    return finish_sparse(c, tables, dl, blocks)
 
 
 def settle(
     c: CompiledCorpus,
     tables: _Tables,
     rows: np.ndarray,
-    bound: np.ndarray,
-    by_deadline: np.ndarray,
-    abandoned: np.ndarray,
+    guess: Any,
     fire: np.ndarray | None = None,
-    by_idle: np.ndarray | None = None,
 ) -> Settled:
     """Replay the episodes of sorted ``rows`` exactly: iterate clock → bounds → waits to the fixed
     point.
 
     A block ``[event, episode]`` of their events, padded with the spare
-    zero-length send; ``cumsum`` down a column is the twin's clock. Stores
-    the calls' bounds, deadline (and idle) flags and fates; returns the clocks and waits.
+    zero-length send; ``cumsum`` down a column is the twin's clock. ``guess(calls)`` gives
+    the bounds and fates decided so far for the block's calls (the first guess of the
+    waits; the fixed point does not depend on it, only the number of iterations does).
+    Returns the clocks, the waits and the calls' bounds, deadline (and idle) flags and fates.
     ``fire``: per call, when its idle timeout fires (:func:`idle_fire`; ``None``: none does).
     """
     depth = int(c.event_count[rows[0]])  # rows ascend, so the first is the longest
     column = np.arange(depth)[:, None]
     block = np.where(column < c.event_count[rows], c.offsets[column] + rows, c.spare)
-    duration, completed = c.event_duration[block], c.event_completed[block]
-    keys, call = tables.event_keys[block], c.event_call[block]
+    call = c.event_call[block].astype(np.intp)
     is_call = call >= 0
     calls = call[is_call]
+    duration = c.event_duration[block]
+    completed = np.ones(block.shape, dtype=bool)
+    completed[is_call] = c.completed[calls]
+    keys = np.full(block.shape, tables.static.size - 1, dtype=np.intp)  # a send: the last key
+    keys[is_call] = tables.call_keys[calls]
     start = c.arrival_sorted[rows]
     # A send has no time left (NaN), so nothing narrows its infinite bound; nor does a missing
     # deadline.
     deadline_at = np.where(is_call, c.deadline_at_sorted[rows], np.nan)
+    bound0, abandoned0 = guess(calls)
     wait = duration.copy()  # first guess: the waits decided so far (exact up to each first change)
-    wait[is_call] = np.where(abandoned[calls], bound[calls], duration[is_call])
+    wait[is_call] = np.where(abandoned0, bound0, duration[is_call])
     block_fire = None
     if fire is not None:
         block_fire = np.full(block.shape, np.nan)
@@ -314,10 +419,16 @@ def settle(
         todo = todo[(new != w).any(axis=0)]
     else:  # pragma: no cover - impossible: each iteration fixes at least one more event
         raise AssertionError("deadline settling did not reach its fixed point")
-    bound[calls], by_deadline[calls], abandoned[calls] = sec[is_call], by[is_call], ab[is_call]
-    if by_idle is not None and idle is not None:
-        by_idle[calls] = idle[is_call]
-    return Settled(rows, clock, wait)
+    return Settled(
+        rows,
+        clock,
+        wait,
+        calls,
+        sec[is_call],
+        by[is_call],
+        ab[is_call],
+        None if idle is None else idle[is_call],
+    )
 
 
 def finish(
@@ -330,56 +441,20 @@ def finish(
 ) -> Evaluation:
     """Zombies, loose workers, credits, wall times and silences from the settled decisions."""
     hit = np.flatnonzero(abandoned)  # every abandoned call is in a settled episode
-    zombie_hit = np.where(c.completed[hit], c.duration_sec[hit] - bound[hit], np.inf)
-    if c.honoured_calls.size and hit.size:
-        _stop_when_honoured(c, hit, bound[hit], zombie_hit)
+    hit_bound = bound[hit]
+    zombie_hit = _zombies(c, hit, hit_bound)
     zombie = np.zeros(c.calls)
     zombie[hit] = zombie_hit
-    wall, silence, peak = c.static_wall, c.static_silence, 0
-    if blocks:
-        wall, silence = wall.copy(), silence.copy()
-        starts, ends = [], []
-        hit_row = c.call_row[hit]
-        hit_rounds = _distinct_sorted(c.call_round[hit])
-        for rows, clock, wait in blocks:
-            wall[c.events.order[rows]] = clock[-1] - c.arrival_sorted[rows]
-            mine = (hit_row >= rows[0]) & (
-                hit_row <= rows[-1]
-            )  # a block is a run of the settled rows
-            here = hit[mine]
-            loose = zombie_hit[mine] != 0  # the twin records a loose worker only while it runs
-            at = np.searchsorted(rows, hit_row[mine])
-            start = clock[c.call_column[here], at][loose] + bound[here][loose]
-            starts.append(start)
-            ends.append(start + zombie_hit[mine][loose])
-            rounds = hit_rounds[
-                (c.round_row[hit_rounds] >= rows[0]) & (c.round_row[hit_rounds] <= rows[-1])
-            ]
-            size = c.round_size[rounds]
-            j = np.arange(int(size.max(initial=1)))[:, None]
-            waits = wait[
-                c.round_column[rounds] + np.minimum(j, size - 1),
-                np.searchsorted(rows, c.round_row[rounds]),
-            ]
-            silence[rounds] = np.cumsum(np.where(j < size, waits, 0.0), axis=0)[-1]
-        peak = metrics.peak_overlap(np.concatenate(starts), np.concatenate(ends))
+    wall, rounds, round_silence, peak = _settled_clocks(c, hit, hit_bound, zombie_hit, blocks)
+    silence = c.static_silence
+    if rounds.size:
+        silence = silence.copy()
+        silence[rounds] = round_silence
     credited = c.static_credited
     if hit.size:
-        # Only reads in an episode with an abandoned call can differ from the static credits.
-        at_first = np.flatnonzero(_first_of_runs(c.episode_index[hit]))
-        episodes = c.episode_index[hit[at_first]]
-        first, last = c.read_first[episodes], c.read_first[episodes + 1]
-        size = last - first
-        reads = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))
-        calls = c.read_calls[reads]
-        executed = ~(abandoned[calls] | c.read_error[reads])
-        first_abandoned = np.repeat(
-            hit[at_first], size
-        )  # hit ascends: the episode's first abandoned call
+        reads, new, _ = _credits(c, hit)
         credited = credited.copy()
-        credited[reads] = Crediting.credited_lines_array(
-            c.read_credits[reads], executed, first_abandoned < calls, c.read_requested[reads]
-        )
+        credited[reads] = new
     return Evaluation(
         c,
         bound=bound,
@@ -394,6 +469,157 @@ def finish(
         settled=blocks,
         by_idle=by_idle,
     )
+
+
+def finish_sparse(
+    c: CompiledCorpus,
+    tables: _Tables,
+    dl: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    blocks: list[Settled],
+) -> Evaluation:
+    """:func:`finish` of the sparse path: the same zombies, clocks, silences and credits, kept
+    as the changes to the static replay (:class:`~reviewlab.engines.vectorized.evaluation.Sparse`)
+    with the exact counts and integer sums the summary reads."""
+    empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.intp)
+    calls = np.concatenate([b.calls for b in blocks]) if blocks else empty_i
+    bound = np.concatenate([b.bound for b in blocks]) if blocks else empty_f
+    by = np.concatenate([b.by_deadline for b in blocks]) if blocks else np.zeros(0, dtype=bool)
+    ab = np.concatenate([b.abandoned for b in blocks]) if blocks else np.zeros(0, dtype=bool)
+    picked = np.flatnonzero(ab)
+    order = np.argsort(calls[picked], kind="stable")
+    hit, hit_bound = calls[picked][order], bound[picked][order]
+    zombie_hit = _zombies(c, hit, hit_bound)
+    wall, rounds, round_silence, peak = _settled_clocks(c, hit, hit_bound, zombie_hit, blocks)
+    n_by = int(np.count_nonzero(by))
+    if dl is not None:
+        settled = np.zeros(c.event_count.size, dtype=bool)
+        for block in blocks:
+            settled[block.rows] = True
+        # Outside the settled episodes a deadline call keeps its deadline-pass decision.
+        n_by += int(np.count_nonzero(dl[1] & ~settled[c.dl_row]))
+    credited_sum, lost_sum = c.credited_total, c.timeout_lost_total
+    reads, new, read_abandoned = (empty_i, empty_i, np.zeros(0, dtype=bool))
+    if hit.size:
+        reads, new, read_abandoned = _credits(c, hit)
+        requested = c.read_requested[reads]
+        executed = ~(read_abandoned | c.read_error[reads])
+        old = c.static_credited[reads]
+        old_lost = np.where(~c.read_error[reads], requested - old, 0)
+        new_lost = metrics.timeout_lost_lines(requested, new, read_abandoned, executed)
+        credited_sum += int(new.sum()) - int(old.sum())
+        lost_sum += int(new_lost.sum()) - int(old_lost.sum())
+    parts = Sparse(
+        static=tables.static,
+        call_keys=tables.call_keys,
+        dl=dl,
+        calls=calls,
+        bound=bound,
+        by_deadline=by,
+        hit=hit,
+        zombie_hit=zombie_hit,
+        rounds=rounds,
+        round_silence=round_silence,
+        reads=reads,
+        credited=new,
+        by_deadline_count=n_by,
+        credited_sum=credited_sum,
+        timeout_lost_sum=lost_sum,
+        silence_max=_silence_max(c, rounds, round_silence),
+    )
+    return Evaluation.sparse(c, parts, wall=wall, peak_loose_workers=peak, settled=blocks)
+
+
+def _zombies(c: CompiledCorpus, hit: np.ndarray, hit_bound: np.ndarray) -> np.ndarray:
+    """The zombie seconds of the abandoned calls ``hit`` (ascending) at their bounds."""
+    zombie_hit = np.where(c.completed[hit], c.duration_sec[hit] - hit_bound, np.inf)
+    if c.honoured_calls.size and hit.size:
+        _stop_when_honoured(c, hit, hit_bound, zombie_hit)
+    return zombie_hit
+
+
+def _settled_clocks(
+    c: CompiledCorpus,
+    hit: np.ndarray,
+    hit_bound: np.ndarray,
+    zombie_hit: np.ndarray,
+    blocks: list[Settled],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """From the settled blocks: the wall times (the static ones elsewhere), the rounds whose
+    silence changed (those with an abandoned call) with their silences, and the peak of loose
+    workers."""
+    wall, peak = c.static_wall, 0
+    rounds_out: list[np.ndarray] = []
+    silences: list[np.ndarray] = []
+    if blocks:
+        wall = wall.copy()
+        starts, ends = [], []
+        hit_row = c.call_row[hit]
+        hit_rounds = _distinct_sorted(c.call_round[hit])
+        for rows, clock, wait, *_ in blocks:
+            wall[c.events.order[rows]] = clock[-1] - c.arrival_sorted[rows]
+            mine = (hit_row >= rows[0]) & (
+                hit_row <= rows[-1]
+            )  # a block is a run of the settled rows
+            here = hit[mine]
+            loose = zombie_hit[mine] != 0  # the twin records a loose worker only while it runs
+            at = np.searchsorted(rows, hit_row[mine])
+            start = clock[c.call_column[here], at][loose] + hit_bound[mine][loose]
+            starts.append(start)
+            ends.append(start + zombie_hit[mine][loose])
+            rounds = hit_rounds[
+                (c.round_row[hit_rounds] >= rows[0]) & (c.round_row[hit_rounds] <= rows[-1])
+            ]
+            size = c.round_size[rounds]
+            j = np.arange(int(size.max(initial=1)))[:, None]
+            waits = wait[
+                c.round_column[rounds] + np.minimum(j, size - 1),
+                np.searchsorted(rows, c.round_row[rounds]),
+            ]
+            rounds_out.append(rounds)
+            silences.append(np.cumsum(np.where(j < size, waits, 0.0), axis=0)[-1])
+        peak = metrics.peak_overlap(np.concatenate(starts), np.concatenate(ends))
+    if not rounds_out:
+        return wall, np.zeros(0, dtype=np.intp), np.zeros(0), peak
+    return wall, np.concatenate(rounds_out), np.concatenate(silences), peak
+
+
+def _credits(c: CompiledCorpus, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The reads of the episodes with an abandoned call (``hit``, ascending): their positions in
+    ``c.read_calls``, their credited lines under the sticky rule, and whether each was
+    abandoned. Only these can differ from the static credits."""
+    at_first = np.flatnonzero(_first_of_runs(c.episode_index[hit]))
+    episodes = c.episode_index[hit[at_first]]
+    first, last = c.read_first[episodes], c.read_first[episodes + 1]
+    size = last - first
+    reads = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))
+    calls = c.read_calls[reads]
+    at = np.minimum(np.searchsorted(hit, calls), hit.size - 1)
+    read_abandoned = hit[at] == calls
+    executed = ~(read_abandoned | c.read_error[reads])
+    first_abandoned = np.repeat(hit[at_first], size)  # hit ascends: the episode's first abandoned
+    credited = Crediting.credited_lines_array(
+        c.read_credits[reads], executed, first_abandoned < calls, c.read_requested[reads]
+    )
+    return reads, credited, read_abandoned
+
+
+def _silence_max(c: CompiledCorpus, rounds: np.ndarray, silence: np.ndarray) -> float | None:
+    """The longest round silence when ``rounds`` (distinct) have ``silence`` and every other
+    round its static one; ``None`` when the corpus has no round with calls."""
+    order = c.silence_order
+    if not order.size:
+        return None
+    best = float(silence.max()) if silence.size else -np.inf
+    changed = np.sort(rounds)
+    start = 0
+    while start < order.size:  # the longest static silences first, skipping changed rounds
+        top = order[start : start + 64]
+        at = np.minimum(np.searchsorted(changed, top), max(changed.size - 1, 0))
+        kept = top[changed[at] != top] if changed.size else top
+        if kept.size:
+            return max(best, float(c.static_silence[kept[0]]))
+        start += 64
+    return best
 
 
 def _stop_when_honoured(
