@@ -335,3 +335,19 @@ def assert_fixed_point(corpus: list[Episode], calls: pd.DataFrame, rule: Breaker
                 abandoned = row.source_gap == GONE
                 state.record(row.tool, abandoned, sends, now + row.wait_sec)
         state.end_episode(sends + 1)
+
+
+def test_a_pool_run_carries_a_slot_breaker_along_its_simulated_slots():
+    """Twin with two simulated slots: a and b start at once on slot-0 and slot-1; c queues for
+    slot-0 (free at 13 s) and, under slot scope, starts inside a's 30-s cool-down (tripped at
+    6 s), so its first call is withheld; per episode it is not."""
+    corpus = [wedging_episode("a", at=0), wedging_episode("b", at=1), wedging_episode("c", at=2)]
+    firsts = {}
+    for scope in ("episode", "slot"):
+        policy = TimeoutPolicy.uniform(2.0).with_breaker(2, cooldown_sec=30.0, scope=scope)
+        result = replay(corpus, policy, Narrowing("none"), slots=2)
+        episodes = result.episodes.set_index("episode_id")
+        assert (episodes.loc["c", "slot_id"], episodes.loc["c", "start_sec"]) == ("slot-0", 13.0)
+        firsts[scope] = result.calls.groupby("episode_id")["outcome"].first().to_dict()
+    assert firsts["episode"] == {"a": "error", "b": "error", "c": "error"}
+    assert firsts["slot"] == {"a": "error", "b": "error", "c": "withheld"}
