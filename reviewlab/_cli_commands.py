@@ -744,6 +744,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"imported {len(episodes)} episode(s), {calls} call(s) ({censored} censored) from {source} "
         f"to {out}"
     )
+    rounds = sum(len(episode.rounds) for episode in episodes)
+    priced = sum(rnd.usage_known for episode in episodes for rnd in episode.rounds)
+    _print(f"token usage: {priced} of {rounds} round(s) report it (the others are unknown)")
     return 0
 
 

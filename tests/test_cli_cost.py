@@ -174,3 +174,12 @@ def test_bad_hedge_and_breaker_options_are_one_line(real, capsys, extra, words):
     capsys.readouterr()
     assert main(["sweep", str(corpus), *extra]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_import_says_how_many_rounds_report_token_usage(tmp_path, capsys):
+    """reviewlab import counts the rounds with usage: all but one in basic_gui_mode.json."""
+    out = tmp_path / "gui.jsonl"
+    capsys.readouterr()
+    source = Path(__file__).parent / "fixtures/openhands/basic_gui_mode.json"
+    assert main(["import", "auto", str(source), "-o", str(out)]) == 0
+    assert "token usage: 4 of 5 round(s) report it" in capsys.readouterr().out
