@@ -201,3 +201,43 @@ def test_hedged_calls_cost_the_seconds_their_second_attempt_ran_while_the_episod
             frame["token_cost"] + frame["slot_cost"] + frame["zombie_cost"] + frame["hedge_cost"]
         ).sum()
     )
+
+
+@pytest.mark.parametrize("engine", ["twin", "vectorized"])
+def test_with_a_breaker_reissue_adds_one_round_per_round_with_an_abandoned_call(engine):
+    """Under reissue a round is re-asked once when some of its recorded calls were abandoned
+    (withheld calls are not abandoned): the added rounds equal those rounds, counted from the
+    call frame, and each is priced like the recorded round it repeats."""
+    wedge = Call(tool="search_code", args={"q": "x"}, duration_sec=100.0, completed=False)
+    rounds = [
+        Round(send_sec=1.0, calls=[wedge], input_tokens=10 * (k + 1), output_tokens=k)
+        for k in range(5)
+    ]
+    rounds.append(Round(send_sec=1.0, input_tokens=99, output_tokens=9))
+    episode = Episode(
+        schema_version=V2,  # type: ignore[call-arg]
+        id="w",
+        source="synthetic",
+        slot="s",
+        started_at=T0,
+        model="m",
+        rounds=rounds,
+    )
+    policy = BOUND.with_breaker(2, cooldown_rounds=2)
+    result = replay([episode], policy, engine=engine, reaction="reissue")
+    calls = result.calls
+    assert (calls["outcome"] == "withheld").any()
+    recorded = calls[calls["call_index"] < 5]
+    abandoned_rounds = sorted(
+        set(recorded.loc[recorded["source_gap"] == "native_tool_abandoned", "round"])
+    )
+    assert 1 <= len(abandoned_rounds) < 5  # some rounds abandoned, some withheld
+    row = replay_cost(result, [episode], PRICES).episodes.iloc[0]
+    assert row.added_rounds == len(abandoned_rounds)
+    expected_in = sum(r.input_tokens for r in rounds) + sum(
+        rounds[r - 1].input_tokens for r in abandoned_rounds
+    )
+    expected_out = sum(r.output_tokens for r in rounds) + sum(
+        rounds[r - 1].output_tokens for r in abandoned_rounds
+    )
+    assert (row.input_tokens, row.output_tokens) == (expected_in, expected_out)
