@@ -360,27 +360,8 @@ def _remap(
     columns = list(metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS) + extra_columns
     calls = result.calls[columns]
     if plans:
-        pieces = []
-        ids = calls["episode_id"].to_numpy()
         walls = dict(zip(result.episodes["episode_id"], result.episodes["wall_sec"], strict=True))
-        # Each episode's rows are contiguous (the engines write them episode by episode).
-        heads = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.empty(0, int)
-        stops = np.r_[heads[1:], ids.size]
-        spans = dict(zip(ids[heads].tolist(), zip(heads, stops, strict=True), strict=True))
-        for episode in corpus:
-            first, stop = spans.get(episode.id, (0, 0))
-            rows = calls.iloc[first:stop]
-            plan = plans.get(episode.id)
-            if plan is None:
-                pieces.append(rows)
-                continue
-            times = {key: held_at[(episode.id, key)] for key in plan.withheld}
-            pieces.append(
-                _episode_rows(
-                    episode, rows.copy(), origins[episode.id], plan, walls[episode.id], times
-                )
-            )
-        calls = pd.concat(pieces, ignore_index=True) if pieces else calls
+        calls = _put_back(calls, corpus, origins, plans, held_at, walls)
     calls = calls[columns].reset_index(drop=True)
     episodes = result.episodes
     pool = None
@@ -436,71 +417,97 @@ def _unrun_row(
     }
 
 
-def _episode_rows(
-    episode: Episode,
-    rows: pd.DataFrame,
-    origins: Sequence[_Origin],
-    plan: Plan,
-    wall_sec: float,
-    held_at: Mapping[CallKey, float],
+def _put_back(
+    calls: pd.DataFrame,
+    corpus: Sequence[Episode],
+    origins: Mapping[str, list[_Origin]],
+    plans: Mapping[str, Plan],
+    held_at: Mapping[tuple[str, CallKey], float],
+    walls: Mapping[str, float],
 ) -> pd.DataFrame:
-    recorded = list(episode.calls)
-    n = len(recorded)
-    round_of = [number for number, rnd in enumerate(episode.rounds, 1) for _ in rnd.calls]
-    # Re-issued copies are numbered n, n + 1, ... in dispatch order, withheld copies included.
-    copy_number = {
-        index: n + k
-        for k, index in enumerate(
-            index for number in sorted(plan.reissue_after) for index in plan.reissue_after[number]
-        )
-    }
-    rows["call_index"] = np.asarray(
-        [copy_number[o.index] if o.reissue else o.index for o in origins], dtype=np.int64
-    )
-    rows["round"] = np.asarray([round_of[o.index] for o in origins], dtype=np.int64)
-    extra = [
-        _unrun_row(
-            episode,
-            recorded[i],
-            round_of[i],
-            i,
-            SOURCE_GAP_SKIPPED,
-            recorded[i].requested_lines,
-            math.nan,
-        )
-        for i in sorted(plan.skipped)
-    ]
-    for index, reissue in sorted(plan.withheld):
-        extra.append(
-            _unrun_row(
-                episode,
-                recorded[index],
-                round_of[index],
-                copy_number[index] if reissue else index,
-                SOURCE_GAP_WITHHELD,
-                0 if reissue else recorded[index].requested_lines,
-                held_at[(index, reissue)],
-            )
-        )
+    """The rewritten replay's rows (in corpus order, one per rewritten call) in recorded
+    numbering, with the skipped and withheld rows added, every episode in dispatch order."""
+    index_col = calls["call_index"].to_numpy(dtype=np.int64).copy()
+    round_col = calls["round"].to_numpy(dtype=np.int64).copy()
+    extra: list[dict[str, Any]] = []
+    position_of: dict[str, int] = {}
+    recorded_n: dict[str, int] = {}
+    skipping: list[str] = []
+    row = 0
+    for position, episode in enumerate(corpus):
+        mine = origins[episode.id]
+        plan = plans.get(episode.id)
+        position_of[episode.id] = position
+        if plan is not None:
+            recorded = list(episode.calls)
+            recorded_n[episode.id] = n = len(recorded)
+            round_of = [number for number, rnd in enumerate(episode.rounds, 1) for _ in rnd.calls]
+            # Re-issued copies are numbered n, n + 1, ... in dispatch order, withheld ones too.
+            again = [i for number in sorted(plan.reissue_after) for i in plan.reissue_after[number]]
+            copy_number = {index: n + k for k, index in enumerate(again)}
+            for offset, origin in enumerate(mine):
+                index = origin.index
+                index_col[row + offset] = copy_number[index] if origin.reissue else index
+                round_col[row + offset] = round_of[index]
+            for index in sorted(plan.skipped):
+                call = recorded[index]
+                extra.append(
+                    _unrun_row(
+                        episode,
+                        call,
+                        round_of[index],
+                        index,
+                        SOURCE_GAP_SKIPPED,
+                        call.requested_lines,
+                        math.nan,
+                    )
+                )
+            for index, reissue in sorted(plan.withheld):
+                call = recorded[index]
+                extra.append(
+                    _unrun_row(
+                        episode,
+                        call,
+                        round_of[index],
+                        copy_number[index] if reissue else index,
+                        SOURCE_GAP_WITHHELD,
+                        0 if reissue else call.requested_lines,
+                        held_at[(episode.id, (index, reissue))],
+                    )
+                )
+            if plan.skipped:
+                skipping.append(episode.id)
+        row += len(mine)
+    if row != len(calls):
+        raise RuntimeError(f"reaction: {len(calls)} replayed rows for {row} rewritten calls")
+    calls = calls.assign(call_index=index_col, round=round_col)
     if extra:
         added = pd.DataFrame(extra)
-        for name in rows.columns.difference(added.columns):
-            added[name] = np.zeros(len(added), dtype=rows[name].dtype)  # e.g. hedged: False
-        rows = pd.concat(
-            [rows, added[list(rows.columns)].astype(rows.dtypes.to_dict())], ignore_index=True
+        for name in calls.columns.difference(added.columns):
+            added[name] = np.zeros(len(added), dtype=calls[name].dtype)  # e.g. hedged: False
+        calls = pd.concat(
+            [calls, added[list(calls.columns)].astype(calls.dtypes.to_dict())], ignore_index=True
         )
-        # Dispatch order: recorded calls by index, a round's re-issues after its recorded calls.
-        sequence = _dispatch_sequence(rows, n)
-        rows = rows.iloc[np.argsort(sequence, kind="stable")].reset_index(drop=True)
-    if plan.skipped:
-        dispatched = rows["source_gap"].ne(SOURCE_GAP_SKIPPED).to_numpy()
-        rows["start_sec"] = skipped_start(rows["start_sec"].to_numpy(), dispatched, wall_sec)
-    return rows
-
-
-def _dispatch_sequence(rows: pd.DataFrame, n: int) -> np.ndarray:
-    """A sort key putting rows in dispatch order: by round, recorded calls first, then re-issues."""
-    index = rows["call_index"].to_numpy()
-    rounds = rows["round"].to_numpy()
-    reissue = index >= n
-    return rounds * (4 * (n + 1) + 4) + np.where(reissue, 2 * (n + 1) + index, index)
+    # Dispatch order within an episode: by round, recorded calls by index, then re-issues.
+    ids = calls["episode_id"].to_numpy()
+    positions = np.fromiter((position_of[i] for i in ids), dtype=np.int64, count=ids.size)
+    counts = np.fromiter((recorded_n.get(i, 0) for i in ids), dtype=np.int64, count=ids.size)
+    numbers = calls["call_index"].to_numpy(dtype=np.int64)
+    rounds = calls["round"].to_numpy(dtype=np.int64)
+    copies = (numbers >= counts) & np.isin(ids, list(recorded_n))
+    width = 4 * (counts + 1) + 4
+    sequence = rounds * width + np.where(copies, 2 * (counts + 1) + numbers, numbers)
+    calls = calls.iloc[np.lexsort((sequence, positions))].reset_index(drop=True)
+    if skipping:
+        # A skipped row "starts" with the next issued row of its episode (rows are contiguous).
+        starts = calls["start_sec"].to_numpy(dtype=float).copy()
+        issued = calls["source_gap"].ne(SOURCE_GAP_SKIPPED).to_numpy()
+        ordered = np.sort(positions)
+        for episode_id in skipping:
+            at = position_of[episode_id]
+            first, stop = np.searchsorted(ordered, at), np.searchsorted(ordered, at, "right")
+            starts[first:stop] = skipped_start(
+                starts[first:stop], issued[first:stop], walls[episode_id]
+            )
+        calls["start_sec"] = starts
+    return calls
