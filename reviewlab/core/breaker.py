@@ -197,7 +197,8 @@ class BreakerState:
 
     Engines ask :meth:`withheld` before dispatching a call and tell :meth:`record` how each
     dispatched call ended; see the module docstring for the lifecycle. ``trips`` counts the
-    times a breaker opened.
+    times a breaker opened. A state is not locked: one episode at a time uses it (a slot runs
+    its episodes one after another).
     """
 
     def __init__(self, rule: BreakerRule) -> None:
