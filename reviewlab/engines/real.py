@@ -57,6 +57,15 @@ worker of the real ledger. The frame's ``hedged`` is what the executor really
 did; each loose attempt's zombie time is measured when it came back before the
 run ended, else its planned remainder. Hedging is replayed under
 ``reaction="as_recorded"`` only.
+
+The breaker (a policy's :class:`~reviewlab.core.breaker.BreakerRule`) is the real episode's
+own: each episode gets the rule with its ``cooldown_sec`` scaled (a fresh state per episode),
+or, for a slot-scoped rule, one shared :class:`~reviewlab.core.breaker.BreakerState` per slot
+(``Episode.slot``; ``""`` is a slot of its own), whose episodes then run one after another in
+start order (arrival, then corpus order) — each starting no earlier than its scaled arrival
+when the cool-down is in seconds, so the slot's clock is the corpus clock the other engines
+read. A withheld call's row is the twin's: no bound, wait 0, ``start_sec`` the moment the
+episode withheld it.
 """
 
 from __future__ import annotations
@@ -71,12 +80,14 @@ import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
+from reviewlab.core.breaker import BreakerRule, BreakerState, breaker_rule
 from reviewlab.core.deadline import deadline_remaining, execution_deadline_scope, monotonic_now
 from reviewlab.core.hedge import HedgeRule, hedge_rules
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy, timeout_at
@@ -85,6 +96,7 @@ from reviewlab.core.vocab import (
     CENSORING_MODES,
     SOURCE_GAP_SKIPPED,
     SOURCE_GAP_WEDGED,
+    SOURCE_GAP_WITHHELD,
     CensoringMode,
     Reaction,
 )
@@ -533,7 +545,27 @@ def replay_real(
             _Run(plan, _ReplayRegistry(plan, scale, release, narrowing.mode == "unbounded"))
         )
 
-    def run_one(run: _Run) -> None:
+    rule = breaker_rule(policy)
+    scaled_rule = None if rule is None else rule.scaled(scale)
+    chains = _chains(runs, scaled_rule)
+    clock_zero = monotonic_now()
+
+    def run_chain(chain: list[_Run]) -> None:
+        # A slot-scoped breaker: one state, the slot's episodes in start order.
+        shared = (
+            BreakerState(scaled_rule)
+            if scaled_rule is not None and scaled_rule.scope == "slot"
+            else None
+        )
+        for run in chain:
+            if shared is not None and shared.rule.cooldown_sec is not None:
+                # A cool-down in seconds runs on the corpus clock: start at the scaled arrival.
+                pause = clock_zero + run.plan.arrival_sec * scale - monotonic_now()
+                if pause > 0:
+                    threading.Event().wait(pause)
+            run_one(run, shared if shared is not None else scaled_rule)
+
+    def run_one(run: _Run, breaker: BreakerRule | BreakerState | None) -> None:
         _CURRENT_RUN.set(run)
         registry = run.registry
         model = run.model = _ReplayModel(run.plan, registry, scale, reaction)
@@ -544,6 +576,7 @@ def replay_real(
             narrowing=scaled_narrowing,
             registry_factory=registry.factory,
             executor=executor,
+            breaker=breaker,
         )
         deadline = run.plan.episode.deadline_sec
         run.started_wall = time.time()
@@ -568,7 +601,7 @@ def replay_real(
                 max_workers=concurrency, thread_name_prefix="replay-episode"
             ) as pool,
         ):
-            list(pool.map(run_one, runs))
+            list(pool.map(run_chain, chains))
         for run in runs:
             if run.error is not None:
                 raise RuntimeError(
@@ -582,6 +615,19 @@ def replay_real(
     finally:
         release.set()
         executor.shutdown()
+
+
+def _chains(runs: list[_Run], rule: BreakerRule | None) -> list[list[_Run]]:
+    """The runs as chains run one after another: a slot's episodes in start order under a
+    slot-scoped breaker (slot ``""``: a chain of its own), else every run alone."""
+    if rule is None or rule.scope != "slot":
+        return [[run] for run in runs]
+    chains: dict[object, list[tuple[float, int, _Run]]] = {}
+    for position, run in enumerate(runs):
+        slot = run.plan.episode.slot
+        key: object = slot if slot else ("alone", position)
+        chains.setdefault(key, []).append((run.plan.arrival_sec, position, run))
+    return [[run for _, _, run in sorted(chain, key=lambda c: c[:2])] for chain in chains.values()]
 
 
 def _settle(runs: list[_Run], settle_sec: float) -> None:
@@ -740,6 +786,20 @@ def _unrun_row(
     )
 
 
+def _withheld_row(
+    run: _Run, call_index: int, call: _PlannedCall, trace: CallTrace, scale: float, requested: int
+) -> tuple[Any, ...]:
+    """The row of a call the breaker withheld: "started" when the episode withheld it."""
+    withheld_at = datetime.fromisoformat(trace.receipt.started_at).timestamp()
+    start = (withheld_at - run.started_wall) / scale
+    row = _unrun_row(run.plan.episode.id, call_index, call, SOURCE_GAP_WITHHELD, start)
+    return (*row[:10], requested, *row[11:])
+
+
+def _is_withheld(trace: CallTrace | None) -> bool:
+    return trace is not None and trace.receipt.source_gap == SOURCE_GAP_WITHHELD
+
+
 def _ran_row(
     run: _Run,
     call_index: int,
@@ -860,7 +920,10 @@ def _result(
         n = len(plan.calls)
         for index, call in enumerate(plan.calls):
             trace = traces.get(index)
-            if trace is None or (ended_at is not None and index > ended_at):
+            if _is_withheld(trace) and (ended_at is None or index < ended_at):
+                assert trace is not None
+                mine.append(_withheld_row(run, index, call, trace, scale, call.requested_lines))
+            elif trace is None or (ended_at is not None and index > ended_at):
                 skipped = index in run.model.skipped
                 gap = SOURCE_GAP_SKIPPED if skipped else ""
                 start = math.nan if skipped else log_end
@@ -884,7 +947,11 @@ def _result(
             last_of_round = index + 1 == n or plan.calls[index + 1].round != call.round
             if last_of_round:
                 for k, again in enumerate(reissued):
-                    if plan.calls[again].round == call.round and again in reissues:
+                    if plan.calls[again].round == call.round and _is_withheld(reissues.get(again)):
+                        mine.append(
+                            _withheld_row(run, n + k, plan.calls[again], reissues[again], scale, 0)
+                        )
+                    elif plan.calls[again].round == call.round and again in reissues:
                         mine.append(
                             _ran_row(
                                 run,
