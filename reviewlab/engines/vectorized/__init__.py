@@ -80,6 +80,7 @@ from reviewlab.recording.schema import Episode
 __all__ = [
     "CACHE_SIZE",
     "CompiledCorpus",
+    "DeadlineWindows",
     "Evaluation",
     "PrefixLayout",
     "RemoteCalls",
@@ -109,6 +110,37 @@ class RemoteCalls:
         if honoured is not None:
             self.honoured_calls.append(call)
             self.honoured_sec.append(float(honoured))
+
+
+class DeadlineWindows:
+    """What one narrowing makes of the deadline calls' static time left, whatever the policy.
+
+    ``window``: per deadline call, the narrowing's window (:meth:`Narrowing.narrow_array` of an
+    infinite tool timeout and the call's static time left), grouped by key (``key_order``:
+    positions in ``dl_calls``, ``key_offsets``: where each key's group starts) and ascending
+    within a key; ``over``: the positions (ascending) of the calls whose threshold (duration;
+    infinite if censored) passes their window.
+    """
+
+    def __init__(
+        self, window: np.ndarray, key_order: np.ndarray, key_offsets: np.ndarray, over: np.ndarray
+    ) -> None:
+        self.window = window
+        self.key_order = key_order
+        self.key_offsets = key_offsets
+        self.over = over
+
+    @classmethod
+    def of(cls, c: CompiledCorpus, narrowing: Narrowing) -> DeadlineWindows:
+        """The windows of ``narrowing`` over the deadline calls of ``c``."""
+        window, _ = narrowing.narrow_array(np.full(c.dl_calls.size, np.inf), c.dl_remaining)
+        threshold = np.where(c.dl_completed, c.dl_duration, np.inf)
+        over = np.flatnonzero(threshold > window)
+        by_window = np.argsort(window, kind="stable")
+        order = by_window[np.argsort(c.dl_key[by_window], kind="stable")]
+        counts = np.bincount(c.dl_key, minlength=len(c.key_args))
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
+        return cls(window[order], order, offsets, over)
 
 
 class CompiledCorpus:
@@ -166,6 +198,52 @@ class CompiledCorpus:
     def calls(self) -> int:
         """How many calls the corpus holds."""
         return int(self.duration_sec.size)
+
+    def _cached(self, name: str, build: Any) -> np.ndarray:
+        """A per-call array built on first use and kept (read-only)."""
+        value = self.__dict__.get(name)
+        if value is None:
+            value = build()
+            value.flags.writeable = False
+            self.__dict__[name] = value
+        return value  # type: ignore[no-any-return]
+
+    @property
+    def call_index(self) -> np.ndarray:
+        """Per call, its 0-based index within its episode (its event column less its round's
+        sends)."""
+        return self.call_column.astype(np.intp) - self.round
+
+    @property
+    def tool_names(self) -> np.ndarray:
+        """Per call, its tool's name (built on first use: only custom policies, idle timeouts and
+        frames read it)."""
+        return self._cached(
+            "_tool_names", lambda: np.array(self.tools or [""], dtype=object)[self.tool_code]
+        )
+
+    @property
+    def static_clock_before(self) -> np.ndarray:
+        """Per call, its episode's clock at dispatch when every call waits its duration (built on
+        first use, for the frames)."""
+        return self._cached("_static_clock_before", lambda: self._clock_before(self.event_duration))
+
+    @property
+    def unbounded_clock_before(self) -> np.ndarray:
+        """Per call, its episode's clock at dispatch in the pre-fix replay (frames only)."""
+        return self._cached(
+            "_unbounded_clock_before", lambda: self._clock_before(self._unbounded_event_waits())
+        )
+
+    @property
+    def unbounded_wait(self) -> np.ndarray:
+        """Per call, what the pre-fix replay waited on it (frames only)."""
+        return self._cached("_unbounded_wait", self._unbounded_call_waits)
+
+    def _clock_before(self, event_waits: np.ndarray) -> np.ndarray:
+        """Per call, the clock before it (a send precedes every call) given every event's wait."""
+        clock = self.events.running_sums(self.arrival_sorted, event_waits)
+        return clock[self.offsets[self.call_column - 1] + self.call_row]
 
     # -- compilation -------------------------------------------------------
     def _compile(self, episodes: Sequence[Episode], imputed: dict[tuple[str, int], float]) -> None:
@@ -258,26 +336,25 @@ class CompiledCorpus:
         self.progress_sec: list[tuple[float, ...]] = remote.progress_sec
         self.honoured_calls = np.array(remote.honoured_calls, dtype=np.intp)
         self.honoured_sec = np.array(remote.honoured_sec, dtype=float)
+        # Per-call indices as 4-byte integers while the corpus allows (memory: a few arrays of
+        # every call are the bulk of a compiled corpus).
+        index = np.int32 if max(duration_sec.size, event_sec.size) < 2**31 - 1 else np.intp
+        narrow: list[Any] = [column.astype(index, copy=False) for column in index_columns]
         (
             self.episode_index,
             self.round,
-            tool_code,
+            self.tool_code,
             self.key_code,
             self.call_column,
             self.call_round,
             self.requested_lines,
-        ) = index_columns
+        ) = narrow
+        tool_code = self.tool_code
         self.duration_sec = duration_sec
         self.completed = completed
         self.status_error = status_error
-        n_calls = np.bincount(self.episode_index, minlength=len(self.episode_ids))
-        self.call_index = (
-            np.arange(duration_sec.size, dtype=np.intp)
-            - (np.cumsum(n_calls) - n_calls)[self.episode_index]
-        )
         self.tools = tools
         self.key_tools = key_tools
-        self.tool_names = np.array(self.tools or [""], dtype=object)[tool_code]
         self.all_calls = np.ones(duration_sec.size, dtype=bool)
         self._compile_events(n_events, event_sec)
         self._compile_rounds(round_sizes)
@@ -285,7 +362,7 @@ class CompiledCorpus:
         credits = np.array([Crediting.credits_tool(t) for t in self.tools] or [False], dtype=bool)[
             tool_code
         ]
-        self.read_calls = np.flatnonzero(self.requested_lines > 0)
+        self.read_calls = np.flatnonzero(self.requested_lines > 0).astype(self.episode_index.dtype)
         self.read_episode = self.episode_index[self.read_calls]
         self.read_requested = self.requested_lines[self.read_calls]
         self.read_credits = credits[self.read_calls]
@@ -323,24 +400,41 @@ class CompiledCorpus:
         counts = np.bincount(self.key_code, minlength=len(self.key_args))
         self.key_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
 
+    def deadline_windows(self, narrowing: Narrowing) -> DeadlineWindows:
+        """The :class:`DeadlineWindows` of ``narrowing`` (built on first use; the last two
+        narrowings are kept)."""
+        cache = self.__dict__.setdefault("_windows", OrderedDict())
+        key = (narrowing.mode, narrowing.reserve_sec, narrowing.fraction)
+        windows = cache.get(key)
+        if windows is None:
+            windows = cache[key] = DeadlineWindows.of(self, narrowing)
+            while len(cache) > 2:
+                cache.popitem(last=False)
+        cache.move_to_end(key)
+        return windows  # type: ignore[no-any-return]
+
+    SILENCE_TOP = 4096
+    """How many of the longest static round silences :attr:`silence_order` keeps."""
+
     @property
     def silence_order(self) -> np.ndarray:
-        """Rounds with calls by static silence, longest first (built on first use)."""
-        order = self.__dict__.get("_silence_order")
-        if order is None:
-            order = np.argsort(-self.static_silence, kind="stable")
-            order.flags.writeable = False
-            self.__dict__["_silence_order"] = order
-        return order
+        """The rounds with the :data:`SILENCE_TOP` longest static silences, longest first (built
+        on first use; a replay that changed all of them takes the maximum of the rest itself)."""
+
+        def build() -> np.ndarray:
+            silence = self.static_silence
+            if silence.size <= self.SILENCE_TOP:
+                return np.argsort(-silence, kind="stable")
+            top = np.argpartition(-silence, self.SILENCE_TOP)[: self.SILENCE_TOP]
+            return top[np.argsort(-silence[top], kind="stable")]
+
+        return self._cached("_silence_order", build)
 
     def _compile_events(self, n_events: np.ndarray, event_sec: np.ndarray) -> None:
         """Every event in :class:`PrefixLayout` order; a send has key ``len(key_args)`` (never
         bounded)."""
         self.events = events = PrefixLayout.of(n_events)
         n = events.size
-        episode = np.repeat(np.arange(n_events.size), n_events)
-        column = np.arange(n) - (np.cumsum(n_events) - n_events)[episode]
-        position = events.position(episode, column)
         self.spare = n
         self.offsets = np.asarray(events.offsets, dtype=np.intp)
         self.event_count = n_events[events.order]  # per sorted row
@@ -349,14 +443,23 @@ class CompiledCorpus:
         self.call_row = events.rank[self.episode_index]
         call_event = self.offsets[self.call_column] + self.call_row
         self.event_duration = np.zeros(n + 1)
-        self.event_duration[position] = event_sec
-        self.event_call = np.full(n + 1, -1, dtype=np.intp)
+        # Column by column: event j of each sorted row, gathered from the corpus-order events.
+        first = (np.cumsum(n_events) - n_events)[events.order]
+        for j, active in enumerate(events.active):
+            start = events.offsets[j]
+            self.event_duration[start : start + active] = event_sec[first[:active] + j]
+        del first
+        index = self.episode_index.dtype
+        self.call_row = self.call_row.astype(index)
+        self.event_call = np.full(n + 1, -1, dtype=index)
         self.event_call[call_event] = np.arange(call_event.size)
+        del call_event
         clock = events.running_sums(self.arrival_sorted, self.event_duration)
-        self.static_clock_before = clock[
-            self.offsets[self.call_column - 1] + self.call_row
-        ]  # a send precedes
         self.static_wall = self._wall(clock)
+        # The time left at every deadline call on the static clock (a send precedes a call).
+        dl = np.flatnonzero(~np.isnan(self.deadline_at_sec[self.episode_index]))
+        before = clock[self.offsets[self.call_column[dl] - 1] + self.call_row[dl]]
+        self._dl_static_clock = before
 
     def _wall(self, clock: np.ndarray) -> np.ndarray:
         """Wall time per episode (corpus order): the clock after its last event minus its
@@ -371,7 +474,8 @@ class CompiledCorpus:
         """Rounds with calls (corpus order): where their calls are, and their silences when waits
         are durations."""
         starts = np.cumsum(sizes) - sizes
-        self.round_size = sizes
+        index = self.episode_index.dtype
+        self.round_size = sizes.astype(index)
         self.round_row = self.call_row[starts]
         self.round_column = self.call_column[starts]
         self.silence_episodes, self.silence_starts = np.unique(
@@ -379,7 +483,7 @@ class CompiledCorpus:
         )
         self.rounds = PrefixLayout.of(sizes)
         round_of_call = np.repeat(np.arange(sizes.size), sizes)
-        self.round_call = np.empty(self.rounds.size, dtype=np.intp)
+        self.round_call = np.empty(self.rounds.size, dtype=index)
         self.round_call[
             self.rounds.position(round_of_call, np.arange(self.calls) - starts[round_of_call])
         ] = np.arange(self.calls)
@@ -410,41 +514,57 @@ class CompiledCorpus:
         self.dl_completed = self.completed[dl]
         # The twin's max(0.0, deadline_at - t), with the static t.
         self.dl_remaining = np.maximum(
-            0.0, self.deadline_at_sorted[self.dl_row] - self.static_clock_before[dl]
+            0.0, self.deadline_at_sorted[self.dl_row] - self._dl_static_clock
         )
+        del self._dl_static_clock
 
     def _compile_unbounded(self) -> None:
         """The pre-fix replay, which no policy changes: under "wedge" a censored call ends its
         episode."""
         wedge = np.zeros(self.calls, dtype=bool)
         withheld = np.zeros(self.calls, dtype=bool)
-        wait = self.event_duration.copy()
         if self.censored == "wedge":
-            censored = np.flatnonzero(~self.completed)
-            first = np.full(len(self.episode_ids), np.iinfo(np.intp).max, dtype=np.intp)
-            np.minimum.at(first, self.episode_index[censored], self.call_column[censored])
-            ends_at = first[self.episode_index]
+            ends_at = self._wedge_columns()[self.episode_index]
             wedge = ~self.completed & (self.call_column == ends_at)
             withheld = self.call_column > ends_at
-            # The wedge is waited on forever; the episode's later sends and calls never happen
-            # (they take no time after it: the clock is already infinite).
-            ends_sorted = first[self.events.order]
-            for j, n in enumerate(self.events.active):
-                rows = np.flatnonzero(ends_sorted[:n] <= j)
-                at = self.offsets[j] + rows
-                wait[at] = np.where(ends_sorted[rows] == j, np.inf, 0.0)
         self.unbounded_wedge = wedge
         self.unbounded_dispatched = ~withheld
         self.unbounded_outcome = np.where(
             withheld, WITHHELD, np.where(wedge | self.status_error, ERROR, EXECUTED)
         ).astype(np.int8)
-        call_wait = np.where(withheld, 0.0, np.where(wedge, np.inf, self.duration_sec))
-        clock = self.events.running_sums(self.arrival_sorted, wait)
+        clock = self.events.running_sums(self.arrival_sorted, self._unbounded_event_waits())
         self.unbounded_wall = self._wall(clock)
-        # A withheld call "starts" when the log ended: every event after the wedge takes no time.
-        self.unbounded_clock_before = clock[self.offsets[self.call_column - 1] + self.call_row]
-        self.unbounded_wait = call_wait
-        self.unbounded_silence = self.round_silence(call_wait)
+        del clock
+        self.unbounded_silence = self.round_silence(self._unbounded_call_waits())
+
+    def _wedge_columns(self) -> np.ndarray:
+        """Per episode, the event column of its first censored call (a large number: none)."""
+        censored = np.flatnonzero(~self.completed)
+        first = np.full(len(self.episode_ids), np.iinfo(np.intp).max, dtype=np.intp)
+        np.minimum.at(first, self.episode_index[censored], self.call_column[censored])
+        return first
+
+    def _unbounded_event_waits(self) -> np.ndarray:
+        """Every event's wait in the pre-fix replay (layout order, with the spare slot)."""
+        wait = self.event_duration.copy()
+        if self.censored == "wedge":
+            # The wedge is waited on forever; the episode's later sends and calls never happen
+            # (they take no time after it: the clock is already infinite).
+            ends_sorted = self._wedge_columns()[self.events.order]
+            for j, n in enumerate(self.events.active):
+                rows = np.flatnonzero(ends_sorted[:n] <= j)
+                at = self.offsets[j] + rows
+                wait[at] = np.where(ends_sorted[rows] == j, np.inf, 0.0)
+        return wait
+
+    def _unbounded_call_waits(self) -> np.ndarray:
+        """Per call, its wait in the pre-fix replay: 0 withheld, ``inf`` the wedge, else its
+        duration."""
+        return np.where(
+            ~self.unbounded_dispatched,
+            0.0,
+            np.where(self.unbounded_wedge, np.inf, self.duration_sec),
+        )
 
     # -- evaluation --------------------------------------------------------
     def evaluate(

@@ -185,6 +185,7 @@ def compile_columns(
         path = Path(source)
         for part, first_row, flat in _parquet_batches(path, batch_rows):
             gathered.add(flat, part, first_row)
+            del flat  # the batch's buffers go back before the next batch is read
         load = lambda: [t for _, _, f in _parquet_batches(path, batch_rows) for t in _args(f)]  # noqa: E731
     elif isinstance(source, str | os.PathLike):  # JSONL through the fast decoder, in batches
         from reviewlab.recording.jsonl_columns import jsonl_batches
@@ -192,13 +193,38 @@ def compile_columns(
         path = Path(source)
         for lines, _, flat in jsonl_batches(path, batch_rows):
             gathered.add(flat, path, int(lines[0]) if lines.size else 1, lines)
+            del flat
         load = lambda: [t for _, _, f in jsonl_batches(path, batch_rows) for t in _args(f)]  # noqa: E731
     else:
         _, flat = corpus_table(source)
         gathered.add(flat, Path("<table>"), 1)
         load = lambda: _args(flat)  # noqa: E731
     gathered.check_unique()
-    return _compile(gathered, censored=censored, seed=seed, origin_us=origin_us, load=load)
+    corpus = _compile(gathered, censored=censored, seed=seed, origin_us=origin_us, load=load)
+    del gathered
+    _return_freed_memory()
+    return corpus
+
+
+def _return_freed_memory() -> None:
+    """Give freed memory back to the system: Arrow's pool keeps the pages of freed buffers, and
+    glibc's heap the holes left by the many batch-sized arrays a compile frees, both counted in
+    the process's resident size until returned. (Only where glibc is the allocator.)"""
+    pa.default_memory_pool().release_unused()
+    if _TRIM is not None:
+        _TRIM(0)
+
+
+def _malloc_trim() -> Any:
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc (macOS, Windows, musl): nothing to trim
+        return None
+
+
+_TRIM = _malloc_trim()
 
 
 def _args(flat: FlatColumns) -> list[str]:
@@ -220,8 +246,8 @@ def _parquet_batches(path: Path, rows: int) -> Iterator[tuple[Path, int, FlatCol
                 raise ColumnarFormatError(part, problems)
             yield part, first_row, flat
             first_row += table.num_rows
-            del table, flat
-            pa.default_memory_pool().release_unused()  # a batch's buffers go back, not kept
+            del table, flat, batch
+            _return_freed_memory()  # a batch's buffers go back, not kept
 
 
 def _numpy(array: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
@@ -276,7 +302,8 @@ def _compile(
     c.deadline_at_sec = c.arrival_sec + g.array("deadline", float)
 
     tools = list(g.tools)
-    tool_code = g.array("tool_code", np.intp)
+    ix = np.int32 if g.calls + g.rounds + 2 * n_ep < 2**31 - 1 else np.intp  # index width
+    tool_code = g.array("tool_code", ix)
     duration, completed = _settle_censored(
         g.array("duration", float), g.array("completed", bool), tool_code, censored, seed
     )
@@ -295,7 +322,7 @@ def _compile(
     n_calls = g.array("n_calls", np.intp)
     round_episode = g.array("round_episode", np.intp)
     call_round = g.array("call_round", np.intp)
-    call_episode = g.array("call_episode", np.intp)
+    call_episode = g.array("call_episode", ix)
     send_pos = np.arange(n_calls.size) + (np.cumsum(n_calls) - n_calls)  # each round's send
     n_events = np.zeros(n_ep, dtype=np.intp)
     np.add.at(n_events, round_episode, n_calls + 1)
@@ -309,13 +336,14 @@ def _compile(
     round_with_calls = np.cumsum(with_calls) - 1
     index_columns = [
         call_episode,
-        (g.array("round_position", np.intp)[call_round] + 1).astype(np.intp),
+        (g.array("round_position", ix)[call_round] + 1).astype(ix),
         tool_code,
-        key_code,
-        (call_pos - episode_event_start[call_episode]).astype(np.intp),
-        round_with_calls[call_round].astype(np.intp),
-        g.array("requested_lines", np.intp),
+        key_code.astype(ix),
+        (call_pos - episode_event_start[call_episode]).astype(ix),
+        round_with_calls[call_round].astype(ix),
+        g.array("requested_lines", ix),
     ]
+    del key_code
     status_error = g.array("status_error", bool)
     g.columns.clear()
     remote = RemoteCalls()

@@ -15,7 +15,7 @@ the twin's summary to the bit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +49,9 @@ class Sparse:
     """One bounded replay kept as its changes to the static replay (the sparse path of
     :mod:`reviewlab.engines.vectorized.settle`), with the exact counts and sums of its summary.
 
-    A call's bound is ``static[call_keys[call]]``, else its deadline-pass decision ``dl``
-    (``(bound, by_deadline, abandoned)`` per ``corpus.dl_calls``; ``None``: no deadline pass),
+    A call's bound is ``static[call_keys[call]]``, else its deadline-pass decision (``dl()``
+    gives ``(bound, by_deadline, abandoned)`` per ``corpus.dl_calls``; ``None``: no deadline
+    pass),
     else, in a settled episode, its settled decision (``calls``, ``bound``, ``by_deadline``).
     Abandoned are exactly the calls ``hit`` (ascending), with ``zombie_hit`` seconds; the
     silences of ``rounds`` are ``round_silence``; the credited lines of the reads at ``reads``
@@ -60,7 +61,7 @@ class Sparse:
 
     static: np.ndarray
     call_keys: np.ndarray
-    dl: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    dl: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]] | None
     calls: np.ndarray
     bound: np.ndarray
     by_deadline: np.ndarray
@@ -165,7 +166,7 @@ class Evaluation:
             p, c = self._parts(), self.corpus
             bound = p.static.take(p.call_keys)
             if p.dl is not None:
-                bound[c.dl_calls] = p.dl[0]
+                bound[c.dl_calls] = p.dl()[0]
             bound[p.calls] = p.bound
             self._bound = bound
         return self._bound
@@ -177,7 +178,7 @@ class Evaluation:
             p, c = self._parts(), self.corpus
             by = np.zeros(c.calls, dtype=bool)
             if p.dl is not None:
-                by[c.dl_calls] = p.dl[1]
+                by[c.dl_calls] = p.dl()[1]
             by[p.calls] = p.by_deadline
             self._by_deadline = by
         return self._by_deadline

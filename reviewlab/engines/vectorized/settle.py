@@ -321,37 +321,105 @@ def _static_hits(c: CompiledCorpus, static: np.ndarray) -> np.ndarray:
 
 def _evaluate_sparse(c: CompiledCorpus, tables: _Tables) -> Evaluation:
     """:func:`evaluate_bounded` for a keyed policy without idle timeouts, per point in time
-    proportional to the deadline calls and the settled episodes only.
+    proportional to the keys and the settled episodes only.
 
     The same decisions as the dense path: every call abandoned by the static pass (or, in an
-    episode with a deadline, by the deadline pass) marks its episode for settling; a call of an
-    unmarked episode keeps its static (or deadline-pass) bound and is not abandoned; the settled
-    episodes decide all their calls. The :class:`Evaluation` keeps those parts and builds a
-    per-call array only when it is read.
+    episode with a deadline, by the deadline pass, :class:`_DeadlinePass`) marks its episode for
+    settling; a call of an unmarked episode keeps its static (or deadline-pass) bound and is not
+    abandoned; the settled episodes decide all their calls. The :class:`Evaluation` keeps those
+    parts and builds a per-call array only when it is read.
     """
     hits = _static_hits(c, tables.static)
-    dl: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    deadline: _DeadlinePass | None = None
     if tables.reads_clock and c.dl_calls.size:
-        # Calls of deadline episodes are decided by the deadline pass, not the static one.
-        hits = hits[np.isnan(c.deadline_at_sec[c.episode_index[hits]])]
-        sec, by, _, ab, _ = tables.step(
-            tables.dl_keys, c.dl_duration, c.dl_completed, c.dl_remaining, None
-        )
-        dl = (sec, by, ab)
-        hits = np.concatenate([hits, c.dl_calls[ab]])
+        deadline = _DeadlinePass(c, tables, hits)
+        hits = np.concatenate([hits[~deadline.in_dl(hits)], deadline.hits])
     static = tables.static
 
     def guess(calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bound = static.take(c.key_code[calls])
-        if dl is not None:
-            episode = c.episode_index[calls]
-            inside = ~np.isnan(c.deadline_at_sec[episode])
-            at = c.dl_start[episode[inside]] + c.call_index[calls[inside]]
-            bound[inside] = dl[0][at]
+        if deadline is not None:
+            inside = deadline.in_dl(calls)
+            bound[inside] = deadline.decide(calls[inside])
         return bound, abandons_array(c.duration_sec[calls], c.completed[calls], bound)
 
     blocks = [settle(c, tables, rows, guess) for rows in _blocks(c, c.call_row[hits])]
-    return finish_sparse(c, tables, dl, blocks)
+    return finish_sparse(c, tables, deadline, blocks)
+
+
+class _DeadlinePass:
+    """The deadline pass of the sparse path: which deadline calls it abandons and how many bounds
+    the deadline sets, without deciding every deadline call per point.
+
+    A deadline call of key ``k`` gets ``narrow(v_k, rem)``: the window ``w`` (the narrowing of
+    its static time left ``rem``, :meth:`Narrowing.narrow_array` of an infinite tool timeout)
+    when ``w < v_k``, else ``v_k``; so it is abandoned exactly when ``v_k`` is not NaN and its
+    threshold (duration; infinite if censored) passes ``v_k`` (a static hit) or ``w``, and its
+    bound is the deadline's exactly when ``w < v_k``. ``w`` and the calls whose threshold
+    passes it depend on the narrowing alone (:meth:`CompiledCorpus.deadline_windows`, kept
+    across points); per key, the windows sorted give the count of ``w < v_k`` by one binary
+    search. Keys the policy clamps (their ``v`` reads the clock) are decided call by call.
+    Single calls are decided by the shared step itself (:meth:`decide`).
+    """
+
+    def __init__(self, c: CompiledCorpus, tables: _Tables, static_hits: np.ndarray) -> None:
+        self.c, self.step, self.keys = c, tables.step, tables.dl_keys
+        windows = c.deadline_windows(self.step.narrowing)
+        tool_sec = self.step.tool_sec
+        clamps = self.step.clamps
+        clamped = np.zeros(tool_sec.size, dtype=bool) if clamps is None else clamps
+        bounded = ~np.isnan(tool_sec) & ~clamped  # keys decided by v and w alone
+        by_count = 0
+        found = [static_hits[self.in_dl(static_hits) & bounded[c.key_code[static_hits]]]]
+        over = windows.over[bounded[self.keys[windows.over]]]
+        found.append(c.dl_calls[over])
+        offsets = windows.key_offsets
+        for key in range(offsets.size - 1):
+            low, high = int(offsets[key]), int(offsets[key + 1])
+            if low == high or np.isnan(tool_sec[key]):
+                continue
+            if clamped[key]:
+                positions = windows.key_order[low:high]
+                _, by, _, ab, _ = self.step(
+                    self.keys[positions],
+                    c.dl_duration[positions],
+                    c.dl_completed[positions],
+                    c.dl_remaining[positions],
+                )
+                by_count += int(np.count_nonzero(by))
+                found.append(c.dl_calls[positions[ab]])
+                continue
+            # w < v_k (a NaN v_k was skipped: no window is below it).
+            by_count += int(np.searchsorted(windows.window[low:high], tool_sec[key], "left"))
+        self.hits = np.unique(np.concatenate(found)).astype(np.intp)
+        self.by_count = by_count
+        """How many deadline calls the deadline pass bounds by the deadline."""
+
+    def in_dl(self, calls: np.ndarray) -> np.ndarray:
+        """Whether each call is in an episode with a deadline."""
+        return ~np.isnan(self.c.deadline_at_sec[self.c.episode_index[calls]])
+
+    def positions(self, calls: np.ndarray) -> np.ndarray:
+        """The positions of deadline calls in ``c.dl_calls``."""
+        c = self.c
+        return c.dl_start[c.episode_index[calls]] + (c.call_column[calls] - c.round[calls])
+
+    def decide(self, calls: np.ndarray, by: list[int] | None = None) -> np.ndarray:
+        """The deadline pass's bounds of deadline ``calls`` (the shared step on just them);
+        ``by`` collects how many of them the deadline bounds."""
+        at = self.positions(calls)
+        sec, by_deadline, _, _, _ = self.step(
+            self.keys[at], self.c.dl_duration[at], self.c.dl_completed[at], self.c.dl_remaining[at]
+        )
+        if by is not None:
+            by.append(int(np.count_nonzero(by_deadline)))
+        return sec
+
+    def full(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(bound, by_deadline, abandoned)`` of every deadline call (for the frames)."""
+        c = self.c
+        sec, by, _, ab, _ = self.step(self.keys, c.dl_duration, c.dl_completed, c.dl_remaining)
+        return sec, by, ab
 
 
 def settle(
@@ -474,7 +542,7 @@ def finish(
 def finish_sparse(
     c: CompiledCorpus,
     tables: _Tables,
-    dl: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    deadline: _DeadlinePass | None,
     blocks: list[Settled],
 ) -> Evaluation:
     """:func:`finish` of the sparse path: the same zombies, clocks, silences and credits, kept
@@ -491,12 +559,13 @@ def finish_sparse(
     zombie_hit = _zombies(c, hit, hit_bound)
     wall, rounds, round_silence, peak = _settled_clocks(c, hit, hit_bound, zombie_hit, blocks)
     n_by = int(np.count_nonzero(by))
-    if dl is not None:
-        settled = np.zeros(c.event_count.size, dtype=bool)
-        for block in blocks:
-            settled[block.rows] = True
+    if deadline is not None:
         # Outside the settled episodes a deadline call keeps its deadline-pass decision.
-        n_by += int(np.count_nonzero(dl[1] & ~settled[c.dl_row]))
+        inside = calls[deadline.in_dl(calls)]
+        settled_by: list[int] = []
+        if inside.size:
+            deadline.decide(inside, settled_by)
+        n_by += deadline.by_count - sum(settled_by)
     credited_sum, lost_sum = c.credited_total, c.timeout_lost_total
     reads, new, read_abandoned = (empty_i, empty_i, np.zeros(0, dtype=bool))
     if hit.size:
@@ -511,7 +580,7 @@ def finish_sparse(
     parts = Sparse(
         static=tables.static,
         call_keys=tables.call_keys,
-        dl=dl,
+        dl=None if deadline is None else deadline.full,
         calls=calls,
         bound=bound,
         by_deadline=by,
@@ -606,20 +675,22 @@ def _credits(c: CompiledCorpus, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def _silence_max(c: CompiledCorpus, rounds: np.ndarray, silence: np.ndarray) -> float | None:
     """The longest round silence when ``rounds`` (distinct) have ``silence`` and every other
     round its static one; ``None`` when the corpus has no round with calls."""
-    order = c.silence_order
-    if not order.size:
+    if not c.static_silence.size:
         return None
     best = float(silence.max()) if silence.size else -np.inf
     changed = np.sort(rounds)
-    start = 0
-    while start < order.size:  # the longest static silences first, skipping changed rounds
-        top = order[start : start + 64]
-        at = np.minimum(np.searchsorted(changed, top), max(changed.size - 1, 0))
-        kept = top[changed[at] != top] if changed.size else top
-        if kept.size:
-            return max(best, float(c.static_silence[kept[0]]))
-        start += 64
-    return best
+    top = c.silence_order  # the longest static silences first
+    if changed.size:
+        at = np.minimum(np.searchsorted(changed, top), changed.size - 1)
+        top = top[changed[at] != top]
+    if top.size:
+        return max(best, float(c.static_silence[top[0]]))
+    if c.silence_order.size == c.static_silence.size:  # every round changed
+        return best
+    kept = np.ones(c.static_silence.size, dtype=bool)  # all the longest changed: scan the rest
+    kept[changed] = False
+    rest = c.static_silence[kept]
+    return max(best, float(rest.max())) if rest.size else best
 
 
 def _stop_when_honoured(
