@@ -183,3 +183,22 @@ def test_import_says_how_many_rounds_report_token_usage(tmp_path, capsys):
     source = Path(__file__).parent / "fixtures/openhands/basic_gui_mode.json"
     assert main(["import", "auto", str(source), "-o", str(out)]) == 0
     assert "token usage: 4 of 5 round(s) report it" in capsys.readouterr().out
+
+
+def test_a_parquet_corpus_is_priced_from_its_usage_columns(real, tmp_path, capsys):
+    """convert to Parquet, sweep --prices: the same cost columns as from the JSONL corpus."""
+    corpus, prices = real
+    parquet = tmp_path / "real.parquet"
+    assert main(["convert", str(corpus), str(parquet)]) == 0
+    frames = []
+    for source in (corpus, parquet):
+        out = tmp_path / f"{source.suffix[1:]}.csv"
+        assert (
+            main(
+                ["sweep", str(source), "--scale", "0.01,1", "--prices", str(prices), "-o", str(out)]
+            )
+            == 0
+        )
+        frames.append(pd.read_csv(out))
+    pd.testing.assert_frame_equal(frames[0], frames[1])
+    assert (frames[1]["priced_rounds"] > 0).all()
