@@ -136,11 +136,25 @@ class DeadlineWindows:
         window, _ = narrowing.narrow_array(np.full(c.dl_calls.size, np.inf), c.dl_remaining)
         threshold = np.where(c.dl_completed, c.dl_duration, np.inf)
         over = np.flatnonzero(threshold > window)
-        by_window = np.argsort(window, kind="stable")
-        order = by_window[np.argsort(c.dl_key[by_window], kind="stable")]
-        counts = np.bincount(c.dl_key, minlength=len(c.key_args))
-        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
+        order, offsets = grouped_order(c.dl_key, window, len(c.key_args))
         return cls(window[order], order, offsets, over)
+
+
+def grouped_order(
+    keys: np.ndarray, values: np.ndarray, n_keys: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions grouped by key (``0 … n_keys-1``), ``values`` ascending within each group, and
+    where each group starts (``n_keys + 1`` offsets). A stable sort of the (small) keys, then
+    one sort per group: much cheaper than a stable sort of the values."""
+    narrow = keys.astype(np.int16) if n_keys < 2**15 else keys
+    order = np.argsort(narrow, kind="stable")
+    counts = np.bincount(keys, minlength=n_keys)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
+    for low, high in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+        if high - low > 1:
+            group = order[low:high]
+            order[low:high] = group[np.argsort(values[group])]
+    return order, offsets
 
 
 class CompiledCorpus:
@@ -393,12 +407,9 @@ class CompiledCorpus:
         censored call): under a static bound the abandoned calls of a key are a suffix of its
         group (:func:`reviewlab.engines.vectorized.settle._static_hits`)."""
         threshold = np.where(self.completed, self.duration_sec, np.inf)
-        by_threshold = np.argsort(threshold, kind="stable")
-        order = by_threshold[np.argsort(self.key_code[by_threshold], kind="stable")]
+        order, self.key_offsets = grouped_order(self.key_code, threshold, len(self.key_args))
         self.key_calls = order.astype(np.int32 if order.size < 2**31 else np.intp)
         self.key_threshold = threshold[order]
-        counts = np.bincount(self.key_code, minlength=len(self.key_args))
-        self.key_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
 
     def deadline_windows(self, narrowing: Narrowing) -> DeadlineWindows:
         """The :class:`DeadlineWindows` of ``narrowing`` (built on first use; the last two
@@ -481,12 +492,12 @@ class CompiledCorpus:
         self.silence_episodes, self.silence_starts = np.unique(
             self.episode_index[starts], return_index=True
         )
-        self.rounds = PrefixLayout.of(sizes)
-        round_of_call = np.repeat(np.arange(sizes.size), sizes)
-        self.round_call = np.empty(self.rounds.size, dtype=index)
-        self.round_call[
-            self.rounds.position(round_of_call, np.arange(self.calls) - starts[round_of_call])
-        ] = np.arange(self.calls)
+        self.rounds = rounds = PrefixLayout.of(sizes)
+        self.round_call = np.empty(rounds.size, dtype=index)
+        first = starts[rounds.order]  # column by column: call j of each sorted round
+        for j, active in enumerate(rounds.active):
+            self.round_call[rounds.offsets[j] : rounds.offsets[j] + active] = first[:active] + j
+        del first
         self.static_silence = self.round_silence(self.duration_sec)
 
     def round_silence(self, wait: np.ndarray) -> np.ndarray:

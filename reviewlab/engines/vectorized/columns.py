@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeAlias, cast
 
@@ -238,7 +239,7 @@ def _parquet_batches(path: Path, rows: int) -> Iterator[tuple[Path, int, FlatCol
     for part in partition_paths(path):
         handle = _open(part)
         first_row = 1
-        for batch in handle.iter_batches(batch_size=rows):
+        for batch in _read_ahead(handle.iter_batches(batch_size=rows)):
             table = conform(part, pa.Table.from_batches([batch]))
             flat = flat_columns(table)
             problems = check_table(table, part, first_row=first_row, flat=flat)
@@ -248,6 +249,21 @@ def _parquet_batches(path: Path, rows: int) -> Iterator[tuple[Path, int, FlatCol
             first_row += table.num_rows
             del table, flat, batch
             _return_freed_memory()  # a batch's buffers go back, not kept
+
+
+def _read_ahead(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The batches, each next one decoded in a thread while the caller checks and gathers the
+    current one (Arrow decodes without the GIL: the two overlap on a second core). At most one
+    batch is read ahead."""
+    with ThreadPoolExecutor(1, thread_name_prefix="reviewlab-read") as pool:
+        ahead = pool.submit(next, batches, None)
+        while True:
+            batch = ahead.result()
+            if batch is None:
+                return
+            ahead = pool.submit(next, batches, None)
+            yield batch
+            del batch
 
 
 def _numpy(array: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
