@@ -416,9 +416,24 @@ def _cost_line(summary: dict[str, Any], currency: str) -> str:
     return f"{text} ({'; '.join(unpriced)})"
 
 
+def _prices_args(specs: Sequence[str]) -> Any:
+    """One ``--prices`` table, several by name (the file's stem), or ``None``."""
+    if not specs:
+        return None
+    if len(specs) == 1:
+        return _prices_arg(specs[0])
+    tables = {}
+    for spec in specs:
+        name = "sample" if spec == "sample" else Path(spec).stem
+        if name in tables:
+            raise UserError(f"--prices: two tables named {name!r}; give the files other names")
+        tables[name] = _prices_arg(spec)
+    return tables
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     out = _output_path(args.output, _TABLE_SUFFIXES) if args.output else None
-    prices = _prices_arg(args.prices)
+    prices = _prices_args(args.prices)
     tools = _tool_grid(args.tool)
     hedges = _tool_grid(args.hedge, option="--hedge")
     breakers = _breaker_grid(args) if args.breaker else None
@@ -500,11 +515,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for index, column in enumerate(named):
         view.insert(index, column, shown[column].to_numpy())
     if prices is not None:  # the cost columns go before the Pareto flag
-        for column in ("cost_per_episode", "unpriced_rounds"):
-            view.insert(len(view.columns) - 1, column, shown[column].to_numpy())
+        for column in ("prices", "cost_per_episode", "unpriced_rounds"):
+            if column in shown.columns:
+                view.insert(len(view.columns) - 1, column, shown[column].to_numpy())
     _print(text_table(view))
     if prices is not None:
-        _print(f"cost_per_episode in {prices.currency}; per-point cost columns in -o's table")
+        currencies = sorted(
+            {
+                table.currency
+                for table in (prices.values() if isinstance(prices, dict) else [prices])
+            }
+        )
+        _print(f"cost_per_episode in {', '.join(currencies)}; per-point cost columns in -o's table")
     if len(frame) > args.top:
         _print(f"({len(frame)} policy points; {args.top} shown)")
     if out is not None:

@@ -311,10 +311,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--prices",
-        default=None,
+        action="append",
+        default=[],
         metavar="TOML",
         help="add the cost columns (cost_per_episode, token/slot/zombie cost, unpriced "
-        "rounds): " + _PRICES_HELP,
+        "rounds): " + _PRICES_HELP + "; repeat it to sweep prices too (one row per point and "
+        "table, named by the file's stem)",
     )
     p.add_argument(
         "--hedge",

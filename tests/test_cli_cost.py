@@ -202,3 +202,27 @@ def test_a_parquet_corpus_is_priced_from_its_usage_columns(real, tmp_path, capsy
         frames.append(pd.read_csv(out))
     pd.testing.assert_frame_equal(frames[0], frames[1])
     assert (frames[1]["priced_rounds"] > 0).all()
+
+
+def test_sweep_with_two_price_tables_names_each_row(real, tmp_path, capsys):
+    """--prices twice: each point appears once per table, named by the file's stem."""
+    corpus, prices = real
+    dear = tmp_path / "dear.toml"
+    dear.write_text(PRICES.replace("per_sec = 0.001", "per_sec = 0.1"), encoding="utf-8")
+    out = tmp_path / "s.csv"
+    capsys.readouterr()
+    argv = [
+        "sweep",
+        str(corpus),
+        "--scale",
+        "0.01,1",
+        "--prices",
+        str(prices),
+        "--prices",
+        str(dear),
+    ]
+    assert main([*argv, "-o", str(out)]) == 0
+    assert "prices" in capsys.readouterr().out
+    frame = pd.read_csv(out)
+    assert frame["prices"].tolist() == ["prices", "dear"] * 2
+    assert (frame["slot_cost"][1::2].to_numpy() > frame["slot_cost"][0::2].to_numpy()).all()

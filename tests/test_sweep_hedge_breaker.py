@@ -87,3 +87,28 @@ def test_bad_axes_are_named():
         make_grid(BASE, hedges={"read_file": []})
     with pytest.raises(TypeError, match=r"breakers\[1\]"):
         make_grid(BASE, breakers=[None, 3])  # type: ignore[list-item]
+
+
+def test_a_sweep_over_prices_gives_one_row_per_point_and_table(episodes):
+    """Named tables: rows point by point, each table's cost what a one-table sweep gives."""
+    tables = {
+        "cheap slots": PriceTable(slot_per_sec=0.001, zombie_per_sec=0.01),
+        "dear slots": PriceTable(slot_per_sec=0.1, zombie_per_sec=0.01),
+    }
+    grid = make_grid(BASE, scales=[1.0, 30.0])
+    frame = sweep(episodes, grid, prices=tables)
+    assert frame["prices"].tolist() == ["cheap slots", "dear slots"] * 2
+    assert frame["scale"].tolist() == [1.0, 1.0, 30.0, 30.0]
+    for name, table in tables.items():
+        alone = sweep(episodes, grid, prices=table)
+        assert "prices" not in alone.columns
+        mine = frame[frame["prices"] == name].reset_index(drop=True)
+        assert mine["cost_per_episode"].tolist() == pytest.approx(
+            alone["cost_per_episode"].tolist()
+        )
+        assert mine["wall_p99_sec"].tolist() == alone["wall_p99_sec"].tolist()
+    dear = frame[frame["prices"] == "dear slots"]["slot_cost"].to_numpy()
+    cheap = frame[frame["prices"] == "cheap slots"]["slot_cost"].to_numpy()
+    assert dear == pytest.approx(100 * cheap)
+    with pytest.raises(TypeError, match=r"prices\['x'\]"):
+        sweep(episodes, grid, prices={"x": 1.0})  # type: ignore[dict-item]

@@ -297,8 +297,17 @@ def points_grid(pairs: Iterable[tuple[TimeoutPolicy, Narrowing]]) -> Grid:
 # -- running ------------------------------------------------------------------
 
 
+Priced = Mapping[str, PricedCorpus]
+"""The corpus priced at each price table of a sweep, by the table's name."""
+
+
+def _costs(priced: Priced, result: Any) -> dict[str, Any]:
+    """The ``_costs`` entry of a row: each table's cost summary of ``result``, by name."""
+    return {"_costs": {name: corpus.cost(result).summary for name, corpus in priced.items()}}
+
+
 def _evaluate_chunk(
-    corpus: CompiledCorpus, points: Sequence[PolicyPoint], priced: PricedCorpus | None = None
+    corpus: CompiledCorpus, points: Sequence[PolicyPoint], priced: Priced | None = None
 ) -> list[dict[str, Any]]:
     """Summaries of ``points`` on one compiled corpus (the unit of work of a Dask task)."""
     if priced is None:
@@ -306,7 +315,7 @@ def _evaluate_chunk(
     out = []
     for point in points:
         result = corpus.result(point.policy, point.narrowing)
-        out.append({**result.summary, **priced.cost(result).summary})
+        out.append({**result.summary, **_costs(priced, result)})
     return out
 
 
@@ -316,7 +325,7 @@ def _replay_chunk(
     engine: str,
     censored: CensoringMode,
     seed: int,
-    priced: PricedCorpus | None = None,
+    priced: Priced | None = None,
 ) -> list[dict[str, Any]]:
     """Summaries of ``points`` replayed on the episodes by :func:`~reviewlab.engines.replay.replay`
     (points that hedge or have a breaker)."""
@@ -334,7 +343,7 @@ def _replay_chunk(
         )
         row = {key: result.summary[key] for key in metrics.SUMMARY_KEYS}
         if priced is not None:
-            row.update(priced.cost(result).summary)
+            row.update(_costs(priced, result))
         out.append(row)
     return out
 
@@ -344,7 +353,7 @@ def _twin_chunk(
     points: Sequence[PolicyPoint],
     censored: CensoringMode,
     seed: int,
-    priced: PricedCorpus | None = None,
+    priced: Priced | None = None,
 ) -> list[dict[str, Any]]:
     from reviewlab.engines.twin import simulate
 
@@ -353,7 +362,7 @@ def _twin_chunk(
         result = simulate(episodes, point.policy, point.narrowing, censored=censored, seed=seed)
         row = {key: result.summary[key] for key in metrics.SUMMARY_KEYS}
         if priced is not None:
-            row.update(priced.cost(result).summary)
+            row.update(_costs(priced, result))
         out.append(row)
     return out
 
@@ -382,7 +391,7 @@ def sweep(
     seed: int = 0,
     chunk_size: int | None = None,
     allow_unknown_tools: bool = False,
-    prices: PriceTable | None = None,
+    prices: PriceTable | Mapping[str, PriceTable] | None = None,
 ) -> pd.DataFrame:
     """Replay ``episodes`` under every point of ``grid``; one row per
     point (see the module docstring).
@@ -398,7 +407,10 @@ def sweep(
     A grid that sets the timeout of a tool the corpus never calls is refused
     (:func:`check_tools`) unless ``allow_unknown_tools``. ``prices`` appends the
     cost columns :data:`~reviewlab.analysis.cost.COST_KEYS` (Episode objects or a
-    path; not a compiled corpus, which has no token counts).
+    path; not a compiled corpus, which has no token counts). Several tables by
+    name (``{"list": t1, "cheap slots": t2}``) sweep the prices too: one row per
+    point and table, in that order, named in a ``prices`` column; each point is
+    replayed once.
     """
     points = list(grid)
     if engine not in ENGINES:
@@ -406,7 +418,17 @@ def sweep(
     for index, point in enumerate(points):
         if not isinstance(point, PolicyPoint):
             raise TypeError(f"grid[{index}]: expected a PolicyPoint, got {type(point).__name__}")
-    priced: PricedCorpus | None = None
+    priced: dict[str, PricedCorpus] | None = None
+    tables: dict[str, PriceTable] | None = None
+    if prices is not None:
+        tables = {"": prices} if isinstance(prices, PriceTable) else dict(prices)
+        if not tables:
+            raise ValueError("prices: expected a price table or at least one named table")
+        for name, table in tables.items():
+            if not isinstance(table, PriceTable):
+                raise TypeError(
+                    f"prices[{name!r}]: expected a PriceTable, got {type(table).__name__}"
+                )
     if any(replays_episodes(point.policy) for point in points):
         # Hedges and breakers are replayed on episodes (reviewlab.engines.replay).
         if isinstance(episodes, CompiledCorpus):
@@ -423,7 +445,7 @@ def sweep(
         engine = "episodes"
     else:
         engine_of_points = engine
-    if prices is not None:
+    if tables is not None:
         if isinstance(episodes, CompiledCorpus):
             raise ValueError("prices: a compiled corpus has no token counts; pass the episodes")
         if isinstance(episodes, str | os.PathLike):  # the token counts live in the episodes
@@ -431,7 +453,7 @@ def sweep(
 
             episodes = load_episodes(episodes)
         episodes = list(episodes)
-        priced = PricedCorpus.of(episodes, prices)
+        priced = {name: PricedCorpus.of(episodes, table) for name, table in tables.items()}
     if isinstance(episodes, str | os.PathLike):  # a corpus on disk: compiled from its columns
         if engine != "vectorized":
             raise ValueError(f"engine={engine!r} replays Episode objects, not a corpus path")
@@ -480,7 +502,7 @@ def sweep(
     finally:
         if bar is not None:
             bar.close()
-    return _frame(points, rows, priced=priced is not None)
+    return _frame(points, rows, priced=None if tables is None else list(tables))
 
 
 def _run_on_cluster(
@@ -517,12 +539,25 @@ def _run_on_cluster(
 
 
 def _frame(
-    points: Sequence[PolicyPoint], rows: Sequence[Mapping[str, Any]], *, priced: bool = False
+    points: Sequence[PolicyPoint],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    priced: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    params = pd.DataFrame([dict(p.params) for p in points])
-    keys = metrics.SUMMARY_KEYS + (COST_KEYS if priced else ())
-    values = pd.DataFrame([{key: row[key] for key in keys} for row in rows], columns=list(keys))
-    return pd.concat([params, values], axis=1)
+    """One row per point (per point and price table when ``priced`` names several)."""
+    params = [dict(p.params) for p in points]
+    values = [{key: row[key] for key in metrics.SUMMARY_KEYS} for row in rows]
+    keys: tuple[str, ...] = metrics.SUMMARY_KEYS
+    if priced is not None:
+        keys = keys + COST_KEYS
+        named = len(priced) > 1 or priced[0] != ""
+        expanded_params, expanded_values = [], []
+        for param, value, row in zip(params, values, rows, strict=True):
+            for name in priced:
+                expanded_params.append({**param, **({"prices": name} if named else {})})
+                expanded_values.append({**value, **row["_costs"][name]})
+        params, values = expanded_params, expanded_values
+    return pd.concat([pd.DataFrame(params), pd.DataFrame(values, columns=list(keys))], axis=1)
 
 
 # -- reading a sweep -----------------------------------------------------------
