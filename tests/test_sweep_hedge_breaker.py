@@ -112,3 +112,13 @@ def test_a_sweep_over_prices_gives_one_row_per_point_and_table(episodes):
     assert dear == pytest.approx(100 * cheap)
     with pytest.raises(TypeError, match=r"prices\['x'\]"):
         sweep(episodes, grid, prices={"x": 1.0})  # type: ignore[dict-item]
+
+
+def test_tune_refuses_a_base_it_would_replay_without_its_breaker_or_hedges(episodes):
+    """recommend replays compiled corpora, which apply no breaker: such a base is an error."""
+    from reviewlab.analysis.tune import recommend
+
+    with pytest.raises(ValueError, match="base: it hedges or has a breaker"):
+        recommend(episodes, base=BASE.with_breaker(3))
+    with pytest.raises(ValueError, match="base: it hedges or has a breaker"):
+        recommend(episodes, base=BASE.with_hedge("read_file", after_sec=1.0))

@@ -64,7 +64,7 @@ import tomli_w
 
 from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint, budget_table
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
-from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column
+from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column, replays_episodes
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
 from reviewlab.core.atomic import write_text_atomic
@@ -272,6 +272,11 @@ def recommend(
     if key in COST_KEYS and prices is None:
         raise ValueError(f"objective: {objective!r} needs a price table (prices=...)")
     base = base or TimeoutPolicy.ouroboros()
+    if replays_episodes(base):
+        raise ValueError(
+            "base: it hedges or has a breaker, which the tuner's compiled replays do not apply; "
+            "tune the timeouts without them (then sweep hedges and breakers with make_grid)"
+        )
     narrowing = narrowing or Narrowing()
     if narrowing.mode == "unbounded":
         raise ValueError("narrowing: an unbounded narrowing has no timeouts to tune")
