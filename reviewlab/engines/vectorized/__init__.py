@@ -188,8 +188,8 @@ class CompiledCorpus:
         check_corpus(
             list(episodes)
         )  # Episode objects with distinct ids: the twin's rule and messages
-        self.episode_ids = [ep.id for ep in episodes]
-        self.slot_ids = [ep.slot for ep in episodes]
+        self.episode_ids: Sequence[str] = [ep.id for ep in episodes]
+        self.slot_ids: Sequence[str] = [ep.slot for ep in episodes]
         imputed = completion_times(episodes, censored, seed) or {}
         first = min((ep.started_at for ep in episodes), default=None)
         arrival = (
@@ -371,6 +371,7 @@ class CompiledCorpus:
         self.key_tools = key_tools
         self.all_calls = np.ones(duration_sec.size, dtype=bool)
         self._compile_events(n_events, event_sec)
+        del event_sec  # placed in event order (the caller keeps no reference)
         self._compile_rounds(round_sizes)
         self._compile_deadlines()
         credits = np.array([Crediting.credits_tool(t) for t in self.tools] or [False], dtype=bool)[

@@ -64,6 +64,9 @@ __all__ = ["ArgsColumn", "compile_columns", "corpus_table"]
 BATCH_ROWS = 32_768
 """Episodes per batch when compiling a Parquet corpus."""
 
+JSONL_BATCH_LINES = 8192
+"""Lines per batch when compiling a JSONL corpus (each is a Python object until gathered)."""
+
 CorpusSource: TypeAlias = str | os.PathLike[str] | pa.Table | Sequence[Episode]
 
 
@@ -192,9 +195,11 @@ def compile_columns(
         from reviewlab.recording.jsonl_columns import jsonl_batches
 
         path = Path(source)
-        for lines, _, flat in jsonl_batches(path, batch_rows):
+        # Lines are decoded to Python objects first: smaller batches keep those few.
+        for lines, _, flat in jsonl_batches(path, min(batch_rows, JSONL_BATCH_LINES)):
             gathered.add(flat, path, int(lines[0]) if lines.size else 1, lines)
             del flat
+            _return_freed_memory()
         load = lambda: [t for _, _, f in jsonl_batches(path, batch_rows) for t in _args(f)]  # noqa: E731
     else:
         _, flat = corpus_table(source)
@@ -365,7 +370,10 @@ def _compile(
     remote = RemoteCalls()
     remote.progress_calls, remote.progress_sec = g.progress_calls, g.progress_sec
     remote.honoured_calls, remote.honoured_sec = g.honoured_calls, g.honoured_sec
-    del call_pos, send_pos, episode_event_start, call_round
+    round_sizes = n_calls[with_calls].astype(ix)
+    del call_pos, send_pos, episode_event_start, call_round, round_with_calls, with_calls, n_calls
+    handed = [event_sec]  # handed over, not kept here: the events are freed once placed
+    del event_sec
     c._compile_columns(
         index_columns,
         duration,
@@ -374,8 +382,8 @@ def _compile(
         tools=tools,
         key_tools=key_tools,
         n_events=n_events,
-        event_sec=event_sec,
-        round_sizes=n_calls[with_calls].astype(np.intp),
+        event_sec=handed.pop(),
+        round_sizes=round_sizes,
         remote=remote,
     )
     return c

@@ -22,6 +22,7 @@ observation (``returned_after_sec`` wins), as
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from reviewlab.core.policy import TimeoutPolicy
 from reviewlab.recording.column_checks import BadValue, ColumnarFormatError
 from reviewlab.recording.column_flat import FlatColumns
 
-__all__ = ["Gathered"]
+__all__ = ["Gathered", "StringColumn"]
 
 
 def _numpy(array: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
@@ -76,12 +77,45 @@ def _rows_containing(strings: pa.Array, needle: bytes) -> np.ndarray:
     return np.unique(rows).astype(np.intp)
 
 
+class StringColumn(Sequence[str]):
+    """A column of strings (episode ids, slots) held as Arrow — a few bytes a string — and
+    decoded to Python ``str`` objects only when read (frames, errors), then kept."""
+
+    def __init__(self, chunks: list[pa.Array]) -> None:
+        self.array = pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())
+        self._decoded: list[str] | None = None
+
+    def _all(self) -> list[str]:
+        if self._decoded is None:
+            self._decoded = self.array.to_pylist()
+        return self._decoded
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.array(self._all(), dtype=object if dtype is None else dtype)
+
+    def distinct(self) -> bool:
+        """Whether no string repeats."""
+        return bool(pc.count_distinct(self.array).as_py() == len(self.array))
+
+
 class Gathered:
     """The compact columns of every batch read so far (corpus order), offsets made global."""
 
     def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.slots: list[str] = []
+        self._id_chunks: list[pa.Array] = []
+        self._slot_chunks: list[pa.Array] = []
+        self._ids: StringColumn | None = None
+        self._slots: StringColumn | None = None
+        self.episodes = 0
         # (file, first row, first episode, row numbers when not consecutive: JSONL lines)
         self.where: list[tuple[Path, int, int, np.ndarray | None]] = []
         self.columns: dict[str, list[np.ndarray]] = {}
@@ -95,6 +129,22 @@ class Gathered:
         self.honoured_calls: list[int] = []
         self.honoured_sec: list[float] = []
 
+    @property
+    def ids(self) -> StringColumn:
+        """Every episode id so far, in order (one Arrow array, built once per batch added)."""
+        if self._ids is None:
+            self._ids = StringColumn(self._id_chunks)
+            self._id_chunks = [self._ids.array]
+        return self._ids
+
+    @property
+    def slots(self) -> StringColumn:
+        """Every episode's slot so far, in order."""
+        if self._slots is None:
+            self._slots = StringColumn(self._slot_chunks)
+            self._slot_chunks = [self._slots.array]
+        return self._slots
+
     def _put(self, **arrays: np.ndarray) -> None:
         for name, array in arrays.items():
             self.columns.setdefault(name, []).append(array)
@@ -104,10 +154,12 @@ class Gathered:
     ) -> None:
         """Append one checked batch (``rows``: its row numbers, when they are not consecutive)."""
         table, calls = flat.table, flat.calls
-        episodes = len(self.ids)
+        episodes = self.episodes
         self.where.append((part, first_row, episodes, rows))
-        self.ids.extend(flat.ids.to_pylist())
-        self.slots.extend(table.column("slot").to_pylist())
+        self._id_chunks.append(flat.ids)
+        self._slot_chunks.append(table.column("slot").combine_chunks())
+        self._ids = self._slots = None
+        self.episodes += len(flat.ids)
         returned = calls["returned_after_sec"]
         came_back = ~_numpy(returned.is_null(), False).astype(bool)
         tool_dict = pc.dictionary_encode(calls["tool"])
@@ -191,7 +243,7 @@ class Gathered:
 
     def check_unique(self) -> None:
         """Ids are unique across batches and partitions (the batches checked their own)."""
-        if len(set(self.ids)) == len(self.ids):
+        if self.ids.distinct():
             return
         seen: dict[str, int] = {}
         for index, episode_id in enumerate(self.ids):
