@@ -425,22 +425,23 @@ class CompiledCorpus:
         cache.move_to_end(key)
         return windows  # type: ignore[no-any-return]
 
-    SILENCE_TOP = 4096
-    """How many of the longest static round silences :attr:`silence_order` keeps."""
+    def longest_silences(self, k: int) -> np.ndarray:
+        """At least ``k`` rounds (all if fewer) with the longest static silences, longest first.
 
-    @property
-    def silence_order(self) -> np.ndarray:
-        """The rounds with the :data:`SILENCE_TOP` longest static silences, longest first (built
-        on first use; a replay that changed all of them takes the maximum of the rest itself)."""
-
-        def build() -> np.ndarray:
+        Kept across replays and grown fourfold when a replay asks for more (a sweep's replays
+        change a few thousand rounds each: the list stays short)."""
+        top = self.__dict__.get("_longest_silences")
+        if top is None or (top.size < k and top.size < self.static_silence.size):
             silence = self.static_silence
-            if silence.size <= self.SILENCE_TOP:
-                return np.argsort(-silence, kind="stable")
-            top = np.argpartition(-silence, self.SILENCE_TOP)[: self.SILENCE_TOP]
-            return top[np.argsort(-silence[top], kind="stable")]
-
-        return self._cached("_silence_order", build)
+            size = max(k, 4 * (0 if top is None else top.size), 4096)
+            if size >= silence.size:
+                top = np.argsort(-silence, kind="stable")
+            else:
+                top = np.argpartition(-silence, size)[:size]
+                top = top[np.argsort(-silence[top], kind="stable")]
+            top.flags.writeable = False
+            self.__dict__["_longest_silences"] = top
+        return top  # type: ignore[no-any-return]
 
     def _compile_events(self, n_events: np.ndarray, event_sec: np.ndarray) -> None:
         """Every event in :class:`PrefixLayout` order; a send has key ``len(key_args)`` (never

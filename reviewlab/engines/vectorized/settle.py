@@ -336,15 +336,18 @@ def _evaluate_sparse(c: CompiledCorpus, tables: _Tables) -> Evaluation:
         hits = np.concatenate([hits[~deadline.in_dl(hits)], deadline.hits])
     static = tables.static
 
+    settled_by: list[int] = []  # deadline-pass deadline bounds among the settled calls
+
     def guess(calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bound = static.take(c.key_code[calls])
         if deadline is not None:
             inside = deadline.in_dl(calls)
-            bound[inside] = deadline.decide(calls[inside])
+            bound[inside] = deadline.decide(calls[inside], settled_by)
         return bound, abandons_array(c.duration_sec[calls], c.completed[calls], bound)
 
     blocks = [settle(c, tables, rows, guess) for rows in _blocks(c, c.call_row[hits])]
-    return finish_sparse(c, tables, deadline, blocks)
+    by_outside = None if deadline is None else deadline.by_count - sum(settled_by)
+    return finish_sparse(c, tables, deadline, blocks, by_outside)
 
 
 class _DeadlinePass:
@@ -544,10 +547,12 @@ def finish_sparse(
     tables: _Tables,
     deadline: _DeadlinePass | None,
     blocks: list[Settled],
+    by_outside: int | None,
 ) -> Evaluation:
     """:func:`finish` of the sparse path: the same zombies, clocks, silences and credits, kept
     as the changes to the static replay (:class:`~reviewlab.engines.vectorized.evaluation.Sparse`)
-    with the exact counts and integer sums the summary reads."""
+    with the exact counts and integer sums the summary reads. ``by_outside``: how many
+    deadline calls outside the settled episodes the deadline pass bounds by the deadline."""
     empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.intp)
     calls = np.concatenate([b.calls for b in blocks]) if blocks else empty_i
     bound = np.concatenate([b.bound for b in blocks]) if blocks else empty_f
@@ -558,14 +563,8 @@ def finish_sparse(
     hit, hit_bound = calls[picked][order], bound[picked][order]
     zombie_hit = _zombies(c, hit, hit_bound)
     wall, rounds, round_silence, peak = _settled_clocks(c, hit, hit_bound, zombie_hit, blocks)
-    n_by = int(np.count_nonzero(by))
-    if deadline is not None:
-        # Outside the settled episodes a deadline call keeps its deadline-pass decision.
-        inside = calls[deadline.in_dl(calls)]
-        settled_by: list[int] = []
-        if inside.size:
-            deadline.decide(inside, settled_by)
-        n_by += deadline.by_count - sum(settled_by)
+    # Outside the settled episodes a deadline call keeps its deadline-pass decision.
+    n_by = int(np.count_nonzero(by)) + (by_outside or 0)
     credited_sum, lost_sum = c.credited_total, c.timeout_lost_total
     reads, new, read_abandoned = (empty_i, empty_i, np.zeros(0, dtype=bool))
     if hit.size:
@@ -674,23 +673,19 @@ def _credits(c: CompiledCorpus, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def _silence_max(c: CompiledCorpus, rounds: np.ndarray, silence: np.ndarray) -> float | None:
     """The longest round silence when ``rounds`` (distinct) have ``silence`` and every other
-    round its static one; ``None`` when the corpus has no round with calls."""
+    round its static one; ``None`` when the corpus has no round with calls.
+
+    The longest static silence not among ``rounds`` is among the ``rounds.size + 1`` longest
+    (:meth:`CompiledCorpus.longest_silences`)."""
     if not c.static_silence.size:
         return None
     best = float(silence.max()) if silence.size else -np.inf
-    changed = np.sort(rounds)
-    top = c.silence_order  # the longest static silences first
-    if changed.size:
+    top = c.longest_silences(rounds.size + 1)
+    if rounds.size:
+        changed = np.sort(rounds)
         at = np.minimum(np.searchsorted(changed, top), changed.size - 1)
         top = top[changed[at] != top]
-    if top.size:
-        return max(best, float(c.static_silence[top[0]]))
-    if c.silence_order.size == c.static_silence.size:  # every round changed
-        return best
-    kept = np.ones(c.static_silence.size, dtype=bool)  # all the longest changed: scan the rest
-    kept[changed] = False
-    rest = c.static_silence[kept]
-    return max(best, float(rest.max())) if rest.size else best
+    return max(best, float(c.static_silence[top[0]])) if top.size else best
 
 
 def _stop_when_honoured(
