@@ -280,9 +280,14 @@ def evaluate_bounded(
     return finish(c, bound, by_deadline, abandoned, blocks, by_idle)
 
 
+SMALL_BLOCK = 65_536
+"""Cells (events × episodes) a settling block may hold whatever its padding: below this a
+block's fixed cost (a few dozen array operations) outweighs the padded cells."""
+
+
 def _blocks(c: CompiledCorpus, unsettled: np.ndarray) -> list[np.ndarray]:
     """The sorted rows of the episodes to settle, in blocks of rows at most twice as long as
-    each other (little padding)."""
+    each other (little padding), or of at most :data:`SMALL_BLOCK` cells."""
     marked = np.zeros(c.event_count.size, dtype=bool)  # a mask, not np.unique: no sort per point
     marked[unsettled] = True
     rows = np.flatnonzero(marked)
@@ -290,6 +295,7 @@ def _blocks(c: CompiledCorpus, unsettled: np.ndarray) -> list[np.ndarray]:
     out, i = [], 0
     while i < rows.size:
         j = max(i + 1, int(np.searchsorted(-counts, -(counts[i] // 2))))
+        j = max(j, min(rows.size, i + SMALL_BLOCK // max(int(counts[i]), 1)))
         out.append(rows[i:j])
         i = j
     return out
