@@ -50,6 +50,8 @@ Invariants (the contract with the twin, briefing "Replay semantics"):
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -110,6 +112,10 @@ class RemoteCalls:
         if honoured is not None:
             self.honoured_calls.append(call)
             self.honoured_sec.append(float(honoured))
+
+
+_SCRATCH: weakref.WeakKeyDictionary[Any, np.ndarray] = weakref.WeakKeyDictionary()
+_SCRATCH_LOCK = threading.Lock()
 
 
 class DeadlineWindows:
@@ -424,6 +430,22 @@ class CompiledCorpus:
                 cache.popitem(last=False)
         cache.move_to_end(key)
         return windows  # type: ignore[no-any-return]
+
+    def zombie_scratch(self) -> np.ndarray | None:
+        """A writable array of zeros, one per call, that a summary fills and clears again
+        (:meth:`Evaluation.summary`), or ``None`` while another thread uses it. Release it
+        with :meth:`release_scratch`. Kept beside the corpus, not in it (a scattered corpus
+        pickles without it)."""
+        if not _SCRATCH_LOCK.acquire(blocking=False):
+            return None
+        scratch = _SCRATCH.get(self)
+        if scratch is None:
+            scratch = _SCRATCH[self] = np.zeros(self.calls)
+        return scratch
+
+    def release_scratch(self) -> None:
+        """Hand the scratch array back (all zeros again)."""
+        _SCRATCH_LOCK.release()
 
     def longest_silences(self, k: int) -> np.ndarray:
         """At least ``k`` rounds (all if fewer) with the longest static silences, longest first.

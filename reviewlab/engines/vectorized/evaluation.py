@@ -306,10 +306,25 @@ class Evaluation:
         the calls that ask for lines only (every other call adds 0), and the
         silences per round (the longest round is the longest episode maximum;
         an episode without calls has 0, which no round is below).
-        """
-        return metrics.summarize_arrays(**self.summary_arguments())
 
-    def summary_arguments(self) -> dict[str, Any]:
+        A sparse replay whose zombie seconds were never read writes them into the corpus's
+        scratch array of zeros (:meth:`CompiledCorpus.zombie_scratch`) and clears them after
+        the summary: no corpus-sized allocation per point.
+        """
+        scratch = None
+        if self.parts is not None and self._zombie is None:
+            scratch = self.corpus.zombie_scratch()
+        if scratch is None:
+            return metrics.summarize_arrays(**self.summary_arguments())
+        hit = self.parts.hit  # type: ignore[union-attr]
+        try:
+            scratch[hit] = self.parts.zombie_hit  # type: ignore[union-attr]
+            return metrics.summarize_arrays(**self.summary_arguments(zombie=scratch))
+        finally:
+            scratch[hit] = 0.0
+            self.corpus.release_scratch()
+
+    def summary_arguments(self, zombie: np.ndarray | None = None) -> dict[str, Any]:
         """The arguments :meth:`summary` gives :func:`~reviewlab.core.metrics.summarize_arrays`.
 
         A partitioned sweep (:mod:`reviewlab.analysis.partitioned`) reduces them per
@@ -317,7 +332,8 @@ class Evaluation:
         A sparse replay gives the boolean arguments as arrays with its exact counts of true
         values, the line counts as their exact integer sums and the silences as their
         maximum (the only things the summary reads of them); the zombie seconds and wall
-        times whole, in corpus order (a float sum and quantiles).
+        times whole, in corpus order (a float sum and quantiles). ``zombie``: an array holding
+        the zombie seconds to give instead of building them (:meth:`summary`'s scratch).
         """
         c = self.corpus
         if self.parts is not None:
@@ -325,7 +341,7 @@ class Evaluation:
             return dict(
                 dispatched=c.all_calls,
                 abandoned=np.ones(p.hit.size, dtype=bool),
-                zombie_sec=self.zombie_sec,
+                zombie_sec=self.zombie_sec if zombie is None else zombie,
                 bounded=c.all_calls,
                 by_deadline=np.ones(p.by_deadline_count, dtype=bool),
                 requested_lines=np.array([c.requested_total], dtype=np.int64),
