@@ -22,6 +22,7 @@ observation (``returned_after_sec`` wins), as
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,12 +44,18 @@ def _numpy(array: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
     return np.asarray(array.to_numpy(zero_copy_only=False))
 
 
-def _rows_containing(strings: pa.Array, needle: bytes) -> np.ndarray:
-    """The rows (ascending) of a string array whose text contains ``needle``.
+_TIMEOUT_KEY = re.compile(rb'"timeout(_sec)?"\s*:')
+"""A key ``timeout`` or ``timeout_sec`` (any spacing before its colon)."""
+_ESCAPE = re.compile(rb"\\")
+"""Any escape (one could spell such a key)."""
 
-    One scan of the array's character buffer with :meth:`bytes.find` (a fast search that
-    touches only the hits), a match counted only when it lies inside one row; null rows never
-    match. Much cheaper than a per-row substring kernel when hits are rare, as here.
+
+def _rows_containing(strings: pa.Array, pattern: re.Pattern[bytes]) -> np.ndarray:
+    """The rows (ascending) of a string array whose text matches ``pattern``.
+
+    One scan of the array's character buffer (a C search that touches only the matches), a
+    match counted only when it lies inside one row; null rows never match. Much cheaper than a
+    per-row kernel when matches are rare, as here.
     """
     if isinstance(strings, pa.ChunkedArray):
         strings = strings.combine_chunks()
@@ -61,17 +68,13 @@ def _rows_containing(strings: pa.Array, needle: bytes) -> np.ndarray:
     offsets = offsets[strings.offset :].astype(np.int64)
     low = int(offsets[0])
     text = bytes(memoryview(buffers[2])[low : int(offsets[-1])])
-    hits = []
-    at = text.find(needle)
-    while at >= 0:
-        hits.append(at)
-        at = text.find(needle, at + 1)
-    if not hits:
+    spans = [match.span() for match in pattern.finditer(text)]
+    if not spans:
         return np.zeros(0, dtype=np.intp)
-    where = np.array(hits, dtype=np.int64) + low
-    rows = np.searchsorted(offsets, where, side="right") - 1
+    found = np.array(spans, dtype=np.int64) + low
+    rows = np.searchsorted(offsets, found[:, 0], side="right") - 1
     ends = np.asarray(offsets[rows + 1], dtype=np.int64)
-    rows = rows[where + len(needle) <= ends]  # not across a row boundary
+    rows = rows[found[:, 1] <= ends]  # not across a row boundary
     if strings.null_count:
         rows = rows[_numpy(strings.is_valid(), False).astype(bool)[rows]]
     return np.unique(rows).astype(np.intp)
@@ -212,10 +215,9 @@ class Gathered:
     def _arg_keys(self, args: pa.Array, tool_code: np.ndarray) -> np.ndarray:
         """Per call, the number of its ``args_key`` (0: that of ``{}``); first texts kept."""
         # A key "timeout" or "timeout_sec" (any spacing), or any escape that could spell one.
-        maybe = _rows_containing(args, b'"timeout')
-        keyed = pc.match_substring_regex(args.take(pa.array(maybe)), r'"timeout(_sec)?"\s*:')
-        escaped = _rows_containing(args, b"\\")
-        rows = np.union1d(maybe[_numpy(keyed, False).astype(bool)], escaped)
+        keyed = _rows_containing(args, _TIMEOUT_KEY)
+        escaped = _rows_containing(args, _ESCAPE)
+        rows = np.union1d(keyed, escaped)
         arg_key = np.zeros(tool_code.size, dtype=np.int64)
         if rows.size:
             for row, text in zip(rows, args.take(pa.array(rows)).to_pylist(), strict=True):
