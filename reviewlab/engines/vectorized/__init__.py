@@ -409,12 +409,40 @@ class CompiledCorpus:
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
 
+    KEY_TOP = 0.05
+    """The share of each key's calls, those of the highest thresholds, kept sorted."""
+
     def _compile_keys(self) -> None:
-        """Calls grouped by key and sorted by their threshold (the duration, infinite for a
-        censored call): under a static bound the abandoned calls of a key are a suffix of its
-        group (:func:`reviewlab.engines.vectorized.settle._static_hits`)."""
+        """Calls grouped by key, the :data:`KEY_TOP` share of each group with the highest
+        thresholds (the duration, infinite for a censored call) last and sorted: a static
+        bound at or above the lowest of them abandons a suffix of its group, found by one
+        binary search (:func:`reviewlab.engines.vectorized.settle._static_hits`); a lower
+        bound, a scan of the group. ``key_sorted[k]``: where group ``k``'s sorted part
+        starts; every threshold before it is at most the one there."""
         threshold = np.where(self.completed, self.duration_sec, np.inf)
-        order, self.key_offsets = grouped_order(self.key_code, threshold, len(self.key_args))
+        n_keys = len(self.key_args)
+        narrow = self.key_code.astype(np.int16) if n_keys < 2**15 else self.key_code
+        order = np.argsort(narrow, kind="stable")
+        counts = np.bincount(self.key_code, minlength=n_keys)
+        self.key_offsets = offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
+        self.key_sorted = offsets[1:].copy()
+        for key, (low, high) in enumerate(
+            zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)
+        ):
+            size = high - low
+            if size < 2:
+                self.key_sorted[key] = low
+                continue
+            group = order[low:high]
+            values = threshold[group]
+            cut = size - max(64, int(size * self.KEY_TOP)) if size > 256 else 0
+            if cut > 0:
+                parted = np.argpartition(values, cut)
+                group, values = group[parted], values[parted]
+            top = cut + np.argsort(values[cut:])
+            order[low + cut : high] = group[top]
+            order[low : low + cut] = group[:cut]
+            self.key_sorted[key] = low + cut
         self.key_calls = order.astype(np.int32 if order.size < 2**31 else np.intp)
         self.key_threshold = threshold[order]
 

@@ -303,9 +303,10 @@ def _blocks(c: CompiledCorpus, unsettled: np.ndarray) -> list[np.ndarray]:
 
 def _static_hits(c: CompiledCorpus, static: np.ndarray) -> np.ndarray:
     """The calls abandoned under the static bounds (no deadline): per key, the calls whose
-    threshold (duration; infinite if censored) passes the key's bound — a suffix of the key's
-    calls sorted by threshold (:attr:`CompiledCorpus.key_threshold`), found by one binary
-    search, so the work is the number of keys and of hits, not of calls.
+    threshold (duration; infinite if censored) passes the key's bound — usually a suffix of
+    the sorted top of the key's calls (:meth:`CompiledCorpus._compile_keys`), found by one
+    binary search, so the work is the number of keys and of hits, not of calls; a bound below
+    that top scans the key's calls.
 
     The rule is :func:`~reviewlab.core.crediting.abandons_array`'s: a NaN bound never abandons;
     otherwise a censored call always is, a returned one when its duration exceeds the bound.
@@ -317,12 +318,18 @@ def _static_hits(c: CompiledCorpus, static: np.ndarray) -> np.ndarray:
         b = float(static[key])
         if low == high or np.isnan(b):
             continue
-        seg = c.key_threshold[low:high]
+        top = int(c.key_sorted[key])
+        if b < np.inf and b >= c.key_threshold[top]:
+            # Every threshold before ``top`` is at most the one there: none passes ``b``.
+            at = top + int(np.searchsorted(c.key_threshold[top:high], b, side="right"))
+            if at < high:
+                found.append(c.key_calls[at:high])
+            continue
         # inf > b holds for every finite b; an infinite bound abandons only the censored calls.
-        at = int(np.searchsorted(seg, b, side="right" if b < np.inf else "left"))
-        if low + at < high:
-            found.append(c.key_calls[low + at : high])
-    return np.concatenate(found).astype(np.intp) if found else np.zeros(0, dtype=np.intp)
+        seg = c.key_threshold[low:high]
+        passed = seg > b if b < np.inf else seg == np.inf
+        found.append(c.key_calls[low:high][passed])
+    return np.sort(np.concatenate(found)).astype(np.intp) if found else np.zeros(0, np.intp)
 
 
 def _evaluate_sparse(c: CompiledCorpus, tables: _Tables) -> Evaluation:
