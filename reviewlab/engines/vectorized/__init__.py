@@ -123,9 +123,9 @@ class DeadlineWindows:
 
     ``window``: per deadline call, the narrowing's window (:meth:`Narrowing.narrow_array` of an
     infinite tool timeout and the call's static time left), grouped by key (``key_order``:
-    positions in ``dl_calls``, ``key_offsets``: where each key's group starts) and ascending
-    within a key; ``over``: the positions (ascending) of the calls whose threshold (duration;
-    infinite if censored) passes their window.
+    positions in ``dl_calls``, ``key_offsets``: where each key's group starts); ``over``: the
+    positions (ascending) of the calls whose threshold (duration; infinite if censored) passes
+    their window.
     """
 
     def __init__(
@@ -142,25 +142,12 @@ class DeadlineWindows:
         window, _ = narrowing.narrow_array(np.full(c.dl_calls.size, np.inf), c.dl_remaining)
         threshold = np.where(c.dl_completed, c.dl_duration, np.inf)
         over = np.flatnonzero(threshold > window)
-        order, offsets = grouped_order(c.dl_key, window, len(c.key_args))
+        n_keys = len(c.key_args)
+        narrow = c.dl_key.astype(np.int16) if n_keys < 2**15 else c.dl_key
+        order = np.argsort(narrow, kind="stable")
+        counts = np.bincount(c.dl_key, minlength=n_keys)
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
         return cls(window[order], order, offsets, over)
-
-
-def grouped_order(
-    keys: np.ndarray, values: np.ndarray, n_keys: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Positions grouped by key (``0 … n_keys-1``), ``values`` ascending within each group, and
-    where each group starts (``n_keys + 1`` offsets). A stable sort of the (small) keys, then
-    one sort per group: much cheaper than a stable sort of the values."""
-    narrow = keys.astype(np.int16) if n_keys < 2**15 else keys
-    order = np.argsort(narrow, kind="stable")
-    counts = np.bincount(keys, minlength=n_keys)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
-    for low, high in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
-        if high - low > 1:
-            group = order[low:high]
-            order[low:high] = group[np.argsort(values[group])]
-    return order, offsets
 
 
 class CompiledCorpus:

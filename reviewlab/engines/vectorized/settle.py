@@ -373,9 +373,9 @@ class _DeadlinePass:
     threshold (duration; infinite if censored) passes ``v_k`` (a static hit) or ``w``, and its
     bound is the deadline's exactly when ``w < v_k``. ``w`` and the calls whose threshold
     passes it depend on the narrowing alone (:meth:`CompiledCorpus.deadline_windows`, kept
-    across points); per key, the windows sorted give the count of ``w < v_k`` by one binary
-    search. Keys the policy clamps (their ``v`` reads the clock) are decided call by call.
-    Single calls are decided by the shared step itself (:meth:`decide`).
+    across points); per key, one comparison of its windows counts ``w < v_k``. Keys the
+    policy clamps (their ``v`` reads the clock) are decided call by call. Single calls are
+    decided by the shared step itself (:meth:`decide`).
     """
 
     def __init__(self, c: CompiledCorpus, tables: _Tables, static_hits: np.ndarray) -> None:
@@ -406,7 +406,7 @@ class _DeadlinePass:
                 found.append(c.dl_calls[positions[ab]])
                 continue
             # w < v_k (a NaN v_k was skipped: no window is below it).
-            by_count += int(np.searchsorted(windows.window[low:high], tool_sec[key], "left"))
+            by_count += int(np.count_nonzero(windows.window[low:high] < tool_sec[key]))
         self.hits = np.unique(np.concatenate(found)).astype(np.intp)
         self.by_count = by_count
         """How many deadline calls the deadline pass bounds by the deadline."""
