@@ -36,6 +36,16 @@ duration. One replay:
    depends only on earlier waits, so each iteration fixes at least one more
    event; it ends within the block's depth, in practice after two or three.
 
+Under a policy resolved per key (``TimeoutPolicy`` and any policy with its
+``args_key``) and without idle timeouts, a replay does none of this per call:
+the calls a key's bound abandons are found by one binary search in the key's
+calls sorted by duration, the deadline pass counts and decides per key and
+narrowing, and the :class:`Evaluation` keeps only what differs from the static
+replay (its per-call arrays are built when read); see
+:mod:`reviewlab.engines.vectorized.settle`. A sweep point then costs time in
+proportion to the keys and the settled episodes, plus the summary's zombie
+seconds and wall-time quantiles.
+
 Invariants (the contract with the twin, briefing "Replay semantics"):
 
 * Clocks are accumulated exactly like the twin's: ``t = arrival``, then one
