@@ -33,7 +33,9 @@ Cost and scale, measured on the 2-core development machine while other work
 shared it (2026-12-01; ``benchmarks/bench_corpus.py`` and the run below):
 
 * in-process, 1,000,000 synthetic episodes (6.16 M calls) from one Parquet file:
-  compile 15.8 s, then 0.36 s per grid point of the benchmark's tuning grid;
+  compile 15.8 s, then 0.36 s per grid point of the benchmark's tuning grid (after the
+  compile and sparse-replay work of 11:30 the same day: compile 9.4 s, 0.16 s per point,
+  peak 1.71 GiB; the cluster figures below predate it and were not measured again);
 * on a 2-process ``LocalCluster`` (1 thread each), the same corpus as 8
   partitions of 125,000 episodes, 10 points: 39.1 s end to end; one partition
   alone (compile + 10 points) 7.6 s, i.e. about 2.0 s of compile and 0.045 s
