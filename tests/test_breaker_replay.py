@@ -351,3 +351,26 @@ def test_a_pool_run_carries_a_slot_breaker_along_its_simulated_slots():
         firsts[scope] = result.calls.groupby("episode_id")["outcome"].first().to_dict()
     assert firsts["episode"] == {"a": "error", "b": "error", "c": "error"}
     assert firsts["slot"] == {"a": "error", "b": "error", "c": "withheld"}
+
+
+def test_an_engine_called_on_its_own_refuses_a_breaker_and_replay_names_the_policy():
+    """simulate() and the compiled vectorized corpus would replay calls without withholding
+    any: they refuse a policy with a breaker (wrapped ones too) by name; replay() applies the
+    breaker and its result names the policy it was given, breaker included."""
+    from reviewlab.core.breaker import unbroken
+    from reviewlab.core.idle import IdleTimeouts
+    from reviewlab.engines.twin import simulate
+    from reviewlab.engines.vectorized import compile_corpus
+
+    corpus = [wedging_episode()]
+    wrapped = IdleTimeouts(POLICY, {"search_code": 50.0})
+    for policy in (POLICY, wrapped):
+        with pytest.raises(ValueError, match="simulate: the policy has a breaker"):
+            simulate(corpus, policy)
+        with pytest.raises(ValueError, match="vectorized engine: the policy has a breaker"):
+            compile_corpus(corpus).summary(policy)
+        assert unbroken(policy).timeout_for(None, "search_code") == 2.0
+    assert unbroken(wrapped).policy == POLICY.without_breaker()
+    result = replay(corpus, wrapped, Narrowing("none"), engine="vectorized")
+    assert result.policy is wrapped
+    assert result.calls["outcome"].eq("withheld").sum() == 3

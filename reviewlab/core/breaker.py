@@ -36,6 +36,7 @@ outlasts an episode goes on into the slot's next episode.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 from collections.abc import Mapping
@@ -45,7 +46,14 @@ from typing import Any
 from reviewlab.core.narrowing import PolicyError
 from reviewlab.core.vocab import BREAKER_SCOPES, BreakerScope
 
-__all__ = ["BREAKER_FIELDS", "BreakerRule", "BreakerState", "breaker_rule"]
+__all__ = [
+    "BREAKER_FIELDS",
+    "BreakerRule",
+    "BreakerState",
+    "breaker_rule",
+    "refuse_breaker",
+    "unbroken",
+]
 
 BREAKER_FIELDS = ("consecutive", "window", "cooldown_rounds", "cooldown_sec", "scope")
 """The fields of a :class:`BreakerRule`, in the order they are written."""
@@ -190,6 +198,37 @@ def breaker_rule(policy: Any) -> BreakerRule | None:
         policy = getattr(policy, "policy", None)
         seen += 1
     return None
+
+
+def unbroken(policy: Any) -> Any:
+    """``policy`` without its breaker (same bounds): what an engine replays a corpus that the
+    rewrite fixed point (:mod:`reviewlab.engines.reaction`) has already withheld calls in.
+
+    A policy with ``without_breaker()`` (:class:`~reviewlab.core.policy.TimeoutPolicy`) gives
+    that; a dataclass wrapping a ``policy`` (e.g. :class:`~reviewlab.core.idle.IdleTimeouts`)
+    is copied around its unbroken inner policy. Any other policy with a breaker is refused.
+    """
+    if breaker_rule(policy) is None:
+        return policy
+    strip = getattr(policy, "without_breaker", None)
+    if callable(strip) and getattr(policy, "breaker", None) is not None:
+        return strip()
+    inner = getattr(policy, "policy", None)
+    if inner is not None and dataclasses.is_dataclass(policy) and not isinstance(policy, type):
+        return dataclasses.replace(policy, policy=unbroken(inner))
+    raise PolicyError(f"breaker: cannot replay {policy!r} without its breaker")
+
+
+def refuse_breaker(policy: Any, engine: str) -> None:
+    """A ``ValueError`` naming ``engine`` when ``policy`` has a breaker: an engine called on
+    its own replays calls, not the withholding of calls, which only
+    :func:`reviewlab.engines.replay.replay` does (through the rewrite fixed point)."""
+    if breaker_rule(policy) is not None:
+        raise ValueError(
+            f"{engine}: the policy has a breaker, which is replayed by "
+            "reviewlab.replay(episodes, policy, engine=...) (the rewrite fixed point); "
+            "called directly, this engine would ignore it"
+        )
 
 
 class BreakerState:

@@ -312,8 +312,16 @@ def summarize_arrays(
     """
     n_dispatched = int(np.count_nonzero(dispatched))
     n_bounded = int(np.count_nonzero(bounded))
-    zombie = np.asarray(zombie_sec, dtype=float)
-    finite = np.isfinite(zombie)
+    zombie = np.ascontiguousarray(zombie_sec, dtype=float)
+    # One pass when every zombie is finite (the usual case); the masked sums only otherwise.
+    # A finite total means no inf or NaN was added, and then zombie[finite] is zombie itself.
+    zombie_total = float(zombie.sum())
+    if math.isfinite(zombie_total):
+        zombie_finite, wedged = zombie_total, 0
+    else:
+        finite = np.isfinite(zombie)
+        zombie_finite, wedged = float(zombie[finite].sum()), int((~finite).sum())
+        zombie_total = zombie_total if not wedged else math.inf
     wall = np.asarray(wall_sec, dtype=float)
     silence = np.asarray(max_silence_sec, dtype=float)
     requested = float(np.sum(requested_lines))
@@ -340,9 +348,9 @@ def summarize_arrays(
         "wall_p99_sec": p99,
         "wall_max_sec": float(wall.max()) if wall.size else 0.0,
         "max_silence_sec": float(silence.max()) if silence.size else 0.0,
-        "zombie_sec": math.inf if not finite.all() else float(zombie.sum()),
-        "zombie_finite_sec": float(zombie[finite].sum()),
-        "wedged_zombies": int((~finite).sum()),
+        "zombie_sec": zombie_total,
+        "zombie_finite_sec": zombie_finite,
+        "wedged_zombies": wedged,
         "peak_loose_workers": int(peak_loose_workers),
         "deadline_bound_share": int(np.count_nonzero(by_deadline)) / n_bounded
         if n_bounded

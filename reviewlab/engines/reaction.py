@@ -259,14 +259,16 @@ def react(
     censored: str,
     seed: int,
     breaker: BreakerRule | None = None,
+    policy: Any = None,
 ) -> ReplayResult:
     """Replay ``episodes`` with ``run`` (an ``as_recorded``, ``censored="wedge"`` replay) under
     ``reaction`` and ``breaker``.
 
     ``run`` gets the corpus rewritten by the current plans; see the module
-    docstring for the fixed point and the frames. With a breaker, every pass settles at
-    least one more call, so the passes are capped at :data:`MAX_PASSES` plus the corpus's
-    call count.
+    docstring for the fixed point and the frames. ``policy``: the policy the result names
+    (default: the one ``run`` replayed, which knows nothing of the breaker). With a breaker,
+    every pass settles at least one more call, so the passes are capped at
+    :data:`MAX_PASSES` plus the corpus's call count.
     """
     check_reaction(reaction)
     if breaker is not None and not isinstance(breaker, BreakerRule):
@@ -318,6 +320,7 @@ def react(
                 censored=censored,
                 seed=seed,
                 reaction=reaction,
+                policy=policy,
             )
         plans = fresh
     raise RuntimeError(
@@ -352,9 +355,10 @@ def _remap(
     censored: str,
     seed: int,
     reaction: str,
+    policy: Any = None,
 ) -> ReplayResult:
     """The rewritten replay's frames in recorded numbering, with the skipped and withheld calls
-    put back."""
+    put back (named as a replay of ``policy``, default the one replayed)."""
     # Hedged replays carry a ``hedged`` column too (a call never started was not hedged).
     extra_columns = [name for name in metrics.CALL_HEDGE_COLUMNS if name in result.calls]
     columns = list(metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS) + extra_columns
@@ -381,7 +385,7 @@ def _remap(
         max_silence_sec=episodes["max_silence_sec"].to_numpy(),
         peak_loose_workers=int(result.summary["peak_loose_workers"]),
         engine=result.engine,
-        policy=result.policy,
+        policy=policy if policy is not None else result.policy,
         narrowing=result.narrowing,
         assumptions={
             **result.assumptions,

@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from reviewlab.core.breaker import breaker_rule
+from reviewlab.core.breaker import breaker_rule, unbroken
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, ENGINES, CensoringMode, EngineName, Reaction
 from reviewlab.engines.reaction import check_reaction, needs_rewrite, react
@@ -101,12 +101,13 @@ def replay(
         )
     seed = int(options.get("seed", 0))
 
+    # The engines replay calls; the breaker's withholding is the fixed point's (below).
+    bare = unbroken(policy)
+
     def run(corpus: list[Episode], censored_mode: CensoringMode = censored) -> ReplayResult:
         if engine == "twin":
-            return simulate(
-                corpus, policy, narrowing, censored=censored_mode, slots=slots, **options
-            )
-        return replay_vectorized(corpus, policy, narrowing, censored=censored_mode, **options)
+            return simulate(corpus, bare, narrowing, censored=censored_mode, slots=slots, **options)
+        return replay_vectorized(corpus, bare, narrowing, censored=censored_mode, **options)
 
     if not needs_rewrite(policy, reaction):
         return run(episodes)
@@ -118,6 +119,7 @@ def replay(
         censored=censored,
         seed=seed,
         breaker=breaker_rule(policy),
+        policy=policy,
     )
 
 

@@ -40,6 +40,7 @@ import pandas as pd
 import simpy
 
 from reviewlab.core import metrics
+from reviewlab.core.breaker import refuse_breaker
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import (
     ARRIVAL_MODES,
@@ -203,13 +204,15 @@ def simulate(
     ``arrivals``: ``"recorded"`` (default) or ``"poisson"`` with ``arrival_rate``
     requests per second. ``workers``: a pool of ``K`` worker threads shared by
     all calls, in which zombies hold threads. ``seed`` drives imputation and
-    Poisson arrivals.
+    Poisson arrivals. A policy with a breaker is refused: :func:`reviewlab.replay`
+    replays it (the rewrite fixed point withholds the calls, then runs this engine).
     """
     if censored not in CENSORING_MODES:
         raise ValueError(
             f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
     policy = policy if policy is not None else TimeoutPolicy.ouroboros()
+    refuse_breaker(policy, "simulate")
     narrowing = narrowing or Narrowing()
     corpus = list(episodes)
     sim, arrival = run_simulation(

@@ -70,6 +70,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
+from reviewlab.core.breaker import refuse_breaker
 from reviewlab.core.crediting import Crediting
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode
@@ -639,6 +640,7 @@ class CompiledCorpus:
         """
         policy = policy if policy is not None else TimeoutPolicy.ouroboros()
         refuse_hedging(policy)  # hedged calls: replay_vectorized on episodes (hedging.py)
+        refuse_breaker(policy, "the vectorized engine")  # withheld calls: reviewlab.replay
         narrowing = narrowing or Narrowing()
         if narrowing.mode == "unbounded":
             return self._evaluate_unbounded()
