@@ -304,24 +304,30 @@ def summarize_arrays(
     max_silence_sec: np.ndarray,
     peak_loose_workers: int,
     hedged: np.ndarray | None = None,
+    wedged_zombies: int | None = None,
 ) -> dict[str, Any]:
     """:func:`summarize` from per-call arrays (in call-frame row order) and per-episode arrays.
 
     The one place the summary is defined; :func:`summarize` feeds it the frames'
     columns, sweeps feed it arrays directly so no frame is built per policy point.
+    ``zombie_finite_sec`` is the sum of ``zombie_sec`` in row order with every zombie that
+    never returns (not finite) counted as 0. ``wedged_zombies``: a caller that has already
+    written those zombies as 0 into ``zombie_sec`` gives their count here (one pass instead
+    of three; the same figures).
     """
     n_dispatched = int(np.count_nonzero(dispatched))
     n_bounded = int(np.count_nonzero(bounded))
     zombie = np.ascontiguousarray(zombie_sec, dtype=float)
-    # One pass when every zombie is finite (the usual case); the masked sums only otherwise.
-    # A finite total means no inf or NaN was added, and then zombie[finite] is zombie itself.
-    zombie_total = float(zombie.sum())
-    if math.isfinite(zombie_total):
-        zombie_finite, wedged = zombie_total, 0
+    zombie_finite = float(zombie.sum())
+    if wedged_zombies is not None:  # the wedged ones are already 0 in zombie_sec
+        wedged = int(wedged_zombies)
+    elif math.isfinite(zombie_finite):  # nothing wedged (an inf or NaN would show in the sum)
+        wedged = 0
     else:
         finite = np.isfinite(zombie)
-        zombie_finite, wedged = float(zombie[finite].sum()), int((~finite).sum())
-        zombie_total = zombie_total if not wedged else math.inf
+        wedged = int(zombie.size - np.count_nonzero(finite))
+        zombie_finite = float(np.where(finite, zombie, 0.0).sum())
+    zombie_total = math.inf if wedged else zombie_finite
     wall = np.asarray(wall_sec, dtype=float)
     silence = np.asarray(max_silence_sec, dtype=float)
     requested = float(np.sum(requested_lines))

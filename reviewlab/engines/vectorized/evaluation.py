@@ -317,9 +317,15 @@ class Evaluation:
         if scratch is None:
             return metrics.summarize_arrays(**self.summary_arguments())
         hit = self.parts.hit  # type: ignore[union-attr]
+        zombie_hit = self.parts.zombie_hit  # type: ignore[union-attr]
+        wedged = ~np.isfinite(zombie_hit)
         try:
-            scratch[hit] = self.parts.zombie_hit  # type: ignore[union-attr]
-            return metrics.summarize_arrays(**self.summary_arguments(zombie=scratch))
+            # The wedged zombies as 0 and counted: summarize_arrays then sums once.
+            scratch[hit] = np.where(wedged, 0.0, zombie_hit)
+            arguments = self.summary_arguments(zombie=scratch)
+            return metrics.summarize_arrays(
+                **arguments, wedged_zombies=int(np.count_nonzero(wedged))
+            )
         finally:
             scratch[hit] = 0.0
             self.corpus.release_scratch()
