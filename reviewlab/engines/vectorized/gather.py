@@ -50,12 +50,15 @@ _ESCAPE = re.compile(rb"\\")
 """Any escape (one could spell such a key)."""
 
 
-def _rows_containing(strings: pa.Array, pattern: re.Pattern[bytes]) -> np.ndarray:
-    """The rows (ascending) of a string array whose text matches ``pattern``.
+def _rows_containing(strings: pa.Array, pattern: re.Pattern[bytes], literal: bytes) -> np.ndarray:
+    """The rows (ascending) of a string array whose text matches ``pattern``, every match of
+    which contains ``literal``.
 
     One scan of the array's character buffer (a C search that touches only the matches), a
     match counted only when it lies inside one row; null rows never match. Much cheaper than a
-    per-row kernel when matches are rare, as here.
+    per-row kernel when matches are rare, as here; when ``literal`` is nowhere in the buffer
+    (the usual case) a ``bytes.find`` — several times faster than the regular expression's
+    scan — says so and the expression never runs.
     """
     if isinstance(strings, pa.ChunkedArray):
         strings = strings.combine_chunks()
@@ -68,6 +71,8 @@ def _rows_containing(strings: pa.Array, pattern: re.Pattern[bytes]) -> np.ndarra
     offsets = offsets[strings.offset :].astype(np.int64)
     low = int(offsets[0])
     text = bytes(memoryview(buffers[2])[low : int(offsets[-1])])
+    if literal not in text:
+        return np.zeros(0, dtype=np.intp)
     spans = [match.span() for match in pattern.finditer(text)]
     if not spans:
         return np.zeros(0, dtype=np.intp)
@@ -215,8 +220,8 @@ class Gathered:
     def _arg_keys(self, args: pa.Array, tool_code: np.ndarray) -> np.ndarray:
         """Per call, the number of its ``args_key`` (0: that of ``{}``); first texts kept."""
         # A key "timeout" or "timeout_sec" (any spacing), or any escape that could spell one.
-        keyed = _rows_containing(args, _TIMEOUT_KEY)
-        escaped = _rows_containing(args, _ESCAPE)
+        keyed = _rows_containing(args, _TIMEOUT_KEY, b'"timeout')
+        escaped = _rows_containing(args, _ESCAPE, b"\\")
         rows = np.union1d(keyed, escaped)
         arg_key = np.zeros(tool_code.size, dtype=np.int64)
         if rows.size:
