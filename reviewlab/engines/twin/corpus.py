@@ -32,8 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from reviewlab.engines.censoring import effective_observation
-from reviewlab.recording.schema import Call, Episode
+from reviewlab.recording.schema import Episode
 
 __all__ = [
     "CACHE_SIZE",
@@ -88,16 +87,31 @@ class TwinCorpus:
         round_sizes: list[int] = []
         episode_rounds: list[int] = []
         row = 0
+        add_duration, add_completed = durations.append, completions.append
+        add_requested, add_size = requested.append, round_sizes.append
         for episode in episodes:
             rounds = []
             for rnd in episode.rounds:
-                calls = tuple(map(_compile_call, rnd.calls))
-                rounds.append((rnd.send_sec, calls))
-                round_sizes.append(len(calls))
-                for call in calls:
-                    durations.append(call[2])
-                    completions.append(call[3])
-                    requested.append(call[5])
+                # Inlined (this loop is most of a cold replay): the effective observation is
+                # censoring.effective_observation's rule, the lines Call.requested_lines'
+                # (tests/test_vectorized.py compares with the engine that calls them).
+                calls = []
+                for call in rnd.calls:
+                    returned = call.returned_after_sec
+                    if returned is None:
+                        duration, completed = call.duration_sec, call.completed
+                    else:
+                        duration, completed = returned, True
+                    extent = call.extent
+                    lines = 0 if extent is None else extent.end_line - extent.start_line + 1
+                    calls.append(
+                        (call.tool, call.args, duration, completed, call.status == "error", lines)
+                    )
+                    add_duration(duration)
+                    add_completed(completed)
+                    add_requested(lines)
+                rounds.append((rnd.send_sec, tuple(calls)))
+                add_size(len(calls))
             episode_rounds.append(len(rounds))
             tuples.append(
                 EpisodeTuple(episode.id, episode.slot, episode.deadline_sec, row, tuple(rounds))
@@ -157,11 +171,6 @@ class TwinCorpus:
     def call_index(self) -> np.ndarray:
         """Per call, its 0-based index within its episode."""
         return self._static_columns()[3]
-
-
-def _compile_call(call: Call) -> CallTuple:
-    duration, completed = effective_observation(call)
-    return (call.tool, call.args, duration, completed, call.status == "error", call.requested_lines)
 
 
 def check_corpus(episodes: list[Episode]) -> None:
