@@ -17,8 +17,10 @@ import pytest
 
 from reviewlab.core.idle import IdleTimeouts
 from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.engines.replay import replay
 from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer
+from reviewlab.recording.capture import episode_from_result
 
 PINNED = Path(__file__).with_name("mcp")
 MODULES = PINNED / "node_modules" / "@modelcontextprotocol"
@@ -88,6 +90,21 @@ def test_filesystem_server_reads_and_lists_a_real_workspace_with_credit(
     assert "start_line" not in refused
     assert "access denied" in texts[2].lower() and "outside the workspace" not in texts[2]
     assert result.usage["native_end_reason"] == "final_answer"
+
+    # The recording keeps the credited read's extent, so a replay counts its lines as the live
+    # run credited them; the refused escape asked for no lines a replay could count.
+    episode = episode_from_result(result, id="fs-1")
+    extents = [call.extent for call in episode.calls]
+    assert extents[0] is None and extents[2] is None
+    assert extents[1] is not None
+    assert (extents[1].path, extents[1].start_line, extents[1].end_line) == (
+        str(workspace / "pricing.py"),
+        1,
+        2,
+    )
+    replayed = replay([episode], TimeoutPolicy.uniform(60.0), engine="twin")
+    assert replayed.calls["requested_lines"].tolist() == [0, 2, 0]
+    assert replayed.summary["coverage_loss_rate"] == 0.0
 
 
 def test_everything_server_progress_resets_the_idle_timeout(servers_installed, workspace):

@@ -154,8 +154,9 @@ def test_only_executed_reads_are_credited_an_extent():
     assert crediting.extent("list_files", Outcome.EXECUTED, STAMP) is None
     assert crediting.extent("read_file", Outcome.ERROR, STAMP) is None
     assert crediting.extent("read_file", "executed", None) is None
-    assert crediting.credited_lines("read_file", Outcome.EXECUTED, 7) == 7
-    assert crediting.credited_lines("search_code", Outcome.EXECUTED, 7) == 0
+    assert crediting.credited_lines(Outcome.EXECUTED, 7) == 7
+    assert crediting.credited_lines(Outcome.ERROR, 7) == 0
+    assert crediting.credited_lines("executed", 0) == 0
 
 
 def test_crediting_stops_for_good_after_the_first_abandonment():
@@ -164,14 +165,13 @@ def test_crediting_stops_for_good_after_the_first_abandonment():
     crediting.note_abandoned()
     assert not crediting.may_credit("read_file", Outcome.EXECUTED)
     assert crediting.extent("read_file", Outcome.EXECUTED, STAMP) is None
-    assert crediting.credited_lines("read_file", Outcome.EXECUTED, 7) == 0
+    assert crediting.credited_lines(Outcome.EXECUTED, 7) == 0
     lines = Crediting.credited_lines_array(
-        np.array([True, True, False]),
-        np.array([True, True, True]),
-        np.array([False, True, False]),
-        np.array([5, 5, 5]),
+        np.array([True, True, False, True]),
+        np.array([False, True, False, False]),
+        np.array([5, 5, 5, 3]),
     )
-    assert lines.tolist() == [5, 0, 0]
+    assert lines.tolist() == [5, 0, 0, 3]
 
 
 def test_long_stamp_paths_are_truncated():

@@ -412,22 +412,21 @@ def test_abandons_array_equals_abandons(triples):
 
 def test_credited_lines_array_follows_the_sticky_rule():
     """Only executed reads before the episode's first abandonment are credited their lines."""
-    tools = ["read_file", "read_file", "list_files", "read_file"]
     outcomes = ["executed", "error", "executed", "executed"]
-    abandoned_before = [False, False, False, True]
+    abandoned_before = [False, False, True, False]
+    requested = [10, 10, 10, 4]
     expected = []
-    for tool, outcome, before in zip(tools, outcomes, abandoned_before, strict=True):
+    for outcome, before, lines in zip(outcomes, abandoned_before, requested, strict=True):
         crediting = Crediting()
         if before:
             crediting.note_abandoned()
-        expected.append(crediting.credited_lines(tool, outcome, 10))
+        expected.append(crediting.credited_lines(outcome, lines))
     got = Crediting.credited_lines_array(
-        np.array([Crediting.credits_tool(t) for t in tools]),
         np.array([o == "executed" for o in outcomes]),
         np.array(abandoned_before),
-        np.full(4, 10),
+        np.array(requested),
     )
-    assert got.tolist() == expected == [10, 0, 0, 0]
+    assert got.tolist() == expected == [10, 0, 0, 4]
 
 
 @given(st.sampled_from(TOOLS), st.sampled_from([None, 0, 5, 700, 5000, True, 2.5, "60", [1]]))

@@ -2,11 +2,14 @@
 
 * **Fate** (:func:`abandons`): a bounded call is abandoned unless it returned no
   later than its bound; an unbounded call never is.
-* **Crediting** (:class:`Crediting`): a ``read_file`` that returned inside its
+* **Crediting** (:class:`Crediting`): a read that returned inside its
   bound is credited its read extent, until the first abandonment in the
   episode; after that, no read is credited any extent (a loose worker may
   overwrite the shared reader stamp, so attribution is unprovable) although
-  those reads stay ``executed``.
+  those reads stay ``executed``. Live, the reads are the calls of ``read_file``
+  (and of the tools an MCP server maps to it); in a recording, the reads are the
+  calls that carry a read extent, whatever their tool (``read_text_file`` of an
+  MCP server credits like ``read_file``).
 
 The real episode, the twin and the vectorized replay all call these; scalar and
 array forms are kept side by side so they cannot drift apart.
@@ -69,22 +72,16 @@ class Crediting:
 
     @staticmethod
     def credited_lines_array(
-        credits_tool: np.ndarray,
         executed: np.ndarray,
         abandoned_before: np.ndarray,
         requested_lines: np.ndarray,
     ) -> np.ndarray:
-        """:meth:`credited_lines` element-wise over many calls.
+        """:meth:`credited_lines` element-wise over many recorded reads.
 
-        ``credits_tool`` is :meth:`credits_tool` of each call's tool, ``executed``
-        whether its outcome is ``executed``, ``abandoned_before`` whether an
-        earlier call of the same episode was abandoned (the sticky state).
+        ``executed`` is whether each read's outcome is ``executed``, ``abandoned_before``
+        whether an earlier call of the same episode was abandoned (the sticky state).
         """
-        may = (
-            np.asarray(credits_tool, dtype=bool)
-            & np.asarray(executed, dtype=bool)
-            & ~np.asarray(abandoned_before, dtype=bool)
-        )
+        may = np.asarray(executed, dtype=bool) & ~np.asarray(abandoned_before, dtype=bool)
         return np.where(may, np.asarray(requested_lines), 0)
 
     def extent(
@@ -107,7 +104,7 @@ class Crediting:
         }
         return extent
 
-    def credited_lines(self, tool: str, outcome: Outcome | str, requested_lines: int) -> int:
-        """Lines credited to a call that asked for ``requested_lines``
-        (the twin's and replay's form)."""
-        return requested_lines if self.may_credit(tool, outcome) else 0
+    def credited_lines(self, outcome: Outcome | str, requested_lines: int) -> int:
+        """Lines credited to a recorded read (a call with a read extent) that asked for
+        ``requested_lines`` (the replays' form; a call without an extent asks for none)."""
+        return requested_lines if str(outcome) == Outcome.EXECUTED and not self.abandoned else 0

@@ -9,7 +9,7 @@ monotonic clock with every recorded time multiplied by ``time_scale``:
   ``send_sec × time_scale``; the last send is a final answer;
 * a :class:`_ReplayRegistry` runs each call by waiting its effective recorded
   duration × ``time_scale`` (``threading.Event.wait``), stamps the reader view
-  with the recorded extent for a ``read_file`` (after the wait, as the real
+  with the recorded extent for a read (any call recorded with one; after the wait, as the real
   reader stamps after rendering), and raises for a call recorded as a tool
   error. A censored call under ``censored="wedge"`` blocks until the run ends
   and releases it; under ``"impute"`` it waits its imputed duration (the same
@@ -224,6 +224,8 @@ class _ReplayRegistry:
         self._never = threading.Event()
         self._attempts: dict[int, int] = {}
         self._attempts_lock = threading.Lock()
+        self.read_tools = frozenset(c.tool for c in plan.calls if c.extent is not None)
+        """Tools with a recorded read: the round loop credits them by the rule for reads."""
 
     def _attempt(self, index: int, call: _PlannedCall, args: Mapping[str, Any]) -> int:
         """Which attempt of call ``index`` this is (a planned call's second run is its hedge)."""
@@ -255,7 +257,7 @@ class _ReplayRegistry:
             return ""
         else:
             self._never.wait(call.duration_sec * self.scale)
-        if call.tool == "read_file" and call.extent is not None:
+        if call.extent is not None:  # a recorded read (crediting.py), whatever its tool
             first, end = call.extent
             self.ctx.last_read_view = {
                 "target": str(call.args.get("path", "")),

@@ -324,7 +324,16 @@ class RoundLoop:
             extent=extent,
         )
         self.reply(call_id, text)
-        return CallTrace(self.rounds, call_id, name, args, receipt, result, rendered=stamp)
+        return CallTrace(
+            self.rounds,
+            call_id,
+            name,
+            args,
+            receipt,
+            result,
+            rendered=stamp,
+            read=credit_as == "read_file",
+        )
 
     def refuse(self, call_id: str, name: str, args: dict[str, Any] | None, text: str) -> CallTrace:
         """A call that never reaches the executor (bad arguments, unavailable tool)."""

@@ -33,6 +33,9 @@ class CallTrace:
     rendered: dict[str, Any] | None = None
     """The reader stamp of a ``read_file`` that returned inside its
     bound (lines actually rendered)."""
+    read: bool = False
+    """Whether the episode credits this call by the rule for reads (``read_file``, or one of an
+    MCP server's read tools such as ``read_text_file``)."""
 
 
 @dataclass

@@ -10,8 +10,9 @@ clock; the recorded format (``reviewlab.episode/1``) knows what a replay needs. 
   bound, so a replay never counts it as returned in time;
 * a call refused before it ran (bad arguments, unknown tool, loose-worker cap) is an ``error``
   call of 0 s, listed in ``meta["refused_calls"]``;
-* a read records the lines it asked for; a credited read records the lines it rendered (a range
-  past the end of the file is clipped), so a replay credits what the live run credited;
+* a read (``read_file``, or an MCP server's read tool) records the lines it asked for; a
+  credited read records the lines it rendered (a range past the end of the file is clipped),
+  so a replay credits what the live run credited;
 * a round records the tokens its send consumed when the model reported them (the OpenAI
   ``usage`` of its reply, ``prompt_tokens``/``completion_tokens``), else they stay unknown;
   usage, or the model's name, makes the episode ``reviewlab.episode/2``. :func:`record_live`
@@ -242,7 +243,8 @@ def _requested_extent(trace: CallTrace) -> Extent | None:
     """
     args = trace.args or {}
     path = args.get("path")
-    if trace.tool != "read_file" or not isinstance(path, str) or not path:
+    is_read = trace.read or trace.tool == "read_file"
+    if not is_read or not isinstance(path, str) or not path:
         return None
     if str(trace.receipt.outcome) == "executed" and trace.rendered is None:
         # It returned and rendered no line (an empty file): there were no lines to ask for, and

@@ -461,9 +461,9 @@ def run_episode(
                 wait = _INF
             else:
                 outcome = ERROR if status_error else EXECUTED
-            # credited_lines(tool, outcome, 0) is 0 whatever the rule says: skip the call then.
+            # credited_lines(outcome, 0) is 0 whatever the rule says: skip the call then.
             if requested:
-                credits[row] = credited_lines(tool, outcome, requested)
+                credits[row] = credited_lines(outcome, requested)
             if abandoned:
                 crediting.note_abandoned()
             if bound_sec is not None:

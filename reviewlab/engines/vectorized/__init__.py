@@ -367,7 +367,6 @@ class CompiledCorpus:
             self.call_round,
             self.requested_lines,
         ) = narrow
-        tool_code = self.tool_code
         self.duration_sec = duration_sec
         self.completed = completed
         self.status_error = status_error
@@ -378,19 +377,15 @@ class CompiledCorpus:
         del event_sec  # placed in event order (the caller keeps no reference)
         self._compile_rounds(round_sizes)
         self._compile_deadlines()
-        credits = np.array([Crediting.credits_tool(t) for t in self.tools] or [False], dtype=bool)[
-            tool_code
-        ]
+        # The reads are the calls whose recording gave them a read extent (crediting.py).
         self.read_calls = np.flatnonzero(self.requested_lines > 0).astype(self.episode_index.dtype)
         self.read_episode = self.episode_index[self.read_calls]
         self.read_requested = self.requested_lines[self.read_calls]
-        self.read_credits = credits[self.read_calls]
         self.read_error = self.status_error[self.read_calls]
         self.read_first = np.searchsorted(self.read_episode, np.arange(len(self.episode_ids) + 1))
         # The credits when nothing is abandoned; a replay redoes only the episodes with an abandoned
         # call.
         self.static_credited = Crediting.credited_lines_array(
-            self.read_credits,
             ~self.read_error,
             np.zeros(self.read_calls.size, dtype=bool),
             self.read_requested,
@@ -651,7 +646,7 @@ class CompiledCorpus:
         episode."""
         executed = self.unbounded_outcome[self.read_calls] == EXECUTED
         credited = Crediting.credited_lines_array(
-            self.read_credits, executed, np.zeros(executed.size, dtype=bool), self.read_requested
+            executed, np.zeros(executed.size, dtype=bool), self.read_requested
         )
         nowhere = np.zeros(self.calls, dtype=bool)
         return Evaluation(

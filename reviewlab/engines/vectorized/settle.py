@@ -679,7 +679,7 @@ def _credits(c: CompiledCorpus, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray
     executed = ~(read_abandoned | c.read_error[reads])
     first_abandoned = np.repeat(hit[at_first], size)  # hit ascends: the episode's first abandoned
     credited = Crediting.credited_lines_array(
-        c.read_credits[reads], executed, first_abandoned < calls, c.read_requested[reads]
+        executed, first_abandoned < calls, c.read_requested[reads]
     )
     return reads, credited, read_abandoned
 
