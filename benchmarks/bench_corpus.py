@@ -43,6 +43,19 @@ GIB = 2**30
 
 
 def _peak_bytes() -> int:
+    """This process's peak resident memory since it started its program.
+
+    ``VmHWM`` (the high-water mark of this address space), not ``ru_maxrss``: Linux carries
+    the pre-exec address space's peak into ``ru_maxrss`` at ``exec``, and ``subprocess`` forks
+    with ``vfork``, so a child's ``ru_maxrss`` reports at least its parent's peak.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -146,13 +159,26 @@ def child_synth(path: str, n: int) -> dict[str, Any]:
     return {"episodes": n, "sec": time.perf_counter() - start, "peak_bytes": _peak_bytes()}
 
 
-CHILDREN = {"corpus": child_corpus, "replay": child_replay, "synth": child_synth}
+def child_corpora(cache: str, n: int) -> dict[str, Any]:
+    """Generate the ``n``-episode corpora into ``cache`` (outside the measuring parent)."""
+    parquet, jsonl = ensure_corpora(Path(cache), n)
+    return {"parquet": str(parquet), "jsonl": str(jsonl)}
 
 
-def run_child(name: str, *args: Any) -> dict[str, Any]:
-    """Run one child in a fresh interpreter (its own peak RSS); its JSON answer."""
+CHILDREN = {
+    "corpora": child_corpora,
+    "corpus": child_corpus,
+    "replay": child_replay,
+    "synth": child_synth,
+}
+
+
+def run_child(name: str, *args: Any, echo: bool = False) -> dict[str, Any]:
+    """Run one child in a fresh interpreter (its own peak RSS); its JSON answer. ``echo``:
+    let the child's stderr (progress bars) through."""
     command = [sys.executable, __file__, "--child", name, *map(str, args)]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    stderr = None if echo else subprocess.PIPE
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=ROOT)
     if done.returncode:
         raise SystemExit(f"child {name} failed:\n{done.stderr}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -171,10 +197,10 @@ def ensure_corpora(cache: Path, n: int) -> tuple[Path, Path]:
     parquet = cache / f"synthetic-{n}.parquet"
     jsonl = cache / f"synthetic-{n}.jsonl.gz"
     if not parquet.exists():
-        print(f"generating {parquet} ...", flush=True)
+        print(f"generating {parquet} ...", file=sys.stderr, flush=True)
         write_synthetic(parquet, n, seed=0, progress=True)
     if not jsonl.exists():
-        print(f"generating {jsonl} ...", flush=True)
+        print(f"generating {jsonl} ...", file=sys.stderr, flush=True)
         temp = jsonl.with_suffix(".tmp")
         encode = json.JSONEncoder(separators=(",", ":"), default=lambda t: t.isoformat()).encode
         with gzip.open(temp, "wb", compresslevel=1) as out:
@@ -215,7 +241,8 @@ def main() -> int:
         print(json.dumps(CHILDREN[name](*typed)))
         return 0
 
-    parquet, jsonl = ensure_corpora(Path(args.cache), args.episodes)
+    made = run_child("corpora", args.cache, args.episodes, echo=True)
+    parquet, jsonl = Path(made["parquet"]), Path(made["jsonl"])
     print(
         f"machine: {os.cpu_count()} cores (shared with other work), python {sys.version.split()[0]}"
     )
