@@ -232,7 +232,7 @@ def main() -> int:
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--episodes", type=int, default=1_000_000)
     parser.add_argument("--synth", type=int, default=200_000)
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--cache", default="/tmp/reviewlab-bench-corpus")
     args = parser.parse_args()
     if args.child:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from reviewlab.core import metrics
 from reviewlab.core.crediting import Crediting, abandons, abandons_array
 from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
+from reviewlab.core.quantiles import ReplacedValues
 from reviewlab.engines.replay import replay
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import (
@@ -456,3 +457,24 @@ def test_compile_corpus_refuses_what_the_twin_refuses():
         compile_corpus([episode, episode])
     with pytest.raises(ValueError, match=r"episodes\[1\]\.id"):
         simulate([episode, episode])
+
+
+@pytest.mark.parametrize("scale", [0.02, 0.2, 1.0])
+@pytest.mark.parametrize("via", VIAS)
+def test_a_sparse_summary_reads_its_walls_from_the_static_ones_exactly(via, scale, monkeypatch):
+    """With the sorted static walls and the settled episodes' changes standing for the walls
+    (as on a large corpus), every summary figure equals the twin's."""
+    import reviewlab.engines.vectorized.evaluation as evaluation
+
+    monkeypatch.setattr(evaluation, "REPLACED_WALLS_FROM", 0)
+    read = []
+    walls = evaluation.Evaluation.walls
+    monkeypatch.setattr(
+        evaluation.Evaluation, "walls", lambda self: read.append(walls(self)) or read[-1]
+    )
+    episodes = synth_corpus(300, seed=5)
+    policy = TimeoutPolicy.ouroboros().scaled(scale).with_tool_timeouts(read_file=2.0)
+    corpus = compiled(episodes, via, "wedge", 0)
+    for narrowing in (Narrowing(), Narrowing("reserve", reserve_sec=30.0)):
+        assert corpus.summary(policy, narrowing) == simulate(episodes, policy, narrowing).summary
+    assert any(isinstance(w, ReplacedValues) and w.added.size for w in read)

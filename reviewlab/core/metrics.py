@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reviewlab.core.quantiles import ReplacedValues, quantiles
 from reviewlab.core.vocab import OUTCOMES, SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
 
 __all__ = [
@@ -175,36 +176,6 @@ def timeout_lost_lines(
     return np.where(caused, lost, 0).astype(np.int64)
 
 
-def quantiles(values: np.ndarray, qs: Sequence[float]) -> tuple[float, ...]:
-    """Linear-interpolation quantiles (NumPy's default) that keep ``math.inf`` infinite.
-
-    ``np.quantile`` interpolates ``a + (inf − a)·0`` to NaN when an order
-    statistic it touches is infinite; here any quantile whose interpolation
-    reaches an infinite value with positive weight is ``inf``, every other one
-    is exactly NumPy's. An empty array gives zeros.
-    """
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        return tuple(0.0 for _ in qs)
-    finite = np.isfinite(data)
-    if finite.all():
-        return tuple(float(q) for q in np.quantile(data, qs))
-    ordered = np.sort(data)
-    out = []
-    for q in qs:
-        position = (ordered.size - 1) * q
-        below = int(np.floor(position))
-        above = min(below + 1, ordered.size - 1)
-        weight = position - below
-        if np.isinf(ordered[below]) or (weight > 0 and np.isinf(ordered[above])):
-            out.append(math.inf)
-        elif weight == 0:
-            out.append(float(ordered[below]))  # NumPy's a + (b - a)·0, without touching b
-        else:
-            out.append(float(np.quantile(ordered[: above + 1], position / max(above, 1))))
-    return tuple(out)
-
-
 def peak_overlap(starts: Sequence[float] | np.ndarray, ends: Sequence[float] | np.ndarray) -> int:
     """The most intervals ``[start, end)`` open at one instant (``end`` may be ``inf``)."""
     starts = np.asarray(starts, dtype=float)
@@ -300,7 +271,7 @@ def summarize_arrays(
     requested_lines: np.ndarray,
     credited_lines: np.ndarray,
     timeout_lost_lines: np.ndarray,
-    wall_sec: np.ndarray,
+    wall_sec: np.ndarray | ReplacedValues,
     max_silence_sec: np.ndarray,
     peak_loose_workers: int,
     hedged: np.ndarray | None = None,
@@ -328,7 +299,8 @@ def summarize_arrays(
         wedged = int(zombie.size - np.count_nonzero(finite))
         zombie_finite = float(np.where(finite, zombie, 0.0).sum())
     zombie_total = math.inf if wedged else zombie_finite
-    wall = np.asarray(wall_sec, dtype=float)
+    # A sparse replay gives its walls as the static ones with its changes (the same quantiles).
+    wall = wall_sec if isinstance(wall_sec, ReplacedValues) else np.asarray(wall_sec, dtype=float)
     silence = np.asarray(max_silence_sec, dtype=float)
     requested = float(np.sum(requested_lines))
     credited = float(np.sum(credited_lines))

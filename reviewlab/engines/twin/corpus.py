@@ -15,23 +15,24 @@ Invariants:
 * nothing here depends on a policy, a narrowing or the censored mode: under
   ``censored="impute"`` the replay overwrites a censored call's duration
   itself (the draws depend on the seed);
-* the cache key is the identity of every episode object, in order, and an
-  entry holds strong references to those objects, so an id can never be reused
-  by another object while its entry lives. Episodes are frozen models; the
-  cache assumes their round and call lists are not mutated in place (call
-  :func:`clear_cache` after doing so);
+* a cache hit needs the same episodes in the same order
+  (:class:`~reviewlab.engines.corpus_cache.CorpusCache`: a fingerprint of identities,
+  then a pointer comparison per episode), and an entry holds strong references to
+  its objects, so an id can never be reused by another object while its entry
+  lives. Episodes are frozen models; the cache assumes their round and call lists
+  are not mutated in place (call :func:`clear_cache` after doing so);
 * at most :data:`CACHE_SIZE` corpora are kept (least recently used goes first),
   so memory stays bounded by a couple of corpora.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from reviewlab.engines.corpus_cache import CorpusCache
 from reviewlab.recording.schema import Episode
 
 __all__ = [
@@ -188,21 +189,15 @@ def check_corpus(episodes: list[Episode]) -> None:
         seen[episode.id] = position
 
 
-_CACHE: OrderedDict[tuple[int, ...], TwinCorpus] = OrderedDict()
+_CACHE: CorpusCache[TwinCorpus] = CorpusCache(CACHE_SIZE)
 
 
 def compiled(episodes: list[Episode]) -> TwinCorpus:
     """The :class:`TwinCorpus` of ``episodes``, from the cache when these very objects were compiled
-    before."""
-    key = tuple(map(id, episodes))
-    corpus = _CACHE.get(key)
-    if corpus is not None:
-        _CACHE.move_to_end(key)
-        return corpus
-    corpus = TwinCorpus(episodes)
-    _CACHE[key] = corpus
-    while len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    before (:class:`~reviewlab.engines.corpus_cache.CorpusCache`)."""
+    corpus = _CACHE.get(episodes)  # type: ignore[arg-type]
+    if corpus is None:
+        corpus = _CACHE.put(episodes, TwinCorpus(episodes))  # type: ignore[arg-type]
     return corpus
 
 

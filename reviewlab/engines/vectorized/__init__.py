@@ -75,6 +75,7 @@ from reviewlab.core.crediting import Crediting
 from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode
 from reviewlab.engines.censoring import completion_times, effective_observation
+from reviewlab.engines.corpus_cache import CorpusCache
 from reviewlab.engines.result import FramesOnDemand, ReplayResult, assemble
 from reviewlab.engines.twin.corpus import check_corpus
 from reviewlab.engines.vectorized.evaluation import (
@@ -239,6 +240,13 @@ class CompiledCorpus:
         return self._cached(
             "_tool_names", lambda: np.array(self.tools or [""], dtype=object)[self.tool_code]
         )
+
+    @property
+    def static_wall_sorted(self) -> np.ndarray:
+        """The static wall times, sorted (built on first use: a sparse replay's summary reads
+        its quantiles from them and its changes, :class:`~reviewlab.core.quantiles.
+        ReplacedValues`)."""
+        return self._cached("_static_wall_sorted", lambda: np.sort(self.static_wall))
 
     @property
     def static_clock_before(self) -> np.ndarray:
@@ -752,27 +760,26 @@ def compile_corpus(
 
 CACHE_SIZE = 2
 """Compiled corpora :func:`replay_vectorized` keeps (least recently used goes first)."""
-_CACHE: OrderedDict[tuple[Any, ...], tuple[list[Episode], CompiledCorpus]] = OrderedDict()
+_CACHE: CorpusCache[CompiledCorpus] = CorpusCache(CACHE_SIZE)
 
 
 def cached_corpus(episodes: Sequence[Episode], *, censored: str, seed: int) -> CompiledCorpus:
     """The compiled corpus of these very episode objects, compiled once while they are replayed.
 
-    As the twin's cache (:func:`reviewlab.engines.twin.corpus.compiled`): the key is
-    the identity of every episode object, in order, with ``censored`` and ``seed``;
-    an entry holds the objects themselves, so an id is never reused while it
-    lives. Episodes are frozen; :func:`clear_compiled` after mutating their lists.
+    As the twin's cache (:func:`reviewlab.engines.twin.corpus.compiled`, both a
+    :class:`~reviewlab.engines.corpus_cache.CorpusCache`): the same episodes in the same
+    order, with ``censored`` and ``seed``. Episodes are frozen; :func:`clear_compiled` after
+    mutating their lists.
     """
-    episodes = list(episodes)
-    key = (censored, seed, *map(id, episodes))
-    hit = _CACHE.get(key)
-    if hit is not None:
-        _CACHE.move_to_end(key)
-        return hit[1]
-    corpus = compile_corpus(episodes, censored=censored, seed=seed)
-    _CACHE[key] = (episodes, corpus)
-    while len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    episodes = episodes if isinstance(episodes, list) else list(episodes)
+    corpus = _CACHE.get(episodes, censored, seed)  # type: ignore[arg-type]
+    if corpus is None:
+        corpus = _CACHE.put(
+            episodes,  # type: ignore[arg-type]
+            compile_corpus(episodes, censored=censored, seed=seed),
+            censored,
+            seed,
+        )
     return corpus
 
 

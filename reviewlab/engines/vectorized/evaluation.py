@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from reviewlab.core import metrics
+from reviewlab.core.quantiles import ReplacedValues
 from reviewlab.core.vocab import OUTCOMES, SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 
 CompiledCorpus = Any
@@ -77,6 +78,11 @@ class Sparse:
     silence_max: float | None
 
 
+REPLACED_WALLS_FROM = 65_536
+"""Episodes from which a sparse replay's summary reads its wall quantiles from the sorted
+static walls and its changes instead of a corpus-sized array (below it the array is cheaper)."""
+
+
 class Evaluation:
     """One replay of a compiled corpus (arrays are read-only views of its decisions).
 
@@ -105,13 +111,14 @@ class Evaluation:
         abandoned: np.ndarray | None,
         zombie: np.ndarray | None,
         credited: np.ndarray | None,
-        wall: np.ndarray,
+        wall: np.ndarray | None,
         round_silence: np.ndarray | None,
         peak_loose_workers: int,
         unbounded: bool,
         settled: Sequence[Any] = (),  # settle.Settled (settle imports this module)
         by_idle: np.ndarray | None = None,
         parts: Sparse | None = None,
+        wall_changes: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.corpus = corpus
         self._bound = bound
@@ -119,7 +126,10 @@ class Evaluation:
         self._abandoned = abandoned
         self._zombie = zombie
         self._credited = credited
-        self.wall_sec = wall
+        self._wall = wall
+        self.wall_changes = wall_changes
+        """Without ``wall``: the settled episodes (corpus positions) and their walls, every
+        other episode's being its static one."""
         self._round_silence = round_silence
         self.peak_loose_workers = peak_loose_workers
         self.unbounded = unbounded
@@ -135,11 +145,12 @@ class Evaluation:
         corpus: CompiledCorpus,
         parts: Sparse,
         *,
-        wall: np.ndarray,
+        wall_changes: tuple[np.ndarray, np.ndarray],
         peak_loose_workers: int,
         settled: Sequence[Any],
     ) -> Evaluation:
-        """A bounded replay given as its :class:`Sparse` changes to the static replay."""
+        """A bounded replay given as its :class:`Sparse` changes to the static replay (and
+        its walls as the settled episodes' changes to the static walls)."""
         return cls(
             corpus,
             bound=None,
@@ -147,13 +158,39 @@ class Evaluation:
             abandoned=None,
             zombie=None,
             credited=None,
-            wall=wall,
+            wall=None,
             round_silence=None,
             peak_loose_workers=peak_loose_workers,
             unbounded=False,
             settled=settled,
             parts=parts,
+            wall_changes=wall_changes,
         )
+
+    @property
+    def wall_sec(self) -> np.ndarray:
+        """Per episode (corpus order), its wall time."""
+        if self._wall is None:
+            assert self.wall_changes is not None
+            changed, walls = self.wall_changes
+            wall = self.corpus.static_wall
+            if changed.size:
+                wall = wall.copy()
+                wall[changed] = walls
+            self._wall = wall
+        return self._wall
+
+    def walls(self) -> np.ndarray | ReplacedValues:
+        """The wall times as the summary reads them: the array when it is built, else the
+        static walls with the settled episodes' changes (the same quantiles and maximum,
+        without a corpus-sized array)."""
+        if self._wall is not None or self.wall_changes is None:
+            return self.wall_sec
+        changed, walls = self.wall_changes
+        c = self.corpus
+        if c.static_wall.size < REPLACED_WALLS_FROM or 8 * changed.size > c.static_wall.size:
+            return self.wall_sec  # a small corpus, or many changes: the array is as cheap
+        return ReplacedValues(c.static_wall_sorted, c.static_wall[changed], walls)
 
     def _parts(self) -> Sparse:
         assert self.parts is not None
@@ -315,14 +352,14 @@ class Evaluation:
         if self.parts is not None and self._zombie is None:
             scratch = self.corpus.zombie_scratch()
         if scratch is None:
-            return metrics.summarize_arrays(**self.summary_arguments())
+            return metrics.summarize_arrays(**self.summary_arguments(walls=True))
         hit = self.parts.hit  # type: ignore[union-attr]
         zombie_hit = self.parts.zombie_hit  # type: ignore[union-attr]
         wedged = ~np.isfinite(zombie_hit)
         try:
             # The wedged zombies as 0 and counted: summarize_arrays then sums once.
             scratch[hit] = np.where(wedged, 0.0, zombie_hit)
-            arguments = self.summary_arguments(zombie=scratch)
+            arguments = self.summary_arguments(zombie=scratch, walls=True)
             return metrics.summarize_arrays(
                 **arguments, wedged_zombies=int(np.count_nonzero(wedged))
             )
@@ -330,7 +367,9 @@ class Evaluation:
             scratch[hit] = 0.0
             self.corpus.release_scratch()
 
-    def summary_arguments(self, zombie: np.ndarray | None = None) -> dict[str, Any]:
+    def summary_arguments(
+        self, zombie: np.ndarray | None = None, walls: bool = False
+    ) -> dict[str, Any]:
         """The arguments :meth:`summary` gives :func:`~reviewlab.core.metrics.summarize_arrays`.
 
         A partitioned sweep (:mod:`reviewlab.analysis.partitioned`) reduces them per
@@ -339,7 +378,8 @@ class Evaluation:
         values, the line counts as their exact integer sums and the silences as their
         maximum (the only things the summary reads of them); the zombie seconds and wall
         times whole, in corpus order (a float sum and quantiles). ``zombie``: an array holding
-        the zombie seconds to give instead of building them (:meth:`summary`'s scratch).
+        the zombie seconds to give instead of building them (:meth:`summary`'s scratch);
+        ``walls``: the wall times as :meth:`walls` gives them (not necessarily an array).
         """
         c = self.corpus
         if self.parts is not None:
@@ -353,7 +393,7 @@ class Evaluation:
                 requested_lines=np.array([c.requested_total], dtype=np.int64),
                 credited_lines=np.array([p.credited_sum], dtype=np.int64),
                 timeout_lost_lines=np.array([p.timeout_lost_sum], dtype=np.int64),
-                wall_sec=self.wall_sec,
+                wall_sec=self.walls() if walls else self.wall_sec,
                 max_silence_sec=np.zeros(0) if p.silence_max is None else np.array([p.silence_max]),
                 peak_loose_workers=self.peak_loose_workers,
             )

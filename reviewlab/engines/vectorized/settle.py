@@ -529,7 +529,13 @@ def finish(
     zombie_hit = _zombies(c, hit, hit_bound)
     zombie = np.zeros(c.calls)
     zombie[hit] = zombie_hit
-    wall, rounds, round_silence, peak = _settled_clocks(c, hit, hit_bound, zombie_hit, blocks)
+    (changed, changed_wall), rounds, round_silence, peak = _settled_clocks(
+        c, hit, hit_bound, zombie_hit, blocks
+    )
+    wall = c.static_wall
+    if changed.size:
+        wall = wall.copy()
+        wall[changed] = changed_wall
     silence = c.static_silence
     if rounds.size:
         silence = silence.copy()
@@ -607,7 +613,7 @@ def finish_sparse(
         timeout_lost_sum=lost_sum,
         silence_max=_silence_max(c, rounds, round_silence),
     )
-    return Evaluation.sparse(c, parts, wall=wall, peak_loose_workers=peak, settled=blocks)
+    return Evaluation.sparse(c, parts, wall_changes=wall, peak_loose_workers=peak, settled=blocks)
 
 
 def _zombies(c: CompiledCorpus, hit: np.ndarray, hit_bound: np.ndarray) -> np.ndarray:
@@ -624,20 +630,22 @@ def _settled_clocks(
     hit_bound: np.ndarray,
     zombie_hit: np.ndarray,
     blocks: list[Settled],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """From the settled blocks: the wall times (the static ones elsewhere), the rounds whose
-    silence changed (those with an abandoned call) with their silences, and the peak of loose
-    workers."""
-    wall, peak = c.static_wall, 0
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray, np.ndarray, int]:
+    """From the settled blocks: the settled episodes (corpus positions) and their wall times
+    (every other episode keeps its static one), the rounds whose silence changed (those with an
+    abandoned call) with their silences, and the peak of loose workers."""
+    peak = 0
+    changed: list[np.ndarray] = []
+    walls: list[np.ndarray] = []
     rounds_out: list[np.ndarray] = []
     silences: list[np.ndarray] = []
     if blocks:
-        wall = wall.copy()
         starts, ends = [], []
         hit_row = c.call_row[hit]
         hit_rounds = _distinct_sorted(c.call_round[hit])
         for rows, clock, wait, *_ in blocks:
-            wall[c.events.order[rows]] = clock[-1] - c.arrival_sorted[rows]
+            changed.append(c.events.order[rows])
+            walls.append(clock[-1] - c.arrival_sorted[rows])
             mine = (hit_row >= rows[0]) & (
                 hit_row <= rows[-1]
             )  # a block is a run of the settled rows
@@ -659,6 +667,11 @@ def _settled_clocks(
             rounds_out.append(rounds)
             silences.append(np.cumsum(np.where(j < size, waits, 0.0), axis=0)[-1])
         peak = metrics.peak_overlap(np.concatenate(starts), np.concatenate(ends))
+    wall = (
+        (np.concatenate(changed), np.concatenate(walls))
+        if changed
+        else (np.zeros(0, dtype=np.intp), np.zeros(0))
+    )
     if not rounds_out:
         return wall, np.zeros(0, dtype=np.intp), np.zeros(0), peak
     return wall, np.concatenate(rounds_out), np.concatenate(silences), peak
