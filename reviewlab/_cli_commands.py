@@ -445,6 +445,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise UserError(f"--top: expected a positive number of rows, got {args.top}")
     _positive_seconds(args.connect_timeout, "--connect-timeout")
+    if args.threads is not None and args.threads < 1:
+        raise UserError(f"--threads: expected at least 1 thread, got {args.threads}")
+    if args.threads is not None and args.scheduler:
+        raise UserError("--threads: points on a Dask cluster run on its workers, not threads")
     objectives = [part.strip() for part in args.pareto.split(",")] if args.pareto else None
     episodes = _load_corpus(args.corpus, args.on_error)
     from reviewlab.analysis.known_tools import check_tools, corpus_tools
@@ -492,6 +496,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 client=client,
                 allow_unknown_tools=True,
                 prices=prices,
+                threads=args.threads,
             )
     finally:
         if client is not None:

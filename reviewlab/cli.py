@@ -283,6 +283,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the points on an existing Dask cluster (corpus scattered once)",
     )
     p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="in-process, replay N points at once (default: the cores, at most 8; "
+        "the vectorized engine only)",
+    )
+    p.add_argument(
         "--connect-timeout",
         type=float,
         default=10.0,

@@ -330,6 +330,8 @@ def test_replay_output_directory_must_exist(
         (["--narrowing", "fraction:2"], "narrowing.fraction"),
         (["--tool", "read_file=-5"], "read_file"),
         (["--scale", "0"], "grid: factor"),
+        (["--threads", "0"], "--threads"),
+        (["--threads", "2", "--scheduler", "tcp://127.0.0.1:1"], "--threads"),
     ],
 )
 def test_sweep_bad_grid_specs_are_one_line(
@@ -371,6 +373,16 @@ def test_sweep_writes_one_row_per_policy_point(
         > frame[frame["timeout.read_file"] == 600.0]["abandoned_call_rate"].max()
     ).all()
     assert "wrote 4 policy points" in capsys.readouterr().out
+
+
+def test_sweep_on_threads_writes_the_one_thread_table(corpus: Path, tmp_path: Path) -> None:
+    """``--threads 3`` replays points at once and writes byte for byte the ``--threads 1`` CSV."""
+    outs = [tmp_path / "one.csv", tmp_path / "three.csv"]
+    grid = ["--tool", "read_file=0.5,5,600", "--narrowing", "inherit,none"]
+    for threads, out in zip(("1", "3"), outs, strict=True):
+        assert main(["sweep", str(corpus), *grid, "--threads", threads, "-o", str(out)]) == 0
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    assert len(pd.read_csv(outs[1])) == 6
 
 
 def test_sweep_runs_on_an_existing_dask_scheduler(corpus: Path, tmp_path: Path) -> None:

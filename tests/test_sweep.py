@@ -144,3 +144,55 @@ def test_bad_grid_and_engine_are_refused(corpus):
         make_grid(tools={"read_file": []})
     with pytest.raises(ValueError, match="engine"):
         sweep(corpus, grid(), engine="real")
+
+
+def test_threads_replay_points_at_once_and_give_the_same_frame(corpus, monkeypatch):
+    """Points run concurrently on threads (two of them meet at a barrier, which a sweep that
+    ran them one after another would never reach), and the frame is the one-thread frame, in
+    grid order; every point's summary is the twin's."""
+    import threading
+
+    from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
+
+    points = list(grid())
+    compiled = compile_corpus(corpus)
+    serial = sweep(compiled, points, threads=1)
+    meet = threading.Barrier(2, timeout=60)
+    names: list[str] = []
+    summary = CompiledCorpus.summary
+
+    def spied(self, policy, narrowing=None):
+        names.append(threading.current_thread().name)
+        if len(names) <= 2:
+            meet.wait()  # BrokenBarrierError unless a second point runs meanwhile
+        return summary(self, policy, narrowing)
+
+    monkeypatch.setattr(CompiledCorpus, "summary", spied)
+    threaded = sweep(compiled, points, threads=3)
+    pd.testing.assert_frame_equal(threaded, serial)
+    assert len(names) == len(points) and all(n.startswith("reviewlab-sweep") for n in names)
+    monkeypatch.undo()
+    for index in (0, 5, len(points) - 1):
+        point = points[index]
+        twin = simulate(corpus, point.policy, point.narrowing).summary
+        assert threaded.loc[index, list(metrics.SUMMARY_KEYS)].to_dict() == {
+            key: twin[key] for key in metrics.SUMMARY_KEYS
+        }
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
+def test_a_bad_number_of_threads_is_refused_by_name(corpus, threads):
+    """threads must be a whole number from 1."""
+    with pytest.raises(ValueError, match="threads"):
+        sweep(corpus[:10], grid(), threads=threads)
+
+
+def test_concurrent_summaries_each_get_their_own_scratch_array(corpus):
+    """Two summaries at once hold two scratch arrays; a released one comes back all zeros."""
+    from reviewlab.engines.vectorized import compile_corpus
+
+    compiled = compile_corpus(corpus[:20])
+    first, second = compiled.zombie_scratch(), compiled.zombie_scratch()
+    assert first is not second and first.shape == second.shape == (compiled.calls,)
+    compiled.release_scratch(first)
+    assert compiled.zombie_scratch() is first and not first.any()

@@ -27,8 +27,8 @@ priced from its frames. A corpus path is then read as episodes (the token
 counts live there), and the cost is the same whichever engine replays.
 
 Lifecycle of a sweep: compile the corpus once
-(:func:`~reviewlab.engines.vectorized.compile_corpus`);
-in-process, evaluate point after point; with ``client=``, scatter the compiled
+(:func:`~reviewlab.engines.vectorized.compile_corpus`); in-process, evaluate the
+points on a few threads (``threads=``); with ``client=``, scatter the compiled
 corpus to every worker ONCE and send the points in chunks, each task replaying
 its chunk against the worker's copy. The frame is the same either way.
 """
@@ -39,6 +39,7 @@ import itertools
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,10 +58,12 @@ from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
 from reviewlab.recording.schema import Episode
 
 __all__ = [
+    "MAX_THREADS",
     "OBJECTIVE_ALIASES",
     "PARETO_OBJECTIVES",
     "Grid",
     "PolicyPoint",
+    "default_threads",
     "make_grid",
     "objective_column",
     "pareto",
@@ -367,6 +370,21 @@ def _twin_chunk(
     return out
 
 
+MAX_THREADS = 8
+"""The most threads an in-process sweep uses by default (each point holds its own temporaries:
+tens of MB a point at a million episodes)."""
+
+
+def default_threads() -> int:
+    """Threads an in-process vectorized sweep uses by default: the cores this process may run
+    on, at most :data:`MAX_THREADS`."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_THREADS))
+
+
 def _progress_bar(total: int, progress: bool | None) -> Any:
     show = total >= _PROGRESS_MIN_POINTS if progress is None else bool(progress)
     if not show:
@@ -392,6 +410,7 @@ def sweep(
     chunk_size: int | None = None,
     allow_unknown_tools: bool = False,
     prices: PriceTable | Mapping[str, PriceTable] | None = None,
+    threads: int | None = None,
 ) -> pd.DataFrame:
     """Replay ``episodes`` under every point of ``grid``; one row per
     point (see the module docstring).
@@ -410,8 +429,17 @@ def sweep(
     path; not a compiled corpus, which has no token counts). Several tables by
     name (``{"list": t1, "cheap slots": t2}``) sweep the prices too: one row per
     point and table, in that order, named in a ``prices`` column; each point is
-    replayed once.
+    replayed once. ``threads``: in-process, the vectorized engine replays this many points at
+    once on threads (its array work runs without the GIL, so a sweep uses the machine's
+    cores); default :func:`default_threads`, ``1`` one point after another. The frame is the
+    same whatever the number, in grid order.
     """
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+    ):
+        raise ValueError(
+            f"threads: expected a whole number of threads, at least 1, got {threads!r}"
+        )
     points = list(grid)
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
@@ -493,10 +521,17 @@ def sweep(
     try:
         if client is None:
             rows = []
-            for chunk in _chunks(points, chunk_size or 16):
-                rows.extend(run(corpus, chunk, *extra))
-                if bar is not None:
-                    bar.update(len(chunk))
+            workers = (threads or default_threads()) if engine == "vectorized" else 1
+            chunks = _chunks(points, chunk_size or (1 if workers > 1 else 16))
+            with ThreadPoolExecutor(
+                max(1, min(workers, len(chunks))), thread_name_prefix="reviewlab-sweep"
+            ) as pool:
+                for chunk, done in zip(
+                    chunks, pool.map(lambda chunk: run(corpus, chunk, *extra), chunks), strict=True
+                ):
+                    rows.extend(done)
+                    if bar is not None:
+                        bar.update(len(chunk))
         else:
             rows = _run_on_cluster(client, corpus, points, run, extra, chunk_size, bar)
     finally:

@@ -126,8 +126,11 @@ class RemoteCalls:
             self.honoured_sec.append(float(honoured))
 
 
-_SCRATCH: weakref.WeakKeyDictionary[Any, np.ndarray] = weakref.WeakKeyDictionary()
+_SCRATCH: weakref.WeakKeyDictionary[Any, list[np.ndarray]] = weakref.WeakKeyDictionary()
+"""Per corpus, its free scratch arrays (one per summary running at once, kept between
+replays)."""
 _SCRATCH_LOCK = threading.Lock()
+_WINDOWS_LOCK = threading.Lock()
 
 
 class DeadlineWindows:
@@ -450,31 +453,32 @@ class CompiledCorpus:
     def deadline_windows(self, narrowing: Narrowing) -> DeadlineWindows:
         """The :class:`DeadlineWindows` of ``narrowing`` (built on first use; the last two
         narrowings are kept)."""
-        cache = self.__dict__.setdefault("_windows", OrderedDict())
         key = (narrowing.mode, narrowing.reserve_sec, narrowing.fraction)
-        windows = cache.get(key)
-        if windows is None:
-            windows = cache[key] = DeadlineWindows.of(self, narrowing)
-            while len(cache) > 2:
-                cache.popitem(last=False)
-        cache.move_to_end(key)
+        with _WINDOWS_LOCK:  # replays of one corpus may run on several threads (sweep)
+            cache = self.__dict__.setdefault("_windows", OrderedDict())
+            windows = cache.get(key)
+            if windows is None:
+                windows = cache[key] = DeadlineWindows.of(self, narrowing)
+                while len(cache) > 2:
+                    cache.popitem(last=False)
+            cache.move_to_end(key)
         return windows  # type: ignore[no-any-return]
 
-    def zombie_scratch(self) -> np.ndarray | None:
+    def zombie_scratch(self) -> np.ndarray:
         """A writable array of zeros, one per call, that a summary fills and clears again
-        (:meth:`Evaluation.summary`), or ``None`` while another thread uses it. Release it
-        with :meth:`release_scratch`. Kept beside the corpus, not in it (a scattered corpus
-        pickles without it)."""
-        if not _SCRATCH_LOCK.acquire(blocking=False):
-            return None
-        scratch = _SCRATCH.get(self)
-        if scratch is None:
-            scratch = _SCRATCH[self] = np.zeros(self.calls)
-        return scratch
+        (:meth:`Evaluation.summary`); each summary running at the same time gets its own.
+        Hand it back with :meth:`release_scratch`. Kept beside the corpus, not in it (a
+        scattered corpus pickles without it)."""
+        with _SCRATCH_LOCK:
+            free = _SCRATCH.setdefault(self, [])
+            if free:
+                return free.pop()
+        return np.zeros(self.calls)
 
-    def release_scratch(self) -> None:
-        """Hand the scratch array back (all zeros again)."""
-        _SCRATCH_LOCK.release()
+    def release_scratch(self, scratch: np.ndarray) -> None:
+        """Hand ``scratch`` back (all zeros again) for the next summary."""
+        with _SCRATCH_LOCK:
+            _SCRATCH.setdefault(self, []).append(scratch)
 
     def longest_silences(self, k: int) -> np.ndarray:
         """At least ``k`` rounds (all if fewer) with the longest static silences, longest first.

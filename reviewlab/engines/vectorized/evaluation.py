@@ -344,15 +344,13 @@ class Evaluation:
         silences per round (the longest round is the longest episode maximum;
         an episode without calls has 0, which no round is below).
 
-        A sparse replay whose zombie seconds were never read writes them into the corpus's
-        scratch array of zeros (:meth:`CompiledCorpus.zombie_scratch`) and clears them after
+        A sparse replay whose zombie seconds were never read writes them into a scratch array
+        of zeros of the corpus's (:meth:`CompiledCorpus.zombie_scratch`) and clears them after
         the summary: no corpus-sized allocation per point.
         """
-        scratch = None
-        if self.parts is not None and self._zombie is None:
-            scratch = self.corpus.zombie_scratch()
-        if scratch is None:
+        if self.parts is None or self._zombie is not None:
             return metrics.summarize_arrays(**self.summary_arguments(walls=True))
+        scratch = self.corpus.zombie_scratch()
         hit = self.parts.hit  # type: ignore[union-attr]
         zombie_hit = self.parts.zombie_hit  # type: ignore[union-attr]
         wedged = ~np.isfinite(zombie_hit)
@@ -365,7 +363,7 @@ class Evaluation:
             )
         finally:
             scratch[hit] = 0.0
-            self.corpus.release_scratch()
+            self.corpus.release_scratch(scratch)
 
     def summary_arguments(
         self, zombie: np.ndarray | None = None, walls: bool = False
