@@ -44,8 +44,10 @@ class CorpusCache(Generic[Compiled]):
             return (0, 0, 0, *options)
         return (len(episodes), id(episodes[0]), id(episodes[-1]), *options)
 
-    def get(self, episodes: list[object], *options: Hashable) -> Compiled | None:
+    def get(self, episodes: Sequence[object], *options: Hashable) -> Compiled | None:
         """The corpus compiled from these episodes with these options, or ``None``."""
+        if not isinstance(episodes, list):
+            episodes = list(episodes)
         key = self._key(episodes, options)
         entry = self._entries.get(key)
         if entry is None or entry[0] != episodes:
@@ -53,7 +55,7 @@ class CorpusCache(Generic[Compiled]):
         self._entries.move_to_end(key)
         return entry[1]
 
-    def put(self, episodes: list[object], compiled: Compiled, *options: Hashable) -> Compiled:
+    def put(self, episodes: Sequence[object], compiled: Compiled, *options: Hashable) -> Compiled:
         """Keep ``compiled`` for these episodes and options (dropping the oldest entries past
         ``size``); returns it."""
         key = self._key(episodes, options)

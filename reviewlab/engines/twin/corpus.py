@@ -195,9 +195,9 @@ _CACHE: CorpusCache[TwinCorpus] = CorpusCache(CACHE_SIZE)
 def compiled(episodes: list[Episode]) -> TwinCorpus:
     """The :class:`TwinCorpus` of ``episodes``, from the cache when these very objects were compiled
     before (:class:`~reviewlab.engines.corpus_cache.CorpusCache`)."""
-    corpus = _CACHE.get(episodes)  # type: ignore[arg-type]
+    corpus = _CACHE.get(episodes)
     if corpus is None:
-        corpus = _CACHE.put(episodes, TwinCorpus(episodes))  # type: ignore[arg-type]
+        corpus = _CACHE.put(episodes, TwinCorpus(episodes))
     return corpus
 
 

@@ -776,10 +776,10 @@ def cached_corpus(episodes: Sequence[Episode], *, censored: str, seed: int) -> C
     mutating their lists.
     """
     episodes = episodes if isinstance(episodes, list) else list(episodes)
-    corpus = _CACHE.get(episodes, censored, seed)  # type: ignore[arg-type]
+    corpus = _CACHE.get(episodes, censored, seed)
     if corpus is None:
         corpus = _CACHE.put(
-            episodes,  # type: ignore[arg-type]
+            episodes,
             compile_corpus(episodes, censored=censored, seed=seed),
             censored,
             seed,
