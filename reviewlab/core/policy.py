@@ -151,6 +151,10 @@ are clock-aware (a runtime protocol check costs tens of microseconds, and engine
 replay)."""
 
 
+_PRESETS: dict[type, Any] = {}
+""":meth:`TimeoutPolicy.ouroboros` by class, made once (engines ask for it on every replay)."""
+
+
 def is_clock_aware(policy: Any) -> bool:
     """Whether ``policy`` states how its timeouts vary (:class:`ClockAwarePolicy`)."""
     kind = type(policy)
@@ -331,8 +335,11 @@ class TimeoutPolicy:
     def ouroboros(cls) -> TimeoutPolicy:
         """The reference system's resolution: 600 s floor, ``query_code`` 120 s, unknown 360 s,
         ``run_command``/``run_script`` overrides capped at 1800 s + 30 s, the clamp list with a 120
-        s reserve."""
-        return cls(
+        s reserve. (A policy is immutable: the same object is handed out again.)"""
+        made = _PRESETS.get(cls)
+        if made is not None:
+            return made
+        made = _PRESETS[cls] = cls(
             default_sec=_OUROBOROS_UNKNOWN_SEC,
             tools_sec=dict(_OUROBOROS_TABLE),
             floor_sec=_OUROBOROS_GLOBAL_SEC,
@@ -343,6 +350,7 @@ class TimeoutPolicy:
             clamp_reserve_sec=_OUROBOROS_CLAMP_RESERVE_SEC,
             name="ouroboros",
         )
+        return made
 
     @classmethod
     def uniform(cls, seconds: float) -> TimeoutPolicy:
