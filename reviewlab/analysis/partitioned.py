@@ -35,7 +35,10 @@ shared it (2026-12-01; ``benchmarks/bench_corpus.py`` and the run below):
 * in-process, 1,000,000 synthetic episodes (6.16 M calls) from one Parquet file:
   compile 15.8 s, then 0.36 s per grid point of the benchmark's tuning grid (after the
   compile and sparse-replay work of 11:30 the same day: compile 9.4 s, 0.16 s per point,
-  peak 1.71 GiB; the cluster figures below predate it and were not measured again);
+  peak 1.71 GiB; at 20:30, with the wall quantiles read from the sorted static walls and
+  the points on both cores' threads: compile 8.2-12.5 s from run to run, 0.051 s per point
+  of wall time, about 0.087 s of one core, peak 1.69 GiB; the cluster figures below
+  predate both and were not measured again);
 * on a 2-process ``LocalCluster`` (1 thread each), the same corpus as 8
   partitions of 125,000 episodes, 10 points: 39.1 s end to end; one partition
   alone (compile + 10 points) 7.6 s, i.e. about 2.0 s of compile and 0.045 s
