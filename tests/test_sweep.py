@@ -196,3 +196,31 @@ def test_concurrent_summaries_each_get_their_own_scratch_array(corpus):
     assert first is not second and first.shape == second.shape == (compiled.calls,)
     compiled.release_scratch(first)
     assert compiled.zombie_scratch() is first and not first.any()
+
+
+class _ReadsArgs:
+    """A custom policy (not keyed like TimeoutPolicy): it reads every call's arguments."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def timeout_for(self, tools, tool_name, tool_args=None):
+        return self.seconds * (2.0 if tool_args and "path" in tool_args else 1.0)
+
+
+def test_threads_on_a_column_compiled_corpus_with_custom_policies(corpus, tmp_path):
+    """Custom policies read the arguments, decoded once from the file on first use, whichever
+    thread asks first: the threaded frame is the one-thread frame."""
+    from reviewlab.engines.vectorized.columns import compile_columns
+    from reviewlab.recording.files import save_episodes
+
+    path = tmp_path / "corpus.parquet"
+    save_episodes(corpus, path)
+    points = points_grid(
+        [(_ReadsArgs(seconds), Narrowing()) for seconds in (0.5, 1.0, 2.0, 5.0, 30.0, 120.0)]
+    )
+    serial = sweep(compile_columns(path), points, threads=1, allow_unknown_tools=True)
+    threaded = sweep(compile_columns(path), points, threads=4, allow_unknown_tools=True)
+    pd.testing.assert_frame_equal(threaded, serial)
+    twin = simulate(corpus, _ReadsArgs(2.0), Narrowing()).summary
+    assert serial.loc[2, "abandoned_call_rate"] == twin["abandoned_call_rate"] > 0

@@ -287,11 +287,20 @@ def replays_episodes(policy: Any) -> bool:
     return breaker_rule(policy) is not None or bool(hedge_rules(policy))
 
 
-def points_grid(pairs: Iterable[tuple[TimeoutPolicy, Narrowing]]) -> Grid:
-    """A grid of explicit ``(policy, narrowing)`` pairs, named by the policy's name."""
+def points_grid(pairs: Iterable[tuple[Any, Narrowing]]) -> Grid:
+    """A grid of explicit ``(policy, narrowing)`` pairs, named by the policy's name (any policy
+    object: one without a ``name`` is named by its class)."""
     return Grid(
         tuple(
-            PolicyPoint(p, n, {"policy_name": p.name, "scale": 1.0, **_narrowing_params(n)})
+            PolicyPoint(
+                p,
+                n,
+                {
+                    "policy_name": getattr(p, "name", None) or type(p).__name__,
+                    "scale": 1.0,
+                    **_narrowing_params(n),
+                },
+            )
             for p, n in pairs
         )
     )

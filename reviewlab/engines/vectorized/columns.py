@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -81,13 +82,18 @@ class ArgsColumn(Sequence[Any]):
         self._size = size
         self._load: Callable[[], list[str]] | None = load
         self._decoded: list[Any] | None = None
+        self._lock = threading.Lock()  # a sweep's threads may all ask first
 
     def _all(self) -> list[Any]:
-        if self._decoded is None:
-            assert self._load is not None
-            self._decoded = [json.loads(text) for text in self._load()]
-            self._load = None
-        return self._decoded
+        decoded = self._decoded
+        if decoded is None:
+            with self._lock:
+                if self._decoded is None:
+                    assert self._load is not None
+                    self._decoded = [json.loads(text) for text in self._load()]
+                    self._load = None
+                decoded = self._decoded
+        return decoded
 
     def __len__(self) -> int:
         return self._size
