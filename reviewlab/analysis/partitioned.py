@@ -30,30 +30,32 @@ error (sweep in-process instead). Partitions are files (``part-*.parquet`` of
 a directory, or one ``.parquet`` file): the unit of parallelism.
 
 Cost and scale, measured on the 2-core development machine while other work
-shared it (2026-12-01; ``benchmarks/bench_corpus.py`` and the run below):
+shared it (2026-12-01; ``benchmarks/bench_corpus.py``, and for the cluster a sweep of
+every tenth point of that benchmark's grid over ``write_tables(..., rows_per_partition=125_000)``
+of the same corpus):
 
 * in-process, 1,000,000 synthetic episodes (6.16 M calls) from one Parquet file:
   compile 15.8 s, then 0.36 s per grid point of the benchmark's tuning grid (after the
   compile and sparse-replay work of 11:30 the same day: compile 9.4 s, 0.16 s per point,
   peak 1.71 GiB; at 20:30, with the wall quantiles read from the sorted static walls and
   the points on both cores' threads: compile 8.2-12.5 s from run to run, 0.051 s per point
-  of wall time, about 0.087 s of one core, peak 1.69 GiB; the cluster figures below
-  predate both and were not measured again);
+  of wall time, about 0.087 s of one core, peak 1.69 GiB);
 * on a 2-process ``LocalCluster`` (1 thread each), the same corpus as 8
-  partitions of 125,000 episodes, 10 points: 39.1 s end to end; one partition
-  alone (compile + 10 points) 7.6 s, i.e. about 2.0 s of compile and 0.045 s
-  per point per 125,000 episodes on one core;
-* the client's merge: 173 ms per point for 1 M episodes (rebuilding the zombie
-  array of 6.2 M calls, the quantiles of 1 M wall times).
+  partitions of 125,000 episodes, 10 points: 39.1 s end to end before that work, 13.5 s
+  at 20:55; one partition alone: compile 0.8 s and 0.016 s per point on one core (before:
+  2.0 s and 0.045 s), so the workers' share of the 13.5 s is about 3.8 s and the rest is
+  the client's: reading the ids, gathering the parts and merging them, about 1 s per point
+  at 1 M episodes (the merge alone was 173 ms per point: rebuilding the zombie array of
+  6.2 M calls, the quantiles of 1 M wall times).
 
 Extrapolation to 100 M episodes (620 M calls, 800 partitions of 125,000) on N
-one-core workers, for P points: the workers need about
-800 × (2.0 + 0.045·P) worker-seconds — for P = 100, 5,200 s: ~9 min on
-N = 10, ~52 s on N = 100 — while the merge, as built, grows with the corpus:
+one-core workers, for P points, from the 20:55 figures: the workers need about
+800 × (0.8 + 0.016·P) worker-seconds — for P = 100, about 1,900 s: ~3 min on
+N = 10, ~20 s on N = 100 — while the client's part, as built, grows with the corpus:
 per point it gathers 800 MB of wall times and rebuilds a 5 GB zombie array
-(~17 s and 6 GB of client memory per point; ~30 min for 100 points). So the
-workers scale out and the exact merge does not: at that size the zombie sum
-should be merged as per-partition exact sums (``math.fsum``, which differs
+(~100 s and 6 GB of client memory per point from the 1 M figure; hours for 100
+points). So the workers scale out and the exact merge does not: at that size the
+zombie sum should be merged as per-partition exact sums (``math.fsum``, which differs
 from the single-process ``np.sum`` in the last bits) and the percentiles by an
 exact two-pass selection (bucket counts, then the one bucket's values); neither
 is built here.
