@@ -449,6 +449,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UserError(f"--threads: expected at least 1 thread, got {args.threads}")
     if args.threads is not None and args.scheduler:
         raise UserError("--threads: points on a Dask cluster run on its workers, not threads")
+    if args.threads is not None and (args.engine != "vectorized" or args.hedge or args.breaker):
+        raise UserError(
+            "--threads: only the vectorized engine's points run on threads "
+            "(not --engine twin, --hedge or --breaker)"
+        )
     objectives = [part.strip() for part in args.pareto.split(",")] if args.pareto else None
     episodes = _load_corpus(args.corpus, args.on_error)
     from reviewlab.analysis.known_tools import check_tools, corpus_tools

@@ -332,6 +332,8 @@ def test_replay_output_directory_must_exist(
         (["--scale", "0"], "grid: factor"),
         (["--threads", "0"], "--threads"),
         (["--threads", "2", "--scheduler", "tcp://127.0.0.1:1"], "--threads"),
+        (["--threads", "2", "--engine", "twin"], "--threads: only the vectorized"),
+        (["--threads", "2", "--breaker", "3"], "--threads: only the vectorized"),
     ],
 )
 def test_sweep_bad_grid_specs_are_one_line(

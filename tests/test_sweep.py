@@ -187,6 +187,21 @@ def test_a_bad_number_of_threads_is_refused_by_name(corpus, threads):
         sweep(corpus[:10], grid(), threads=threads)
 
 
+def test_threads_an_engine_would_ignore_are_refused(corpus):
+    """More than one thread is an error where points cannot run on threads: the twin, points
+    with a breaker, a Dask cluster (whose workers run them)."""
+    from reviewlab.core.breaker import BreakerRule
+
+    with pytest.raises(ValueError, match="threads: engine='twin'"):
+        sweep(corpus[:10], grid(), engine="twin", threads=2)
+    broken = make_grid(base=TimeoutPolicy.uniform(5.0), breakers=[BreakerRule(3)])
+    with pytest.raises(ValueError, match="threads: engine='twin' and points that hedge"):
+        sweep(corpus[:10], broken, threads=2)
+    with pytest.raises(ValueError, match="threads: points on a Dask cluster"):
+        sweep(corpus[:10], grid(), client="tcp://127.0.0.1:1", threads=2)
+    assert len(sweep(corpus[:10], grid(), engine="twin", threads=1)) == len(grid())
+
+
 def test_concurrent_summaries_each_get_their_own_scratch_array(corpus):
     """Two summaries at once hold two scratch arrays; a released one comes back all zeros."""
     from reviewlab.engines.vectorized import compile_corpus

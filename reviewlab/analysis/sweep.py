@@ -449,6 +449,8 @@ def sweep(
         raise ValueError(
             f"threads: expected a whole number of threads, at least 1, got {threads!r}"
         )
+    if threads is not None and threads > 1 and client is not None:
+        raise ValueError("threads: points on a Dask cluster run on its workers, not threads")
     points = list(grid)
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
@@ -509,6 +511,12 @@ def sweep(
         if not isinstance(episodes, CompiledCorpus):
             episodes = list(episodes)
         check_tools(grid_tools(points), corpus_tools(episodes), what="grid")
+    if threads is not None and threads > 1 and engine != "vectorized":
+        # Only the vectorized engine's points run on threads; say so rather than ignore it.
+        raise ValueError(
+            "threads: engine='twin' and points that hedge or have a breaker run one after "
+            "another; leave threads unset"
+        )
     if engine == "episodes":
         corpus: Any = list(episodes)  # type: ignore[arg-type]
         run: Callable[..., list[dict[str, Any]]] = _replay_chunk
@@ -532,13 +540,17 @@ def sweep(
             rows = []
             workers = (threads or default_threads()) if engine == "vectorized" else 1
             chunks = _chunks(points, chunk_size or (1 if workers > 1 else 16))
-            with ThreadPoolExecutor(
-                max(1, min(workers, len(chunks))), thread_name_prefix="reviewlab-sweep"
-            ) as pool:
-                for chunk, done in zip(
-                    chunks, pool.map(lambda chunk: run(corpus, chunk, *extra), chunks), strict=True
-                ):
-                    rows.extend(done)
+            workers = min(workers, len(chunks))
+            if workers > 1:
+                with ThreadPoolExecutor(workers, thread_name_prefix="reviewlab-sweep") as pool:
+                    done = pool.map(lambda chunk: run(corpus, chunk, *extra), chunks)
+                    for chunk, got in zip(chunks, done, strict=True):
+                        rows.extend(got)
+                        if bar is not None:
+                            bar.update(len(chunk))
+            else:  # one after another, on the caller's thread
+                for chunk in chunks:
+                    rows.extend(run(corpus, chunk, *extra))
                     if bar is not None:
                         bar.update(len(chunk))
         else:

@@ -145,7 +145,7 @@ class ClockAwarePolicy(Protocol):
 
 
 _CLOCK_AWARE_MEMBERS = tuple(name for name in vars(ClockAwarePolicy) if not name.startswith("_"))
-_CLOCK_AWARE_TYPES: dict[type, bool] = {}
+_CLOCK_AWARE_TYPES: set[type] = set()
 """Classes that define every :class:`ClockAwarePolicy` member themselves: all their instances
 are clock-aware (a runtime protocol check costs tens of microseconds, and engines ask per
 replay)."""
@@ -162,7 +162,7 @@ def is_clock_aware(policy: Any) -> bool:
         return True
     aware = isinstance(policy, ClockAwarePolicy)
     if aware and all(callable(getattr(kind, name, None)) for name in _CLOCK_AWARE_MEMBERS):
-        _CLOCK_AWARE_TYPES[kind] = True
+        _CLOCK_AWARE_TYPES.add(kind)
     return aware
 
 

@@ -244,6 +244,16 @@ class CompiledCorpus:
             "_tool_names", lambda: np.array(self.tools or [""], dtype=object)[self.tool_code]
         )
 
+    def walls_with(self, changed: np.ndarray, walls: np.ndarray) -> np.ndarray:
+        """Per episode, its wall time when the episodes ``changed`` (corpus positions) have
+        ``walls`` and every other keeps its static one (the static array itself if none
+        changed)."""
+        if not changed.size:
+            return self.static_wall
+        wall = self.static_wall.copy()
+        wall[changed] = walls
+        return wall
+
     @property
     def static_wall_sorted(self) -> np.ndarray:
         """The static wall times, sorted (built on first use: a sparse replay's summary reads

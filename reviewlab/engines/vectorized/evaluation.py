@@ -172,12 +172,7 @@ class Evaluation:
         """Per episode (corpus order), its wall time."""
         if self._wall is None:
             assert self.wall_changes is not None
-            changed, walls = self.wall_changes
-            wall = self.corpus.static_wall
-            if changed.size:
-                wall = wall.copy()
-                wall[changed] = walls
-            self._wall = wall
+            self._wall = self.corpus.walls_with(*self.wall_changes)
         return self._wall
 
     def walls(self) -> np.ndarray | ReplacedValues:

@@ -529,13 +529,8 @@ def finish(
     zombie_hit = _zombies(c, hit, hit_bound)
     zombie = np.zeros(c.calls)
     zombie[hit] = zombie_hit
-    (changed, changed_wall), rounds, round_silence, peak = _settled_clocks(
-        c, hit, hit_bound, zombie_hit, blocks
-    )
-    wall = c.static_wall
-    if changed.size:
-        wall = wall.copy()
-        wall[changed] = changed_wall
+    changes, rounds, round_silence, peak = _settled_clocks(c, hit, hit_bound, zombie_hit, blocks)
+    wall = c.walls_with(*changes)
     silence = c.static_silence
     if rounds.size:
         silence = silence.copy()
