@@ -13,15 +13,13 @@ from reviewlab.core.deadline import (
     execution_deadline_scope,
     monotonic_now,
 )
-from reviewlab.core.idle import IdleTimeouts
 from reviewlab.core.policy import (
     Bound,
     Narrowing,
+    Policy,
     PolicyError,
     TimeoutPolicy,
-    load_policy_file,
     resolve_bound,
-    save_policy_file,
 )
 from reviewlab.core.receipts import Outcome, ToolReceipt, tool_timeout_text
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
@@ -48,10 +46,10 @@ __all__ = [
     "CallStatus",
     "Episode",
     "EpisodeResult",
-    "IdleTimeouts",
     "MCPServer",
     "Narrowing",
     "Outcome",
+    "Policy",
     "PolicyError",
     "ReplayBounds",
     "ReplayResult",
@@ -68,13 +66,11 @@ __all__ = [
     "execution_deadline_scope",
     "inspection_registry",
     "load_episodes",
-    "load_policy_file",
     "monotonic_now",
     "replay",
     "replay_bounds",
     "resolve_bound",
     "save_episodes",
-    "save_policy_file",
     "tool_call",
     "tool_timeout_text",
 ]

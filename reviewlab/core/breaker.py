@@ -36,7 +36,6 @@ outlasts an episode goes on into the slot's next episode.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import deque
 from collections.abc import Mapping
@@ -50,9 +49,6 @@ __all__ = [
     "BREAKER_FIELDS",
     "BreakerRule",
     "BreakerState",
-    "breaker_rule",
-    "refuse_breaker",
-    "unbroken",
 ]
 
 BREAKER_FIELDS = ("consecutive", "window", "cooldown_rounds", "cooldown_sec", "scope")
@@ -137,14 +133,6 @@ class BreakerRule:
             return f"{self.cooldown_rounds} model round(s)"
         return f"{self.cooldown_sec}s"
 
-    def scaled(self, factor: float) -> BreakerRule:
-        """The rule on a clock ``factor`` times as fast: ``cooldown_sec`` times ``factor``."""
-        if self.cooldown_sec is None:
-            return self
-        return BreakerRule(
-            self.consecutive, self.window, None, self.cooldown_sec * factor, self.scope
-        )
-
     def to_dict(self) -> dict[str, Any]:
         """The rule as a plain mapping (TOML-ready: unset fields are left out)."""
         data = {name: getattr(self, name) for name in BREAKER_FIELDS}
@@ -180,55 +168,6 @@ def _cooldown_sec(value: Any) -> float:
     if not math.isfinite(number) or number <= 0:
         raise PolicyError(f"cooldown_sec: must be positive and finite, got {value!r}")
     return number
-
-
-def breaker_rule(policy: Any) -> BreakerRule | None:
-    """The breaker of ``policy`` (``policy.breaker``), or ``None``.
-
-    A wrapping policy (one with a ``policy`` attribute, e.g.
-    :class:`~reviewlab.core.idle.IdleTimeouts`) answers with the breaker of the policy it wraps.
-    """
-    seen = 0
-    while policy is not None and seen < 8:
-        rule = getattr(policy, "breaker", None)
-        if rule is not None:
-            if not isinstance(rule, BreakerRule):
-                raise PolicyError(f"breaker: expected a BreakerRule, got {rule!r}")
-            return rule
-        policy = getattr(policy, "policy", None)
-        seen += 1
-    return None
-
-
-def unbroken(policy: Any) -> Any:
-    """``policy`` without its breaker (same bounds): what an engine replays a corpus that the
-    rewrite fixed point (:mod:`reviewlab.engines.reaction`) has already withheld calls in.
-
-    A policy with ``without_breaker()`` (:class:`~reviewlab.core.policy.TimeoutPolicy`) gives
-    that; a dataclass wrapping a ``policy`` (e.g. :class:`~reviewlab.core.idle.IdleTimeouts`)
-    is copied around its unbroken inner policy. Any other policy with a breaker is refused.
-    """
-    if breaker_rule(policy) is None:
-        return policy
-    strip = getattr(policy, "without_breaker", None)
-    if callable(strip) and getattr(policy, "breaker", None) is not None:
-        return strip()
-    inner = getattr(policy, "policy", None)
-    if inner is not None and dataclasses.is_dataclass(policy) and not isinstance(policy, type):
-        return dataclasses.replace(policy, policy=unbroken(inner))
-    raise PolicyError(f"breaker: cannot replay {policy!r} without its breaker")
-
-
-def refuse_breaker(policy: Any, engine: str) -> None:
-    """A ``ValueError`` naming ``engine`` when ``policy`` has a breaker: an engine called on
-    its own replays calls, not the withholding of calls, which only
-    :func:`reviewlab.engines.replay.replay` does (through the rewrite fixed point)."""
-    if breaker_rule(policy) is not None:
-        raise ValueError(
-            f"{engine}: the policy has a breaker, which is replayed by "
-            "reviewlab.replay(episodes, policy, engine=...) (the rewrite fixed point); "
-            "called directly, this engine would ignore it"
-        )
 
 
 class BreakerState:

@@ -2,10 +2,8 @@
 
 A :class:`HedgeRule` says, for one tool, how long a call may go unanswered
 before a second attempt starts (``after_sec``) and which share of that tool's
-calls may be hedged at most (``max_share``). A policy carries its rules in a
-``hedges`` mapping (tool name -> rule); :func:`hedge_rule` is the one way
-engines ask for the rule of a tool, so a policy without hedges (or any
-policy-like object) simply has none.
+calls may be hedged at most (``max_share``). A policy carries its rules in its
+``hedges`` part (tool name -> rule, :class:`~reviewlab.core.policy.Policy`).
 
 Lifecycle of a hedged call (docs/semantics.md, "Hedged calls"): dispatched at
 ``t`` with bound ``b``, attempt 1 runs ``d1``. If it has not answered by
@@ -45,8 +43,6 @@ __all__ = [
     "ShareBudget",
     "hedge_fate",
     "hedge_fate_array",
-    "hedge_rule",
-    "hedge_rules",
     "plan_budget",
 ]
 
@@ -100,27 +96,6 @@ class HedgeRule:
             return cls(data["after_sec"], data.get("max_share", 0.05))
         except PolicyError as error:
             raise PolicyError(f"{where}.{error}") from None
-
-
-def hedge_rule(policy: Any, tool: str) -> HedgeRule | None:
-    """The hedge rule of ``tool`` under ``policy``, or ``None`` (not hedged).
-
-    Reads ``policy.hedges`` (a mapping tool -> :class:`HedgeRule`); a policy
-    without that attribute hedges nothing.
-    """
-    hedges = getattr(policy, "hedges", None) or {}
-    rule = hedges.get(tool)
-    if rule is None:
-        return None
-    if not isinstance(rule, HedgeRule):
-        raise PolicyError(f"hedges.{tool}: expected a HedgeRule, got {rule!r}")
-    return rule
-
-
-def hedge_rules(policy: Any) -> dict[str, HedgeRule]:
-    """Every hedge rule of ``policy`` by tool name (empty when it hedges nothing)."""
-    hedges = getattr(policy, "hedges", None) or {}
-    return {tool: rule for tool in sorted(hedges) if (rule := hedge_rule(policy, tool)) is not None}
 
 
 def plan_budget(
@@ -273,8 +248,8 @@ class ShareBudget:
     when ``hedged so far + 1 <= max_share x calls so far``. Thread-safe.
     """
 
-    def __init__(self, policy: Any) -> None:
-        self.rules = hedge_rules(policy)
+    def __init__(self, rules: Mapping[str, HedgeRule]) -> None:
+        self.rules = dict(rules)
         self.calls: dict[str, int] = {}
         self.hedges: dict[str, int] = {}
         self._lock = threading.Lock()

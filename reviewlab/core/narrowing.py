@@ -20,7 +20,21 @@ import numpy as np
 
 from reviewlab.core.vocab import BOUND_BY, NARROWING_MODES, BoundBy, NarrowingMode
 
-__all__ = ["BOUND_BY", "NARROWING_MODES", "Bound", "Narrowing", "PolicyError", "check_seconds"]
+__all__ = [
+    "BOUND_BY",
+    "CLAMP_JITTER_SEC",
+    "NARROWING_MODES",
+    "Bound",
+    "Narrowing",
+    "PolicyError",
+    "check_seconds",
+]
+
+CLAMP_JITTER_SEC = 0.25
+"""The real clock's allowance, in the policy's seconds: a clamp window this close below a whole
+second counts as that second, and a deadline window this close below the tool timeout is a tie
+that counts as the tool timeout (docs/semantics.md, "Ties on the real clock"). On a real clock
+the time left is always a little short of the round figure a plan or a simulation sees."""
 
 
 class PolicyError(ValueError):
@@ -46,7 +60,8 @@ class Bound:
 
     ``sec`` is ``None`` only under :meth:`Narrowing.unbounded` (``by ==
     "unbounded"``). ``by`` is ``"deadline"`` only when the narrowed deadline is
-    strictly shorter than the tool timeout.
+    shorter than the tool timeout by more than :data:`CLAMP_JITTER_SEC` (a closer window
+    is a tie on the real clock; ``sec`` is still the window).
     """
 
     sec: float | None
@@ -125,9 +140,11 @@ class Narrowing:
             window = max(0.0, remaining_sec * self.fraction)
         else:
             window = max(0.0, remaining_sec)
-        if window < tool_timeout_sec:
-            return window, "deadline"
-        return tool_timeout_sec, "tool_timeout"
+        if window >= tool_timeout_sec:
+            return tool_timeout_sec, "tool_timeout"
+        # A window within the clock's jitter of the tool timeout is a tie: the tool timeout.
+        tie = window >= tool_timeout_sec - CLAMP_JITTER_SEC
+        return window, "tool_timeout" if tie else "deadline"
 
     def narrow(self, tool_timeout_sec: float, remaining_sec: float | None) -> Bound:
         """Fold the time remaining before the inherited deadline into a tool timeout
@@ -156,8 +173,9 @@ class Narrowing:
             window = np.maximum(0.0, rem * self.fraction)
         else:
             window = np.maximum(0.0, rem)
-        by_deadline = window < tool  # NaN (no deadline) is never shorter
-        return np.where(by_deadline, window, tool), by_deadline
+        shorter = window < tool  # NaN (no deadline) is never shorter
+        by_deadline = window < tool - CLAMP_JITTER_SEC  # a tie within the jitter: tool timeout
+        return np.where(shorter, window, tool), by_deadline
 
     def to_dict(self) -> dict[str, Any]:
         """The ``[narrowing]`` table of a policy file."""

@@ -1,220 +1,97 @@
-"""Per-tool timeout policy and the bound of one call.
+"""The policy: one frozen value whose parts every engine, executor and command reads by name.
 
-A call's bound is decided once, when it is dispatched::
-
-    bound = narrowing(policy.timeout_for(tools, name, args), deadline_remaining())
-
-:class:`TimeoutPolicy` answers the per-tool question (how long may THIS tool,
-with THESE arguments, on THIS registry run?). :class:`Narrowing`
-(:mod:`reviewlab.core.narrowing`, re-exported here) folds in the
-deadline the caller inherited. :func:`resolve_bound` does both and returns a
-:class:`Bound` that remembers which term fired, so nobody has to guess later
-whether the tool timeout or the deadline cut a call short.
-
-The same :func:`resolve_bound` serves the real executor (remaining time read on
-the monotonic clock) and the SimPy twin (remaining time passed in from virtual
-time).
+A :class:`Policy` holds ``timeouts`` (a :class:`~reviewlab.core.timeouts.TimeoutPolicy` or any
+custom rule with ``timeout_for``), ``narrowing``, ``idle_sec`` (per tool), ``hedges`` (per
+tool), ``breaker``, the ``idempotent_tools`` a hedge may run twice, and a ``name``. Nothing
+wraps it and nothing strips it: a consumer that cannot honour a part refuses it by name
+(:meth:`Policy.refuse`). :meth:`Policy.of` is the one conversion from what callers passed
+before (a bare timeout rule, a separate narrowing). :func:`resolve_bound` is the bound of one
+call (docs/semantics.md, "The bound").
 """
 
 from __future__ import annotations
 
-import json
-import math
-import re
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-import numpy as np
 import tomli_w
 
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.deadline import deadline_remaining
 from reviewlab.core.hedge import HedgeRule
-from reviewlab.core.narrowing import BOUND_BY, NARROWING_MODES, Bound, Narrowing, PolicyError
-from reviewlab.core.narrowing import check_seconds as _seconds
+from reviewlab.core.narrowing import (
+    BOUND_BY,
+    CLAMP_JITTER_SEC,
+    NARROWING_MODES,
+    Bound,
+    Narrowing,
+    PolicyError,
+    check_seconds,
+)
+from reviewlab.core.timeouts import (
+    ClockAwarePolicy,
+    SupportsTimeoutFor,
+    TimeoutPolicy,
+    check_tool_name,
+    is_clock_aware,
+    reads_clock,
+    timeout_at,
+)
 
 __all__ = [
     "BOUND_BY",
     "CLAMP_JITTER_SEC",
     "IDEMPOTENT_TOOLS",
     "NARROWING_MODES",
+    "POLICY_PARTS",
+    "PRE_FIX_LABEL",
     "Bound",
     "ClockAwarePolicy",
     "Narrowing",
+    "Policy",
     "PolicyError",
     "SupportsTimeoutFor",
     "TimeoutPolicy",
     "is_clock_aware",
-    "load_policy_file",
     "reads_clock",
     "resolve_bound",
-    "save_policy_file",
     "timeout_at",
 ]
-
-# Facts from the reference system (reference/ouroboros-semantics.md §1).
-_OUROBOROS_GLOBAL_SEC = 600.0
-# What a key of ``tools_sec`` must look like: an OpenAI function name, dots allowed (MCP).
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-_OUROBOROS_UNKNOWN_SEC = 360.0
-_OUROBOROS_TABLE = {"query_code": 120.0}
-_OUROBOROS_OVERRIDE_TOOLS = ("run_command", "run_script")
-_OUROBOROS_OVERRIDE_CEILING_SEC = 1800.0
-_OUROBOROS_SETTLEMENT_MARGIN_SEC = 30.0
-_OUROBOROS_CLAMP_TOOLS = (
-    "web_search",
-    "browse_page",
-    "browser_action",
-    "youtube_transcript",
-    "wait_task",
-    "wait_tasks",
-    "plan_task",
-    "task_acceptance_review",
-    "analyze_screenshot",
-    "vlm_query",
-    "await_messages",
-)
-_OUROBOROS_CLAMP_RESERVE_SEC = 120.0
-
-CLAMP_JITTER_SEC = 0.25
-"""A clamp window this close below a whole second counts as that second (see step 4)."""
 
 IDEMPOTENT_TOOLS = ("list_files", "query_code", "read_file", "search_code")
 """The tools a policy may hedge unless told otherwise: the read-only inspection tools."""
 
+PRE_FIX_LABEL = "pre-fix (unbounded)"
+"""The one spelling of the pre-fix policy's label (:attr:`Policy.label`)."""
+
+POLICY_PARTS = ("timeouts", "narrowing", "idle_sec", "hedges", "breaker")
+"""The parts an engine must honour or refuse by name (the conformance suite walks them)."""
+
 _UNSET: Any = object()
+_TABLES = ("policy", "narrowing", "idle", "hedges", "breaker")
 
 
-@runtime_checkable
-class SupportsTimeoutFor(Protocol):
-    """Anything with ``timeout_for(tools, tool_name, tool_args=None) -> float`` is a policy."""
-
-    def timeout_for(
-        self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
-    ) -> float:
-        """Seconds this call of ``tool_name`` may run on this registry with these arguments."""
-        ...
-
-
-@runtime_checkable
-class ClockAwarePolicy(Protocol):
-    """A policy that says how its timeouts vary, so every engine can ask it the same way.
-
-    * ``reads_clock(tools, name, args)``: whether this call's timeout depends on the time left
-      before the inherited deadline. When it does, engines pass that time explicitly as
-      ``timeout_for(..., remaining_sec=...)`` — the virtual time in the twin, the scaled real
-      time in the real replay — instead of the policy reading a clock of its own.
-    * ``reads_args(name)``: whether any call's arguments can change this tool's timeout.
-    * ``args_key(args)``: the part of the arguments it reads; calls of one tool with equal keys
-      that do not read the clock get equal timeouts, so replays resolve them once.
-
-    :class:`TimeoutPolicy` is one. Any other object with only ``timeout_for`` is a policy too:
-    engines then resolve every call on its own and give it no time left (it may still read
-    :func:`~reviewlab.core.deadline.deadline_remaining` itself when run live).
-    """
-
-    def timeout_for(
-        self,
-        tools: Any,
-        tool_name: str,
-        tool_args: Mapping[str, Any] | None = None,
-        *,
-        remaining_sec: float | None = ...,
-    ) -> float:
-        """Seconds this call may run, with ``remaining_sec`` left before the deadline."""
-        ...
-
-    def reads_clock(
-        self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
-    ) -> bool:
-        """Whether this call's timeout depends on the time left before the deadline."""
-        ...
-
-    def reads_args(self, tool_name: str) -> bool:
-        """Whether a call's arguments can change this tool's timeout."""
-        ...
-
-    def args_key(self, tool_args: Mapping[str, Any] | None) -> tuple[Any, ...]:
-        """The part of a call's arguments the timeout depends on, hashable."""
-        ...
+def _idle_table(value: Any) -> Mapping[str, float]:
+    if not isinstance(value, Mapping):
+        raise PolicyError(f"idle_sec: expected a table of tool name -> seconds, got {value!r}")
+    table = {
+        check_tool_name("idle_sec", tool): check_seconds(f"idle_sec.{tool}", seconds)
+        for tool, seconds in value.items()
+    }
+    return MappingProxyType(dict(sorted(table.items())))
 
 
-_CLOCK_AWARE_MEMBERS = tuple(name for name in vars(ClockAwarePolicy) if not name.startswith("_"))
-_CLOCK_AWARE_TYPES: set[type] = set()
-"""Classes that define every :class:`ClockAwarePolicy` member themselves: all their instances
-are clock-aware (a runtime protocol check costs tens of microseconds, and engines ask per
-replay)."""
-
-
-_PRESETS: dict[type, Any] = {}
-""":meth:`TimeoutPolicy.ouroboros` by class, made once (engines ask for it on every replay)."""
-
-
-def is_clock_aware(policy: Any) -> bool:
-    """Whether ``policy`` states how its timeouts vary (:class:`ClockAwarePolicy`)."""
-    kind = type(policy)
-    if kind in _CLOCK_AWARE_TYPES:
-        return True
-    aware = isinstance(policy, ClockAwarePolicy)
-    if aware and all(callable(getattr(kind, name, None)) for name in _CLOCK_AWARE_MEMBERS):
-        _CLOCK_AWARE_TYPES.add(kind)
-    return aware
-
-
-def reads_clock(
-    policy: Any, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
-) -> bool:
-    """Whether ``policy``'s timeout for this call depends on the time left (False when it never
-    says)."""
-    return is_clock_aware(policy) and bool(policy.reads_clock(tools, tool_name, tool_args))
-
-
-def timeout_at(
-    policy: SupportsTimeoutFor,
-    tools: Any,
-    tool_name: str,
-    tool_args: Mapping[str, Any] | None,
-    remaining_sec: float | None,
-) -> float:
-    """``policy``'s timeout for a call with ``remaining_sec`` left: the one way every engine
-    asks."""
-    if is_clock_aware(policy):
-        return policy.timeout_for(tools, tool_name, tool_args, remaining_sec=remaining_sec)  # type: ignore[call-arg]
-    return policy.timeout_for(tools, tool_name, tool_args)
-
-
-def _tool_names(field_name: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, list | tuple):
-        raise PolicyError(f"{field_name}: expected a list of tool names, got {value!r}")
-    for index, name in enumerate(value):
-        if not isinstance(name, str) or not name:
-            raise PolicyError(f"{field_name}[{index}]: expected a tool name, got {name!r}")
-    return tuple(value)
-
-
-def _tool_name(field_name: str, tool: Any) -> str:
-    """``tool`` if it looks like a tool name, else a :class:`PolicyError` naming ``field_name``."""
-    if not isinstance(tool, str) or not _TOOL_NAME.fullmatch(tool):
-        # A policy may name tools a registry lacks (it is shared across registries),
-        # but each name must at least look like a tool name, so a typo'd table shows.
-        raise PolicyError(
-            f"{field_name}: {tool!r} is not a tool name (1-64 letters, digits, '_', '-' or '.')"
-        )
-    return tool
-
-
-def _hedges(value: Any, idempotent: tuple[str, ...]) -> Mapping[str, HedgeRule]:
-    """The ``hedges`` table validated: tool name -> :class:`HedgeRule` (or its mapping form)."""
+def _hedge_table(value: Any, idempotent: tuple[str, ...]) -> Mapping[str, HedgeRule]:
     if not isinstance(value, Mapping):
         raise PolicyError(f"hedges: expected a table of tool name -> hedge rule, got {value!r}")
     table = {}
     for tool, rule in value.items():
-        _tool_name("hedges", tool)
+        check_tool_name("hedges", tool)
         if isinstance(rule, Mapping):
             rule = HedgeRule.from_dict(rule, where=f"hedges.{tool}")
         elif not isinstance(rule, HedgeRule):
@@ -228,188 +105,125 @@ def _hedges(value: Any, idempotent: tuple[str, ...]) -> Mapping[str, HedgeRule]:
     return MappingProxyType(dict(sorted(table.items())))
 
 
-def _breaker(value: Any) -> BreakerRule | None:
-    """The ``breaker`` field validated: ``None``, a :class:`BreakerRule` or its mapping form."""
-    if value is None or isinstance(value, BreakerRule):
-        return value
-    if isinstance(value, Mapping):
-        return BreakerRule.from_dict(value, where="breaker")
-    raise PolicyError(f"breaker: expected a breaker rule (a table), got {value!r}")
-
-
-def _override_arg(tool_args: Mapping[str, Any] | None) -> Any:
-    """The raw argument override of a call: ``timeout_sec``, alias ``timeout`` (``None`` when
-    absent)."""
-    args = tool_args if isinstance(tool_args, Mapping) else {}
-    return args.get("timeout_sec", args.get("timeout"))
+def _tool_list(field_name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise PolicyError(f"{field_name}: expected a list of tool names, got {value!r}")
+    return tuple(sorted({check_tool_name(field_name, tool) for tool in value}))
 
 
 @dataclass(frozen=True)
-class TimeoutPolicy:
-    """Per-tool timeouts, resolved per dispatched call.
+class Policy:
+    """A timeout policy: every part an engine reads, by name (docs/semantics.md, "The policy").
 
-    Resolution of ``timeout_for(tools, name, args)``:
-
-    1. ``p`` = ``tools_sec[name]``, else the timeout the registry declares for
-       ``name`` (``tools.declared_timeouts[name]`` when the registry has one),
-       else ``default_sec``.
-    2. ``base = max(floor_sec, p)`` when a floor is set, else ``p``.
-    3. For tools in ``override_tools`` whose arguments carry a positive int
-       ``timeout_sec`` (alias ``timeout``): ``min(max(base, override),
-       override_ceiling_sec) + settlement_margin_sec``; the clamp is skipped.
-    4. For tools in ``clamp_tools`` with time remaining ``rem > 0``: ``w = rem
-       - clamp_reserve_sec``; ``base`` if ``w >= base`` else the whole seconds
-       of ``max(1, min(base, w))``, where a window less than
-       :data:`CLAMP_JITTER_SEC` short of a whole second counts as that second
-       (``floor(x + CLAMP_JITTER_SEC)``). The reference truncates with
-       ``int()``; on a real clock the time left is always a few microseconds
-       to milliseconds short of the round figure a plan or a simulation sees,
-       and plain truncation then costs a whole second of bound (a deadline of
-       8 s with a 2 s reserve gave 5 s in the twin and 4 s for real). With the
-       jitter allowance every engine gets 5 s.
-    5. Otherwise ``base``.
-
-    Beyond the bound: ``hedges`` (tool -> :class:`~reviewlab.core.hedge.HedgeRule`, only for
-    tools in ``idempotent_tools``, by default :data:`IDEMPOTENT_TOOLS`) starts a second attempt
-    of a slow call; ``breaker`` (:class:`~reviewlab.core.breaker.BreakerRule`) withholds a tool
-    that keeps being abandoned. Both default to off.
+    * ``timeouts``: the per-tool timeout rule (default :meth:`TimeoutPolicy.ouroboros`).
+    * ``narrowing``: how the inherited deadline narrows it (default ``inherit``).
+    * ``idle_sec``: tool -> seconds without progress after which a call is abandoned.
+    * ``hedges``: tool -> :class:`~reviewlab.core.hedge.HedgeRule` (idempotent tools only).
+    * ``breaker``: a :class:`~reviewlab.core.breaker.BreakerRule`, or ``None``.
+    * ``idempotent_tools``: the tools a hedge may run twice.
+    * ``name``: the label in tables (empty: derived from the parts, :attr:`label`).
     """
 
-    default_sec: float = _OUROBOROS_UNKNOWN_SEC
-    tools_sec: Mapping[str, float] = field(default_factory=dict)
-    floor_sec: float | None = None
-    override_tools: tuple[str, ...] = ()
-    override_ceiling_sec: float = _OUROBOROS_OVERRIDE_CEILING_SEC
-    settlement_margin_sec: float = _OUROBOROS_SETTLEMENT_MARGIN_SEC
-    clamp_tools: tuple[str, ...] = ()
-    clamp_reserve_sec: float = _OUROBOROS_CLAMP_RESERVE_SEC
-    name: str = "custom"
-    idempotent_tools: tuple[str, ...] = IDEMPOTENT_TOOLS
+    timeouts: Any = field(default_factory=TimeoutPolicy.ouroboros)
+    narrowing: Narrowing = field(default_factory=Narrowing)
+    idle_sec: Mapping[str, float] = field(default_factory=dict)
     hedges: Mapping[str, HedgeRule] = field(default_factory=dict)
     breaker: BreakerRule | None = None
+    idempotent_tools: tuple[str, ...] = IDEMPOTENT_TOOLS
+    name: str = ""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "default_sec", _seconds("default_sec", self.default_sec))
-        if not isinstance(self.tools_sec, Mapping):
+        if isinstance(self.timeouts, Policy):
+            raise PolicyError("timeouts: expected a timeout rule, got a Policy (use Policy.of)")
+        if not callable(getattr(self.timeouts, "timeout_for", None)):
             raise PolicyError(
-                f"tools_sec: expected a table of tool name -> seconds, got {self.tools_sec!r}"
+                "timeouts: expected a TimeoutPolicy or an object with "
+                f"timeout_for(tools, tool_name, tool_args=None), got {self.timeouts!r}"
             )
-        table = {}
-        for tool, seconds in self.tools_sec.items():
-            table[_tool_name("tools_sec", tool)] = _seconds(f"tools_sec.{tool}", seconds)
-        set_(self, "tools_sec", MappingProxyType(dict(sorted(table.items()))))
-        if self.floor_sec is not None:
-            set_(self, "floor_sec", _seconds("floor_sec", self.floor_sec))
-        set_(self, "override_tools", _tool_names("override_tools", self.override_tools))
-        set_(
-            self,
-            "override_ceiling_sec",
-            _seconds("override_ceiling_sec", self.override_ceiling_sec),
-        )
-        set_(
-            self,
-            "settlement_margin_sec",
-            _seconds("settlement_margin_sec", self.settlement_margin_sec, allow_zero=True),
-        )
-        set_(self, "clamp_tools", _tool_names("clamp_tools", self.clamp_tools))
-        set_(
-            self,
-            "clamp_reserve_sec",
-            _seconds("clamp_reserve_sec", self.clamp_reserve_sec, allow_zero=True),
-        )
+        if not isinstance(self.narrowing, Narrowing):
+            raise PolicyError(f"narrowing: expected a Narrowing, got {self.narrowing!r}")
+        set_(self, "idle_sec", _idle_table(self.idle_sec))
+        set_(self, "idempotent_tools", _tool_list("idempotent_tools", self.idempotent_tools))
+        set_(self, "hedges", _hedge_table(self.hedges, self.idempotent_tools))
+        if isinstance(self.breaker, Mapping):
+            set_(self, "breaker", BreakerRule.from_dict(self.breaker, where="breaker"))
+        elif self.breaker is not None and not isinstance(self.breaker, BreakerRule):
+            raise PolicyError(f"breaker: expected a breaker rule (a table), got {self.breaker!r}")
         if not isinstance(self.name, str):
             raise PolicyError(f"name: expected a string, got {self.name!r}")
-        idempotent = _tool_names("idempotent_tools", self.idempotent_tools)
-        for tool in idempotent:
-            _tool_name("idempotent_tools", tool)
-        set_(self, "idempotent_tools", tuple(sorted(set(idempotent))))
-        set_(self, "hedges", _hedges(self.hedges, self.idempotent_tools))
-        set_(self, "breaker", _breaker(self.breaker))
 
     def __hash__(self) -> int:
-        return hash(json.dumps(self.to_dict(), sort_keys=True))
+        timeouts = self.timeouts
+        key = timeouts.to_json() if isinstance(timeouts, TimeoutPolicy) else id(timeouts)
+        return hash(
+            (
+                key,
+                self.narrowing,
+                tuple(self.idle_sec.items()),
+                tuple(self.hedges.items()),
+                self.breaker,
+                self.idempotent_tools,
+                self.name,
+            )
+        )
+
+    # -- the one conversion ----------------------------------------------
+    @classmethod
+    def of(cls, policy: Any = None, narrowing: Narrowing | None = None) -> Policy:
+        """``policy`` as a :class:`Policy`: itself, or a bare timeout rule (``None``: ouroboros)
+        with ``narrowing``. A separate ``narrowing`` that contradicts a Policy's is refused."""
+        if isinstance(policy, Policy):
+            if narrowing is not None and narrowing != policy.narrowing:
+                raise PolicyError(
+                    f"narrowing: given twice ({narrowing.label} and the policy's "
+                    f"{policy.narrowing.label}); pass policy.replace(narrowing=...)"
+                )
+            return policy
+        if narrowing is not None and not isinstance(narrowing, Narrowing):
+            raise PolicyError(f"narrowing: expected a Narrowing, got {narrowing!r}")
+        timeouts = TimeoutPolicy.ouroboros() if policy is None else policy
+        return cls(timeouts=timeouts, narrowing=narrowing or Narrowing())
+
+    def replace(self, **parts: Any) -> Policy:
+        """A copy with some parts replaced (unknown names are errors)."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(parts) - known)
+        if unknown:
+            raise PolicyError(
+                f"unknown policy part(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
+        return replace(self, **parts)
 
     # -- presets ---------------------------------------------------------
     @classmethod
-    def ouroboros(cls) -> TimeoutPolicy:
-        """The reference system's resolution: 600 s floor, ``query_code`` 120 s, unknown 360 s,
-        ``run_command``/``run_script`` overrides capped at 1800 s + 30 s, the clamp list with a 120
-        s reserve. (A policy is immutable: the same object is handed out again.)"""
-        made = _PRESETS.get(cls)
-        if made is not None:
-            return made
-        made = _PRESETS[cls] = cls(
-            default_sec=_OUROBOROS_UNKNOWN_SEC,
-            tools_sec=dict(_OUROBOROS_TABLE),
-            floor_sec=_OUROBOROS_GLOBAL_SEC,
-            override_tools=_OUROBOROS_OVERRIDE_TOOLS,
-            override_ceiling_sec=_OUROBOROS_OVERRIDE_CEILING_SEC,
-            settlement_margin_sec=_OUROBOROS_SETTLEMENT_MARGIN_SEC,
-            clamp_tools=_OUROBOROS_CLAMP_TOOLS,
-            clamp_reserve_sec=_OUROBOROS_CLAMP_RESERVE_SEC,
-            name="ouroboros",
-        )
-        return made
+    def ouroboros(cls) -> Policy:
+        """The reference system's resolution (:meth:`TimeoutPolicy.ouroboros`), ``inherit``."""
+        return cls(timeouts=TimeoutPolicy.ouroboros())
 
     @classmethod
-    def uniform(cls, seconds: float) -> TimeoutPolicy:
-        """Every tool gets ``seconds``, with no floor, override or clamp."""
-        value = _seconds("seconds", seconds)
-        return cls(default_sec=value, name=f"uniform-{value:g}s")
+    def unbounded(cls) -> Policy:
+        """The pre-fix behaviour: no call is bounded (:meth:`Narrowing.unbounded`)."""
+        return cls(timeouts=TimeoutPolicy.ouroboros(), narrowing=Narrowing.unbounded())
 
-    def with_tools(self, name: str | None = None, **tools_sec: float) -> TimeoutPolicy:
-        """A copy with some per-tool timeouts replaced."""
-        table = {**self.tools_sec, **tools_sec}
-        return TimeoutPolicy(**{**self._fields(), "tools_sec": table, "name": name or self.name})
+    @classmethod
+    def uniform(cls, seconds: float) -> Policy:
+        """Every tool gets ``seconds`` (:meth:`TimeoutPolicy.uniform`), ``inherit``."""
+        return cls(timeouts=TimeoutPolicy.uniform(seconds))
 
-    def with_tool_timeouts(self, name: str | None = None, **tools_sec: float) -> TimeoutPolicy:
-        """A copy in which the given tools get exactly these timeouts, not raised by the floor.
+    # -- building --------------------------------------------------------
+    def with_idle(self, **idle_sec: float) -> Policy:
+        """A copy with idle timeouts for some tools (seconds without progress)."""
+        return self.replace(idle_sec={**self.idle_sec, **idle_sec})
 
-        The floor is folded into ``default_sec`` and the existing table (each
-        becomes its own :meth:`base_for`), so every tool not named keeps the
-        timeout it had on a registry without declared timeouts.
-        """
-        fields = self._fields()
-        fields["tools_sec"] = {
-            **{tool: self.base_for(None, tool) for tool in self.tools_sec},
-            **tools_sec,
-        }
-        fields["default_sec"] = self.default_base_sec()
-        fields["floor_sec"] = None
-        fields["name"] = name or self.name
-        return TimeoutPolicy(**fields)
-
-    def scaled(self, factor: float, name: str | None = None) -> TimeoutPolicy:
-        """A copy with the default, the floor and every per-tool timeout multiplied by
-        ``factor``."""
-        factor = _seconds("factor", factor)
-        fields = self._fields()
-        fields["default_sec"] = self.default_sec * factor
-        fields["tools_sec"] = {tool: sec * factor for tool, sec in self.tools_sec.items()}
-        if self.floor_sec is not None:
-            fields["floor_sec"] = self.floor_sec * factor
-        fields["name"] = name or f"{self.name}x{factor:g}"
-        return TimeoutPolicy(**fields)
-
-    def with_idempotent(self, *tools: str, name: str | None = None) -> TimeoutPolicy:
+    def with_idempotent(self, *tools: str) -> Policy:
         """A copy in which ``tools`` are marked idempotent too (so they may be hedged)."""
-        fields = self._fields()
-        fields["idempotent_tools"] = [*self.idempotent_tools, *tools]
-        fields["name"] = name or self.name
-        return TimeoutPolicy(**fields)
+        return self.replace(idempotent_tools=(*self.idempotent_tools, *tools))
 
-    def with_hedge(
-        self, tool: str, *, after_sec: float, max_share: float = 0.05, name: str | None = None
-    ) -> TimeoutPolicy:
-        """A copy that hedges ``tool`` after ``after_sec`` on at most ``max_share`` of its calls.
-
-        ``tool`` must be marked idempotent (:meth:`with_idempotent`); the error names it.
-        """
-        fields = self._fields()
-        fields["hedges"] = {**self.hedges, tool: HedgeRule(after_sec, max_share)}
-        fields["name"] = name or self.name
-        return TimeoutPolicy(**fields)
+    def with_hedge(self, tool: str, *, after_sec: float, max_share: float = 0.05) -> Policy:
+        """A copy that hedges ``tool`` after ``after_sec`` on at most ``max_share`` of its
+        calls; ``tool`` must be idempotent (:meth:`with_idempotent`)."""
+        return self.replace(hedges={**self.hedges, tool: HedgeRule(after_sec, max_share)})
 
     def with_breaker(
         self,
@@ -419,37 +233,63 @@ class TimeoutPolicy:
         cooldown_rounds: int | None = _UNSET,
         cooldown_sec: float | None = None,
         scope: str = "episode",
-        name: str | None = None,
-    ) -> TimeoutPolicy:
-        """A copy with a breaker (:class:`~reviewlab.core.breaker.BreakerRule`).
-
-        ``cooldown_rounds`` defaults to 2, or to ``None`` when ``cooldown_sec`` is given.
-        """
+    ) -> Policy:
+        """A copy with a breaker; ``cooldown_rounds`` defaults to 2, or to ``None`` when
+        ``cooldown_sec`` is given."""
         if cooldown_rounds is _UNSET:
             cooldown_rounds = None if cooldown_sec is not None else 2
         try:
             rule = BreakerRule(consecutive, window, cooldown_rounds, cooldown_sec, scope)  # type: ignore[arg-type]
         except PolicyError as exc:
             raise PolicyError(f"breaker.{exc}") from None
-        fields = self._fields()
-        fields["breaker"] = rule
-        fields["name"] = name or self.name
-        return TimeoutPolicy(**fields)
+        return self.replace(breaker=rule)
 
-    def without_breaker(self, name: str | None = None) -> TimeoutPolicy:
-        """A copy with no breaker."""
-        return TimeoutPolicy(**{**self._fields(), "breaker": None, "name": name or self.name})
+    # -- reading ---------------------------------------------------------
+    @property
+    def label(self) -> str:
+        """The one label of this policy in tables, charts and the CLI."""
+        if self.narrowing.mode == "unbounded":
+            return PRE_FIX_LABEL
+        if self.name:
+            return self.name
+        base = getattr(self.timeouts, "name", None) or type(self.timeouts).__name__
+        parts = [str(base)]
+        if self.narrowing != Narrowing():
+            parts.append(self.narrowing.label)
+        if self.idle_sec:
+            parts.append("idle(" + ",".join(f"{t}={s:g}s" for t, s in self.idle_sec.items()) + ")")
+        for tool, rule in self.hedges.items():
+            parts.append(f"hedge({tool}@{rule.after_sec:g}s,{rule.max_share:g})")
+        if self.breaker is not None:
+            parts.append(f"breaker({self.breaker.label})")
+        return "+".join(parts)
 
-    # -- resolution ------------------------------------------------------
-    def base_for(self, tools: Any, tool_name: str) -> float:
-        """Steps 1–2: the per-tool value with the floor applied."""
-        if tool_name in self.tools_sec:
-            per_tool = self.tools_sec[tool_name]
-        else:
-            declared = getattr(tools, "declared_timeouts", None)
-            value = declared.get(tool_name) if isinstance(declared, Mapping) else None
-            per_tool = float(value) if value is not None else self.default_sec
-        return max(self.floor_sec, per_tool) if self.floor_sec is not None else per_tool
+    @property
+    def parts_in_use(self) -> tuple[str, ...]:
+        """The optional parts this policy sets (``idle_sec``, ``hedges``, ``breaker``)."""
+        return tuple(
+            part
+            for part, on in (
+                ("idle_sec", bool(self.idle_sec)),
+                ("hedges", bool(self.hedges)),
+                ("breaker", self.breaker is not None),
+            )
+            if on
+        )
+
+    def refuse(self, consumer: str, *parts: str) -> None:
+        """A :class:`PolicyError` naming ``consumer`` and the first of ``parts`` this policy
+        sets: the way a consumer that cannot honour a part says so instead of ignoring it."""
+        for part in parts:
+            if part in self.parts_in_use:
+                raise PolicyError(
+                    f"{consumer}: the policy's {part} cannot be honoured here "
+                    f"(policy {self.label!r}); {_WHERE.get(part, '')}".rstrip("; ")
+                )
+
+    def idle_for(self, tool_name: str) -> float | None:
+        """The idle timeout of ``tool_name``'s calls, or ``None``."""
+        return self.idle_sec.get(tool_name)
 
     def timeout_for(
         self,
@@ -459,171 +299,130 @@ class TimeoutPolicy:
         *,
         remaining_sec: float | None = _UNSET,
     ) -> float:
-        """Seconds THIS tool may run with THESE arguments on THIS registry (see the class
-        docstring).
+        """The ``timeouts`` part's answer for one call (before narrowing)."""
+        remaining = deadline_remaining() if remaining_sec is _UNSET else remaining_sec
+        return timeout_at(self.timeouts, tools, tool_name, tool_args, remaining)
 
-        ``remaining_sec`` is the time left before the inherited deadline; by
-        default it is read from :func:`deadline_remaining`.
-        """
-        base = self.base_for(tools, tool_name)
-        overridden = self._override_sec(base, tool_name, tool_args)
-        if overridden is not None:
-            return overridden
-        if tool_name in self.clamp_tools:
-            rem = deadline_remaining() if remaining_sec is _UNSET else remaining_sec
-            return self.clamp(base, rem)
-        return base
-
-    def _override_sec(
-        self, base: float, tool_name: str, tool_args: Mapping[str, Any] | None
-    ) -> float | None:
-        """Step 3: the argument override, or ``None`` when it does not apply to this call."""
-        if tool_name not in self.override_tools:
-            return None
-        override = _override_arg(tool_args)
-        if isinstance(override, int) and not isinstance(override, bool) and override > 0:
-            return (
-                min(max(base, float(override)), self.override_ceiling_sec)
-                + self.settlement_margin_sec
-            )
-        return None
-
-    def default_base_sec(self) -> float:
-        """Steps 1–2 for a tool neither in the table nor declared by the registry."""
-        floor = self.floor_sec
-        return max(floor, self.default_sec) if floor is not None else self.default_sec
-
-    def reads_args(self, tool_name: str) -> bool:
-        """Whether a call's arguments can change this tool's timeout (step 3's tools only)."""
-        return tool_name in self.override_tools
-
-    def reads_clock(
-        self, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
-    ) -> bool:
-        """Whether step 4 (the deadline clamp) applies to this call: its timeout depends on the
-        time left."""
-        if tool_name not in self.clamp_tools:
-            return False
-        return self._override_sec(self.base_for(tools, tool_name), tool_name, tool_args) is None
-
-    def clamp(self, base_sec: float, remaining_sec: float | None) -> float:
-        """Step 4 for one call: ``base_sec`` clamped to the time left minus
-        ``clamp_reserve_sec``."""
-        if remaining_sec is None or remaining_sec <= 0:
-            return base_sec
-        window = remaining_sec - self.clamp_reserve_sec
-        if window >= base_sec:
-            return base_sec
-        return float(math.floor(max(1.0, min(base_sec, window)) + CLAMP_JITTER_SEC))
-
-    def clamp_array(self, base_sec: np.ndarray, remaining_sec: np.ndarray) -> np.ndarray:
-        """:meth:`clamp` element-wise; a NaN in ``remaining_sec`` stands for ``None`` (no
-        deadline)."""
-        base = np.asarray(base_sec, dtype=float)
-        rem = np.asarray(remaining_sec, dtype=float)
-        window = rem - self.clamp_reserve_sec
-        # NaN compares False everywhere (silently), so "no deadline" keeps the base like rem <= 0
-        # does.
-        cut = (rem > 0) & ~(window >= base)
-        clamped = np.floor(np.maximum(1.0, np.minimum(base, window)) + CLAMP_JITTER_SEC)
-        return np.where(cut, clamped, base)
-
-    @staticmethod
-    def args_key(tool_args: Mapping[str, Any] | None) -> tuple[Any, ...]:
-        """The part of a call's arguments :meth:`timeout_for` reads: calls of one tool with equal
-        keys
-        resolve to the same timeout (replay engines resolve once per distinct key)."""
-        value = _override_arg(tool_args)
-        try:
-            hash(value)
-        except TypeError:
-            value = repr(value)
-        return (type(value).__name__, value)
+    def bound(
+        self,
+        tools: Any,
+        tool_name: str,
+        tool_args: Mapping[str, Any] | None = None,
+        *,
+        remaining_sec: float | None = _UNSET,
+    ) -> Bound:
+        """The bound of one dispatched call (:func:`resolve_bound`)."""
+        return resolve_bound(self, tools, tool_name, tool_args, remaining_sec=remaining_sec)
 
     # -- serialisation ---------------------------------------------------
-    def _fields(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "default_sec": self.default_sec,
-            "tools_sec": dict(self.tools_sec),
-            "floor_sec": self.floor_sec,
-            "override_tools": list(self.override_tools),
-            "override_ceiling_sec": self.override_ceiling_sec,
-            "settlement_margin_sec": self.settlement_margin_sec,
-            "clamp_tools": list(self.clamp_tools),
-            "clamp_reserve_sec": self.clamp_reserve_sec,
-            "idempotent_tools": list(self.idempotent_tools),
-            "hedges": dict(self.hedges),
-            "breaker": self.breaker,
-        }
-
     def to_dict(self) -> dict[str, Any]:
-        """A plain dict (JSON/TOML-ready).
-
-        Fields at their "off" value are omitted (``floor_sec`` unset, no ``hedges``, no
-        ``breaker``, the default ``idempotent_tools``), so a policy without the newer features
-        is written exactly as before they existed.
-        """
-        fields = self._fields()
-        if fields["floor_sec"] is None:
-            del fields["floor_sec"]
-        if self.idempotent_tools == IDEMPOTENT_TOOLS:
-            del fields["idempotent_tools"]
+        """The TOML document: ``[policy]``, ``[narrowing]``, ``[idle]``, ``[hedges.TOOL]``,
+        ``[breaker]`` (parts at their "off" value omitted)."""
+        if not isinstance(self.timeouts, TimeoutPolicy):
+            raise PolicyError(
+                f"timeouts: a custom rule ({type(self.timeouts).__name__}) cannot be written "
+                "to a policy file; only a TimeoutPolicy can"
+            )
+        table = self.timeouts.to_dict()
+        if self.name:
+            table["label"] = self.name
+        if self.idempotent_tools != IDEMPOTENT_TOOLS:
+            table["idempotent_tools"] = list(self.idempotent_tools)
+        document: dict[str, Any] = {"policy": table, "narrowing": self.narrowing.to_dict()}
+        if self.idle_sec:
+            document["idle"] = dict(self.idle_sec)
         if self.hedges:
-            fields["hedges"] = {tool: rule.to_dict() for tool, rule in self.hedges.items()}
-        else:
-            del fields["hedges"]
+            document["hedges"] = {tool: rule.to_dict() for tool, rule in self.hedges.items()}
         if self.breaker is not None:
-            fields["breaker"] = self.breaker.to_dict()
-        else:
-            del fields["breaker"]
-        return fields
+            document["breaker"] = self.breaker.to_dict()
+        return document
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, where: str = "policy") -> TimeoutPolicy:
-        """Build from :meth:`to_dict` output; unknown keys are errors naming ``where``."""
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "policy file") -> Policy:
+        """A policy from :meth:`to_dict`'s document; a document with none of the tables is read
+        as a bare ``[policy]`` table. Errors name ``where`` and the field."""
         if not isinstance(data, Mapping):
             raise PolicyError(f"{where}: expected a table, got {data!r}")
-        known = set(cls()._fields())
-        unknown = sorted(set(data) - known)
+        if not data:  # an empty document must not silently mean the default policy
+            raise PolicyError(
+                f"{where}: empty policy; expected a [policy] table with at least one field "
+                "(e.g. default_sec = 60), or use a preset: ouroboros, unbounded, uniform:SEC"
+            )
+        if not set(data) & set(_TABLES):
+            data = {"policy": data}
+        unknown = sorted(set(data) - set(_TABLES))
         if unknown:
             raise PolicyError(
-                f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+                f"{where}: unknown table(s) {', '.join(unknown)}; "
+                "expected [policy], [narrowing], [idle], [hedges.TOOL], [breaker]"
             )
+        table = dict(data.get("policy", {}))
+        if not table and "policy" in data:
+            return cls.from_dict({}, where=where)
+        # Files written before the parts were separate kept hedges and breaker in [policy].
+        hedges = {**table.pop("hedges", {}), **data.get("hedges", {})}
+        breaker = data.get("breaker", table.pop("breaker", None))
+        idempotent = table.pop("idempotent_tools", IDEMPOTENT_TOOLS)
+        name = table.pop("label", "")
         try:
-            return cls(**dict(data))
+            timeouts = (
+                TimeoutPolicy.from_dict(table, where="policy") if table else TimeoutPolicy()
+            )
+            narrowing = Narrowing.from_dict(data.get("narrowing", {}), where="narrowing")
+            idle = data.get("idle", {})
+            return cls(
+                timeouts=timeouts,
+                narrowing=narrowing,
+                idle_sec=idle,
+                hedges=hedges,
+                breaker=breaker,
+                idempotent_tools=idempotent,
+                name=name,
+            )
         except PolicyError as exc:
-            raise PolicyError(f"{where}.{exc}") from None
-
-    def to_json(self) -> str:
-        """The policy as a JSON object (sorted keys), the inverse of :meth:`from_json`."""
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> TimeoutPolicy:
-        """A policy from JSON text; an error names the field."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PolicyError(f"policy JSON: {exc}") from None
-        return cls.from_dict(data)
+            raise PolicyError(f"{where}: {exc}") from None
 
     def to_toml(self) -> str:
-        """The policy as TOML, the inverse of :meth:`from_toml`."""
+        """The policy as a TOML document (:meth:`to_dict`)."""
         return tomli_w.dumps(self.to_dict())
 
     @classmethod
-    def from_toml(cls, text: str) -> TimeoutPolicy:
-        """A policy from TOML text; an error names the field."""
+    def from_toml(cls, text: str, *, where: str = "policy TOML") -> Policy:
+        """A policy from TOML text; an error names ``where`` and the field."""
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise PolicyError(f"policy TOML: {exc}") from None
-        return cls.from_dict(data)
+            raise PolicyError(f"{where}: not valid TOML: {exc}") from None
+        return cls.from_dict(data, where=where)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        """Read a TOML policy file; every error names the file."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise PolicyError(f"{path}: no such policy file") from None
+        except UnicodeDecodeError as exc:
+            raise PolicyError(
+                f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+            ) from None
+        return cls.from_toml(text, where=str(path))
+
+    def save(self, path: str | Path) -> None:
+        """Write the policy as a TOML file that :meth:`load` reads back (atomically)."""
+        write_text_atomic(path, self.to_toml())
+
+
+_WHERE = {
+    "breaker": "a breaker is replayed by reviewlab.replay (the rewrite fixed point)",
+    "hedges": "hedges need an engine that starts second attempts",
+    "idle_sec": "idle timeouts need progress reports",
+}
 
 
 def resolve_bound(
-    policy: SupportsTimeoutFor | None,
+    policy: Any,
     tools: Any,
     tool_name: str,
     tool_args: Mapping[str, Any] | None = None,
@@ -631,67 +430,19 @@ def resolve_bound(
     narrowing: Narrowing | None = None,
     remaining_sec: float | None = _UNSET,
 ) -> Bound:
-    """The bound of one dispatched call: the policy resolved once for THIS registry and arguments,
-    narrowed by the time left before the inherited deadline.
+    """The bound of one dispatched call: the ``timeouts`` part resolved once for THIS registry
+    and arguments, narrowed by the time left before the inherited deadline.
 
-    ``remaining_sec`` defaults to :func:`deadline_remaining` on the real clock;
-    the twin passes the remaining time on its virtual clock.
+    ``policy`` is anything :meth:`Policy.of` takes (``narrowing`` with a bare rule).
+    ``remaining_sec`` defaults to :func:`deadline_remaining` on the current clock; the twin
+    passes the remaining time on its virtual clock.
     """
-    narrowing = narrowing or Narrowing()
-    policy = policy if policy is not None else TimeoutPolicy.ouroboros()
-    remaining = deadline_remaining() if remaining_sec is _UNSET else remaining_sec
-    if narrowing.mode == "unbounded":
-        return Bound(None, "unbounded", None, remaining)
-    raw = timeout_at(policy, tools, tool_name, tool_args, remaining)
-    tool_sec = _seconds(f"timeout_for({tool_name!r})", raw, allow_zero=True)
-    return narrowing.narrow(tool_sec, remaining)
-
-
-def load_policy_file(path: str | Path) -> tuple[TimeoutPolicy, Narrowing]:
-    """Read a TOML policy file: a ``[policy]`` table and an optional ``[narrowing]`` table.
-
-    A file with no ``[policy]`` table is read as a bare policy.
-    """
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise PolicyError(f"{path}: no such policy file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PolicyError(f"{path}: not valid TOML: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise PolicyError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    empty = PolicyError(
-        f"{path}: empty policy; expected a [policy] table with at least one field "
-        "(e.g. default_sec = 60), or use a preset: ouroboros, unbounded, uniform:SEC"
+    spine = policy if isinstance(policy, Policy) and narrowing is None else Policy.of(
+        policy, narrowing
     )
-    if not data:  # an empty file must not silently mean the default policy
-        raise empty
-    if "policy" in data or "narrowing" in data:
-        unknown = sorted(set(data) - {"policy", "narrowing"})
-        if unknown:
-            raise PolicyError(
-                f"{path}: unknown table(s) {', '.join(unknown)}; expected [policy] and [narrowing]"
-            )
-        if data.get("policy") == {}:
-            raise empty
-        try:
-            policy = TimeoutPolicy.from_dict(data.get("policy", {}), where=f"{path}: policy")
-            narrowing = Narrowing.from_dict(data.get("narrowing", {}), where=f"{path}: narrowing")
-        except PolicyError as exc:
-            if str(path) in str(exc):
-                raise
-            raise PolicyError(f"{path}: {exc}") from None  # every refusal names the file
-        return policy, narrowing
-    return TimeoutPolicy.from_dict(data, where=f"{path}: policy"), Narrowing()
-
-
-def save_policy_file(
-    path: str | Path, policy: TimeoutPolicy, narrowing: Narrowing | None = None
-) -> None:
-    """Write ``policy`` (and ``narrowing``) as a TOML file that :func:`load_policy_file` reads
-    back."""
-    document: dict[str, Any] = {"policy": policy.to_dict()}
-    if narrowing is not None:
-        document["narrowing"] = narrowing.to_dict()
-    write_text_atomic(path, tomli_w.dumps(document))
+    remaining = deadline_remaining() if remaining_sec is _UNSET else remaining_sec
+    if spine.narrowing.mode == "unbounded":
+        return Bound(None, "unbounded", None, remaining)
+    raw = timeout_at(spine.timeouts, tools, tool_name, tool_args, remaining)
+    tool_sec = check_seconds(f"timeout_for({tool_name!r})", raw, allow_zero=True)
+    return spine.narrowing.narrow(tool_sec, remaining)
