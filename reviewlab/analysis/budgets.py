@@ -24,7 +24,7 @@ import pandas as pd
 
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.engines.vectorized.evaluation import EXECUTED, WITHHELD
 
@@ -58,12 +58,13 @@ def ratio_upper(numerator: np.ndarray, denominator: np.ndarray, z: float) -> tup
 class BudgetEvaluator:
     """Replays policies on one compiled corpus and measures the budgeted rates per episode."""
 
-    def __init__(
-        self, corpus: CompiledCorpus, narrowing: Narrowing, z: float, model: LossModel
-    ) -> None:
+    def __init__(self, corpus: CompiledCorpus, base: Policy, z: float, model: LossModel) -> None:
+        if not isinstance(base.timeouts, TimeoutPolicy):
+            raise ValueError("base: the tuner tunes a TimeoutPolicy's per-tool table")
         self.corpus = corpus
         self.model = model
-        self.narrowing = narrowing
+        self.base = base
+        self._timeouts: TimeoutPolicy = base.timeouts
         self.z = z
         n = len(corpus.episode_ids)
         self.requested = np.bincount(
@@ -73,9 +74,13 @@ class BudgetEvaluator:
         self.loosest: dict[str, float] = {}
         self.floor = (0.0, 0.0)
 
-    def start(self, base: TimeoutPolicy, loosest: dict[str, float]) -> None:
+    def policy(self, chosen: dict[str, float]) -> Policy:
+        """The base policy with the per-tool timeouts ``chosen`` (set exactly)."""
+        return self.base.replace(timeouts=self._timeouts.with_tool_timeouts(None, **chosen))
+
+    def start(self, loosest: dict[str, float]) -> None:
         """Anchor the predictions at the loosest rungs: what no timeout avoids, as replayed."""
-        rates = self.rates(base.with_tool_timeouts(None, **loosest))
+        rates = self.rates(loosest)
         self.loosest = dict(loosest)
         self.floor = (rates["timeout_coverage_loss_rate"][0], rates["abandoned_call_rate"][0])
         self.cache.clear()
@@ -88,10 +93,11 @@ class BudgetEvaluator:
         abandoned = model.abandoned_rate(chosen) - model.abandoned_rate(self.loosest)
         return self.floor[0] + max(coverage, 0.0), self.floor[1] + max(abandoned, 0.0)
 
-    def rates(self, policy: TimeoutPolicy) -> dict[str, tuple[float, float]]:
-        """``budget → (estimate, upper bound)``: timeout coverage loss and abandoned-call rate."""
+    def rates(self, chosen: dict[str, float]) -> dict[str, tuple[float, float]]:
+        """``budget → (estimate, upper bound)`` with the per-tool timeouts ``chosen``: timeout
+        coverage loss and abandoned-call rate."""
         c = self.corpus
-        ev = c.evaluate(policy, self.narrowing)
+        ev = c.evaluate(self.policy(chosen))
         outcome = ev.outcome
         lost = metrics.timeout_lost_lines(
             c.requested_lines, ev.credited_lines, ev.abandoned, outcome == EXECUTED
@@ -105,15 +111,14 @@ class BudgetEvaluator:
             "abandoned_call_rate": ratio_upper(abandoned, dispatched, self.z),
         }
 
-    def point(self, base: TimeoutPolicy, chosen: dict[str, float]) -> BudgetPoint:
-        """``base`` with the per-tool timeouts ``chosen``: its summary, bounds and predictions."""
+    def point(self, chosen: dict[str, float]) -> BudgetPoint:
+        """The base with the per-tool timeouts ``chosen``: its summary, bounds and predictions."""
         key = tuple(sorted(chosen.items()))
         if key not in self.cache:
-            policy = base.with_tool_timeouts(None, **chosen)
-            rates = self.rates(policy)
+            rates = self.rates(chosen)
             coverage, abandoned = self.predicted(chosen)
             self.cache[key] = BudgetPoint(
-                self.corpus.summary(policy, self.narrowing),
+                self.corpus.summary(self.policy(chosen)),
                 rates["timeout_coverage_loss_rate"][1],
                 rates["abandoned_call_rate"][1],
                 coverage,

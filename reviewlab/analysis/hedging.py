@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from reviewlab.analysis.sweep import make_grid, sweep
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.core.vocab import CensoringMode, EngineName
 from reviewlab.engines.censoring import KaplanMeier, effective_observation
 from reviewlab.engines.replay import replay
@@ -68,7 +68,7 @@ def sweep_hedge_delays(
     tool: str,
     quantiles: Sequence[float] = DEFAULT_QUANTILES,
     *,
-    base: TimeoutPolicy | None = None,
+    base: Policy | TimeoutPolicy | None = None,
     max_share: float = 0.05,
     engine: EngineName = "vectorized",
     censored: CensoringMode = "wedge",
@@ -82,15 +82,16 @@ def sweep_hedge_delays(
     the summary of ``base`` unhedged (the chart's reference line).
     """
     corpus = list(episodes)
-    base = base if base is not None else TimeoutPolicy.ouroboros()
+    base_policy = Policy.of(base)
     delays = hedge_delays(corpus, tool, quantiles)
     if not delays:
         raise ValueError(f"quantiles: none gives {tool!r} a finite hedge delay")
     by_delay: dict[float, float] = {}
     for q, delay in delays.items():
         by_delay.setdefault(delay, q)  # two quantiles at one delay: the lower names it
-    grid = make_grid(base, hedges={tool: list(by_delay)}, hedge_share=max_share)
+    grid = make_grid(base_policy, hedges={tool: list(by_delay)}, hedge_share=max_share)
     frame = sweep(corpus, grid, engine=engine, censored=censored, seed=seed)
     frame.insert(0, "hedge.quantile", frame[f"hedge.{tool}.after_sec"].map(by_delay))
-    reference = replay(corpus, base, engine=engine, censored=censored, seed=seed).summary
+    unhedged = base_policy.replace(hedges={})
+    reference = replay(corpus, unhedged, engine=engine, censored=censored, seed=seed).summary
     return frame.sort_values("hedge.quantile", kind="stable").reset_index(drop=True), reference

@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.policy import PRE_FIX_LABEL, Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode, EngineName
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Episode
@@ -48,7 +48,7 @@ __all__ = [
     "recorded_silences",
 ]
 
-PRE_FIX = "pre-fix (unbounded)"
+PRE_FIX = PRE_FIX_LABEL
 """The name the candidate tables give the pre-fix behaviour (the same name in every chart)."""
 
 SILENCE_COLUMNS = (
@@ -66,13 +66,12 @@ SILENCE_COLUMNS = (
 """The columns of :func:`recorded_silences`; :func:`longest_silences`
 adds ``bounded_sec.<policy>``."""
 
-Candidate = SupportsTimeoutFor | tuple[SupportsTimeoutFor, Narrowing]
+Candidate = Policy | SupportsTimeoutFor | tuple[SupportsTimeoutFor, Narrowing]
 
 
-def default_candidates() -> dict[str, tuple[SupportsTimeoutFor, Narrowing]]:
-    """The pre-fix behaviour and the ``ouroboros`` policy, under the names every view uses."""
-    ouroboros = TimeoutPolicy.ouroboros()
-    return {PRE_FIX: (ouroboros, Narrowing.unbounded()), "ouroboros": (ouroboros, Narrowing())}
+def default_candidates() -> dict[str, Policy]:
+    """The pre-fix behaviour and the ``ouroboros`` policy, under their labels."""
+    return {policy.label: policy for policy in (Policy.unbounded(), Policy.ouroboros())}
 
 
 def recorded_silences(episodes: Iterable[Episode]) -> pd.DataFrame:
@@ -115,17 +114,17 @@ def recorded_silences(episodes: Iterable[Episode]) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def _candidate(name: str, value: Candidate) -> tuple[SupportsTimeoutFor, Narrowing]:
+def _candidate(name: str, value: Candidate) -> Policy:
     if isinstance(value, tuple):
         if len(value) != 2 or not isinstance(value[1], Narrowing):
             raise TypeError(f"policies[{name!r}]: expected a policy or (policy, Narrowing)")
-        return value[0], value[1]
-    if not hasattr(value, "timeout_for"):
+        return Policy.of(*value)
+    if not isinstance(value, Policy) and not hasattr(value, "timeout_for"):
         raise TypeError(
-            f"policies[{name!r}]: expected a policy or (policy, Narrowing), "
+            f"policies[{name!r}]: expected a Policy (or a timeout rule), "
             f"got {type(value).__name__}"
         )
-    return value, Narrowing()
+    return Policy.of(value)
 
 
 def longest_silences(
@@ -171,8 +170,8 @@ def longest_silences(
     subset = [episode for episode in episodes if episode.id in chosen]
     assumptions: dict[str, Any] = {"censored": censored, "engine": engine, "seed": seed}
     keys = list(zip(frame["episode_id"], frame["round"], strict=True))
-    for name, (policy, narrowing) in candidates.items():
-        result = replay(subset, policy, narrowing, engine=engine, censored=censored, seed=seed)
+    for name, policy in candidates.items():
+        result = replay(subset, policy, engine=engine, censored=censored, seed=seed)
         for key, value in result.assumptions.items():
             assumptions.setdefault(key, value)
         waits = result.calls.groupby(["episode_id", "round"], sort=False)["wait_sec"].sum()

@@ -149,7 +149,7 @@ def evaluate_partition(
     c = compile_columns(path, censored=censored, seed=seed, origin_us=origin_us)
     parts = []
     for point in points:
-        ev = c.evaluate(point.policy, point.narrowing)
+        ev = c.evaluate(point.policy)
         arguments = ev.summary_arguments()
         start, end = _loose_intervals(c, ev)
         # The derivation above must give the engine's own peak for this partition.

@@ -49,9 +49,8 @@ import pandas as pd
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
 from reviewlab.analysis.known_tools import check_tools, corpus_tools, grid_tools
 from reviewlab.core import metrics
-from reviewlab.core.breaker import BreakerRule, breaker_rule
-from reviewlab.core.hedge import hedge_rules
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.breaker import BreakerRule
+from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
@@ -113,8 +112,7 @@ def objective_column(name: str) -> str:
 class PolicyPoint:
     """One point of a grid: what to replay and the parameter columns that name it."""
 
-    policy: TimeoutPolicy
-    narrowing: Narrowing
+    policy: Policy
     params: Mapping[str, Any]
 
 
@@ -147,7 +145,7 @@ def _narrowing_params(narrowing: Narrowing) -> dict[str, Any]:
 
 
 def make_grid(
-    base: TimeoutPolicy | Sequence[TimeoutPolicy] | None = None,
+    base: Policy | TimeoutPolicy | Sequence[Policy | TimeoutPolicy] | None = None,
     *,
     tools: Mapping[str, Sequence[float]] | None = None,
     scales: Sequence[float] | None = None,
@@ -159,11 +157,12 @@ def make_grid(
     """The product base policies × ``scales`` × per-tool timeouts × hedges × breakers ×
     ``narrowings``.
 
-    ``base``: one policy or several (default :meth:`TimeoutPolicy.ouroboros`).
-    ``scales``: multipliers of each base (:meth:`TimeoutPolicy.scaled`).
+    ``base``: one policy or several (default :meth:`Policy.ouroboros`), each a
+    :class:`Policy` whose ``timeouts`` is a :class:`TimeoutPolicy` (or a bare TimeoutPolicy).
+    ``scales``: multipliers of each base's timeouts (:meth:`TimeoutPolicy.scaled`).
     ``tools``: per tool, the timeouts to try, set EXACTLY (not raised by the
     base's floor: :meth:`TimeoutPolicy.with_tool_timeouts`), after scaling.
-    ``narrowings``: default ``[Narrowing()]``. ``hedges``: per tool, the
+    ``narrowings``: default: each base's own narrowing. ``hedges``: per tool, the
     delays after which to hedge it (the tool is marked idempotent), each point
     hedging at most ``hedge_share`` of its calls. ``breakers``: the breakers to
     try (``None``: none). Every point carries the columns ``policy_name, scale,
@@ -171,18 +170,24 @@ def make_grid(
     plus ``hedge.<tool>.after_sec``, ``hedge.max_share`` and ``breaker.*`` when
     those axes are given.
     """
-    bases = [base] if isinstance(base, TimeoutPolicy) else list(base or [TimeoutPolicy.ouroboros()])
-    for index, policy in enumerate(bases):
-        if not isinstance(policy, TimeoutPolicy):
-            raise TypeError(f"base[{index}]: expected a TimeoutPolicy, got {type(policy).__name__}")
+    given = [base] if isinstance(base, Policy | TimeoutPolicy) else list(base or [None])
+    bases = []
+    for index, policy in enumerate(given):
+        spine = Policy.of(policy)
+        if not isinstance(spine.timeouts, TimeoutPolicy):
+            raise TypeError(
+                f"base[{index}]: expected a Policy whose timeouts is a TimeoutPolicy, "
+                f"got {type(spine.timeouts).__name__}"
+            )
+        bases.append(spine)
     tool_axes = {tool: [float(v) for v in values] for tool, values in (tools or {}).items()}
     for tool, values in tool_axes.items():
         if not values:
             raise ValueError(f"tools.{tool}: expected at least one timeout")
     scale_axis: list[float | None] = [float(s) for s in scales] if scales else [None]
-    narrowing_axis = list(narrowings) if narrowings else [Narrowing()]
+    narrowing_axis: list[Narrowing | None] = list(narrowings) if narrowings else [None]
     for index, narrowing in enumerate(narrowing_axis):
-        if not isinstance(narrowing, Narrowing):
+        if narrowing is not None and not isinstance(narrowing, Narrowing):
             raise TypeError(
                 f"narrowings[{index}]: expected a Narrowing, got {type(narrowing).__name__}"
             )
@@ -199,7 +204,7 @@ def make_grid(
     names = list(tool_axes)
     hedged_tools = list(hedge_axes)
     points = []
-    for policy, scale, combo, delays, rule, narrowing in itertools.product(
+    for spine, scale, combo, delays, rule, narrowing in itertools.product(
         bases,
         scale_axis,
         itertools.product(*tool_axes.values()),
@@ -207,58 +212,42 @@ def make_grid(
         breaker_axis or [_NO_AXIS],
         narrowing_axis,
     ):
-        scaled = policy.scaled(scale) if scale is not None else policy
+        timeouts: TimeoutPolicy = spine.timeouts
+        if scale is not None:
+            timeouts = timeouts.scaled(scale)
         chosen = dict(zip(names, combo, strict=True))
         if chosen:
             suffix = ",".join(f"{tool}={sec:g}" for tool, sec in chosen.items())
-            scaled = scaled.with_tool_timeouts(name=f"{scaled.name}[{suffix}]", **chosen)
+            timeouts = timeouts.with_tool_timeouts(name=f"{timeouts.name}[{suffix}]", **chosen)
+        point = spine.replace(timeouts=timeouts, name="")
+        if narrowing is not None:
+            point = point.replace(narrowing=narrowing)
         params: dict[str, Any] = {
-            "policy_name": scaled.name,
+            "policy_name": timeouts is spine.timeouts and spine.name or timeouts.name,
             "scale": 1.0 if scale is None else scale,
         }
         params.update({f"timeout.{tool}": sec for tool, sec in chosen.items()})
         for tool, after in zip(hedged_tools, delays, strict=True):
-            if tool not in scaled.idempotent_tools:
-                scaled = scaled.with_idempotent(tool)
-            scaled = scaled.with_hedge(
-                tool,
-                after_sec=after,
-                max_share=hedge_share,
-                name=f"{scaled.name}+hedge({tool}@{after:g}s)",
-            )
+            if tool not in point.idempotent_tools:
+                point = point.with_idempotent(tool)
+            point = point.with_hedge(tool, after_sec=after, max_share=hedge_share)
             params[f"hedge.{tool}.after_sec"] = after
         if hedged_tools:
             params["hedge.max_share"] = hedge_share
         if rule is not _NO_AXIS:
-            if rule is None:
-                scaled = scaled.without_breaker()
-            else:
-                assert isinstance(rule, BreakerRule) and rule.consecutive is not None
-                scaled = scaled.with_breaker(
-                    rule.consecutive,
-                    window=rule.window,
-                    cooldown_rounds=rule.cooldown_rounds,
-                    cooldown_sec=rule.cooldown_sec,
-                    scope=rule.scope,
-                    name=f"{scaled.name}+breaker({_breaker_label(rule)})",
-                )
+            point = point.replace(breaker=rule)
             params.update(_breaker_params(rule))
-        params.update(_narrowing_params(narrowing))
-        points.append(PolicyPoint(scaled, narrowing, params))
+        params.update(_narrowing_params(point.narrowing))
+        points.append(PolicyPoint(point.replace(name=_point_name(point, spine)), params))
     return Grid(tuple(points))
 
 
+def _point_name(point: Policy, base: Policy) -> str:
+    """A point's label: the base's name when it named itself, else the derived label."""
+    return base.name if base.name and point == base.replace(name="") else ""
+
+
 _NO_AXIS: Any = object()  # no breaker axis: the base policies keep their own breakers
-
-
-def _breaker_label(rule: BreakerRule) -> str:
-    cooldown = (
-        f"{rule.cooldown_rounds} rounds"
-        if rule.cooldown_rounds is not None
-        else f"{rule.cooldown_sec:g}s"
-    )
-    window = f"/{rule.window}" if rule.window is not None else ""
-    return f"{rule.consecutive}{window}, {cooldown}, {rule.scope}"
 
 
 def _breaker_params(rule: BreakerRule | None) -> dict[str, Any]:
@@ -281,29 +270,21 @@ def _breaker_params(rule: BreakerRule | None) -> dict[str, Any]:
     }
 
 
-def replays_episodes(policy: Any) -> bool:
+def replays_episodes(policy: Policy) -> bool:
     """Whether a policy must be replayed on episodes (it hedges or has a breaker), not on a
     compiled corpus."""
-    return breaker_rule(policy) is not None or bool(hedge_rules(policy))
+    return policy.breaker is not None or bool(policy.hedges)
 
 
-def points_grid(pairs: Iterable[tuple[Any, Narrowing]]) -> Grid:
-    """A grid of explicit ``(policy, narrowing)`` pairs, named by the policy's name (any policy
-    object: one without a ``name`` is named by its class)."""
-    return Grid(
-        tuple(
-            PolicyPoint(
-                p,
-                n,
-                {
-                    "policy_name": getattr(p, "name", None) or type(p).__name__,
-                    "scale": 1.0,
-                    **_narrowing_params(n),
-                },
-            )
-            for p, n in pairs
-        )
-    )
+def points_grid(policies: Iterable[Policy | SupportsTimeoutFor | tuple[Any, Narrowing]]) -> Grid:
+    """A grid of explicit policies (a ``(rule, narrowing)`` pair is read by :meth:`Policy.of`),
+    each named by its label."""
+    points = []
+    for item in policies:
+        spine = Policy.of(*item) if isinstance(item, tuple) else Policy.of(item)
+        params = {"policy_name": spine.label, "scale": 1.0, **_narrowing_params(spine.narrowing)}
+        points.append(PolicyPoint(spine, params))
+    return Grid(tuple(points))
 
 
 # -- running ------------------------------------------------------------------
@@ -323,10 +304,10 @@ def _evaluate_chunk(
 ) -> list[dict[str, Any]]:
     """Summaries of ``points`` on one compiled corpus (the unit of work of a Dask task)."""
     if priced is None:
-        return [corpus.summary(point.policy, point.narrowing) for point in points]
+        return [corpus.summary(point.policy) for point in points]
     out = []
     for point in points:
-        result = corpus.result(point.policy, point.narrowing)
+        result = corpus.result(point.policy)
         out.append({**result.summary, **_costs(priced, result)})
     return out
 
@@ -348,7 +329,6 @@ def _replay_chunk(
         result = replay(
             episodes,
             point.policy,
-            point.narrowing,
             engine=engine,  # type: ignore[arg-type]
             censored=censored,
             seed=seed,
@@ -371,7 +351,7 @@ def _twin_chunk(
 
     out = []
     for point in points:
-        result = simulate(episodes, point.policy, point.narrowing, censored=censored, seed=seed)
+        result = simulate(episodes, point.policy, censored=censored, seed=seed)
         row = {key: result.summary[key] for key in metrics.SUMMARY_KEYS}
         if priced is not None:
             row.update(_costs(priced, result))
@@ -666,7 +646,7 @@ def tool_curves(
     episodes: Sequence[Episode] | CompiledCorpus,
     timeouts: Mapping[str, Sequence[float]],
     *,
-    base: TimeoutPolicy | None = None,
+    base: Policy | TimeoutPolicy | None = None,
     narrowing: Narrowing | None = None,
     **options: Any,
 ) -> pd.DataFrame:
@@ -675,12 +655,11 @@ def tool_curves(
     Long frame: ``tool, timeout_sec`` and every summary metric (corpus-wide),
     as :func:`reviewlab.ui.charts.rates_vs_timeout` draws it.
     """
-    base = base or TimeoutPolicy.ouroboros()
-    narrowing = narrowing or Narrowing()
+    spine = Policy.of(base, narrowing)
     parts = []
     for tool, values in timeouts.items():
         frame = sweep(
-            episodes, make_grid(base, tools={tool: values}, narrowings=[narrowing]), **options
+            episodes, make_grid(spine, tools={tool: values}), **options
         )
         frame = frame.rename(columns={f"timeout.{tool}": "timeout_sec"})
         frame.insert(0, "tool", tool)

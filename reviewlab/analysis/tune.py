@@ -60,7 +60,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-import tomli_w
 
 from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint, budget_table
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
@@ -68,7 +67,7 @@ from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column, replay
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
 from reviewlab.core.atomic import write_text_atomic
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.censoring import KaplanMeier, effective_observation, estimates_by_tool
@@ -113,12 +112,11 @@ class Recommendation(NamedTuple):
     """What :func:`recommend` returns: the policy, the rule, the
     budgets' verdicts and the reasons."""
 
-    policy: TimeoutPolicy
-    """The recommended per-tool policy (no floor; every tool of the corpus explicit)."""
+    policy: Policy
+    """The recommended policy: per-tool timeouts (no floor; every tool of the corpus explicit)
+    under the narrowing it was tuned with (the base's other parts kept)."""
     explain: pd.DataFrame
     """One row per tool: durations, the choice, what it buys, one step tighter and looser."""
-    narrowing: Narrowing
-    """The narrowing the recommendation was tuned under (saved with it)."""
     summary: dict[str, Any]
     """Summary of the corpus under the recommended policy."""
     baseline: dict[str, Any]
@@ -139,11 +137,8 @@ class Recommendation(NamedTuple):
         return bool(self.budgets["met"].all())
 
     def to_toml(self) -> str:
-        """The policy file ``-o`` writes: ``[policy]`` and ``[narrowing]``, as
-        :func:`reviewlab.core.policy.load_policy_file` reads it back."""
-        return tomli_w.dumps(
-            {"policy": self.policy.to_dict(), "narrowing": self.narrowing.to_dict()}
-        )
+        """The policy file ``-o`` writes, as :meth:`Policy.load` reads it back."""
+        return self.policy.to_toml()
 
     def save(self, path: str | Path) -> Path:
         """Write :meth:`to_toml` to ``path`` whole or not at all; returns the path."""
@@ -222,7 +217,7 @@ def recommend(
     max_timeout_coverage_loss: float | None = None,
     max_abandoned_rate: float | None = None,
     objective: str = "wall_p95",
-    base: TimeoutPolicy | None = None,
+    base: Policy | TimeoutPolicy | None = None,
     narrowing: Narrowing | None = None,
     censored: CensoringMode = "wedge",
     confidence: float = 0.95,
@@ -237,8 +232,9 @@ def recommend(
     Both bound the one-sided ``confidence`` upper limit over episodes (0.5 or
     less: the point estimate). ``objective``: one of :data:`OBJECTIVES` or a
     summary column, minimised among the allowed steps. ``base`` (default
-    :meth:`TimeoutPolicy.ouroboros`) gives the starting timeouts, the untouched
-    parts of the policy (overrides, clamps, default) and the comparison.
+    :meth:`Policy.ouroboros`; a bare timeout rule with ``narrowing``, :meth:`Policy.of`) gives
+    the starting timeouts, the untouched parts of the policy (overrides, clamps, default,
+    narrowing, idle timeouts) and the comparison; hedges and a breaker are refused by name.
     ``max_coverage_loss`` is the former name of ``max_timeout_coverage_loss``.
     ``prices``: a price table; needed by the objective ``cost``, and with it the
     summaries carry :data:`~reviewlab.analysis.cost.COST_KEYS`.
@@ -271,13 +267,19 @@ def recommend(
         ) from None
     if key in COST_KEYS and prices is None:
         raise ValueError(f"objective: {objective!r} needs a price table (prices=...)")
-    base = base or TimeoutPolicy.ouroboros()
-    if replays_episodes(base):
+    spine = Policy.of(base, narrowing)
+    if replays_episodes(spine):
         raise ValueError(
             "base: it hedges or has a breaker, which the tuner's compiled replays do not apply; "
             "tune the timeouts without them (then sweep hedges and breakers with make_grid)"
         )
-    narrowing = narrowing or Narrowing()
+    if not isinstance(spine.timeouts, TimeoutPolicy):
+        raise ValueError(
+            f"base: its timeouts are a custom rule ({type(spine.timeouts).__name__}); "
+            "recommend tunes a TimeoutPolicy's per-tool table"
+        )
+    base_timeouts: TimeoutPolicy = spine.timeouts
+    narrowing = spine.narrowing
     if narrowing.mode == "unbounded":
         raise ValueError("narrowing: an unbounded narrowing has no timeouts to tune")
     if isinstance(episodes, CompiledCorpus):
@@ -292,19 +294,19 @@ def recommend(
     model = LossModel(episodes, confidence=confidence)
     priced = PricedCorpus.of(episodes, prices) if prices is not None else None
     evaluator = (
-        BudgetEvaluator(corpus, narrowing, z, model)
+        BudgetEvaluator(corpus, spine, z, model)
         if priced is None
-        else _PricedEvaluator(corpus, narrowing, z, model, priced)
+        else _PricedEvaluator(corpus, spine, z, model, priced)
     )
     estimates, _ = estimates_by_tool(episodes)
     tools = sorted(estimates, key=lambda t: (-estimates[t].observations, t))
     longest = _longest_completed(episodes)
-    base_sec = {tool: base.timeout_for(None, tool, remaining_sec=None) for tool in tools}
+    base_sec = {tool: base_timeouts.timeout_for(None, tool, remaining_sec=None) for tool in tools}
     ladders = {
         tool: _ladder(estimates[tool], longest.get(tool, 0.0), base_sec[tool]) for tool in tools
     }
     chosen = {tool: ladders[tool][-1] for tool in tools}
-    evaluator.start(base, chosen)
+    evaluator.start(chosen)
 
     def allowed(point: BudgetPoint) -> bool:
         coverage = max(point.timeout_loss_upper, point.timeout_loss_predicted)
@@ -313,14 +315,14 @@ def recommend(
             max_abandoned_rate is None or abandoned <= max_abandoned_rate + 1e-12
         )
 
-    current = evaluator.point(base, chosen)
+    current = evaluator.point(chosen)
     while True:
         best: tuple[tuple[float, float, float, float, int], str, BudgetPoint] | None = None
         for order, tool in enumerate(tools):
             rung = ladders[tool].index(chosen[tool])
             if rung == 0:
                 continue
-            point = evaluator.point(base, {**chosen, tool: ladders[tool][rung - 1]})
+            point = evaluator.point({**chosen, tool: ladders[tool][rung - 1]})
             if not allowed(point) or point.summary[key] > current.summary[key]:
                 continue
             rank = (
@@ -337,10 +339,12 @@ def recommend(
         _, tool, current = best
         chosen[tool] = ladders[tool][ladders[tool].index(chosen[tool]) - 1]
 
-    policy = base.with_tool_timeouts(name="recommended", **chosen)
-    baseline = _summary(corpus, base, narrowing, priced)
+    policy = spine.replace(
+        timeouts=base_timeouts.with_tool_timeouts(name="recommended", **chosen), name=""
+    )
+    baseline = _summary(corpus, spine, priced)
     budgets = budget_table(
-        evaluator.rates(policy),
+        evaluator.rates(chosen),
         {
             "timeout_coverage_loss_rate": current.timeout_loss_predicted,
             "abandoned_call_rate": current.abandoned_predicted,
@@ -350,13 +354,12 @@ def recommend(
         confidence,
     )
     explain = _explain(
-        evaluator, estimates, tools, ladders, base, base_sec, chosen, current, key, allowed
+        evaluator, estimates, tools, ladders, base_sec, chosen, current, key, allowed
     )
     return Recommendation(
         policy=policy,
         explain=explain,
-        narrowing=narrowing,
-        summary=_summary(corpus, policy, narrowing, priced),
+        summary=_summary(corpus, policy, priced),
         baseline=baseline,
         budgets=budgets,
         rule=RULE.format(objective=key, confidence=confidence),
@@ -366,7 +369,7 @@ def recommend(
             "reaction": "as_recorded",
             "engine": "vectorized",
             "confidence": confidence,
-            "base": base.name,
+            "base": spine.label,
             "narrowing": narrowing.label,
             **({"currency": prices.currency} if prices is not None else {}),
         },
@@ -379,37 +382,31 @@ class _PricedEvaluator(BudgetEvaluator):
     def __init__(
         self,
         corpus: CompiledCorpus,
-        narrowing: Narrowing,
+        base: Policy,
         z: float,
         model: LossModel,
         priced: PricedCorpus,
     ) -> None:
-        super().__init__(corpus, narrowing, z, model)
+        super().__init__(corpus, base, z, model)
         self.priced = priced
 
-    def point(self, base: TimeoutPolicy, chosen: dict[str, float]) -> BudgetPoint:
+    def point(self, chosen: dict[str, float]) -> BudgetPoint:
         """The point of :meth:`BudgetEvaluator.point`, its summary priced."""
         key = tuple(sorted(chosen.items()))
         fresh = key not in self.cache
-        point = super().point(base, chosen)
+        point = super().point(chosen)
         if fresh:
-            policy = base.with_tool_timeouts(None, **chosen)
-            result = self.corpus.result(policy, self.narrowing)
+            result = self.corpus.result(self.policy(chosen))
             point = point._replace(summary={**point.summary, **self.priced.cost(result).summary})
             self.cache[key] = point
         return point
 
 
-def _summary(
-    corpus: CompiledCorpus,
-    policy: TimeoutPolicy,
-    narrowing: Narrowing,
-    priced: PricedCorpus | None,
-) -> dict[str, Any]:
+def _summary(corpus: CompiledCorpus, policy: Policy, priced: PricedCorpus | None) -> dict[str, Any]:
     """The corpus's summary under ``policy``, priced when there is a price table."""
     if priced is None:
-        return corpus.summary(policy, narrowing)
-    result = corpus.result(policy, narrowing)
+        return corpus.summary(policy)
+    result = corpus.result(policy)
     return {**result.summary, **priced.cost(result).summary}
 
 
@@ -429,7 +426,6 @@ def _explain(
     estimates: dict[str, KaplanMeier],
     tools: list[str],
     ladders: dict[str, list[float]],
-    base: TimeoutPolicy,
     base_sec: dict[str, float],
     chosen: dict[str, float],
     current: BudgetPoint,
@@ -437,8 +433,7 @@ def _explain(
     allowed: Any,
 ) -> pd.DataFrame:
     """Per tool: its durations, its choice, what the choice buys, and one step either side."""
-    policy = base.with_tool_timeouts(None, **chosen)
-    per_tool = metrics.per_tool(evaluator.corpus.result(policy, evaluator.narrowing).calls)
+    per_tool = metrics.per_tool(evaluator.corpus.result(evaluator.policy(chosen)).calls)
     per_tool = per_tool.set_index("tool")
     value = current.summary[key]
     rows = []
@@ -468,12 +463,12 @@ def _explain(
             if tool in per_tool.index and "timeout_coverage_loss_rate" in per_tool.columns
             else 0.0
         )
-        at_base = evaluator.point(base, {**chosen, tool: base_sec[tool]})
+        at_base = evaluator.point({**chosen, tool: base_sec[tool]})
         row[f"saved_{key}"] = _difference(at_base.summary[key], value)
         rung = ladders[tool].index(timeout)
         for side, step in (("tighter", rung - 1), ("looser", rung + 1)):
             if 0 <= step < len(ladders[tool]):
-                other = evaluator.point(base, {**chosen, tool: ladders[tool][step]})
+                other = evaluator.point({**chosen, tool: ladders[tool][step]})
                 row[f"{side}_sec"] = ladders[tool][step]
                 row[f"{side}_{key}_change"] = _difference(other.summary[key], value)
                 row[f"{side}_timeout_loss_upper"] = other.timeout_loss_upper

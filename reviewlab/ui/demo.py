@@ -36,7 +36,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")  # the demo draws files, never window
 
 import pandas as pd  # noqa: E402
 
-from reviewlab.core.policy import Narrowing, TimeoutPolicy, save_policy_file  # noqa: E402
+from reviewlab.core.policy import PRE_FIX_LABEL, Narrowing, Policy, TimeoutPolicy  # noqa: E402
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED  # noqa: E402
 from reviewlab.resources import BUNDLED_CORPUS, INCIDENT_DAY, data_path  # noqa: E402
 from reviewlab.ui.report import (  # noqa: E402
@@ -78,7 +78,7 @@ class DemoResult:
     images: list[Path] = field(default_factory=list)
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     incident_silence_sec: dict[str, float] = field(default_factory=dict)
-    recommended: TimeoutPolicy | None = None
+    recommended: Policy | None = None
     elapsed_sec: float = 0.0
     steps_sec: dict[str, float] = field(default_factory=dict)
 
@@ -206,7 +206,7 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         echo(f"  [{name}: {result.steps_sec[name]:.1f} s]")
         echo("")
 
-    ouroboros = TimeoutPolicy.ouroboros()
+    ouroboros = Policy.ouroboros()
     release = threading.Event()
     try:
         echo(
@@ -225,14 +225,13 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         incident_runs = {
             PREFIX: replay(
                 incident,
-                ouroboros,
-                Narrowing.unbounded(),
+                Policy.unbounded(),
                 engine="twin",
                 slots=slots,
                 censored="observed",
             ),
             "ouroboros": replay(
-                incident, ouroboros, Narrowing(), engine="twin", slots=slots, censored="observed"
+                incident, ouroboros, engine="twin", slots=slots, censored="observed"
             ),
         }
         echo(assumptions_line(incident_runs[PREFIX].assumptions))
@@ -267,12 +266,12 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
             "policy =="
         )
         runs = {
-            PREFIX: replay(corpus, ouroboros, Narrowing.unbounded(), engine="vectorized"),
-            "ouroboros": replay(corpus, ouroboros, Narrowing(), engine="vectorized"),
+            PREFIX: replay(corpus, Policy.unbounded(), engine="vectorized"),
+            "ouroboros": replay(corpus, ouroboros, engine="vectorized"),
         }
         # The vectorized engine must give exactly the twin's answers; show it on this corpus.
         agree = all(
-            replay(corpus, run.policy, run.narrowing, engine="twin").calls.equals(run.calls)
+            replay(corpus, run.policy, engine="twin").calls.equals(run.calls)
             for run in runs.values()
         )
         echo(f"vectorized and twin engines agree on every call: {'yes' if agree else 'NO'}")
@@ -290,9 +289,7 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         recommendation = recommend(corpus, max_timeout_coverage_loss=0.01, objective="wall_p95")
         recommended, explanation = recommendation.policy, recommendation.explain
         result.recommended = recommended
-        runs["recommended"] = replay(
-            corpus, recommended, recommendation.narrowing, engine="vectorized"
-        )
+        runs["recommended"] = replay(corpus, recommended, engine="vectorized")
         echo("")
         echo(text_table(explanation[[c for c in explanation.columns if c not in EXPLAIN_HIDDEN]]))
         step("sweep and tune")
@@ -302,9 +299,7 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         echo("== Summary ==")
         echo(text_table(summary))
         write_table(points, result.out_dir / "sweep.csv")
-        save_policy_file(
-            result.out_dir / "recommended-policy.toml", recommended, recommendation.narrowing
-        )
+        recommended.save(result.out_dir / "recommended-policy.toml")
         _write_report(
             report,
             live=live,
@@ -334,7 +329,7 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
     return result
 
 
-PREFIX = "pre-fix (unbounded)"
+PREFIX = PRE_FIX_LABEL
 EXPLAIN_HIDDEN = ("duration_p50_sec", "duration_p90_sec", "duration_p99.5_sec")
 """Explanation columns left out of the terminal (the report shows them all)."""
 
@@ -385,7 +380,7 @@ def _write_report(
     points: pd.DataFrame,
     curves: pd.DataFrame,
     explanation: pd.DataFrame,
-    recommended: TimeoutPolicy,
+    recommended: Policy,
     summary: pd.DataFrame,
     agree: bool,
 ) -> None:

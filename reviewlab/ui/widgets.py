@@ -1,11 +1,11 @@
 """Interactive policy editing and exploration in Jupyter (ipywidgets):
 :class:`PolicyEditor`, :func:`explore`.
 
-:class:`PolicyEditor` edits one ``(TimeoutPolicy, Narrowing)`` pair: a
+:class:`PolicyEditor` edits one :class:`~reviewlab.core.policy.Policy`: a
 log-scale slider per tool, a slider for every other tool, the narrowing mode
 and its parameter, presets, and TOML load/save through
-:func:`reviewlab.core.policy.load_policy_file` / :func:`~reviewlab.core.policy.save_policy_file`.
-Its :attr:`~PolicyEditor.policy` is always a valid, frozen ``TimeoutPolicy``
+:meth:`~reviewlab.core.policy.Policy.load` / :meth:`~reviewlab.core.policy.Policy.save`.
+Its :attr:`~PolicyEditor.policy` is always a valid, frozen ``Policy``
 built from the controls; callbacks registered with
 :meth:`~PolicyEditor.on_change` run once per user change (a preset or a file
 load that moves many controls is one change).
@@ -40,11 +40,11 @@ from matplotlib.figure import Figure
 
 from reviewlab.core.policy import (
     NARROWING_MODES,
+    PRE_FIX_LABEL,
     Narrowing,
+    Policy,
     PolicyError,
     TimeoutPolicy,
-    load_policy_file,
-    save_policy_file,
 )
 from reviewlab.engines.replay import replay
 from reviewlab.engines.result import ReplayResult
@@ -75,16 +75,15 @@ def _nice(seconds: float) -> float:
     return float(f"{seconds:.3g}")
 
 
-def default_presets() -> dict[str, tuple[TimeoutPolicy, Narrowing]]:
+def default_presets() -> dict[str, Policy]:
     """The presets every editor offers: the reference policy, uniform
     bounds and the pre-fix behaviour."""
-    ouroboros = TimeoutPolicy.ouroboros()
     return {
-        "ouroboros": (ouroboros, Narrowing()),
-        "uniform 30 s": (TimeoutPolicy.uniform(30.0), Narrowing()),
-        "uniform 120 s": (TimeoutPolicy.uniform(120.0), Narrowing()),
-        "uniform 600 s": (TimeoutPolicy.uniform(600.0), Narrowing()),
-        "pre-fix (unbounded)": (ouroboros, Narrowing.unbounded()),
+        "ouroboros": Policy.ouroboros(),
+        "uniform 30 s": Policy.uniform(30.0),
+        "uniform 120 s": Policy.uniform(120.0),
+        "uniform 600 s": Policy.uniform(600.0),
+        PRE_FIX_LABEL: Policy.unbounded(),
     }
 
 
@@ -93,20 +92,21 @@ def _clamp_log(seconds: float) -> float:
 
 
 class PolicyEditor:
-    """Edit a timeout policy and its narrowing with sliders; read the result from :attr:`policy`.
+    """Edit a policy's timeouts and narrowing with sliders; read the result from :attr:`policy`.
 
     ``tools`` get one log-scale slider each (seconds); ``other tools`` sets
     the default for every tool without a slider. The narrowing ``mode``
     dropdown shows ``reserve`` (seconds) or ``fraction`` only when they apply.
-    ``presets`` (default :func:`default_presets`) maps a name to a
-    ``(policy, narrowing)`` pair; ``preset`` picks the initial one.
+    ``presets`` (default :func:`default_presets`) maps a name to a :class:`Policy`;
+    ``preset`` picks the initial one. The preset's other parts (idle timeouts, hedges,
+    breaker) are kept in :attr:`policy` as they are.
     """
 
     def __init__(
         self,
         tools: Sequence[str] = DEFAULT_TOOLS,
         *,
-        presets: Mapping[str, tuple[TimeoutPolicy, Narrowing]] | None = None,
+        presets: Mapping[str, Policy] | None = None,
         preset: str | None = None,
     ) -> None:
         self.tools = tuple(dict.fromkeys(tools))
@@ -115,7 +115,7 @@ class PolicyEditor:
         self.presets = dict(presets) if presets is not None else default_presets()
         if not self.presets:
             raise ValueError("PolicyEditor: presets must not be empty")
-        self._base = TimeoutPolicy()
+        self._base = Policy(timeouts=TimeoutPolicy())
         self._name = "custom"
         self._callbacks: list[Callable[[PolicyEditor], None]] = []
         self._quiet = 0  # > 0 while a batch of control changes must not fire callbacks
@@ -189,25 +189,28 @@ class PolicyEditor:
 
     # -- reading ---------------------------------------------------------------
     @property
-    def policy(self) -> TimeoutPolicy:
-        """The edited policy: the current preset's rules with the sliders' timeouts and no floor."""
-        fields = self._base.to_dict()
+    def policy(self) -> Policy:
+        """The edited policy: the current preset's rules with the sliders' timeouts (no floor)
+        and the narrowing controls' narrowing; its other parts as the preset has them."""
+        base: TimeoutPolicy = self._base.timeouts
+        fields = base.to_dict()
         fields.pop("floor_sec", None)
-        table = {tool: self._base.base_for(None, tool) for tool in self._base.tools_sec}
+        table = {tool: base.base_for(None, tool) for tool in base.tools_sec}
         table.update({tool: _nice(self.sliders[tool].value) for tool in self.tools})
         fields.update(
             default_sec=_nice(self.sliders[_OTHER].value), tools_sec=table, name=self._name
         )
-        return TimeoutPolicy(**fields)
+        return self._base.replace(
+            timeouts=TimeoutPolicy(**fields), narrowing=self._narrowing(), name=""
+        )
 
     @property
     def name(self) -> str:
         """The preset or file the controls show, or ``"edited"`` once a control moved."""
         return self._name
 
-    @property
-    def narrowing(self) -> Narrowing:
-        """The edited narrowing (mode and its parameters)."""
+    def _narrowing(self) -> Narrowing:
+        """The narrowing the controls show (mode and its parameters)."""
         return Narrowing(
             mode=self.mode.value,
             reserve_sec=float(self.reserve.value),
@@ -228,17 +231,29 @@ class PolicyEditor:
         self.sliders[tool].value = _clamp_log(float(seconds))
 
     def set(
-        self, policy: TimeoutPolicy, narrowing: Narrowing | None = None, *, name: str | None = None
+        self,
+        policy: Policy | TimeoutPolicy,
+        narrowing: Narrowing | None = None,
+        *,
+        name: str | None = None,
     ) -> None:
-        """Show ``policy`` and ``narrowing`` in the controls; callbacks run once."""
+        """Show ``policy`` (:meth:`Policy.of` with ``narrowing``) in the controls; callbacks run
+        once. Its timeouts must be a :class:`TimeoutPolicy` (sliders edit its table)."""
+        spine = Policy.of(policy, narrowing)
+        if not isinstance(spine.timeouts, TimeoutPolicy):
+            raise PolicyError(
+                f"timeouts: the editor edits a TimeoutPolicy's table, not a custom rule "
+                f"({type(spine.timeouts).__name__})"
+            )
+        timeouts: TimeoutPolicy = spine.timeouts
         self._quiet += 1
         try:
-            self._base = policy
-            self._name = name or policy.name
+            self._base = spine
+            self._name = name or spine.name or timeouts.name
             for tool in self.tools:
-                self.sliders[tool].value = _clamp_log(policy.base_for(None, tool))
-            self.sliders[_OTHER].value = _clamp_log(policy.default_base_sec())
-            narrowing = narrowing or Narrowing()
+                self.sliders[tool].value = _clamp_log(timeouts.base_for(None, tool))
+            self.sliders[_OTHER].value = _clamp_log(timeouts.default_base_sec())
+            narrowing = spine.narrowing
             self.reserve.value = narrowing.reserve_sec
             self.fraction.value = narrowing.fraction
             self.mode.value = narrowing.mode
@@ -251,24 +266,23 @@ class PolicyEditor:
         """Load the preset called ``name`` into the controls."""
         if name not in self.presets:
             raise KeyError(f"apply_preset: no preset {name!r}; presets: {', '.join(self.presets)}")
-        policy, narrowing = self.presets[name]
+        policy = self.presets[name]
         self._quiet += 1
         try:
             self.preset.value = name
         finally:
             self._quiet -= 1
-        self.set(policy, narrowing, name=name)
+        self.set(policy, name=name)
 
     def load(self, path: str | Path) -> None:
         """Read a TOML policy file into the controls (errors are
         :class:`PolicyError` naming the file)."""
-        policy, narrowing = load_policy_file(path)
-        self.set(policy, narrowing)
+        self.set(Policy.load(path))
         self.status.value = f"loaded {html.escape(str(path))}"
 
     def save(self, path: str | Path) -> None:
-        """Write the edited policy and narrowing as a TOML file :meth:`load` reads back."""
-        save_policy_file(path, self.policy, self.narrowing)
+        """Write the edited policy as a TOML file :meth:`load` reads back."""
+        self.policy.save(path)
         self.status.value = f"saved {html.escape(str(path))}"
 
     # -- plumbing ---------------------------------------------------------------
@@ -384,7 +398,7 @@ class Explorer:
         tools = sorted({call.tool for episode in self.episodes for call in episode.calls})
         self.editor = editor or PolicyEditor(tools=tools or DEFAULT_TOOLS)
         self._corpus = self._compile()
-        self.baseline = self._replay(self.editor.policy, self.editor.narrowing).summary
+        self.baseline = self._replay(self.editor.policy).summary
         self.baseline_title = self.editor.name
         self.result: ReplayResult | None = None
         self.updates = 0
@@ -417,10 +431,10 @@ class Explorer:
 
         return compile_corpus(self.episodes, **self.replay_options)
 
-    def _replay(self, policy: TimeoutPolicy, narrowing: Narrowing) -> ReplayResult:
+    def _replay(self, policy: Policy) -> ReplayResult:
         if self._corpus is not None:
-            return self._corpus.result(policy, narrowing)
-        return replay(self.episodes, policy, narrowing, engine=self.engine, **self.replay_options)  # type: ignore[arg-type]
+            return self._corpus.result(policy)
+        return replay(self.episodes, policy, engine=self.engine, **self.replay_options)  # type: ignore[arg-type]
 
     def schedule(self) -> None:
         """Run :meth:`update` once the controls have been still for ``debounce_sec``."""
@@ -455,7 +469,7 @@ class Explorer:
         """Replay under the editor's policy now, and refresh the metrics table and the chart."""
         with self._update_lock:
             started = time.perf_counter()
-            result = self._replay(self.editor.policy, self.editor.narrowing)
+            result = self._replay(self.editor.policy)
             self.result = result
             self.metrics.value = summary_html(
                 result.summary, self.baseline, baseline_title=self.baseline_title

@@ -14,6 +14,7 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from reviewlab.core.policy import Policy
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
 
@@ -60,11 +61,8 @@ def time_scale(span_sec: float) -> tuple[float, str]:
 
 
 def policy_label(result: ReplayResult) -> str:
-    """How a chart title names the policy a replay ran under."""
-    if result.narrowing is not None and result.narrowing.mode == "unbounded":
-        return "unbounded (pre-fix)"
-    name = getattr(result.policy, "name", None) or "policy"
-    return f"{name}, {result.narrowing.label}" if result.narrowing is not None else name
+    """How a chart title names the policy a replay ran under (:attr:`Policy.label`)."""
+    return Policy.of(result.policy).label
 
 
 def legend_outside(ax: Axes, *handles_and_labels: Any) -> None:

@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from reviewlab.core.policy import SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.policy import Policy, SupportsTimeoutFor
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
 from reviewlab.ui.charts._common import LABEL_BOX, duration_text, figure_and_axes, policy_label
@@ -335,7 +335,7 @@ def _mark_named(
 
 def survival_curves(
     episodes: Sequence[Episode],
-    policy: SupportsTimeoutFor | None = None,
+    policy: Policy | SupportsTimeoutFor | None = None,
     *,
     tools: Sequence[str] | None = None,
     ax: Axes | None = None,
@@ -349,7 +349,7 @@ def survival_curves(
     returned counts as still running until it was last seen, and is marked
     with a ``+`` on its tool's curve there. A curve that reaches 0 is drawn
     down to the bottom edge (half the smallest share one call can be).
-    ``policy`` (default :meth:`TimeoutPolicy.ouroboros`) gives each tool's
+    ``policy`` (default :meth:`Policy.ouroboros`) gives each tool's
     bound without a deadline. Tools sharing a bound share ONE dotted line,
     labelled once with the bound and the tools it applies to; each tool's
     legend entry says its bound and the share of its calls that bound abandons.
@@ -361,7 +361,7 @@ def survival_curves(
     if not per_tool:
         raise ValueError("survival_curves: the episodes hold no calls")
     chosen = _pick_tools(tools, per_tool, "survival_curves: no calls of tool(s)")
-    policy = policy if policy is not None else TimeoutPolicy.ouroboros()
+    spine = Policy.of(policy)
     censored_at: dict[str, list[float]] = {}
     for _, _, call in censored_calls(episodes):
         censored_at.setdefault(call.tool, []).append(call.duration_sec)
@@ -374,7 +374,7 @@ def survival_curves(
     for tool in chosen:
         estimate = per_tool[tool]
         color = tool_color(tool)
-        bound = float(policy.timeout_for(None, tool))
+        bound = float(spine.timeout_for(None, tool, remaining_sec=None))
         bounds.setdefault(bound, []).append(tool)
         times = np.maximum(np.concatenate([[start], estimate.event_times]), start)
         survival = np.maximum(np.concatenate([[1.0], estimate.survival_after]), floor)
