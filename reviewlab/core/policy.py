@@ -348,8 +348,11 @@ class Policy:
                 f"{where}: empty policy; expected a [policy] table with at least one field "
                 "(e.g. default_sec = 60), or use a preset: ouroboros, unbounded, uniform:SEC"
             )
-        if not set(data) & set(_TABLES):
-            data = {"policy": data}
+        bare_tables = {"tools_sec", "hedges", "breaker"}  # tables a bare [policy] may hold
+        if not set(data) & set(_TABLES) and not any(
+            isinstance(value, Mapping) and key not in bare_tables for key, value in data.items()
+        ):
+            data = {"policy": data}  # a bare policy table, as files without tables were
         unknown = sorted(set(data) - set(_TABLES))
         if unknown:
             raise PolicyError(
