@@ -9,11 +9,11 @@ Layers, bottom to top (a module may import its own layer and the layers below it
 - ``reviewlab.resources`` (-1): paths of the shipped files; imports nothing of reviewlab.
 - ``reviewlab.core`` (0): deadlines, policy, narrowing, receipts, crediting, metrics, vocab.
 - ``reviewlab.live`` (1): executor, episode loop, inspection tools, model adapters.
-- ``reviewlab.testing`` (1.5): test doubles built on core and live (scripted model, clock,
-  wedged registry); recording and everything above may use it, core and live may not.
 - ``reviewlab.recording`` (2), ``reviewlab.engines`` (3), ``reviewlab.analysis`` (4),
   ``reviewlab.ui`` (5).
-- the top (6): ``reviewlab`` itself (``__init__``), ``__main__``, ``cli``, ``_cli_commands``.
+- the top (6): ``reviewlab`` itself (``__init__``), ``__main__``, ``cli``, ``_cli_commands``,
+  and ``reviewlab.testing`` (builders, strategies, the engine-conformance suite, which drives
+  every engine and the CLI; the package never imports it).
 
 Within one layer any import is allowed as long as no module takes part in a cycle.
 """
@@ -39,7 +39,7 @@ LAYERS: dict[str, float] = {
     "resources": -1.0,
     "core": 0.0,
     "live": 1.0,
-    "testing": 1.5,
+    "testing": TOP,
     "recording": 2.0,
     "engines": 3.0,
     "analysis": 4.0,

@@ -115,7 +115,8 @@ def live_episode(release: threading.Event, echo: Echo) -> Any:
     """Run the live episode of step 1; ``release`` frees the wedged tool (set it when done)."""
     from reviewlab.live.episode import ReviewEpisode
     from reviewlab.live.inspection import demo_workspace
-    from reviewlab.testing import ScriptedModel, wedged_factory
+    from reviewlab.live.doubles import wedged_factory
+    from reviewlab.live.episode import ScriptedModel
 
     factory = wedged_factory(WEDGED_TOOL, release)
     policy = TimeoutPolicy.ouroboros().scaled(LIVE_SCALE, name="ouroboros/1000")

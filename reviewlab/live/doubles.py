@@ -1,17 +1,9 @@
-"""Test doubles for reviewlab's own tests, its notebooks and users' tests.
+"""Test doubles that run live: a clock that moves only when told, a registry with a held tool.
 
-- :class:`ScriptedModel` and :func:`tool_call`: a model that answers from a list of replies
-  (defined in :mod:`reviewlab.live.episode`, re-exported here).
-- :class:`ManualClock` and :func:`manual_clock`: a monotonic clock that moves only when told,
-  installed with :func:`~reviewlab.core.deadline.clock_scope` (also re-exported), so a test of
-  deadlines never sleeps.
-- :class:`WedgedRegistry` and :func:`wedged_factory`: a real inspection registry with one tool
-  held until an event is set — the wedged call of the incident, on demand. Tests wait on its
-  ``entered`` and ``returned`` events instead of racing the clock.
-
-Layer: this module sits between ``live`` and ``recording`` (it imports only
-:mod:`reviewlab.core` and :mod:`reviewlab.live`; recording and everything above may import it,
-core and live may not).
+:class:`ManualClock` (installed with :func:`manual_clock`) lets a test of deadlines never sleep;
+:class:`WedgedRegistry` (built by :func:`wedged_factory`) holds one tool until an event is set,
+the wedged call of the incident on demand: tests wait on its ``entered`` and ``returned`` events
+instead of racing the clock. The demo uses them too; :mod:`reviewlab.testing` re-exports them.
 """
 
 from __future__ import annotations
@@ -24,17 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from reviewlab.core.deadline import clock_scope
-from reviewlab.live.episode import ScriptedModel, tool_call
 from reviewlab.live.inspection import inspection_registry
 
 __all__ = [
     "ManualClock",
     "RegistryFactory",
-    "ScriptedModel",
     "WedgedRegistry",
-    "clock_scope",
     "manual_clock",
-    "tool_call",
     "wedged_factory",
 ]
 
