@@ -23,6 +23,7 @@ from reviewlab.core.policy import (
 )
 from reviewlab.core.receipts import Outcome, ToolReceipt, tool_timeout_text
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.engines.corpus import Corpus, open_corpus
 from reviewlab.engines.replay import ReplayBounds, replay, replay_bounds
 from reviewlab.engines.result import ReplayResult
 from reviewlab.live.aio import AsyncBoundedExecutor
@@ -44,6 +45,7 @@ __all__ = [
     "BoundedExecutor",
     "CallResult",
     "CallStatus",
+    "Corpus",
     "Episode",
     "EpisodeResult",
     "MCPServer",
@@ -67,6 +69,7 @@ __all__ = [
     "inspection_registry",
     "load_episodes",
     "monotonic_now",
+    "open_corpus",
     "replay",
     "replay_bounds",
     "resolve_bound",
