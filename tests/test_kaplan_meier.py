@@ -1,0 +1,52 @@
+"""The Kaplan–Meier estimate of reviewlab.engines.censoring: ties, censoring at an event time,
+and agreement with lifelines on random right-censored samples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reviewlab.engines.censoring import KaplanMeier
+
+try:  # the reference estimate (the test extra installs it)
+    import lifelines
+except ImportError:  # pragma: no cover - only without the test extra
+    lifelines = None
+
+
+def test_tied_event_times_all_leave_the_risk_set_at_once():
+    """Durations 1, 1, 2 (all returned): two of three are at risk-and-gone at 1, so S(1) = 1/3."""
+    km = KaplanMeier([1.0, 1.0, 2.0], [True, True, True])
+    assert km.survival(0.5) == 1.0
+    assert km.survival(1.0) == pytest.approx(1 / 3)
+    assert km.survival(1.5) == pytest.approx(1 / 3)
+    assert km.survival(2.0) == 0.0
+
+
+def test_a_call_censored_at_an_event_time_is_still_at_risk_then():
+    """1 (returned), 1+ (censored), 2, 2, 3+: S(1) = 1 - 1/5, S(2) = 4/5 * (1 - 2/3)."""
+    km = KaplanMeier([1.0, 1.0, 2.0, 2.0, 3.0], [True, False, True, True, False])
+    assert km.survival(1.0) == pytest.approx(4 / 5)
+    assert km.survival(2.0) == pytest.approx(4 / 5 * (1 / 3))
+    assert km.survival(3.0) == pytest.approx(4 / 5 * (1 / 3))  # the last one was censored
+
+
+# Few distinct durations so that ties (between events, and events with censorings) are common.
+_DURATIONS = st.sampled_from([0.0, 0.5, 1.0, 1.0, 2.0, 3.0, 7.5, 30.0])
+
+
+@pytest.mark.skipif(lifelines is None, reason="lifelines (pip install -e .[test]) is not installed")
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_DURATIONS, st.booleans()), min_size=1, max_size=25))
+def test_survival_matches_lifelines_on_censored_samples_with_ties(sample):
+    """At every observed duration, between them and beyond the last one, S(t) is lifelines's."""
+    times = np.array([t for t, _ in sample], dtype=float)
+    events = np.array([e for _, e in sample], dtype=bool)
+    ours = KaplanMeier(times, events)
+    theirs = lifelines.KaplanMeierFitter().fit(times, event_observed=events)
+    grid = np.unique(np.concatenate([times, times + 0.25, [times.max() + 100.0]]))
+    expected = theirs.survival_function_at_times(grid).to_numpy()
+    got = np.array([ours.survival(float(t)) for t in grid])
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
