@@ -1,0 +1,114 @@
+"""The ``reviewlab`` command line: one module per subcommand, thin over the library.
+
+Layout: each subcommand is a module of this package (``replay.py``, ``sweep.py`` …) holding
+its options beside its handler, as one :class:`~reviewlab.cli._command.Command`; the shared
+argument syntax is in ``_args.py``, the corpus handling in ``_corpus.py``, the error mapping in
+``_errors.py``. This module registers the commands and runs one.
+
+Lifecycle of one invocation: parse → run the subcommand's handler (which opens the corpus with
+:func:`~reviewlab.engines.corpus.open_corpus` and calls the library function a user would) →
+exit status. :func:`main` returns the status instead of exiting, so tests can call it.
+
+Invariants:
+
+* A user error (missing file, malformed recording, invalid policy TOML, bad grid spec,
+  unwritable output, an option the library refuses…) is ONE line on stderr, ``reviewlab:
+  error: …``, with exit status 2, never a traceback; a library error names the option
+  (``--slots: …``). ``--debug`` re-raises instead.
+* Outputs are written whole or not at all (:func:`reviewlab.ui.report.write_table`).
+* Heavy imports (pandas, SimPy, Dask, Jupyter) happen inside the handler that needs them, so
+  ``reviewlab --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from reviewlab.cli._command import Command
+from reviewlab.cli._errors import EXIT_USER_ERROR, PROG, UserError, run_reporting
+from reviewlab.cli.convert import CONVERT
+from reviewlab.cli.dashboard import DASHBOARD
+from reviewlab.cli.demo import DEMO
+from reviewlab.cli.export import EXPORT
+from reviewlab.cli.import_log import IMPORT
+from reviewlab.cli.incident import INCIDENT
+from reviewlab.cli.lab import LAB
+from reviewlab.cli.record import RECORD
+from reviewlab.cli.replay import REPLAY
+from reviewlab.cli.sweep import SWEEP
+from reviewlab.cli.synth import SYNTH
+from reviewlab.cli.tune import TUNE
+
+__all__ = ["COMMANDS", "UserError", "build_parser", "main"]
+
+COMMANDS: tuple[Command, ...] = (
+    DEMO,
+    RECORD,
+    REPLAY,
+    SWEEP,
+    TUNE,
+    INCIDENT,
+    SYNTH,
+    CONVERT,
+    IMPORT,
+    EXPORT,
+    LAB,
+    DASHBOARD,
+)
+"""Every subcommand, in the order ``reviewlab --help`` lists them."""
+
+_DESCRIPTION = """\
+Tool-call timeout policy for LLM reviewer-agent loops: bound every tool call,
+abandon the ones that outlive their bound, and measure what that costs.
+Run `reviewlab demo` for the guided tour (live episode, incident replay, sweep,
+recommendation, out/report.html)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the subcommand's ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{PROG}: error: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(EXIT_USER_ERROR)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``reviewlab`` parser; each subparser's ``handler`` runs the subcommand."""
+    parser = _Parser(
+        prog=PROG, description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks for errors (for bug reports)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for command in COMMANDS:
+        p = sub.add_parser(
+            command.name,
+            help=command.help,
+            description=command.help,
+            epilog=f"examples:\n{command.examples}" if command.examples else None,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.arguments(p)
+        p.set_defaults(handler=command.handler, parser=p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``reviewlab`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    parser = build_parser()
+    try:
+        args, extras = parser.parse_known_args(argv)
+        if extras:  # reported by the subcommand's parser, so the hint names its --help
+            getattr(args, "parser", parser).error(f"unrecognized arguments: {' '.join(extras)}")
+    except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
+        return exc.code if isinstance(exc.code, int) else EXIT_USER_ERROR
+    return run_reporting(args.handler, args, getattr(args, "parser", None))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""``reviewlab dashboard``: the interactive dashboard served with Voilà."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from reviewlab.cli._args import CORPUS_HELP, EXAMPLE_CORPUS, echo, port
+from reviewlab.cli._command import Command
+from reviewlab.cli._corpus import open_for, require_episodes
+
+__all__ = ["DASHBOARD", "cmd_dashboard"]
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--corpus", default=None, help=CORPUS_HELP + " (default: the bundled corpus)")
+    p.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default 8866)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
+    p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    """Serve the dashboard on ``--corpus`` (checked here first: a bad corpus is one line before
+    any server starts)."""
+    from reviewlab.ui import dashboard
+
+    port(args.port)
+    corpus = None
+    if args.corpus is not None:
+        opened = open_for(args.corpus)
+        require_episodes(opened, args.corpus)
+        opened.compiled()  # reads and checks every episode's columns
+        corpus = opened.path
+    if args.dry_run:
+        dashboard.dashboard_env(corpus)  # validates the corpus like a real start would
+        argv = dashboard.dashboard_command(args.port, corpus, open_browser=not args.no_browser)
+        prefix = f"{dashboard.CORPUS_ENV}={shlex.quote(str(corpus.resolve()))} " if corpus else ""
+        echo(prefix + shlex.join(argv))
+        return 0
+    return int(dashboard.main(args.port, corpus, open_browser=not args.no_browser))
+
+
+DASHBOARD = Command(
+    name="dashboard",
+    help="serve the interactive dashboard with Voilà",
+    arguments=_arguments,
+    handler=cmd_dashboard,
+    examples=f"  reviewlab dashboard --corpus {EXAMPLE_CORPUS} --port 8866",
+)

@@ -1,0 +1,68 @@
+"""``reviewlab lab``: JupyterLab opened on the notebooks."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from reviewlab.cli._args import echo, port
+from reviewlab.cli._command import Command
+from reviewlab.cli._errors import UserError
+
+__all__ = ["LAB", "cmd_lab", "launch"]
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--notebooks", default=None, metavar="DIR", help="notebook folder (default notebooks/)"
+    )
+    p.add_argument("--port", type=int, default=None, help="port for JupyterLab")
+    p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
+
+
+def launch(argv: Sequence[str], dry_run: bool) -> int:
+    """Run ``argv`` (its exit status), or print it with ``dry_run``."""
+    if dry_run:
+        echo(shlex.join(argv))
+        return 0
+    try:
+        return subprocess.call(list(argv))
+    except FileNotFoundError:
+        raise UserError(f"cannot start {argv[0]}: not installed") from None
+
+
+def _working_notebooks() -> Path:
+    """``./notebooks``, filled with a copy of the shipped notebooks when it does not exist yet."""
+    import shutil
+
+    from reviewlab.resources import notebooks_dir
+
+    target = Path.cwd() / "notebooks"
+    if not target.exists():
+        shutil.copytree(notebooks_dir(), target, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+        print(f"copied the reviewlab notebooks to {target}", file=sys.stderr)
+    return target
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    """Start JupyterLab on ``--notebooks`` (default ``./notebooks``, copied there first)."""
+    notebooks = Path(args.notebooks) if args.notebooks else _working_notebooks()
+    if not notebooks.is_dir():
+        raise UserError(f"--notebooks {notebooks}: no such directory")
+    port(args.port)
+    from reviewlab.ui.dashboard import lab_command
+
+    return launch(lab_command(notebooks, args.port), args.dry_run)
+
+
+LAB = Command(
+    name="lab",
+    help="open JupyterLab on the notebooks/",
+    arguments=_arguments,
+    handler=cmd_lab,
+    examples="  reviewlab lab --dry-run",
+)

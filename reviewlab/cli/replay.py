@@ -1,0 +1,208 @@
+"""``reviewlab replay``: a corpus replayed under one policy, its summary and per-tool breakdown.
+
+The handler opens the corpus (:func:`~reviewlab.engines.corpus.open_corpus`) and calls
+:func:`~reviewlab.engines.replay.replay` (or :func:`~reviewlab.engines.replay.replay_bounds`)
+exactly as a user would; the library checks the options and its errors name them. The summary
+table gains rows for the parts the policy sets: hedged calls, calls the breaker withheld, calls
+bounded by idleness.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from reviewlab.cli._args import (
+    CORPUS_HELP,
+    EXAMPLE_CORPUS,
+    POLICY_HELP,
+    TABLE_SUFFIXES,
+    echo,
+    on_error_option,
+    output_path,
+    policy_arg,
+    seed,
+)
+from reviewlab.cli._command import Command
+from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
+from reviewlab.cli._errors import UserError
+from reviewlab.core.vocab import CENSORING_MODES, ENGINES, REACTIONS
+
+if TYPE_CHECKING:
+    from reviewlab.core.policy import Policy
+    from reviewlab.engines.result import ReplayResult
+
+__all__ = ["REAL_REPLAY_MAX_SEC", "REPLAY", "cmd_replay"]
+
+REAL_REPLAY_MAX_SEC = 3600.0
+"""The longest real-time replay ``--engine real --time-scale`` agrees to start."""
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("corpus", help=CORPUS_HELP)
+    on_error_option(p)
+    p.add_argument("--policy", default=None, metavar="TOML", help=POLICY_HELP)
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="vectorized",
+        help="twin: SimPy reference (needed for --slots); vectorized: NumPy, fast (default); "
+        "real: real threads on a scaled clock",
+    )
+    p.add_argument(
+        "--censored",
+        choices=(*CENSORING_MODES, "bounds"),
+        default="wedge",
+        help="what a call that never returned in the recording does: wedge (never returns; "
+        "default), observed (returns when last seen), impute (a seeded Kaplan-Meier draw), "
+        "bounds (observed and wedge side by side)",
+    )
+    p.add_argument(
+        "--reaction",
+        choices=REACTIONS,
+        default="as_recorded",
+        help="what the model does after an abandonment: as_recorded (later rounds unchanged; "
+        "default), reissue (asks again once), skip_target (gives up on the abandoned path)",
+    )
+    p.add_argument(
+        "--slots",
+        type=int,
+        default=None,
+        metavar="N",
+        help="simulate a pool of N reviewer slots (twin engine)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of what the replay draws: imputed durations (--censored impute) and the "
+        "second attempts of a hedging policy (default 0)",
+    )
+    p.add_argument(
+        "--time-scale",
+        type=float,
+        default=None,
+        metavar="F",
+        help="engine real: recorded seconds are slept times F (default 0.001)",
+    )
+    p.add_argument(
+        "--table",
+        choices=("calls", "episodes", "tools"),
+        default="calls",
+        help="which frame -o writes (default: calls)",
+    )
+    p.add_argument(
+        "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the frame here"
+    )
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay the corpus under ``--policy``; print the assumptions, the summary and the per-tool
+    table; ``-o`` writes one frame."""
+    out = output_path(args.output, TABLE_SUFFIXES) if args.output else None
+    policy = policy_arg(args.policy)
+    seed(args.seed)
+    from reviewlab.engines.replay import replay, replay_bounds
+
+    corpus = open_for(args.corpus, args.on_error)
+    require_episodes(corpus, args.corpus)
+    if args.slots is not None and args.slots > len(corpus):
+        raise UserError(
+            f"--slots: {args.slots:,} slots for {len(corpus):,} episode(s); more slots than "
+            f"episodes never queue, so at most {len(corpus):,} is meaningful"
+        )
+    if args.time_scale is not None and args.engine == "real":
+        _check_real_time(corpus.episodes(reason="engine='real' runs Episode objects"), args)
+    from reviewlab.ui.report import assumptions_line, summary_table, text_table, write_table
+
+    options: dict[str, Any] = {"engine": args.engine, "reaction": args.reaction}
+    for name in ("seed", "slots", "time_scale"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    with computing_on(args.corpus):
+        if args.censored == "bounds":
+            both = replay_bounds(corpus, policy, **options)
+            result = both.pessimistic
+            summaries = {
+                f"{policy.label}, optimistic (observed)": _with_policy_rows(
+                    policy, both.optimistic
+                ),
+                f"{policy.label}, pessimistic (wedge)": _with_policy_rows(policy, result),
+            }
+            assumptions = both.assumptions
+        else:
+            result = replay(corpus, policy, censored=args.censored, **options)
+            summaries = {policy.label: _with_policy_rows(policy, result)}
+            assumptions = result.assumptions
+        tools = result.per_tool()
+    report_skipped(corpus, args.corpus)
+    echo(assumptions_line(assumptions))
+    rows = _rows(summaries)
+    echo(text_table(summary_table(summaries, rows)))
+    echo("")
+    echo(text_table(tools))
+    if out is not None:
+        frame = {"calls": result.calls, "episodes": result.episodes, "tools": tools}[args.table]
+        write_table(frame, out)
+        echo(f"wrote {len(frame):,} rows ({args.table}) to {out}")
+    return 0
+
+
+def _check_real_time(episodes: list[Any], args: argparse.Namespace) -> None:
+    """A lower bound on the real engine's wall time: its longest episode, slept at the scale."""
+    longest = max(
+        sum(r.send_sec for r in e.rounds) + sum(c.duration_sec for c in e.calls if c.completed)
+        for e in episodes
+    )
+    if longest * args.time_scale > REAL_REPLAY_MAX_SEC:
+        raise UserError(
+            f"--time-scale {args.time_scale:g}: the longest episode alone would take "
+            f"{longest * args.time_scale:,.0f} s of real time "
+            f"(at most {REAL_REPLAY_MAX_SEC:,.0f} s; use a smaller scale)"
+        )
+
+
+HEDGED = "hedged calls"
+EXTRA_CALLS = "extra-call share (hedges)"
+WITHHELD = "calls the breaker withheld"
+IDLE = "calls bounded by idleness"
+
+
+def _with_policy_rows(policy: Policy, result: ReplayResult) -> dict[str, Any]:
+    """The summary plus a row per part the policy sets (hedges, breaker, idle)."""
+    from reviewlab.core.vocab import SOURCE_GAP_WITHHELD
+
+    summary = dict(result.summary)
+    if policy.hedges:
+        summary[HEDGED] = summary.get("hedges", 0)
+        summary[EXTRA_CALLS] = summary.get("extra_call_share", 0.0)
+    if policy.breaker is not None:
+        summary[WITHHELD] = int((result.calls["source_gap"] == SOURCE_GAP_WITHHELD).sum())
+    if policy.idle_sec:
+        summary[IDLE] = int((result.calls["bound_by"] == "idle").sum())
+    return summary
+
+
+def _rows(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    """The summary rows shown: the usual ones, then the policy's parts' rows when present."""
+    from reviewlab.ui.report import SUMMARY_ROWS
+
+    rows = [key for key in SUMMARY_ROWS if any(key in s for s in summaries.values())]
+    return rows + [
+        key
+        for key in (HEDGED, EXTRA_CALLS, WITHHELD, IDLE)
+        if any(key in s for s in summaries.values())
+    ]
+
+
+REPLAY = Command(
+    name="replay",
+    help="replay a recorded corpus under a policy and print its summary and per-tool breakdown",
+    arguments=_arguments,
+    handler=cmd_replay,
+    examples=f"  reviewlab replay {EXAMPLE_CORPUS}\n"
+    "  reviewlab replay data/incidents/wedged-query-code.jsonl --policy unbounded "
+    "--engine twin --slots 6\n"
+    f"  reviewlab replay {EXAMPLE_CORPUS} --policy hedged.toml --seed 3\n"
+    f"  reviewlab replay corpus.parquet --policy tuned.toml -o calls.parquet",
+)

@@ -1,0 +1,314 @@
+"""``reviewlab sweep``: a corpus replayed under a grid of policies, one row per point.
+
+The handler builds the grid with :func:`~reviewlab.analysis.sweep.make_grid` and calls
+:func:`~reviewlab.analysis.sweep.sweep` on the opened corpus, as a user would: a Parquet or
+JSONL corpus is compiled from its columns once, no ``Episode`` object is built unless a point
+needs one (hedges, breakers, prices, the twin), and the library's errors name the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from reviewlab.cli._args import (
+    CORPUS_HELP,
+    EXAMPLE_CORPUS,
+    POLICY_HELP,
+    PRICES_HELP,
+    TABLE_SUFFIXES,
+    echo,
+    narrowing_grid,
+    numbers,
+    on_error_option,
+    output_path,
+    policy_arg,
+    positive_seconds,
+    prices_args,
+    tool_grid,
+)
+from reviewlab.cli._command import Command
+from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
+from reviewlab.cli._errors import UserError, one_line
+from reviewlab.core.vocab import BREAKER_SCOPES, ENGINES
+
+__all__ = ["SWEEP", "cmd_sweep"]
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("corpus", help=CORPUS_HELP)
+    on_error_option(p)
+    p.add_argument(
+        "--tool",
+        action="append",
+        default=[],
+        metavar="TOOL=SEC,...",
+        help="timeouts to try for one tool, e.g. read_file=5,30,120 (repeatable)",
+    )
+    p.add_argument(
+        "--scale",
+        default=None,
+        metavar="F,...",
+        help="multipliers of the base policy, e.g. 0.5,1,2",
+    )
+    p.add_argument(
+        "--narrowing",
+        default=None,
+        metavar="MODE,...",
+        help="narrowing modes: inherit, none, unbounded, reserve:SEC, fraction:F",
+    )
+    p.add_argument("--base", default=None, metavar="TOML", help="base policy; " + POLICY_HELP)
+    p.add_argument(
+        "--engine",
+        choices=tuple(engine for engine in ENGINES if engine != "real"),
+        default="vectorized",
+        help="vectorized: NumPy, fast (default); twin: the SimPy reference, slow",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="run the points on an existing Dask cluster (corpus scattered once)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="in-process, replay N points at once (default: the cores, at most 8; "
+        "the vectorized engine only)",
+    )
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        metavar="SEC",
+        help="how long to try reaching --scheduler (default 10)",
+    )
+    p.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
+    p.add_argument(
+        "--pareto",
+        default=None,
+        metavar="METRIC,...",
+        help="the objectives the Pareto flag trades, all minimised (default: "
+        "timeout_coverage_loss_rate,wall_p95_sec,max_silence_sec; short names such as "
+        "wall_p95, max_silence work too)",
+    )
+    p.add_argument(
+        "--allow-unknown-tools",
+        action="store_true",
+        help="sweep a --tool the corpus never calls (default: an error naming it)",
+    )
+    p.add_argument(
+        "--sort",
+        default=None,
+        metavar="METRIC",
+        help="print the rows sorted by this column, e.g. wall_p95_sec (default: grid order)",
+    )
+    p.add_argument(
+        "--prices",
+        action="append",
+        default=[],
+        metavar="TOML",
+        help="add the cost columns (cost_per_episode, token/slot/zombie cost, unpriced "
+        "rounds): " + PRICES_HELP + "; repeat it to sweep prices too (one row per point and "
+        "table, named by the file's stem)",
+    )
+    p.add_argument(
+        "--hedge",
+        action="append",
+        default=[],
+        metavar="TOOL=SEC,...",
+        help="hedge delays to try for one tool, e.g. read_file=0.5,1,2: a second attempt "
+        "starts after that long without an answer (repeatable; the tool is marked idempotent)",
+    )
+    p.add_argument(
+        "--hedge-share",
+        type=float,
+        default=0.05,
+        metavar="RATE",
+        help="the largest share of a hedged tool's calls that may be hedged (default 0.05)",
+    )
+    p.add_argument(
+        "--breaker",
+        default=None,
+        metavar="N,...",
+        help="breaker thresholds to try: consecutive abandonments of a tool that withhold it "
+        "(0: no breaker), e.g. 0,3,5",
+    )
+    p.add_argument(
+        "--breaker-cooldown",
+        type=int,
+        default=2,
+        metavar="ROUNDS",
+        help="model rounds a tripped breaker withholds its tool (default 2)",
+    )
+    p.add_argument(
+        "--breaker-scope",
+        choices=BREAKER_SCOPES,
+        default="episode",
+        help="where a breaker's count lives: each episode (default) or the reviewer slot",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of what the replays draw (hedges' second attempts; default 0)",
+    )
+    p.add_argument(
+        "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the sweep table"
+    )
+
+
+def _breaker_grid(args: argparse.Namespace) -> list[Any]:
+    """``--breaker 0,3,5`` → no breaker, and breakers tripping after 3 and 5 abandonments."""
+    from reviewlab.core.breaker import BreakerRule
+    from reviewlab.core.policy import PolicyError
+
+    rules: list[Any] = []
+    for value in numbers("--breaker", args.breaker):
+        if value != int(value) or value < 0:
+            raise UserError(f"--breaker: expected whole numbers >= 0, got {value:g}")
+        if value == 0:
+            rules.append(None)
+            continue
+        try:
+            rules.append(
+                BreakerRule(
+                    int(value), cooldown_rounds=args.breaker_cooldown, scope=args.breaker_scope
+                )
+            )
+        except PolicyError as exc:
+            raise UserError(f"--breaker: {one_line(exc)}") from None
+    return rules
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Sweep the grid the options describe over the corpus; print the leading rows with the
+    Pareto flag; ``-o`` writes the whole table."""
+    out = output_path(args.output, TABLE_SUFFIXES) if args.output else None
+    prices = prices_args(args.prices)
+    tools = tool_grid(args.tool)
+    hedges = tool_grid(args.hedge, option="--hedge")
+    breakers = _breaker_grid(args) if args.breaker else None
+    if hedges and not 0.0 < args.hedge_share <= 1.0:
+        raise UserError(f"--hedge-share: expected a share in (0, 1], got {args.hedge_share}")
+    scales = numbers("--scale", args.scale) if args.scale else None
+    narrowings = narrowing_grid(args.narrowing) if args.narrowing else None
+    base = policy_arg(args.base, "--base")
+    if args.top < 1:
+        raise UserError(f"--top: expected a positive number of rows, got {args.top}")
+    positive_seconds(args.connect_timeout, "--connect-timeout")
+    if args.threads is not None and args.scheduler:  # refused before connecting to the cluster
+        raise UserError("--threads: points on a Dask cluster run on its workers, not threads")
+    objectives = [part.strip() for part in args.pareto.split(",")] if args.pareto else None
+    from reviewlab.analysis.sweep import make_grid, objective_column, pareto, sweep
+    from reviewlab.ui.report import sweep_view, text_table, write_table
+
+    if objectives is not None:
+        try:
+            objectives = [objective_column(name) for name in objectives]
+        except ValueError as exc:
+            raise UserError(f"--pareto: {one_line(exc)}") from None
+    try:
+        grid = make_grid(
+            base=base,
+            tools=tools or None,
+            scales=scales,
+            narrowings=narrowings,
+            hedges=hedges or None,
+            hedge_share=args.hedge_share,
+            breakers=breakers,
+        )
+    except ValueError as exc:  # a grid value the policy refuses, e.g. a zero scale
+        raise UserError(
+            f"grid: {one_line(exc)} (check --tool, --scale, --narrowing, --hedge and --breaker)"
+        ) from None
+    corpus = open_for(args.corpus, args.on_error)
+    require_episodes(corpus, args.corpus)
+    client: Any = None
+    if args.scheduler:
+        client = _dask_client(args.scheduler, args.connect_timeout)
+    options: dict[str, Any] = {} if args.seed is None else {"seed": args.seed}
+    try:
+        with computing_on(args.corpus):
+            frame = sweep(
+                corpus,
+                grid,
+                engine=args.engine,
+                client=client,
+                allow_unknown_tools=args.allow_unknown_tools,
+                prices=prices,
+                threads=args.threads,
+                **options,
+            )
+    except ValueError as exc:
+        if "allow_unknown_tools" not in str(exc):
+            raise
+        text = one_line(exc).replace("allow_unknown_tools=True", "--allow-unknown-tools")
+        raise UserError(text.replace("grid: ", "--tool: ", 1)) from None  # a tool never called
+    finally:
+        if client is not None:
+            client.close()
+    report_skipped(corpus, args.corpus)
+    frame["pareto"] = pareto(frame, objectives)
+    if args.sort is not None and args.sort not in frame.columns:
+        raise UserError(
+            f"--sort: no column {args.sort!r}; try one of {', '.join(frame.columns[-14:])}"
+        )
+    _print_view(frame, args, prices, sweep_view, text_table)
+    if out is not None:
+        write_table(frame, out)
+        echo(f"wrote {len(frame)} policy points to {out}")
+    return 0
+
+
+def _print_view(frame: Any, args: argparse.Namespace, prices: Any, view_of: Any, text: Any) -> None:
+    """The leading rows, with the hedge, breaker and cost columns that name or price a point."""
+    view = view_of(frame, sort_by=args.sort, top=args.top)
+    shown = frame.sort_values(args.sort, kind="stable") if args.sort else frame
+    shown = shown.reset_index(drop=True).head(args.top)
+    # The hedge and breaker parameters name their points (the view knows timeouts and scales).
+    named = [
+        c
+        for c in frame.columns
+        if c.startswith("hedge.")
+        and c.endswith(".after_sec")
+        or c in ("breaker.consecutive", "breaker.cooldown")
+    ]
+    for index, column in enumerate(named):
+        view.insert(index, column, shown[column].to_numpy())
+    if prices is not None:  # the cost columns go before the Pareto flag
+        for column in ("prices", "cost_per_episode", "unpriced_rounds"):
+            if column in shown.columns:
+                view.insert(len(view.columns) - 1, column, shown[column].to_numpy())
+    echo(text(view))
+    if prices is not None:
+        tables = prices.values() if isinstance(prices, dict) else [prices]
+        currencies = sorted({table.currency for table in tables})
+        echo(f"cost_per_episode in {', '.join(currencies)}; per-point cost columns in -o's table")
+    if len(frame) > args.top:
+        echo(f"({len(frame)} policy points; {args.top} shown)")
+
+
+def _dask_client(address: str, timeout_sec: float) -> Any:
+    """Connect to an existing Dask scheduler; an unreachable address is a user error."""
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=f"{timeout_sec}s")
+    except (OSError, TimeoutError) as exc:
+        raise UserError(f"--scheduler {address}: cannot connect ({exc})") from None
+
+
+SWEEP = Command(
+    name="sweep",
+    help="replay a corpus under a grid of policies; one row per policy point",
+    arguments=_arguments,
+    handler=cmd_sweep,
+    examples=f"  reviewlab sweep {EXAMPLE_CORPUS} --tool read_file=5,30,120 "
+    "--tool query_code=60,120 \\\n"
+    "      --narrowing inherit,reserve:30 --sort wall_p95_sec -o sweep.csv\n"
+    f"  reviewlab sweep {EXAMPLE_CORPUS} --scale 0.25,0.5,1,2 --scheduler tcp://10.0.0.5:8786\n"
+    "  reviewlab sweep corpus.parquet --scale 0.5,1,2 --threads 2",
+)

@@ -1,0 +1,60 @@
+"""``reviewlab synth``: a synthetic corpus (or the wedged-query_code incident day) written to a
+file."""
+
+from __future__ import annotations
+
+import argparse
+
+from reviewlab.cli._args import JSONL_SUFFIXES, echo, output_path, seed
+from reviewlab.cli._command import Command
+from reviewlab.cli._errors import UserError
+
+__all__ = ["SYNTH", "cmd_synth"]
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-n", type=int, default=1000, help="episodes (default 1000; ignored with --incident)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument(
+        "--incident",
+        action="store_true",
+        help="write the incident day instead: a six-slot pool whose reviewer-3 wedges on "
+        "query_code for 26,160 s",
+    )
+    p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl[.gz]|OUT.parquet")
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    """Write ``-n`` synthetic episodes (or the incident day) to ``-o``."""
+    out = output_path(args.output, (*JSONL_SUFFIXES, ".parquet"))
+    seed(args.seed)
+    if args.incident:
+        from reviewlab.recording.incident import write_incident
+
+        written = write_incident(out, seed=args.seed)
+        echo(f"wrote the incident day ({written} episodes, one wedged query_code) to {out}")
+        return 0
+    if args.n < 1:
+        raise UserError(f"-n: expected at least 1 episode, got {args.n:,}")
+    from reviewlab.recording.synth import SynthSizeError, check_size, write_synthetic
+
+    try:
+        check_size(args.n)  # before anything is drawn or written
+    except SynthSizeError as exc:
+        raise UserError(f"-n: {exc}") from None
+    written = write_synthetic(out, args.n, seed=args.seed)
+    echo(f"wrote {written} episode(s) to {out}")
+    return 0
+
+
+SYNTH = Command(
+    name="synth",
+    help="write a synthetic corpus (or the wedged-query_code incident)",
+    arguments=_arguments,
+    handler=cmd_synth,
+    examples="  reviewlab synth -n 1000 --seed 0 -o corpus.jsonl.gz\n"
+    "  reviewlab synth -n 1000000 -o corpus.parquet\n"
+    "  reviewlab synth --incident -o incident.jsonl",
+)

@@ -1,0 +1,163 @@
+"""``reviewlab tune``: per tool, the shortest timeout within the budgets, and what it buys.
+
+The handler calls :func:`~reviewlab.analysis.tune.recommend` on the opened corpus, as a user
+would: the tuner replays the compiled columns and fits its duration and tail models to them,
+so no ``Episode`` object is built (except to price rounds with ``--prices``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from reviewlab.cli._args import (
+    CORPUS_HELP,
+    EXAMPLE_CORPUS,
+    POLICY_HELP,
+    PRICES_HELP,
+    cost_line,
+    echo,
+    on_error_option,
+    output_path,
+    policy_arg,
+    prices_arg,
+    rate,
+)
+from reviewlab.cli._command import Command
+from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
+from reviewlab.cli._errors import PROG, UserError
+
+__all__ = ["TUNE", "cmd_tune"]
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("corpus", help=CORPUS_HELP)
+    on_error_option(p)
+    p.add_argument(
+        "--max-timeout-coverage-loss",
+        type=float,
+        default=None,
+        metavar="RATE",
+        help="budget: largest share of requested read lines lost because of abandonment "
+        "(default 0.01), held at its 95%% upper bound over episodes",
+    )
+    p.add_argument(  # the former name of --max-timeout-coverage-loss
+        "--max-coverage-loss", type=float, default=None, help=argparse.SUPPRESS
+    )
+    p.add_argument(
+        "--max-abandoned-rate",
+        type=float,
+        default=None,
+        metavar="RATE",
+        help="budget: largest abandoned-call rate, at its 95%% upper bound (default: no budget)",
+    )
+    p.add_argument(
+        "--objective",
+        default="wall_p95",
+        help="what the tightening steps minimise: wall_p95 (default), wall_p99, wall_p50, "
+        "wall_max, max_silence, zombie, cost (needs --prices), or a summary column",
+    )
+    p.add_argument(
+        "--prices",
+        default=None,
+        metavar="TOML",
+        help="price every candidate's replay and state the cost per episode: " + PRICES_HELP,
+    )
+    p.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        metavar="P",
+        help="one-sided confidence of the budgets' upper bounds (default 0.95; 0.5: point "
+        "estimates)",
+    )
+    p.add_argument(
+        "--base",
+        default=None,
+        metavar="TOML",
+        help="the policy to improve on (its narrowing too); " + POLICY_HELP,
+    )
+    p.add_argument(
+        "-o", "--output", default=None, metavar="TOML", help="write the recommended policy"
+    )
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    """Recommend a policy for the corpus within the budgets; print the answer and the figures;
+    ``-o`` writes the policy file (exit 1, nothing written, when no candidate keeps them)."""
+    out = output_path(args.output, (".toml",)) if args.output else None
+    base = policy_arg(args.base, "--base")
+    budget = args.max_timeout_coverage_loss
+    if args.max_coverage_loss is not None:
+        if budget is not None:
+            raise UserError(
+                "--max-coverage-loss: the former name of --max-timeout-coverage-loss; give one"
+            )
+        budget = args.max_coverage_loss
+    used = "--max-coverage-loss" if args.max_coverage_loss is not None else None
+    rate(budget, used or "--max-timeout-coverage-loss")
+    rate(args.max_abandoned_rate, "--max-abandoned-rate")
+    prices = prices_arg(args.prices)
+    from reviewlab.analysis.sweep import objective_column
+
+    try:
+        objective = objective_column(args.objective)
+    except ValueError:
+        objective = args.objective  # recommend names the choices
+    if objective.startswith("cost") and prices is None:
+        raise UserError(f"--objective {args.objective}: needs --prices TOML (or --prices sample)")
+    corpus = open_for(args.corpus, args.on_error)
+    require_episodes(corpus, args.corpus)
+    from reviewlab.analysis.tune import recommend
+    from reviewlab.ui.answers import tune_text
+
+    with computing_on(args.corpus, derives_policy=True):
+        recommendation = recommend(
+            corpus,
+            max_timeout_coverage_loss=budget,
+            max_abandoned_rate=args.max_abandoned_rate,
+            objective=args.objective,
+            base=base,
+            confidence=args.confidence,
+            prices=prices,
+        )
+    report_skipped(corpus, args.corpus)
+    echo(tune_text(recommendation, base_label=f"base ({base.label})"))
+    if prices is not None:
+        echo(f"cost per episode: recommended {cost_line(recommendation.summary, prices.currency)}")
+        echo(
+            f"cost per episode: base ({base.label}) "
+            f"{cost_line(recommendation.baseline, prices.currency)}"
+        )
+    if not recommendation.met:
+        budgets = recommendation.budgets
+        unmet = budgets[~budgets["met"].astype(bool)]
+        upper = next(c for c in budgets.columns if c.startswith("upper_"))
+        detail = "; ".join(
+            f"{name} {max(row[upper], row['predicted_unseen']):.4g} > {row['limit']:g} even at "
+            "the loosest timeouts"
+            for name, row in zip(unmet["budget"], unmet.to_dict("records"), strict=True)
+        )
+        sys.stderr.write(
+            f"{PROG}: error: no candidate policy keeps every budget ({detail}: calls that never "
+            "return are abandoned under every bound)"
+            + (f"; {out} not written" if out is not None else "")
+            + "\n"
+        )
+        return 1
+    if out is not None:
+        recommendation.save(out)
+        echo(f"wrote the recommended policy to {out} (use it with --policy {out})")
+    return 0
+
+
+TUNE = Command(
+    name="tune",
+    help="per tool, the shortest timeout whose timeout-caused coverage loss and abandoned-call "
+    "rate stay within budget, and what that buys",
+    arguments=_arguments,
+    handler=cmd_tune,
+    examples=f"  reviewlab tune {EXAMPLE_CORPUS} --max-timeout-coverage-loss 0.005 -o tuned.toml\n"
+    f"  reviewlab tune {EXAMPLE_CORPUS} --objective cost --prices prices.toml\n"
+    f"  reviewlab tune {EXAMPLE_CORPUS} --max-abandoned-rate 0.002 --objective max_silence",
+)
