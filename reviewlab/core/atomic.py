@@ -41,9 +41,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     directory = target.parent if str(target.parent) else Path(".")
     suffix = "".join(target.suffixes[-2:]) or ".tmp"
     fd, temp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=suffix)
-    os.close(fd)
     temp = Path(temp_name)
-    try:
+    try:  # from here on, even a KeyboardInterrupt removes the temporary file
+        os.close(fd)
         yield temp
         with open(temp, "rb+") as handle:  # the writer may have closed its own handle unsynced
             os.fsync(handle.fileno())
