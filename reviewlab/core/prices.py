@@ -20,11 +20,14 @@ same table. The file::
     output_per_mtok = 0.60           # per million output tokens
 
 Lookup (:meth:`PriceTable.price_of`): a model is priced by its exact name, else
-by the part after its last ``/`` (``openai/gpt-4o-mini`` → ``gpt-4o-mini``),
-else as ``default_model`` when one is set, else not at all (its rounds are
-*unpriced*, and a cost says how many). Every price is a finite number >= 0;
-unknown keys are errors. Errors are :class:`PriceTableError` naming the file and
-the dotted key (``models.gpt-4o-mini.input_per_mtok``).
+by what follows one of its ``/``, the longest such part first
+(``openrouter/openai/gpt-4o-mini`` → ``openai/gpt-4o-mini`` → ``gpt-4o-mini``), so a
+table may list a model with or without its provider; else as ``default_model``
+when one is set, else not at all (its rounds are *unpriced*, and a cost says how
+many). A listed model name may hold ``/`` but no empty part (``a//b``, ``/b``,
+``b/`` are refused). Every price is a finite number >= 0; unknown keys are
+errors. Errors are :class:`PriceTableError` naming the file and the dotted key
+(``models.gpt-4o-mini.input_per_mtok``).
 """
 
 from __future__ import annotations
@@ -100,9 +103,12 @@ class PriceTable:
         if model is not None:
             if model in self.models:
                 return model, self.models[model]
-            tail = model.rsplit("/", 1)[-1]
-            if tail in self.models:
-                return tail, self.models[tail]
+            # What follows each "/", longest first: a/b/c -> b/c -> c.
+            parts = model.split("/")
+            for start in range(1, len(parts)):
+                tail = "/".join(parts[start:])
+                if tail in self.models:
+                    return tail, self.models[tail]
         if self.default_model is not None:
             return self.default_model, self.models[self.default_model]
         return None, None
@@ -145,6 +151,7 @@ class PriceTable:
         models = {}
         for name, entry in raw_models.items():
             key = f"models.{name}"
+            _check_model_name(name, where)
             if not isinstance(entry, Mapping):
                 raise PriceTableError(where, key, f"expected a table, got {entry!r}")
             _only(entry, _MODEL_KEYS, f"{key}.", where)
@@ -236,6 +243,7 @@ def _check_table(table: PriceTable, where: str) -> None:
     if table.wedged_zombie_sec is not None:
         _price(table.wedged_zombie_sec, "zombie.wedged_sec", where)
     for name, price in table.models.items():
+        _check_model_name(name, where)
         if not isinstance(price, ModelPrice):
             raise PriceTableError(where, f"models.{name}", "expected a ModelPrice")
         _price(price.input_per_mtok, f"models.{name}.input_per_mtok", where)
@@ -243,6 +251,18 @@ def _check_table(table: PriceTable, where: str) -> None:
     if table.default_model is not None and table.default_model not in table.models:
         raise PriceTableError(
             where, "default_model", _not_listed(table.default_model, table.models)
+        )
+
+
+def _check_model_name(name: Any, where: str) -> None:
+    """A listed model's name: a non-empty string whose ``/``-separated parts are not empty."""
+    if not isinstance(name, str) or not name:
+        raise PriceTableError(where, f"models.{name}", "expected a non-empty model name")
+    if "" in name.split("/"):
+        raise PriceTableError(
+            where,
+            f"models.{name}",
+            "a model name's parts between '/' must not be empty (e.g. provider/model)",
         )
 
 
