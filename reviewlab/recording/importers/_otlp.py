@@ -2,8 +2,11 @@
 
 Accepted: one ``{"resourceSpans": [...]}`` object per line (the Collector's
 file exporter; lines of ``resourceLogs`` / ``resourceMetrics`` are counted as
-unplaced and skipped) or one such JSON document. Times are integer nanoseconds
-since the epoch (``0`` or absent: unknown); ``intValue`` attributes arrive as
+unplaced and skipped) or one such JSON document. A file that holds only other
+signals (OTLP logs, e.g. GenAI log events, or metrics) has no tool call to
+import: it is refused with an error naming the file and the signals it holds,
+since tool calls and their durations are read from trace spans. Times are
+integer nanoseconds since the epoch (``0`` or absent: unknown); ``intValue`` attributes arrive as
 decimal strings, as OTLP/JSON writes them; status codes as numbers or as
 ``STATUS_CODE_*`` names. Broken input is an :class:`ImportFormatError` naming
 the file and the line; binary data too.
@@ -81,6 +84,8 @@ def read_spans(where: Path, unplaced: Counter[str]) -> list[OtlpSpan]:
                     where, f"line {number}", f"invalid JSON: {exc.msg}"
                 ) from None
     spans: list[OtlpSpan] = []
+    traces = False
+    others: list[str] = []
     for number, document in documents:
         if not isinstance(document, dict):
             raise ImportFormatError(where, f"line {number}", "expected a JSON object")
@@ -91,9 +96,26 @@ def read_spans(where: Path, unplaced: Counter[str]) -> list[OtlpSpan]:
                     where, f"line {number}", "not OTLP/JSON: no 'resourceSpans' key"
                 )
             unplaced[f"line(s) of {other[0]}, not spans"] += 1
+            others.extend(key for key in other if key not in others)
             continue
+        traces = True
         spans.extend(_document_spans(document["resourceSpans"], where, number))
+    if others and not traces:
+        raise ImportFormatError(where, "file", _not_traces(others))
     return spans
+
+
+_SIGNALS = {"resourceLogs": "logs", "resourceMetrics": "metrics"}
+
+
+def _not_traces(keys: list[str]) -> str:
+    """Why a file of only other OTLP signals has nothing to import."""
+    held = " and ".join(_SIGNALS[key] for key in keys)
+    return (
+        f"OTLP {held} ({', '.join(keys)}), not traces: there is no 'resourceSpans' to import; "
+        "tool calls and their durations are read from trace spans (GenAI execute_tool spans), "
+        "so export the traces signal"
+    )
 
 
 def _document_spans(resource_spans: Any, where: Path, number: int) -> list[OtlpSpan]:

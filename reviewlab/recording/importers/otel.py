@@ -2,8 +2,11 @@
 
 Accepted files: what the OpenTelemetry Collector's file exporter writes (one
 ``{"resourceSpans": [...]}`` object per line; lines of other signals are
-counted and skipped), or one such JSON document. A trace may be split over
-several lines: every span of the file is read before any episode is built.
+counted and skipped, wherever they stand, first line included), or one such
+JSON document. A trace may be split over several lines: every span of the file
+is read before any episode is built. A file of other signals only (OTLP logs
+such as GenAI log events, metrics) holds no tool call span and is refused with
+an error naming the file and what it holds.
 
 Which spans mean what (GenAI semantic conventions, or OpenInference):
 
