@@ -2,7 +2,8 @@
 
 A :class:`Policy` holds ``timeouts`` (a :class:`~reviewlab.core.timeouts.TimeoutPolicy` or any
 custom rule with ``timeout_for``), ``narrowing``, ``idle_sec`` (per tool), ``hedges`` (per
-tool), ``breaker``, the ``idempotent_tools`` a hedge may run twice, and a ``name``. Nothing
+tool), ``breaker``, the ``idempotent_tools`` a hedge may run twice, a ``name``, and the
+``tool_kinds`` (read-only or side-effecting, :mod:`reviewlab.core.kinds`) the tuner obeys. Nothing
 wraps it and nothing strips it: a consumer that cannot honour a part refuses it by name
 (:meth:`Policy.refuse`). :meth:`Policy.of` is the one conversion from what callers passed
 before (a bare timeout rule, a separate narrowing). :func:`resolve_bound` is the bound of one
@@ -24,6 +25,7 @@ from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.deadline import deadline_remaining
 from reviewlab.core.hedge import HedgeRule
+from reviewlab.core.kinds import DEFAULT_TOOL_KINDS, kind_of, kinds_overrides, kinds_table
 from reviewlab.core.narrowing import (
     BOUND_BY,
     CLAMP_JITTER_SEC,
@@ -42,6 +44,7 @@ from reviewlab.core.timeouts import (
     reads_clock,
     timeout_at,
 )
+from reviewlab.core.vocab import ToolKind
 
 __all__ = [
     "BOUND_BY",
@@ -73,7 +76,7 @@ POLICY_PARTS = ("timeouts", "narrowing", "idle_sec", "hedges", "breaker")
 """The parts an engine must honour or refuse by name (the conformance suite walks them)."""
 
 _UNSET: Any = object()
-_TABLES = ("policy", "narrowing", "idle", "hedges", "breaker")
+_TABLES = ("policy", "narrowing", "idle", "hedges", "breaker", "kinds")
 
 
 def _idle_table(value: Any) -> Mapping[str, float]:
@@ -122,6 +125,8 @@ class Policy:
     * ``breaker``: a :class:`~reviewlab.core.breaker.BreakerRule`, or ``None``.
     * ``idempotent_tools``: the tools a hedge may run twice.
     * ``name``: the label in tables (empty: derived from the parts, :attr:`label`).
+    * ``tool_kinds``: tool -> ``read_only`` | ``side_effect``, laid over
+      :data:`~reviewlab.core.kinds.DEFAULT_TOOL_KINDS` (no engine reads it; the tuner does).
     """
 
     timeouts: Any = field(default_factory=TimeoutPolicy.ouroboros)
@@ -131,6 +136,7 @@ class Policy:
     breaker: BreakerRule | None = None
     idempotent_tools: tuple[str, ...] = IDEMPOTENT_TOOLS
     name: str = ""
+    tool_kinds: Mapping[str, ToolKind] = field(default_factory=lambda: DEFAULT_TOOL_KINDS)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -152,6 +158,7 @@ class Policy:
             raise PolicyError(f"breaker: expected a breaker rule (a table), got {self.breaker!r}")
         if not isinstance(self.name, str):
             raise PolicyError(f"name: expected a string, got {self.name!r}")
+        set_(self, "tool_kinds", kinds_table(self.tool_kinds))
 
     def __hash__(self) -> int:
         timeouts = self.timeouts
@@ -165,6 +172,7 @@ class Policy:
                 self.breaker,
                 self.idempotent_tools,
                 self.name,
+                tuple(self.tool_kinds.items()),
             )
         )
 
@@ -219,6 +227,15 @@ class Policy:
     def with_idempotent(self, *tools: str) -> Policy:
         """A copy in which ``tools`` are marked idempotent too (so they may be hedged)."""
         return self.replace(idempotent_tools=(*self.idempotent_tools, *tools))
+
+    def with_kinds(self, **kinds: ToolKind) -> Policy:
+        """A copy in which some tools have the given kinds (``read_only`` or ``side_effect``)."""
+        return self.replace(tool_kinds={**self.tool_kinds, **kinds})
+
+    def kind_of(self, tool_name: str) -> str:
+        """``tool_name``'s kind: ``read_only``, ``side_effect``, or ``unknown`` (not in the
+        table; the tuner treats it as side-effecting)."""
+        return kind_of(self.tool_kinds, tool_name)
 
     def with_hedge(self, tool: str, *, after_sec: float, max_share: float = 0.05) -> Policy:
         """A copy that hedges ``tool`` after ``after_sec`` on at most ``max_share`` of its
@@ -317,7 +334,8 @@ class Policy:
     # -- serialisation ---------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The TOML document: ``[policy]``, ``[narrowing]``, ``[idle]``, ``[hedges.TOOL]``,
-        ``[breaker]`` (parts at their "off" value omitted)."""
+        ``[breaker]``, ``[kinds]`` (parts at their "off" value omitted; ``[kinds]`` lists only
+        the entries that differ from the defaults)."""
         if not isinstance(self.timeouts, TimeoutPolicy):
             raise PolicyError(
                 f"timeouts: a custom rule ({type(self.timeouts).__name__}) cannot be written "
@@ -335,6 +353,9 @@ class Policy:
             document["hedges"] = {tool: rule.to_dict() for tool, rule in self.hedges.items()}
         if self.breaker is not None:
             document["breaker"] = self.breaker.to_dict()
+        kinds = kinds_overrides(self.tool_kinds)
+        if kinds:
+            document["kinds"] = kinds
         return document
 
     @classmethod
@@ -357,7 +378,7 @@ class Policy:
         if unknown:
             raise PolicyError(
                 f"{where}: unknown table(s) {', '.join(unknown)}; "
-                "expected [policy], [narrowing], [idle], [hedges.TOOL], [breaker]"
+                "expected [policy], [narrowing], [idle], [hedges.TOOL], [breaker], [kinds]"
             )
         table = dict(data.get("policy", {}))
         if not table and "policy" in data:
@@ -373,6 +394,7 @@ class Policy:
             )
             narrowing = Narrowing.from_dict(data.get("narrowing", {}), where="narrowing")
             idle = data.get("idle", {})
+            kinds = kinds_table(data.get("kinds", {}), where="kinds")
             return cls(
                 timeouts=timeouts,
                 narrowing=narrowing,
@@ -381,6 +403,7 @@ class Policy:
                 breaker=breaker,
                 idempotent_tools=idempotent,
                 name=name,
+                tool_kinds=kinds,
             )
         except PolicyError as exc:
             raise PolicyError(f"{where}: {exc}") from None

@@ -31,6 +31,7 @@ __all__ = [
     "SOURCE_GAP_SKIPPED",
     "SOURCE_GAP_WEDGED",
     "SOURCE_GAP_WITHHELD",
+    "TOOL_KINDS",
     "TRANSPORTS",
     "ArrivalMode",
     "BoundBy",
@@ -47,6 +48,7 @@ __all__ = [
     "SlotState",
     "Source",
     "SourceGap",
+    "ToolKind",
     "Transport",
 ]
 
@@ -95,6 +97,13 @@ BreakerScope = Literal["episode", "slot"]
 """Where a breaker's count and cool-down live: one episode, or a reviewer slot (carried across
 the slot's episodes in start order)."""
 BREAKER_SCOPES: Final = get_args(BreakerScope)
+
+ToolKind = Literal["read_only", "side_effect"]
+"""What a tool does to the world. ``read_only``: it only observes, so abandoning or repeating a
+call loses at most its answer. ``side_effect``: it changes something (a file, a process, a page),
+so an abandoned call may still act, or act twice when the model retries. A tool of neither kind
+is *unknown*, and tuning treats it as side-effecting (docs/metrics.md, "What tune may tighten")."""
+TOOL_KINDS: Final = get_args(ToolKind)
 
 EngineName = Literal["twin", "vectorized", "real"]
 """The replay engines."""
