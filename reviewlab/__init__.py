@@ -1,11 +1,36 @@
 """reviewlab — tool-call timeout policy for LLM reviewer-agent loops.
 
-Bound every tool call by its per-tool timeout narrowed by the inherited
-deadline, abandon the calls that outlive their bound, and measure what that
-costs: run it for real, simulate it, replay recorded episodes under other
-policies, sweep and tune policies.
+Bound every tool call by its per-tool timeout narrowed by the inherited deadline, abandon the
+calls that outlive their bound, and measure what that costs: run it for real, simulate it,
+replay recorded episodes under other policies, sweep and tune policies. What a notebook user
+needs, by topic (``tests/test_exports.py`` checks this table against ``__all__``):
+
+Policy:
+    Policy, TimeoutPolicy, Narrowing, Bound, PolicyError, resolve_bound
+Deadlines:
+    execution_deadline_scope, calendar_scope, deadline_remaining, monotonic_now, clock_scope
+Run live:
+    ReviewEpisode, EpisodeResult, BoundedExecutor, AsyncBoundedExecutor, CallResult,
+    CallStatus, bounded_tool, MCPServer, inspection_registry, ToolReceipt, Outcome,
+    tool_timeout_text, SOURCE_GAP_ABANDONED, SOURCE_GAP_SKIPPED, SOURCE_GAP_WEDGED,
+    SOURCE_GAP_WITHHELD
+Record:
+    Episode, Recorder, ToolCallLog, load_episodes, save_episodes
+Open and replay:
+    open_corpus, Corpus, replay, replay_bounds, ReplayResult, ReplayBounds
+Analyse:
+    sweep, make_grid, recommend, Recommendation, longest_silences
+Test:
+    ScriptedModel, tool_call, demo_workspace
+
+The layers below (``core`` ← ``live`` ← ``recording`` ← ``engines`` ← ``analysis`` ← ``ui``)
+are described in docs/architecture.md; ``reviewlab.testing`` holds builders and the
+engine-conformance suite.
 """
 
+from reviewlab.analysis.incident import longest_silences
+from reviewlab.analysis.sweep import make_grid, sweep
+from reviewlab.analysis.tune import Recommendation, recommend
 from reviewlab.core.deadline import (
     calendar_scope,
     clock_scope,
@@ -22,7 +47,12 @@ from reviewlab.core.policy import (
     resolve_bound,
 )
 from reviewlab.core.receipts import Outcome, ToolReceipt, tool_timeout_text
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.core.vocab import (
+    SOURCE_GAP_ABANDONED,
+    SOURCE_GAP_SKIPPED,
+    SOURCE_GAP_WEDGED,
+    SOURCE_GAP_WITHHELD,
+)
 from reviewlab.engines.corpus import Corpus, open_corpus
 from reviewlab.engines.replay import ReplayBounds, replay, replay_bounds
 from reviewlab.engines.result import ReplayResult
@@ -33,6 +63,7 @@ from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.inspection import demo_workspace, inspection_registry
 from reviewlab.live.mcp import MCPServer
 from reviewlab.recording.files import load_episodes, save_episodes
+from reviewlab.recording.recorder import Recorder
 from reviewlab.recording.schema import Episode
 from reviewlab.recording.tool_log import ToolCallLog
 
@@ -40,6 +71,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SOURCE_GAP_ABANDONED",
+    "SOURCE_GAP_SKIPPED",
+    "SOURCE_GAP_WEDGED",
+    "SOURCE_GAP_WITHHELD",
     "AsyncBoundedExecutor",
     "Bound",
     "BoundedExecutor",
@@ -53,6 +87,8 @@ __all__ = [
     "Outcome",
     "Policy",
     "PolicyError",
+    "Recommendation",
+    "Recorder",
     "ReplayBounds",
     "ReplayResult",
     "ReviewEpisode",
@@ -68,12 +104,16 @@ __all__ = [
     "execution_deadline_scope",
     "inspection_registry",
     "load_episodes",
+    "longest_silences",
+    "make_grid",
     "monotonic_now",
     "open_corpus",
+    "recommend",
     "replay",
     "replay_bounds",
     "resolve_bound",
     "save_episodes",
+    "sweep",
     "tool_call",
     "tool_timeout_text",
 ]

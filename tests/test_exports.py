@@ -223,3 +223,63 @@ def test_the_checks_see_what_they_must() -> None:
     path = PACKAGE_DIR / "core" / "vocab.py"
     assert module_path("reviewlab.core.vocab") == path
     assert module_path("reviewlab.core") == PACKAGE_DIR / "core" / "__init__.py"
+
+
+TOPICS = (
+    "Policy",
+    "Deadlines",
+    "Run live",
+    "Record",
+    "Open and replay",
+    "Analyse",
+    "Test",
+)
+"""The topics of the top-level table of contents, in order."""
+
+
+def table_of_contents(doc: str) -> dict[str, list[str]]:
+    """The ``Topic:`` headings of a module docstring and the names indented under each."""
+    groups: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in doc.splitlines():
+        heading = re.fullmatch(r"([A-Z][A-Za-z ]+):", line.strip())
+        if heading and not line.startswith(" "):
+            current = groups.setdefault(heading.group(1), [])
+        elif current is not None and line.startswith("    ") and line.strip():
+            current.extend(name.strip() for name in line.split(",") if name.strip())
+        elif not line.strip():
+            current = None
+    return groups
+
+
+def test_the_top_level_is_a_table_of_contents_by_topic() -> None:
+    """``reviewlab``'s docstring groups every exported name under exactly one topic, in order,
+    and the topics hold the names a notebook user needs (SimPy's table-of-contents check)."""
+    groups = table_of_contents(reviewlab.__doc__ or "")
+    assert list(groups) == list(TOPICS)
+    listed = [name for names in groups.values() for name in names]
+    assert len(listed) == len(set(listed)), "a name is listed under two topics"
+    assert sorted(listed) == sorted(reviewlab.__all__)
+    for name, topic in {
+        "Policy": "Policy",
+        "open_corpus": "Open and replay",
+        "replay": "Open and replay",
+        "replay_bounds": "Open and replay",
+        "sweep": "Analyse",
+        "recommend": "Analyse",
+        "longest_silences": "Analyse",
+        "Recorder": "Record",
+        "ToolCallLog": "Record",
+        "bounded_tool": "Run live",
+        "BoundedExecutor": "Run live",
+        "AsyncBoundedExecutor": "Run live",
+        "MCPServer": "Run live",
+        "ReviewEpisode": "Run live",
+    }.items():
+        assert name in groups[topic], f"{name} belongs under {topic}"
+
+
+def test_the_table_of_contents_reader_sees_groups() -> None:
+    """The reader splits headings and comma lists, and a name outside a group is not counted."""
+    doc = "Intro:\nnot a group line\n\nA:\n    x, y,\n    z\nB:\n    w\n\nloose, name\n"
+    assert table_of_contents(doc) == {"Intro": [], "A": ["x", "y", "z"], "B": ["w"]}

@@ -1,0 +1,113 @@
+"""The engine-conformance suite, run: every entry point agrees with the twin or refuses by name."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from reviewlab.core.vocab import CENSORING_MODES, REACTIONS
+from reviewlab.engines.replay import replay
+from reviewlab.testing import conformance
+from reviewlab.testing.conformance import PART_POLICIES, assert_same_calls, check
+
+PARTS = sorted(PART_POLICIES)
+CELLS = [(p, c, r) for p in PARTS for c in CENSORING_MODES for r in REACTIONS]
+
+
+@pytest.mark.parametrize(("part", "censored", "reaction"), CELLS)
+def test_vectorized_engine_conforms(part, censored, reaction):
+    """The vectorized engine gives the twin's calls under every part, censoring and reaction."""
+    verdict = check("vectorized", part, censored, reaction)
+    assert verdict.outcome == "agrees", verdict.detail
+
+
+@pytest.mark.parametrize(("part", "censored", "reaction"), CELLS)
+def test_cli_replay_conforms(part, censored, reaction):
+    """`reviewlab replay` with the policy as a TOML file gives the twin's calls, or says why not."""
+    verdict = check("cli", part, censored, reaction)
+    assert verdict.outcome == "agrees", verdict.detail
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("part", "censored", "reaction"), CELLS)
+def test_real_engine_conforms(part, censored, reaction):
+    """The real engine (threads, a scaled clock) gives the twin's calls or refuses by name."""
+    verdict = check("real", part, censored, reaction)
+    assert verdict.outcome in ("agrees", "refused")
+    if verdict.outcome == "refused":
+        # A refusal is allowed only where the real engine cannot wait: forever under wedge.
+        assert (part, censored) == ("narrowing.unbounded", "wedge"), verdict.detail
+
+
+def test_every_policy_part_is_a_cell():
+    """The suite's parts cover every part a Policy has (a new part needs a cell)."""
+    from reviewlab.core.policy import POLICY_PARTS
+
+    covered = {part.split(".")[0] for name in PARTS for part in name.split("+")}
+    assert set(POLICY_PARTS) <= covered
+
+
+def test_the_corpus_gives_every_part_something_to_change():
+    """Each part's policy changes at least one call's fate against the plain table (so a part an
+    engine ignored would show)."""
+    corpus = conformance.conformance_corpus()
+    base = replay(corpus, PART_POLICIES["timeouts"], engine="twin").calls
+    columns = ["outcome", "bound_by", "bound_sec", "wait_sec", "source_gap"]
+    for part, policy in PART_POLICIES.items():
+        if part == "timeouts":
+            continue
+        calls = replay(corpus, policy, engine="twin", seed=3).calls
+        merged = base.merge(calls, on=["episode_id", "call_index"], how="outer", indicator=True)
+        changed = (merged["_merge"] != "both").any() or any(
+            not merged[f"{c}_x"].astype(str).equals(merged[f"{c}_y"].astype(str)) for c in columns
+        )
+        assert changed, f"{part}: no call of the corpus changes under it"
+
+
+def test_a_disagreement_is_caught_and_named():
+    """An entry point that drops a part (here: idle timeouts) fails the check, naming the call."""
+
+    def drops_idle(corpus, policy, *, censored, reaction, seed):
+        return replay(
+            corpus, policy.replace(idle_sec={}), engine="vectorized", censored=censored,
+            reaction=reaction, seed=seed,
+        ).calls
+
+    with pytest.raises(AssertionError, match="progress"):
+        check(drops_idle, "idle_sec", "wedge", "as_recorded")
+
+
+def test_a_refusal_must_name_the_part():
+    """An entry point that refuses with an error not naming the part fails the check."""
+
+    def refuses(corpus, policy, **_):
+        raise ValueError("something went wrong")
+
+    with pytest.raises(AssertionError, match="without naming the part"):
+        check(refuses, "hedges", "wedge", "as_recorded")
+
+    def refuses_by_name(corpus, policy, **_):
+        raise ValueError("engine: the policy's hedges cannot be honoured here")
+
+    assert check(refuses_by_name, "hedges", "wedge", "as_recorded").outcome == "refused"
+
+
+def test_assert_same_calls_compares_times_within_the_tolerance():
+    """Times may differ within the tolerance, infinities only with infinities, rows must match."""
+    row = {
+        "episode_id": "e", "call_index": 0, "round": 1, "tool": "read_file",
+        "outcome": "executed", "source_gap": "", "bound_by": "tool_timeout",
+        "requested_lines": 10, "credited_lines": 10, "bound_sec": 5.0, "wait_sec": 2.0,
+    }
+    left = pd.DataFrame([row])
+    assert_same_calls(left, pd.DataFrame([{**row, "wait_sec": 2.4}]), tolerance_sec=0.5)
+    with pytest.raises(AssertionError, match="wait_sec"):
+        assert_same_calls(left, pd.DataFrame([{**row, "wait_sec": 2.6}]), tolerance_sec=0.5)
+    with pytest.raises(AssertionError, match="wait_sec"):
+        assert_same_calls(
+            left, pd.DataFrame([{**row, "wait_sec": float("inf")}]), tolerance_sec=1e9
+        )
+    with pytest.raises(AssertionError, match="credited_lines"):
+        assert_same_calls(left, pd.DataFrame([{**row, "credited_lines": 0}]))
+    with pytest.raises(AssertionError, match="missing"):
+        assert_same_calls(left, pd.DataFrame([{**row, "call_index": 1}]))
