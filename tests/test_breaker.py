@@ -6,9 +6,8 @@ import math
 
 import pytest
 
-from reviewlab.core.breaker import BreakerRule, BreakerState, breaker_rule
-from reviewlab.core.idle import IdleTimeouts
-from reviewlab.core.policy import PolicyError, TimeoutPolicy
+from reviewlab.core.breaker import BreakerRule, BreakerState
+from reviewlab.core.policy import Policy, PolicyError, TimeoutPolicy
 
 
 def _trip(state: BreakerState, tool: str, times: int, round: int = 1, now: float = 0.0) -> bool:
@@ -62,13 +61,13 @@ def test_the_rule_round_trips_through_its_dict_and_names_unknown_keys():
         BreakerRule.from_dict({"window": 1}, where="b")
 
 
-def test_breaker_rule_reads_a_policy_and_the_policy_an_idle_wrapper_holds():
-    """breaker_rule finds the rule on the policy, through IdleTimeouts, and None elsewhere."""
-    policy = TimeoutPolicy.uniform(5).with_breaker(2)
-    assert breaker_rule(policy) == BreakerRule(2)
-    assert breaker_rule(IdleTimeouts(policy, {"read_file": 1.0})) == BreakerRule(2)
-    assert breaker_rule(TimeoutPolicy.uniform(5)) is None
-    assert breaker_rule(object()) is None
+def test_the_breaker_is_a_part_of_the_policy_kept_beside_its_idle_timeouts():
+    """with_breaker sets the breaker part; adding idle timeouts keeps it; a bare rule has none."""
+    policy = Policy.uniform(5).with_breaker(2)
+    assert policy.breaker == BreakerRule(2)
+    assert policy.with_idle(read_file=1.0).breaker == BreakerRule(2)
+    assert policy.replace(breaker=None).timeouts == policy.timeouts
+    assert Policy.of(TimeoutPolicy.uniform(5)).breaker is None
 
 
 # -- the state machine -------------------------------------------------------
@@ -136,11 +135,9 @@ def test_a_cooldown_in_seconds_ends_exactly_cooldown_sec_after_the_trip_settled(
     assert not state.withheld("t", 1, 9.999)  # dispatched before the trip (another episode)
 
 
-def test_scaled_rules_and_the_cooldown_in_words():
-    """scaled multiplies cooldown_sec only; cooldown_label is what the host text says."""
+def test_the_cooldown_in_words():
+    """cooldown_label is what the host text says."""
     rule = BreakerRule(2, cooldown_rounds=None, cooldown_sec=4.0)
-    assert rule.scaled(0.5) == BreakerRule(2, cooldown_rounds=None, cooldown_sec=2.0)
-    assert BreakerRule(2).scaled(0.5) == BreakerRule(2)
     assert rule.cooldown_label == "4.0s"
     assert BreakerRule(2, cooldown_rounds=3).cooldown_label == "3 model round(s)"
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reviewlab.core.breaker import BreakerRule, BreakerState
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
@@ -53,14 +53,19 @@ def wedging_episode(episode_id: str = "w", slot: str = "s", at: float = 0.0) -> 
     )
 
 
-POLICY = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_rounds=2)
+def uniform(seconds: float) -> Policy:
+    """Every tool ``seconds``, the deadline ignored (``none``): bounds a hand sum can check."""
+    return Policy(timeouts=TimeoutPolicy.uniform(seconds), narrowing=Narrowing("none"))
+
+
+POLICY = uniform(2.0).with_breaker(3, cooldown_rounds=2)
 
 
 def test_three_wedges_in_a_row_withhold_the_tool_for_two_rounds():
     """The acceptance corpus: the fourth search_code (round 3) and those of rounds 4 and 5 are
     withheld (no bound, wait 0, "started" when withheld); round 6 runs again. Every time is a
     hand sum of sends and waits."""
-    result = replay([wedging_episode()], POLICY, Narrowing("none"), engine="twin")
+    result = replay([wedging_episode()], POLICY, engine="twin")
     calls = result.calls
     expected = [
         # round, tool, outcome, gap, start_sec, wait_sec
@@ -96,7 +101,7 @@ def test_three_wedges_in_a_row_withhold_the_tool_for_two_rounds():
 
 def test_without_a_breaker_every_call_runs():
     """The same corpus and bounds without a breaker: every search_code is dispatched."""
-    calls = replay([wedging_episode()], TimeoutPolicy.uniform(2.0), Narrowing("none")).calls
+    calls = replay([wedging_episode()], uniform(2.0)).calls
     assert not calls["outcome"].eq("withheld").any()
     assert calls["source_gap"].eq(GONE).sum() == 3
 
@@ -113,9 +118,9 @@ def test_withheld_reads_are_lost_to_the_timeout():
             Round(send_sec=1.0, calls=[]),
         ],
     )
-    policy = TimeoutPolicy.uniform(2.0).with_breaker(1, cooldown_rounds=1)
+    policy = uniform(2.0).with_breaker(1, cooldown_rounds=1)
     for engine in ("twin", "vectorized"):
-        result = replay([episode], policy, Narrowing("none"), engine=engine)
+        result = replay([episode], policy, engine=engine)
         calls = result.calls
         assert list(calls["outcome"]) == ["error", "withheld"]
         assert list(calls["timeout_lost_lines"]) == [10, 30]
@@ -145,31 +150,29 @@ def test_a_slot_breaker_carries_into_the_slots_next_episode_in_start_order():
         ],
     )
     corpus = [tail, other, first]
-    slot = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_rounds=2, scope="slot")
-    result = replay(corpus, slot, Narrowing("none"))
+    slot = uniform(2.0).with_breaker(3, cooldown_rounds=2, scope="slot")
+    result = replay(corpus, slot)
     outcome = dict(zip(result.calls["episode_id"], result.calls["outcome"], strict=False))
     # first: trips in its round 1 (slot round 1), open through slot round 3; its final answer is
     # slot round 2, so the later episode's round 1 is slot round 3: withheld.
     assert outcome["later"] == "withheld" and outcome["elsewhere"] == "executed"
-    per_episode = replay(corpus, POLICY.with_breaker(3, cooldown_rounds=2), Narrowing("none"))
+    per_episode = replay(corpus, POLICY.with_breaker(3, cooldown_rounds=2))
     assert (
         not per_episode.calls["episode_id"]
         .eq("later")
         .pipe(lambda rows: per_episode.calls[rows]["outcome"].eq("withheld").any())
     )
-    seconds = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_sec=200.0, scope="slot")
-    assert replay(corpus, seconds, Narrowing("none")).calls.set_index("episode_id").loc[
-        "later", "outcome"
-    ] == ("withheld")
-    short = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_sec=50.0, scope="slot")
-    assert replay(corpus, short, Narrowing("none")).calls.set_index("episode_id").loc[
-        "later", "outcome"
-    ] == ("executed")
+    seconds = uniform(2.0).with_breaker(3, cooldown_sec=200.0, scope="slot")
+    assert replay(corpus, seconds).calls.set_index("episode_id").loc["later", "outcome"] == (
+        "withheld"
+    )
+    short = uniform(2.0).with_breaker(3, cooldown_sec=50.0, scope="slot")
+    assert replay(corpus, short).calls.set_index("episode_id").loc["later", "outcome"] == (
+        "executed"
+    )
     # One round of cool-down ends with first's final answer (slot round 2): later runs.
-    one = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_rounds=1, scope="slot")
-    assert replay(corpus, one, Narrowing("none")).calls.set_index("episode_id").loc[
-        "later", "outcome"
-    ] == ("executed")
+    one = uniform(2.0).with_breaker(3, cooldown_rounds=1, scope="slot")
+    assert replay(corpus, one).calls.set_index("episode_id").loc["later", "outcome"] == ("executed")
 
 
 def test_episodes_of_no_known_slot_share_no_breaker():
@@ -186,13 +189,13 @@ def test_episodes_of_no_known_slot_share_no_breaker():
         started_at=T0 + timedelta(seconds=5),
         rounds=[Round(send_sec=1.0, calls=[_search(1.0)])],
     )
-    policy = TimeoutPolicy.uniform(2.0).with_breaker(3, cooldown_rounds=5, scope="slot")
+    policy = uniform(2.0).with_breaker(3, cooldown_rounds=5, scope="slot")
     for engine in ("twin", "vectorized"):
-        calls = replay([wedges, after], policy, Narrowing("none"), engine=engine).calls
+        calls = replay([wedges, after], policy, engine=engine).calls
         assert calls.set_index("episode_id").loc["u2", "outcome"] == "executed"
         shared = [wedges, after.model_copy(update={"slot": "s"})]
         shared[0] = wedges.model_copy(update={"slot": "s"})
-        calls = replay(shared, policy, Narrowing("none"), engine=engine).calls
+        calls = replay(shared, policy, engine=engine).calls
         assert calls.set_index("episode_id").loc["u2", "outcome"] == "withheld"
 
 
@@ -200,12 +203,8 @@ def test_episodes_of_no_known_slot_share_no_breaker():
 def test_the_breaker_combines_with_the_reactions(reaction):
     """reissue: a re-issued copy counts and can be withheld; skip_target: a withheld read does
     not make the model give up on its path. Twin and vectorized agree."""
-    twin = replay(
-        [wedging_episode()], POLICY, Narrowing("none"), engine="twin", reaction=reaction
-    ).calls
-    vectorized = replay(
-        [wedging_episode()], POLICY, Narrowing("none"), engine="vectorized", reaction=reaction
-    ).calls
+    twin = replay([wedging_episode()], POLICY, engine="twin", reaction=reaction).calls
+    vectorized = replay([wedging_episode()], POLICY, engine="vectorized", reaction=reaction).calls
     pd.testing.assert_frame_equal(twin, vectorized)
     if reaction == "reissue":
         # Round 1's wedge, its copy, round 2's wedge: three in a row by the reissue send.
@@ -291,10 +290,10 @@ def test_twin_and_vectorized_frames_are_identical_under_random_breakers(
     """Every column of both frames and every summary figure agree exactly."""
     # impute needs a completed call to estimate durations from.
     assume(censored != "impute" or any(c.completed for e in corpus for c in e.calls))
-    policy = TimeoutPolicy(default_sec=seconds, breaker=rule)
+    policy = Policy(timeouts=TimeoutPolicy(default_sec=seconds), narrowing=narrowing, breaker=rule)
     kwargs = {"reaction": reaction, "censored": censored, "seed": 7}
-    twin = replay(corpus, policy, narrowing, engine="twin", **kwargs)
-    vectorized = replay(corpus, policy, narrowing, engine="vectorized", **kwargs)
+    twin = replay(corpus, policy, engine="twin", **kwargs)
+    vectorized = replay(corpus, policy, engine="vectorized", **kwargs)
     _frames_equal(twin, vectorized)
     # Withheld rows are never dispatched and never count toward the breaker.
     calls = twin.calls
@@ -344,8 +343,8 @@ def test_a_pool_run_carries_a_slot_breaker_along_its_simulated_slots():
     corpus = [wedging_episode("a", at=0), wedging_episode("b", at=1), wedging_episode("c", at=2)]
     firsts = {}
     for scope in ("episode", "slot"):
-        policy = TimeoutPolicy.uniform(2.0).with_breaker(2, cooldown_sec=30.0, scope=scope)
-        result = replay(corpus, policy, Narrowing("none"), slots=2)
+        policy = uniform(2.0).with_breaker(2, cooldown_sec=30.0, scope=scope)
+        result = replay(corpus, policy, slots=2)
         episodes = result.episodes.set_index("episode_id")
         assert (episodes.loc["c", "slot_id"], episodes.loc["c", "start_sec"]) == ("slot-0", 13.0)
         firsts[scope] = result.calls.groupby("episode_id")["outcome"].first().to_dict()
@@ -354,23 +353,21 @@ def test_a_pool_run_carries_a_slot_breaker_along_its_simulated_slots():
 
 
 def test_an_engine_called_on_its_own_refuses_a_breaker_and_replay_names_the_policy():
-    """simulate() and the compiled vectorized corpus would replay calls without withholding
-    any: they refuse a policy with a breaker (wrapped ones too) by name; replay() applies the
-    breaker and its result names the policy it was given, breaker included."""
-    from reviewlab.core.breaker import unbroken
-    from reviewlab.core.idle import IdleTimeouts
+    """simulate(), replay_vectorized() and a compiled corpus would replay calls without
+    withholding any: they refuse a policy with a breaker (idle timeouts beside it or not) by
+    name; replay() applies the breaker and its result names the policy it was given."""
     from reviewlab.engines.twin import simulate
-    from reviewlab.engines.vectorized import compile_corpus
+    from reviewlab.engines.vectorized import compile_corpus, replay_vectorized
 
     corpus = [wedging_episode()]
-    wrapped = IdleTimeouts(POLICY, {"search_code": 50.0})
-    for policy in (POLICY, wrapped):
-        with pytest.raises(ValueError, match="simulate: the policy has a breaker"):
+    idle = POLICY.with_idle(search_code=50.0)
+    for policy in (POLICY, idle):
+        with pytest.raises(ValueError, match="simulate: the policy's breaker"):
             simulate(corpus, policy)
-        with pytest.raises(ValueError, match="vectorized engine: the policy has a breaker"):
+        with pytest.raises(ValueError, match="replay_vectorized: the policy's breaker"):
+            replay_vectorized(corpus, policy)
+        with pytest.raises(ValueError, match="compiled corpus.*the policy's breaker"):
             compile_corpus(corpus).summary(policy)
-        assert unbroken(policy).timeout_for(None, "search_code") == 2.0
-    assert unbroken(wrapped).policy == POLICY.without_breaker()
-    result = replay(corpus, wrapped, Narrowing("none"), engine="vectorized")
-    assert result.policy is wrapped
+    result = replay(corpus, idle, engine="vectorized")
+    assert result.policy is idle
     assert result.calls["outcome"].eq("withheld").sum() == 3

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from test_breaker_real import assert_real_matches
 
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
 
@@ -59,7 +59,8 @@ def mcp_episode() -> Episode:
 def test_recorded_mcp_reads_are_credited_their_lines_until_the_first_abandonment(engine):
     """Requested lines come from the extents; the reads before the abandonment are credited,
     the one after it is not (counted as timeout loss)."""
-    result = replay([mcp_episode()], TimeoutPolicy.uniform(3.0), Narrowing("none"), engine=engine)
+    policy = Policy(timeouts=TimeoutPolicy.uniform(3.0), narrowing=Narrowing("none"))
+    result = replay([mcp_episode()], policy, engine=engine)
     calls = result.calls
     assert calls["requested_lines"].tolist() == [0, 2, 5, 0, 7]
     assert calls["credited_lines"].tolist() == [0, 2, 5, 0, 0]
@@ -82,9 +83,9 @@ def test_unbounded_replay_credits_every_recorded_mcp_read(engine):
 def test_the_real_engine_credits_recorded_mcp_reads_as_the_twin_does():
     """On real threads (durations x 0.1): every column as the twin's, times within the band."""
     corpus = [mcp_episode()]
-    policy = TimeoutPolicy.uniform(3.0)
-    twin = replay(corpus, policy, Narrowing("none"), engine="twin").calls
-    real = replay(corpus, policy, Narrowing("none"), engine="real", time_scale=0.1).calls
+    policy = Policy(timeouts=TimeoutPolicy.uniform(3.0), narrowing=Narrowing("none"))
+    twin = replay(corpus, policy, engine="twin").calls
+    real = replay(corpus, policy, engine="real", time_scale=0.1).calls
     assert twin["credited_lines"].tolist() == [0, 2, 5, 0, 0]
     assert_real_matches(real, twin)
     pd.testing.assert_series_equal(real["credited_lines"], twin["credited_lines"])

@@ -16,12 +16,10 @@ from reviewlab.core.hedge import (
     ShareBudget,
     hedge_fate,
     hedge_fate_array,
-    hedge_rule,
-    hedge_rules,
     plan_budget,
 )
 from reviewlab.core.narrowing import PolicyError
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy
 from reviewlab.engines.censoring import KaplanMeier, completion_times, hedge_plan
 from reviewlab.recording.schema import Call, Episode, Round
 
@@ -59,13 +57,13 @@ def test_a_rule_round_trips_through_its_mapping_and_names_where_it_came_from() -
         HedgeRule.from_dict({"after_sec": 1, "share": 0.1})
 
 
-def test_the_rule_of_a_tool_comes_from_the_policy_and_a_plain_policy_hedges_nothing() -> None:
-    """hedge_rule reads policy.hedges; objects without it have no rules."""
-    policy = TimeoutPolicy.ouroboros().with_hedge("read_file", after_sec=2.0, max_share=0.1)
-    assert hedge_rule(policy, "read_file") == HedgeRule(2.0, 0.1)
-    assert hedge_rule(policy, "search_code") is None
-    assert hedge_rules(TimeoutPolicy.ouroboros()) == {}
-    assert hedge_rule(object(), "read_file") is None
+def test_the_rule_of_a_tool_is_the_policys_hedges_part_and_a_bare_rule_hedges_nothing() -> None:
+    """Policy.hedges maps a tool to its rule; a bare timeout rule converted by Policy.of has
+    none."""
+    policy = Policy.ouroboros().with_hedge("read_file", after_sec=2.0, max_share=0.1)
+    assert policy.hedges == {"read_file": HedgeRule(2.0, 0.1)}
+    assert policy.hedges.get("search_code") is None
+    assert Policy.of(Policy.ouroboros().timeouts).hedges == {}
 
 
 # -- the fate of one call ----------------------------------------------------------------------
@@ -203,7 +201,7 @@ def test_the_budget_never_exceeds_its_share_in_any_prefix(calls: list, share: fl
 def test_the_running_budget_admits_by_the_same_rule() -> None:
     """ShareBudget counts calls as they start and admits hedges within max_share."""
     budget = ShareBudget(
-        TimeoutPolicy.ouroboros().with_hedge("read_file", after_sec=1, max_share=0.5)
+        Policy.ouroboros().with_hedge("read_file", after_sec=1, max_share=0.5).hedges
     )
     assert budget.rule_for("search_code") is None
     assert not budget.admit("search_code", (), {})
@@ -254,7 +252,7 @@ def _corpus() -> list[Episode]:
 def test_the_plan_is_seeded_and_follows_the_censoring_assumption() -> None:
     """Same seed, same plan; a wedge's first attempt never returns; observed returns when seen."""
     corpus = _corpus()
-    policy = TimeoutPolicy.uniform(60).with_hedge("read_file", after_sec=0.5, max_share=1.0)
+    policy = Policy.uniform(60).with_hedge("read_file", after_sec=0.5, max_share=1.0)
     wedge = hedge_plan(corpus, policy, completion_times(corpus, "wedge"), seed=3)
     again = hedge_plan(corpus, policy, completion_times(corpus, "wedge"), seed=3)
     observed = hedge_plan(corpus, policy, completion_times(corpus, "observed"), seed=3)
@@ -267,4 +265,22 @@ def test_the_plan_is_seeded_and_follows_the_censoring_assumption() -> None:
     drawn = wedge.second_sec[wedge.planned]
     assert set(drawn[np.isfinite(drawn)]) <= {0.1, 0.4, 0.7, 1.0, 5.0}  # observed returns only
     assert np.isnan(wedge.second_sec[~wedge.planned]).all()
-    assert hedge_plan(corpus, TimeoutPolicy.uniform(60), None) is None
+    assert hedge_plan(corpus, Policy.uniform(60), None) is None
+
+
+def test_a_carried_plan_keeps_each_rows_origin_and_never_hedges_a_copy() -> None:
+    """carried() reads every row from the row it comes from, re-draws nothing, and a row
+    marked as a re-issued copy does not hedge even when its origin does."""
+    corpus = _corpus()
+    policy = Policy.uniform(60).with_hedge("read_file", after_sec=0.5, max_share=1.0)
+    plan = hedge_plan(corpus, policy, None, seed=1)
+    assert plan is not None
+    planned = np.flatnonzero(plan.planned)
+    rows = np.array([planned[0], 0, planned[0], planned[1]])
+    carried = plan.carried(rows, np.array([True, True, False, True]))
+    assert carried.planned.tolist() == [True, bool(plan.planned[0]), False, True]
+    assert carried.second_sec[0] == plan.second_sec[planned[0]]
+    assert carried.second_sec[3] == plan.second_sec[planned[1]]
+    assert carried.after_sec[0] == 0.5 and math.isnan(carried.after_sec[2])
+    assert math.isnan(carried.second_sec[2])
+    assert carried.first_sec.tolist() == plan.first_sec[rows].tolist()

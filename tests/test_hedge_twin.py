@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy
 from reviewlab.engines.censoring import completion_times, hedge_plan
 from reviewlab.engines.twin.engine import run_simulation
 from reviewlab.engines.twin.model import hedge_columns
@@ -50,11 +50,11 @@ def test_the_twin_waits_what_the_plan_says_computed_by_hand(censored: str, bound
     """Per call: w = min(d1, after + d2) when hedged, abandoned past the bound; wall = sends +
     waits; hedged and zombie columns as the rule says (computed here without hedge_fate)."""
     corpus = _corpus()
-    policy = TimeoutPolicy.uniform(bound).with_hedge("read_file", after_sec=0.4, max_share=0.3)
+    policy = Policy.uniform(bound).with_hedge("read_file", after_sec=0.4, max_share=0.3)
     completion = completion_times(corpus, censored, 5)
     plan = hedge_plan(corpus, policy, completion, 5)
     assert plan is not None and plan.hedges > 3
-    sim, arrival = run_simulation(corpus, policy, Narrowing(), censored=censored, seed=5)
+    sim, arrival = run_simulation(corpus, policy, censored=censored, seed=5)
     row = 0
     for position, episode in enumerate(corpus):
         wall = 0.75
@@ -81,10 +81,10 @@ def test_the_twin_waits_what_the_plan_says_computed_by_hand(censored: str, bound
 def test_the_twin_draws_second_attempts_with_the_replay_seed() -> None:
     """The plan's second attempts depend on the replay's seed, as in every other engine."""
     corpus = _corpus()
-    policy = TimeoutPolicy.uniform(2.0).with_hedge("read_file", after_sec=0.4, max_share=0.3)
+    policy = Policy.uniform(2.0).with_hedge("read_file", after_sec=0.4, max_share=0.3)
     plan = hedge_plan(corpus, policy, None, 5)
     assert plan is not None
-    sim, _ = run_simulation(corpus, policy, Narrowing(), seed=5)
+    sim, _ = run_simulation(corpus, policy, seed=5)
     assert sim.hedge_rows == {
         row: (0.4, float(plan.second_sec[row])) for row in np.flatnonzero(plan.planned).tolist()
     }
@@ -92,16 +92,16 @@ def test_the_twin_draws_second_attempts_with_the_replay_seed() -> None:
 
 def test_a_policy_without_hedges_adds_no_column_and_hedges_nothing() -> None:
     """No rule, no plan, no hedged rows, no column."""
-    sim, _ = run_simulation(_corpus(), TimeoutPolicy.uniform(2.0), Narrowing())
+    sim, _ = run_simulation(_corpus(), Policy.uniform(2.0))
     assert not sim.hedging and sim.hedge_rows == {} and not any(sim.calls.hedged)
     assert hedge_columns(sim) == {}
 
 
 def test_a_worker_pool_refuses_hedges_by_name() -> None:
     """Two attempts would need two pool threads: the twin says it does not simulate that."""
-    policy = TimeoutPolicy.uniform(2.0).with_hedge("read_file", after_sec=0.4, max_share=0.3)
+    policy = Policy.uniform(2.0).with_hedge("read_file", after_sec=0.4, max_share=0.3)
     with pytest.raises(ValueError, match="hedges"):
-        run_simulation(_corpus(), policy, Narrowing(), workers=4)
+        run_simulation(_corpus(), policy, workers=4)
 
 
 def test_the_unbounded_replay_is_rescued_from_a_wedge_by_a_hedge() -> None:
@@ -122,8 +122,10 @@ def test_the_unbounded_replay_is_rescued_from_a_wedge_by_a_hedge() -> None:
             Round(send_sec=1.0),
         ],
     )
-    policy = TimeoutPolicy.uniform(60).with_hedge("read_file", after_sec=1.0, max_share=0.5)
-    sim, arrival = run_simulation([wedged], policy, Narrowing.unbounded(), censored="wedge")
+    policy = Policy.uniform(60).with_hedge("read_file", after_sec=1.0, max_share=0.5)
+    sim, arrival = run_simulation(
+        [wedged], policy.replace(narrowing=Narrowing.unbounded()), censored="wedge"
+    )
     # KM of read_file: 0.2 returned, 9.0 censored: S = 1/2 after 0.2, so d2 is 0.2 or never.
     second = sim.hedge_rows[1][1]
     assert sim.calls.hedged == [False, True]
@@ -142,14 +144,14 @@ def test_hedging_the_tail_tool_at_its_p95_lowers_p99_wall_on_the_bundled_corpus(
     from reviewlab.resources import corpus_path
 
     corpus = load_episodes(corpus_path())
-    base = TimeoutPolicy.ouroboros()
+    base = Policy.ouroboros()
 
     def p95(tool: str) -> float:
         durations = [c.duration_sec for e in corpus for c in e.calls if c.tool == tool]
         return float(np.quantile(durations, 0.95))
 
-    def summary(policy: TimeoutPolicy) -> dict:
-        sim, arrival = run_simulation(corpus, policy, Narrowing(), censored="observed")
+    def summary(policy: Policy) -> dict:
+        sim, arrival = run_simulation(corpus, policy, censored="observed")
         wall = np.array(sim.end_sec) - arrival
         hedged = np.array(sim.calls.hedged)
         p99 = metrics.quantiles(wall, (0.99,))[0]

@@ -15,11 +15,10 @@ from reviewlab.core.policy import (
     CLAMP_JITTER_SEC,
     Bound,
     Narrowing,
+    Policy,
     PolicyError,
     TimeoutPolicy,
-    load_policy_file,
     resolve_bound,
-    save_policy_file,
 )
 
 OURO = TimeoutPolicy.ouroboros()
@@ -252,14 +251,16 @@ def test_dict_json_and_toml_round_trips():
 
 
 def test_policy_files_round_trip_with_their_narrowing(tmp_path):
-    """save_policy_file then load_policy_file returns the same policy and
-    narrowing; a bare file works too."""
+    """Policy.save then Policy.load returns the same timeouts and narrowing; a bare
+    TimeoutPolicy file is read as its timeouts part with the default narrowing."""
     path = tmp_path / "policy.toml"
-    save_policy_file(path, OURO, Narrowing(mode="fraction", fraction=0.25))
-    assert load_policy_file(path) == (OURO, Narrowing(mode="fraction", fraction=0.25))
+    Policy(timeouts=OURO, narrowing=Narrowing(mode="fraction", fraction=0.25)).save(path)
+    loaded = Policy.load(path)
+    assert (loaded.timeouts, loaded.narrowing) == (OURO, Narrowing(mode="fraction", fraction=0.25))
     bare = tmp_path / "bare.toml"
     bare.write_text(TimeoutPolicy.uniform(3).to_toml(), encoding="utf-8")
-    assert load_policy_file(bare) == (TimeoutPolicy.uniform(3), Narrowing())
+    loaded = Policy.load(bare)
+    assert (loaded.timeouts, loaded.narrowing) == (TimeoutPolicy.uniform(3), Narrowing())
 
 
 @pytest.mark.parametrize(
@@ -301,19 +302,19 @@ def test_policy_file_errors_name_the_file(tmp_path):
     """A missing file, bad TOML, an unknown table or a bad field names the file."""
     missing = tmp_path / "missing.toml"
     with pytest.raises(PolicyError, match="missing.toml"):
-        load_policy_file(missing)
+        Policy.load(missing)
     broken = tmp_path / "broken.toml"
     broken.write_text("[policy\n", encoding="utf-8")
     with pytest.raises(PolicyError, match="broken.toml.*TOML"):
-        load_policy_file(broken)
+        Policy.load(broken)
     extra = tmp_path / "extra.toml"
     extra.write_text("[policy]\n[other]\n", encoding="utf-8")
     with pytest.raises(PolicyError, match="extra.toml.*other"):
-        load_policy_file(extra)
+        Policy.load(extra)
     bad = tmp_path / "bad.toml"
     bad.write_text("[policy]\ndefault_sec = -1\n", encoding="utf-8")
     with pytest.raises(PolicyError, match="bad.toml.*default_sec"):
-        load_policy_file(bad)
+        Policy.load(bad)
 
 
 def test_policies_are_frozen():
@@ -331,7 +332,7 @@ def test_an_empty_policy_file_is_an_error_not_the_default(tmp_path, text):
     path = tmp_path / "empty.toml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(PolicyError, match="empty.toml: empty policy"):
-        load_policy_file(path)
+        Policy.load(path)
 
 
 @pytest.mark.parametrize("key", ["read file", "", "read_file()", "x" * 65, "tool/with/slash"])
@@ -340,7 +341,7 @@ def test_a_tools_sec_key_must_look_like_a_tool_name(tmp_path, key):
     path = tmp_path / "keys.toml"
     path.write_text(f'[policy.tools_sec]\n"{key}" = 5\n', encoding="utf-8")
     with pytest.raises(PolicyError, match="keys.toml: policy.tools_sec"):
-        load_policy_file(path)
+        Policy.load(path)
     path.write_text('[policy.tools_sec]\n"not_in_any_registry" = 5\n', encoding="utf-8")
-    policy, _ = load_policy_file(path)
-    assert policy.timeout_for(None, "not_in_any_registry") == 5.0
+    policy = Policy.load(path)
+    assert policy.timeout_for(None, "not_in_any_registry", remaining_sec=None) == 5.0

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.core.idle import IdleTimeouts
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer, demo_server_command
 from reviewlab.recording.capture import episode_from_result
@@ -139,7 +138,7 @@ def test_an_mcp_episode_is_recorded_as_version_2(tmp_path):
     root = tmp_path / "subject"
     root.mkdir()
     (root / "a.txt").write_text("x\n", encoding="utf-8")
-    policy = IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": 1.0})
+    policy = Policy.uniform(30.0).with_idle(progress=1.0)
     model = ScriptedModel(
         [
             {"tool_calls": [tool_call("read_file", {"path": "a.txt"}, "r")]},

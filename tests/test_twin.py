@@ -11,7 +11,7 @@ import pytest
 import simpy
 
 from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy, resolve_bound
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.engines.replay import replay
 from reviewlab.engines.twin import BoundResolver, KaplanMeier, impute_durations, simulate
@@ -282,7 +282,7 @@ def test_cached_bounds_equal_resolve_bound_for_every_tool_kind(narrowing):
     """The resolver's bound equals resolve_bound for plain, clamp and override
     tools at many remaining times."""
     policy = TimeoutPolicy.ouroboros()
-    resolver = BoundResolver(policy, narrowing)
+    resolver = BoundResolver(Policy(timeouts=policy, narrowing=narrowing))
     cases: list[tuple[str, dict[str, object]]] = [
         ("read_file", {}),
         ("query_code", {}),
@@ -344,10 +344,10 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
         )
         for i in range(5)
     ]
-    policy = TimeoutPolicy.ouroboros()
-    ours, _ = run_simulation(episodes, policy, narrowing)
+    policy = Policy(timeouts=TimeoutPolicy.ouroboros(), narrowing=narrowing)
+    ours, _ = run_simulation(episodes, policy)
     env = simpy.Environment()
-    theirs = Simulation(env, Resolver(policy, narrowing), compiled(episodes))
+    theirs = Simulation(env, Resolver(policy), compiled(episodes))
     for position, arrival in enumerate(arrival_times(episodes).tolist()):
         env.process(episode_process(theirs, position, arrival))
     env.run()
@@ -389,7 +389,7 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
 def test_the_policy_is_consulted_once_per_key_and_every_time_for_clamp_tools():
     """Plain tools resolve the policy once; clamp tools (their timeout
     depends on time left) every call."""
-    resolver = BoundResolver(TimeoutPolicy.ouroboros(), Narrowing())
+    resolver = BoundResolver(Policy.ouroboros())
     for remaining in (10.0, 20.0, 30.0):
         resolver.bound("read_file", {}, remaining)
     assert resolver.resolved == 1

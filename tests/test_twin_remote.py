@@ -13,8 +13,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.core.idle import IdleTimeouts
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer, demo_server_command
@@ -47,7 +46,7 @@ def progress_call(duration: float, progress: list[float], completed: bool = True
 def test_an_idle_timeout_fires_one_period_after_the_last_progress():
     """A call that goes quiet after 1.5 s is abandoned at 2.5 s under a 1 s idle timeout."""
     episode = v2("quiet", progress_call(10.0, [0.5, 1.0, 1.5]))
-    idle = replay([episode], IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": 1.0}))
+    idle = replay([episode], Policy.uniform(30.0).with_idle(progress=1.0))
     row = idle.calls.iloc[0]
     assert (row["outcome"], row["source_gap"], row["bound_by"]) == (
         "error",
@@ -63,14 +62,14 @@ def test_steady_progress_until_the_return_keeps_the_call():
     """Progress never quiet for an idle period: the call returns as recorded."""
     reports = [0.5 * k for k in range(1, 20)]
     episode = v2("steady", progress_call(10.0, reports))
-    row = replay([episode], IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": 1.0})).calls
+    row = replay([episode], Policy.uniform(30.0).with_idle(progress=1.0)).calls
     assert row.iloc[0]["outcome"] == "executed" and row.iloc[0]["bound_by"] == "tool_timeout"
 
 
 def test_the_hard_bound_still_caps_an_idle_timeout():
     """When the hard bound comes before the idle fire, the tool timeout is what fired."""
     episode = v2("capped", progress_call(10.0, [0.5, 1.0, 1.5]))
-    row = replay([episode], IdleTimeouts(TimeoutPolicy.uniform(2.0), {"progress": 1.0})).calls
+    row = replay([episode], Policy.uniform(2.0).with_idle(progress=1.0)).calls
     assert row.iloc[0]["bound_by"] == "tool_timeout" and row.iloc[0]["bound_sec"] == 2.0
 
 
@@ -98,7 +97,7 @@ def test_a_server_that_honours_the_cancel_late_is_a_zombie_for_that_long():
 
 def test_the_twin_agrees_with_a_live_idle_abandonment(tmp_path):
     """A live MCP run abandoned by its idle timeout replays to the same fate in the twin."""
-    policy = IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": 1.0})
+    policy = Policy.uniform(30.0).with_idle(progress=1.0)
     model = ScriptedModel(
         [
             {
@@ -131,7 +130,7 @@ def test_the_vectorized_engine_replays_idle_timeouts_as_the_twin_does():
     """An idle policy on recorded progress: the vectorized engine fires it where the twin does
     (tests/test_vectorized_remote.py compares the engines on random corpora)."""
     episode = v2("quiet", progress_call(10.0, [0.5, 1.0, 1.5]))
-    policy = IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": 1.0})
+    policy = Policy.uniform(30.0).with_idle(progress=1.0)
     fast = replay([episode], policy, engine="vectorized").calls
     twin = replay([episode], policy).calls
     assert fast["bound_by"].tolist() == twin["bound_by"].tolist() == ["idle"]

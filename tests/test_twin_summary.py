@@ -8,8 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from reviewlab.core import metrics
-from reviewlab.core.idle import IdleTimeouts
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.engines.result import FramesOnDemand
 from reviewlab.engines.twin import simulate
@@ -19,14 +18,15 @@ from reviewlab.recording.synth import synth_corpus
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 POLICIES = [
-    TimeoutPolicy.ouroboros(),
-    TimeoutPolicy.ouroboros().scaled(0.05),
-    TimeoutPolicy.uniform(1.0),
-    IdleTimeouts(TimeoutPolicy.ouroboros(), {"read_file": 0.5, "run_command": 3.0}),
-    TimeoutPolicy.ouroboros()
+    Policy.ouroboros(),
+    Policy(timeouts=TimeoutPolicy.ouroboros().scaled(0.05)),
+    Policy.uniform(1.0),
+    Policy(timeouts=TimeoutPolicy.ouroboros(), idle_sec={"read_file": 0.5, "run_command": 3.0}),
+    Policy.ouroboros()
     .with_idempotent("read_file", "search_code")
-    .with_hedge("read_file", after_sec=0.3, max_share=0.5, name="hedged")
-    .with_hedge("search_code", after_sec=1.0),
+    .with_hedge("read_file", after_sec=0.3, max_share=0.5)
+    .with_hedge("search_code", after_sec=1.0)
+    .replace(name="hedged"),
 ]
 NARROWINGS = [
     Narrowing(),
@@ -79,11 +79,13 @@ CORPORA = {"hand": _hand_corpus(), "synthetic": synth_corpus(300, seed=5)}
 
 @pytest.mark.parametrize("censored", ["wedge", "observed", "impute"])
 @pytest.mark.parametrize("narrowing", NARROWINGS, ids=lambda n: n.mode)
-@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: getattr(p, "name", "policy"))
+@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.label)
 @pytest.mark.parametrize("corpus", list(CORPORA), ids=str)
 def test_summary_without_frames_is_the_summary_of_the_frames(corpus, policy, narrowing, censored):
     """``summarize`` of the frames built on demand equals the summary computed before them."""
-    result = simulate(CORPORA[corpus], policy, narrowing, censored=censored, seed=1)
+    result = simulate(
+        CORPORA[corpus], policy.replace(narrowing=narrowing), censored=censored, seed=1
+    )
     assert isinstance(result, FramesOnDemand) and not result.frames_built
     before = dict(result.summary)
     from_frames = metrics.summarize(

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reviewlab.core import metrics
-from reviewlab.core.idle import IdleTimeouts, idle_fire_sec
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.idle import idle_fire_sec
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import compile_corpus, replay_vectorized
@@ -85,7 +85,7 @@ BASES = [
     TimeoutPolicy(default_sec=60.0, clamp_tools=("progress",), clamp_reserve_sec=1.0),
 ]
 POLICIES = st.builds(
-    IdleTimeouts,
+    lambda timeouts, idle: Policy(timeouts=timeouts, idle_sec=idle),
     st.sampled_from(BASES),
     st.dictionaries(st.sampled_from(TOOLS), st.sampled_from([0.5, 1.0, 2.0, 7.5]), max_size=3),
 )
@@ -120,12 +120,13 @@ def test_vectorized_equals_twin_with_idle_timeouts_and_late_stops(
     via, corpus, policy, narrowing, censored
 ):
     """Random version 2 corpora under idle policies, deadlines and narrowings: same frames."""
-    twin = simulate(corpus, policy, narrowing, censored=censored)
+    policy = policy.replace(narrowing=narrowing)
+    twin = simulate(corpus, policy, censored=censored)
     if via == "episodes":
         fast = compile_corpus(corpus, censored=censored)
     else:
         fast = compile_columns(episodes_table(corpus), censored=censored)
-    assert_same(twin, replay_vectorized(fast, policy, narrowing, censored=censored))
+    assert_same(twin, replay_vectorized(fast, policy, censored=censored))
 
 
 def progress_call(duration: float, progress: list[float], honoured: float | None = None) -> Call:
@@ -156,7 +157,7 @@ def test_an_idle_fire_and_a_late_stop_on_both_engines_by_hand():
     corpus = [
         v2("a", progress_call(10.0, [0.5, 1.0, 1.5], 0.4), Call(tool="read_file", duration_sec=1.0))
     ]
-    policy = IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": 1.0})
+    policy = Policy.uniform(30.0).with_idle(progress=1.0)
     for engine in ("twin", "vectorized"):
         calls = replay(corpus, policy, engine=engine).calls
         first, second = calls.iloc[0], calls.iloc[1]
@@ -169,7 +170,7 @@ def test_an_idle_fire_and_a_late_stop_on_both_engines_by_hand():
 def test_a_server_that_returns_before_its_late_stop_is_a_zombie_until_it_returns():
     """Recorded return at 3 s, cancel honoured 5 s late: the zombie ends at the return."""
     corpus = [v2("b", progress_call(3.0, [], 5.0))]
-    policy = IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": 1.0})
+    policy = Policy.uniform(30.0).with_idle(progress=1.0)
     for engine in ("twin", "vectorized"):
         row = replay(corpus, policy, engine=engine).calls.iloc[0]
         assert (row["bound_by"], row["bound_sec"]) == ("idle", 1.0)
@@ -179,7 +180,7 @@ def test_a_server_that_returns_before_its_late_stop_is_a_zombie_until_it_returns
 def test_a_deadline_that_comes_first_is_what_fired_not_the_idle_timeout():
     """Deadline 2 s (1.5 s left after the send), idle fire at 2.5 s: the deadline cut it."""
     corpus = [v2("c", progress_call(10.0, [0.5, 1.0, 1.5]), deadline=2.0)]
-    policy = IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": 1.0})
+    policy = Policy.uniform(30.0).with_idle(progress=1.0)
     rows = [replay(corpus, policy, engine=e).calls.iloc[0] for e in ("twin", "vectorized")]
     for row in rows:
         assert (row["bound_by"], row["bound_sec"]) == ("deadline", 1.5)
@@ -192,7 +193,7 @@ def test_a_parquet_corpus_keeps_what_the_idle_rule_needs(tmp_path):
     ]
     path = tmp_path / "remote.parquet"
     write_columnar(corpus, path)
-    policy = IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": 1.0})
+    policy = Policy.uniform(30.0).with_idle(progress=1.0)
     fast = replay_vectorized(compile_columns(path), policy)
     assert_same(simulate(corpus, policy), fast)
     assert fast.calls["bound_by"].tolist() == ["idle", "tool_timeout"]

@@ -32,7 +32,10 @@ the mass the censored calls carry) is an attempt that never returns (``inf``).
 No tail is extrapolated there and no pooled estimate is borrowed: a tool never
 seen returning never returns on a second try either. One uniform per planned
 hedge, in corpus order, from a stream of the seed kept apart from the
-imputation draws.
+imputation draws. The plan is made once per replay, from the corpus as recorded; a replay
+that rewrites the corpus (a reaction, a breaker: :mod:`reviewlab.engines.reaction`) carries
+it to every rewritten call by origin (:meth:`HedgePlan.carried`), so the rewrite never changes
+which calls hedge, and a re-issued copy never hedges.
 """
 
 from __future__ import annotations
@@ -40,11 +43,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from reviewlab.core.hedge import hedge_rules, plan_budget
+from reviewlab.core.hedge import plan_budget
+from reviewlab.core.policy import Policy
 from reviewlab.recording.schema import Call, Episode
 
 __all__ = [
@@ -257,21 +260,36 @@ class HedgePlan:
         """How many calls may hedge."""
         return int(np.count_nonzero(self.planned))
 
+    def carried(self, rows: np.ndarray, may_hedge: np.ndarray) -> HedgePlan:
+        """The plan of a rewritten corpus: its row ``i`` is this plan's row ``rows[i]`` (the
+        call it comes from), and hedges only where ``may_hedge[i]`` (a re-issued copy does
+        not). Nothing is re-planned or re-drawn: which calls hedge, and their second
+        attempts, stay those of the corpus as recorded."""
+        rows = np.asarray(rows, dtype=np.intp)
+        keep = np.asarray(may_hedge, dtype=bool) & self.planned[rows]
+        return HedgePlan(
+            keep,
+            np.where(keep, self.after_sec[rows], math.nan),
+            np.where(keep, self.second_sec[rows], math.nan),
+            self.first_sec[rows],
+        )
+
 
 def hedge_plan(
     episodes: Sequence[Episode],
-    policy: Any,
+    policy: Policy,
     completion: Mapping[tuple[str, int], float] | None,
     seed: int = 0,
 ) -> HedgePlan | None:
-    """The one hedge plan of a replay (``None`` when ``policy`` hedges nothing).
+    """The one hedge plan of a replay (``None`` when ``policy`` hedges nothing): the budget of
+    ``policy.hedges`` over ``episodes`` as recorded.
 
     ``completion`` is :func:`completion_times` of the same corpus and censoring
     mode (``None``: ``wedge``, a censored call never returns). Every engine
     calls this one function, so the twin, the vectorized and the real engine
     hedge the same calls with the same second-attempt durations.
     """
-    rules = hedge_rules(policy)
+    rules = policy.hedges
     if not rules:
         return None
     tools: list[str] = []

@@ -47,6 +47,17 @@ was not abandoned, so it is never re-issued and never makes the model give up on
 a re-issued copy is a call like any other (it counts, and may be withheld), and its round is
 a model round of its own; a call ``skip_target`` skips is never issued, so the breaker
 neither counts nor withholds it.
+
+Hedges (a policy's ``hedges`` part) are decided once per replay, before the first pass, from
+the corpus as recorded (:func:`~reviewlab.engines.censoring.hedge_plan`); every pass hands the
+engine that plan carried to the rewritten calls by origin
+(:meth:`~reviewlab.engines.censoring.HedgePlan.carried`): a recorded call hedges in every pass
+iff the plan says so, a re-issued copy never hedges, and a skipped or withheld planned call
+keeps its share of the budget unused. So a pass's hedges depend on nothing the rewrite
+changes, and the fixed point keeps its order: a call's fate depends only on earlier calls of
+its episode (of its slot, for a slot-scoped breaker), and each pass settles at least one more
+decision. The passes are capped at :data:`MAX_PASSES` plus three per recorded call (each
+recorded call's fate, and whether it and its copy are withheld); reaching the cap is a bug.
 """
 
 from __future__ import annotations
@@ -60,7 +71,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
-from reviewlab.core.breaker import BreakerRule, breaker_rule
+from reviewlab.core.policy import Policy
 from reviewlab.core.vocab import (
     REACTIONS,
     SOURCE_GAP_ABANDONED,
@@ -68,7 +79,12 @@ from reviewlab.core.vocab import (
     SOURCE_GAP_WITHHELD,
     Reaction,
 )
-from reviewlab.engines.censoring import completion_times, effective_observation
+from reviewlab.engines.censoring import (
+    HedgePlan,
+    completion_times,
+    effective_observation,
+    hedge_plan,
+)
 from reviewlab.engines.result import ReplayResult, assemble
 from reviewlab.engines.withholding import CallKey, episode_walks, withheld_calls
 from reviewlab.recording.schema import Call, Episode, Round
@@ -76,6 +92,7 @@ from reviewlab.recording.schema import Call, Episode, Round
 __all__ = [
     "MAX_PASSES",
     "Plan",
+    "Run",
     "check_reaction",
     "needs_rewrite",
     "next_plan",
@@ -86,7 +103,11 @@ __all__ = [
 ]
 
 MAX_PASSES = 64
-"""How many rewrite passes :func:`react` makes before it gives up (pools may couple episodes)."""
+"""Rewrite passes :func:`react` makes, beyond three per recorded call, before it gives up."""
+
+Run = Callable[[list[Episode], HedgePlan | None], ReplayResult]
+"""An engine as :func:`react` drives it: an ``as_recorded``, ``censored="wedge"`` replay of a
+rewritten corpus, with the replay's hedge plan carried to its calls (``None``: no hedges)."""
 
 
 def check_reaction(reaction: Any) -> Reaction:
@@ -96,11 +117,11 @@ def check_reaction(reaction: Any) -> Reaction:
     return reaction  # type: ignore[no-any-return]
 
 
-def needs_rewrite(policy: Any, reaction: str) -> bool:
+def needs_rewrite(policy: Policy, reaction: str) -> bool:
     """Whether a replay of ``policy`` under ``reaction`` must run the rewrite fixed point
     (:func:`react`): a reaction other than ``as_recorded``, or a breaker. Engines replaying
     ``as_recorded`` on their own (a sweep's fast path) would miss what it changes."""
-    return reaction != "as_recorded" or breaker_rule(policy) is not None
+    return reaction != "as_recorded" or policy.breaker is not None
 
 
 @dataclass(frozen=True)
@@ -137,7 +158,13 @@ def settle_censored(episodes: Sequence[Episode], censored: str, seed: int = 0) -
     the result under ``"wedge"`` equals the replay of ``episodes`` under
     ``censored`` (the engines apply the same times the same way).
     """
-    times = completion_times(episodes, censored, seed)
+    return _settled(episodes, completion_times(episodes, censored, seed))
+
+
+def _settled(
+    episodes: Sequence[Episode], times: Mapping[tuple[str, int], float] | None
+) -> list[Episode]:
+    """:func:`settle_censored` with the completion times already drawn."""
     if not times:
         return list(episodes)
     out = []
@@ -252,38 +279,37 @@ def next_plan(
 
 
 def react(
-    run: Callable[[list[Episode]], ReplayResult],
+    run: Run,
     episodes: Sequence[Episode],
     reaction: str,
     *,
     censored: str,
     seed: int,
-    breaker: BreakerRule | None = None,
-    policy: Any = None,
+    policy: Policy,
 ) -> ReplayResult:
-    """Replay ``episodes`` with ``run`` (an ``as_recorded``, ``censored="wedge"`` replay) under
-    ``reaction`` and ``breaker``.
+    """Replay ``episodes`` with ``run`` under ``reaction`` and the breaker and hedges of
+    ``policy`` (the policy the result names; ``run`` replays it without its breaker).
 
-    ``run`` gets the corpus rewritten by the current plans; see the module
-    docstring for the fixed point and the frames. ``policy``: the policy the result names
-    (default: the one ``run`` replayed, which knows nothing of the breaker). With a breaker,
-    every pass settles at least one more call, so the passes are capped at
-    :data:`MAX_PASSES` plus the corpus's call count.
+    ``run`` gets the corpus rewritten by the current plans and the replay's one hedge plan
+    carried to it; see the module docstring for the fixed point, its bound and the frames.
     """
     check_reaction(reaction)
-    if breaker is not None and not isinstance(breaker, BreakerRule):
-        raise TypeError(f"breaker: expected a BreakerRule or None, got {breaker!r}")
-    corpus = settle_censored(episodes, censored, seed)
+    if not isinstance(policy, Policy):
+        raise TypeError(f"policy: expected a Policy (Policy.of), got {policy!r}")
+    breaker = policy.breaker
+    completion = completion_times(episodes, censored, seed)
+    corpus = _settled(episodes, completion)
+    hedges = hedge_plan(episodes, policy, completion, seed)  # once, from the corpus as recorded
     plans: dict[str, Plan] = {}
     held_at: dict[tuple[str, CallKey], float] = {}
-    passes = MAX_PASSES + (sum(len(e.calls) for e in corpus) if breaker is not None else 0)
+    passes = MAX_PASSES + 3 * sum(len(episode.calls) for episode in corpus)
     for _ in range(passes):
         rewritten, origins = [], {}
         for episode in corpus:
             copy, origin = rewrite(episode, plans.get(episode.id, Plan()))
             rewritten.append(copy)
             origins[episode.id] = origin
-        result = run(rewritten)
+        result = run(rewritten, None if hedges is None else _carried(hedges, corpus, origins))
         gone = result.calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
         ids = result.calls["episode_id"].to_numpy()
         bounds = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.empty(0, int)
@@ -328,6 +354,22 @@ def react(
     )
 
 
+def _carried(
+    hedges: HedgePlan, corpus: Sequence[Episode], origins: Mapping[str, list[_Origin]]
+) -> HedgePlan:
+    """The replay's hedge plan carried to the calls of the rewritten corpus, by origin: a
+    recorded call keeps its row's plan, a re-issued copy never hedges."""
+    rows: list[int] = []
+    may_hedge: list[bool] = []
+    row = 0
+    for episode in corpus:
+        for origin in origins[episode.id]:
+            rows.append(row + origin.index)
+            may_hedge.append(not origin.reissue)
+        row += len(episode.calls)
+    return hedges.carried(np.array(rows, dtype=np.intp), np.array(may_hedge, dtype=bool))
+
+
 def skipped_start(starts: np.ndarray, dispatched: np.ndarray, wall_sec: float) -> np.ndarray:
     """When each row of one episode "starts", for rows that were never dispatched.
 
@@ -355,10 +397,10 @@ def _remap(
     censored: str,
     seed: int,
     reaction: str,
-    policy: Any = None,
+    policy: Policy,
 ) -> ReplayResult:
     """The rewritten replay's frames in recorded numbering, with the skipped and withheld calls
-    put back (named as a replay of ``policy``, default the one replayed)."""
+    put back (named as a replay of ``policy``)."""
     # Hedged replays carry a ``hedged`` column too (a call never started was not hedged).
     extra_columns = [name for name in metrics.CALL_HEDGE_COLUMNS if name in result.calls]
     columns = list(metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS) + extra_columns
@@ -385,8 +427,7 @@ def _remap(
         max_silence_sec=episodes["max_silence_sec"].to_numpy(),
         peak_loose_workers=int(result.summary["peak_loose_workers"]),
         engine=result.engine,
-        policy=policy if policy is not None else result.policy,
-        narrowing=result.narrowing,
+        policy=policy,
         assumptions={
             **result.assumptions,
             "censored": censored,

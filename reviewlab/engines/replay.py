@@ -24,15 +24,15 @@ ends side by side.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from reviewlab.core.breaker import breaker_rule, unbroken
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import CENSORING_MODES, ENGINES, CensoringMode, EngineName, Reaction
+from reviewlab.engines.censoring import HedgePlan
+from reviewlab.engines.corpus import CorpusSource, open_corpus
 from reviewlab.engines.reaction import check_reaction, needs_rewrite, react
 from reviewlab.engines.real import replay_real
 from reviewlab.engines.result import ReplayResult
@@ -40,7 +40,7 @@ from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import replay_vectorized
 from reviewlab.recording.schema import Episode
 
-__all__ = ["BOUNDS_COLUMNS", "ReplayBounds", "replay", "replay_bounds"]
+__all__ = ["BOUNDS_COLUMNS", "ReplayBounds", "episodes_needed", "replay", "replay_bounds"]
 
 
 BOUNDS_COLUMNS = ("optimistic", "pessimistic")
@@ -49,8 +49,8 @@ BOUNDS_COLUMNS = ("optimistic", "pessimistic")
 
 
 def replay(
-    episodes: Iterable[Episode],
-    policy: SupportsTimeoutFor | None = None,
+    corpus: CorpusSource,
+    policy: Policy | SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
     engine: EngineName = "twin",
@@ -60,8 +60,15 @@ def replay(
     time_scale: float | None = None,
     **options: Any,
 ) -> ReplayResult:
-    """Replay ``episodes`` under ``policy`` (default :meth:`TimeoutPolicy.ouroboros`) and
-    ``narrowing``.
+    """Replay ``corpus`` under ``policy`` (a :class:`Policy`, or a bare timeout rule with
+    ``narrowing``: :meth:`Policy.of`; default :meth:`Policy.ouroboros`).
+
+    ``corpus``: anything :func:`~reviewlab.engines.corpus.open_corpus` takes — a path (JSONL,
+    JSONL.gz, Parquet, a partition directory), episodes, a compiled corpus or an open
+    :class:`~reviewlab.engines.corpus.Corpus`. The vectorized engine replays its compiled
+    columns (no ``Episode`` object: the summary and the frames come from the columns); the
+    twin, the real engine, hedges, a breaker and a reaction other than ``as_recorded`` need the
+    objects, and load them once through the handle, saying why (:func:`episodes_needed`).
 
     ``censored``: what a call that never returned in the recording does —
     ``"wedge"`` never returns (an unbounded replay then waits forever),
@@ -72,6 +79,10 @@ def replay(
     reviewer pool (twin only). ``time_scale`` multiplies recorded durations for
     ``engine="real"`` (default: chosen so its overhead stays under 1 % of wall
     time, see :func:`reviewlab.engines.real.replay_real`).
+
+    Every part of the policy is honoured on every path: the engines replay its timeouts,
+    narrowing, idle timeouts and hedges; its breaker is replayed here, by the rewrite fixed
+    point (:mod:`reviewlab.engines.reaction`), which hands the engines the policy without it.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
@@ -80,47 +91,54 @@ def replay(
             f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
     check_reaction(reaction)
-    policy = policy if policy is not None else TimeoutPolicy.ouroboros()
-    narrowing = narrowing or Narrowing()
-    episodes = list(episodes)
+    spine = Policy.of(policy, narrowing)
+    source = open_corpus(corpus)
     if slots is not None and engine != "twin":
         raise ValueError(
             f"slots: a reviewer pool is simulated only by engine='twin', not {engine!r}"
         )
     if time_scale is not None and engine != "real":
         raise ValueError(f"time_scale: used only by engine='real', not {engine!r}")
+    seed = int(options.get("seed", 0))
+    why = episodes_needed(spine, engine, reaction)
+    if why is None:  # the compiled columns answer it, summary and frames
+        compiled = source.compiled(censored, seed)
+        return replay_vectorized(compiled, spine, censored=censored, **options)
+    episodes = source.episodes(reason=why)
     if engine == "real":
         return replay_real(
             episodes,
-            policy,
-            narrowing,
+            spine,
             censored=censored,
             reaction=reaction,
             time_scale=time_scale,
             **options,
         )
-    seed = int(options.get("seed", 0))
+    if not needs_rewrite(spine, reaction):
+        return _run(engine, episodes, spine, censored, slots, options)
+    # The engines replay calls; the breaker's withholding is the fixed point's.
+    bare = spine.replace(breaker=None)
 
-    # The engines replay calls; the breaker's withholding is the fixed point's (below).
-    bare = unbroken(policy)
+    def run(corpus: list[Episode], hedges: HedgePlan | None) -> ReplayResult:
+        return _run(engine, corpus, bare, "wedge", slots, options, hedges)
 
-    def run(corpus: list[Episode], censored_mode: CensoringMode = censored) -> ReplayResult:
-        if engine == "twin":
-            return simulate(corpus, bare, narrowing, censored=censored_mode, slots=slots, **options)
-        return replay_vectorized(corpus, bare, narrowing, censored=censored_mode, **options)
+    return react(run, episodes, reaction, censored=censored, seed=seed, policy=spine)
 
-    if not needs_rewrite(policy, reaction):
-        return run(episodes)
-    # A reaction or a breaker: the rewrite fixed point (reviewlab.engines.reaction).
-    return react(
-        lambda corpus: run(corpus, "wedge"),
-        episodes,
-        reaction,
-        censored=censored,
-        seed=seed,
-        breaker=breaker_rule(policy),
-        policy=policy,
-    )
+
+def _run(
+    engine: EngineName,
+    corpus: list[Episode],
+    policy: Policy,
+    censored: CensoringMode,
+    slots: int | None,
+    options: dict[str, Any],
+    hedges: HedgePlan | None = None,
+) -> ReplayResult:
+    """One replay of ``corpus`` by a simulated engine (``hedges``: a plan carried by the
+    rewrite fixed point; ``None``: the engine plans from ``corpus``)."""
+    if engine == "twin":
+        return simulate(corpus, policy, censored=censored, slots=slots, hedges=hedges, **options)
+    return replay_vectorized(corpus, policy, censored=censored, hedges=hedges, **options)
 
 
 @dataclass
@@ -151,17 +169,34 @@ class ReplayBounds:
         return {**self.optimistic.assumptions, "censored": "bounds"}
 
 
+def episodes_needed(policy: Policy, engine: str, reaction: str) -> str | None:
+    """Why a replay needs ``Episode`` objects rather than the compiled columns (``None``: it
+    does not — the vectorized engine, ``as_recorded``, no hedges and no breaker)."""
+    if engine == "twin":
+        return "engine='twin' replays Episode objects"
+    if engine == "real":
+        return "engine='real' runs Episode objects through ReviewEpisode"
+    if policy.hedges:
+        return "hedges: the hedge plan rewrites the hedged calls of the episodes"
+    if policy.breaker is not None:
+        return "breaker: the breaker's fixed point rewrites the episodes"
+    if reaction != "as_recorded":
+        return f"reaction={reaction!r}: the reaction's fixed point rewrites the episodes"
+    return None
+
+
 def replay_bounds(
-    episodes: Iterable[Episode],
-    policy: SupportsTimeoutFor | None = None,
+    corpus: CorpusSource,
+    policy: Policy | SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     **kwargs: Any,
 ) -> ReplayBounds:
-    """:func:`replay` under both censoring ends; the other arguments as :func:`replay`'s."""
+    """:func:`replay` under both censoring ends, on one opened corpus (compiled once per end,
+    its episodes loaded at most once); the other arguments as :func:`replay`'s."""
     if "censored" in kwargs:
         raise ValueError("censored: replay_bounds replays both 'observed' and 'wedge' itself")
-    episodes = list(episodes)
+    source = open_corpus(corpus)
     return ReplayBounds(
-        optimistic=replay(episodes, policy, narrowing, censored="observed", **kwargs),
-        pessimistic=replay(episodes, policy, narrowing, censored="wedge", **kwargs),
+        optimistic=replay(source, policy, narrowing, censored="observed", **kwargs),
+        pessimistic=replay(source, policy, narrowing, censored="wedge", **kwargs),
     )

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
-from reviewlab.core.narrowing import Narrowing
+from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
 
 __all__ = ["FramesOnDemand", "PoolFrames", "ReplayResult", "assemble"]
@@ -41,10 +41,10 @@ class ReplayResult:
     (``slot_id, state, start_sec, end_sec, episode_id``)."""
     engine: str = "twin"
     """The engine that computed this answer."""
-    policy: Any = None
-    """The timeout policy replayed."""
+    policy: Policy | None = None
+    """The policy replayed (every part, the breaker included)."""
     narrowing: Narrowing = field(default_factory=Narrowing)
-    """The deadline narrowing replayed."""
+    """The deadline narrowing replayed: the policy's ``narrowing`` part."""
     assumptions: dict[str, Any] = field(default_factory=dict)
     """What the answer rests on (design §5a): censoring mode, the model's reaction, engine, seed."""
 
@@ -75,12 +75,15 @@ def assemble(
     max_silence_sec: Any,
     peak_loose_workers: int,
     engine: str,
-    policy: Any,
-    narrowing: Narrowing,
+    policy: Policy | SupportsTimeoutFor | None,
     assumptions: Mapping[str, Any],
+    narrowing: Narrowing | None = None,
     pool: PoolFrames | None = None,
 ) -> ReplayResult:
     """The :class:`ReplayResult` of one replay, from an engine's call frame and per-episode arrays.
+
+    ``policy`` is named in the result as :meth:`Policy.of` gives it (with ``narrowing``, for
+    an engine that still holds a bare rule and a narrowing).
 
     ``calls`` holds :data:`~reviewlab.core.metrics.CALL_COLUMNS` and
     :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`; the derived columns
@@ -103,6 +106,7 @@ def assemble(
     )
     episodes = metrics.episode_rows(calls, base)
     summary = metrics.summarize(calls, episodes, peak_loose_workers=peak_loose_workers)
+    spine = Policy.of(policy, narrowing)
     slots = None
     if pool is not None:
         episodes["arrival_sec"] = pool.arrival_sec
@@ -118,8 +122,8 @@ def assemble(
         summary=summary,
         slots=slots,
         engine=engine,
-        policy=policy,
-        narrowing=narrowing,
+        policy=spine,
+        narrowing=spine.narrowing,
         assumptions={"engine": engine, "reaction": "as_recorded", **assumptions},
     )
 
@@ -142,8 +146,7 @@ class FramesOnDemand(ReplayResult):
         *,
         summary: dict[str, Any],
         engine: str,
-        policy: Any,
-        narrowing: Narrowing,
+        policy: Policy,
         assumptions: Mapping[str, Any],
     ) -> None:
         self._build: Callable[[], ReplayResult] | None = build
@@ -152,7 +155,7 @@ class FramesOnDemand(ReplayResult):
         self.slots = None
         self.engine = engine
         self.policy = policy
-        self.narrowing = narrowing
+        self.narrowing = policy.narrowing
         self.assumptions = {"engine": engine, **assumptions}
 
     @property

@@ -2,16 +2,16 @@
 only where provably identical.
 
 Every bound the twin uses is, by construction, the value
-``resolve_bound(policy, None, tool, args, narrowing=narrowing, remaining_sec=rem)``
-would return at that call's virtual dispatch time. Resolving the policy for
-every one of millions of simulated calls is wasteful, so :class:`BoundResolver`
+``resolve_bound(policy, None, tool, args, remaining_sec=rem)`` would return at that call's
+virtual dispatch time (``policy`` a :class:`~reviewlab.core.policy.Policy`). Resolving the
+policy for every one of millions of simulated calls is wasteful, so :class:`BoundResolver`
 keeps one thing per *bound key*: the validated tool timeout.
 
-Why the cache is exact. ``resolve_bound`` is ``narrowing.narrow(tool_sec, rem)``
-with ``tool_sec = timeout_at(policy, None, tool, args, rem)``. A
-:class:`~reviewlab.core.policy.ClockAwarePolicy` (such as ``TimeoutPolicy``) says
-which calls read ``rem`` (``reads_clock``) and which tools read their arguments
-(``reads_args``, keyed by ``args_key``). So:
+Why the cache is exact. ``resolve_bound`` is ``policy.narrowing.narrow(tool_sec, rem)``
+with ``tool_sec = timeout_at(policy.timeouts, None, tool, args, rem)``. A
+:class:`~reviewlab.core.policy.ClockAwarePolicy` timeouts part (such as ``TimeoutPolicy``)
+says which calls read ``rem`` (``reads_clock``) and which tools read their arguments
+(``reads_args``, keyed by its own ``args_key``). So:
 
 * a call that reads the clock has no key: it goes through ``resolve_bound``;
 * a tool that reads its arguments is keyed by ``(tool, args_key(args))``;
@@ -34,13 +34,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from reviewlab.core.policy import (
-    Bound,
-    Narrowing,
-    SupportsTimeoutFor,
-    is_clock_aware,
-    resolve_bound,
-)
+from reviewlab.core.policy import Bound, Policy, is_clock_aware, resolve_bound
 
 __all__ = ["BoundResolver"]
 
@@ -48,14 +42,15 @@ _NO_KEY = None
 
 
 class BoundResolver:
-    """Resolves one simulated call's :class:`~reviewlab.core.policy.Bound` for a fixed policy and
-    narrowing."""
+    """Resolves one simulated call's :class:`~reviewlab.core.policy.Bound` for a fixed policy
+    (its ``timeouts`` and ``narrowing`` parts)."""
 
-    def __init__(self, policy: SupportsTimeoutFor, narrowing: Narrowing) -> None:
+    def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self.narrowing = narrowing
-        self.exact_policy = is_clock_aware(policy)
-        """Whether the policy says how its timeouts vary (else every call is resolved afresh)."""
+        self.narrowing = narrowing = policy.narrowing
+        self.timeouts: Any = policy.timeouts
+        self.exact_policy = is_clock_aware(self.timeouts)
+        """Whether the timeouts part says how it varies (else every call is resolved afresh)."""
         # Unbounded narrowing never consults the policy; resolve_bound is already trivial there.
         self._unbounded = narrowing.mode == "unbounded"
         self._narrow_sec = narrowing.narrow_sec
@@ -76,11 +71,11 @@ class BoundResolver:
         """The bound key of a call, or ``None`` when every call must be resolved afresh."""
         if self._unbounded or not self.exact_policy:
             return _NO_KEY
-        policy: Any = self.policy
-        if policy.reads_clock(None, tool, args):
+        timeouts = self.timeouts
+        if timeouts.reads_clock(None, tool, args):
             return _NO_KEY
-        if policy.reads_args(tool):
-            key = policy.args_key(args)
+        if timeouts.reads_args(tool):
+            key = timeouts.args_key(args)
             try:
                 hash(key)
             except TypeError:
@@ -97,9 +92,7 @@ class BoundResolver:
         tool_sec = self._tool_sec.get(key)
         if tool_sec is None:
             self.resolved += 1
-            static = resolve_bound(
-                self.policy, None, tool, args, narrowing=self.narrowing, remaining_sec=None
-            )
+            static = resolve_bound(self.policy, None, tool, args, remaining_sec=None)
             assert (
                 static.tool_timeout_sec is not None
             )  # only unbounded narrowing has none, and it has no keys
@@ -116,14 +109,7 @@ class BoundResolver:
             tool_sec = self._keyed_sec(tool, args)
             if tool_sec is None:
                 self.resolved += 1
-                return resolve_bound(
-                    self.policy,
-                    None,
-                    tool,
-                    args,
-                    narrowing=self.narrowing,
-                    remaining_sec=remaining_sec,
-                )
+                return resolve_bound(self.policy, None, tool, args, remaining_sec=remaining_sec)
         return self.narrowing.narrow(tool_sec, remaining_sec)
 
     def bound_sec(
@@ -141,14 +127,7 @@ class BoundResolver:
             tool_sec = self._keyed_sec(tool, args)
             if tool_sec is None:
                 self.resolved += 1
-                bound = resolve_bound(
-                    self.policy,
-                    None,
-                    tool,
-                    args,
-                    narrowing=self.narrowing,
-                    remaining_sec=remaining_sec,
-                )
+                bound = resolve_bound(self.policy, None, tool, args, remaining_sec=remaining_sec)
                 return bound.sec, bound.by
         pair = self._narrow_sec(tool_sec, remaining_sec)
         if remaining_sec is None and tool in self._by_tool:

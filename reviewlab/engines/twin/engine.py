@@ -40,8 +40,7 @@ import pandas as pd
 import simpy
 
 from reviewlab.core import metrics
-from reviewlab.core.breaker import refuse_breaker
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import (
     ARRIVAL_MODES,
     CENSORING_MODES,
@@ -50,7 +49,7 @@ from reviewlab.core.vocab import (
     ArrivalMode,
     CensoringMode,
 )
-from reviewlab.engines.censoring import completion_times
+from reviewlab.engines.censoring import HedgePlan, completion_times
 from reviewlab.engines.result import FramesOnDemand, PoolFrames, ReplayResult, assemble
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import TwinCorpus, compiled
@@ -185,7 +184,7 @@ def _arrivals(corpus: TwinCorpus, mode: str | None, rate: float | None, seed: in
 
 def simulate(
     episodes: Iterable[Episode],
-    policy: SupportsTimeoutFor | None = None,
+    policy: Policy | SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
     censored: CensoringMode = "wedge",
@@ -194,47 +193,49 @@ def simulate(
     arrival_rate: float | None = None,
     workers: int | None = None,
     seed: int = 0,
+    hedges: HedgePlan | None = None,
 ) -> ReplayResult:
-    """Replay ``episodes`` on the SimPy twin under ``policy`` and ``narrowing``.
+    """Replay ``episodes`` on the SimPy twin under ``policy`` (:meth:`Policy.of` with
+    ``narrowing``).
 
-    ``censored``: ``"wedge"`` (a censored call never returns) or ``"impute"``
+    ``censored``: ``"wedge"`` (a censored call never returns), ``"observed"`` or ``"impute"``
     (it returns at a seeded Kaplan–Meier draw,
     :func:`~reviewlab.engines.censoring.impute_durations`).
     ``slots``: simulate ``N`` reviewer slots (requests queue for a slot).
     ``arrivals``: ``"recorded"`` (default) or ``"poisson"`` with ``arrival_rate``
     requests per second. ``workers``: a pool of ``K`` worker threads shared by
-    all calls, in which zombies hold threads. ``seed`` drives imputation and
-    Poisson arrivals. A policy with a breaker is refused: :func:`reviewlab.replay`
-    replays it (the rewrite fixed point withholds the calls, then runs this engine).
+    all calls, in which zombies hold threads. ``seed`` drives imputation, Poisson arrivals and
+    second attempts. ``hedges``: the replay's hedge plan when the rewrite fixed point carries
+    it (:mod:`reviewlab.engines.reaction`); by default it is planned from ``episodes``.
+    A policy with a breaker is refused by name: :func:`reviewlab.replay` replays it (the
+    rewrite fixed point withholds the calls, then runs this engine).
     """
     if censored not in CENSORING_MODES:
         raise ValueError(
             f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
-    policy = policy if policy is not None else TimeoutPolicy.ouroboros()
-    refuse_breaker(policy, "simulate")
-    narrowing = narrowing or Narrowing()
+    spine = Policy.of(policy, narrowing)
+    spine.refuse("simulate", "breaker")
     corpus = list(episodes)
     sim, arrival = run_simulation(
         corpus,
-        policy,
-        narrowing,
+        spine,
         censored=censored,
         slots=slots,
         arrivals=arrivals,
         arrival_rate=arrival_rate,
         workers=workers,
         seed=seed,
+        hedges=hedges,
     )
     with paused_gc():
         assumptions = {"censored": censored, "seed": seed}
-        return _result(arrival, sim, policy, narrowing, assumptions, pooled=slots is not None)
+        return _result(arrival, sim, spine, assumptions, pooled=slots is not None)
 
 
 def run_simulation(
     corpus: list[Episode],
-    policy: SupportsTimeoutFor,
-    narrowing: Narrowing,
+    policy: Policy,
     *,
     censored: str = "wedge",
     slots: int | None = None,
@@ -242,6 +243,7 @@ def run_simulation(
     arrival_rate: float | None = None,
     workers: int | None = None,
     seed: int = 0,
+    hedges: HedgePlan | None = None,
 ) -> tuple[Simulation, np.ndarray]:
     """The simulation itself, without the frames: the per-episode runs (call rows) and the arrival
     times."""
@@ -252,7 +254,7 @@ def run_simulation(
         arrival = _arrivals(twin_corpus, arrivals, arrival_rate, seed)
         imputed = completion_times(corpus, censored, seed)
         env = simpy.Environment()
-        sim = Simulation(env, BoundResolver(policy, narrowing), twin_corpus, imputed, seed)
+        sim = Simulation(env, BoundResolver(policy), twin_corpus, imputed, seed, hedges)
         if slots is not None:
             sim.slots = SlotPool(env, slots)
             sim.timeline = SlotTimeline(sim.slots.ids)
@@ -272,8 +274,7 @@ def run_simulation(
 def _result(
     arrival: np.ndarray,
     sim: Simulation,
-    policy: Any,
-    narrowing: Narrowing,
+    policy: Policy,
     assumptions: dict[str, Any],
     *,
     pooled: bool,
@@ -284,24 +285,22 @@ def _result(
     wall = end - arrival if end.size else np.empty(0)
     if not pooled:
         return FramesOnDemand(
-            lambda: _assembled(sim, arrival, wall, policy, narrowing, assumptions, None),
+            lambda: _assembled(sim, arrival, wall, policy, assumptions, None),
             summary=column_summary(sim, wall),
             engine="twin",
             policy=policy,
-            narrowing=narrowing,
             assumptions={"reaction": "as_recorded", **assumptions},
         )
     horizon = float(end.max()) if end.size else 0.0
     pool = PoolFrames(arrival, np.array(sim.start_sec, dtype=float), sim.timeline.frame(horizon))
-    return _assembled(sim, arrival, wall, policy, narrowing, assumptions, pool)
+    return _assembled(sim, arrival, wall, policy, assumptions, pool)
 
 
 def _assembled(
     sim: Simulation,
     arrival: np.ndarray,
     wall: np.ndarray,
-    policy: Any,
-    narrowing: Narrowing,
+    policy: Policy,
     assumptions: dict[str, Any],
     pool: PoolFrames | None,
 ) -> ReplayResult:
@@ -315,7 +314,6 @@ def _assembled(
         peak_loose_workers=metrics.peak_overlap(sim.loose_starts, sim.loose_ends),
         engine="twin",
         policy=policy,
-        narrowing=narrowing,
         assumptions=assumptions,
         pool=pool,
     )

@@ -64,10 +64,11 @@ import simpy
 
 from reviewlab.core.crediting import Crediting, abandons
 from reviewlab.core.hedge import hedge_fate
-from reviewlab.core.idle import idle_fire_sec, resolve_idle
+from reviewlab.core.idle import idle_fire_sec
+from reviewlab.core.policy import Policy
 from reviewlab.core.receipts import Outcome
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
-from reviewlab.engines.censoring import hedge_plan
+from reviewlab.engines.censoring import HedgePlan, hedge_plan
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import EpisodeTuple, TwinCorpus
 from reviewlab.recording.schema import SCHEMA_VERSION
@@ -176,6 +177,7 @@ class Simulation:
         corpus: TwinCorpus,
         imputed: Mapping[tuple[str, int], float] | None = None,
         seed: int = 0,
+        hedges: HedgePlan | None = None,
     ) -> None:
         episodes = len(corpus.tuples)
         self.env = env
@@ -200,20 +202,30 @@ class Simulation:
         self.idle_rows, self.honoured_rows = remote_rows(corpus, resolver.policy)
         """Rows with recorded progress and an idle timeout; rows with a recorded cancel stop
         time."""
-        self.hedge_rows, self.hedging = hedge_rows(corpus, resolver.policy, imputed, seed)
-        """Rows that may hedge: ``(after_sec, second_sec)`` of the replay's hedge plan; whether
-        the policy hedges at all (then the frame carries the ``hedged`` column)."""
+        self.hedge_rows, self.hedging = hedge_rows(corpus, resolver.policy, imputed, seed, hedges)
+        """Rows that may hedge: ``(after_sec, second_sec)`` of the replay's hedge plan (``hedges``
+        when the rewrite fixed point carries it, else planned from the corpus); whether the
+        policy hedges at all (then the frame carries the ``hedged`` column)."""
 
 
 def hedge_rows(
     corpus: TwinCorpus,
-    policy: Any,
+    policy: Policy,
     imputed: Mapping[tuple[str, int], float] | None,
     seed: int,
+    plan: HedgePlan | None = None,
 ) -> tuple[dict[int, tuple[float, float]], bool]:
-    """The rows the replay's :func:`~reviewlab.engines.censoring.hedge_plan` lets hedge, with
-    their delay and second-attempt duration, and whether the policy hedges at all."""
-    plan = hedge_plan(corpus.episodes, policy, imputed, seed)
+    """The rows the replay's hedge plan lets hedge, with their delay and second-attempt
+    duration, and whether the policy hedges at all. ``plan``: the plan carried to this
+    (rewritten) corpus; by default :func:`~reviewlab.engines.censoring.hedge_plan` of it."""
+    if plan is None:
+        plan = hedge_plan(corpus.episodes, policy, imputed, seed)
+    elif not policy.hedges:
+        raise ValueError("hedges: a hedge plan was given for a policy that hedges nothing")
+    elif plan.planned.size != corpus.calls:
+        raise ValueError(
+            f"hedges: the plan has {plan.planned.size} rows for a corpus of {corpus.calls} calls"
+        )
     if plan is None:
         return {}, False
     rows = {
@@ -232,7 +244,7 @@ def hedge_columns(sim: Simulation) -> dict[str, np.ndarray]:
 
 
 def remote_rows(
-    corpus: TwinCorpus, policy: Any
+    corpus: TwinCorpus, policy: Policy
 ) -> tuple[dict[int, tuple[tuple[float, ...], float]], dict[int, float]]:
     """What version 2 recordings add, by call row: ``(progress_sec, idle_sec)`` for calls the
     policy gives an idle timeout, and ``cancel_honoured_sec`` for servers seen stopping after a
@@ -246,7 +258,7 @@ def remote_rows(
         for rnd in episode.rounds:
             for call in rnd.calls:
                 if call.progress_sec is not None:
-                    idle = resolve_idle(policy, None, call.tool, call.args)
+                    idle = policy.idle_for(call.tool)
                     if idle is not None:
                         idle_rows[row] = (tuple(call.progress_sec), idle)
                 if call.cancel_honoured_sec is not None:

@@ -6,7 +6,9 @@ narrowing, as often as a sweep likes, without a Python object per call;
 :meth:`~CompiledCorpus.summary` stops at the summary dict and
 :meth:`~CompiledCorpus.result` builds the twin's frames.
 :func:`replay_vectorized` is the ``engine="vectorized"`` entry of
-:func:`reviewlab.engines.replay.replay`.
+:func:`reviewlab.engines.replay.replay`. Every entry takes a
+:class:`~reviewlab.core.policy.Policy` (or what :meth:`Policy.of` converts) and reads its
+parts by name.
 
 Modules: this one compiles the corpus and builds the results;
 :mod:`reviewlab.engines.vectorized.layout` holds :class:`PrefixLayout` (the ragged
@@ -36,8 +38,8 @@ duration. One replay:
    depends only on earlier waits, so each iteration fixes at least one more
    event; it ends within the block's depth, in practice after two or three.
 
-Under a policy resolved per key (``TimeoutPolicy`` and any policy with its
-``args_key``) and without idle timeouts, a replay does none of this per call:
+Under a policy resolved per key (its ``timeouts`` part a ``TimeoutPolicy``) and without
+idle timeouts, a replay does none of this per call:
 the calls a key's bound abandons are found by one binary search in the key's
 calls sorted by duration, the deadline pass counts and decides per key and
 narrowing, and the :class:`Evaluation` keeps only what differs from the static
@@ -70,11 +72,10 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
-from reviewlab.core.breaker import refuse_breaker
 from reviewlab.core.crediting import Crediting
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode
-from reviewlab.engines.censoring import completion_times, effective_observation
+from reviewlab.engines.censoring import HedgePlan, completion_times, effective_observation
 from reviewlab.engines.corpus_cache import CorpusCache
 from reviewlab.engines.result import FramesOnDemand, ReplayResult, assemble
 from reviewlab.engines.twin.corpus import check_corpus
@@ -86,7 +87,7 @@ from reviewlab.engines.vectorized.evaluation import (
     WITHHELD,
     Evaluation,
 )
-from reviewlab.engines.vectorized.hedging import refuse_hedging, replay_hedged, wants_hedging
+from reviewlab.engines.vectorized.hedging import replay_hedged
 from reviewlab.engines.vectorized.layout import PrefixLayout
 from reviewlab.engines.vectorized.settle import evaluate_bounded
 from reviewlab.recording.schema import Episode
@@ -138,18 +139,24 @@ class DeadlineWindows:
 
     ``window``: per deadline call, the narrowing's window (:meth:`Narrowing.narrow_array` of an
     infinite tool timeout and the call's static time left), grouped by key (``key_order``:
-    positions in ``dl_calls``, ``key_offsets``: where each key's group starts); ``over``: the
-    positions (ascending) of the calls whose threshold (duration; infinite if censored) passes
-    their window.
+    positions in ``dl_calls``, ``key_offsets``: where each key's group starts), and
+    ``remaining``, the static time left, grouped alike; ``over``: the positions (ascending) of
+    the calls whose threshold (duration; infinite if censored) passes their window.
     """
 
     def __init__(
-        self, window: np.ndarray, key_order: np.ndarray, key_offsets: np.ndarray, over: np.ndarray
+        self,
+        window: np.ndarray,
+        key_order: np.ndarray,
+        key_offsets: np.ndarray,
+        over: np.ndarray,
+        remaining: np.ndarray,
     ) -> None:
         self.window = window
         self.key_order = key_order
         self.key_offsets = key_offsets
         self.over = over
+        self.remaining = remaining
 
     @classmethod
     def of(cls, c: CompiledCorpus, narrowing: Narrowing) -> DeadlineWindows:
@@ -162,7 +169,7 @@ class DeadlineWindows:
         order = np.argsort(narrow, kind="stable")
         counts = np.bincount(c.dl_key, minlength=n_keys)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
-        return cls(window[order], order, offsets, over)
+        return cls(window[order], order, offsets, over, c.dl_remaining[order])
 
 
 class CompiledCorpus:
@@ -646,22 +653,24 @@ class CompiledCorpus:
 
     # -- evaluation --------------------------------------------------------
     def evaluate(
-        self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None
+        self,
+        policy: Policy | SupportsTimeoutFor | None = None,
+        narrowing: Narrowing | None = None,
     ) -> Evaluation:
-        """Replay the corpus under ``policy`` and ``narrowing`` (defaults as
+        """Replay the corpus under ``policy`` (:meth:`Policy.of` with ``narrowing``; defaults as
         :func:`reviewlab.engines.replay.replay`).
 
         A bounded narrowing goes through
         :func:`reviewlab.engines.vectorized.settle.evaluate_bounded`;
-        ``Narrowing.unbounded()`` reads the precompiled pre-fix replay.
+        ``Narrowing.unbounded()`` reads the precompiled pre-fix replay. A compiled corpus
+        replays calls only: hedges (second attempts need the episodes, :func:`replay_vectorized`)
+        and a breaker (withheld calls: :func:`reviewlab.replay`) are refused by name.
         """
-        policy = policy if policy is not None else TimeoutPolicy.ouroboros()
-        refuse_hedging(policy)  # hedged calls: replay_vectorized on episodes (hedging.py)
-        refuse_breaker(policy, "the vectorized engine")  # withheld calls: reviewlab.replay
-        narrowing = narrowing or Narrowing()
-        if narrowing.mode == "unbounded":
+        spine = Policy.of(policy, narrowing)
+        spine.refuse(_COMPILED, "hedges", "breaker")
+        if spine.narrowing.mode == "unbounded":
             return self._evaluate_unbounded()
-        return evaluate_bounded(self, policy, narrowing)
+        return evaluate_bounded(self, spine)
 
     def _evaluate_unbounded(self) -> Evaluation:
         """The pre-fix behaviour: nothing is abandoned; under "wedge" a censored call ends its
@@ -686,7 +695,9 @@ class CompiledCorpus:
 
     # -- results -----------------------------------------------------------
     def summary(
-        self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None
+        self,
+        policy: Policy | SupportsTimeoutFor | None = None,
+        narrowing: Narrowing | None = None,
     ) -> dict[str, Any]:
         """:func:`reviewlab.core.metrics.summarize` of a replay, without building frames (for
         sweeps)."""
@@ -697,28 +708,27 @@ class CompiledCorpus:
         return ev.summary()
 
     def result(
-        self, policy: SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None
+        self,
+        policy: Policy | SupportsTimeoutFor | None = None,
+        narrowing: Narrowing | None = None,
     ) -> ReplayResult:
         """The full :class:`~reviewlab.engines.replay.ReplayResult` (frames and summary) of one
         replay."""
-        policy = policy if policy is not None else TimeoutPolicy.ouroboros()
-        narrowing = narrowing or Narrowing()
-        ev = self.evaluate(policy, narrowing)
+        spine = Policy.of(policy, narrowing)
+        ev = self.evaluate(spine)
         assumptions = {"reaction": "as_recorded", "censored": self.censored, "seed": self.seed}
         return FramesOnDemand(
-            lambda: self._frames(ev, policy, narrowing, assumptions),
+            lambda: self._frames(ev, spine, assumptions),
             summary=ev.summary(),
             engine="vectorized",
-            policy=policy,
-            narrowing=narrowing,
+            policy=spine,
             assumptions=assumptions,
         )
 
     def _frames(
         self,
         ev: Evaluation,
-        policy: SupportsTimeoutFor,
-        narrowing: Narrowing,
+        policy: Policy,
         assumptions: dict[str, Any],
     ) -> ReplayResult:
         """The replay ``ev`` with its frames, through :func:`~reviewlab.engines.result.assemble`."""
@@ -759,9 +769,11 @@ class CompiledCorpus:
             peak_loose_workers=ev.peak_loose_workers,
             engine="vectorized",
             policy=policy,
-            narrowing=narrowing,
             assumptions=assumptions,
         )
+
+
+_COMPILED = "a compiled corpus (replay the episodes: reviewlab.replay(..., engine='vectorized'))"
 
 
 def compile_corpus(
@@ -804,24 +816,33 @@ def clear_compiled() -> None:
 
 def replay_vectorized(
     episodes: Sequence[Episode] | CompiledCorpus,
-    policy: SupportsTimeoutFor | None = None,
+    policy: Policy | SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
     censored: CensoringMode = "wedge",
     seed: int = 0,
+    hedges: HedgePlan | None = None,
     **options: Any,
 ) -> ReplayResult:
     """Replay ``episodes`` (or an already compiled corpus) with the vectorized engine; the twin's
     answers, fast.
 
-    A list of episodes is compiled once and kept while the same objects are replayed
-    again (:func:`cached_corpus`); a corpus on disk is compiled from its columns by
-    :func:`reviewlab.engines.vectorized.columns.compile_columns` (pass its result).
+    ``policy`` as :meth:`Policy.of` takes it, with ``narrowing``. A list of episodes is
+    compiled once and kept while the same objects are replayed again (:func:`cached_corpus`);
+    a corpus on disk is compiled from its columns by
+    :func:`reviewlab.engines.vectorized.columns.compile_columns` (pass its result). A hedging
+    policy is replayed from the episodes (:mod:`reviewlab.engines.vectorized.hedging`;
+    ``hedges``: the plan the rewrite fixed point carries, else planned from ``episodes``).
+    A breaker is refused by name: :func:`reviewlab.replay` replays it.
     """
-    if wants_hedging(policy):  # hedged calls: one settling pass of a rewritten corpus
+    spine = Policy.of(policy, narrowing)
+    spine.refuse("replay_vectorized", "breaker")
+    if spine.hedges:  # hedged calls: one settling pass of a rewritten corpus
         return replay_hedged(
-            compile_corpus, episodes, policy, narrowing, censored=censored, seed=seed, **options
+            compile_corpus, episodes, spine, censored=censored, seed=seed, plan=hedges, **options
         )
+    if hedges is not None:
+        raise ValueError("hedges: a hedge plan was given for a policy that hedges nothing")
     if options:
         raise ValueError(f"replay_vectorized: unsupported option(s) {', '.join(sorted(options))}")
     if isinstance(episodes, CompiledCorpus):
@@ -832,4 +853,4 @@ def replay_vectorized(
         corpus = episodes
     else:
         corpus = cached_corpus(episodes, censored=censored, seed=seed)
-    return corpus.result(policy, narrowing)
+    return corpus.result(spine)

@@ -14,14 +14,17 @@ was abandoned, the losing attempt from ``w`` otherwise. The ``duration_sec`` and
 ``completed`` columns are put back to the first attempt's effective observation,
 as the twin reports them.
 
+The settling pass replays the policy with its ``hedges`` part emptied
+(``policy.replace(hedges={})``): the same timeouts, narrowing and idle timeouts.
+
 Limits, refused by name: a compiled corpus (it has no episodes to rewrite; replay
 the episodes), and a planned call with recorded progress or a recorded cancel stop
-(version 2 idle timeouts and cancel stops are the twin's there).
+(version 2 idle timeouts and cancel stops are the twin's there; idle timeouts of calls that
+do not hedge are replayed).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,67 +32,35 @@ from typing import Any
 import numpy as np
 
 from reviewlab.core import metrics
-from reviewlab.core.hedge import hedge_fate_array, hedge_rules
-from reviewlab.core.policy import Narrowing
-from reviewlab.engines.censoring import completion_times, effective_observation, hedge_plan
+from reviewlab.core.hedge import hedge_fate_array
+from reviewlab.core.policy import Policy
+from reviewlab.engines.censoring import (
+    HedgePlan,
+    completion_times,
+    effective_observation,
+    hedge_plan,
+)
 from reviewlab.engines.result import ReplayResult, assemble
 from reviewlab.recording.schema import Episode
 
-__all__ = ["refuse_hedging", "replay_hedged", "unhedged", "wants_hedging"]
-
-
-def wants_hedging(policy: Any) -> bool:
-    """Whether ``policy`` hedges any tool (then :func:`replay_hedged` replays it)."""
-    return policy is not None and bool(hedge_rules(policy))
-
-
-def refuse_hedging(policy: Any) -> None:
-    """Refuse a hedging policy where only a compiled corpus is at hand (sweeps, ``tune``)."""
-    if wants_hedging(policy):
-        raise ValueError(
-            "hedges: a compiled corpus cannot replay hedged calls; replay the episodes with "
-            "replay(..., engine='vectorized') or the twin"
-        )
-
-
-class _Unhedged:
-    """A policy that answers exactly as the one it wraps, with no hedges."""
-
-    hedges: dict[str, Any] = {}
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def timeout_for(self, tools: Any, tool_name: str, tool_args: Any = None) -> float:
-        """The wrapped policy's timeout."""
-        return float(self._inner.timeout_for(tools, tool_name, tool_args))
-
-
-def unhedged(policy: Any) -> Any:
-    """``policy`` without its hedges (same bounds), for the settling pass."""
-    is_instance = dataclasses.is_dataclass(policy) and not isinstance(policy, type)
-    if is_instance and any(f.name == "hedges" for f in dataclasses.fields(policy)):
-        return dataclasses.replace(policy, hedges={})
-    return _Unhedged(policy)
+__all__ = ["replay_hedged"]
 
 
 def replay_hedged(
     compile_corpus: Callable[..., Any],
     episodes: Sequence[Episode] | Any,
-    policy: Any,
-    narrowing: Narrowing | None = None,
+    policy: Policy,
     *,
     censored: str = "wedge",
     seed: int = 0,
+    plan: HedgePlan | None = None,
     **options: Any,
 ) -> ReplayResult:
     """Replay ``episodes`` under a hedging ``policy`` (see the module docstring).
 
     ``compile_corpus`` is :func:`reviewlab.engines.vectorized.compile_corpus`
-    (passed in, so this module does not import its package).
+    (passed in, so this module does not import its package). ``plan``: the replay's hedge plan
+    carried to ``episodes`` by the rewrite fixed point; by default planned from them.
     """
     if options:
         raise ValueError(f"replay_vectorized: unsupported option(s) {', '.join(sorted(options))}")
@@ -98,14 +69,19 @@ def replay_hedged(
             "hedges: the vectorized engine replays hedged calls from Episode objects, not a "
             "compiled corpus; pass the episodes"
         )
-    narrowing = narrowing or Narrowing()
     corpus = list(episodes)
     completion = completion_times(corpus, censored, seed)
-    plan = hedge_plan(corpus, policy, completion, seed)
+    if plan is None:
+        plan = hedge_plan(corpus, policy, completion, seed)
     assert plan is not None, "replay_hedged needs a policy that hedges"
+    if plan.planned.size != sum(len(episode.calls) for episode in corpus):
+        raise ValueError(
+            f"hedges: the plan has {plan.planned.size} rows for a corpus of "
+            f"{sum(len(episode.calls) for episode in corpus)} calls"
+        )
     rewritten, observed_sec, observed_done = _rewrite(corpus, plan, completion)
     compiled = compile_corpus(rewritten, censored="wedge", seed=seed)
-    settled = compiled.result(unhedged(policy), narrowing)
+    settled = compiled.result(policy.replace(hedges={}))
     calls = settled.calls[[*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]].copy()
     calls["duration_sec"] = observed_sec
     calls["completed"] = observed_done
@@ -129,13 +105,12 @@ def replay_hedged(
         peak_loose_workers=_peak_loose(compiled, calls, planned, first_loose, second_loose, zombie),
         engine="vectorized",
         policy=policy,
-        narrowing=narrowing,
         assumptions={"reaction": "as_recorded", "censored": censored, "seed": seed},
     )
 
 
 def _rewrite(
-    corpus: list[Episode], plan: Any, completion: dict[tuple[str, int], float] | None
+    corpus: list[Episode], plan: HedgePlan, completion: dict[tuple[str, int], float] | None
 ) -> tuple[list[Episode], np.ndarray, np.ndarray]:
     """The corpus with every planned call taking ``w`` and every censored call its completion
     time (so it settles under ``wedge``), and the first attempts' effective observations."""

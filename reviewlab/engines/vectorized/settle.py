@@ -31,12 +31,11 @@ import numpy as np
 
 from reviewlab.core import metrics
 from reviewlab.core.crediting import Crediting, abandons_array
-from reviewlab.core.idle import idle_fire_sec, resolve_idle
+from reviewlab.core.idle import idle_fire_sec
 from reviewlab.core.policy import (
     Narrowing,
-    SupportsTimeoutFor,
+    Policy,
     TimeoutPolicy,
-    is_clock_aware,
     reads_clock,
     resolve_bound,
     timeout_at,
@@ -68,14 +67,13 @@ class _DeadlineStep:
 
     def __init__(
         self,
-        policy: SupportsTimeoutFor,
-        narrowing: Narrowing,
+        policy: Policy,
         tool_sec: np.ndarray,
         clamps: np.ndarray | None,
         pairs: list[tuple[str, Any]] | None = None,
     ) -> None:
-        self.policy = policy
-        self.narrowing = narrowing
+        self.timeouts: Any = policy.timeouts
+        self.narrowing = policy.narrowing
         self.tool_sec = tool_sec
         self.clamps = clamps
         self.pairs = pairs
@@ -97,7 +95,7 @@ class _DeadlineStep:
         sec = self.tool_sec.take(keys)
         if self.clamps is not None:
             reading = self.clamps.take(keys)
-            clamp_array = getattr(self.policy, "clamp_array", None)
+            clamp_array = getattr(self.timeouts, "clamp_array", None)
             if clamp_array is not None:
                 # TimeoutPolicy's clock-reading step, element-wise (its scalar rule, vectorized).
                 sec = np.where(reading, clamp_array(sec, remaining), sec)
@@ -111,7 +109,7 @@ class _DeadlineStep:
                     tool, args = self.pairs[int(flat_keys[i])]
                     left = flat_remaining[i]
                     rem = None if np.isnan(left) else float(left)
-                    flat_sec[i] = timeout_at(self.policy, None, tool, args, rem)
+                    flat_sec[i] = timeout_at(self.timeouts, None, tool, args, rem)
         sec, by = self.narrowing.narrow_array(sec, remaining)
         idle = None
         if fire is not None:
@@ -138,19 +136,19 @@ def with_idle(
     return np.where(idle, fire, sec), by_deadline & ~idle, idle
 
 
-def idle_fire(c: CompiledCorpus, policy: SupportsTimeoutFor) -> np.ndarray | None:
+def idle_fire(c: CompiledCorpus, policy: Policy) -> np.ndarray | None:
     """Per call, when its idle timeout fires on its recorded progress before it returns (NaN:
     it does not); ``None`` when no call of ``c`` has one under ``policy``.
 
-    The idle timeout of a call is the policy's (:func:`~reviewlab.core.idle.resolve_idle`),
-    asked with the call's tool and arguments, as the twin asks it.
+    The idle timeout of a call is its tool's in the policy's ``idle_sec`` part
+    (:meth:`~reviewlab.core.policy.Policy.idle_for`), as the twin asks it.
     """
-    if not c.progress_calls.size or getattr(policy, "idle_for", None) is None:
+    if not c.progress_calls.size or not policy.idle_sec:
         return None
     fire = np.full(c.calls, np.nan)
     any_fire = False
     for call, progress in zip(c.progress_calls.tolist(), c.progress_sec, strict=True):
-        idle = resolve_idle(policy, None, str(c.tool_names[call]), c.call_args[call])
+        idle = policy.idle_for(str(c.tool_names[call]))
         if idle is None:
             continue
         until = float(c.duration_sec[call]) if c.completed[call] else np.inf
@@ -190,32 +188,33 @@ class Settled(NamedTuple):
     by_idle: np.ndarray | None
 
 
-def resolve_tables(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Narrowing) -> _Tables:
-    """The policy's tool timeouts, per corpus key when the policy allows it, else per call.
+def resolve_tables(c: CompiledCorpus, policy: Policy) -> _Tables:
+    """The policy's tool timeouts (its ``timeouts`` part), per corpus key when that is exact,
+    else per call.
 
-    The corpus is keyed by ``(tool, TimeoutPolicy.args_key(args))``: a
-    :class:`~reviewlab.core.policy.ClockAwarePolicy` with that very ``args_key``
-    is resolved once per key. Any other policy may read anything, so each call
-    is its own key. Which calls read the clock is the policy's own answer
-    (:func:`~reviewlab.core.policy.reads_clock`; never, for a policy that does
-    not say). The last key is the model send's.
+    The corpus is keyed by ``(tool, TimeoutPolicy.args_key(args))``, the key a
+    :class:`TimeoutPolicy` reads: one is resolved once per key. Any other rule may read
+    anything (the twin asks it call by call, or by its own ``args_key``), so each call is its
+    own key. Which calls read the clock is the rule's own answer
+    (:func:`~reviewlab.core.policy.reads_clock`; never, for a rule that does not say). The last
+    key is the model send's.
     """
-    keyed = is_clock_aware(policy) and getattr(policy, "args_key", None) is TimeoutPolicy.args_key
+    timeouts = policy.timeouts
+    keyed = isinstance(timeouts, TimeoutPolicy)
     if keyed:
         pairs = list(zip(c.key_tools, c.key_args, strict=True))
         call_keys, dl_keys = c.key_code, c.dl_key
     else:
         pairs = list(zip(c.tool_names.tolist(), c.call_args, strict=True))
         call_keys, dl_keys = np.arange(c.calls), c.dl_calls
-    clamps = np.array([reads_clock(policy, None, t, a) for t, a in pairs] + [False])
-    raw = [
-        resolve_bound(policy, None, t, a, narrowing=_NO_NARROWING, remaining_sec=None).sec
-        for t, a in pairs
-    ]
+    clamps = np.array([reads_clock(timeouts, None, t, a) for t, a in pairs] + [False])
+    bare = policy.replace(narrowing=_NO_NARROWING)  # the tool timeout, validated
+    raw = [resolve_bound(bare, None, t, a, remaining_sec=None).sec for t, a in pairs]
     tool_sec = np.array([*raw, np.inf], dtype=float)
+    narrowing = policy.narrowing
     static, _ = narrowing.narrow_array(tool_sec, np.full(tool_sec.size, np.nan))  # no deadline
     clamped = bool(clamps.take(dl_keys).any()) if dl_keys.size else False
-    step = _DeadlineStep(policy, narrowing, tool_sec, clamps if clamped else None, pairs)
+    step = _DeadlineStep(policy, tool_sec, clamps if clamped else None, pairs)
     return _Tables(
         call_keys,
         dl_keys,
@@ -226,17 +225,15 @@ def resolve_tables(c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Nar
     )
 
 
-def evaluate_bounded(
-    c: CompiledCorpus, policy: SupportsTimeoutFor, narrowing: Narrowing
-) -> Evaluation:
-    """Replay ``c`` under a bounded ``narrowing``: static pass, deadline pass, settling, then
-    :func:`finish`.
+def evaluate_bounded(c: CompiledCorpus, policy: Policy) -> Evaluation:
+    """Replay ``c`` under a ``policy`` with a bounded narrowing: static pass, deadline pass,
+    settling, then :func:`finish`.
 
     A policy resolved per corpus key, without idle timeouts, takes the sparse path
     (:func:`_evaluate_sparse`: nothing of size "every call" per point but the zombie
     seconds); any other the dense one, here.
     """
-    tables = resolve_tables(c, policy, narrowing)
+    tables = resolve_tables(c, policy)
     fire = idle_fire(c, policy)
     if fire is None and tables.keyed:
         return _evaluate_sparse(c, tables)
@@ -370,11 +367,12 @@ class _DeadlinePass:
     A deadline call of key ``k`` gets ``narrow(v_k, rem)``: the window ``w`` (the narrowing of
     its static time left ``rem``, :meth:`Narrowing.narrow_array` of an infinite tool timeout)
     when ``w < v_k``, else ``v_k``; so it is abandoned exactly when ``v_k`` is not NaN and its
-    threshold (duration; infinite if censored) passes ``v_k`` (a static hit) or ``w``, and its
-    bound is the deadline's exactly when ``w < v_k``. ``w`` and the calls whose threshold
-    passes it depend on the narrowing alone (:meth:`CompiledCorpus.deadline_windows`, kept
-    across points); per key, one comparison of its windows counts ``w < v_k``. Keys the
-    policy clamps (their ``v`` reads the clock) are decided call by call. Single calls are
+    threshold (duration; infinite if censored) passes ``v_k`` (a static hit) or ``w``. ``w``
+    and the calls whose threshold passes it depend on the narrowing alone
+    (:meth:`CompiledCorpus.deadline_windows`, kept across points). Which bounds the deadline
+    set (a window within the tie allowance of ``v_k`` does not) is
+    :meth:`Narrowing.narrow_array` of ``v_k`` and the key's times left, counted per key. Keys
+    the policy clamps (their ``v`` reads the clock) are decided call by call. Single calls are
     decided by the shared step itself (:meth:`decide`).
     """
 
@@ -405,8 +403,10 @@ class _DeadlinePass:
                 by_count += int(np.count_nonzero(by))
                 found.append(c.dl_calls[positions[ab]])
                 continue
-            # w < v_k (a NaN v_k was skipped: no window is below it).
-            by_count += int(np.count_nonzero(windows.window[low:high] < tool_sec[key]))
+            # The shared rule says which of the key's bounds the deadline set (ties included).
+            left = windows.remaining[low:high]
+            _, by = self.step.narrowing.narrow_array(np.full(left.size, tool_sec[key]), left)
+            by_count += int(np.count_nonzero(by))
         self.hits = np.unique(np.concatenate(found)).astype(np.intp)
         self.by_count = by_count
         """How many deadline calls the deadline pass bounds by the deadline."""
