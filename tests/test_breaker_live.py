@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from reviewlab.core.breaker import BreakerRule, BreakerState
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.core.receipts import withheld_text
 from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.inspection import inspection_registry
@@ -84,7 +84,7 @@ def test_three_wedges_in_a_row_withhold_the_tool_for_two_rounds(repo, wedging):
             [],
         ]
     )
-    policy = TimeoutPolicy.uniform(BOUND).with_breaker(3, cooldown_rounds=2)
+    policy = Policy.uniform(BOUND).with_breaker(3, cooldown_rounds=2)
     result = ReviewEpisode(repo, model, policy=policy, registry_factory=factory).execute()
     fates = [(r.round, r.tool, str(r.outcome), r.source_gap) for r in result.receipts]
     gone, held = "native_tool_abandoned", "native_tool_withheld"
@@ -118,7 +118,7 @@ def test_no_breaker_without_one_in_the_policy_and_none_turns_it_off(repo, wedgin
     off = ReviewEpisode(
         repo,
         _script(rounds),
-        policy=TimeoutPolicy.uniform(BOUND).with_breaker(3),
+        policy=Policy.uniform(BOUND).with_breaker(3),
         registry_factory=factory,
         breaker=None,
     ).execute()
@@ -174,7 +174,7 @@ def test_the_async_loop_withholds_as_the_thread_loop_does(repo, wedging):
 
     factory, _ = wedging
     rounds = [["search_code"], ["search_code", "search_code"], ["search_code", "read_file"], []]
-    policy = TimeoutPolicy.uniform(BOUND).with_breaker(2, cooldown_rounds=1)
+    policy = Policy.uniform(BOUND).with_breaker(2, cooldown_rounds=1)
     fates = []
     for executor in (None, AsyncBoundedExecutor(loose_cap=None)):
         result = ReviewEpisode(
@@ -206,7 +206,7 @@ def test_a_cooldown_in_seconds_reads_the_monotonic_clock(repo, wedging):
 
     factory, made = wedging
     rounds = [["search_code"], ["search_code"], ["search_code"], []]
-    policy = TimeoutPolicy.uniform(BOUND).with_breaker(1, cooldown_sec=10.0)
+    policy = Policy.uniform(BOUND).with_breaker(1, cooldown_sec=10.0)
     with manual_clock(0.0) as clock:
         model = Ticking(_script(rounds), clock, 5.0)
         result = ReviewEpisode(repo, model, policy=policy, registry_factory=factory).execute()

@@ -9,7 +9,7 @@ import pytest
 from test_breaker_replay import POLICY, wedging_episode
 
 from reviewlab.core.metrics import CALL_FRAME_COLUMNS
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy
 from reviewlab.engines.replay import replay
 
 TIME_SCALE = 0.1
@@ -64,10 +64,11 @@ def test_a_slot_breaker_carries_across_episodes_in_the_real_engine():
         wedging_episode("a", slot="s", at=0.0),
         wedging_episode("c", slot="t", at=10.0),
     ]
-    policy = TimeoutPolicy.uniform(2.0).with_breaker(2, cooldown_rounds=9, scope="slot")
-    twin = replay(corpus, policy, Narrowing("none"))
-    vectorized = replay(corpus, policy, Narrowing("none"), engine="vectorized")
-    real = replay(corpus, policy, Narrowing("none"), engine="real", time_scale=TIME_SCALE)
+    policy = Policy.uniform(2.0).with_breaker(2, cooldown_rounds=9, scope="slot")
+    policy = policy.replace(narrowing=Narrowing("none"))
+    twin = replay(corpus, policy)
+    vectorized = replay(corpus, policy, engine="vectorized")
+    real = replay(corpus, policy, engine="real", time_scale=TIME_SCALE)
     pd.testing.assert_frame_equal(twin.calls, vectorized.calls)
     first = twin.calls.groupby("episode_id")["outcome"].first()
     # "b" starts while slot s's breaker (tripped in "a", open 9 rounds) is still open; "c" is

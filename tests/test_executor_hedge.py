@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from reviewlab.core.hedge import HedgeRule, ShareBudget
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy
 from reviewlab.live.executor import BoundedExecutor, CallStatus
 
 WAIT = 10.0  # generous real seconds for an event a test expects to be set
@@ -156,8 +156,8 @@ def test_the_winners_exception_is_the_answer() -> None:
 
 def test_the_live_running_budget_refuses_past_its_share() -> None:
     """ShareBudget, max_share 0.5: the first slow call may not hedge (1 > 0.5), the second may."""
-    policy = TimeoutPolicy.ouroboros().with_hedge("read_file", after_sec=0.05, max_share=0.5)
-    with BoundedExecutor(loose_cap=None, hedging=ShareBudget(policy)) as executor:
+    policy = Policy.ouroboros().with_hedge("read_file", after_sec=0.05, max_share=0.5)
+    with BoundedExecutor(loose_cap=None, hedging=ShareBudget(policy.hedges)) as executor:
         first = Attempts(False)
         refused = executor.run(first, bound=0.3, name="read_file")
         assert refused.status is CallStatus.ABANDONED and not refused.hedged
@@ -221,14 +221,14 @@ def test_a_live_episode_hedges_a_held_read_and_credits_the_hedge(tmp_path: Any) 
         made.append(_FirstReadHeld(registry, release))
         return made[-1], ctx, schemas
 
-    policy = TimeoutPolicy.ouroboros().with_hedge("read_file", after_sec=0.05, max_share=1.0)
+    policy = Policy.ouroboros().with_hedge("read_file", after_sec=0.05, max_share=1.0)
     model = ScriptedModel(
         [
             {"tool_calls": [tool_call("read_file", {"path": "a.py"})]},
             {"content": "done"},
         ]
     )
-    with BoundedExecutor(loose_cap=None, hedging=ShareBudget(policy)) as executor:
+    with BoundedExecutor(loose_cap=None, hedging=ShareBudget(policy.hedges)) as executor:
         result = ReviewEpisode(
             tmp_path, model, policy=policy, registry_factory=factory, executor=executor
         ).execute()

@@ -1,4 +1,5 @@
-"""Idle timeouts: the policy wrapper, its validation, and the rule on recorded progress times."""
+"""Idle timeouts: the policy's ``idle_sec`` part, its validation, and the rule on recorded
+progress times."""
 
 from __future__ import annotations
 
@@ -8,27 +9,38 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewlab.core.idle import IdleTimeouts, idle_fire_sec, resolve_idle
+from reviewlab.core.idle import idle_fire_sec
 from reviewlab.core.narrowing import PolicyError
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy, TimeoutPolicy
+from reviewlab.live.executor_base import call_terms
 
 
-def test_the_wrapper_keeps_the_hard_timeout_and_adds_idle_timeouts():
-    """``timeout_for`` is the wrapped policy's; ``idle_for`` answers only for the tools it names."""
+def test_the_idle_part_keeps_the_hard_timeout_and_adds_idle_timeouts():
+    """``timeout_for`` is the ``timeouts`` part's; ``idle_for`` answers only for the tools the
+    ``idle_sec`` part names, and a policy without one gives none."""
     base = TimeoutPolicy.uniform(30.0)
-    policy = IdleTimeouts(base, {"progress": 2})
+    policy = Policy(timeouts=base, idle_sec={"progress": 2})
     assert policy.timeout_for(None, "progress") == 30.0 == base.timeout_for(None, "progress")
-    assert policy.idle_for(None, "progress") == 2.0 and policy.idle_for(None, "read_file") is None
-    assert resolve_idle(policy, None, "progress") == 2.0
-    assert resolve_idle(base, None, "progress") is None  # a policy without idle_for gives none
-    assert policy.name == f"{base.name}+idle"
+    assert policy.idle_for("progress") == 2.0 and policy.idle_for("read_file") is None
+    assert Policy.of(base).idle_for("progress") is None
+    assert policy.label == f"{base.name}+idle(progress=2s)"
+
+
+def test_the_terms_of_a_call_carry_its_idle_timeout_only_when_it_is_bounded():
+    """call_terms gives a bounded call the tool's idle timeout and the pre-fix policy none."""
+    policy = Policy.uniform(30.0).with_idle(progress=2.0)
+    terms = call_terms(policy, None, "progress", {})
+    assert terms.bound.sec == 30.0 and terms.idle_sec == 2.0
+    assert call_terms(policy, None, "read_file", {}).idle_sec is None
+    unbounded = Policy.unbounded().with_idle(progress=2.0)
+    assert call_terms(unbounded, None, "progress", {}).idle_sec is None
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "5", True])
 def test_bad_idle_seconds_are_refused_naming_the_tool(bad):
     """Zero, negative, NaN, infinite or non-number idle seconds: one error naming the field."""
     with pytest.raises(PolicyError, match=r"idle_sec\.progress"):
-        IdleTimeouts(TimeoutPolicy.uniform(30.0), {"progress": bad})
+        Policy(timeouts=TimeoutPolicy.uniform(30.0), idle_sec={"progress": bad})
 
 
 def test_no_progress_fires_one_idle_period_after_dispatch():
@@ -75,15 +87,16 @@ def test_the_rule_matches_a_tick_by_tick_simulation(progress, idle, until):
         assert fire is not None and fire * 1024 == expected
 
 
-def test_the_wrapper_answers_as_the_policy_it_wraps_clock_and_arguments_included():
-    """Wrapping ``ouroboros`` keeps its deadline clamp and argument override, call for call."""
+def test_an_idle_part_leaves_the_timeouts_as_they_are_clock_and_arguments_included():
+    """Adding idle timeouts to ``ouroboros`` keeps its deadline clamp and argument override,
+    call for call."""
     base = TimeoutPolicy.ouroboros()
-    policy = IdleTimeouts(base, {"query_code": 5.0})
+    policy = Policy.of(base).with_idle(query_code=5.0)
     for tool, args in [("query_code", {}), ("run_command", {"timeout": 900}), ("read_file", None)]:
         for remaining in (None, 50.0, 5000.0):
             assert policy.timeout_for(None, tool, args, remaining_sec=remaining) == (
                 base.timeout_for(None, tool, args, remaining_sec=remaining)
             )
-        assert policy.reads_clock(None, tool, args) == base.reads_clock(None, tool, args)
-        assert policy.reads_args(tool) == base.reads_args(tool)
-        assert policy.args_key(args) == base.args_key(args)
+            assert policy.bound(None, tool, args, remaining_sec=remaining) == (
+                Policy.of(base).bound(None, tool, args, remaining_sec=remaining)
+            )

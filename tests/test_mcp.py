@@ -12,8 +12,7 @@ import time
 
 import pytest
 
-from reviewlab.core.idle import IdleTimeouts
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer, MCPServerError, demo_server_command
 
@@ -157,7 +156,7 @@ def test_the_time_a_server_takes_to_stop_after_the_cancel_is_recorded(workspace,
 def test_progress_resets_the_idle_timeout(workspace, server):
     """Progress keeps an idle-bounded call alive; once it stops, the idle timeout abandons it."""
     steps, idle = 20, 1.0
-    policy = IdleTimeouts(TimeoutPolicy.uniform(GENEROUS), {"progress": idle})
+    policy = Policy(timeouts=TimeoutPolicy.uniform(GENEROUS), idle_sec={"progress": idle})
     call = tool_call("progress", {"steps": steps, "interval_sec": 0.05, "then": "wedge"})
     result, model = episode(workspace, server, [call], policy=policy)
     receipt = result.usage["native_tool_receipts"][0]
@@ -171,7 +170,7 @@ def test_progress_resets_the_idle_timeout(workspace, server):
 
 def test_the_hard_maximum_caps_an_operation_that_keeps_reporting_progress(workspace, server):
     """Steady progress resets the idle clock but not the hard maximum, which abandons the call."""
-    policy = IdleTimeouts(TimeoutPolicy.uniform(1.0), {"progress": 0.8})
+    policy = Policy(timeouts=TimeoutPolicy.uniform(1.0), idle_sec={"progress": 0.8})
     call = tool_call("progress", {"steps": 500, "interval_sec": 0.02})
     result, _model = episode(workspace, server, [call], policy=policy)
     receipt = result.usage["native_tool_receipts"][0]
@@ -200,7 +199,7 @@ def test_an_episode_on_another_loop_reaches_the_server_across_threads(workspace,
     """``await aexecute()`` on the caller's own loop: calls, cancels and progress cross over."""
     import asyncio
 
-    policy = IdleTimeouts(TimeoutPolicy.uniform(0.5), {"progress": 1.0})
+    policy = Policy(timeouts=TimeoutPolicy.uniform(0.5), idle_sec={"progress": 1.0})
     model = ScriptedModel(
         [
             {"tool_calls": [tool_call("read_file", {"path": "greeting.txt"}, "r")]},

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.core.idle import IdleTimeouts
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer
@@ -110,7 +109,7 @@ def test_filesystem_server_reads_and_lists_a_real_workspace_with_credit(
 def test_everything_server_progress_resets_the_idle_timeout(servers_installed, workspace):
     """A 3 s operation reporting every 0.3 s outlives a 1 s idle timeout: progress resets it."""
     script = servers_installed / "server-everything" / "dist" / "index.js"
-    policy = IdleTimeouts(TimeoutPolicy.uniform(60.0), {LONG_OP: 1.5})
+    policy = Policy(timeouts=TimeoutPolicy.uniform(60.0), idle_sec={LONG_OP: 1.5})
     with MCPServer(node(script, "stdio"), read_tools={}) as server:
         result, _model, texts = run(
             workspace,
@@ -135,7 +134,7 @@ def test_everything_server_long_operation_is_abandoned_at_a_1s_hard_maximum(
 ):
     """Progress every 0.2 s keeps the idle clock fresh; the 1 s hard maximum abandons it anyway."""
     script = servers_installed / "server-everything" / "dist" / "index.js"
-    policy = IdleTimeouts(TimeoutPolicy.uniform(1.0), {LONG_OP: 0.9})
+    policy = Policy(timeouts=TimeoutPolicy.uniform(1.0), idle_sec={LONG_OP: 0.9})
     with MCPServer(node(script, "stdio"), read_tools={}) as server:
         result, _model, texts = run(
             workspace, server, [tool_call(LONG_OP, {"duration": 10, "steps": 50})], policy

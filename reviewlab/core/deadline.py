@@ -17,13 +17,17 @@ Scopes live in :mod:`contextvars`, so a worker thread started through
 :func:`contextvars.copy_context` inherits them; that is how a tool worker sees
 the bound of the call it serves.
 
-The monotonic clock is injectable (:func:`clock_scope`) so that tests and
-simulations can drive time without sleeping.
+The monotonic clock is a :class:`Clock` held in a context variable (:func:`clock_scope`):
+it reads time and turns a wait of clock seconds into real seconds, in one place. Tests inject
+a clock they move by hand; the real replay engine runs under a :class:`ScaledClock`, on which
+every wait, every measured duration and every deadline scope is in recorded seconds
+(SimPy's ``RealtimeEnvironment(factor)``), so nothing above it scales anything.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,8 +35,11 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 
 __all__ = [
+    "Clock",
+    "ScaledClock",
     "calendar_scope",
     "clock_scope",
+    "current_clock",
     "deadline_remaining",
     "execution_deadline_scope",
     "monotonic_now",
@@ -41,26 +48,118 @@ __all__ = [
     "remaining_until",
 ]
 
-Clock = Callable[[], float]
 
-_clock: ContextVar[Clock] = ContextVar("reviewlab_clock", default=time.monotonic)
+class Clock:
+    """The monotonic clock in force: :meth:`now` reads it, :meth:`real_sec` turns clock seconds
+    into real seconds to wait.
+
+    ``factor`` is the real seconds one clock second lasts: 1 on the real clock and on a clock a
+    test reads by hand (``Clock(read)``: the reads are the test's, the waits stay real), other
+    values on a :class:`ScaledClock`. Every wait of reviewlab's executors and replay tools goes
+    through :meth:`real_sec` (or :meth:`wait`/:meth:`sleep_for`), so a clock scales them all.
+    """
+
+    __slots__ = ("factor", "now")
+
+    def __init__(self, read: Callable[[], float] = time.monotonic, factor: float = 1.0) -> None:
+        if not callable(read):
+            raise TypeError(f"clock: expected a callable returning seconds, got {read!r}")
+        self.now: Callable[[], float] = read
+        """Seconds on this clock (monotonic; an attribute, so reading it costs one call)."""
+        self.factor = _check_factor(factor)
+
+    def real_sec(self, sec: float) -> float:
+        """How many real seconds ``sec`` clock seconds last (``inf`` stays ``inf``)."""
+        return sec * self.factor
+
+    def real_timeout(self, sec: float | None) -> float | None:
+        """``sec`` clock seconds as a timeout for a blocking wait: ``None`` (forever) for
+        ``None`` or ``inf``, else non-negative real seconds capped at ``threading.TIMEOUT_MAX``."""
+        if sec is None or sec == math.inf:
+            return None
+        return min(max(0.0, sec * self.factor), threading.TIMEOUT_MAX)
+
+    def wait(self, event: threading.Event, sec: float | None) -> bool:
+        """Wait at most ``sec`` clock seconds (``None``/``inf``: forever) for ``event``; whether
+        it is set."""
+        return event.wait(self.real_timeout(sec))
+
+    def wait_until(self, event: threading.Event, at: float) -> bool:
+        """Wait for ``event`` until this clock reads ``at`` (``inf``: forever); whether it is
+        set."""
+        return self.wait(event, at - self.now())
+
+    def sleep_for(self, sec: float) -> None:
+        """Sleep ``sec`` clock seconds (nothing for 0 or less)."""
+        timeout = self.real_timeout(sec)
+        if timeout is None:
+            raise ValueError(f"sleep_for: cannot sleep forever ({sec!r} s)")
+        if timeout > 0:
+            time.sleep(timeout)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(factor={self.factor:g})"
+
+
+class ScaledClock(Clock):
+    """A clock one of whose seconds lasts ``factor`` real seconds (``0.01``: a hundred times
+    faster than real time), as SimPy's ``RealtimeEnvironment(factor)``.
+
+    It starts at the real monotonic time it was made and runs ``1 / factor`` times as fast.
+    Under it, a bound, a deadline scope, a hedge delay, an idle timeout or a breaker cool-down of
+    ``x`` seconds waits ``x * factor`` real seconds, and every duration measured on
+    :func:`monotonic_now` comes out in its own (recorded) seconds.
+    """
+
+    __slots__ = ("origin",)
+
+    def __init__(self, factor: float) -> None:
+        factor = _check_factor(factor)
+        origin = self.origin = time.monotonic()
+        real = time.monotonic
+        scale = 1.0 / factor
+        super().__init__(lambda: origin + (real() - origin) * scale, factor)
+
+
+def _check_factor(factor: float) -> float:
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, int | float)
+        or not (math.isfinite(factor) and factor > 0)
+    ):
+        raise ValueError(f"factor: expected a positive finite number, got {factor!r}")
+    return float(factor)
+
+
+_REAL = Clock()
+_clock: ContextVar[Clock] = ContextVar("reviewlab_clock", default=_REAL)
 _execution: ContextVar[tuple[float, ...]] = ContextVar("reviewlab_execution_deadlines", default=())
 _calendar: ContextVar[tuple[datetime, ...]] = ContextVar("reviewlab_calendar_deadlines", default=())
 
 
 def monotonic_now() -> float:
     """Seconds on the monotonic clock in force (``time.monotonic`` unless injected)."""
-    return _clock.get()()
+    return _clock.get().now()
+
+
+def current_clock() -> Clock:
+    """The :class:`Clock` in force in this context (the real clock unless one was injected)."""
+    return _clock.get()
 
 
 @contextmanager
-def clock_scope(clock: Clock) -> Iterator[None]:
-    """Make ``clock`` the monotonic clock for this context (tests, simulations)."""
-    if not callable(clock):
-        raise TypeError(f"clock: expected a callable returning seconds, got {clock!r}")
+def clock_scope(clock: Clock | Callable[[], float]) -> Iterator[Clock]:
+    """Make ``clock`` the monotonic clock for this context; a bare callable is read as the time
+    with waits on the real clock (tests). Yields the :class:`Clock` in force."""
+    if not isinstance(clock, Clock):
+        if not callable(clock):
+            raise TypeError(
+                f"clock: expected a Clock or a callable returning seconds, got {clock!r}"
+            )
+        clock = Clock(clock)
     token = _clock.set(clock)
     try:
-        yield
+        yield clock
     finally:
         _clock.reset(token)
 

@@ -25,14 +25,22 @@ Abandonment:
   returns, and it counts as a zombie once past the grace period, like any other.
 
 Idle timeouts: with ``idle_sec`` the call is also abandoned once it has shown no
-progress (:meth:`CallNotes.progress`) for ``idle_sec`` seconds; progress resets
-that clock, the hard bound caps it. The result then says ``bound.by == "idle"``
-and its ``bound_sec`` is the moment the idle timeout fired (last progress plus
-``idle_sec``), so a recording censors the call exactly there.
+progress (:func:`~reviewlab.live.call_notes.report_progress`, or an MCP server's progress
+notifications) for ``idle_sec`` seconds; progress resets that clock, the hard bound caps it.
+The result then says ``bound.by == "idle"`` and its ``bound_sec`` is the moment the idle
+timeout fired (last progress plus ``idle_sec``), so a recording censors the call exactly there.
 
 Each call carries a :class:`CallNotes` object in its context
 (:func:`current_notes`): the tool (an MCP client, say) writes progress times and
 cancel facts there, and the episode copies them onto the receipt.
+
+Only the waits are this executor's own (loop timers and one waiter future); admission, the
+refusal at the cap, the terms of a call and its results are
+:class:`~reviewlab.live.executor_base.ExecutorBase`'s, shared with the thread executor. Hedging
+is the thread executor's alone: this executor takes no hedge admission, and the episode refuses
+a policy with hedges on this path by name (``Policy.refuse``). Timers are converted by the
+clock in force at dispatch (:class:`~reviewlab.core.deadline.ScaledClock` included), and so is
+``grace_sec``.
 """
 
 from __future__ import annotations
@@ -43,22 +51,20 @@ import contextvars
 import inspect
 import math
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reviewlab.core.deadline import (
-    execution_deadline_scope,
-    monotonic_now,
-    narrow_for_rest_of_context,
-)
+from reviewlab.core.deadline import execution_deadline_scope, narrow_for_rest_of_context
 from reviewlab.core.policy import Bound
-from reviewlab.core.receipts import refused_text
-from reviewlab.core.vocab import Transport
 from reviewlab.live.aio_ledger import AsyncLedger
 from reviewlab.live.call_notes import CallNotes, current_notes, notes_scope
-from reviewlab.live.executor import CallResult, CallStatus
+from reviewlab.live.executor_base import (
+    DEFAULT_LOOSE_CAP,
+    CallResult,
+    Dispatched,
+    ExecutorBase,
+)
 from reviewlab.live.loop_runner import run_coroutine
 
 __all__ = [
@@ -73,7 +79,6 @@ __all__ = [
     "run_coroutine",
 ]
 
-DEFAULT_LOOSE_CAP = 16
 # Whether a callable is async, by function (bound methods share theirs): asked once, not per call.
 _ASYNC: dict[Any, bool] = {}
 DEFAULT_GRACE_SEC = 0.5
@@ -89,14 +94,13 @@ def is_async_callable(fn: Any) -> bool:
 
 @dataclass(slots=True)
 class AsyncCallResult(CallResult):
-    """A :class:`CallResult` plus the call's notes and, once known, whether it was a zombie."""
+    """A :class:`CallResult` plus, once known, whether the abandoned call was a zombie."""
 
-    notes: CallNotes | None = None
     zombie: bool = False
 
 
-class _Call:
-    """One dispatched call: the waiter the caller awaits and the state both sides share."""
+class _Waiter:
+    """What the caller awaits for one call, and the state both sides share."""
 
     __slots__ = (
         "claim",
@@ -104,14 +108,13 @@ class _Call:
         "loop",
         "value",
         "exc",
-        "fired_at",
+        "abandoned_at",
         "result",
         "published",
-        "grace",
         "idle_timer",
     )
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, grace: float) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.waiter: asyncio.Future[str] = loop.create_future()
         # Sync tools only (set before their thread starts): `claim` is held for good by
@@ -121,15 +124,12 @@ class _Call:
         self.published: threading.Event | None = None
         self.value: Any = None
         self.exc: BaseException | None = None
-        self.fired_at = 0.0
+        self.abandoned_at = 0.0
         self.result: AsyncCallResult | None = None
-        self.grace = grace
         self.idle_timer: asyncio.TimerHandle | None = None
 
     def wake(self, why: str) -> None:
         if not self.waiter.done():
-            if why != "done":
-                self.fired_at = monotonic_now()
             self.waiter.set_result(why)
 
 
@@ -139,26 +139,26 @@ async def _run_async(
     kwargs: Any,
     deadline_at: float | None,
     notes: CallNotes,
-    call: _Call,
+    waiter: _Waiter,
 ) -> None:
     """The task of one async call: it wakes the caller itself (one loop turn fewer)."""
     notes_scope(notes)  # the task runs in its own copy of the context
     if deadline_at is not None:
         narrow_for_rest_of_context(deadline_at)
     try:
-        call.value = await fn(*args, **kwargs)
+        waiter.value = await fn(*args, **kwargs)
     except asyncio.CancelledError as exc:
         # Our cancellation (after the abandonment) is a no-op here; a tool that cancelled
         # itself inside its bound raised.
-        call.exc = exc
-        call.wake("done")
+        waiter.exc = exc
+        waiter.wake("done")
         raise
     except BaseException as exc:  # noqa: BLE001 - the tool's own failure becomes a record
-        call.exc = exc
-    call.wake("done")
+        waiter.exc = exc
+    waiter.wake("done")
 
 
-class AsyncBoundedExecutor:
+class AsyncBoundedExecutor(ExecutorBase):
     """Awaits calls, each bounded; abandons (and cancels) the ones that outlive their bound.
 
     ``loose_cap`` (``None``: no cap) limits how many abandoned calls may be loose
@@ -167,6 +167,9 @@ class AsyncBoundedExecutor:
     episodes, on one event loop at a time.
     """
 
+    ledger: AsyncLedger
+    keeps_notes = True
+
     def __init__(
         self,
         *,
@@ -174,25 +177,14 @@ class AsyncBoundedExecutor:
         grace_sec: float = DEFAULT_GRACE_SEC,
         name: str = "bounded-async",
     ) -> None:
-        if loose_cap is not None and (
-            isinstance(loose_cap, bool) or not isinstance(loose_cap, int) or loose_cap < 0
-        ):
-            raise ValueError(f"loose_cap: expected a non-negative int or None, got {loose_cap!r}")
+        super().__init__(loose_cap=loose_cap, name=name, hedging=None, ledger=AsyncLedger())
         if (
             isinstance(grace_sec, bool)
             or not isinstance(grace_sec, int | float)
             or not (0 <= grace_sec < math.inf)
         ):
             raise ValueError(f"grace_sec: expected finite non-negative seconds, got {grace_sec!r}")
-        self.loose_cap = loose_cap
         self.grace_sec = float(grace_sec)
-        self.name = name
-        self.ledger = AsyncLedger()
-
-    @property
-    def loose(self) -> int:
-        """Abandoned calls still running now."""
-        return self.ledger.loose
 
     async def run(
         self,
@@ -201,59 +193,58 @@ class AsyncBoundedExecutor:
         bound: Bound | float | None,
         name: str = "",
         idle_sec: float | None = None,
-        transport: Transport | None = None,
+        transport: Any = None,
+        call_id: str = "",
         **kwargs: Any,
     ) -> AsyncCallResult:
         """Run ``fn(*args, **kwargs)`` (async: as a task; sync: on a thread) and await its bound.
 
         ``bound`` is a :class:`Bound` or seconds; ``None`` waits forever, ``0``
         abandons the call at once unless it already returned. ``idle_sec`` adds
-        an idle timeout reset by progress. Never raises for the tool's own
+        an idle timeout reset by progress; ``call_id`` goes on the call's notes. Never raises
+        for the tool's own
         exception (status ``raised``); a cancellation of the caller cancels the
         tool too and propagates.
         """
-        bound_obj = bound if isinstance(bound, Bound) or bound is None else _seconds_bound(bound)
-        bound_sec = None if bound_obj is None else bound_obj.sec
-        name = name or getattr(fn, "__name__", "call")
         key = getattr(fn, "__func__", fn)
         is_async = _ASYNC.get(key)
         if is_async is None:
             if len(_ASYNC) > 1024:
                 _ASYNC.clear()
             is_async = _ASYNC[key] = is_async_callable(fn)
-        notes = CallNotes(transport or ("async" if is_async else "thread"))
-        cap = self.loose_cap
-        if cap is not None and self.ledger.loose >= cap:
-            self.ledger._refuse()
-            return AsyncCallResult(
-                name,
-                CallStatus.REFUSED,
-                time.time(),
-                0.0,
-                bound_obj,
-                text=refused_text(name, self.ledger.loose, cap),
-                notes=notes,
-            )
         loop = asyncio.get_running_loop()
-        started_wall = time.time()
-        notes.started = notes.last_activity = start = monotonic_now()
-        real_start = loop.time()
-        deadline_at = None if bound_sec is None else start + bound_sec
-        call = _Call(loop, self.grace_sec)
+        call = self.admit(
+            fn,
+            args,
+            kwargs,
+            bound=bound,
+            name=name,
+            idle_sec=idle_sec,
+            transport=transport or ("async" if is_async else "thread"),
+            call_id=call_id,
+            real_now=loop.time,
+            result_type=AsyncCallResult,
+        )
+        if isinstance(call, CallResult):
+            assert isinstance(call, AsyncCallResult)
+            return call  # refused: never started
+        bound_sec = call.bound_sec
+        deadline_at = None if bound_sec is None else call.start + bound_sec
+        waiter = _Waiter(loop)
         task: asyncio.Task[Any] | None = None
         if is_async:
-            task = loop.create_task(_run_async(fn, args, kwargs, deadline_at, notes, call))
+            task = loop.create_task(_run_async(fn, args, kwargs, deadline_at, call.notes, waiter))
         else:
-            self._start_thread(call, fn, args, kwargs, deadline_at, notes)
+            self._start_thread(waiter, call, fn, args, kwargs, deadline_at)
         hard: asyncio.TimerHandle | None = None
-        if idle_sec is not None and (bound_sec is None or idle_sec < bound_sec):
-            call.idle_timer = loop.call_at(
-                real_start + idle_sec, self._idle_check, call, notes, idle_sec
+        if call.idle_sec is not None:
+            waiter.idle_timer = loop.call_at(
+                call.real_at(call.idle_due()), self._idle_check, waiter, call
             )
         if bound_sec is not None:
-            hard = loop.call_at(real_start + bound_sec, call.wake, "hard")
+            hard = loop.call_at(call.real_at(bound_sec), waiter.wake, "hard")
         try:
-            why = await call.waiter
+            why = await waiter.waiter
         except asyncio.CancelledError:
             if task is not None:
                 task.cancel()
@@ -261,83 +252,43 @@ class AsyncBoundedExecutor:
         finally:
             if hard is not None:
                 hard.cancel()
-            if call.idle_timer is not None:
-                call.idle_timer.cancel()
-        claim = call.claim
+            if waiter.idle_timer is not None:
+                waiter.idle_timer.cancel()
+        claim = waiter.claim
         if why == "done" or (claim is not None and not claim.acquire(blocking=False)):
             # The tool finished first (a sync tool's thread claimed the call): inside its bound.
-            duration = monotonic_now() - start
-            if call.exc is not None:
-                return AsyncCallResult(
-                    name,
-                    CallStatus.RAISED,
-                    started_wall,
-                    duration,
-                    bound_obj,
-                    exc=call.exc,
-                    notes=notes,
-                )
-            return AsyncCallResult(
-                name,
-                CallStatus.RETURNED,
-                started_wall,
-                duration,
-                bound_obj,
-                value=call.value,
-                notes=notes,
-            )
-        return self._abandon(call, task, why, name, started_wall, start, bound_obj, notes)
+            result = call.finished(AsyncCallResult, waiter.value, waiter.exc)
+            assert isinstance(result, AsyncCallResult)
+            return result
+        return self._abandon(waiter, call, task, why)
 
     # -- abandonment -----------------------------------------------------------
-    def _idle_check(self, call: _Call, notes: CallNotes, idle_sec: float) -> None:
-        """Fire the idle timeout, or re-arm it at the last progress plus ``idle_sec``."""
-        loop = call.loop
-        quiet = monotonic_now() - notes.last_activity
-        if quiet >= idle_sec:
-            call.wake("idle")
-        elif not call.waiter.done():
-            call.idle_timer = loop.call_at(
-                loop.time() + (idle_sec - quiet), self._idle_check, call, notes, idle_sec
+    def _idle_check(self, waiter: _Waiter, call: Dispatched) -> None:
+        """Fire the idle timeout, or re-arm it from the last progress."""
+        if call.idle_quiet():
+            waiter.wake("idle")
+        elif not waiter.waiter.done():
+            waiter.idle_timer = waiter.loop.call_at(
+                call.real_at(call.idle_due()), self._idle_check, waiter, call
             )
 
     def _abandon(
-        self,
-        call: _Call,
-        task: asyncio.Task[Any] | None,
-        why: str,
-        name: str,
-        started_wall: float,
-        start: float,
-        bound: Bound | None,
-        notes: CallNotes,
+        self, waiter: _Waiter, call: Dispatched, task: asyncio.Task[Any] | None, why: str
     ) -> AsyncCallResult:
-        now = monotonic_now()
-        if why == "idle":
-            # The call's effective bound was the moment its idle timeout fired.
-            tool_sec = None if bound is None else bound.tool_timeout_sec
-            remaining = None if bound is None else bound.remaining_sec
-            bound = Bound(max(0.0, call.fired_at - start), "idle", tool_sec, remaining)
-        result = AsyncCallResult(
-            name,
-            CallStatus.ABANDONED,
-            started_wall,
-            now - start,
-            bound,
-            settled=threading.Event(),
-            notes=notes,
-        )
-        call.result = result
+        result = call.abandoned(AsyncCallResult, why, 0)
+        assert isinstance(result, AsyncCallResult)
+        clock = call.clock
+        now = waiter.abandoned_at = clock.now()
+        waiter.result = result
         self.ledger._abandon()
-        loop = call.loop
-        loop.call_later(call.grace, self._grace_passed, result)
+        waiter.loop.call_later(clock.real_sec(self.grace_sec), self._grace_passed, result)
         if task is not None:
             task.cancel()
-            task.add_done_callback(lambda _t: self._settle(result, now))
+            task.add_done_callback(lambda _t: self._settle(result, max(0.0, clock.now() - now)))
         else:
             # The thread lost the claim; it settles its own call once it returns.
-            call.fired_at = now
-            assert call.published is not None
-            call.published.set()
+            assert waiter.published is not None
+            waiter.published.set()
         return result
 
     def _grace_passed(self, result: AsyncCallResult) -> None:
@@ -345,61 +296,53 @@ class AsyncBoundedExecutor:
             result.zombie = True
             self.ledger._zombie()
 
-    def _settle(self, result: AsyncCallResult, abandoned_at: float) -> None:
-        stop = max(0.0, monotonic_now() - abandoned_at)
-        result.zombie_sec = stop
-        self.ledger._settle(stop, not result.zombie)
+    def _settle(self, result: AsyncCallResult, stop_sec: float) -> None:
+        """The abandoned call stopped ``stop_sec`` after its abandonment (on its clock)."""
+        result.zombie_sec = stop_sec
+        self.ledger._settle(stop_sec, not result.zombie and stop_sec <= self.grace_sec)
         if result.settled is not None:
             result.settled.set()
 
     # -- sync tools on threads ---------------------------------------------------
     def _start_thread(
         self,
-        call: _Call,
+        waiter: _Waiter,
+        call: Dispatched,
         fn: Callable[..., Any],
         args: Any,
         kwargs: Any,
         deadline_at: float | None,
-        notes: CallNotes,
     ) -> None:
         context = contextvars.copy_context()
-        claim = call.claim = threading.Lock()
-        published = call.published = threading.Event()
+        claim = waiter.claim = threading.Lock()
+        published = waiter.published = threading.Event()
+        notes = call.notes
 
         def body() -> None:
             notes_scope(notes)
             try:
                 if deadline_at is None:
-                    call.value = fn(*args, **kwargs)
+                    waiter.value = fn(*args, **kwargs)
                 else:
                     with execution_deadline_scope(deadline_at):
-                        call.value = fn(*args, **kwargs)
+                        waiter.value = fn(*args, **kwargs)
             except BaseException as exc:  # noqa: BLE001 - the tool's own failure becomes a record
-                call.exc = exc
+                waiter.exc = exc
 
         def work() -> None:
             context.run(body)
             if claim.acquire(blocking=False):
                 # Finished before the caller gave up: wake it (the loop may be gone already).
                 with contextlib.suppress(RuntimeError):
-                    call.loop.call_soon_threadsafe(call.wake, "done")
+                    waiter.loop.call_soon_threadsafe(waiter.wake, "done")
                 return
             # Abandoned: the caller won the claim; wait until it published the record.
             published.wait()
-            result = call.result
+            result = waiter.result
             assert result is not None
-            call.value = call.exc = None  # a late value sources nothing
-            stop = max(0.0, monotonic_now() - call.fired_at)
-            result.zombie_sec = stop
-            self.ledger._settle(stop, not result.zombie and stop <= call.grace)
-            if result.settled is not None:
-                result.settled.set()
+            waiter.value = waiter.exc = None  # a late value sources nothing
+            self._settle(result, max(0.0, call.clock.now() - waiter.abandoned_at))
 
-        threading.Thread(target=work, name=f"reviewlab-async-tool-{id(call)}", daemon=True).start()
-
-
-def _seconds_bound(seconds: float) -> Bound:
-    value = float(seconds)
-    if math.isnan(value) or value < 0:
-        raise ValueError(f"bound: expected non-negative seconds, got {seconds!r}")
-    return Bound(value, "tool_timeout", value, None)
+        threading.Thread(
+            target=work, name=f"reviewlab-async-tool-{id(waiter)}", daemon=True
+        ).start()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reviewlab.live.executor import LooseLedger
+from reviewlab.live.executor_base import LooseLedger
 
 __all__ = ["AsyncLedger"]
 
@@ -10,7 +10,7 @@ __all__ = ["AsyncLedger"]
 class AsyncLedger(LooseLedger):
     """Abandoned calls still running (loose), their peak, and how long they took to stop.
 
-    The thread executor's :class:`~reviewlab.live.executor.LooseLedger` plus two
+    The thread executor's :class:`~reviewlab.live.executor_base.LooseLedger` plus two
     counts: ``cancelled``, the abandoned calls that stopped within the grace
     period, and ``zombies``, the ones still running past it (whether or not they
     have stopped since). Thread-safe: a sync tool's thread settles its own call.

@@ -7,17 +7,26 @@ Lifecycle of one call of a wrapped tool (the executor's states)::
                           ├───> abandoned  → the standard timeout text is returned
                           └───> refused    → the loose-worker refusal text is returned
 
-* **The bound** is resolved once per call, ``resolve_bound(policy, None, name,
-  args, narrowing=...)``, with the call's arguments bound to the function's
-  parameter names (so per-tool and per-argument policies apply) and the
-  inherited deadline of the calling context.
+* **The policy** is anything :meth:`~reviewlab.core.policy.Policy.of` takes (a
+  :class:`~reviewlab.core.policy.Policy`; a bare ``TimeoutPolicy`` or rule with a separate
+  ``narrowing=``), converted once when the tool is wrapped.
+* **The terms** are resolved once per call (:func:`~reviewlab.live.executor_base.call_terms`):
+  the bound for ``tools=None``, with the call's arguments bound to the function's parameter
+  names, positional ones included (so per-tool and per-argument policies apply, e.g. a
+  ``timeout_sec`` override given positionally), and the inherited deadline of the calling
+  context; and the policy's idle timeout for the tool.
 * **A sync tool** runs on a :class:`~reviewlab.live.executor.BoundedExecutor`
-  worker thread (one shared executor unless one is given): abandoned, its
-  worker is never joined nor killed, and is loose until it returns.
+  worker thread (one shared executor unless one is given; a policy with hedges gets an
+  executor of its own with a :class:`~reviewlab.core.hedge.ShareBudget`): abandoned, its
+  worker is never joined nor killed, and is loose until it returns. It may report progress
+  (:func:`~reviewlab.live.call_notes.report_progress`) to hold off its idle timeout.
 * **An async tool** runs as its own task inside ``execution_deadline_scope``
   of its bound; the wrapper awaits it at most the bound. Abandoned, the task is
   *not cancelled* (as a thread cannot be): it is loose until it finishes, and
-  its late value or exception is dropped, credited to nothing.
+  its late value or exception is dropped, credited to nothing. This path has no idle
+  timeouts and no hedges: a policy with either is refused by name when the tool is wrapped.
+* **A breaker** needs rounds of an episode; a wrapped tool has none, so a policy with a
+  ``breaker`` part is refused by name.
 * **The model sees** the value, or for an abandoned call
   :func:`~reviewlab.core.receipts.tool_timeout_text` with the bound — the text
   the executor's episodes send — so any framework passes it on unchanged.
@@ -53,11 +62,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
 from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
-from reviewlab.core.policy import Bound, Narrowing, SupportsTimeoutFor, resolve_bound
+from reviewlab.core.hedge import ShareBudget
+from reviewlab.core.policy import Bound, Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.receipts import exception_text, tool_timeout_text
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, OutcomeName, SourceGap
 from reviewlab.live import otel
 from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
+from reviewlab.live.executor_base import call_terms
 
 __all__ = ["BoundedCall", "CallSink", "bounded_tool"]
 
@@ -134,7 +145,7 @@ def _executor() -> BoundedExecutor:
 def bounded_tool(
     fn: F,
     *,
-    policy: SupportsTimeoutFor | None = None,
+    policy: Policy | SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     recorder: CallSink | None = None,
     name: str | None = None,
@@ -142,7 +153,7 @@ def bounded_tool(
 ) -> F:
     """``fn`` wrapped so that each call is bounded, abandoned with the standard text, recorded.
 
-    ``policy=None`` means :meth:`TimeoutPolicy.ouroboros`; ``name`` defaults to
+    ``policy=None`` means :meth:`Policy.ouroboros`; ``name`` defaults to
     ``fn.__name__``. The wrapper keeps ``fn``'s name, docstring and signature
     (frameworks read the tool schema from it) and is ``async`` exactly when
     ``fn`` is. ``recorder`` needs a ``record_call`` method (:class:`CallSink`).
@@ -155,9 +166,23 @@ def bounded_tool(
             f"reviewlab.ToolCallLog(...), got {type(recorder).__name__}"
         )
     tool = str(name or getattr(fn, "__name__", None) or "tool")
+    spine = Policy.of(policy, narrowing)
+    is_async = inspect.iscoroutinefunction(fn)
+    # A wrapped tool has no rounds for a breaker; its async path neither hedges nor watches
+    # progress.
+    spine.refuse(f"bounded_tool({tool})", "breaker")
+    if is_async:
+        spine.refuse(f"bounded_tool({tool}) of an async tool", "idle_sec", "hedges")
+    elif spine.hedges:
+        if executor is None:
+            executor = BoundedExecutor(
+                name=f"bounded_tool:{tool}", hedging=ShareBudget(spine.hedges)
+            )
+        elif executor.hedging is None:
+            spine.refuse(f"bounded_tool({tool}) on an executor without hedge admission", "hedges")
     signature = _signature(fn)
-    wrap = _Wrapped(fn, tool, signature, policy, narrowing or Narrowing(), recorder, executor)
-    if inspect.iscoroutinefunction(fn):
+    wrap = _Wrapped(fn, tool, signature, spine, recorder, executor)
+    if is_async:
 
         @functools.wraps(fn)
         async def call_async(*args: Any, **kwargs: Any) -> Any:
@@ -180,8 +205,7 @@ class _Wrapped:
         fn: Callable[..., Any],
         tool: str,
         signature: inspect.Signature | None,
-        policy: SupportsTimeoutFor | None,
-        narrowing: Narrowing,
+        policy: Policy,
         recorder: CallSink | None,
         executor: BoundedExecutor | None,
     ) -> None:
@@ -189,7 +213,6 @@ class _Wrapped:
         self.tool = tool
         self.signature = signature
         self.policy = policy
-        self.narrowing = narrowing
         self.recorder = recorder
         self.executor = executor
 
@@ -207,9 +230,15 @@ class _Wrapped:
 
     def call_sync(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         named = self.arguments(args, kwargs)
-        bound = resolve_bound(self.policy, None, self.tool, named, narrowing=self.narrowing)
+        terms = call_terms(self.policy, None, self.tool, named)
         executor = self.executor or _executor()
-        result = executor.run(self.fn, *args, bound=bound, name=self.tool, **kwargs)
+        # The call's own arguments travel in a partial: none can clash with run()'s keywords.
+        result = executor.run(
+            functools.partial(self.fn, *args, **kwargs),
+            bound=terms.bound,
+            name=self.tool,
+            idle_sec=terms.idle_sec,
+        )
         return self.finish(named, result)
 
     async def call_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -217,7 +246,7 @@ class _Wrapped:
         started_wall = time.time()
         start = monotonic_now()
         named = self.arguments(args, kwargs)
-        bound = resolve_bound(self.policy, None, self.tool, named, narrowing=self.narrowing)
+        bound = call_terms(self.policy, None, self.tool, named).bound
         deadline = None if bound.sec is None else start + bound.sec
         task = asyncio.ensure_future(_scoped(self.fn(*args, **kwargs), deadline))
         try:

@@ -1,9 +1,13 @@
 """What a running tool call reports about itself: progress times and cancellation facts.
 
-Lifecycle: the executor creates one :class:`CallNotes` per dispatched call and puts it in the
-call's context before the tool starts; the tool (an MCP client, say) finds it with
+Lifecycle: the executor (thread or asyncio) creates one :class:`CallNotes` per dispatched call
+and puts it in the call's context before the tool starts; the tool finds it with
 :func:`current_notes` and records progress and cancellation on it, also after the caller
 abandoned the call; the episode copies what is known onto the receipt and the recording.
+A sync or async tool reports progress with :func:`report_progress` (a no-op outside a bounded
+call), an MCP client on each ``notifications/progress``; progress resets the call's idle
+timeout in either executor. Times are read on the clock in force when the call was dispatched
+(:attr:`CallNotes.clock`), whichever thread or loop reports.
 Writes are single attribute stores or list appends, so a tool's thread or another loop may
 write while the caller's loop reads.
 """
@@ -12,12 +16,14 @@ from __future__ import annotations
 
 import contextvars
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from reviewlab.core.deadline import monotonic_now
+from reviewlab.core.deadline import Clock, current_clock
 from reviewlab.core.vocab import Transport
 
-__all__ = ["CallNotes", "current_notes", "notes_scope"]
+__all__ = ["CallNotes", "asking_for", "current_notes", "notes_scope", "report_progress"]
 
 _NOTES: contextvars.ContextVar[CallNotes | None] = contextvars.ContextVar(
     "reviewlab_call_notes", default=None
@@ -28,7 +34,9 @@ _NOTES: contextvars.ContextVar[CallNotes | None] = contextvars.ContextVar(
 class CallNotes:
     """What a tool reports about one call while it runs (progress, cancellation).
 
-    ``started`` is the dispatch time on :func:`monotonic_now`; ``progress_sec``
+    ``call_id`` is the model's id of the tool call when the caller gave one (the round loop
+    does). ``started`` is the dispatch time on :attr:`clock` (the clock in force when the call was
+    dispatched, :func:`~reviewlab.core.deadline.current_clock`); ``progress_sec``
     lists the seconds after dispatch at which progress was reported;
     ``cancel_sent`` says a cancellation was sent to a remote server and
     ``cancel_honoured_sec`` how long after it the server stopped (a response or
@@ -46,23 +54,25 @@ class CallNotes:
     """Set by a remote-call tool once the call's cancellation, if any, has been sent (or the
     call ended without one): what is known about ``cancel_sent`` is final from then on."""
     last_activity: float = 0.0
+    call_id: str = ""
+    clock: Clock = field(default_factory=current_clock, repr=False)
 
     def progress(self) -> None:
         """Record progress now; it resets the call's idle timeout (thread-safe: one store each)."""
-        now = monotonic_now()
+        now = self.clock.now()
         self.progress_sec.append(max(0.0, now - self.started))
         self.last_activity = now
 
     def cancelled(self) -> None:
         """Record that a cancellation was sent to the server now."""
         self.cancel_sent = True
-        self.cancel_sent_sec = max(0.0, monotonic_now() - self.started)
+        self.cancel_sent_sec = max(0.0, self.clock.now() - self.started)
 
     def stopped(self) -> None:
         """Record that the server answered (result or error) after the cancellation."""
         if self.cancel_sent and self.cancel_honoured_sec is None:
             sent = self.cancel_sent_sec or 0.0
-            self.cancel_honoured_sec = max(0.0, monotonic_now() - self.started - sent)
+            self.cancel_honoured_sec = max(0.0, self.clock.now() - self.started - sent)
 
 
 def current_notes() -> CallNotes | None:
@@ -73,3 +83,25 @@ def current_notes() -> CallNotes | None:
 def notes_scope(notes: CallNotes) -> None:
     """Make ``notes`` the current call's notes in this context (a task's or a thread's own copy)."""
     _NOTES.set(notes)
+
+
+@contextmanager
+def asking_for(notes: CallNotes) -> Iterator[None]:
+    """Make ``notes`` current in the caller's context for the block: what an executor does
+    while it asks something about the call (a hedge admission), so :func:`current_notes`
+    answers with the call being decided."""
+    token = _NOTES.set(notes)
+    try:
+        yield
+    finally:
+        _NOTES.reset(token)
+
+
+def report_progress() -> bool:
+    """Report progress for the bounded call this code runs for (it resets the call's idle
+    timeout); whether there was such a call. For tools run by either executor."""
+    notes = _NOTES.get()
+    if notes is None:
+        return False
+    notes.progress()
+    return True

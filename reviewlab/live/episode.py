@@ -11,11 +11,12 @@ Lifecycle of :meth:`ReviewEpisode.execute` (one episode, one attempt)::
   reply without tool calls ends the episode with ``final_answer``; a model
   exception ends it with ``model_error`` (the failed send still counts as a round).
 * **Each call** of a reply runs in order on the episode thread's behalf through
-  the :class:`~reviewlab.live.executor.BoundedExecutor`, with its bound resolved once
-  (``resolve_bound(policy, registry, name, args, narrowing=...)``, ``registry``
-  being the very object the factory returned). The inherited deadline (a scope
-  around ``execute()``) only narrows these bounds: once it has passed every call
-  gets a bound of 0 and is abandoned at once, and the model is still asked again.
+  the :class:`~reviewlab.live.executor.BoundedExecutor`, with its bound and idle timeout
+  resolved once from the :class:`~reviewlab.core.policy.Policy`
+  (:func:`~reviewlab.live.executor_base.call_terms`, ``registry`` being the very object the
+  factory returned). The inherited deadline (a scope around ``execute()``) only narrows
+  these bounds: once it has passed every call gets a bound of 0 and is abandoned at once,
+  and the model is still asked again.
 
 The round loop itself lives in :mod:`reviewlab.live.rounds`; the traces and the result
 in :mod:`reviewlab.live.traces` (re-exported here).
@@ -26,10 +27,16 @@ After the first abandonment no read is credited a line extent
 (:class:`~reviewlab.core.receipts.Crediting`), and the reader stamp is read only for a
 call that returned inside its bound (it is cleared before each dispatch).
 
-The breaker: by default the policy's (``policy.breaker``, :func:`~reviewlab.core.breaker.
-breaker_rule`), with a fresh :class:`~reviewlab.core.breaker.BreakerState` per run. A
-reviewer slot whose breaker is slot-scoped passes one shared ``BreakerState`` to each of its
-episodes, run one after another in start order; ``breaker=None`` turns it off.
+The policy: ``policy`` is anything :meth:`Policy.of <reviewlab.core.policy.Policy.of>` takes
+(a :class:`~reviewlab.core.policy.Policy`, a bare ``TimeoutPolicy`` or custom rule with the
+separate ``narrowing=``, ``None`` for ouroboros), converted once here and read by name. The
+breaker: by default the policy's ``breaker`` part, with a fresh
+:class:`~reviewlab.core.breaker.BreakerState` per run. A reviewer slot whose breaker is
+slot-scoped passes one shared ``BreakerState`` to each of its episodes, run one after another
+in start order; ``breaker=None`` turns it off. Hedges: an episode that runs its own thread
+executor gives it a :class:`~reviewlab.core.hedge.ShareBudget` of the policy's ``hedges``; a
+shared executor brings its own hedge admission, and one without refuses a hedging policy by
+name (so does the asyncio path, which does not hedge).
 """
 
 from __future__ import annotations
@@ -42,9 +49,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reviewlab.core.breaker import BreakerRule, BreakerState, breaker_rule
+from reviewlab.core.breaker import BreakerRule, BreakerState
 from reviewlab.core.deadline import deadline_remaining
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.hedge import ShareBudget
+from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.live.aio import AsyncBoundedExecutor, is_async_callable, run_coroutine
 from reviewlab.live.executor import DEFAULT_LOOSE_CAP, BoundedExecutor
 from reviewlab.live.inspection import inspection_registry
@@ -100,10 +108,10 @@ class ScriptedModel:
 class ReviewEpisode:
     """One review episode over ``root`` with ``model`` (see the module docstring).
 
-    ``policy=None`` means :meth:`TimeoutPolicy.ouroboros`; ``narrowing=None`` the
-    default ``inherit``. Without an ``executor`` the episode runs its own
-    :class:`BoundedExecutor` with ``loose_cap`` (shared executors carry their own
-    cap, so passing both is an error).
+    ``policy=None`` means :meth:`Policy.ouroboros`; a bare timeout rule is taken with
+    ``narrowing`` (``None``: the default ``inherit``) through :meth:`Policy.of`. Without an
+    ``executor`` the episode runs its own :class:`BoundedExecutor` with ``loose_cap`` (shared
+    executors carry their own cap, so passing both is an error).
     """
 
     def __init__(
@@ -112,7 +120,7 @@ class ReviewEpisode:
         model: Any,
         *,
         task: str = DEFAULT_TASK,
-        policy: SupportsTimeoutFor | None = None,
+        policy: Policy | SupportsTimeoutFor | None = None,
         narrowing: Narrowing | None = None,
         deadline_at: float | None = None,
         registry_factory: Callable[..., tuple[Any, Any, Any]] = inspection_registry,
@@ -138,10 +146,7 @@ class ReviewEpisode:
         self.root = root
         self.model = model
         self.task = task
-        self.policy: SupportsTimeoutFor = (
-            policy if policy is not None else TimeoutPolicy.ouroboros()
-        )
-        self.narrowing = narrowing if narrowing is not None else Narrowing()
+        self.policy = Policy.of(policy, narrowing)
         self.deadline_at = deadline_at
         self.registry_factory = registry_factory
         self.recorder = recorder
@@ -150,12 +155,17 @@ class ReviewEpisode:
         self.drive_root = drive_root
         self.task_id = task_id
         if breaker is _UNSET:
-            breaker = breaker_rule(self.policy)
+            breaker = self.policy.breaker
         if breaker is not None and not isinstance(breaker, BreakerRule | BreakerState):
             raise TypeError(
                 f"breaker: expected a BreakerRule, a shared BreakerState or None, got {breaker!r}"
             )
         self.breaker: BreakerRule | BreakerState | None = breaker
+
+    @property
+    def narrowing(self) -> Narrowing:
+        """The policy's narrowing part."""
+        return self.policy.narrowing
 
     def breaker_state(self) -> BreakerState | None:
         """The breaker state of one run: the shared one, a fresh one of the rule, or ``None``."""
@@ -180,7 +190,11 @@ class ReviewEpisode:
                 lambda: self._aexecute(started_at, inherited, registry, ctx, schemas),
                 loop=getattr(registry, "loop", None),
             )
-        executor = self.executor or BoundedExecutor(loose_cap=self.loose_cap, name="episode")
+        executor = self.executor or BoundedExecutor(
+            loose_cap=self.loose_cap,
+            name="episode",
+            hedging=ShareBudget(self.policy.hedges) if self.policy.hedges else None,
+        )
         assert isinstance(executor, BoundedExecutor)
         run = RoundLoop(self, registry, ctx, list(schemas), executor, self.breaker_state())
         try:

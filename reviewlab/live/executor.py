@@ -33,8 +33,19 @@ Invariants:
   that ends at its own bound (and any earlier one the caller inherited).
 * Workers are daemon threads, so a wedged tool never blocks interpreter exit.
 
-Waiting is a blocking ``Lock.acquire(timeout=bound)`` (the primitive under
-``Condition.wait``): control returns as soon as the bound passes, with no polling.
+Waiting is a blocking ``Lock.acquire(timeout=...)`` (the primitive under
+``Condition.wait``): control returns as soon as the bound passes, with no polling. The waits
+are this executor's only own part: admission, refusal, the terms of a call, hedge admission
+and the results are :class:`~reviewlab.live.executor_base.ExecutorBase`'s, shared with the
+asyncio executor. Every wait is converted by the clock in force at dispatch, so under a
+:class:`~reviewlab.core.deadline.ScaledClock` all times are in its seconds.
+
+Idle timeouts (``idle_sec=``): the worker runs with the call's
+:class:`~reviewlab.live.call_notes.CallNotes` in its context; a tool that calls
+:func:`~reviewlab.live.call_notes.report_progress` resets the idle clock. The caller wakes
+when the idle timeout would fire, and abandons the call (``bound.by == "idle"``, ``bound_sec``
+the last progress plus ``idle_sec``) unless progress came meanwhile, in which case it waits
+again; the hard bound caps it.
 
 Hedged calls (``hedging=``, a :class:`~reviewlab.core.hedge.HedgeAdmission`): a
 call of a tool with a hedge rule whose bound leaves time for it (unbounded, or
@@ -54,25 +65,28 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import math
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from enum import StrEnum
 from queue import SimpleQueue
 from typing import Any
 
-from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
-from reviewlab.core.hedge import HedgeAdmission, HedgeRule
+from reviewlab.core.deadline import execution_deadline_scope
+from reviewlab.core.hedge import HedgeAdmission
 from reviewlab.core.policy import Bound
-from reviewlab.core.receipts import refused_text
+from reviewlab.live.call_notes import CallNotes, notes_scope
+from reviewlab.live.executor_base import (
+    DEFAULT_LOOSE_CAP,
+    CallResult,
+    CallStatus,
+    Dispatched,
+    ExecutorBase,
+    LooseLedger,
+)
 
 __all__ = ["DEFAULT_LOOSE_CAP", "BoundedExecutor", "CallResult", "CallStatus", "LooseLedger"]
 
-DEFAULT_LOOSE_CAP = 16
 # Idle workers kept beyond this number exit instead of waiting for more work.
 _MAX_IDLE = 64
 
@@ -83,146 +97,12 @@ the bound timed out and before it tries to claim the call, so a test can let the
 claim first and reach that branch deterministically (tests/test_executor.py)."""
 
 
-class CallStatus(StrEnum):
-    """Where a call is in its lifecycle (see the module docstring)."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    RETURNED = "returned"
-    RAISED = "raised"
-    ABANDONED = "abandoned"
-    REFUSED = "refused"
-
-
-@dataclass(slots=True)
-class CallResult:
-    """The fate of one call, as its caller sees it when control returns.
-
-    ``started_wall`` is the dispatch wall time in seconds since the epoch
-    (:attr:`started_at` is its ISO form). ``duration_sec`` is measured on
-    :func:`monotonic_now` from dispatch to the
-    moment control came back (for an abandoned call: about its bound).
-    ``zombie_sec`` stays ``None`` until an abandoned call's loose worker returns;
-    then it holds how long the worker ran past the abandonment.
-
-    A hedged call (``hedged``: its second attempt started) answers with attempt
-    ``winner`` (1 or 2; 0 when abandoned). ``zombie_sec`` is then attempt 1's
-    loose time and ``second_zombie_sec`` attempt 2's, each filled when that
-    attempt came back (and only if it was loose). ``loose_workers`` counts its
-    workers still loose; ``settled`` is set when it drops to 0.
-    """
-
-    name: str
-    status: CallStatus
-    started_wall: float
-    duration_sec: float
-    bound: Bound | None
-    value: Any = None
-    exc: BaseException | None = None
-    text: str = ""
-    zombie_sec: float | None = None
-    settled: threading.Event | None = field(default=None, repr=False)
-    hedged: bool = False
-    winner: int = 1
-    second_zombie_sec: float | None = None
-    loose_workers: int = 0
-
-    @property
-    def started_at(self) -> str:
-        """Dispatch wall time, ISO-8601 with a time zone (formatted on demand: it is costly)."""
-        return datetime.fromtimestamp(self.started_wall, UTC).isoformat()
-
-    @property
-    def bound_sec(self) -> float | None:
-        """The bound in seconds; ``None`` when the call had none (the pre-fix policy, a refusal)."""
-        return None if self.bound is None else self.bound.sec
-
-    @property
-    def returned(self) -> bool:
-        """True when the tool returned a value inside its bound (the only creditable fate)."""
-        return self.status is CallStatus.RETURNED
-
-    @property
-    def loose(self) -> bool:
-        """True while a worker of this call runs on after control returned (abandoned, or the
-        losing attempt of a hedged call)."""
-        if self.loose_workers > 0:
-            return True
-        return self.status is CallStatus.ABANDONED and self.zombie_sec is None and not self.hedged
-
-
-class LooseLedger:
-    """Counts loose workers still running: now, peak, and zombie seconds once they return.
-
-    A loose worker is an abandoned call's worker (``abandoned`` counts the calls)
-    or the losing attempt of a hedged call (``hedge_losers``); ``hedges`` counts
-    second attempts started.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self.loose = 0
-        self.peak = 0
-        self.abandoned = 0
-        self.settled = 0
-        self.zombie_sec = 0.0
-        self.refused = 0
-        self.hedges = 0
-        self.hedge_losers = 0
-
-    def _abandon(self, workers: int = 1) -> None:
-        with self._cond:
-            self.loose += workers
-            self.abandoned += 1
-            self.peak = max(self.peak, self.loose)
-
-    def _lose(self) -> None:
-        with self._cond:
-            self.loose += 1
-            self.hedge_losers += 1
-            self.peak = max(self.peak, self.loose)
-
-    def _hedge(self) -> None:
-        with self._cond:
-            self.hedges += 1
-
-    def _settle(self, zombie_sec: float) -> None:
-        with self._cond:
-            self.loose -= 1
-            self.settled += 1
-            self.zombie_sec += zombie_sec
-            self._cond.notify_all()
-
-    def _refuse(self) -> None:
-        with self._cond:
-            self.refused += 1
-
-    def wait_settled(self, timeout: float | None = None) -> bool:
-        """Block until no worker is loose (or ``timeout`` seconds pass); True when none is."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self.loose == 0, timeout)
-
-    def snapshot(self) -> dict[str, float | int]:
-        """The ledger's counters as a dict."""
-        with self._cond:
-            return {
-                "loose": self.loose,
-                "peak": self.peak,
-                "abandoned": self.abandoned,
-                "settled": self.settled,
-                "zombie_sec": self.zombie_sec,
-                "refused": self.refused,
-                "hedges": self.hedges,
-                "hedge_losers": self.hedge_losers,
-            }
-
-
 class _Job:
     """One attempt handed to a worker; ``claim`` decides its fate, ``done`` wakes the caller.
 
-    The two attempts of a hedged call share ``claim`` and ``done``; each has its own
-    ``handoff``, released by the caller once it has published the attempt's
-    ``result`` (a plain call's ``handoff`` is its ``done``).
+    The two attempts of a hedged call share ``claim``, ``done`` and their notes; each has its
+    own ``handoff``, released by the caller once it has published the attempt's ``result``
+    (a plain call's ``handoff`` is its ``done``). Times are on the call's clock.
     """
 
     __slots__ = (
@@ -231,6 +111,7 @@ class _Job:
         "kwargs",
         "context",
         "deadline_at",
+        "notes",
         "claim",
         "done",
         "handoff",
@@ -250,6 +131,7 @@ class _Job:
         kwargs: dict[str, Any],
         context: contextvars.Context,
         deadline_at: float | None,
+        notes: CallNotes,
         partner: _Job | None = None,
     ) -> None:
         self.fn = fn
@@ -257,6 +139,7 @@ class _Job:
         self.kwargs = kwargs
         self.context = context
         self.deadline_at = deadline_at
+        self.notes = notes
         if partner is None:
             self.claim = threading.Lock()
             self.done = threading.Lock()
@@ -278,7 +161,8 @@ class _Job:
 
     def run(self) -> None:
         # Runs inside the caller's copied context, so the scope below nests in whatever
-        # deadline the caller inherited and the monotonic clock it had in force.
+        # deadline the caller inherited and the clock it had in force.
+        notes_scope(self.notes)
         try:
             if self.deadline_at is None:
                 self.value = self.fn(*self.args, **self.kwargs)
@@ -287,7 +171,7 @@ class _Job:
                     self.value = self.fn(*self.args, **self.kwargs)
         except BaseException as exc:  # noqa: BLE001 - the tool's own failure becomes a record
             self.exc = exc
-        self.ended_at = monotonic_now()
+        self.ended_at = self.notes.clock.now()
 
 
 class _Worker:
@@ -300,13 +184,13 @@ class _Worker:
         )
 
 
-class BoundedExecutor:
+class BoundedExecutor(ExecutorBase):
     """Runs calls on reused worker threads, each bounded; abandons the ones that outlive it.
 
     ``loose_cap`` (``None``: no cap) limits how many abandoned workers may be
-    loose before new calls are refused. Use one executor per process or per
-    batch of episodes; :meth:`shutdown` lets idle workers exit (loose ones exit
-    on their own when their tool returns).
+    loose before new calls are refused; ``hedging`` says which calls may start a second
+    attempt. Use one executor per process or per batch of episodes; :meth:`shutdown` lets
+    idle workers exit (loose ones exit on their own when their tool returns).
     """
 
     def __init__(
@@ -316,26 +200,13 @@ class BoundedExecutor:
         name: str = "bounded",
         hedging: HedgeAdmission | None = None,
     ) -> None:
-        if loose_cap is not None and (
-            isinstance(loose_cap, bool) or not isinstance(loose_cap, int) or loose_cap < 0
-        ):
-            raise ValueError(f"loose_cap: expected a non-negative int or None, got {loose_cap!r}")
-        self.loose_cap = loose_cap
-        self.name = name
-        self.hedging = hedging
-        """Which calls may hedge (module docstring); ``None``: none does."""
-        self.ledger = LooseLedger()
+        super().__init__(loose_cap=loose_cap, name=name, hedging=hedging, ledger=LooseLedger())
         self._idle: deque[_Worker] = deque()
         self._spawned = 0
         self._spawn_lock = threading.Lock()
         self._closed = False
 
     # -- public ------------------------------------------------------------
-    @property
-    def loose(self) -> int:
-        """Abandoned workers still running now."""
-        return self.ledger.loose
-
     @property
     def threads_started(self) -> int:
         """Worker threads started so far (reuse keeps this low)."""
@@ -347,161 +218,140 @@ class BoundedExecutor:
         *args: Any,
         bound: Bound | float | None,
         name: str = "",
+        idle_sec: float | None = None,
+        call_id: str = "",
         **kwargs: Any,
     ) -> CallResult:
         """Run ``fn(*args, **kwargs)`` on a worker and wait at most its bound.
 
         ``bound`` is a :class:`Bound` or seconds; ``None`` (or ``Bound.sec is
         None``) waits forever, ``0`` abandons the call at once unless it already
-        returned. Never raises for the tool's own exception (status ``raised``).
+        returned. ``idle_sec`` adds an idle timeout reset by the tool's progress reports.
+        ``call_id`` (the model's id of the call) goes on the call's notes. Never raises for
+        the tool's own exception (status ``raised``).
         """
         if self._closed:
             raise RuntimeError(f"executor {self.name!r}: run() after shutdown()")
-        bound_obj = bound if isinstance(bound, Bound) or bound is None else _seconds_bound(bound)
-        bound_sec = None if bound_obj is None else bound_obj.sec
-        name = name or getattr(fn, "__name__", "call")
-        cap = self.loose_cap
-        if cap is not None and self.ledger.loose >= cap:
-            self.ledger._refuse()
-            return CallResult(
-                name,
-                CallStatus.REFUSED,
-                time.time(),
-                0.0,
-                bound_obj,
-                text=refused_text(name, self.ledger.loose, cap),
-            )
-
-        started_wall = time.time()
-        start = monotonic_now()
-        # The wait itself runs on the real clock even when a test injected another one.
-        real_start = time.monotonic()
+        call = self.admit(
+            fn,
+            args,
+            kwargs,
+            bound=bound,
+            name=name,
+            idle_sec=idle_sec,
+            transport="thread",
+            call_id=call_id,
+            real_now=time.monotonic,
+        )
+        if isinstance(call, CallResult):
+            return call  # refused: never started
+        bound_sec = call.bound_sec
         job = _Job(
             fn,
             args,
             kwargs,
             contextvars.copy_context(),
-            None if bound_sec is None else start + bound_sec,
+            None if bound_sec is None else call.start + bound_sec,
+            call.notes,
         )
         self._dispatch(job)
-        hedging = self.hedging
-        if hedging is not None:
-            rule = hedging.rule_for(name)
-            if rule is not None:
-                hedging.note_call(name, args, kwargs)
-                if bound_sec is None or bound_sec > rule.after_sec:
-                    return self._run_hedged(
-                        job, rule, name, bound_obj, bound_sec, started_wall, start, real_start
-                    )
+        if call.hedge is not None or call.idle_sec is not None:
+            return self._watch(call, job)
+        # The plain call: one wait for the bound.
         done = job.done
         if bound_sec is None:
             done.acquire()
-        elif not done.acquire(timeout=_wait_left(bound_sec, real_start)):
-            if _after_wait_timeout is not None:  # test seam: see _after_wait_timeout
-                _after_wait_timeout(job)
-            if job.claim.acquire(blocking=False):
-                # The bound passed and the worker had not finished: abandon it.
-                job.abandoned_at = now = monotonic_now()
-                result = CallResult(
-                    name,
-                    CallStatus.ABANDONED,
-                    started_wall,
-                    now - start,
-                    bound_obj,
-                    settled=threading.Event(),
-                    loose_workers=1,
-                )
-                job.result = result
-                self.ledger._abandon()
-                # Hand the worker its result record: it waits on `done` before retiring.
-                done.release()
+        elif not done.acquire(timeout=_left(call, bound_sec)):
+            result = self._abandon(call, job, None, "hard")
+            if result is not None:
                 return result
             # The worker claimed the call while our wait timed out; it releases `done` next.
             done.acquire()
-        duration = monotonic_now() - start
-        if job.exc is not None:
-            return CallResult(
-                name, CallStatus.RAISED, started_wall, duration, bound_obj, exc=job.exc
-            )
-        return CallResult(
-            name, CallStatus.RETURNED, started_wall, duration, bound_obj, value=job.value
-        )
+        return call.finished(CallResult, job.value, job.exc)
 
-    def _run_hedged(
-        self,
-        job: _Job,
-        rule: HedgeRule,
-        name: str,
-        bound_obj: Bound | None,
-        bound_sec: float | None,
-        started_wall: float,
-        start: float,
-        real_start: float,
-    ) -> CallResult:
-        """Wait ``after_sec`` on attempt 1, maybe start attempt 2, then wait the bound on both."""
+    def _watch(self, call: Dispatched, job: _Job) -> CallResult:
+        """Wait on a call with a hedge delay or an idle timeout: whichever of the hedge, the idle
+        timeout and the hard bound comes next ends each wait, until the call is decided."""
         done = job.done
         second: _Job | None = None
-        if not done.acquire(timeout=_wait_left(rule.after_sec, real_start)):
-            hedging = self.hedging
-            assert hedging is not None
-            if hedging.admit(name, job.args, job.kwargs):
-                second = _Job(
-                    job.fn,
-                    job.args,
-                    job.kwargs,
-                    contextvars.copy_context(),
-                    job.deadline_at,
-                    partner=job,
-                )
-                self.ledger._hedge()
-                self._dispatch(second)
-            if bound_sec is None:
+        hedge_at = None if call.hedge is None else call.hedge.after_sec
+        while True:
+            # The next moment (seconds after dispatch) something must be decided; on a tie the
+            # hard bound comes first, then the hedge, then the idle timeout.
+            due: list[tuple[float, str]] = []
+            if call.bound_sec is not None:
+                due.append((call.bound_sec, "hard"))
+            if hedge_at is not None:
+                due.append((hedge_at, "hedge"))
+            if call.idle_sec is not None:
+                due.append((call.idle_due(), "idle"))
+            if not due:
                 done.acquire()
-            elif not done.acquire(timeout=_wait_left(bound_sec, real_start)):
-                if _after_wait_timeout is not None:  # test seam: see _after_wait_timeout
-                    _after_wait_timeout(job)
-                if job.claim.acquire(blocking=False):
-                    now = monotonic_now()
-                    attempts = [job] if second is None else [job, second]
-                    result = CallResult(
-                        name,
-                        CallStatus.ABANDONED,
-                        started_wall,
-                        now - start,
-                        bound_obj,
-                        settled=threading.Event(),
-                        hedged=second is not None,
-                        winner=0,
-                        loose_workers=len(attempts),
+                break
+            at, why = min(due)
+            if done.acquire(timeout=_left(call, at)):
+                break
+            if why == "hedge":
+                hedge_at = None
+                if self.admit_hedge(call, job.args, job.kwargs):
+                    second = _Job(
+                        job.fn,
+                        job.args,
+                        job.kwargs,
+                        contextvars.copy_context(),
+                        job.deadline_at,
+                        job.notes,
+                        partner=job,
                     )
-                    self.ledger._abandon(len(attempts))
-                    for attempt in attempts:
-                        attempt.abandoned_at = now
-                        attempt.result = result
-                        attempt.handoff.release()
-                    return result
-                done.acquire()  # an attempt claimed the call while our wait timed out
-        duration = monotonic_now() - start
+                    self.ledger._hedge()
+                    self._dispatch(second)
+                continue
+            if why == "idle" and not call.idle_quiet():
+                continue  # progress came while we waited: re-arm from it
+            result = self._abandon(call, job, second, why)
+            if result is not None:
+                return result
+            done.acquire()  # an attempt claimed the call while our wait timed out
+            break
         winner = job if second is None or job.won else second
         loser = None if second is None else (second if winner is job else job)
-        result = CallResult(
-            name,
-            CallStatus.RAISED if winner.exc is not None else CallStatus.RETURNED,
-            started_wall,
-            duration,
-            bound_obj,
-            value=winner.value,
-            exc=winner.exc,
-            hedged=second is not None,
-            winner=winner.attempt,
+        result = call.finished(
+            CallResult, winner.value, winner.exc, hedged=second is not None, winner=winner.attempt
         )
         if loser is not None:
             result.settled = threading.Event()
             result.loose_workers = 1
             self.ledger._lose()
-            loser.abandoned_at = monotonic_now()
+            loser.abandoned_at = call.clock.now()
             loser.result = result
             loser.handoff.release()
+        return result
+
+    def _abandon(
+        self, call: Dispatched, job: _Job, second: _Job | None, why: str
+    ) -> CallResult | None:
+        """Abandon the call if the caller wins its claim (``None``: an attempt finished first).
+
+        Every attempt still running becomes a loose worker; each is handed the result record
+        and retires when its tool returns (it waits on its ``handoff`` for the record)."""
+        if _after_wait_timeout is not None:  # test seam: see _after_wait_timeout
+            _after_wait_timeout(job)
+        if not job.claim.acquire(blocking=False):
+            return None
+        attempts = [job] if second is None else [job, second]
+        result = call.abandoned(
+            CallResult,
+            why,
+            len(attempts),
+            hedged=second is not None,
+            winner=0 if second is not None else 1,
+        )
+        self.ledger._abandon(len(attempts))
+        now = call.clock.now()
+        for attempt in attempts:
+            attempt.abandoned_at = now
+            attempt.result = result
+            attempt.handoff.release()
         return result
 
     def shutdown(self) -> None:
@@ -567,7 +417,8 @@ class BoundedExecutor:
     def _retire(self, job: _Job) -> None:
         result = job.result
         assert result is not None
-        # Zombie time: from the moment control returned to the caller to the tool's return.
+        # Zombie time: from the moment control returned to the caller to the tool's return,
+        # both on the call's clock.
         zombie = max(0.0, job.ended_at - job.abandoned_at)
         with self.ledger._cond:
             # Two attempts of one call may retire at once: their result is updated under the lock.
@@ -584,15 +435,8 @@ class BoundedExecutor:
         job.value = job.exc = None
 
 
-def _wait_left(bound_sec: float, real_start: float) -> float:
-    """Seconds still to wait so that the wait ends ``bound_sec`` after ``real_start``
+def _left(call: Dispatched, sec: float) -> float:
+    """Real seconds still to wait so that the wait ends ``sec`` clock seconds after dispatch
     (dispatching, e.g. starting a fresh thread, eats into the bound, not past it)."""
-    left = bound_sec - (time.monotonic() - real_start)
+    left = call.real_start + sec * call.factor - time.monotonic()
     return min(max(0.0, left), threading.TIMEOUT_MAX)
-
-
-def _seconds_bound(seconds: float) -> Bound:
-    value = float(seconds)
-    if math.isnan(value) or value < 0:
-        raise ValueError(f"bound: expected non-negative seconds, got {seconds!r}")
-    return Bound(value, "tool_timeout", value, None)

@@ -4,9 +4,17 @@
 with the thread executor; :meth:`RoundLoop.aloop` drives a sync or async model with the
 asyncio executor. Both share every decision: :meth:`~RoundLoop.open_round` (the episode's own
 deadline, checked before each send), :meth:`~RoundLoop.take_reply`, :meth:`~RoundLoop.prepare`
-(decode a call, resolve its bound and idle timeout once, or refuse or withhold it) and
-:meth:`~RoundLoop.settle` (the one place where a call's fate becomes the tool message and the
-receipt). Every call gets exactly one receipt and one tool message.
+(decode a call, resolve its terms once, :func:`~reviewlab.live.executor_base.call_terms`: its
+bound and its idle timeout, or refuse or withhold it) and :meth:`~RoundLoop.settle` (the one
+place where a call's fate becomes the tool message and the receipt). Both loops hand the
+executor the same terms (bound and idle timeout). Every call gets exactly one receipt and one
+tool message.
+
+The policy (:class:`~reviewlab.core.policy.Policy`) is read by name: ``timeouts`` and
+``narrowing`` through the bound, ``idle_sec`` per call, ``breaker`` through the
+:class:`~reviewlab.core.breaker.BreakerState` the episode passes, ``hedges`` by the executor's
+hedge admission: an executor without one (the asyncio executor, or a thread executor made
+without) refuses a policy with hedges by name when the loop starts.
 
 The breaker (:class:`~reviewlab.core.breaker.BreakerState`, optional): :meth:`~RoundLoop.prepare`
 withholds a call whose tool is open in this round at this instant (never started, waits 0,
@@ -28,8 +36,7 @@ from typing import Any
 from reviewlab.core.breaker import BreakerState
 from reviewlab.core.crediting import Crediting
 from reviewlab.core.deadline import monotonic_now
-from reviewlab.core.idle import resolve_idle
-from reviewlab.core.policy import Bound, resolve_bound
+from reviewlab.core.policy import Bound, Policy
 from reviewlab.core.receipts import (
     Outcome,
     ToolReceipt,
@@ -43,6 +50,7 @@ from reviewlab.core.receipts import (
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WITHHELD
 from reviewlab.live.aio import AsyncBoundedExecutor, is_async_callable
 from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
+from reviewlab.live.executor_base import call_terms
 from reviewlab.live.otel import emit_trace_call
 from reviewlab.live.traces import CallTrace, EpisodeResult, RoundTrace
 
@@ -93,6 +101,12 @@ class RoundLoop:
         breaker: BreakerState | None = None,
     ) -> None:
         self.episode = episode
+        self.policy: Policy = episode.policy
+        if executor.hedging is None:
+            self.policy.refuse(
+                f"{type(executor).__name__} {executor.name!r} (it has no hedge admission)",
+                "hedges",
+            )
         self.breaker = breaker
         if breaker is not None:
             breaker.start_episode()
@@ -104,6 +118,9 @@ class RoundLoop:
         self.crediting = Crediting()
         # Tools the registry credits as reads besides ``read_file`` (an MCP server's mapping).
         self.read_tools = frozenset(getattr(registry, "read_tools", ()))
+        # A registry may say which calls report progress (an idle timeout applies only to
+        # those); without the hook every call may.
+        self._reports_progress = getattr(registry, "reports_progress", _reports_progress)
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": episode.task},
@@ -143,6 +160,8 @@ class RoundLoop:
                     prepared.args,
                     bound=prepared.bound,
                     name=prepared.name,
+                    idle_sec=prepared.idle_sec,
+                    call_id=prepared.call_id,
                 )
                 self.note(self.settle(prepared, result))
             if calls is None:
@@ -194,6 +213,7 @@ class RoundLoop:
                     name=prepared.name,
                     idle_sec=prepared.idle_sec,
                     transport=getattr(self.registry, "transport", None),
+                    call_id=prepared.call_id,
                 )
                 self.note(self.settle(prepared, result))
             if calls is None:
@@ -258,11 +278,11 @@ class RoundLoop:
         assert args is not None
         if self.breaker is not None and self.breaker.withheld(name, self.rounds, monotonic_now()):
             return self.withhold(call_id, name, args)
-        policy = self.episode.policy
-        bound = resolve_bound(policy, self.registry, name, args, narrowing=self.episode.narrowing)
-        # An idle timeout only ever shortens a bounded wait (the pre-fix policy has none).
-        idle = None if not bound.bounded else resolve_idle(policy, self.registry, name, args)
-        return _Dispatch(call_id, name, args, bound, idle)
+        terms = call_terms(self.policy, self.registry, name, args)
+        idle = terms.idle_sec
+        if idle is not None and not self._reports_progress(name, call_id):
+            idle = None  # the registry says this call reports no progress: nothing to time
+        return _Dispatch(call_id, name, args, terms.bound, idle)
 
     def settle(self, prepared: _Dispatch, result: CallResult) -> CallTrace:
         """Turn the executor's verdict into the tool message and the receipt (one place)."""
@@ -351,7 +371,7 @@ class RoundLoop:
             args_summary=_summary(args or {}),
         )
         self.reply(call_id, text)
-        return CallTrace(self.rounds, call_id, name, args, receipt)
+        return CallTrace(self.rounds, call_id, name, args, receipt, at_sec=monotonic_now())
 
     def withhold(self, call_id: str, name: str, args: dict[str, Any]) -> CallTrace:
         """A call the breaker withheld: never started, its tool's breaker is open."""
@@ -376,7 +396,7 @@ class RoundLoop:
         if not self.source_gap:
             self.source_gap = SOURCE_GAP_WITHHELD
         self.reply(call_id, text)
-        return CallTrace(self.rounds, call_id, name, args, receipt)
+        return CallTrace(self.rounds, call_id, name, args, receipt, at_sec=monotonic_now())
 
     def reply(self, call_id: str, text: str) -> None:
         """Send the tool message of ``call_id`` back into the transcript."""
@@ -409,11 +429,10 @@ class RoundLoop:
         }
         if self.model_error:
             usage["native_model_error"] = self.model_error
-        policy_name = getattr(episode.policy, "name", type(episode.policy).__name__)
         meta = {
             "model": type(episode.model).__name__,
-            "policy": str(policy_name),
-            "narrowing": episode.narrowing.label,
+            "policy": self.policy.label,
+            "narrowing": self.policy.narrowing.label,
         }
         return EpisodeResult(
             self.raw_text,
@@ -426,6 +445,11 @@ class RoundLoop:
             episode.task,
             meta,
         )
+
+
+def _reports_progress(tool_name: str, call_id: str) -> bool:
+    """The default: any call may report progress, so an idle timeout applies to every call."""
+    return True
 
 
 def _check_reply(reply: Any) -> None:

@@ -8,6 +8,7 @@ the episode ended.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -36,6 +37,10 @@ class CallTrace:
     read: bool = False
     """Whether the episode credits this call by the rule for reads (``read_file``, or one of an
     MCP server's read tools such as ``read_text_file``)."""
+    at_sec: float = math.nan
+    """For a call that never reached the executor (refused, withheld): when the episode
+    decided so, on :func:`~reviewlab.core.deadline.monotonic_now` (a dispatched call's
+    start is its result's ``started_sec``)."""
 
 
 @dataclass

@@ -1,0 +1,166 @@
+""":func:`replay_real`: every recorded episode through a real ReviewEpisode and BoundedExecutor,
+under one :class:`~reviewlab.core.deadline.ScaledClock` (see the package docstring)."""
+
+from __future__ import annotations
+
+import gc
+import math
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+from reviewlab.core.breaker import BreakerRule, BreakerState
+from reviewlab.core.deadline import ScaledClock, clock_scope, execution_deadline_scope
+from reviewlab.core.policy import Narrowing, Policy, PolicyError, SupportsTimeoutFor
+from reviewlab.core.vocab import CENSORING_MODES, CensoringMode, Reaction
+from reviewlab.engines.censoring import completion_times, hedge_plan
+from reviewlab.engines.reaction import check_reaction
+from reviewlab.engines.real._actors import PlannedHedges, ReplayModel, ReplayRegistry
+from reviewlab.engines.real._calibrate import default_time_scale
+from reviewlab.engines.real._frames import Run, overhead, replay_result, settle
+from reviewlab.engines.real._plan import plan_episode
+from reviewlab.engines.result import ReplayResult
+from reviewlab.engines.twin.engine import arrival_times
+from reviewlab.live.episode import ReviewEpisode
+from reviewlab.live.executor import BoundedExecutor
+from reviewlab.recording.files import paused_gc
+from reviewlab.recording.schema import Episode
+
+__all__ = ["replay_real"]
+
+
+def replay_real(
+    episodes: Iterable[Episode],
+    policy: Policy | SupportsTimeoutFor | None = None,
+    narrowing: Narrowing | None = None,
+    *,
+    censored: CensoringMode = "wedge",
+    reaction: Reaction = "as_recorded",
+    time_scale: float | None = None,
+    seed: int = 0,
+    concurrency: int = 32,
+    settle_sec: float = 2.0,
+) -> ReplayResult:
+    """Replay ``episodes`` through the real episode and executor on threads, under ``policy``
+    (anything :meth:`Policy.of` takes, with ``narrowing``), every part of it honoured.
+
+    ``time_scale`` is the real seconds one recorded second lasts (default:
+    :func:`default_time_scale`); ``concurrency`` episodes run at once; ``settle_sec`` is how
+    long (real seconds) to wait at the end for loose workers that will return.
+    """
+    if censored not in CENSORING_MODES:
+        raise ValueError(
+            f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
+        )
+    check_reaction(reaction)
+    if time_scale is not None and (
+        isinstance(time_scale, bool)
+        or not isinstance(time_scale, int | float)
+        or not (math.isfinite(time_scale) and time_scale > 0)
+    ):
+        raise ValueError(f"time_scale: expected a positive finite factor, got {time_scale!r}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(
+            f"concurrency: expected a positive number of episode threads, got {concurrency!r}"
+        )
+    spine = Policy.of(policy, narrowing)
+    if reaction != "as_recorded":
+        try:
+            spine.refuse(f"the real engine under reaction={reaction!r}", "hedges")
+        except PolicyError as error:
+            raise PolicyError(f"{error}; it replays hedges under reaction='as_recorded'") from None
+    corpus = list(episodes)
+    ids = [e.id for e in corpus]
+    if len(set(ids)) != len(ids):
+        raise ValueError("episodes: episode ids must be unique within a replayed corpus")
+    arrival = arrival_times(corpus)
+    imputed = completion_times(corpus, censored, seed)
+    hedges = hedge_plan(corpus, spine, imputed, seed)
+    scale = float(time_scale) if time_scale is not None else default_time_scale(corpus)
+    clock = ScaledClock(scale)
+    release = threading.Event()
+    unbounded = spine.narrowing.mode == "unbounded"
+    executor = BoundedExecutor(
+        loose_cap=None,
+        name="replay-real",
+        hedging=None if hedges is None else PlannedHedges(spine.hedges, hedges.planned),
+    )
+    runs = []
+    first_row = 0
+    for episode, arrival_sec in zip(corpus, arrival.tolist(), strict=True):
+        plan = plan_episode(episode, arrival_sec, imputed, hedges, first_row)
+        first_row += len(plan.calls)
+        runs.append(Run(plan, ReplayRegistry(plan, clock, release, unbounded)))
+    rule = spine.breaker
+    chains = _chains(runs, rule)
+    clock_zero = clock.now()
+
+    def run_chain(chain: list[Run]) -> None:
+        with clock_scope(clock):
+            # A slot-scoped breaker: one state, the slot's episodes in start order.
+            shared = BreakerState(rule) if rule is not None and rule.scope == "slot" else None
+            for run in chain:
+                if shared is not None and shared.rule.cooldown_sec is not None:
+                    # A cool-down in seconds runs on the corpus clock: start at the arrival.
+                    clock.sleep_for(clock_zero + run.plan.arrival_sec - clock.now())
+                run_one(run, shared if shared is not None else rule)
+
+    def run_one(run: Run, breaker: BreakerRule | BreakerState | None) -> None:
+        registry = run.registry
+        model = run.model = ReplayModel(run.plan, registry, clock, reaction)
+        episode = ReviewEpisode(
+            ".",
+            model,
+            policy=spine,
+            registry_factory=registry.factory,
+            executor=executor,
+            breaker=breaker,
+        )
+        deadline = run.plan.episode.deadline_sec
+        run.started = clock.now()
+        try:
+            with execution_deadline_scope(None if deadline is None else run.started + deadline):
+                run.result = episode.execute()
+        except BaseException as exc:  # noqa: BLE001 - reported after every thread has finished
+            run.error = exc
+        run.ended = clock.now()
+
+    try:
+        # The run is a measurement on the real clock: a full collection of the caller's heap
+        # (hundreds of ms in a big process) would stop every episode thread at once and show up
+        # as latency. Collect once before, then keep the collector off while the clock runs.
+        gc.collect()
+        with (
+            paused_gc(),
+            ThreadPoolExecutor(
+                max_workers=concurrency, thread_name_prefix="replay-episode"
+            ) as pool,
+        ):
+            list(pool.map(run_chain, chains))
+        for run in runs:
+            if run.error is not None:
+                raise RuntimeError(
+                    f"episode {run.plan.episode.id!r}: real replay failed: {run.error!r}"
+                ) from run.error
+        settle(runs, settle_sec)
+        assumptions = {"censored": censored, "seed": seed, "time_scale": scale}
+        replayed = replay_result(runs, spine, assumptions, hedging=hedges is not None)
+        replayed.assumptions["reaction"] = reaction
+        replayed.assumptions.update(overhead(replayed, runs, scale))
+        return replayed
+    finally:
+        release.set()
+        executor.shutdown()
+
+
+def _chains(runs: list[Run], rule: BreakerRule | None) -> list[list[Run]]:
+    """The runs as chains run one after another: a slot's episodes in start order under a
+    slot-scoped breaker (slot ``""``: a chain of its own), else every run alone."""
+    if rule is None or rule.scope != "slot":
+        return [[run] for run in runs]
+    chains: dict[object, list[tuple[float, int, Run]]] = {}
+    for position, run in enumerate(runs):
+        slot = run.plan.episode.slot
+        key: object = slot if slot else ("alone", position)
+        chains.setdefault(key, []).append((run.plan.arrival_sec, position, run))
+    return [[run for _, _, run in sorted(chain, key=lambda c: c[:2])] for chain in chains.values()]
