@@ -21,7 +21,7 @@ import pytest
 from stub_openai import StubError, StubOpenAI
 
 from reviewlab.cli import build_parser, main
-from reviewlab.core.policy import Narrowing, TimeoutPolicy, load_policy_file, save_policy_file
+from reviewlab.core.policy import Policy
 from reviewlab.live.episode import tool_call
 from reviewlab.live.inspection import demo_workspace
 from reviewlab.recording.files import load_episodes, save_episodes
@@ -226,7 +226,7 @@ def test_replay_reads_a_policy_toml(
 ) -> None:
     """A TOML policy file is used: a 1 s uniform bound abandons the slow searches too."""
     policy_path = tmp_path / "tight.toml"
-    save_policy_file(policy_path, TimeoutPolicy.uniform(1.0), Narrowing())
+    Policy.uniform(1.0).save(policy_path)
     out = tmp_path / "calls.csv"
     assert main(["replay", str(corpus), "--policy", str(policy_path), "-o", str(out)]) == 0
     frame = pd.read_csv(out)
@@ -332,8 +332,8 @@ def test_replay_output_directory_must_exist(
         (["--scale", "0"], "grid: factor"),
         (["--threads", "0"], "--threads"),
         (["--threads", "2", "--scheduler", "tcp://127.0.0.1:1"], "--threads"),
-        (["--threads", "2", "--engine", "twin"], "--threads: only the vectorized"),
-        (["--threads", "2", "--breaker", "3"], "--threads: only the vectorized"),
+        (["--threads", "2", "--engine", "twin"], "--threads: engine='twin'"),
+        (["--threads", "2", "--breaker", "3"], "have a breaker run one after"),
     ],
 )
 def test_sweep_bad_grid_specs_are_one_line(
@@ -449,8 +449,7 @@ def test_tune_writes_a_policy_file_replay_can_use(
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "timeout_sec" in out and "recommended" in out and "read_file" in out
-    policy, _ = load_policy_file(policy_path)
-    assert policy.name == "recommended"
+    assert Policy.load(policy_path).label == "recommended"
     assert main(["replay", str(corpus), "--policy", str(policy_path)]) == 0
 
 
@@ -827,8 +826,7 @@ def test_demo_quick_writes_the_report_with_its_charts(tmp_path: Path) -> None:
     for png in pngs:
         assert png.read_bytes()[:4] == b"\x89PNG"
         assert f'src="{png.name}"' in html
-    policy, _ = load_policy_file(out / "recommended-policy.toml")
-    assert policy.name == "recommended"
+    assert Policy.load(out / "recommended-policy.toml").label == "recommended"
     assert len(pd.read_csv(out / "sweep.csv")) == 12
 
 

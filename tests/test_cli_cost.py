@@ -12,7 +12,7 @@ import pytest
 
 from reviewlab.analysis.cost import replay_cost
 from reviewlab.cli import main
-from reviewlab.core.policy import TimeoutPolicy, load_policy_file
+from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.core.prices import load_prices
 from reviewlab.engines.replay import replay
 from reviewlab.recording.files import load_episodes
@@ -61,8 +61,7 @@ def test_tune_objective_cost_states_both_costs_per_episode(real, tmp_path, capsy
     assert "0 of 105 rounds unpriced" in text
     episodes = load_episodes(corpus)
     table = load_prices(prices)
-    policy, narrowing = load_policy_file(out)
-    tuned = replay_cost(replay(episodes, policy, narrowing, engine="twin"), episodes, table)
+    tuned = replay_cost(replay(episodes, Policy.load(out), engine="twin"), episodes, table)
     base = replay_cost(replay(episodes, TimeoutPolicy.ouroboros(), engine="twin"), episodes, table)
     assert float(found["recommended"]) == pytest.approx(tuned.summary["cost_per_episode"], 1e-5)
     assert float(found["base (ouroboros)"]) == pytest.approx(base.summary["cost_per_episode"], 1e-5)
@@ -147,7 +146,7 @@ def test_sweep_over_hedge_delays_and_breakers_matches_each_points_replay(tmp_pat
     frame = pd.read_csv(out)
     assert len(frame) == 4
     for row in frame.to_dict("records"):
-        policy = TimeoutPolicy.uniform(1.0).with_hedge(
+        policy = Policy.uniform(1.0).with_hedge(
             "read_file", after_sec=row["hedge.read_file.after_sec"], max_share=0.05
         )
         if row["breaker.consecutive"]:

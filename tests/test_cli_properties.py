@@ -416,7 +416,7 @@ def _absurd_cases() -> list[tuple[str, list[str], str]]:
         ("replay", ["--slots", "2"], "--slots"),
         ("replay", ["--slots", "1000000000000", "--engine", "twin"], "--slots"),
         ("replay", ["--slots", "many"], "--slots"),
-        ("replay", ["--seed", "5"], "--seed"),
+        ("replay", ["--seed", "soon"], "--seed"),
         ("replay", ["--seed", "-1", "--censored", "impute"], "--seed"),
         ("replay", ["--time-scale", "0.5"], "--time-scale"),
         ("replay", ["--time-scale", nan, "--engine", "real"], "--time-scale"),

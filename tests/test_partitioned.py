@@ -82,10 +82,13 @@ def test_dask_local_cluster_sweeps_partitions_exactly(corpus: Path) -> None:
     )
 
 
-def test_paths_refuse_the_twin_and_unknown_tools(corpus: Path) -> None:
-    """A corpus path is for the vectorized engine; a grid naming an absent tool is refused."""
-    with pytest.raises(ValueError, match="replays Episode objects"):
-        sweep(corpus / "parts", GRID, engine="twin")
+def test_paths_sweep_on_the_twin_and_refuse_unknown_tools(corpus: Path) -> None:
+    """The twin sweeps a partition directory as it sweeps its loaded episodes; a grid naming an
+    absent tool is refused."""
+    pd.testing.assert_frame_equal(
+        sweep(corpus / "parts", GRID, engine="twin"),
+        sweep(load_episodes(corpus / "parts"), GRID, engine="twin"),
+    )
     with pytest.raises(ValueError, match="run_command"):
         sweep(corpus / "parts", make_grid(tools={"run_command": [5.0]}))
 

@@ -49,6 +49,7 @@ import pandas as pd
 
 from reviewlab.core.policy import Policy
 from reviewlab.core.prices import PriceTable
+from reviewlab.engines.corpus import CorpusSource, open_corpus
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
 
@@ -284,16 +285,16 @@ class PricedCorpus:
         return ReplayCost(episodes=table, summary=cost_summary(table), assumptions=assumptions)
 
 
-def replay_cost(
-    result: ReplayResult, episodes: Iterable[Episode], prices: PriceTable
-) -> ReplayCost:
+def replay_cost(result: ReplayResult, episodes: CorpusSource, prices: PriceTable) -> ReplayCost:
     """The cost of ``result``, a replay of ``episodes``, at ``prices`` (see the module doc).
 
-    ``episodes`` is the corpus as recorded (before any reaction rewrote it); every episode of
-    the replay must be in it. To price many replays of one corpus, build a
-    :class:`PricedCorpus` once and call its :meth:`~PricedCorpus.cost`.
+    ``episodes`` is the corpus as recorded (before any reaction rewrote it), anything
+    :func:`~reviewlab.engines.corpus.open_corpus` takes; every episode of the replay must be in
+    it. To price many replays of one corpus, build a :class:`PricedCorpus` once and call its
+    :meth:`~PricedCorpus.cost`.
     """
-    return PricedCorpus.of(episodes, prices).cost(result)
+    recorded = open_corpus(episodes).episodes(reason="prices: the token counts of every round")
+    return PricedCorpus.of(recorded, prices).cost(result)
 
 
 def _hedge_seconds(result: ReplayResult, replayed: list[str]) -> np.ndarray:

@@ -28,13 +28,13 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from reviewlab.core.policy import PRE_FIX_LABEL, Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode, EngineName
+from reviewlab.engines.corpus import CorpusSource, open_corpus
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Episode
 
@@ -128,7 +128,7 @@ def _candidate(name: str, value: Candidate) -> Policy:
 
 
 def longest_silences(
-    corpus: Iterable[Episode] | str | Path,
+    corpus: CorpusSource,
     policies: Mapping[str, Candidate] | None = None,
     *,
     top: int = 5,
@@ -138,14 +138,13 @@ def longest_silences(
 ) -> pd.DataFrame:
     """The ``top`` longest recorded silences and what each candidate policy bounds them to.
 
-    ``corpus``: episodes, or a recording file. ``policies``: name → policy or
-    ``(policy, narrowing)`` (default :func:`default_candidates`). Returns
-    :func:`recorded_silences`'s first ``top`` rows plus one ``bounded_sec.<name>``
-    column per candidate: that round's silence replayed under the candidate
-    (``math.inf`` when the replay waits forever, e.g. the pre-fix policy on a
-    call that never returns under ``censored="wedge"``). ``frame.attrs``
-    holds ``assumptions`` (censoring, engine, seed) and ``episodes`` (how many
-    were searched).
+    ``corpus``: anything :func:`~reviewlab.engines.corpus.open_corpus` takes. ``policies``:
+    name → policy or ``(policy, narrowing)`` (default :func:`default_candidates`). Returns
+    :func:`recorded_silences`'s first ``top`` rows plus one ``bounded_sec.<name>`` column per
+    candidate: that round's silence replayed under the candidate (``math.inf`` when the replay
+    waits forever, e.g. the pre-fix policy on a call that never returns under
+    ``censored="wedge"``). ``frame.attrs`` holds ``assumptions`` (censoring, engine, seed) and
+    ``episodes`` (how many were searched).
     """
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ValueError(f"top: expected a positive number of silences, got {top!r}")
@@ -153,12 +152,8 @@ def longest_silences(
         raise ValueError(
             f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
-    if isinstance(corpus, str | Path):
-        from reviewlab.recording.files import load_episodes
-
-        episodes = list(load_episodes(corpus))
-    else:
-        episodes = list(corpus)
+    # The recorded silences are read off each round's calls and arguments: the episodes.
+    episodes = open_corpus(corpus).episodes(reason="recorded silences: each round's calls")
     if not episodes:
         raise ValueError("longest_silences: no episodes to search")
     candidates = {

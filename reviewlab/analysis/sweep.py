@@ -16,7 +16,7 @@ calls hedged; parameter columns ``hedge.<tool>.after_sec`` and
 ``breaker.scope``; ``None`` is no breaker). A point that hedges or has a breaker is
 replayed through :func:`reviewlab.engines.replay.replay` on the episodes (the
 rewrite fixed point and the hedge plan need them), not on the compiled corpus;
-such points need Episode objects or a path.
+such points need Episode objects or a path (the corpus handle loads them once).
 
 With ``prices`` (a :class:`~reviewlab.core.prices.PriceTable`) every row also
 carries the cost of its replay, :data:`~reviewlab.analysis.cost.COST_KEYS`
@@ -26,8 +26,8 @@ carries the cost of its replay, :data:`~reviewlab.analysis.cost.COST_KEYS`
 priced from its frames. A corpus path is then read as episodes (the token
 counts live there), and the cost is the same whichever engine replays.
 
-Lifecycle of a sweep: compile the corpus once
-(:func:`~reviewlab.engines.vectorized.compile_corpus`); in-process, evaluate the
+Lifecycle of a sweep: open the corpus (:func:`~reviewlab.engines.corpus.open_corpus`) and
+compile it once (from a file's columns, without an ``Episode`` per row); in-process, evaluate the
 points on a few threads (``threads=``); with ``client=``, scatter the compiled
 corpus to every worker ONCE and send the points in chunks, each task replaying
 its chunk against the worker's copy. The frame is the same either way.
@@ -47,13 +47,14 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
-from reviewlab.analysis.known_tools import check_tools, corpus_tools, grid_tools
+from reviewlab.analysis.known_tools import check_tools, grid_tools
 from reviewlab.core import metrics
 from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
-from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
+from reviewlab.engines.corpus import Corpus, CorpusSource, open_corpus
+from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.recording.schema import Episode
 
 __all__ = [
@@ -387,8 +388,14 @@ def _chunks(points: Sequence[PolicyPoint], size: int) -> list[tuple[PolicyPoint,
     return [tuple(points[i : i + size]) for i in range(0, len(points), size)]
 
 
+def _partitioned(source: Corpus) -> bool:
+    """Whether ``source`` is Parquet on disk not yet compiled here (a cluster reads it there)."""
+    path = source.path
+    return path is not None and not source.loaded and (path.suffix == ".parquet" or path.is_dir())
+
+
 def sweep(
-    episodes: Sequence[Episode] | CompiledCorpus | str | os.PathLike[str],
+    corpus: CorpusSource,
     grid: Grid | Iterable[PolicyPoint],
     *,
     engine: str = "vectorized",
@@ -401,7 +408,7 @@ def sweep(
     prices: PriceTable | Mapping[str, PriceTable] | None = None,
     threads: int | None = None,
 ) -> pd.DataFrame:
-    """Replay ``episodes`` under every point of ``grid``; one row per
+    """Replay ``corpus`` under every point of ``grid``; one row per
     point (see the module docstring).
 
     ``engine``: ``"vectorized"`` (default) or ``"twin"`` (the reference, slow).
@@ -409,9 +416,11 @@ def sweep(
     (``"tcp://host:port"``) to run the points on a cluster. ``progress``: a tqdm
     bar (notebook-aware); by default only for grids of 50 points or more.
     ``censored``/``seed``: as in :func:`reviewlab.engines.replay.replay`.
-    ``episodes`` may be a corpus path (JSONL, ``.parquet`` or a partition
-    directory): it is compiled from its columns, and with ``client`` each worker
-    reads and replays its own partitions (:mod:`reviewlab.analysis.partitioned`).
+    ``corpus``: anything :func:`~reviewlab.engines.corpus.open_corpus` takes (a path — JSONL,
+    ``.parquet`` or a partition directory —, episodes, a compiled corpus or an open
+    :class:`~reviewlab.engines.corpus.Corpus`); a path is compiled from its columns once, with
+    no ``Episode`` object unless a point needs one, and with ``client`` each worker reads and
+    replays its own Parquet partitions (:mod:`reviewlab.analysis.partitioned`).
     A grid that sets the timeout of a tool the corpus never calls is refused
     (:func:`check_tools`) unless ``allow_unknown_tools``. ``prices`` appends the
     cost columns :data:`~reviewlab.analysis.cost.COST_KEYS` (Episode objects or a
@@ -448,49 +457,29 @@ def sweep(
                 raise TypeError(
                     f"prices[{name!r}]: expected a PriceTable, got {type(table).__name__}"
                 )
+    source = open_corpus(corpus)
+    engine_of_points = engine
     if any(replays_episodes(point.policy) for point in points):
         # Hedges and breakers are replayed on episodes (reviewlab.engines.replay).
-        if isinstance(episodes, CompiledCorpus):
-            raise ValueError(
-                "grid: a point hedges or has a breaker, which a compiled corpus cannot replay; "
-                "pass the episodes or the corpus path"
-            )
-        if isinstance(episodes, str | os.PathLike):
-            from reviewlab.recording.files import load_episodes
-
-            episodes = load_episodes(episodes)
-        episodes = list(episodes)
-        engine_of_points = engine
+        source.episodes(reason="grid: a point hedges or has a breaker (replayed by replay())")
         engine = "episodes"
-    else:
-        engine_of_points = engine
-    if tables is not None:
-        if isinstance(episodes, CompiledCorpus):
-            raise ValueError("prices: a compiled corpus has no token counts; pass the episodes")
-        if isinstance(episodes, str | os.PathLike):  # the token counts live in the episodes
-            from reviewlab.recording.files import load_episodes
-
-            episodes = load_episodes(episodes)
-        episodes = list(episodes)
+    if tables is not None:  # the token counts live in the episodes
+        episodes = source.episodes(reason="prices: the token counts live in the episodes")
         priced = {name: PricedCorpus.of(episodes, table) for name, table in tables.items()}
-    if isinstance(episodes, str | os.PathLike):  # a corpus on disk: compiled from its columns
-        if engine != "vectorized":
-            raise ValueError(f"engine={engine!r} replays Episode objects, not a corpus path")
+    if client is not None and engine == "vectorized" and _partitioned(source):
+        # Parquet partitions on a cluster: each worker reads and replays its own.
         from reviewlab.analysis.partitioned import sweep_path
 
-        compiled, merged, tools = sweep_path(
-            episodes, points, client=client, censored=censored, seed=seed
+        assert source.path is not None
+        _, merged, tools = sweep_path(
+            source.path, points, client=client, censored=censored, seed=seed
         )
         if not allow_unknown_tools:
             check_tools(grid_tools(points), tools, what="grid")
-        if merged is not None:  # partitions replayed on the cluster, merged exactly
-            return _frame(points, merged)
-        assert compiled is not None
-        episodes = compiled
+        assert merged is not None
+        return _frame(points, merged)
     if not allow_unknown_tools:
-        if not isinstance(episodes, CompiledCorpus):
-            episodes = list(episodes)
-        check_tools(grid_tools(points), corpus_tools(episodes), what="grid")
+        check_tools(grid_tools(points), source.tools, what="grid")
     if threads is not None and threads > 1 and engine != "vectorized":
         # Only the vectorized engine's points run on threads; say so rather than ignore it.
         raise ValueError(
@@ -498,21 +487,15 @@ def sweep(
             "another; leave threads unset"
         )
     if engine == "episodes":
-        corpus: Any = list(episodes)  # type: ignore[arg-type]
+        shared: Any = source.episodes()
         run: Callable[..., list[dict[str, Any]]] = _replay_chunk
         extra: tuple[Any, ...] = (engine_of_points, censored, seed, priced)
     elif engine == "twin":
-        if isinstance(episodes, CompiledCorpus):
-            raise ValueError("engine='twin' replays Episode objects, not a compiled corpus")
-        corpus = list(episodes)
+        shared = source.episodes(reason="engine='twin' replays Episode objects")
         run = _twin_chunk
         extra = (censored, seed, priced)
-    else:
-        corpus = (
-            episodes
-            if isinstance(episodes, CompiledCorpus)
-            else compile_corpus(list(episodes), censored=censored, seed=seed)
-        )
+    else:  # compiled once, from the columns of a file or the objects of a list
+        shared = source.compiled(censored, seed)
         run, extra = _evaluate_chunk, (priced,)
     bar = _progress_bar(len(points), progress)
     try:
@@ -523,18 +506,18 @@ def sweep(
             workers = min(workers, len(chunks))
             if workers > 1:
                 with ThreadPoolExecutor(workers, thread_name_prefix="reviewlab-sweep") as pool:
-                    done = pool.map(lambda chunk: run(corpus, chunk, *extra), chunks)
+                    done = pool.map(lambda chunk: run(shared, chunk, *extra), chunks)
                     for chunk, got in zip(chunks, done, strict=True):
                         rows.extend(got)
                         if bar is not None:
                             bar.update(len(chunk))
             else:  # one after another, on the caller's thread
                 for chunk in chunks:
-                    rows.extend(run(corpus, chunk, *extra))
+                    rows.extend(run(shared, chunk, *extra))
                     if bar is not None:
                         bar.update(len(chunk))
         else:
-            rows = _run_on_cluster(client, corpus, points, run, extra, chunk_size, bar)
+            rows = _run_on_cluster(client, shared, points, run, extra, chunk_size, bar)
     finally:
         if bar is not None:
             bar.close()
@@ -643,7 +626,7 @@ def pareto(
 
 
 def tool_curves(
-    episodes: Sequence[Episode] | CompiledCorpus,
+    corpus: CorpusSource,
     timeouts: Mapping[str, Sequence[float]],
     *,
     base: Policy | TimeoutPolicy | None = None,
@@ -656,11 +639,10 @@ def tool_curves(
     as :func:`reviewlab.ui.charts.rates_vs_timeout` draws it.
     """
     spine = Policy.of(base, narrowing)
+    source = open_corpus(corpus)  # compiled once for every tool's sweep
     parts = []
     for tool, values in timeouts.items():
-        frame = sweep(
-            episodes, make_grid(spine, tools={tool: values}), **options
-        )
+        frame = sweep(source, make_grid(spine, tools={tool: values}), **options)
         frame = frame.rename(columns={f"timeout.{tool}": "timeout_sec"})
         frame.insert(0, "tool", tool)
         parts.append(frame[["tool", "timeout_sec", *metrics.SUMMARY_KEYS]])

@@ -38,7 +38,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from reviewlab.engines.censoring import KaplanMeier, effective_observation, estimates_by_tool
+from reviewlab.engines.censoring import KaplanMeier
+from reviewlab.engines.corpus import CallObservations, open_corpus
 from reviewlab.recording.schema import Episode
 
 __all__ = ["LossModel", "ToolTail"]
@@ -79,37 +80,29 @@ class ToolTail:
 
 
 class LossModel:
-    """Per-tool tails and exposures of one corpus; predicts a policy's losses on unseen episodes."""
+    """Per-tool tails and exposures of one corpus (episodes, or the recorded observations of a
+    :class:`~reviewlab.engines.corpus.Corpus`); predicts a policy's losses on unseen episodes."""
 
-    def __init__(self, episodes: Sequence[Episode], *, confidence: float = 0.95) -> None:
-        estimates, _ = estimates_by_tool(episodes)
-        completed: dict[str, list[float]] = {}
-        exposure: dict[str, float] = {}
-        calls: dict[str, int] = {}
-        requested = 0
-        dispatched = 0
-        for episode in episodes:
-            episode_calls = episode.calls
-            lines = [call.requested_lines for call in episode_calls]
-            later = 0
-            # Walk backwards: each call's exposure is its own lines plus every later read's.
-            for call, own in zip(reversed(episode_calls), reversed(lines), strict=True):
-                later += own
-                exposure[call.tool] = exposure.get(call.tool, 0.0) + later
-            requested += sum(lines)
-            dispatched += len(episode_calls)
-            for call in episode_calls:
-                calls[call.tool] = calls.get(call.tool, 0) + 1
-                duration, done = effective_observation(call)
-                if done:
-                    completed.setdefault(call.tool, []).append(duration)
-        self.requested_lines = requested
-        self.calls = dispatched
+    def __init__(
+        self, episodes: Sequence[Episode] | CallObservations, *, confidence: float = 0.95
+    ) -> None:
+        observed = (
+            episodes
+            if isinstance(episodes, CallObservations)
+            else open_corpus(episodes).observations()
+        )
+        estimates, _ = observed.estimates_by_tool()
+        exposure = observed.exposure_lines()
+        self.requested_lines = int(observed.requested_lines.sum())
+        self.calls = int(observed.tool_code.size)
         z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
-        self.tools = {
-            tool: _fit(estimates[tool], completed.get(tool, []), calls[tool], exposure[tool], z)
-            for tool in estimates
-        }
+        self.tools: dict[str, ToolTail] = {}
+        for tool, estimate in estimates.items():
+            mine = observed.of_tool(tool)
+            completed = observed.duration_sec[mine][observed.completed[mine]]
+            # Exposure: each call's own lines plus every later read's (exact integer sums).
+            lines = float(exposure[mine].sum())
+            self.tools[tool] = _fit(estimate, completed.tolist(), int(mine.size), lines, z)
 
     def timeout_coverage_loss(self, timeouts: Mapping[str, float]) -> float:
         """Predicted timeout coverage-loss rate of per-tool

@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, NamedTuple
@@ -70,9 +69,9 @@ from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
-from reviewlab.engines.censoring import KaplanMeier, effective_observation, estimates_by_tool
-from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
-from reviewlab.recording.schema import Episode
+from reviewlab.engines.censoring import KaplanMeier
+from reviewlab.engines.corpus import CorpusSource, open_corpus
+from reviewlab.engines.vectorized import CompiledCorpus
 
 __all__ = [
     "LADDER_QUANTILES",
@@ -212,7 +211,7 @@ def _check_rate(name: str, value: float | None) -> None:
 
 
 def recommend(
-    episodes: Sequence[Episode],
+    episodes: CorpusSource,
     *,
     max_timeout_coverage_loss: float | None = None,
     max_abandoned_rate: float | None = None,
@@ -226,6 +225,8 @@ def recommend(
 ) -> Recommendation:
     """Per tool, the shortest timeout within the budgets, by :data:`RULE` (module docstring).
 
+    ``episodes``: the corpus, anything :func:`~reviewlab.engines.corpus.open_corpus` takes (a
+    path is tuned from its compiled columns, without an ``Episode`` object).
     ``max_timeout_coverage_loss`` (default 0.01): the largest timeout coverage-loss
     rate (lines lost because of abandonment / lines asked for);
     ``max_abandoned_rate``: the largest abandoned-call rate (default: no budget).
@@ -282,25 +283,26 @@ def recommend(
     narrowing = spine.narrowing
     if narrowing.mode == "unbounded":
         raise ValueError("narrowing: an unbounded narrowing has no timeouts to tune")
-    if isinstance(episodes, CompiledCorpus):
-        raise TypeError(
-            "recommend: pass the episodes (their durations are estimated), not a compiled corpus"
-        )
-    episodes = list(episodes)
-    if not episodes:
+    # The corpus is replayed from its compiled columns and the duration and tail models are fitted
+    # to its recorded observations: no Episode object unless prices read their token counts.
+    source = open_corpus(episodes)
+    observations = source.observations()
+    if not observations.episodes:
         raise ValueError("recommend: no episodes to tune on")
-    corpus = compile_corpus(episodes, censored=censored)
+    corpus = source.compiled(censored)
     z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
-    model = LossModel(episodes, confidence=confidence)
-    priced = PricedCorpus.of(episodes, prices) if prices is not None else None
+    model = LossModel(observations, confidence=confidence)
+    priced = None
+    if prices is not None:  # the token counts live in the episodes
+        priced = PricedCorpus.of(source.episodes(reason="prices: token counts"), prices)
     evaluator = (
         BudgetEvaluator(corpus, spine, z, model)
         if priced is None
         else _PricedEvaluator(corpus, spine, z, model, priced)
     )
-    estimates, _ = estimates_by_tool(episodes)
+    estimates, _ = observations.estimates_by_tool()
     tools = sorted(estimates, key=lambda t: (-estimates[t].observations, t))
-    longest = _longest_completed(episodes)
+    longest = observations.longest_completed()
     base_sec = {tool: base_timeouts.timeout_for(None, tool, remaining_sec=None) for tool in tools}
     ladders = {
         tool: _ladder(estimates[tool], longest.get(tool, 0.0), base_sec[tool]) for tool in tools
@@ -408,17 +410,6 @@ def _summary(corpus: CompiledCorpus, policy: Policy, priced: PricedCorpus | None
         return corpus.summary(policy)
     result = corpus.result(policy)
     return {**result.summary, **priced.cost(result).summary}
-
-
-def _longest_completed(episodes: Sequence[Episode]) -> dict[str, float]:
-    """Per tool, the longest duration of a call that returned (censored calls excluded)."""
-    longest: dict[str, float] = {}
-    for episode in episodes:
-        for call in episode.calls:
-            duration, completed = effective_observation(call)
-            if completed:
-                longest[call.tool] = max(longest.get(call.tool, 0.0), duration)
-    return longest
 
 
 def _explain(

@@ -125,13 +125,12 @@ class Corpus:
         except EpisodeFormatError:
             if self.on_error != "skip":
                 raise
-        # A defective file under on_error="skip": the episode reader drops and records its bad
-        # lines, and the rest is compiled from the objects.
-        return cached_corpus(
-            self.episodes(reason="on_error='skip': the file has defective lines"),
-            censored=censored,
-            seed=seed,
-        )
+            # A defective file under on_error="skip": the episode reader drops and records its
+            # bad lines, and the rest is compiled from the objects.
+            why = "on_error='skip': the file has defective lines"
+        except OverflowError:  # a valid integer past what a columnar integer holds (2**63)
+            why = "an integer too large for the columns"
+        return cached_corpus(self.episodes(reason=why), censored=censored, seed=seed)
 
     def any_compiled(self) -> CompiledCorpus:
         """A compiled corpus of this handle, whichever is at hand (``wedge`` if none is): for

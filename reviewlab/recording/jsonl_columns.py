@@ -175,9 +175,15 @@ class _Columns:
         extents = columns["extent"]
         for extent in extents:
             if extent is not None and (
-                not isinstance(extent, dict) or extent.keys() != _EXTENT_KEYS
+                not isinstance(extent, dict)
+                or extent.keys() != _EXTENT_KEYS
+                or type(extent["start_line"]) is not int
+                or type(extent["end_line"]) is not int
             ):
                 raise _Odd
+        # Arrow would truncate 1.5 to 1 in an integer column; the episode reader refuses it.
+        if not all(type(chars) is int for chars in columns["result_chars"]):
+            raise _Odd
         extent_array = pa.StructArray.from_arrays(
             [
                 pa.array([None if e is None else e[f.name] for e in extents], f.type)
