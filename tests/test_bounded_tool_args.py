@@ -81,23 +81,17 @@ def takes_fn(fn: str) -> str:
     return f"got {fn}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason=(
-        "reviewlab/live/bounded.py _Wrapped.call_sync passes the tool's keyword arguments to "
-        "BoundedExecutor.run(fn, *args, bound=, name=, **kwargs) beside run()'s own keywords, "
-        "so a tool keyword called fn, bound or name (and idle_sec once run() takes it) is a "
-        "TypeError: 'got multiple values'. Fix (bounded.py is being reworked by the live "
-        "refactor): bind such keywords to the tool first, e.g. "
-        "work = functools.partial(self.fn, **clashing) and pass the rest as before"
-    ),
-)
+def takes_idle_sec(idle_sec: str) -> str:
+    """A tool whose parameter is called like the executor's ``idle_sec``."""
+    return f"got {idle_sec}"
+
+
 @pytest.mark.parametrize(
-    ("tool", "parameter"), [(takes_name, "name"), (takes_bound, "bound"), (takes_fn, "fn")]
+    ("tool", "parameter"),
+    [(takes_name, "name"), (takes_bound, "bound"), (takes_fn, "fn"), (takes_idle_sec, "idle_sec")],
 )
 def test_a_sync_tool_may_have_parameters_named_like_the_executors(tool, parameter):
-    """A tool parameter called name, bound or fn, passed by keyword or position, reaches it."""
+    """A tool parameter called fn, bound, name or idle_sec, by keyword or position, reaches it."""
     sink = Sink()
     wrapped = bounded_tool(tool, policy=TimeoutPolicy.uniform(5.0), recorder=sink)
     assert wrapped(**{parameter: "x"}) == "got x"
