@@ -10,13 +10,19 @@ episodes are the sampling unit because one abandonment withholds the credit of
 every later read of its episode). The prediction for unseen episodes anchors at
 the loosest timeouts (what no timeout avoids, as replayed) and adds what
 :class:`reviewlab.analysis.tails.LossModel` says the tighter timeouts add.
+
+The *added* abandonment (the default abandoned-call budget, docs/metrics.md, "What tune may
+tighten") counts the calls a candidate abandons that the loosest timeouts do not: over all
+dispatched calls, and per tool over that tool's calls, each with its upper bound over episodes
+and the tail model's prediction of what the tighter timeout adds.
 Lifecycle: construct, :meth:`BudgetEvaluator.start` at the loosest timeouts,
-then :meth:`BudgetEvaluator.point` per candidate (cached by its timeouts).
+then :meth:`BudgetEvaluator.point` per candidate (cached by its timeouts; one replay each).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -26,7 +32,7 @@ from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.vectorized import CompiledCorpus
-from reviewlab.engines.vectorized.evaluation import EXECUTED, WITHHELD
+from reviewlab.engines.vectorized.evaluation import EXECUTED, WITHHELD, Evaluation
 
 __all__ = ["BudgetEvaluator", "BudgetPoint", "budget_table", "ratio_upper"]
 
@@ -40,6 +46,12 @@ class BudgetPoint(NamedTuple):
     abandoned_upper: float
     timeout_loss_predicted: float
     abandoned_predicted: float
+    added_abandoned: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Calls abandoned that the loosest timeouts do not abandon, over dispatched calls:
+    ``(estimate, upper bound over episodes, prediction for unseen episodes)``."""
+    tool_added_abandoned: Mapping[str, tuple[float, float, float]] = {}
+    """Per tool whose timeout is below its loosest: the same three figures for the share of
+    ITS calls abandoned beyond the loosest timeouts'."""
 
 
 def ratio_upper(numerator: np.ndarray, denominator: np.ndarray, z: float) -> tuple[float, float]:
@@ -73,6 +85,8 @@ class BudgetEvaluator:
         self.cache: dict[tuple[tuple[str, float], ...], BudgetPoint] = {}
         self.loosest: dict[str, float] = {}
         self.floor = (0.0, 0.0)
+        self.loosest_abandoned = np.zeros(corpus.calls, dtype=bool)
+        self.tool_code = {name: code for code, name in enumerate(corpus.tools)}
 
     def policy(self, chosen: dict[str, float]) -> Policy:
         """The base policy with the per-tool timeouts ``chosen`` (set exactly)."""
@@ -80,9 +94,11 @@ class BudgetEvaluator:
 
     def start(self, loosest: dict[str, float]) -> None:
         """Anchor the predictions at the loosest rungs: what no timeout avoids, as replayed."""
-        rates = self.rates(loosest)
+        ev = self.evaluation(loosest)
+        rates = self.rates_of(ev)
         self.loosest = dict(loosest)
         self.floor = (rates["timeout_coverage_loss_rate"][0], rates["abandoned_call_rate"][0])
+        self.loosest_abandoned = np.asarray(ev.abandoned, dtype=bool).copy()
         self.cache.clear()
 
     def predicted(self, chosen: dict[str, float]) -> tuple[float, float]:
@@ -93,11 +109,18 @@ class BudgetEvaluator:
         abandoned = model.abandoned_rate(chosen) - model.abandoned_rate(self.loosest)
         return self.floor[0] + max(coverage, 0.0), self.floor[1] + max(abandoned, 0.0)
 
+    def evaluation(self, chosen: dict[str, float]) -> Evaluation:
+        """The vectorized replay of the base with the per-tool timeouts ``chosen``."""
+        return self.corpus.evaluate(self.policy(chosen))
+
     def rates(self, chosen: dict[str, float]) -> dict[str, tuple[float, float]]:
         """``budget → (estimate, upper bound)`` with the per-tool timeouts ``chosen``: timeout
         coverage loss and abandoned-call rate."""
+        return self.rates_of(self.evaluation(chosen))
+
+    def rates_of(self, ev: Evaluation) -> dict[str, tuple[float, float]]:
+        """:meth:`rates` of one replay."""
         c = self.corpus
-        ev = c.evaluate(self.policy(chosen))
         outcome = ev.outcome
         lost = metrics.timeout_lost_lines(
             c.requested_lines, ev.credited_lines, ev.abandoned, outcome == EXECUTED
@@ -115,16 +138,55 @@ class BudgetEvaluator:
         """The base with the per-tool timeouts ``chosen``: its summary, bounds and predictions."""
         key = tuple(sorted(chosen.items()))
         if key not in self.cache:
-            rates = self.rates(chosen)
+            ev = self.evaluation(chosen)
+            rates = self.rates_of(ev)
             coverage, abandoned = self.predicted(chosen)
+            added, per_tool = self.added_abandoned(chosen, ev)
             self.cache[key] = BudgetPoint(
-                self.corpus.summary(self.policy(chosen)),
+                ev.summary(),
                 rates["timeout_coverage_loss_rate"][1],
                 rates["abandoned_call_rate"][1],
                 coverage,
                 abandoned,
+                added,
+                per_tool,
             )
         return self.cache[key]
+
+    def added_abandoned(
+        self, chosen: dict[str, float], ev: Evaluation
+    ) -> tuple[tuple[float, float, float], dict[str, tuple[float, float, float]]]:
+        """The abandonment ``chosen`` adds to the loosest timeouts' (see the module docstring):
+        ``(estimate, upper bound, prediction)`` over all dispatched calls, and per tightened
+        tool over its calls."""
+        c = self.corpus
+        n = len(c.episode_ids)
+        added = np.asarray(ev.abandoned, dtype=bool) & ~self.loosest_abandoned
+        dispatched = np.bincount(c.episode_index, weights=ev.outcome != WITHHELD, minlength=n)
+        per_episode = np.bincount(c.episode_index, weights=added, minlength=n)
+        estimate, upper = ratio_upper(per_episode, dispatched, self.z)
+        model = self.model
+        tightened = {
+            tool: t for tool, t in chosen.items() if t < self.loosest.get(tool, math.inf)
+        }
+        predicted = max(
+            model.abandoned_rate(tightened)
+            - model.abandoned_rate({tool: self.loosest[tool] for tool in tightened}),
+            0.0,
+        )
+        per_tool: dict[str, tuple[float, float, float]] = {}
+        for tool, t in tightened.items():
+            code = self.tool_code.get(tool)
+            tail = model.tools.get(tool)
+            if code is None or tail is None:
+                continue
+            mine = np.asarray(c.tool_code) == code
+            episodes = c.episode_index[mine]
+            own = np.bincount(episodes, weights=added[mine], minlength=n)
+            calls = np.bincount(episodes, minlength=n).astype(float)
+            own_predicted = max(tail.survival(t) - tail.survival(self.loosest[tool]), 0.0)
+            per_tool[tool] = (*ratio_upper(own, calls, self.z), own_predicted)
+        return (estimate, upper, predicted), per_tool
 
 
 def budget_table(
@@ -133,8 +195,12 @@ def budget_table(
     max_timeout_coverage_loss: float,
     max_abandoned_rate: float | None,
     confidence: float,
+    added: Mapping[str, tuple[tuple[float, float, float], float | None]] | None = None,
 ) -> pd.DataFrame:
-    """The budget table: each budgeted rate's limit, estimate, upper bound and verdict."""
+    """The budget table: each budgeted rate's limit, estimate, upper bound and verdict.
+
+    ``added``: further rows ``budget -> ((estimate, upper bound, prediction), limit)`` (the
+    added abandonment, overall and per tool)."""
     rows = []
     for budget, limit in (
         ("timeout_coverage_loss_rate", max_timeout_coverage_loss),
@@ -150,6 +216,17 @@ def budget_table(
                 f"upper_{confidence:.0%}": upper,
                 "predicted_unseen": predicted[budget],
                 "met": limit is None or worst <= limit + 1e-12,
+            }
+        )
+    for budget, ((estimate, upper, forecast), limit) in (added or {}).items():
+        rows.append(
+            {
+                "budget": budget,
+                "limit": math.inf if limit is None else limit,
+                "estimate": estimate,
+                f"upper_{confidence:.0%}": upper,
+                "predicted_unseen": forecast,
+                "met": limit is None or max(upper, forecast) <= limit + 1e-12,
             }
         )
     return pd.DataFrame(rows)
