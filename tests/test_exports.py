@@ -242,7 +242,7 @@ def table_of_contents(doc: str) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in doc.splitlines():
-        heading = re.fullmatch(r"([A-Z][A-Za-z ]+):", line.strip())
+        heading = re.fullmatch(r"([A-Z][A-Za-z ]*):", line.strip())
         if heading and not line.startswith(" "):
             current = groups.setdefault(heading.group(1), [])
         elif current is not None and line.startswith("    ") and line.strip():
