@@ -27,7 +27,7 @@ import pandas as pd
 
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, REACTIONS
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
 
 __all__ = [
     "ENTRY_POINTS",
@@ -134,7 +134,17 @@ def conformance_corpus() -> list[Episode]:
     def episode(name: str, rounds: Sequence[Sequence[Call]], **more: Any) -> Episode:
         made = [Round(send_sec=1.0, calls=list(calls)) for calls in rounds]
         made.append(Round(send_sec=1.0, calls=[]))  # the final answer
-        return Episode(id=name, source="synthetic", slot="s0", started_at=at, rounds=made, **more)
+        return Episode.model_validate(
+            {
+                "schema": SCHEMA_VERSION_2,
+                "id": name,
+                "source": "synthetic",
+                "slot": "s0",
+                "started_at": at,
+                "rounds": made,
+                **more,
+            }
+        )
 
     return [
         episode(
@@ -151,7 +161,7 @@ def conformance_corpus() -> list[Episode]:
                 [_call("query_code", 40.0, {"q": "callers"}, completed=False)],
                 [_read("a.py", 1, 10, 1.0)],
                 [_call("query_code", 30.0, {"q": "again"}, completed=False)],
-                [_read("a.py", 11, 30, 1.0)],
+                [_call("query_code", 2.0, {"q": "quick"}), _read("a.py", 11, 30, 1.0)],
             ],
         ),
         episode(
