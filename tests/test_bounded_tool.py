@@ -10,7 +10,14 @@ import threading
 import pytest
 
 import reviewlab
-from reviewlab import TimeoutPolicy, ToolCallLog, bounded_tool, tool_timeout_text
+from reviewlab import (
+    Policy,
+    PolicyError,
+    TimeoutPolicy,
+    ToolCallLog,
+    bounded_tool,
+    tool_timeout_text,
+)
 from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
 from reviewlab.live.executor import BoundedExecutor, CallStatus
 from reviewlab.live.otel import tracer_provider_scope
@@ -274,3 +281,104 @@ def test_cancelling_the_caller_cancels_an_async_tool_and_records_nothing():
 
     asyncio.run(scenario())
     assert seen == ["cancelled"] and sink.calls == []
+
+
+def run_command(command: str, timeout_sec: int | None = None) -> str:
+    """Run a command (a stand-in)."""
+    return f"ran {command}"
+
+
+async def run_script(script: str, timeout_sec: int | None = None) -> str:
+    """Run a script (a stand-in)."""
+    return f"ran {script}"
+
+
+@pytest.mark.parametrize("positional", [True, False])
+def test_a_sync_tools_timeout_override_applies_given_positionally_or_by_name(positional):
+    """ouroboros caps run_command's ``timeout_sec`` override at 1800 + 30 s: 900 gives a bound of
+    930 s whether the argument comes by position or by name."""
+    sink = Sink()
+    wrapped = bounded_tool(run_command, policy=Policy.ouroboros(), recorder=sink)
+    answer = wrapped("ls", 900) if positional else wrapped("ls", timeout_sec=900)
+    assert answer == "ran ls"
+    (call,) = sink.calls
+    assert call.args == {"command": "ls", "timeout_sec": 900}
+    assert call.bound.sec == 930.0 and call.bound.by == "tool_timeout"
+
+
+def test_an_async_tools_timeout_override_applies_given_positionally():
+    """The async wrapper binds positional arguments by name too: run_script(..., 900) is
+    bounded at 930 s."""
+    sink = Sink()
+    wrapped = bounded_tool(run_script, policy=Policy.ouroboros(), recorder=sink)
+    assert asyncio.run(wrapped("build.sh", 900)) == "ran build.sh"
+    (call,) = sink.calls
+    assert call.bound.sec == 930.0
+
+
+def test_a_sync_tool_gets_the_policys_idle_timeout():
+    """A wrapped sync tool that shows no progress is abandoned by ``idle`` at its 0.05 s idle
+    timeout, with the standard text naming that bound."""
+    release = threading.Event()
+
+    def query_code(q: str) -> str:
+        """Block until released."""
+        release.wait(WAIT)
+        return "late"
+
+    sink = Sink()
+    policy = Policy.uniform(30.0).with_idle(query_code=0.05)
+    wrapped = bounded_tool(query_code, policy=policy, recorder=sink)
+    try:
+        assert wrapped("x") == tool_timeout_text("query_code", 0.05)
+    finally:
+        release.set()
+    (call,) = sink.calls
+    assert call.bound.by == "idle" and call.bound.sec == 0.05
+
+
+def test_a_sync_tool_with_a_hedging_policy_is_hedged_on_an_executor_of_its_own():
+    """With hedges and no executor given, the wrapped tool gets its own executor with a
+    ShareBudget: a held first attempt is hedged and the second attempt's answer returned."""
+    release = threading.Event()
+    attempts = []
+    lock = threading.Lock()
+
+    def read_file(path: str) -> str:
+        """The first attempt blocks until released; the hedge answers at once."""
+        with lock:
+            attempts.append(path)
+            first = len(attempts) == 1
+        if first:
+            release.wait(WAIT)
+        return f"attempt {len(attempts)}"
+
+    policy = Policy.uniform(30.0).with_hedge("read_file", after_sec=0.05, max_share=1.0)
+    sink = Sink()
+    try:
+        assert bounded_tool(read_file, policy=policy, recorder=sink)("a.py") == "attempt 2"
+    finally:
+        release.set()
+    assert sink.calls[0].result.hedged and sink.calls[0].result.winner == 2
+
+
+@pytest.mark.parametrize(
+    ("tool", "policy", "part"),
+    [
+        (read_file, Policy.uniform(1.0).with_breaker(2), "breaker"),
+        (run_script, Policy.uniform(1.0).with_idle(run_script=0.5), "idle_sec"),
+        (run_script, Policy.uniform(1.0).with_hedge("read_file", after_sec=0.5), "hedges"),
+    ],
+)
+def test_a_part_a_wrapped_tool_cannot_honour_is_refused_by_name(tool, policy, part):
+    """No rounds for a breaker; no idle timeouts or hedges on the async path: each is refused
+    when the tool is wrapped, naming the part."""
+    with pytest.raises(PolicyError, match=part):
+        bounded_tool(tool, policy=policy)
+
+
+def test_a_shared_executor_without_hedge_admission_refuses_a_hedging_policy():
+    """A hedging policy on a given executor made without hedging: refused by name."""
+    policy = Policy.uniform(1.0).with_hedge("read_file", after_sec=0.5)
+    with BoundedExecutor() as executor, pytest.raises(PolicyError, match="hedges"):
+        bounded_tool(read_file, policy=policy, executor=executor)

@@ -6,13 +6,17 @@ from __future__ import annotations
 import contextvars
 import math
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from reviewlab.core.deadline import (
+    Clock,
+    ScaledClock,
     calendar_scope,
     clock_scope,
+    current_clock,
     deadline_remaining,
     execution_deadline_scope,
     monotonic_now,
@@ -145,3 +149,70 @@ def test_remaining_until_is_never_negative():
     assert remaining_until(None, 5.0) is None
     assert remaining_until(8.0, 5.0) == 3.0
     assert remaining_until(2.0, 5.0) == 0.0
+
+
+def test_a_clock_converts_its_seconds_into_real_waits():
+    """Clock(read, factor): reads are the callable's, a wait of x clock seconds is x * factor
+    real seconds; forever (None, inf) stays forever and a past moment waits 0."""
+    clock = Clock(lambda: 7.0, factor=0.01)
+    assert clock.now() == 7.0 and clock.real_sec(10.0) == pytest.approx(0.1)
+    assert clock.real_timeout(None) is None and clock.real_timeout(math.inf) is None
+    assert clock.real_timeout(-3.0) == 0.0
+    assert clock.real_timeout(1e300) == threading.TIMEOUT_MAX
+    done = threading.Event()
+    done.set()
+    assert clock.wait(done, 1e6) and clock.wait_until(done, 1e9)
+    with pytest.raises(ValueError, match="forever"):
+        clock.sleep_for(math.inf)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "2", True])
+def test_a_bad_clock_factor_is_refused_by_name(bad):
+    """A factor that is not a positive finite number is refused, naming ``factor``."""
+    with pytest.raises(ValueError, match="factor"):
+        ScaledClock(bad)
+    with pytest.raises(ValueError, match="factor"):
+        Clock(lambda: 0.0, factor=bad)
+
+
+def test_a_scaled_clock_runs_faster_than_real_time_and_waits_less():
+    """ScaledClock(0.01): a 20-second clock sleep takes about 0.2 real seconds and the clock
+    reads about 20 seconds more afterwards (never less: a sleep does not end early)."""
+    clock = ScaledClock(0.01)
+    real_before, before = time.monotonic(), clock.now()
+    clock.sleep_for(20.0)
+    real_after, after = time.monotonic(), clock.now()
+    assert real_after - real_before >= 0.2 - 1e-3
+    assert after - before == pytest.approx((real_after - real_before) / 0.01, rel=1e-6, abs=1e-3)
+    assert real_after - real_before < 10.0  # generous: a loaded machine may wake it late
+
+
+def test_deadline_scopes_count_in_the_clock_seconds_in_force():
+    """Under a scaled clock a deadline scope and deadline_remaining() are in the clock's own
+    seconds: 50 s left reads 50 s (not 0.5), on a clock read by hand."""
+    now = [100.0]
+    with clock_scope(Clock(lambda: now[0], factor=0.01)) as clock:
+        assert current_clock() is clock
+        with execution_deadline_scope(150.0):
+            assert deadline_remaining() == 50.0
+            now[0] = 149.0
+            assert deadline_remaining() == 1.0
+    assert current_clock() is not clock and current_clock().factor == 1.0
+
+
+def test_a_worker_thread_inherits_the_clock_through_its_copied_context():
+    """A thread started in a copy of the context reads the same clock object; a bare one the
+    real clock."""
+    clock = ScaledClock(0.5)
+    seen = {}
+    with clock_scope(clock):
+        context = contextvars.copy_context()
+    copied = threading.Thread(
+        target=lambda: context.run(lambda: seen.setdefault("c", current_clock()))
+    )
+    bare = threading.Thread(target=lambda: seen.setdefault("b", current_clock()))
+    copied.start()
+    bare.start()
+    copied.join(10)
+    bare.join(10)
+    assert seen["c"] is clock and seen["b"].factor == 1.0

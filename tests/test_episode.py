@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from reviewlab.core.deadline import clock_scope, execution_deadline_scope
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.deadline import ScaledClock, clock_scope, execution_deadline_scope
+from reviewlab.core.policy import Narrowing, Policy, PolicyError, TimeoutPolicy
 from reviewlab.core.receipts import arg_error_text, tool_timeout_text, unavailable_text
 from reviewlab.live.episode import DEFAULT_TASK, ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.executor import BoundedExecutor
@@ -440,3 +440,114 @@ def test_a_credited_read_past_the_end_of_the_file_is_recorded_as_the_lines_it_re
     [call] = episode_from_result(result, id="clip").calls
     assert call.extent is not None and (call.extent.start_line, call.extent.end_line) == (30, 40)
     assert call.requested_lines == 11
+
+
+def test_the_sync_round_loop_gives_the_thread_executor_the_policys_idle_timeout(repo):
+    """The thread path passes the idle part on as the async path does: a held read is abandoned
+    by ``idle`` at exactly its 0.05 s idle timeout, long before its 30 s bound."""
+    factory, holder = held_factory("read_file")
+    model = ScriptedModel(
+        [
+            {"tool_calls": [tool_call("read_file", {"path": "pkg/core.py"}, "r")]},
+            {"content": ANSWER},
+        ]
+    )
+    policy = Policy.uniform(30.0).with_idle(read_file=0.05)
+    try:
+        result = ReviewEpisode(repo, model, policy=policy, registry_factory=factory).execute()
+    finally:
+        holder["release"].set()
+    (receipt,) = result.usage["native_tool_receipts"]
+    assert receipt["bound_by"] == "idle" and receipt["bound_sec"] == 0.05
+    assert receipt["source_gap"] == "native_tool_abandoned"
+    assert tool_contents(model, 1) == [tool_timeout_text("read_file", 0.05)]
+    assert result.usage["native_end_reason"] == "final_answer"
+
+
+def test_a_bare_rule_and_a_separate_narrowing_are_one_policy(repo):
+    """ReviewEpisode(policy=TimeoutPolicy..., narrowing=...) still works: Policy.of makes one
+    value whose parts the episode reads (and None is ouroboros)."""
+    episode = ReviewEpisode(
+        repo, ScriptedModel([]), policy=TimeoutPolicy.uniform(0.3), narrowing=Narrowing("none")
+    )
+    assert episode.policy == Policy(
+        timeouts=TimeoutPolicy.uniform(0.3), narrowing=Narrowing("none")
+    )
+    assert episode.narrowing == Narrowing("none")
+    assert ReviewEpisode(repo, ScriptedModel([])).policy == Policy.ouroboros()
+
+
+class FirstReadHeld:
+    """The real registry, except that the first ``read_file`` blocks until ``release``."""
+
+    def __init__(self, inner: Any, release: threading.Event) -> None:
+        self.inner = inner
+        self.release = release
+        self.reads = 0
+        self.lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def execute(self, name: str, args: Any) -> str:
+        if name == "read_file":
+            with self.lock:
+                self.reads += 1
+                first = self.reads == 1
+            if first:
+                self.release.wait(WAIT * 3)
+        return str(self.inner.execute(name, args))
+
+
+def test_an_episode_with_its_own_executor_hedges_by_the_policys_hedges_part(repo):
+    """No executor given: the episode's own thread executor gets a ShareBudget of the policy's
+    hedges, so a held read is hedged and answered by its second attempt."""
+    release = threading.Event()
+    made: list[FirstReadHeld] = []
+
+    def factory(root, drive_root=None, task_id=""):
+        registry, ctx, schemas = inspection_registry(root, drive_root, task_id)
+        made.append(FirstReadHeld(registry, release))
+        return made[-1], ctx, schemas
+
+    model = ScriptedModel(
+        [
+            {"tool_calls": [tool_call("read_file", {"path": "pkg/core.py"}, "r")]},
+            {"content": ANSWER},
+        ]
+    )
+    policy = Policy.uniform(30.0).with_hedge("read_file", after_sec=0.05, max_share=1.0)
+    try:
+        result = ReviewEpisode(repo, model, policy=policy, registry_factory=factory).execute()
+    finally:
+        release.set()
+    (trace,) = result.trace[0].calls
+    assert str(trace.receipt.outcome) == "executed" and made[0].reads == 2
+    assert trace.result is not None and trace.result.hedged and trace.result.winner == 2
+
+
+def test_a_shared_executor_without_hedge_admission_refuses_a_hedging_policy_by_name(repo):
+    """A shared thread executor made without hedging cannot honour the policy's hedges: the
+    episode says so (PolicyError naming ``hedges``) before any send."""
+    model = ScriptedModel([{"content": ANSWER}])
+    policy = Policy.uniform(30.0).with_hedge("read_file", after_sec=1.0)
+    with BoundedExecutor() as shared, pytest.raises(PolicyError, match="hedges"):
+        ReviewEpisode(repo, model, policy=policy, executor=shared).execute()
+    assert model.calls == []
+
+
+def test_a_deadline_tie_under_a_scaled_clock_is_bound_by_the_tool_timeout(repo):
+    """Tool timeout 5.0 s with 5.0 s left (on a ScaledClock whose second lasts 0.1 s, so the
+    episode costs a fraction of a second): the real clock is a hair late, which the tie rule
+    absorbs; the bound is the window, about 5 s, and says ``tool_timeout``."""
+    model = ScriptedModel(
+        [
+            {"tool_calls": [tool_call("read_file", {"path": "pkg/core.py"}, "r")]},
+            {"content": ANSWER},
+        ]
+    )
+    with clock_scope(ScaledClock(0.1)) as clock, execution_deadline_scope(clock.now() + 5.0):
+        result = ReviewEpisode(repo, model, policy=TimeoutPolicy.uniform(5.0)).execute()
+    (receipt,) = result.usage["native_tool_receipts"]
+    assert receipt["bound_by"] == "tool_timeout" and receipt["outcome"] == "executed"
+    assert 5.0 - 0.25 < receipt["bound_sec"] <= 5.0

@@ -24,7 +24,7 @@ from test_seed_scenarios import (
 )
 
 from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy, PolicyError, TimeoutPolicy
 from reviewlab.live.aio import AsyncBoundedExecutor
 from reviewlab.live.episode import ReviewEpisode, ScriptedModel
 
@@ -255,3 +255,30 @@ def test_refusals_and_errors_publish_the_same_receipts_on_both_paths(repo):  # n
     assert [r["outcome"] for r in receipts][:2] == ["refused", "refused"]
     assert receipts[4]["opened_path"] == "greeting.txt"
     assert normalised(aio.usage["native_tool_receipts"]) == normalised(receipts)
+
+
+def test_the_async_path_refuses_a_hedging_policy_by_name(repo):  # noqa: F811
+    """The asyncio executor does not hedge: an async model with a policy that hedges raises a
+    PolicyError naming ``hedges`` before the model is sent anything."""
+    factory, release, _holder = async_factory(hold_sec=0.0)
+    model = reading()
+    policy = Policy.uniform(30.0).with_hedge("read_file", after_sec=1.0)
+    try:
+        with pytest.raises(PolicyError, match="hedges"):
+            ReviewEpisode(repo, model, policy=policy, registry_factory=factory).execute()
+    finally:
+        release.set()
+    assert model.calls == []
+
+
+def test_the_async_path_passes_the_policys_idle_timeout(repo):  # noqa: F811
+    """An idle part reaches the asyncio executor through the same terms as on the thread path:
+    a read held without progress is abandoned by ``idle`` at its idle timeout."""
+    factory, release, _holder = async_factory(hold_sec=30.0)
+    policy = Policy.uniform(30.0).with_idle(read_file=0.05)
+    try:
+        result = ReviewEpisode(repo, reading(), policy=policy, registry_factory=factory).execute()
+    finally:
+        release.set()
+    (receipt,) = result.usage["native_tool_receipts"]
+    assert receipt["bound_by"] == "idle" and receipt["bound_sec"] == 0.05

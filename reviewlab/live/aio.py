@@ -217,13 +217,13 @@ class AsyncBoundedExecutor(ExecutorBase):
             fn,
             args,
             kwargs,
-            bound=bound,
-            name=name,
-            idle_sec=idle_sec,
-            transport=transport or ("async" if is_async else "thread"),
-            call_id=call_id,
-            real_now=loop.time,
-            result_type=AsyncCallResult,
+            bound,
+            name,
+            idle_sec,
+            transport or ("async" if is_async else "thread"),
+            call_id,
+            loop.time,
+            AsyncCallResult,
         )
         if isinstance(call, CallResult):
             assert isinstance(call, AsyncCallResult)

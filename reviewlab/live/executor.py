@@ -233,15 +233,7 @@ class BoundedExecutor(ExecutorBase):
         if self._closed:
             raise RuntimeError(f"executor {self.name!r}: run() after shutdown()")
         call = self.admit(
-            fn,
-            args,
-            kwargs,
-            bound=bound,
-            name=name,
-            idle_sec=idle_sec,
-            transport="thread",
-            call_id=call_id,
-            real_now=time.monotonic,
+            fn, args, kwargs, bound, name, idle_sec, "thread", call_id, time.monotonic
         )
         if isinstance(call, CallResult):
             return call  # refused: never started

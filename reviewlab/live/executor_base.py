@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from reviewlab.core.deadline import Clock
+from reviewlab.core.deadline import Clock, current_clock
 from reviewlab.core.hedge import HedgeAdmission, HedgeRule
 from reviewlab.core.policy import Bound, Policy, resolve_bound
 from reviewlab.core.receipts import refused_text
@@ -303,21 +303,36 @@ class Dispatched:
         return self.clock.now() - self.start
 
     def finished(
-        self, result_type: type[CallResult], value: Any, exc: BaseException | None, **extra: Any
+        self,
+        result_type: type[CallResult],
+        value: Any,
+        exc: BaseException | None,
+        hedged: bool = False,
+        winner: int = 1,
     ) -> CallResult:
-        """The result of a call that returned or raised inside its bound."""
-        status = CallStatus.RAISED if exc is not None else CallStatus.RETURNED
+        """The result of a call that returned or raised inside its bound (``winner``: the
+        attempt that answered a hedged call)."""
+        notes = self.notes
+        if not (self.keep_notes or notes.progress_sec or self.idle_sec is not None):
+            notes = None  # type: ignore[assignment]
+        # Positional: this runs once per call, on the executors' hot path.
         return result_type(
             self.name,
-            status,
+            CallStatus.RAISED if exc is not None else CallStatus.RETURNED,
             self.started_wall,
-            self.elapsed(),
+            self.clock.now() - self.start,
             self.bound,
-            value=None if exc is not None else value,
-            exc=exc,
-            notes=self.kept_notes(),
-            started_sec=self.start,
-            **extra,
+            None if exc is not None else value,
+            exc,
+            "",
+            None,
+            None,
+            hedged,
+            winner,
+            None,
+            0,
+            notes,
+            self.start,
         )
 
     def abandoned(
@@ -395,7 +410,6 @@ class ExecutorBase:
         fn: Callable[..., Any],
         args: tuple[Any, ...],
         kwargs: Mapping[str, Any],
-        *,
         bound: Bound | float | None,
         name: str,
         idle_sec: float | None,
@@ -408,9 +422,8 @@ class ExecutorBase:
         cap is full: never started). The hedge admission is told of every dispatched call of a
         hedged tool; the call may hedge only if its bound leaves time for it. The admission is
         asked with the call's notes current (:func:`~reviewlab.live.call_notes.asking_for`)."""
-        bound_obj = as_bound(bound)
+        bound_obj = bound if bound is None or type(bound) is Bound else as_bound(bound)
         name = name or getattr(fn, "__name__", "call")
-        notes = CallNotes(transport, call_id=call_id)
         cap = self.loose_cap
         if cap is not None and self.ledger.loose >= cap:
             self.ledger._refuse()
@@ -421,8 +434,10 @@ class ExecutorBase:
                 0.0,
                 bound_obj,
                 text=refused_text(name, self.ledger.loose, cap),
-                notes=notes if self.keeps_notes else None,
+                notes=CallNotes(transport, call_id=call_id) if self.keeps_notes else None,
             )
+        clock = current_clock()
+        notes = CallNotes(transport, call_id=call_id, clock=clock)
         hedge = None
         hedging = self.hedging
         if hedging is not None:
@@ -434,7 +449,7 @@ class ExecutorBase:
                 if bound_sec is None or bound_sec > rule.after_sec:
                     hedge = rule
         return Dispatched(
-            name, bound_obj, idle_sec, hedge, notes, notes.clock, real_now, self.keeps_notes
+            name, bound_obj, idle_sec, hedge, notes, clock, real_now, self.keeps_notes
         )
 
     def admit_hedge(

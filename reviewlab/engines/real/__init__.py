@@ -54,8 +54,10 @@ a planned call that has gone ``after_sec`` unanswered gets a second REAL attempt
 registry runs for the plan's ``d2`` (blocking until the run ends when ``d2`` is infinite); the
 first answer wins and the loser is a loose worker of the real ledger. The frame's ``hedged`` is
 what the executor really did; each loose attempt's zombie time is measured when it came back
-before the run ended, else its planned remainder. Hedging is replayed under
-``reaction="as_recorded"`` only; other reactions refuse the ``hedges`` part by name.
+before the run ended, else its planned remainder. The plan is by corpus row, so under every
+reaction a rewritten episode hedges the calls the recording's plan named and a re-issued copy
+never hedges, as in the other engines (:meth:`HedgePlan.carried
+<reviewlab.engines.censoring.HedgePlan.carried>`).
 
 The breaker (the policy's ``breaker`` part) is the real episode's own: a fresh state per
 episode, or, for a slot-scoped rule, one shared :class:`~reviewlab.core.breaker.BreakerState`
