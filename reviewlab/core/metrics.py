@@ -34,7 +34,7 @@ frames, so a rate means the same thing whichever engine produced it.
 * hedges: calls whose second attempt started (:mod:`reviewlab.core.hedge`), and
   ``extra_call_share``, the extra tool calls they cost: hedges / dispatched
   calls. A replay under a policy that hedges adds :data:`CALL_HEDGE_COLUMNS`
-  (``hedged``) to its call frame; without it every call counts as unhedged.
+  (``hedged``) to its call frame; without it no call counts as hedged.
 
 Every replay engine's call frame holds :data:`CALL_COLUMNS` followed by the
 engine's own timing of each call, :data:`CALL_TIMING_COLUMNS` (no metric below
@@ -72,6 +72,7 @@ __all__ = [
     "CALL_TIMING_COLUMNS",
     "EPISODE_COLUMNS",
     "SUMMARY_KEYS",
+    "WALL_QUANTILES",
     "episode_rows",
     "peak_overlap",
     "per_slot",
@@ -79,6 +80,7 @@ __all__ = [
     "quantiles",
     "summarize",
     "summarize_arrays",
+    "summary_from_totals",
     "timeout_lost_lines",
 ]
 
@@ -139,6 +141,9 @@ SUMMARY_KEYS = (
     "hedges",
     "extra_call_share",
 )
+
+WALL_QUANTILES = (0.50, 0.95, 0.99)
+"""The wall-time quantiles of the summary (``wall_p50_sec``, ``wall_p95_sec``, ``wall_p99_sec``)."""
 
 EXECUTED, ERROR = OUTCOMES[0], OUTCOMES[1]
 _DISPATCHED = (EXECUTED, ERROR)
@@ -286,8 +291,6 @@ def summarize_arrays(
     written those zombies as 0 into ``zombie_sec`` gives their count here (one pass instead
     of three; the same figures).
     """
-    n_dispatched = int(np.count_nonzero(dispatched))
-    n_bounded = int(np.count_nonzero(bounded))
     zombie = np.ascontiguousarray(zombie_sec, dtype=float)
     zombie_finite = float(zombie.sum())
     if wedged_zombies is not None:  # the wedged ones are already 0 in zombie_sec
@@ -298,25 +301,66 @@ def summarize_arrays(
         finite = np.isfinite(zombie)
         wedged = int(zombie.size - np.count_nonzero(finite))
         zombie_finite = float(np.where(finite, zombie, 0.0).sum())
-    zombie_total = math.inf if wedged else zombie_finite
     # A sparse replay gives its walls as the static ones with its changes (the same quantiles).
     wall = wall_sec if isinstance(wall_sec, ReplacedValues) else np.asarray(wall_sec, dtype=float)
     silence = np.asarray(max_silence_sec, dtype=float)
-    requested = float(np.sum(requested_lines))
-    credited = float(np.sum(credited_lines))
-    timeout_lost = float(np.sum(timeout_lost_lines))
-    total_loss = coverage_loss(requested, credited)
-    timeout_loss = timeout_lost / requested if requested > 0 else 0.0
-    p50, p95, p99 = quantiles(wall, (0.50, 0.95, 0.99))
-    hedges = 0 if hedged is None else int(np.count_nonzero(hedged))
+    return summary_from_totals(
+        episodes=int(wall.size),
+        calls=int(zombie.size),
+        dispatched=int(np.count_nonzero(dispatched)),
+        abandoned=int(np.count_nonzero(abandoned)),
+        bounded=int(np.count_nonzero(bounded)),
+        by_deadline=int(np.count_nonzero(by_deadline)),
+        requested_lines=np.sum(requested_lines),
+        credited_lines=np.sum(credited_lines),
+        timeout_lost_lines=np.sum(timeout_lost_lines),
+        wall_quantiles=quantiles(wall, WALL_QUANTILES),
+        wall_max_sec=float(wall.max()) if wall.size else 0.0,
+        max_silence_sec=float(silence.max()) if silence.size else 0.0,
+        zombie_finite_sec=zombie_finite,
+        wedged_zombies=wedged,
+        peak_loose_workers=int(peak_loose_workers),
+        hedges=0 if hedged is None else int(np.count_nonzero(hedged)),
+    )
+
+
+def summary_from_totals(
+    *,
+    episodes: int,
+    calls: int,
+    dispatched: int,
+    abandoned: int,
+    bounded: int,
+    by_deadline: int,
+    requested_lines: float,
+    credited_lines: float,
+    timeout_lost_lines: float,
+    wall_quantiles: Sequence[float],
+    wall_max_sec: float,
+    max_silence_sec: float,
+    zombie_finite_sec: float,
+    wedged_zombies: int,
+    peak_loose_workers: int,
+    hedges: int,
+) -> dict[str, Any]:
+    """The summary from the totals :func:`summarize_arrays` reduces its arrays to: counts,
+    integer line sums, the wall quantiles at :data:`WALL_QUANTILES` and the maxima, the
+    finite zombie seconds and the count of zombies that never return.
+
+    Line counts may be given as NumPy scalars (their sums); they are read as floats.
+    The rates are defined here once; a sweep over partitions on a cluster
+    (:mod:`reviewlab.analysis.partitioned`) merges per-partition totals and calls it too.
+    """
+    requested = float(requested_lines)
+    credited = float(credited_lines)
+    timeout_lost = float(timeout_lost_lines)
+    p50, p95, p99 = wall_quantiles
     return {
-        "episodes": int(wall.size),
-        "calls": int(zombie.size),
-        "abandoned_call_rate": int(np.count_nonzero(abandoned)) / n_dispatched
-        if n_dispatched
-        else 0.0,
-        "coverage_loss_rate": total_loss,
-        "timeout_coverage_loss_rate": timeout_loss,
+        "episodes": int(episodes),
+        "calls": int(calls),
+        "abandoned_call_rate": int(abandoned) / dispatched if dispatched else 0.0,
+        "coverage_loss_rate": coverage_loss(requested, credited),
+        "timeout_coverage_loss_rate": timeout_lost / requested if requested > 0 else 0.0,
         # The rest of the loss; computed as a difference of line counts so the two parts add up.
         "inherent_coverage_loss_rate": (requested - credited - timeout_lost) / requested
         if requested > 0
@@ -324,17 +368,15 @@ def summarize_arrays(
         "wall_p50_sec": p50,
         "wall_p95_sec": p95,
         "wall_p99_sec": p99,
-        "wall_max_sec": float(wall.max()) if wall.size else 0.0,
-        "max_silence_sec": float(silence.max()) if silence.size else 0.0,
-        "zombie_sec": zombie_total,
-        "zombie_finite_sec": zombie_finite,
-        "wedged_zombies": wedged,
+        "wall_max_sec": wall_max_sec,
+        "max_silence_sec": max_silence_sec,
+        "zombie_sec": math.inf if wedged_zombies else zombie_finite_sec,
+        "zombie_finite_sec": zombie_finite_sec,
+        "wedged_zombies": int(wedged_zombies),
         "peak_loose_workers": int(peak_loose_workers),
-        "deadline_bound_share": int(np.count_nonzero(by_deadline)) / n_bounded
-        if n_bounded
-        else 0.0,
-        "hedges": hedges,
-        "extra_call_share": hedges / n_dispatched if n_dispatched else 0.0,
+        "deadline_bound_share": int(by_deadline) / bounded if bounded else 0.0,
+        "hedges": int(hedges),
+        "extra_call_share": hedges / dispatched if dispatched else 0.0,
     }
 
 
