@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.analysis.partitioned import evaluate_partition, merge_parts, sweep_path
+from reviewlab.analysis.cluster import ClusterCorpus
 from reviewlab.analysis.sweep import make_grid, sweep
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.vectorized.columns import compile_columns
 from reviewlab.recording.column_checks import ColumnarFormatError
 from reviewlab.recording.columnar import write_columnar
-from reviewlab.recording.columnar_read import partition_paths
 from reviewlab.recording.files import load_episodes, save_episodes
-from reviewlab.recording.synth import synth_corpus
+from reviewlab.recording.synth import TOOLS, synth_corpus
+
+distributed = pytest.importorskip("distributed")
 
 GRID = make_grid(
     [TimeoutPolicy.ouroboros(), TimeoutPolicy.uniform(3.0)],
@@ -27,12 +30,27 @@ GRID = make_grid(
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A synthetic corpus with deadlines, wedges and heavy tails, in four unequal partitions."""
+    """A synthetic corpus with deadlines, many wedges and heavy tails, in four unequal
+    partitions."""
     root = tmp_path_factory.mktemp("corpus")
-    episodes = synth_corpus(900, seed=8, tail_scale=60.0, deadline_share=0.6)
+    # Wedges 20 times as common as by default: the unbounded points' p95 and p99 are inf.
+    tools = {name: replace(p, wedge_p=20 * p.wedge_p) for name, p in TOOLS.items()}
+    episodes = synth_corpus(900, seed=8, tail_scale=60.0, deadline_share=0.6, tools=tools)
     save_episodes(episodes, root / "all.jsonl.gz")
     write_columnar(episodes, root / "parts", rows_per_partition=250)
     return root
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[object]:
+    """A real two-worker LocalCluster in this process (threads, no worker processes)."""
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as connected,
+    ):
+        yield connected
 
 
 def test_a_corpus_path_sweeps_like_its_episodes(corpus: Path) -> None:
@@ -45,52 +63,45 @@ def test_a_corpus_path_sweeps_like_its_episodes(corpus: Path) -> None:
 
 
 @pytest.mark.parametrize("censored", ["wedge", "observed"])
-def test_partition_parts_merge_to_the_whole_corpus_summary(corpus: Path, censored: str) -> None:
-    """Per-partition parts merged give exactly the single-process summary (percentiles included)."""
-    compiled, _, _ = sweep_path(corpus / "parts", list(GRID), censored=censored)
-    assert compiled is not None
-    parts = partition_paths(corpus / "parts")
-    assert len(parts) == 4
-    origin = int(
-        pd.Timestamp(min(e.started_at for e in load_episodes(corpus / "all.jsonl.gz"))).value
-        // 1000
-    )
-    per_partition = [evaluate_partition(str(p), list(GRID), censored, 0, origin) for p in parts]
-    for i, point in enumerate(GRID):
-        merged = merge_parts([parts_of[i] for parts_of in per_partition])
-        assert merged == compiled.summary(point.policy, point.narrowing), point.params
-
-
-def test_dask_local_cluster_sweeps_partitions_exactly(corpus: Path) -> None:
-    """On a real two-process LocalCluster, each worker replays its
-    partitions; the frame is exact."""
-    distributed = pytest.importorskip("distributed")
-    expected = sweep(corpus / "parts", GRID)
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        got = sweep(corpus / "parts", GRID, client=client)
-        observed = sweep(corpus / "parts", GRID, client=client, censored="observed")
-        with pytest.raises(ValueError, match="impute"):
-            sweep(corpus / "parts", GRID, client=client, censored="impute")
+def test_a_cluster_sweep_equals_the_in_process_sweep(
+    corpus: Path, client: object, censored: str
+) -> None:
+    """On a real LocalCluster the merged partials give the in-process frame, every column."""
+    expected = sweep(corpus / "parts", GRID, censored=censored)
+    got = sweep(corpus / "parts", GRID, client=client, censored=censored, chunk_size=5)
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
-    pd.testing.assert_frame_equal(
-        observed, sweep(corpus / "parts", GRID, censored="observed"), check_exact=True
-    )
+    # The corpus exercises what the merge must get right: wedges, loose workers, quantiles.
+    assert (expected["wedged_zombies"] > 0).any() == (censored == "wedge")
+    assert (expected["peak_loose_workers"] > 1).any()
+    assert np.isinf(expected["wall_p99_sec"]).any() == (censored == "wedge")
+    assert np.isfinite(expected["wall_p50_sec"]).all()
 
 
-def test_paths_sweep_on_the_twin_and_refuse_unknown_tools(corpus: Path) -> None:
-    """The twin sweeps a partition directory as it sweeps its loaded episodes; a grid naming an
-    absent tool is refused."""
-    pd.testing.assert_frame_equal(
-        sweep(corpus / "parts", GRID, engine="twin"),
-        sweep(load_episodes(corpus / "parts"), GRID, engine="twin"),
-    )
+def test_impute_is_refused_on_a_cluster(corpus: Path, client: object) -> None:
+    """Imputation draws from the whole corpus's estimates: a cluster sweep refuses it by name."""
+    with pytest.raises(ValueError, match="impute"):
+        sweep(corpus / "parts", GRID, client=client, censored="impute")
+
+
+def test_a_cluster_corpus_knows_its_shape(corpus: Path, client: object) -> None:
+    """Opening the partitions on the workers gives the whole corpus's counts and tools."""
+    whole = compile_columns(corpus / "parts")
+    with ClusterCorpus.open(corpus / "parts", client) as on_cluster:
+        assert len(on_cluster.partitions) == 4
+        assert on_cluster.episodes == len(whole.episode_ids) == 900
+        assert on_cluster.calls == whole.calls
+        assert on_cluster.tools == sorted(whole.tools)
+        assert on_cluster.origin_us == min(
+            int(e.started_at.timestamp() * 1_000_000) for e in load_episodes(corpus / "all.jsonl.gz")
+        )
+
+
+def test_paths_refuse_the_twin_and_unknown_tools(corpus: Path, client: object) -> None:
+    """A corpus path is for the vectorized engine; a grid naming an absent tool is refused."""
     with pytest.raises(ValueError, match="run_command"):
         sweep(corpus / "parts", make_grid(tools={"run_command": [5.0]}))
+    with pytest.raises(ValueError, match="run_command"):
+        sweep(corpus / "parts", make_grid(tools={"run_command": [5.0]}), client=client)
 
 
 def test_small_batches_compile_the_same_corpus(corpus: Path) -> None:
@@ -101,16 +112,18 @@ def test_small_batches_compile_the_same_corpus(corpus: Path) -> None:
         if isinstance(value, np.ndarray) and value.dtype != object:
             assert np.array_equal(value, getattr(batched, name), equal_nan=True), name
     point = GRID.points[4]
-    assert whole.summary(point.policy, point.narrowing) == batched.summary(
-        point.policy, point.narrowing
-    )
+    assert whole.summary(point.policy) == batched.summary(point.policy)
 
 
-def test_a_repeated_id_across_partitions_is_named(tmp_path: Path) -> None:
-    """Compiling partitions that share an id names the later partition, its row and the first."""
+def test_a_repeated_id_across_partitions_is_named(tmp_path: Path, client: object) -> None:
+    """Partitions that share an id are refused, in-process and on a cluster, naming the later
+    partition, its row and where the id came first."""
     episodes = synth_corpus(6, seed=1)
     write_columnar(episodes, tmp_path / "parts", rows_per_partition=3)
-    write_columnar(episodes[:1], tmp_path / "extra.parquet")
+    write_columnar(episodes[1:2], tmp_path / "extra.parquet")
     (tmp_path / "extra.parquet").rename(tmp_path / "parts" / "part-00009.parquet")
-    with pytest.raises(ColumnarFormatError, match=r"part-00009\.parquet:1: id: .*first on row 1"):
+    message = r"part-00009\.parquet:1: id: .*duplicate episode id .*first on row 2 of .*part-00000"
+    with pytest.raises(ColumnarFormatError, match=message):
         compile_columns(tmp_path / "parts")
+    with pytest.raises(ColumnarFormatError, match=message):
+        sweep(tmp_path / "parts", GRID, client=client)

@@ -55,6 +55,7 @@ from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.corpus import Corpus, CorpusSource, open_corpus
 from reviewlab.engines.vectorized import CompiledCorpus
+from reviewlab.recording.locations import is_url
 from reviewlab.recording.schema import Episode
 
 __all__ = [
@@ -457,6 +458,18 @@ def sweep(
                 raise TypeError(
                     f"prices[{name!r}]: expected a PriceTable, got {type(table).__name__}"
                 )
+    if is_url(corpus):  # Parquet behind an fsspec URL: swept where it lives, on a cluster
+        episodic = any(replays_episodes(point.policy) for point in points)
+        if client is None or engine != "vectorized" or tables is not None or episodic:
+            raise ValueError(
+                f"{corpus}: a corpus behind a URL is swept on a Dask cluster (client=...) by "
+                "the vectorized engine, without prices, hedges or breakers; copy it to a local "
+                "path otherwise"
+            )
+        rows = _sweep_partitions(
+            corpus, points, client, censored, seed, chunk_size, progress, allow_unknown_tools
+        )
+        return _frame(points, rows)
     source = open_corpus(corpus)
     engine_of_points = engine
     if any(replays_episodes(point.policy) for point in points):
@@ -467,17 +480,12 @@ def sweep(
         episodes = source.episodes(reason="prices: the token counts live in the episodes")
         priced = {name: PricedCorpus.of(episodes, table) for name, table in tables.items()}
     if client is not None and engine == "vectorized" and _partitioned(source):
-        # Parquet partitions on a cluster: each worker reads and replays its own.
-        from reviewlab.analysis.partitioned import sweep_path
-
-        assert source.path is not None
-        _, merged, tools = sweep_path(
-            source.path, points, client=client, censored=censored, seed=seed
+        # Parquet partitions on a cluster: each worker reads and replays its own, and the
+        # client merges fixed-size partials (reviewlab.analysis.partitioned).
+        rows = _sweep_partitions(
+            source, points, client, censored, seed, chunk_size, progress, allow_unknown_tools
         )
-        if not allow_unknown_tools:
-            check_tools(grid_tools(points), tools, what="grid")
-        assert merged is not None
-        return _frame(points, merged)
+        return _frame(points, rows)
     if not allow_unknown_tools:
         check_tools(grid_tools(points), source.tools, what="grid")
     if threads is not None and threads > 1 and engine != "vectorized":
@@ -522,6 +530,39 @@ def sweep(
         if bar is not None:
             bar.close()
     return _frame(points, rows, priced=None if tables is None else list(tables))
+
+
+def _sweep_partitions(
+    source: Any,
+    points: list[PolicyPoint],
+    client: Any,
+    censored: CensoringMode,
+    seed: int,
+    chunk_size: int | None,
+    progress: bool | None,
+    allow_unknown_tools: bool,
+) -> list[dict[str, Any]]:
+    from reviewlab.analysis.partitioned import sweep_partitions
+
+    def known(tools: list[str]) -> None:
+        if not allow_unknown_tools:
+            check_tools(grid_tools(points), tools, what="grid")
+
+    bar = _progress_bar(len(points), progress)
+    try:
+        return sweep_partitions(
+            source,
+            points,
+            client=client,
+            censored=censored,
+            seed=seed,
+            chunk_size=chunk_size,
+            check_tools=known,
+            done=None if bar is None else bar.update,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _run_on_cluster(

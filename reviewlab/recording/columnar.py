@@ -65,7 +65,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from reviewlab.recording.locations import is_url
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Episode
 
 __all__ = [
@@ -81,7 +82,9 @@ __all__ = [
     "OPTIONAL_COLUMNS",
     "episodes_table",
     "is_columnar",
+    "unique_ids",
     "write_columnar",
+    "write_partitions",
     "write_tables",
 ]
 
@@ -141,7 +144,10 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def is_columnar(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` names a columnar corpus: a ``.parquet`` file or a directory."""
+    """Whether ``path`` names a columnar corpus: a ``.parquet`` file, a directory, or a URL
+    (only Parquet lives behind one)."""
+    if is_url(path):
+        return True
     where = Path(path)
     return where.suffix == ".parquet" or where.is_dir()
 
@@ -294,22 +300,22 @@ def write_tables(
     rows_per_partition: int = PARTITION_ROWS,
 ) -> int:
     """Write tables of :data:`ARROW_SCHEMA` (one row group each)
-    atomically to ``path``; the count."""
+    atomically to ``path``; the count.
+
+    ``path`` may be an fsspec URL (:mod:`reviewlab.recording.locations`): the files are
+    written under a temporary name beside it and moved into place when every one is
+    written (:mod:`reviewlab.recording.columnar_urls`)."""
     if rows_per_partition < 1:
         raise ValueError(f"rows_per_partition must be at least 1, got {rows_per_partition!r}")
+    if is_url(path):
+        from reviewlab.recording.columnar_urls import write_tables_url
+
+        return write_tables_url(
+            tables, str(path), rows_per_partition=rows_per_partition, checked=unique_ids(path)
+        )
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
-    seen: set[str] = set()
-
-    def checked(table: pa.Table) -> pa.Table:
-        ids = table.column("id").to_pylist()
-        fresh = set(ids)
-        if len(fresh) != len(ids) or not seen.isdisjoint(fresh):
-            repeated = next(i for n, i in enumerate(ids) if i in seen or i in ids[:n])
-            raise ValueError(f"{target}: duplicate episode id {repeated!r}")
-        seen.update(fresh)
-        return table.replace_schema_metadata(ARROW_SCHEMA.metadata)
-
+    checked = unique_ids(target)
     if target.suffix == ".parquet":
         fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
         os.close(fd)
@@ -323,34 +329,68 @@ def write_tables(
         return count
     temp_dir = Path(tempfile.mkdtemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp"))
     try:
-        count = 0
-        part = 0
-        pending = (checked(t) for t in tables)
-        writer: pq.ParquetWriter | None = None
-        in_part = 0
-        for table in pending:
-            start = 0
-            while start < table.num_rows or (table.num_rows == 0 and writer is None):
-                if writer is None:
-                    writer = pq.ParquetWriter(temp_dir / f"part-{part:05d}.parquet", ARROW_SCHEMA)
-                take = min(rows_per_partition - in_part, table.num_rows - start)
-                writer.write_table(table.slice(start, take))
-                start += take
-                in_part += take
-                count += take
-                if in_part >= rows_per_partition or table.num_rows == 0:
-                    writer.close()
-                    writer, in_part, part = None, 0, part + 1
-                if table.num_rows == 0:
-                    break
-        if writer is not None:
-            writer.close()
-        if not any(temp_dir.iterdir()):
-            pq.write_table(ARROW_SCHEMA.empty_table(), temp_dir / "part-00000.parquet")
+        count = write_partitions(
+            (checked(t) for t in tables),
+            rows_per_partition,
+            lambda name: pq.ParquetWriter(temp_dir / name, ARROW_SCHEMA),
+        )
         _publish_dir(temp_dir, target)
     except BaseException:
         shutil.rmtree(temp_dir, ignore_errors=True)
         raise
+    return count
+
+
+def unique_ids(target: str | os.PathLike[str]) -> Callable[[pa.Table], pa.Table]:
+    """A check each table passes on its way to ``target``: its ids unseen so far (else a
+    ``ValueError`` naming the id), its metadata the format's."""
+    seen: set[str] = set()
+
+    def checked(table: pa.Table) -> pa.Table:
+        ids = table.column("id").to_pylist()
+        fresh = set(ids)
+        if len(fresh) != len(ids) or not seen.isdisjoint(fresh):
+            repeated = next(i for n, i in enumerate(ids) if i in seen or i in ids[:n])
+            raise ValueError(f"{target}: duplicate episode id {repeated!r}")
+        seen.update(fresh)
+        return table.replace_schema_metadata(ARROW_SCHEMA.metadata)
+
+    return checked
+
+
+def write_partitions(
+    tables: Iterable[pa.Table],
+    rows_per_partition: int,
+    open_part: Callable[[str], pq.ParquetWriter],
+) -> int:
+    """Split ``tables`` into ``part-NNNNN.parquet`` files of at most ``rows_per_partition``
+    rows, each opened by ``open_part(name)`` and closed when full; the count. An empty
+    corpus is one empty partition."""
+    count = 0
+    part = 0
+    writer: pq.ParquetWriter | None = None
+    in_part = 0
+    for table in tables:
+        start = 0
+        while start < table.num_rows or (table.num_rows == 0 and writer is None):
+            if writer is None:
+                writer = open_part(f"part-{part:05d}.parquet")
+            take = min(rows_per_partition - in_part, table.num_rows - start)
+            writer.write_table(table.slice(start, take))
+            start += take
+            in_part += take
+            count += take
+            if in_part >= rows_per_partition or table.num_rows == 0:
+                writer.close()
+                writer, in_part, part = None, 0, part + 1
+            if table.num_rows == 0:
+                break
+    if writer is not None:
+        writer.close()
+    if part == 0 and writer is None and count == 0:
+        empty = open_part("part-00000.parquet")
+        empty.write_table(ARROW_SCHEMA.empty_table())
+        empty.close()
     return count
 
 

@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from reviewlab.recording.column_checks import ColumnarFormatError, check_table, conform
 from reviewlab.recording.columnar import FILE_SCHEMA, LAYOUT, LAYOUT_KEY, SCHEMA_KEY
 from reviewlab.recording.file_errors import EpisodeFormatError, SkippedLine, field_of
+from reviewlab.recording.locations import is_url, open_input, url_parquet_parts
 from reviewlab.recording.schema import SCHEMA_VERSIONS, Episode
 
 __all__ = [
@@ -48,7 +49,11 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def partition_paths(path: str | os.PathLike[str]) -> list[Path]:
-    """The Parquet files of a corpus: ``[path]`` for a file, else the directory's, by name."""
+    """The Parquet files of a corpus: ``[path]`` for a file, else the directory's, by name.
+
+    A URL (:mod:`reviewlab.recording.locations`) lists its partitions as URLs (strings)."""
+    if is_url(path):
+        return url_parquet_parts(path)  # type: ignore[arg-type,return-value]
     where = Path(path)
     if where.is_dir():
         parts = sorted(p for p in where.iterdir() if p.suffix == ".parquet")
@@ -60,9 +65,12 @@ def partition_paths(path: str | os.PathLike[str]) -> list[Path]:
     return [where]
 
 
-def _open(path: Path) -> pq.ParquetFile:
+def _open(path: Path | str) -> pq.ParquetFile:
     try:
-        handle = pq.ParquetFile(path)
+        # A URL is opened through fsspec (a missing object names the URL).
+        handle = pq.ParquetFile(open_input(path) if is_url(path) else path)  # type: ignore[arg-type]
+    except FileNotFoundError:
+        raise
     except (pa.ArrowInvalid, OSError) as exc:
         raise EpisodeFormatError(path, 0, "<parquet>", f"not a Parquet file ({exc})") from None
     metadata = handle.schema_arrow.metadata or {}

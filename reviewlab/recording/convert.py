@@ -7,7 +7,9 @@ destination atomically through :func:`~reviewlab.recording.files.save_episodes`
 (which chooses the format by the destination's suffix: ``.jsonl``,
 ``.jsonl.gz``, ``.parquet``, or a directory of partitions). A failure leaves
 the destination as it was. Converting JSONL → Parquet → JSONL gives back the
-same bytes.
+same bytes. Either end may be an fsspec URL (:mod:`reviewlab.recording.locations`) holding
+Parquet: ``convert_corpus("c.jsonl.gz", "s3://bucket/corpus", rows_per_partition=125_000)``
+writes the partitions a Dask cluster's workers read.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 from pathlib import Path
 
 from reviewlab.recording.files import OnError, SkippedLine, iter_episodes, paused_gc, save_episodes
+from reviewlab.recording.locations import is_url
 
 __all__ = ["convert_corpus"]
 
@@ -33,9 +36,39 @@ def convert_corpus(
     ``on_error="skip"`` drops bad episodes and reports each into ``skipped``
     (required then). ``rows_per_partition`` writes a directory of partitions.
     """
+    if is_url(source) or is_url(destination):
+        return _convert_url(source, destination, on_error, skipped, rows_per_partition)
     src, dst = Path(source), Path(destination)
     if src.exists() and dst.exists() and os.path.samefile(src, dst):
         raise ValueError(f"{dst}: is the source itself; write the conversion elsewhere")
     episodes = iter_episodes(src, on_error=on_error, skipped=skipped)
     with paused_gc():
         return save_episodes(episodes, dst, rows_per_partition=rows_per_partition)
+
+
+def _convert_url(
+    source: str | os.PathLike[str],
+    destination: str | os.PathLike[str],
+    on_error: OnError,
+    skipped: list[SkippedLine] | None,
+    rows_per_partition: int | None,
+) -> int:
+    """A conversion from or to an fsspec URL (:mod:`reviewlab.recording.locations`): only
+    Parquet lives behind a URL, a ``.parquet`` object or a directory of partitions."""
+    from reviewlab.recording.columnar import PARTITION_ROWS, write_columnar
+    from reviewlab.recording.columnar_read import iter_columnar
+
+    if str(source).rstrip("/") == str(destination).rstrip("/"):
+        raise ValueError(f"{destination}: is the source itself; write the conversion elsewhere")
+    if is_url(source):
+        if on_error == "skip" and skipped is None:
+            raise ValueError("on_error='skip' needs a list to report skipped rows into")
+        episodes = iter_columnar(str(source), on_error=on_error, skipped=skipped)
+    else:
+        episodes = iter_episodes(Path(source), on_error=on_error, skipped=skipped)
+    with paused_gc():
+        if is_url(destination):
+            return write_columnar(
+                episodes, destination, rows_per_partition=rows_per_partition or PARTITION_ROWS
+            )
+        return save_episodes(episodes, destination, rows_per_partition=rows_per_partition)

@@ -58,6 +58,7 @@ from reviewlab.recording.column_checks import (
     conform,
     flat_columns,
 )
+from reviewlab.recording.locations import is_url, location_of
 from reviewlab.recording.schema import Episode
 
 __all__ = ["ArgsColumn", "compile_columns", "corpus_table"]
@@ -190,9 +191,10 @@ def compile_columns(
         )
     gathered = Gathered()
     if isinstance(source, str | os.PathLike) and (
-        Path(source).suffix == ".parquet" or Path(source).is_dir()
+        # an fsspec URL holds Parquet only (reviewlab.recording.locations)
+        is_url(source) or Path(source).suffix == ".parquet" or Path(source).is_dir()
     ):
-        path = Path(source)
+        path = location_of(source)
         for part, first_row, flat in _parquet_batches(path, batch_rows):
             gathered.add(flat, part, first_row)
             del flat  # the batch's buffers go back before the next batch is read
@@ -243,7 +245,7 @@ def _args(flat: FlatColumns) -> list[str]:
     return list(flat.calls["args"].to_pylist())
 
 
-def _parquet_batches(path: Path, rows: int) -> Iterator[tuple[Path, int, FlatColumns]]:
+def _parquet_batches(path: Path | str, rows: int) -> Iterator[tuple[Path, int, FlatColumns]]:
     """Each partition's checked batches: ``(file, first row, flat columns)``."""
     from reviewlab.recording.columnar_read import _open, partition_paths
 

@@ -1,0 +1,22 @@
+"""Work on a Dask cluster whose client side does not grow with the corpus.
+
+Layout: :mod:`._keys` (the shared bin grid), :mod:`._merge` (sums by sub-cell),
+:mod:`._select` (exact order statistics), :mod:`._pairwise` (NumPy's float sum reassembled),
+:mod:`._overlap` (the peak of loose workers) and :mod:`._partials` (a point's partials and
+their merge) are the pieces; :mod:`._ids` checks ids across partitions; :mod:`._session`
+(:class:`ClusterCorpus`) runs them on the workers. :mod:`reviewlab.analysis.partitioned`
+(sweeps) and :mod:`._replay` (``replay(..., client=...)``) are built on it. Running on an
+existing cluster: ``docs/cluster.md``.
+"""
+
+from reviewlab.analysis.cluster._errors import ClusterError, PartitionFailed, SchedulerLost
+from reviewlab.analysis.cluster._session import ClusterCorpus, connect, partitions_of
+
+__all__ = [
+    "ClusterCorpus",
+    "ClusterError",
+    "PartitionFailed",
+    "SchedulerLost",
+    "connect",
+    "partitions_of",
+]

@@ -1,0 +1,358 @@
+"""A partitioned corpus on a Dask cluster: compiled once on the workers, asked for summaries.
+
+Lifecycle of a :class:`ClusterCorpus`:
+
+1. **open** (:meth:`ClusterCorpus.open`): the client lists the partitions (names only: a
+   directory or an fsspec URL, :mod:`reviewlab.recording.locations`). A survey task per
+   partition reads its ids and arrivals; the client gets each partition's row count and
+   earliest arrival (the corpus's clock starts at the earliest). A compile task per partition
+   builds its :class:`~reviewlab.engines.vectorized.CompiledCorpus` on the worker, where it
+   stays as a Dask future; the client gets its episode and call counts and its tools. Ids are
+   checked unique across partitions on the workers (:mod:`._ids`).
+2. **summaries** (:meth:`ClusterCorpus.summaries`): the points, a chunk at a time: an evaluate
+   task per partition keeps its :class:`~._partials.PointState` s on the worker; passes of
+   small answer tasks narrow the wall order statistics and the loose-worker peak until every
+   point is exact (:mod:`._partials`). The next chunk is evaluated while the client merges
+   the current one. What reaches the client per pass is bounded by the grid, not the corpus.
+3. **close**: the futures are released.
+
+Failures: an error about a partition (a missing file, bad values, a file that is no
+Parquet) is the readers' own, naming the partition, and the first in partition order is
+raised. A worker that dies is replaced and its partitions recomputed by Dask (the compiled
+partitions and states are futures with their lineage); a partition that kills every worker
+that tries it is :class:`~._errors.PartitionFailed`; a scheduler that cannot be reached or
+goes away is :class:`~._errors.SchedulerLost`. Nothing is returned after a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from reviewlab.analysis.cluster import _ids
+from reviewlab.analysis.cluster._errors import PartitionFailed, SchedulerLost
+from reviewlab.analysis.cluster._partials import PointMerge, answer_points, evaluate_points
+
+__all__ = ["CHUNK_POINTS", "ID_BUCKETS", "ClusterCorpus", "connect", "partitions_of"]
+
+CHUNK_POINTS = 16
+"""Points evaluated per task (each keeps its wall keys and loose workers on the worker)."""
+ID_BUCKETS = 16
+"""Buckets the id-uniqueness check splits the ids into (at most one per partition)."""
+_PASS_PRIORITY = 10  # a pass's answers before the next chunk's evaluations
+_KEY = re.compile(r"^reviewlab-[a-z]+-p(\d+)-")
+
+
+def connect(client: Any, timeout_sec: float = 30.0) -> tuple[Any, bool]:
+    """``client`` (a ``distributed.Client`` or a scheduler address) and whether it was made
+    here (and must be closed here). An address that cannot be reached is
+    :class:`~._errors.SchedulerLost`."""
+    if not isinstance(client, str):
+        return client, False
+    from distributed import Client
+
+    try:
+        return Client(client, timeout=f"{timeout_sec}s"), True
+    except (OSError, TimeoutError) as exc:
+        raise SchedulerLost(client, f"cannot connect ({exc})") from None
+
+
+def partitions_of(source: Any) -> list[str]:
+    """The partition files of a corpus path, URL or opened :class:`~reviewlab.engines.corpus.Corpus`
+    (only the names are read)."""
+    from reviewlab.recording.columnar_read import partition_paths
+    from reviewlab.recording.locations import is_url
+
+    path = getattr(source, "path", source)  # an opened corpus knows where it lives
+    if path is None:
+        raise ValueError(
+            "corpus: a cluster reads the corpus's Parquet partitions where they are; pass a "
+            "path or URL (episodes in memory: sweep in-process)"
+        )
+    where = path if is_url(path) else os.fspath(path)
+    if not is_url(where) and not (where.endswith(".parquet") or os.path.isdir(where)):
+        raise ValueError(
+            f"{where}: a cluster sweep reads Parquet partitions; convert it first "
+            "(reviewlab convert CORPUS DIR --rows-per-partition N)"
+        )
+    return [str(part) for part in partition_paths(where)]
+
+
+def _compile(part: str, censored: str, seed: int, origin_us: int) -> Any:
+    """One partition compiled on a worker, on the corpus's clock (a worker task)."""
+    import pyarrow as pa
+
+    from reviewlab.engines.vectorized.columns import compile_columns
+    from reviewlab.recording.file_errors import EpisodeFormatError
+    from reviewlab.recording.locations import location_of
+
+    try:
+        return compile_columns(location_of(part), censored=censored, seed=seed, origin_us=origin_us)
+    except (pa.ArrowException, OSError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise EpisodeFormatError(part, 0, "<parquet>", f"unreadable ({exc})") from None
+
+
+def _shape(c: Any) -> tuple[int, int, list[str]]:
+    """A compiled partition's episodes, calls and tools (a worker task)."""
+    return len(c.episode_ids), int(c.calls), sorted(c.tools)
+
+
+class ClusterCorpus:
+    """A partitioned corpus compiled on a cluster (see the module docstring)."""
+
+    def __init__(self, client: Any, partitions: Sequence[str], *, censored: str, seed: int) -> None:
+        self.client = client
+        self.partitions = list(partitions)
+        self.censored = censored
+        self.seed = seed
+        self.address = str(getattr(getattr(client, "scheduler", None), "address", "") or "")
+        self._token = uuid.uuid4().hex[:12]
+        self.episodes = 0
+        self.calls = 0
+        self.tools: list[str] = []
+        self.origin_us = 0
+        self._compiled: list[Any] = []
+        self._offsets: list[int] = []
+        self.passes: list[int] = []
+        """Per chunk of points summarised, the answer passes it took (for the benchmark)."""
+
+    # -- opening ------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls, source: Any, client: Any, *, censored: str = "wedge", seed: int = 0
+    ) -> ClusterCorpus:
+        """List, survey and compile the partitions of ``source`` on ``client``'s cluster."""
+        if censored == "impute":
+            raise ValueError(
+                "censored='impute' draws from the whole corpus's Kaplan-Meier estimates, which a "
+                "partition alone cannot reproduce; sweep it in-process or use 'wedge' or 'observed'"
+            )
+        corpus = cls(client, partitions_of(source), censored=censored, seed=seed)
+        with corpus.watching():
+            corpus._open()
+        return corpus
+
+    def _key(self, stage: str, partition: int, extra: str = "") -> str:
+        return f"reviewlab-{stage}-p{partition}-{self._token}{extra}"
+
+    def _open(self) -> None:
+        c, parts = self.client, self.partitions
+        buckets = max(1, min(ID_BUCKETS, len(parts)))
+        surveys = [
+            c.submit(_ids.survey, part, buckets, key=self._key("survey", p))
+            for p, part in enumerate(parts)
+        ]
+        heads = self._in_order(
+            [c.submit(_ids.survey_head, s, key=self._key("head", p)) for p, s in enumerate(surveys)]
+        )
+        firsts = [first for _, first in heads if first is not None]
+        self.origin_us = min(firsts) if firsts else 0
+        self._compiled = [
+            c.submit(
+                _compile,
+                part,
+                self.censored,
+                self.seed,
+                self.origin_us,
+                key=self._key("compile", p),
+            )
+            for p, part in enumerate(parts)
+        ]
+        shapes = self._in_order(
+            [c.submit(_shape, f, key=self._key("shape", p)) for p, f in enumerate(self._compiled)]
+        )
+        self._check_ids(surveys, buckets)
+        del surveys
+        self._offsets = []
+        for episodes, calls, tools in shapes:
+            self._offsets.append(self.calls)
+            self.episodes += episodes
+            self.calls += calls
+            self.tools = sorted(set(self.tools) | set(tools))
+
+    def _in_order(self, futures: list[Any]) -> list[Any]:
+        """Every future's result; the first failure in partition order is raised."""
+        from distributed import wait
+
+        wait(futures)
+        return [future.result() for future in futures]
+
+    def _check_ids(self, surveys: list[Any], buckets: int) -> None:
+        c = self.client
+        checks = []
+        for b in range(buckets):
+            pieces = [
+                c.submit(_ids.survey_bucket, s, b, key=self._key("bucket", p, f"-{b}"))
+                for p, s in enumerate(surveys)
+            ]
+            checks.append(c.submit(_ids.check_bucket, *pieces, key=self._key("ids", 0, f"-{b}")))
+        repeats = [group for found in self._in_order(checks) for group in found]
+        if not repeats:
+            return
+        wanted: dict[int, set[int]] = {}
+        for _, places in repeats:
+            for part, row in places:
+                wanted.setdefault(part, set()).add(row)
+        asked = {part: sorted(rows) for part, rows in wanted.items()}
+        found = self._in_order(
+            [c.submit(_ids.ids_at, self.partitions[part], rows) for part, rows in asked.items()]
+        )
+        id_at = {
+            (part, row): value
+            for (part, rows), values in zip(asked.items(), found, strict=True)
+            for row, value in zip(rows, values, strict=True)
+        }
+        first_repeat = None
+        for _, places in repeats:
+            seen: dict[str, tuple[int, int]] = {}
+            for place in places:  # in corpus order
+                episode_id = id_at[place]
+                if episode_id in seen:
+                    if first_repeat is None or place < first_repeat[0]:
+                        first_repeat = (place, seen[episode_id], episode_id)
+                    break
+                seen[episode_id] = place
+        if first_repeat is None:
+            return  # hash collisions only
+        from reviewlab.recording.column_checks import BadValue, ColumnarFormatError
+
+        (part, row), (first_part, first_row), episode_id = first_repeat
+        raise ColumnarFormatError(
+            self.partitions[part],
+            [
+                BadValue(
+                    row,
+                    episode_id,
+                    "id",
+                    f"duplicate episode id {episode_id!r} "
+                    f"(first on row {first_row} of {self.partitions[first_part]})",
+                )
+            ],
+        )
+
+    # -- failures -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[None]:
+        """Dask's failures as one error naming the partition or the scheduler."""
+        from distributed.client import FutureCancelledError
+        from distributed.comm.core import CommClosedError
+        from distributed.scheduler import KilledWorker
+
+        try:
+            yield
+        except KilledWorker as exc:
+            key = str(getattr(exc, "task", "") or (exc.args[0] if exc.args else ""))
+            found = _KEY.match(key)
+            where = self.partitions[int(found.group(1))] if found else "a partition"
+            raise PartitionFailed(
+                where,
+                "every worker that worked on it died (out of memory? a worker needs memory for "
+                "its compiled partitions); use smaller partitions or workers with more memory",
+            ) from None
+        except (
+            FutureCancelledError,
+            asyncio.CancelledError,
+            CommClosedError,
+            TimeoutError,
+            OSError,
+        ):
+            if self._scheduler_gone():
+                raise SchedulerLost(
+                    self.address or "(unknown address)",
+                    "the connection to the scheduler was lost during the work; nothing was "
+                    "returned",
+                ) from None
+            raise
+
+    def _scheduler_gone(self) -> bool:
+        return getattr(self.client, "status", "running") != "running"
+
+    # -- summaries ----------------------------------------------------------------
+    def summaries(
+        self,
+        policies: Sequence[Any],
+        *,
+        chunk_size: int | None = None,
+        done: Callable[[int], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The summary of every policy on the whole corpus, in order (``done(n)`` after each
+        chunk of ``n``)."""
+        size = chunk_size or CHUNK_POINTS
+        chunks = [list(policies[i : i + size]) for i in range(0, len(policies), size)]
+        rows: list[dict[str, Any]] = []
+        with self.watching():
+            launched: list[list[Any] | None] = [self._evaluate(c, 0) for c in chunks[:1]]
+            for number, chunk in enumerate(chunks):
+                if number + 1 < len(chunks):  # the workers evaluate it while this one merges
+                    launched.append(self._evaluate(chunks[number + 1], number + 1))
+                states = launched[number]
+                launched[number] = None  # released once merged
+                assert states is not None
+                rows.extend(self._merge(chunk, states, number))
+                del states
+                if done is not None:
+                    done(len(chunk))
+        return rows
+
+    def _evaluate(self, chunk: list[Any], number: int) -> list[Any]:
+        return [
+            self.client.submit(
+                evaluate_points,
+                compiled,
+                chunk,
+                self._offsets[p],
+                self.calls,
+                key=self._key("evaluate", p, f"-{number}"),
+            )
+            for p, compiled in enumerate(self._compiled)
+        ]
+
+    def _merge(self, chunk: list[Any], states: list[Any], number: int) -> list[dict[str, Any]]:
+        from distributed import as_completed
+
+        merges = [PointMerge(self.episodes, self.calls) for _ in chunk]
+        first = True
+        passes = 0
+        while True:
+            requests = [m.requests(first) for m in merges]
+            if all(r is None for r in requests):
+                break
+            futures = [
+                self.client.submit(
+                    answer_points,
+                    state,
+                    requests,
+                    key=self._key("answer", p, f"-{number}-{passes}"),
+                    priority=_PASS_PRIORITY,
+                )
+                for p, state in enumerate(states)
+            ]
+            for _, answers in as_completed(futures, with_results=True):
+                for merge, answer in zip(merges, answers, strict=True):
+                    if answer is not None:
+                        merge.take(answer)
+            del futures
+            for merge in merges:
+                merge.close_pass()
+            first = False
+            passes += 1
+        self.passes.append(passes)
+        return [merge.summary() for merge in merges]
+
+    # -- lifetime -----------------------------------------------------------------
+    def close(self) -> None:
+        """Release the compiled partitions on the workers."""
+        self._compiled = []
+
+    def __enter__(self) -> ClusterCorpus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
