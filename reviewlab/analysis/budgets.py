@@ -17,6 +17,12 @@ dispatched calls, and per tool over that tool's calls, each with its upper bound
 and the tail model's prediction of what the tighter timeout adds.
 Lifecycle: construct, :meth:`BudgetEvaluator.start` at the loosest timeouts,
 then :meth:`BudgetEvaluator.point` per candidate (cached by its timeouts; one replay each).
+
+Cost: a sparse replay (:class:`~reviewlab.engines.vectorized.evaluation.Sparse`) differs from the
+static replay only in the episodes with an abandoned call or a read credited otherwise, so a
+point's per-episode figures are read off those episodes alone, and each upper bound is
+:func:`ratio_upper` of a numerator that is 0 elsewhere (:func:`sparse_ratio_upper`, the same
+figure up to rounding): no corpus-sized pass per candidate.
 """
 
 from __future__ import annotations
@@ -34,7 +40,14 @@ from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.engines.vectorized.evaluation import EXECUTED, WITHHELD, Evaluation
 
-__all__ = ["BudgetEvaluator", "BudgetPoint", "budget_table", "ratio_upper"]
+__all__ = [
+    "BudgetEvaluator",
+    "BudgetPoint",
+    "Denominator",
+    "budget_table",
+    "ratio_upper",
+    "sparse_ratio_upper",
+]
 
 
 class BudgetPoint(NamedTuple):
@@ -67,6 +80,45 @@ def ratio_upper(numerator: np.ndarray, denominator: np.ndarray, z: float) -> tup
     return ratio, ratio + z * se
 
 
+class Denominator(NamedTuple):
+    """A per-episode denominator with the sums :func:`sparse_ratio_upper` reads."""
+
+    values: np.ndarray
+    total: float
+    squares: float
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> Denominator:
+        """The denominator ``values`` (per episode) with its sum and sum of squares."""
+        values = np.asarray(values, dtype=float)
+        return cls(values, float(values.sum()), float(np.dot(values, values)))
+
+
+def sparse_ratio_upper(
+    rows: np.ndarray, numerator: np.ndarray, denominator: Denominator, z: float
+) -> tuple[float, float]:
+    """:func:`ratio_upper` of a per-episode numerator that is ``numerator`` at the episodes
+    ``rows`` (distinct) and 0 elsewhere: elsewhere each residual is ``-ratio * denominator``,
+    so their squares sum to ``ratio² * (squares - squares at rows)``."""
+    total = denominator.total
+    if total <= 0:
+        return 0.0, 0.0
+    ratio = float(numerator.sum()) / total
+    at = denominator.values[rows]
+    residual = numerator - ratio * at
+    n = denominator.values.size
+    elsewhere = max(denominator.squares - float(np.dot(at, at)), 0.0)
+    squares = float(np.dot(residual, residual)) + ratio * ratio * elsewhere
+    se = math.sqrt(n / (n - 1) * squares) / total if n > 1 else 0.0
+    return ratio, ratio + z * se
+
+
+def _counts(episodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``episodes`` and how often each appears (as floats)."""
+    rows, counts = np.unique(episodes, return_counts=True)
+    return rows, counts.astype(float)
+
+
 class BudgetEvaluator:
     """Replays policies on one compiled corpus and measures the budgeted rates per episode."""
 
@@ -87,6 +139,19 @@ class BudgetEvaluator:
         self.floor = (0.0, 0.0)
         self.loosest_abandoned = np.zeros(corpus.calls, dtype=bool)
         self.tool_code = {name: code for code, name in enumerate(corpus.tools)}
+        # What the sparse path reads: the static denominators, and the timeout-lost lines of the
+        # static replay (none abandoned), per episode where they are not 0.
+        self._requested = Denominator.of(self.requested)
+        self._calls = Denominator.of(np.bincount(corpus.episode_index, minlength=n))
+        self._tool_calls: dict[int, Denominator] = {}
+        self._loosest_hit = np.zeros(0, dtype=np.intp)
+        static_lost = metrics.timeout_lost_lines(
+            corpus.read_requested,
+            corpus.static_credited,
+            np.zeros(corpus.read_calls.size, dtype=bool),
+            ~corpus.read_error,
+        )
+        self._static_lost_episodes = np.unique(corpus.read_episode[static_lost != 0])
 
     def policy(self, chosen: dict[str, float]) -> Policy:
         """The base policy with the per-tool timeouts ``chosen`` (set exactly)."""
@@ -99,6 +164,7 @@ class BudgetEvaluator:
         self.loosest = dict(loosest)
         self.floor = (rates["timeout_coverage_loss_rate"][0], rates["abandoned_call_rate"][0])
         self.loosest_abandoned = np.asarray(ev.abandoned, dtype=bool).copy()
+        self._loosest_hit = np.flatnonzero(self.loosest_abandoned)
         self.cache.clear()
 
     def predicted(self, chosen: dict[str, float]) -> tuple[float, float]:
@@ -120,6 +186,8 @@ class BudgetEvaluator:
 
     def rates_of(self, ev: Evaluation) -> dict[str, tuple[float, float]]:
         """:meth:`rates` of one replay."""
+        if ev.parts is not None:  # a sparse replay: only the episodes it changed
+            return self._sparse_rates(ev)
         c = self.corpus
         outcome = ev.outcome
         lost = metrics.timeout_lost_lines(
@@ -132,6 +200,36 @@ class BudgetEvaluator:
         return {
             "timeout_coverage_loss_rate": ratio_upper(per_episode_lost, self.requested, self.z),
             "abandoned_call_rate": ratio_upper(abandoned, dispatched, self.z),
+        }
+
+    def _sparse_rates(self, ev: Evaluation) -> dict[str, tuple[float, float]]:
+        """:meth:`rates_of` a sparse replay, read off the episodes it changed."""
+        c, p = self.corpus, ev.parts
+        assert p is not None
+        hit = p.hit
+        touched = np.union1d(
+            np.union1d(c.episode_index[hit], c.read_episode[p.reads]), self._static_lost_episodes
+        ).astype(np.intp)
+        first, last = c.read_first[touched], c.read_first[touched + 1]
+        sizes = last - first
+        reads = np.repeat(first - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
+        calls = c.read_calls[reads]
+        at = np.searchsorted(hit, calls)
+        abandoned = (at < hit.size) & (hit[np.minimum(at, max(hit.size - 1, 0))] == calls)
+        lost = metrics.timeout_lost_lines(
+            c.read_requested[reads],
+            ev.credited_read[reads],
+            abandoned,
+            ~abandoned & ~c.read_error[reads],
+        )
+        owner = np.repeat(np.arange(touched.size), sizes)
+        lost_per_episode = np.bincount(owner, weights=lost, minlength=touched.size)
+        rows, counts = _counts(c.episode_index[hit])
+        return {
+            "timeout_coverage_loss_rate": sparse_ratio_upper(
+                touched, lost_per_episode, self._requested, self.z
+            ),
+            "abandoned_call_rate": sparse_ratio_upper(rows, counts, self._calls, self.z),
         }
 
     def point(self, chosen: dict[str, float]) -> BudgetPoint:
@@ -159,6 +257,8 @@ class BudgetEvaluator:
         """The abandonment ``chosen`` adds to the loosest timeouts' (see the module docstring):
         ``(estimate, upper bound, prediction)`` over all dispatched calls, and per tightened
         tool over its calls."""
+        if ev.parts is not None:  # a sparse replay: only the calls it abandoned
+            return self._sparse_added(chosen, ev)
         c = self.corpus
         n = len(c.episode_ids)
         added = np.asarray(ev.abandoned, dtype=bool) & ~self.loosest_abandoned
@@ -166,14 +266,7 @@ class BudgetEvaluator:
         per_episode = np.bincount(c.episode_index, weights=added, minlength=n)
         estimate, upper = ratio_upper(per_episode, dispatched, self.z)
         model = self.model
-        tightened = {
-            tool: t for tool, t in chosen.items() if t < self.loosest.get(tool, math.inf)
-        }
-        predicted = max(
-            model.abandoned_rate(tightened)
-            - model.abandoned_rate({tool: self.loosest[tool] for tool in tightened}),
-            0.0,
-        )
+        tightened, predicted = self._tightened(chosen)
         per_tool: dict[str, tuple[float, float, float]] = {}
         for tool, t in tightened.items():
             code = self.tool_code.get(tool)
@@ -186,6 +279,47 @@ class BudgetEvaluator:
             calls = np.bincount(episodes, minlength=n).astype(float)
             own_predicted = max(tail.survival(t) - tail.survival(self.loosest[tool]), 0.0)
             per_tool[tool] = (*ratio_upper(own, calls, self.z), own_predicted)
+        return (estimate, upper, predicted), per_tool
+
+    def _tightened(self, chosen: dict[str, float]) -> tuple[dict[str, float], float]:
+        """The tools ``chosen`` tightens below their loosest rung, and the tail model's
+        prediction of the abandoned-call rate they add."""
+        model = self.model
+        tightened = {tool: t for tool, t in chosen.items() if t < self.loosest.get(tool, math.inf)}
+        predicted = max(
+            model.abandoned_rate(tightened)
+            - model.abandoned_rate({tool: self.loosest[tool] for tool in tightened}),
+            0.0,
+        )
+        return tightened, predicted
+
+    def _sparse_added(
+        self, chosen: dict[str, float], ev: Evaluation
+    ) -> tuple[tuple[float, float, float], dict[str, tuple[float, float, float]]]:
+        """:meth:`added_abandoned` of a sparse replay (every call dispatched; the added calls
+        are the abandoned ones the loosest timeouts do not abandon)."""
+        c, p = self.corpus, ev.parts
+        assert p is not None
+        added = np.setdiff1d(p.hit, self._loosest_hit, assume_unique=True)
+        rows, counts = _counts(c.episode_index[added])
+        estimate, upper = sparse_ratio_upper(rows, counts, self._calls, self.z)
+        tightened, predicted = self._tightened(chosen)
+        codes = np.asarray(c.tool_code)[added]
+        per_tool: dict[str, tuple[float, float, float]] = {}
+        for tool, t in tightened.items():
+            code = self.tool_code.get(tool)
+            tail = self.model.tools.get(tool)
+            if code is None or tail is None:
+                continue
+            calls = self._tool_calls.get(code)
+            if calls is None:
+                mine = c.episode_index[np.asarray(c.tool_code) == code]
+                calls = self._tool_calls[code] = Denominator.of(
+                    np.bincount(mine, minlength=len(c.episode_ids))
+                )
+            rows, counts = _counts(c.episode_index[added[codes == code]])
+            own_predicted = max(tail.survival(t) - tail.survival(self.loosest[tool]), 0.0)
+            per_tool[tool] = (*sparse_ratio_upper(rows, counts, calls, self.z), own_predicted)
         return (estimate, upper, predicted), per_tool
 
 
