@@ -1,7 +1,8 @@
 """Corpus-scale figures of issue 15, each measured in a child process, with a verdict per goal.
 
-Run: ``.venv/bin/python benchmarks/bench_corpus.py`` (about 5 minutes on 2 cores; the
-1,000,000-episode corpora are generated once into ``--cache``, outside every figure).
+Run: ``.venv/bin/python benchmarks/bench_corpus.py`` (about 8 minutes on 2 cores; the
+1,000,000- and 200,000-episode corpora are generated once into ``--cache``, outside every
+figure; ``--only cli`` or ``--only corpus`` runs one part).
 
 Figures and goals:
 
@@ -20,6 +21,14 @@ Figures and goals:
   are copied before the timed run) — goal ≥ 200,000 calls/s.
 * ``synth_200k``: ``write_synthetic`` of 200,000 episodes to ``.jsonl.gz`` — goal
   peak RSS ≤ 300 MB.
+* ``cli`` (issue 21, item 6): on ``--cli-episodes`` (200,000) synthetic episodes stored as
+  Parquet, ``reviewlab sweep`` (10 points), ``reviewlab replay`` and ``reviewlab tune``, each
+  run as ``python -m reviewlab ...`` in a fresh interpreter (:func:`run_module`: ``runpy``, as
+  ``-m`` runs it, then the child's ``VmHWM``), against the same work through the library in a
+  fresh interpreter of the same kind (like with like: both pay the interpreter's start and
+  imports). Goals per command: CLI ≤ 1.5× the library; CLI ≤ a fifth of the time
+  ``load_episodes`` needs to read the same corpus from ``.jsonl.gz`` (timed in a child of its
+  own); the CLI child's peak RSS ≤ 800 MB. ``--only cli`` runs this part alone.
 
 Each timing is the best of ``--repeat`` runs where cheap (replays), one run for the
 corpus-scale figures. Exit status 1 when any goal is missed.
@@ -31,8 +40,10 @@ import argparse
 import json
 import os
 import resource
+import runpy
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -165,12 +176,124 @@ def child_corpora(cache: str, n: int) -> dict[str, Any]:
     return {"parquet": str(parquet), "jsonl": str(jsonl)}
 
 
+def child_load(path: str) -> dict[str, Any]:
+    """``load_episodes`` of the corpus at ``path`` (the objects every command once built)."""
+    from reviewlab.recording.files import load_episodes
+
+    start = time.perf_counter()
+    episodes = load_episodes(path)
+    return {"episodes": len(episodes), "sec": time.perf_counter() - start}
+
+
 CHILDREN = {
     "corpora": child_corpora,
     "corpus": child_corpus,
+    "load": child_load,
     "replay": child_replay,
     "synth": child_synth,
 }
+
+
+# -- the CLI against the library (issue 21, item 6) -----------------------------------------
+
+CLI_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
+"""The 10 sweep points: scales of the reference policy."""
+CLI_COMMANDS = ("sweep", "replay", "tune")
+
+
+def cli_argv(command: str, corpus: str) -> list[str]:
+    """The ``reviewlab`` arguments of one measured command."""
+    if command == "sweep":
+        return ["sweep", corpus, "--scale", ",".join(f"{s:g}" for s in CLI_SCALES)]
+    return [command, corpus]
+
+
+def library_work(command: str, corpus: str) -> None:
+    """What ``reviewlab <command>`` computes and prints, through the library."""
+    from reviewlab import Policy, replay
+
+    if command == "sweep":
+        from reviewlab.analysis.sweep import make_grid, pareto, sweep
+
+        frame = sweep(corpus, make_grid(Policy.ouroboros(), scales=CLI_SCALES))
+        pareto(frame)
+    elif command == "replay":
+        result = replay(corpus, Policy.ouroboros(), engine="vectorized")
+        result.per_tool()
+    else:
+        from reviewlab.analysis.tune import recommend
+
+        recommend(corpus)
+
+
+def measure(out: str, kind: str, command: str, corpus: str) -> None:
+    """In a fresh interpreter: ``python -m reviewlab <command> ...`` (``kind="cli"``, run by
+    :mod:`runpy` as ``-m`` runs it) or the library's same work; then write the exit status and
+    this process's peak RSS to ``out``."""
+    code: Any = 0
+    if kind == "cli":
+        sys.argv = ["reviewlab", *cli_argv(command, corpus)]
+        try:
+            runpy.run_module("reviewlab", run_name="__main__", alter_sys=True)
+        except SystemExit as exc:
+            code = exc.code
+    else:
+        library_work(command, corpus)
+    Path(out).write_text(json.dumps({"code": code, "peak_bytes": _peak_bytes()}))
+
+
+def run_measured(kind: str, command: str, corpus: Path) -> dict[str, Any]:
+    """Wall time of one measured child (interpreter start included) and its peak RSS."""
+    with tempfile.TemporaryDirectory(prefix="bench-corpus-") as folder:
+        out = Path(folder) / "measured.json"
+        argv = [sys.executable, __file__, "--measure", str(out), kind, command, str(corpus)]
+        start = time.perf_counter()
+        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        sec = time.perf_counter() - start
+        if done.returncode or not out.exists():
+            raise SystemExit(f"{kind} {command} failed:\n{done.stderr}")
+        got = json.loads(out.read_text())
+    if got["code"]:
+        raise SystemExit(f"{kind} {command} exited {got['code']}:\n{done.stderr}")
+    return {"sec": sec, "peak_bytes": got["peak_bytes"]}
+
+
+def cli_goals(cache: str, n: int, repeat: int) -> bool:
+    """The issue-21 figures: each command through the CLI against the library and
+    ``load_episodes``; True when every goal is met."""
+    made = run_child("corpora", cache, n, echo=True)
+    parquet, jsonl = Path(made["parquet"]), Path(made["jsonl"])
+    load = run_child("load", jsonl)
+    print(
+        f"{n:,} synthetic episodes: load_episodes from .jsonl.gz {load['sec']:.1f} s "
+        f"(a fifth: {load['sec'] / 5:.1f} s)"
+    )
+    ok = True
+    for command in CLI_COMMANDS:
+        runs = {
+            kind: min(
+                (run_measured(kind, command, parquet) for _ in range(repeat)),
+                key=lambda got: got["sec"],
+            )
+            for kind in ("cli", "library")
+        }
+        cli, lib = runs["cli"], runs["library"]
+        print(
+            f"reviewlab {command}: CLI {cli['sec']:.2f} s, {cli['peak_bytes'] / 1e6:.0f} MB; "
+            f"library {lib['sec']:.2f} s, {lib['peak_bytes'] / 1e6:.0f} MB (best of {repeat})"
+        )
+        ratio = cli["sec"] / lib["sec"]
+        ok &= verdict(f"{command}: CLI vs the library (≤ 1.5×)", f"{ratio:.2f}×", ratio <= 1.5)
+        share = cli["sec"] / load["sec"]
+        ok &= verdict(
+            f"{command}: CLI vs load_episodes .jsonl.gz (≤ 0.20)", f"{share:.3f}", share <= 0.2
+        )
+        ok &= verdict(
+            f"{command}: CLI peak RSS (≤ 800 MB)",
+            f"{cli['peak_bytes'] / 1e6:.0f} MB",
+            cli["peak_bytes"] <= 800e6,
+        )
+    return ok
 
 
 def run_child(name: str, *args: Any, echo: bool = False) -> dict[str, Any]:
@@ -226,26 +349,14 @@ def verdict(name: str, figure: str, ok: bool | None) -> bool:
     return ok is not False
 
 
-def main() -> int:
-    """Run every child, print the figures and verdicts; 1 if a goal is missed."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
-    parser.add_argument("--episodes", type=int, default=1_000_000)
-    parser.add_argument("--synth", type=int, default=200_000)
-    parser.add_argument("--repeat", type=int, default=30)
-    parser.add_argument("--cache", default="/tmp/reviewlab-bench-corpus")
-    args = parser.parse_args()
-    if args.child:
-        name, *rest = args.child
-        typed = [int(a) if a.isdigit() else a for a in rest]
-        print(json.dumps(CHILDREN[name](*typed)))
-        return 0
+PARTS = ("cli", "corpus", "replay", "synth")
+"""The parts of the benchmark, in the order they run."""
 
-    made = run_child("corpora", args.cache, args.episodes, echo=True)
+
+def corpus_goals(cache: str, episodes: int) -> bool:
+    """Open + compile + a 100-point sweep of the 1,000,000-episode corpora (issue 15)."""
+    made = run_child("corpora", cache, episodes, echo=True)
     parquet, jsonl = Path(made["parquet"]), Path(made["jsonl"])
-    print(
-        f"machine: {os.cpu_count()} cores (shared with other work), python {sys.version.split()[0]}"
-    )
     ok = True
     for label, path in (("parquet", parquet), ("jsonl.gz", jsonl)):
         got = run_child("corpus", path)
@@ -264,7 +375,13 @@ def main() -> int:
             f"{got['peak_bytes'] / GIB:.2f} GiB",
             got["peak_bytes"] <= 2 * GIB,
         )
-    got = run_child("replay", args.repeat)
+    return ok
+
+
+def replay_goals(repeat: int) -> bool:
+    """The vectorized replay against the twin on the bundled corpus (issue 15)."""
+    ok = True
+    got = run_child("replay", repeat)
     twin, twin_frames = got["twin_warm_sec"], got["twin_warm_frames_sec"]
     print(
         f"bundled corpus ({got['calls']:,} calls): twin warm {twin * 1e3:.1f} ms "
@@ -281,15 +398,65 @@ def main() -> int:
     ok &= verdict(
         "twin cold, compile included (≥ 200,000 calls/s)", f"{rate:,.0f} calls/s", rate >= 200_000
     )
-    out = Path(args.cache) / "synth-200k.jsonl.gz"
-    got = run_child("synth", out, args.synth)
+    return ok
+
+
+def synth_goals(cache: str, n: int) -> bool:
+    """The synthesiser's memory at 200,000 episodes (issue 15)."""
+    out = Path(cache) / "synth-200k.jsonl.gz"
+    got = run_child("synth", out, n)
     print(f"synth {got['episodes']:,} episodes to .jsonl.gz in {got['sec']:.1f} s")
-    ok &= verdict(
-        f"synth {args.synth:,} episodes: peak RSS (≤ 300 MB)",
+    ok = verdict(
+        f"synth {n:,} episodes: peak RSS (≤ 300 MB)",
         f"{got['peak_bytes'] / 1e6:.0f} MB",
         got["peak_bytes"] <= 300e6,
     )
     out.unlink(missing_ok=True)
+    return ok
+
+
+def main() -> int:
+    """Run every child, print the figures and verdicts; 1 if a goal is missed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--episodes", type=int, default=1_000_000)
+    parser.add_argument("--synth", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--cache", default="/tmp/reviewlab-bench-corpus")
+    parser.add_argument("--cli-episodes", type=int, default=200_000)
+    parser.add_argument("--cli-repeat", type=int, default=3)
+    parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--only",
+        default=",".join(PARTS),
+        help=f"the parts to run, comma-separated: {', '.join(PARTS)} (default: all)",
+    )
+    args = parser.parse_args()
+    if args.child:
+        name, *rest = args.child
+        typed = [int(a) if a.isdigit() else a for a in rest]
+        print(json.dumps(CHILDREN[name](*typed)))
+        return 0
+    if args.measure:
+        measure(*args.measure)
+        return 0
+    parts = {part.strip() for part in args.only.split(",")}
+    unknown = parts - set(PARTS)
+    if unknown:
+        parser.error(f"--only: unknown part(s) {', '.join(sorted(unknown))}")
+
+    print(
+        f"machine: {os.cpu_count()} cores (shared with other work), python {sys.version.split()[0]}"
+    )
+    ok = True
+    if "cli" in parts:
+        ok &= cli_goals(args.cache, args.cli_episodes, args.cli_repeat)
+    if "corpus" in parts:
+        ok &= corpus_goals(args.cache, args.episodes)
+    if "replay" in parts:
+        ok &= replay_goals(args.repeat)
+    if "synth" in parts:
+        ok &= synth_goals(args.cache, args.synth)
     print("all goals met" if ok else "some goals missed")
     return 0 if ok else 1
 
