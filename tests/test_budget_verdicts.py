@@ -62,9 +62,15 @@ def test_an_unset_abandonment_budget_is_met_whatever_its_prediction():
 
 @pytest.fixture(scope="module")
 def loose():
-    """The bundled corpus tuned at a 50 % timeout coverage-loss budget: wide enough that the
-    corpus's upper bounds allow tighter steps, which the tail model's predictions do not."""
-    return recommend(list(load_episodes(corpus_path())), max_timeout_coverage_loss=0.5)
+    """The bundled corpus tuned at a 50 % timeout coverage-loss budget and no added-abandonment
+    budget: wide enough that the corpus's upper bounds allow tighter steps, which the tail
+    model's predictions do not."""
+    return recommend(
+        list(load_episodes(corpus_path())),
+        max_timeout_coverage_loss=0.5,
+        max_added_abandoned_rate=None,
+        max_tool_added_abandoned_rate=None,
+    )
 
 
 def test_the_tuner_stops_where_the_prediction_leaves_the_budget(loose):

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, NamedTuple
@@ -60,11 +61,23 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from reviewlab.analysis.attribution import difference, explain_table
 from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint, budget_table
+from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE, Certificate, certify
+from reviewlab.analysis.certify import check_guarantee as _check_probability
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
+from reviewlab.analysis.safety import (
+    DEFAULT_MAX_ADDED_ABANDONED_RATE,
+    DEFAULT_MAX_TOOL_ADDED_ABANDONED_RATE,
+    DEFAULT_MIN_CALLS,
+    SafetyRules,
+    Standing,
+    check_opted_in,
+    restrict_ladder,
+    standings,
+)
 from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column, replays_episodes
 from reviewlab.analysis.tails import LossModel
-from reviewlab.core import metrics
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
@@ -76,8 +89,8 @@ from reviewlab.engines.vectorized import CompiledCorpus
 __all__ = [
     "LADDER_QUANTILES",
     "OBJECTIVES",
-    "QUANTILES",
     "RULE",
+    "RULE_GUARANTEE",
     "Recommendation",
     "excess",
     "km_quantile",
@@ -90,8 +103,6 @@ OBJECTIVES = {
     if column.startswith(("wall_", "max_silence", "zombie", "cost"))
 }
 """Objective names and the summary column each minimises (a summary column itself is accepted)."""
-QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.995, 0.999)
-"""The duration quantiles the explanation shows."""
 LADDER_QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995)
 """The survival quantiles each tool's candidate timeouts are read from."""
 _SERIES = tuple(m * 10.0**e for e in range(-1, 5) for m in (1.0, 2.0, 5.0))
@@ -104,7 +115,16 @@ RULE = (
     "unseen episodes of the timeout coverage loss and the abandoned-call rate stay within "
     "budget; it stops when no step is allowed"
 )
-"""The rule :func:`recommend` applies, as the output states it."""
+"""The rule :func:`recommend` applies, as the output states it (then the safety rules,
+:meth:`~reviewlab.analysis.safety.SafetyRules.describe`)."""
+RULE_GUARANTEE = (
+    "each tool gets the shortest timeout t with P(a call finishes within t) >= {guarantee:g} "
+    "certified at confidence {guarantee_confidence:g} by an order statistic of its recorded "
+    "durations, calls that never returned counted as never finishing (docs/metrics.md, "
+    '"Certified timeouts"); a tool whose calls cannot certify it keeps the base timeout; '
+    "the budgets are checked, not searched"
+)
+"""The rule of :func:`recommend` with ``guarantee`` (then the safety rules)."""
 
 
 class Recommendation(NamedTuple):
@@ -147,7 +167,7 @@ class Recommendation(NamedTuple):
     def saved(self) -> float:
         """The objective under ``base`` minus under the
         recommendation (the saving; inf − inf is 0)."""
-        return _difference(self.baseline[self.objective], self.summary[self.objective])
+        return difference(self.baseline[self.objective], self.summary[self.objective])
 
 
 def km_quantile(estimate: KaplanMeier, q: float) -> float:
@@ -168,10 +188,6 @@ def excess(summary: dict[str, Any], reference: dict[str, Any]) -> tuple[float, f
         summary["coverage_loss_rate"] - reference["coverage_loss_rate"],
         summary["abandoned_call_rate"] - reference["abandoned_call_rate"],
     )
-
-
-def _difference(a: float, b: float) -> float:
-    return 0.0 if a == b else a - b
 
 
 def _nice(seconds: float) -> float:
@@ -222,6 +238,12 @@ def recommend(
     confidence: float = 0.95,
     max_coverage_loss: float | None = None,
     prices: PriceTable | None = None,
+    min_calls: int = DEFAULT_MIN_CALLS,
+    allow_abandoning: Sequence[str] = (),
+    max_added_abandoned_rate: float | None = DEFAULT_MAX_ADDED_ABANDONED_RATE,
+    max_tool_added_abandoned_rate: float | None = DEFAULT_MAX_TOOL_ADDED_ABANDONED_RATE,
+    guarantee: float | None = None,
+    guarantee_confidence: float = DEFAULT_GUARANTEE_CONFIDENCE,
 ) -> Recommendation:
     """Per tool, the shortest timeout within the budgets, by :data:`RULE` (module docstring).
 
@@ -239,6 +261,17 @@ def recommend(
     ``max_coverage_loss`` is the former name of ``max_timeout_coverage_loss``.
     ``prices``: a price table; needed by the objective ``cost``, and with it the
     summaries carry :data:`~reviewlab.analysis.cost.COST_KEYS`.
+
+    The safety rules (:mod:`reviewlab.analysis.safety`): a tool with fewer than ``min_calls``
+    recorded calls keeps the base timeout; a side-effecting tool, or one of unknown kind
+    (``base.kind_of``), is never tightened below its slowest completed call unless named in
+    ``allow_abandoning``; the calls abandoned beyond what the loosest timeouts abandon stay
+    within ``max_added_abandoned_rate`` of all calls and ``max_tool_added_abandoned_rate`` of
+    each tool's (``None``: no such budget).
+
+    ``guarantee`` (a probability in (0, 1)): instead of the search, each tool gets its
+    certified timeout (:func:`~reviewlab.analysis.certify.certify` at
+    ``guarantee_confidence``), under the same safety rules; the budgets are reported.
     """
     if max_coverage_loss is not None:
         if max_timeout_coverage_loss is not None:
@@ -268,6 +301,12 @@ def recommend(
         ) from None
     if key in COST_KEYS and prices is None:
         raise ValueError(f"objective: {objective!r} needs a price table (prices=...)")
+    rules = SafetyRules(
+        min_calls, tuple(allow_abandoning), max_added_abandoned_rate, max_tool_added_abandoned_rate
+    )
+    if guarantee is not None:
+        _check_probability("guarantee", guarantee)
+    _check_probability("guarantee_confidence", guarantee_confidence)
     spine = Policy.of(base, narrowing)
     if replays_episodes(spine):
         raise ValueError(
@@ -302,10 +341,19 @@ def recommend(
     )
     estimates, _ = observations.estimates_by_tool()
     tools = sorted(estimates, key=lambda t: (-estimates[t].observations, t))
+    check_opted_in(rules.allow_abandoning, tools)
     longest = observations.longest_completed()
     base_sec = {tool: base_timeouts.timeout_for(None, tool, remaining_sec=None) for tool in tools}
+    standing = standings(
+        spine, {tool: estimates[tool].observations for tool in tools}, longest, rules
+    )
     ladders = {
-        tool: _ladder(estimates[tool], longest.get(tool, 0.0), base_sec[tool]) for tool in tools
+        tool: restrict_ladder(
+            _ladder(estimates[tool], longest.get(tool, 0.0), base_sec[tool]),
+            standing[tool],
+            base_sec[tool],
+        )
+        for tool in tools
     }
     chosen = {tool: ladders[tool][-1] for tool in tools}
     evaluator.start(chosen)
@@ -313,12 +361,28 @@ def recommend(
     def allowed(point: BudgetPoint) -> bool:
         coverage = max(point.timeout_loss_upper, point.timeout_loss_predicted)
         abandoned = max(point.abandoned_upper, point.abandoned_predicted)
-        return coverage <= max_timeout_coverage_loss + 1e-12 and (
-            max_abandoned_rate is None or abandoned <= max_abandoned_rate + 1e-12
+        return (
+            coverage <= max_timeout_coverage_loss + 1e-12
+            and (max_abandoned_rate is None or abandoned <= max_abandoned_rate + 1e-12)
+            and rules.allows(point)
         )
 
+    certificates: dict[str, Certificate] | None = None
+    if guarantee is not None:
+        certificates = {}
+        for tool in tools:
+            mine = observations.of_tool(tool)
+            certificates[tool] = certify(
+                observations.duration_sec[mine],
+                observations.completed[mine],
+                guarantee,
+                guarantee_confidence,
+            )
+            chosen[tool] = _certified_rung(ladders[tool], certificates[tool], standing[tool])
+            if chosen[tool] not in ladders[tool]:
+                ladders[tool] = sorted({*ladders[tool], chosen[tool]})
     current = evaluator.point(chosen)
-    while True:
+    while certificates is None:
         best: tuple[tuple[float, float, float, float, int], str, BudgetPoint] | None = None
         for order, tool in enumerate(tools):
             rung = ladders[tool].index(chosen[tool])
@@ -345,6 +409,17 @@ def recommend(
         timeouts=base_timeouts.with_tool_timeouts(name="recommended", **chosen), name=""
     )
     baseline = _summary(corpus, spine, priced)
+    added: dict[str, tuple[tuple[float, float, float], float | None]] = {
+        "added_abandoned_call_rate": (current.added_abandoned, rules.max_added_abandoned_rate)
+    }
+    for tool in tools:
+        if standing[tool].status == "kept_rare":
+            continue  # held at its base timeout: it adds nothing
+        figures = current.tool_added_abandoned.get(tool, (0.0, 0.0, 0.0))
+        added[f"added_abandoned_call_rate.{tool}"] = (
+            figures,
+            rules.max_tool_added_abandoned_rate,
+        )
     budgets = budget_table(
         evaluator.rates(chosen),
         {
@@ -354,9 +429,27 @@ def recommend(
         max_timeout_coverage_loss,
         max_abandoned_rate,
         confidence,
+        added,
     )
-    explain = _explain(
-        evaluator, estimates, tools, ladders, base_sec, chosen, current, key, allowed
+    explain = explain_table(
+        evaluator,
+        estimates=estimates,
+        tools=tools,
+        ladders=ladders,
+        base_sec=base_sec,
+        chosen=chosen,
+        current=current,
+        key=key,
+        allowed=allowed,
+        standing=standing,
+        rules=rules,
+        recorded_completed=observations.completed,
+        certificates=certificates,
+    )
+    rule = (
+        RULE.format(objective=key, confidence=confidence)
+        if guarantee is None
+        else RULE_GUARANTEE.format(guarantee=guarantee, guarantee_confidence=guarantee_confidence)
     )
     return Recommendation(
         policy=policy,
@@ -364,7 +457,7 @@ def recommend(
         summary=_summary(corpus, policy, priced),
         baseline=baseline,
         budgets=budgets,
-        rule=RULE.format(objective=key, confidence=confidence),
+        rule=f"{rule}; {rules.describe(confidence)}",
         objective=key,
         assumptions={
             "censored": censored,
@@ -373,6 +466,13 @@ def recommend(
             "confidence": confidence,
             "base": spine.label,
             "narrowing": narrowing.label,
+            "min_calls": rules.min_calls,
+            "allow_abandoning": ",".join(rules.allow_abandoning) or "none",
+            **(
+                {"guarantee": guarantee, "guarantee_confidence": guarantee_confidence}
+                if guarantee is not None
+                else {}
+            ),
             **({"currency": prices.currency} if prices is not None else {}),
         },
     )
@@ -412,64 +512,11 @@ def _summary(corpus: CompiledCorpus, policy: Policy, priced: PricedCorpus | None
     return {**result.summary, **priced.cost(result).summary}
 
 
-def _explain(
-    evaluator: BudgetEvaluator,
-    estimates: dict[str, KaplanMeier],
-    tools: list[str],
-    ladders: dict[str, list[float]],
-    base_sec: dict[str, float],
-    chosen: dict[str, float],
-    current: BudgetPoint,
-    key: str,
-    allowed: Any,
-) -> pd.DataFrame:
-    """Per tool: its durations, its choice, what the choice buys, and one step either side."""
-    per_tool = metrics.per_tool(evaluator.corpus.result(evaluator.policy(chosen)).calls)
-    per_tool = per_tool.set_index("tool")
-    value = current.summary[key]
-    rows = []
-    for tool in tools:
-        estimate = estimates[tool]
-        timeout = chosen[tool]
-        row: dict[str, Any] = {
-            "tool": tool,
-            "calls": estimate.observations,
-            "censored": estimate.observations - estimate.events,
-        }
-        row.update({f"duration_p{q * 100:g}_sec": km_quantile(estimate, q) for q in QUANTILES})
-        row["base_timeout_sec"] = base_sec[tool]
-        row["timeout_sec"] = timeout
-        # The share of the tool's calls that return within the timeout, by Kaplan–Meier.
-        row["survival_quantile"] = 1.0 - estimate.survival(timeout)
-        tail = evaluator.model.tools[tool]
-        row["tail_alpha"] = tail.alpha
-        row["predicted_timeout_loss"] = evaluator.model.timeout_coverage_loss(
-            {tool: timeout}
-        ) - evaluator.model.timeout_coverage_loss({tool: evaluator.loosest[tool]})
-        row["abandoned_rate"] = (
-            float(per_tool.loc[tool, "abandoned_call_rate"]) if tool in per_tool.index else 0.0
-        )
-        row["timeout_coverage_loss_rate"] = (
-            float(per_tool.loc[tool, "timeout_coverage_loss_rate"])
-            if tool in per_tool.index and "timeout_coverage_loss_rate" in per_tool.columns
-            else 0.0
-        )
-        at_base = evaluator.point({**chosen, tool: base_sec[tool]})
-        row[f"saved_{key}"] = _difference(at_base.summary[key], value)
-        rung = ladders[tool].index(timeout)
-        for side, step in (("tighter", rung - 1), ("looser", rung + 1)):
-            if 0 <= step < len(ladders[tool]):
-                other = evaluator.point({**chosen, tool: ladders[tool][step]})
-                row[f"{side}_sec"] = ladders[tool][step]
-                row[f"{side}_{key}_change"] = _difference(other.summary[key], value)
-                row[f"{side}_timeout_loss_upper"] = other.timeout_loss_upper
-                row[f"{side}_timeout_loss_predicted"] = other.timeout_loss_predicted
-                row[f"{side}_within_budget"] = bool(allowed(other))
-            else:
-                row[f"{side}_sec"] = math.nan
-                row[f"{side}_{key}_change"] = math.nan
-                row[f"{side}_timeout_loss_upper"] = math.nan
-                row[f"{side}_timeout_loss_predicted"] = math.nan
-                row[f"{side}_within_budget"] = None
-        rows.append(row)
-    return pd.DataFrame(rows)
+def _certified_rung(ladder: list[float], certificate: Certificate, standing: Standing) -> float:
+    """A tool's timeout under a guarantee: its certified timeout rounded up, never below the
+    rungs the safety rules leave it; the base (the loosest rung) when it is rarely seen or
+    cannot be certified."""
+    if standing.status == "kept_rare" or not certificate.certified:
+        return ladder[-1]
+    certified = _nice(certificate.timeout_sec)
+    return max(certified, ladder[0]) if standing.status == "protected" else certified

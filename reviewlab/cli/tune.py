@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from reviewlab.cli._args import (
     CORPUS_HELP,
@@ -26,6 +27,9 @@ from reviewlab.cli._args import (
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._errors import PROG, UserError
+
+if TYPE_CHECKING:
+    from reviewlab.core.policy import Policy
 
 __all__ = ["TUNE", "cmd_tune"]
 
@@ -78,15 +82,114 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="the policy to improve on (its narrowing too); " + POLICY_HELP,
     )
     p.add_argument(
+        "--min-calls",
+        type=int,
+        default=20,
+        metavar="N",
+        help="a tool with fewer recorded calls keeps the base timeout (default 20)",
+    )
+    p.add_argument(
+        "--kind",
+        action="append",
+        default=[],
+        metavar="TOOL=KIND",
+        help="declare a tool read_only or side_effect (repeatable; over the base policy's "
+        "[kinds] and the defaults); a side-effecting or unknown tool is never tightened below "
+        "its slowest completed call",
+    )
+    p.add_argument(
+        "--allow-abandoning",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="let a side-effecting (or unknown) tool be tightened into abandoning calls that "
+        "completed in the recording (repeatable)",
+    )
+    p.add_argument(
+        "--max-added-abandoned-rate",
+        default=None,
+        metavar="RATE|none",
+        help="budget: calls abandoned beyond what the loosest timeouts abandon, as a share of "
+        "all dispatched calls (default 0.01; none: no budget)",
+    )
+    p.add_argument(
+        "--max-tool-added-abandoned-rate",
+        default=None,
+        metavar="RATE|none",
+        help="the same budget per tool, as a share of that tool's calls (default 0.05)",
+    )
+    p.add_argument(
+        "--guarantee",
+        type=float,
+        default=None,
+        metavar="P",
+        help="instead of the search, give each tool the shortest timeout within which a call "
+        "finishes with probability >= P, certified from the recorded durations (censored ones "
+        "included); tools whose data cannot support it keep the base timeout",
+    )
+    p.add_argument(
+        "--guarantee-confidence",
+        type=float,
+        default=None,
+        metavar="P",
+        help="the confidence each certificate is stated with (default 0.999)",
+    )
+    p.add_argument(
         "-o", "--output", default=None, metavar="TOML", help="write the recommended policy"
     )
+
+
+def _optional_rate(text: str | None, flag: str, default: float) -> float | None:
+    """A budget option: a rate, ``none`` (no budget), or the default when not given."""
+    if text is None:
+        return default
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"{flag}: expected a rate in [0, 1] or 'none', got {text!r}") from None
+    rate(value, flag)
+    return value
+
+
+def _with_kinds(base: Policy, specs: list[str]) -> Policy:
+    """``base`` with the ``--kind TOOL=KIND`` declarations laid over its kinds."""
+    kinds: dict[str, Any] = {}
+    for spec in specs:
+        tool, sep, kind = spec.partition("=")
+        if not sep or not tool.strip() or not kind.strip():
+            raise UserError(f"--kind: expected TOOL=read_only or TOOL=side_effect, got {spec!r}")
+        kinds[tool.strip()] = kind.strip()
+    if not kinds:
+        return base
+    try:
+        return base.with_kinds(**kinds)
+    except ValueError as exc:
+        raise UserError(f"--kind: {exc}") from None
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Recommend a policy for the corpus within the budgets; print the answer and the figures;
     ``-o`` writes the policy file (exit 1, nothing written, when no candidate keeps them)."""
     out = output_path(args.output, (".toml",)) if args.output else None
-    base = policy_arg(args.base, "--base")
+    base = _with_kinds(policy_arg(args.base, "--base"), args.kind)
+    from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE
+    from reviewlab.analysis.safety import (
+        DEFAULT_MAX_ADDED_ABANDONED_RATE,
+        DEFAULT_MAX_TOOL_ADDED_ABANDONED_RATE,
+    )
+
+    added = _optional_rate(
+        args.max_added_abandoned_rate,
+        "--max-added-abandoned-rate",
+        DEFAULT_MAX_ADDED_ABANDONED_RATE,
+    )
+    tool_added = _optional_rate(
+        args.max_tool_added_abandoned_rate,
+        "--max-tool-added-abandoned-rate",
+        DEFAULT_MAX_TOOL_ADDED_ABANDONED_RATE,
+    )
     budget = args.max_timeout_coverage_loss
     if args.max_coverage_loss is not None:
         if budget is not None:
@@ -120,6 +223,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
             base=base,
             confidence=args.confidence,
             prices=prices,
+            min_calls=args.min_calls,
+            allow_abandoning=args.allow_abandoning,
+            max_added_abandoned_rate=added,
+            max_tool_added_abandoned_rate=tool_added,
+            guarantee=args.guarantee,
+            guarantee_confidence=(
+                DEFAULT_GUARANTEE_CONFIDENCE
+                if args.guarantee_confidence is None
+                else args.guarantee_confidence
+            ),
         )
     report_skipped(corpus, args.corpus)
     echo(tune_text(recommendation, base_label=f"base ({base.label})"))
@@ -129,7 +242,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
             f"cost per episode: base ({base.label}) "
             f"{cost_line(recommendation.baseline, prices.currency)}"
         )
-    if not recommendation.met:
+    if not recommendation.met and args.guarantee is not None:
+        echo(
+            "note: the certified timeouts do not keep every budget (see the budget table); "
+            "--guarantee reports the budgets, it does not search within them"
+        )
+    elif not recommendation.met:
         budgets = recommendation.budgets
         unmet = budgets[~budgets["met"].astype(bool)]
         upper = next(c for c in budgets.columns if c.startswith("upper_"))
@@ -159,5 +277,7 @@ TUNE = Command(
     handler=cmd_tune,
     examples=f"  reviewlab tune {EXAMPLE_CORPUS} --max-timeout-coverage-loss 0.005 -o tuned.toml\n"
     f"  reviewlab tune {EXAMPLE_CORPUS} --objective cost --prices prices.toml\n"
-    f"  reviewlab tune {EXAMPLE_CORPUS} --max-abandoned-rate 0.002 --objective max_silence",
+    f"  reviewlab tune {EXAMPLE_CORPUS} --max-abandoned-rate 0.002 --objective max_silence\n"
+    f"  reviewlab tune {EXAMPLE_CORPUS} --guarantee 0.95 -o certified.toml\n"
+    f"  reviewlab tune {EXAMPLE_CORPUS} --kind take_sum=read_only --allow-abandoning edit",
 )

@@ -26,8 +26,17 @@ __all__ = ["BUDGET_LABELS", "incident_text", "slot_table", "tune_table", "tune_t
 BUDGET_LABELS = {
     "timeout_coverage_loss_rate": "coverage lost to timeouts",
     "abandoned_call_rate": "abandoned-call rate",
+    "added_abandoned_call_rate": "abandoned calls added (all tools)",
 }
-"""How the budget table names each budgeted rate."""
+"""How the budget table names each budgeted rate (``added_abandoned_call_rate.TOOL``: "abandoned
+calls added (TOOL)")."""
+
+
+def _budget_label(budget: str) -> str:
+    prefix = "added_abandoned_call_rate."
+    if budget.startswith(prefix):
+        return f"abandoned calls added ({budget.removeprefix(prefix)})"
+    return BUDGET_LABELS.get(budget, budget)
 
 
 def tune_table(recommendation: Recommendation) -> pd.DataFrame:
@@ -37,13 +46,17 @@ def tune_table(recommendation: Recommendation) -> pd.DataFrame:
     explain = recommendation.explain
     columns = [
         "tool",
+        "kind",
         "calls",
         "censored",
         "duration_p99_sec",
-        "duration_p99.9_sec",
+        "slowest_completed_sec",
         "base_timeout_sec",
         "timeout_sec",
+        "certified_sec",
         "survival_quantile",
+        "completed_abandoned",
+        "added_abandoned_calls",
         "abandoned_rate",
         "timeout_coverage_loss_rate",
         "predicted_timeout_loss",
@@ -67,7 +80,7 @@ def _budget_rows(recommendation: Recommendation) -> pd.DataFrame:
         limit = row["limit"]
         rows.append(
             {
-                "budget": BUDGET_LABELS.get(row["budget"], row["budget"]),
+                "budget": _budget_label(row["budget"]),
                 "limit": "none" if math.isinf(limit) else limit,
                 "estimate": row["estimate"],
                 f"{upper.removeprefix('upper_')} upper bound (this corpus)": row[upper],
@@ -87,14 +100,34 @@ def tune_text(recommendation: Recommendation, *, base_label: str | None = None) 
     base_label = base_label or f"base ({assumptions.get('base', 'base')})"
     settings = ", ".join(f"{name}={value}" for name, value in assumptions.items())
     before, after = recommendation.baseline[key], recommendation.summary[key]
+    explain = recommendation.explain
+    reasons = [
+        f"  {tool}: {reason}"
+        for tool, reason in zip(explain["tool"], explain["reason"], strict=True)
+    ]
+    certified = (
+        [
+            f"  {tool}: {text}"
+            for tool, text in zip(explain["tool"], explain["certificate"], strict=True)
+        ]
+        if "certificate" in explain.columns
+        else []
+    )
     lines = [
         f"rule: {recommendation.rule}.",
         f"assumptions: {settings}",
         "",
         text_table(_budget_rows(recommendation)),
         "",
+        "per tool (each figure is that tool's own effect: the base with only this tool changed; "
+        'docs/metrics.md, "tune\'s per-tool table"):',
         text_table(tune_table(recommendation)),
         "",
+        "what the rules decided, per tool:",
+        *reasons,
+        *(["", "certificates:", *certified] if certified else []),
+        "",
+        "whole policy (every tool changed at once):",
         text_table(
             summary_table(
                 {base_label: recommendation.baseline, "recommended": recommendation.summary}
@@ -106,7 +139,11 @@ def tune_text(recommendation: Recommendation, *, base_label: str | None = None) 
         "",
         recommendation.to_toml().rstrip("\n"),
     ]
-    if not recommendation.met:
+    if not recommendation.met and "guarantee" in assumptions:
+        lines.insert(
+            0, "NOT MET: the certified timeouts break some budget (reported, not searched)."
+        )
+    elif not recommendation.met:
         lines.insert(
             0, "NOT MET: no candidate keeps every budget; the loosest candidates are shown."
         )
