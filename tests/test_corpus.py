@@ -11,9 +11,11 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from reviewlab import Policy, open_corpus, replay, replay_bounds
+from reviewlab.core.metrics import per_tool
 from reviewlab.engines import corpus as corpus_module
 from reviewlab.engines.censoring import effective_observation, estimates_by_tool
 from reviewlab.engines.corpus import COMPILED_KEPT, Corpus
@@ -248,3 +250,24 @@ def test_the_handle_is_exported_from_the_package() -> None:
 
     assert reviewlab.open_corpus is corpus_module.open_corpus
     assert "open_corpus" in reviewlab.__all__
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        Policy.uniform(0.2),
+        Policy.ouroboros(),
+        Policy.unbounded(),
+        Policy.uniform(5.0).with_idle(read_file=0.05),
+    ],
+    ids=["tight", "ouroboros", "unbounded", "idle"],
+)
+@pytest.mark.parametrize("censored", ["wedge", "observed"])
+def test_the_per_tool_breakdown_needs_no_frame(
+    policy: Policy, censored: str, files: dict[str, Path]
+) -> None:
+    """A vectorized replay's per-tool table, read from its arrays, is the one of its call frame."""
+    result = replay(files["parquet"], policy, engine="vectorized", censored=censored)
+    from_arrays = result.per_tool()
+    assert not result.frames_built  # type: ignore[attr-defined]
+    pd.testing.assert_frame_equal(from_arrays, per_tool(result.calls), check_exact=True)

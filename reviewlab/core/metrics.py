@@ -73,6 +73,7 @@ __all__ = [
     "EPISODE_COLUMNS",
     "SUMMARY_KEYS",
     "WALL_QUANTILES",
+    "breakdown",
     "episode_rows",
     "peak_overlap",
     "per_slot",
@@ -381,25 +382,76 @@ def summary_from_totals(
 
 
 def _breakdown(calls: pd.DataFrame, key: str) -> pd.DataFrame:
-    frame = calls.assign(
-        dispatched=calls["outcome"].isin(_DISPATCHED),
-        abandoned=calls["source_gap"].eq(SOURCE_GAP_ABANDONED),
-        deadline_bound=calls["bound_by"].eq("deadline"),
-        zombie_finite=calls["zombie_sec"].where(np.isfinite(calls["zombie_sec"]), 0.0),
-        wedged=~np.isfinite(calls["zombie_sec"]),
-        timeout_lost=_timeout_lost(calls),
+    codes, names = pd.factorize(calls[key], sort=True)
+    zombie = calls["zombie_sec"].to_numpy(dtype=float)
+    return breakdown(
+        names,
+        codes,
+        key=key,
+        dispatched=calls["outcome"].isin(_DISPATCHED).to_numpy(),
+        abandoned=calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
+        deadline_bound=calls["bound_by"].eq("deadline").to_numpy(),
+        zombie_sec=zombie,
+        requested_lines=calls["requested_lines"].to_numpy(),
+        credited_lines=calls["credited_lines"].to_numpy(),
+        timeout_lost_lines=_timeout_lost(calls),
+        duration_sec=calls["duration_sec"].to_numpy(),
     )
-    grouped = frame.groupby(key, sort=True).agg(
-        calls=("dispatched", "sum"),
-        abandoned_calls=("abandoned", "sum"),
-        requested_lines=("requested_lines", "sum"),
-        credited_lines=("credited_lines", "sum"),
-        timeout_lost_lines=("timeout_lost", "sum"),
-        duration_p50_sec=("duration_sec", "median"),
-        zombie_finite_sec=("zombie_finite", "sum"),
-        wedged_zombies=("wedged", "sum"),
-        deadline_bounds=("deadline_bound", "sum"),
+
+
+def breakdown(
+    names: Any,
+    codes: np.ndarray,
+    *,
+    key: str,
+    dispatched: np.ndarray,
+    abandoned: np.ndarray,
+    deadline_bound: np.ndarray,
+    zombie_sec: np.ndarray,
+    requested_lines: np.ndarray,
+    credited_lines: np.ndarray,
+    timeout_lost_lines: np.ndarray,
+    duration_sec: np.ndarray,
+) -> pd.DataFrame:
+    """The per-group breakdown of :func:`per_tool` and :func:`per_slot` from per-call arrays.
+
+    ``codes``: per call, its group's position in ``names`` (sorted; ``-1``: no group, left
+    out). The other arrays are per call, as the call frame's columns give them. One row per
+    group with calls, in ``names`` order; an engine with the arrays at hand gives the frame's
+    very breakdown without building the frame.
+    """
+    zombie = np.asarray(zombie_sec, dtype=float)
+    finite = np.isfinite(zombie)
+    frame = pd.DataFrame(
+        {
+            "_group": codes,
+            "dispatched": dispatched,
+            "abandoned": abandoned,
+            "requested_lines": requested_lines,
+            "credited_lines": credited_lines,
+            "timeout_lost": timeout_lost_lines,
+            "duration_sec": duration_sec,
+            "zombie_finite": np.where(finite, zombie, 0.0),
+            "wedged": ~finite,
+            "deadline_bound": deadline_bound,
+        }
     )
+    grouped = (
+        frame[frame["_group"] >= 0]
+        .groupby("_group", sort=True)
+        .agg(
+            calls=("dispatched", "sum"),
+            abandoned_calls=("abandoned", "sum"),
+            requested_lines=("requested_lines", "sum"),
+            credited_lines=("credited_lines", "sum"),
+            timeout_lost_lines=("timeout_lost", "sum"),
+            duration_p50_sec=("duration_sec", "median"),
+            zombie_finite_sec=("zombie_finite", "sum"),
+            wedged_zombies=("wedged", "sum"),
+            deadline_bounds=("deadline_bound", "sum"),
+        )
+    )
+    grouped.index = pd.Index(names, name=key)[grouped.index.to_numpy()]
     never_back = grouped["wedged_zombies"] > 0
     grouped["zombie_sec"] = grouped["zombie_finite_sec"].where(~never_back, math.inf)
     grouped["abandoned_call_rate"] = (

@@ -136,8 +136,11 @@ class FramesOnDemand(ReplayResult):
     ``build`` callable that returns the full result through :func:`assemble`;
     the first read of ``calls`` or ``episodes`` calls it once and keeps both
     frames; ``build`` is then dropped. A replay read only for its summary never
-    pays for a frame. Invariant: the engine's summary is the one
-    :func:`assemble` computes from those frames (the exactness tests hold it).
+    pays for a frame, nor one read for its per-tool breakdown when the engine hands over
+    ``per_tool`` (the breakdown from its arrays, :func:`~reviewlab.core.metrics.breakdown`).
+    Invariant: the engine's summary and breakdown are the ones :func:`assemble` and
+    :func:`~reviewlab.core.metrics.per_tool` compute from those frames (the exactness tests
+    hold it).
     """
 
     def __init__(
@@ -148,8 +151,10 @@ class FramesOnDemand(ReplayResult):
         engine: str,
         policy: Policy,
         assumptions: Mapping[str, Any],
+        per_tool: Callable[[], pd.DataFrame] | None = None,
     ) -> None:
         self._build: Callable[[], ReplayResult] | None = build
+        self._per_tool = per_tool
         self._frames: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self.summary = summary
         self.slots = None
@@ -162,6 +167,13 @@ class FramesOnDemand(ReplayResult):
     def frames_built(self) -> bool:
         """Whether the frames exist yet."""
         return self._frames is not None
+
+    def per_tool(self) -> pd.DataFrame:
+        """Breakdown of the call metrics per tool (from the engine's arrays while the frames
+        are not built)."""
+        if self._frames is None and self._per_tool is not None:
+            return self._per_tool()
+        return super().per_tool()
 
     def _built(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         if self._frames is None:

@@ -146,17 +146,32 @@ class DeadlineWindows:
 
     def __init__(
         self,
+        narrowing: Narrowing,
         window: np.ndarray,
         key_order: np.ndarray,
         key_offsets: np.ndarray,
         over: np.ndarray,
         remaining: np.ndarray,
     ) -> None:
+        self.narrowing = narrowing
         self.window = window
         self.key_order = key_order
         self.key_offsets = key_offsets
         self.over = over
         self.remaining = remaining
+        self._deadline_bounds: dict[tuple[int, float], int] = {}
+
+    def deadline_bounds(self, key: int, tool_sec: float) -> int:
+        """How many deadline calls of ``key`` the deadline bounds when the key's tool timeout is
+        ``tool_sec``: :meth:`Narrowing.narrow_array` (the shared rule, ties included) of
+        ``tool_sec`` and their static time left, remembered per ``(key, tool_sec)`` (a sweep
+        asks again for every key it does not vary)."""
+        found = self._deadline_bounds.get((key, tool_sec))
+        if found is None:
+            left = self.remaining[self.key_offsets[key] : self.key_offsets[key + 1]]
+            _, by = self.narrowing.narrow_array(np.full(left.size, tool_sec), left)
+            found = self._deadline_bounds[(key, tool_sec)] = int(np.count_nonzero(by))
+        return found
 
     @classmethod
     def of(cls, c: CompiledCorpus, narrowing: Narrowing) -> DeadlineWindows:
@@ -169,7 +184,7 @@ class DeadlineWindows:
         order = np.argsort(narrow, kind="stable")
         counts = np.bincount(c.dl_key, minlength=n_keys)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
-        return cls(window[order], order, offsets, over, c.dl_remaining[order])
+        return cls(narrowing, window[order], order, offsets, over, c.dl_remaining[order])
 
 
 class CompiledCorpus:
@@ -723,6 +738,36 @@ class CompiledCorpus:
             engine="vectorized",
             policy=spine,
             assumptions=assumptions,
+            per_tool=lambda: self._per_tool(ev),
+        )
+
+    def _per_tool(self, ev: Evaluation) -> pd.DataFrame:
+        """:func:`~reviewlab.core.metrics.per_tool` of the replay ``ev``'s call frame, from its
+        arrays (the frame's columns, as :meth:`_frames` builds them)."""
+        outcome = ev.outcome
+        abandoned = ev.gap == 1  # GAP_BY_CODE[1]: abandoned at the bound
+        executed = outcome == EXECUTED
+        credited = ev.credited_lines
+        deadline_bound = np.asarray(ev.by_deadline, dtype=bool)
+        if ev.by_idle is not None:  # bound_by "idle" wins over "deadline"
+            deadline_bound = deadline_bound & ~ev.by_idle
+        order = np.argsort(np.asarray(self.tools, dtype=object), kind="stable")
+        rank = np.empty(order.size, dtype=np.intp)
+        rank[order] = np.arange(order.size)
+        return metrics.breakdown(
+            pd.array(np.asarray(self.tools, dtype=object)[order], dtype="str"),
+            rank[self.tool_code] if order.size else np.zeros(0, dtype=np.intp),
+            key="tool",
+            dispatched=outcome != WITHHELD,
+            abandoned=abandoned,
+            deadline_bound=deadline_bound,
+            zombie_sec=ev.zombie_sec,
+            requested_lines=self.requested_lines.astype(np.int64),
+            credited_lines=credited,
+            timeout_lost_lines=metrics.timeout_lost_lines(
+                self.requested_lines, credited, abandoned, executed
+            ),
+            duration_sec=self.duration_sec,
         )
 
     def _frames(
