@@ -35,9 +35,7 @@ def real_logs() -> list[Episode]:
 def episode(index: int, calls: list[Call]) -> Episode:
     """One episode: each call in its own round, then a final answer."""
     rounds = [Round(send_sec=1.0, calls=[call]) for call in calls] + [Round(send_sec=1.0)]
-    return Episode(
-        id=f"e{index}", source="synthetic", slot="s1", started_at=START, rounds=rounds
-    )
+    return Episode(id=f"e{index}", source="synthetic", slot="s1", started_at=START, rounds=rounds)
 
 
 def mixed_corpus(seed: int = 0, episodes: int = 60) -> list[Episode]:

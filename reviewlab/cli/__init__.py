@@ -36,6 +36,7 @@ from reviewlab.cli.export import EXPORT
 from reviewlab.cli.import_log import IMPORT
 from reviewlab.cli.incident import INCIDENT
 from reviewlab.cli.lab import LAB
+from reviewlab.cli.presets import PRESETS
 from reviewlab.cli.record import RECORD
 from reviewlab.cli.replay import REPLAY
 from reviewlab.cli.sweep import SWEEP
@@ -50,6 +51,7 @@ COMMANDS: tuple[Command, ...] = (
     REPLAY,
     SWEEP,
     TUNE,
+    PRESETS,
     INCIDENT,
     SYNTH,
     CONVERT,

@@ -1,0 +1,161 @@
+"""``reviewlab presets``: other frameworks' timeout defaults, and what they would cost here.
+
+``reviewlab presets`` lists the presets (:func:`~reviewlab.analysis.presets.preset_table`):
+bounds, expiry, retries, breaker, version and source, unverified values marked.
+``reviewlab presets score CORPUS`` replays every preset, ouroboros and the corpus's own
+recommendation (:func:`~reviewlab.analysis.tune.recommend` with its defaults) on the corpus
+and prints :func:`~reviewlab.analysis.presets.score_presets`' table with its assumptions.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from reviewlab.cli._args import (
+    CORPUS_HELP,
+    EXAMPLE_CORPUS,
+    TABLE_SUFFIXES,
+    echo,
+    on_error_option,
+    output_path,
+    seed,
+)
+from reviewlab.cli._command import Command
+from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
+from reviewlab.core.vocab import CENSORING_MODES
+
+__all__ = ["PRESETS", "cmd_presets"]
+
+_LIST_COLUMNS = (
+    "preset",
+    "framework",
+    "tool_sec",
+    "shell_sec",
+    "idle_sec",
+    "total_cap_sec",
+    "on_expiry",
+    "server",
+    "retries",
+    "breaker",
+    "version",
+    "verified",
+)
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--preset",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only these presets (repeatable); listed with every field",
+    )
+    actions = p.add_subparsers(dest="presets_action", metavar="ACTION", parser_class=type(p))
+    score = actions.add_parser(
+        "score",
+        help="replay every preset (and ouroboros and the recommendation) on a corpus",
+        description="replay every preset (and ouroboros and the recommendation) on a corpus",
+    )
+    score.add_argument("corpus", help=CORPUS_HELP)
+    on_error_option(score)
+    score.add_argument(
+        "--censored",
+        choices=CENSORING_MODES,
+        default="wedge",
+        help="what a call that never returned in the recording does (default wedge)",
+    )
+    score.add_argument("--seed", type=int, default=None, help="seed of --censored impute")
+    score.add_argument(
+        "--no-recommend",
+        action="store_true",
+        help="leave out the corpus's own recommendation (it is tuned first otherwise)",
+    )
+    score.add_argument(
+        "--preset",
+        dest="score_preset",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only these presets (repeatable)",
+    )
+    score.add_argument(
+        "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the score table"
+    )
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    """List the presets, or score them on a corpus."""
+    from reviewlab.analysis.presets import find_preset, load_presets, preset_table
+    from reviewlab.ui.report import text_table
+
+    presets = load_presets()
+    names = args.preset + getattr(args, "score_preset", [])
+    if names:
+        presets = {name: find_preset(name, presets) for name in names}
+    if args.presets_action != "score":
+        table = preset_table(presets)
+        if args.preset:  # every field of the chosen presets
+            for row in table.to_dict("records"):
+                echo("\n".join(f"{key}: {value}" for key, value in row.items()) + "\n")
+            return 0
+        echo(text_table(table[list(_LIST_COLUMNS)]))
+        unverified = [p.name for p in presets.values() if not p.verified]
+        echo(
+            f"\n{len(presets)} presets; seconds; none: no bound. Unverified (from documentation, "
+            f"not read in code): {', '.join(unverified) or 'none'}. Sources: "
+            "reviewlab presets --preset NAME"
+        )
+        return 0
+    return _score(args, presets)
+
+
+def _score(args: argparse.Namespace, presets: dict) -> int:
+    from reviewlab.analysis.presets import score_presets
+    from reviewlab.core.policy import Policy
+    from reviewlab.ui.report import format_value, text_table, write_table
+
+    out = output_path(args.output, TABLE_SUFFIXES) if args.output else None
+    chosen_seed = seed(args.seed)
+    corpus = open_for(args.corpus, args.on_error)
+    require_episodes(corpus, args.corpus)
+    extra: dict[str, Policy] = {"reviewlab ouroboros": Policy.ouroboros()}
+    with computing_on(args.corpus):
+        if not args.no_recommend:
+            from reviewlab.analysis.tune import recommend
+
+            recommendation = recommend(corpus, censored=args.censored)
+            extra["reviewlab recommended"] = recommendation.policy
+        frame = score_presets(
+            corpus,
+            presets=presets,
+            extra=extra,
+            censored=args.censored,
+            seed=chosen_seed or 0,
+        )
+    report_skipped(corpus, args.corpus)
+    shown = frame.drop(columns=["policy", "framework"]).copy()
+    shown["zombie_sec"] = [format_value(v) for v in shown["zombie_sec"]]
+    echo(text_table(shown))
+    assumptions = frame.attrs["assumptions"]
+    echo(
+        "\ncompleted_abandoned: calls that completed in the recording and the preset abandons; "
+        "wasted_slot_sec: seconds spent waiting on calls then abandoned; zombie_sec: loose "
+        "worker seconds (∞: a call that never returns)\n"
+        "assumptions: " + ", ".join(f"{key}={value}" for key, value in assumptions.items())
+    )
+    if out is not None:
+        write_table(frame, out)
+        echo(f"wrote the score table to {out}")
+    return 0
+
+
+PRESETS = Command(
+    name="presets",
+    help="other frameworks' timeout defaults (list), and each replayed on a corpus (score)",
+    arguments=_arguments,
+    handler=cmd_presets,
+    examples="  reviewlab presets\n"
+    "  reviewlab presets --preset swe-agent\n"
+    f"  reviewlab presets score {EXAMPLE_CORPUS}\n"
+    f"  reviewlab presets score {EXAMPLE_CORPUS} --censored observed -o presets.csv",
+)

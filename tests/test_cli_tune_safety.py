@@ -1,0 +1,58 @@
+"""``reviewlab tune``'s safety and certification options: each reaches the library, and bad
+values are one-line errors naming the option (reviewlab/cli/tune.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewlab.cli import main
+from reviewlab.core.policy import Policy
+from reviewlab.resources import corpus_path
+
+CORPUS = str(corpus_path())
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--guarantee", "1.5"], "--guarantee: expected a probability strictly between 0 and 1"),
+        (["--guarantee", "0"], "--guarantee: expected a probability strictly between 0 and 1"),
+        (["--min-calls", "0"], "--min-calls: expected a whole number of calls >= 1"),
+        (["--allow-abandoning", "raed_file"], "(did you mean read_file?)"),
+        (["--kind", "edit"], "--kind: expected TOOL=read_only or TOOL=side_effect"),
+        (["--kind", "edit=rw"], "--kind: tool_kinds.edit: expected one of read_only"),
+        (["--max-added-abandoned-rate", "2"], "--max-added-abandoned-rate: expected a rate"),
+    ],
+)
+def test_bad_values_are_one_line_errors(options, message, capsys):
+    """Each bad value exits 2 with one stderr line naming the option."""
+    assert main(["tune", CORPUS, *options]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+def test_guarantee_writes_the_certified_policy_and_states_the_certificates(tmp_path, capsys):
+    """--guarantee prints each tool's certificate and writes the certified timeouts, with the
+    kinds declared by --kind kept in the policy file."""
+    out = tmp_path / "certified.toml"
+    code = main(
+        ["tune", CORPUS, "--guarantee", "0.95", "--kind", "search_code=side_effect", "-o", str(out)]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "certificates:" in text and "at confidence 0.999" in text
+    policy = Policy.load(out)
+    assert policy.kind_of("search_code") == "side_effect"
+    assert 0 < policy.timeout_for(None, "read_file") < 5.0
+
+
+def test_the_rules_reach_the_output_per_tool(capsys):
+    """The default run states the rules, names each tool's standing and the added-abandonment
+    budget per tool and overall."""
+    assert main(["tune", CORPUS, "--min-calls", "1000"]) == 0
+    text = capsys.readouterr().out
+    assert "fewer than 1000 recorded calls keeps the base timeout" in text
+    assert "list_files: kept base 600 s: 969 call(s) < min_calls 1000" in text
+    assert "abandoned calls added (all tools)" in text
+    assert "abandoned calls added (read_file)" in text
+    assert "whole policy (every tool changed at once):" in text
