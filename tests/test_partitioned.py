@@ -92,7 +92,8 @@ def test_a_cluster_corpus_knows_its_shape(corpus: Path, client: object) -> None:
         assert on_cluster.calls == whole.calls
         assert on_cluster.tools == sorted(whole.tools)
         assert on_cluster.origin_us == min(
-            int(e.started_at.timestamp() * 1_000_000) for e in load_episodes(corpus / "all.jsonl.gz")
+            int(e.started_at.timestamp() * 1_000_000)
+            for e in load_episodes(corpus / "all.jsonl.gz")
         )
 
 

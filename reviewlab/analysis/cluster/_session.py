@@ -48,15 +48,18 @@ _PASS_PRIORITY = 10  # a pass's answers before the next chunk's evaluations
 _KEY = re.compile(r"^reviewlab-[a-z]+-p(\d+)-")
 
 
-def connect(client: Any, timeout_sec: float = 30.0) -> tuple[Any, bool]:
+def connect(client: Any, timeout_sec: float | None = None) -> tuple[Any, bool]:
     """``client`` (a ``distributed.Client`` or a scheduler address) and whether it was made
-    here (and must be closed here). An address that cannot be reached is
+    here (and must be closed here). An address that cannot be reached within ``timeout_sec``
+    (default: Dask's ``distributed.comm.timeouts.connect``, 30 s unless configured) is
     :class:`~._errors.SchedulerLost`."""
     if not isinstance(client, str):
         return client, False
     from distributed import Client
 
     try:
+        if timeout_sec is None:
+            return Client(client), True
         return Client(client, timeout=f"{timeout_sec}s"), True
     except (OSError, TimeoutError) as exc:
         raise SchedulerLost(client, f"cannot connect ({exc})") from None
@@ -262,8 +265,9 @@ class ClusterCorpus:
             CommClosedError,
             TimeoutError,
             OSError,
-        ):
-            if self._scheduler_gone():
+        ) as exc:
+            lost = getattr(exc, "reason", "") == "scheduler-connection-lost"
+            if lost or self._scheduler_gone():
                 raise SchedulerLost(
                     self.address or "(unknown address)",
                     "the connection to the scheduler was lost during the work; nothing was "
@@ -334,7 +338,8 @@ class ClusterCorpus:
                 )
                 for p, state in enumerate(states)
             ]
-            for _, answers in as_completed(futures, with_results=True):
+            for future in as_completed(futures):
+                answers = future.result()  # a failure raises here, in watching()
                 for merge, answer in zip(merges, answers, strict=True):
                     if answer is not None:
                         merge.take(answer)
