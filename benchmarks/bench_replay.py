@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd
 
 from reviewlab.analysis.sweep import make_grid, sweep
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.twin.engine import run_simulation
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
@@ -81,10 +81,10 @@ def build(n: int, seed: int) -> tuple[list[Any], CompiledCorpus, int]:
 
 
 def throughput(corpus: CompiledCorpus, n_calls: int, repeat: int) -> float:
-    policy = TimeoutPolicy.ouroboros()
     bounded = []
     for label, narrowing in NARROWINGS.items():
-        best, median = timed(lambda n=narrowing: corpus.summary(policy, n), repeat)
+        policy = Policy.ouroboros().replace(narrowing=narrowing)
+        best, median = timed(lambda p=policy: corpus.summary(p), repeat)
         rate = n_calls / best
         if narrowing.mode != "unbounded":
             bounded.append(rate)
@@ -104,17 +104,17 @@ def versus_twin(
     episodes: list[Any], corpus: CompiledCorpus, n_calls: int, repeat: int
 ) -> tuple[float, float]:
     """(frames-with-frames ratio, no-frames ratio), each side warm and timed ``repeat`` times."""
-    policy, narrowing = TimeoutPolicy.ouroboros(), Narrowing()
-    twin = simulate(episodes, policy, narrowing)  # also the twin's warm-up (caches its compile)
-    fast = corpus.result(policy, narrowing)
-    assert corpus.summary(policy, narrowing) == twin.summary == fast.summary
+    policy = Policy.ouroboros()
+    twin = simulate(episodes, policy)  # also the twin's warm-up (caches its compile)
+    fast = corpus.result(policy)
+    assert corpus.summary(policy) == twin.summary == fast.summary
     pd.testing.assert_frame_equal(twin.calls, fast.calls)
     pd.testing.assert_frame_equal(twin.episodes, fast.episodes)
     print("   answers checked equal: summary dicts, and the calls and episodes frames")
-    twin_best, twin_median = timed(lambda: simulate(episodes, policy, narrowing), repeat)
-    result_best, result_median = timed(lambda: corpus.result(policy, narrowing), repeat)
-    sim_best, sim_median = timed(lambda: run_simulation(episodes, policy, narrowing), repeat)
-    summary_best, summary_median = timed(lambda: corpus.summary(policy, narrowing), repeat)
+    twin_best, twin_median = timed(lambda: simulate(episodes, policy), repeat)
+    result_best, result_median = timed(lambda: corpus.result(policy), repeat)
+    sim_best, sim_median = timed(lambda: run_simulation(episodes, policy), repeat)
+    summary_best, summary_median = timed(lambda: corpus.summary(policy), repeat)
     frames_ratio = twin_best / result_best
     bare_ratio = sim_best / summary_best
     print("   frames with frames (calls + episodes frames + summary):")

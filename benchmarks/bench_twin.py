@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/bench_twin.py [--repeats N] [--corpus PATH]``
 
 Both models replay the bundled corpus (``data/episodes/synthetic-1k.jsonl.gz``,
 or 1,000 episodes from ``reviewlab.recording.synth`` with seed 0 when it is absent) under
-``TimeoutPolicy.ouroboros()`` with ``inherit`` narrowing and wedges. What is timed:
+``Policy.ouroboros()`` (``inherit`` narrowing) and wedges. What is timed:
 
 * **simulation only** — :func:`reviewlab.engines.twin.engine.run_simulation`: the SimPy
   run that decides every call and stores its outcome columns (what the naive
@@ -39,7 +39,7 @@ from typing import Any
 
 import simpy
 
-from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
+from reviewlab.core.policy import Policy, resolve_bound
 from reviewlab.engines.twin import effective_observation, simulate
 from reviewlab.engines.twin.corpus import clear_cache
 from reviewlab.engines.twin.engine import arrival_times, run_simulation
@@ -60,7 +60,7 @@ def load_corpus(path: Path) -> tuple[list[Episode], str]:
     ), "reviewlab.recording.synth.synth_corpus(1000, seed=0) (bundled corpus absent)"
 
 
-def naive(episodes: list[Episode], policy: Any, narrowing: Narrowing) -> list[str]:
+def naive(episodes: list[Episode], policy: Policy) -> list[str]:
     """The naive model: every call is an AnyOf race between the call and its bound timeout."""
     env = simpy.Environment()
     outcomes: dict[tuple[int, int], str] = {}
@@ -79,9 +79,7 @@ def naive(episodes: list[Episode], policy: Any, narrowing: Narrowing) -> list[st
                 remaining = (
                     None if ep.deadline_sec is None else max(0.0, start + ep.deadline_sec - env.now)
                 )
-                bound = resolve_bound(
-                    policy, None, call.tool, call.args, narrowing=narrowing, remaining_sec=remaining
-                )
+                bound = resolve_bound(policy, None, call.tool, call.args, remaining_sec=remaining)
                 call_done = env.timeout(duration) if completed else env.event()
                 if bound.sec is None:
                     yield call_done
@@ -120,17 +118,17 @@ def main() -> int:
     args = parser.parse_args()
     episodes, source = load_corpus(args.corpus)
     calls = sum(len(e.calls) for e in episodes)
-    policy, narrowing = TimeoutPolicy.ouroboros(), Narrowing()
+    policy = Policy.ouroboros()
     runs: dict[str, tuple[Callable[[], Any], bool]] = {
-        "sim_warm": (lambda: run_simulation(episodes, policy, narrowing), False),
-        "sim_cold": (lambda: run_simulation(episodes, policy, narrowing), True),
-        "full_warm": (lambda: simulate(episodes, policy, narrowing), False),
-        "full_cold": (lambda: simulate(episodes, policy, narrowing), True),
-        "naive": (lambda: naive(episodes, policy, narrowing), False),
+        "sim_warm": (lambda: run_simulation(episodes, policy), False),
+        "sim_cold": (lambda: run_simulation(episodes, policy), True),
+        "full_warm": (lambda: simulate(episodes, policy), False),
+        "full_cold": (lambda: simulate(episodes, policy), True),
+        "naive": (lambda: naive(episodes, policy), False),
     }
     best = dict.fromkeys(runs, math.inf)
     values: dict[str, Any] = {}
-    simulate(episodes, policy, narrowing)  # warm the cache and imports before the first timed round
+    simulate(episodes, policy)  # warm the cache and imports before the first timed round
     for _ in range(max(1, args.repeats)):
         for name, (fn, cold) in runs.items():
             if cold:

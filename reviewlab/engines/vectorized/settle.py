@@ -371,7 +371,8 @@ class _DeadlinePass:
     and the calls whose threshold passes it depend on the narrowing alone
     (:meth:`CompiledCorpus.deadline_windows`, kept across points). Which bounds the deadline
     set (a window within the tie allowance of ``v_k`` does not) is
-    :meth:`Narrowing.narrow_array` of ``v_k`` and the key's times left, counted per key. Keys
+    :meth:`Narrowing.narrow_array` of ``v_k`` and the key's times left, counted per key
+    (:meth:`~reviewlab.engines.vectorized.DeadlineWindows.deadline_bounds`). Keys
     the policy clamps (their ``v`` reads the clock) are decided call by call. Single calls are
     decided by the shared step itself (:meth:`decide`).
     """
@@ -404,9 +405,7 @@ class _DeadlinePass:
                 found.append(c.dl_calls[positions[ab]])
                 continue
             # The shared rule says which of the key's bounds the deadline set (ties included).
-            left = windows.remaining[low:high]
-            _, by = self.step.narrowing.narrow_array(np.full(left.size, tool_sec[key]), left)
-            by_count += int(np.count_nonzero(by))
+            by_count += windows.deadline_bounds(key, float(tool_sec[key]))
         self.hits = np.unique(np.concatenate(found)).astype(np.intp)
         self.by_count = by_count
         """How many deadline calls the deadline pass bounds by the deadline."""
