@@ -19,6 +19,7 @@ from __future__ import annotations
 from reviewlab.ui.charts.cost import cost_vs_coverage
 from reviewlab.ui.charts.hedging import hedge_tradeoff
 from reviewlab.ui.charts.palette import STATE_COLORS, policy_color, tool_color
+from reviewlab.ui.charts.presets import preset_scores
 from reviewlab.ui.charts.rates import (
     LiveRates,
     pareto_front,
@@ -43,6 +44,7 @@ __all__ = [
     "per_tool_rates",
     "policy_color",
     "pool_timeline",
+    "preset_scores",
     "rates_vs_timeout",
     "survival_curves",
     "tool_color",
