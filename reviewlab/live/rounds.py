@@ -7,8 +7,11 @@ deadline, checked before each send), :meth:`~RoundLoop.take_reply`, :meth:`~Roun
 (decode a call, resolve its terms once, :func:`~reviewlab.live.executor_base.call_terms`: its
 bound and its idle timeout, or refuse or withhold it) and :meth:`~RoundLoop.settle` (the one
 place where a call's fate becomes the tool message and the receipt). Both loops hand the
-executor the same terms (bound and idle timeout). Every call gets exactly one receipt and one
-tool message.
+executor the same terms (bound and idle timeout) and the model's call id (it lands on the call's
+:class:`~reviewlab.live.call_notes.CallNotes`). A registry may say which calls report progress
+(``registry.reports_progress(tool_name, call_id) -> bool``, e.g. the real replay engine's, for
+calls recorded without progress): an idle timeout is given only to those; without the hook,
+to every call. Every call gets exactly one receipt and one tool message.
 
 The policy (:class:`~reviewlab.core.policy.Policy`) is read by name: ``timeouts`` and
 ``narrowing`` through the bound, ``idle_sec`` per call, ``breaker`` through the
