@@ -54,8 +54,8 @@ EXACT_COLUMNS = (
 """Call-frame columns every entry point must give exactly as the twin does."""
 TIMED_COLUMNS = ("bound_sec", "wait_sec")
 """Call-frame columns compared within a tolerance (the real clock is late by its jitter)."""
-REAL_TIME_SCALE = 0.02
-"""The real engine's ``time_scale`` in the suite: one recorded second is 20 ms of real time."""
+REAL_TIME_SCALE = 0.05
+"""The real engine's ``time_scale`` in the suite: one recorded second is 50 ms of real time."""
 REAL_TOLERANCE_SEC = 1.0
 """How far (in recorded seconds) the real engine's times may be from the twin's."""
 
@@ -83,11 +83,11 @@ def _part_policies() -> dict[str, Policy]:
         ),
         "timeouts.clamp_tools": Policy(
             timeouts=TimeoutPolicy(
-                default_sec=100.0, clamp_tools=("web_search",), clamp_reserve_sec=120.0
+                default_sec=30.0, clamp_tools=("web_search",), clamp_reserve_sec=14.0
             )
         ),
         "narrowing.none": table.replace(narrowing=Narrowing("none")),
-        "narrowing.reserve": table.replace(narrowing=Narrowing("reserve", reserve_sec=4.0)),
+        "narrowing.reserve": table.replace(narrowing=Narrowing("reserve", reserve_sec=10.0)),
         "narrowing.fraction": table.replace(narrowing=Narrowing("fraction", fraction=0.5)),
         "narrowing.unbounded": table.replace(narrowing=Narrowing.unbounded()),
         "idle_sec": table.with_idle(read_file=2.0),
@@ -139,7 +139,7 @@ def conformance_corpus() -> list[Episode]:
                 "schema": SCHEMA_VERSION_2,
                 "id": name,
                 "source": "synthetic",
-                "slot": "s0",
+                "slot": f"slot-{name}",
                 "started_at": at,
                 "rounds": made,
                 **more,
@@ -158,9 +158,9 @@ def conformance_corpus() -> list[Episode]:
         episode(
             "wedged",
             [
-                [_call("query_code", 40.0, {"q": "callers"}, completed=False)],
+                [_call("query_code", 20.0, {"q": "callers"}, completed=False)],
                 [_read("a.py", 1, 10, 1.0)],
-                [_call("query_code", 30.0, {"q": "again"}, completed=False)],
+                [_call("query_code", 18.0, {"q": "again"}, completed=False)],
                 [_call("query_code", 2.0, {"q": "quick"}), _read("a.py", 11, 30, 1.0)],
             ],
         ),
@@ -168,36 +168,36 @@ def conformance_corpus() -> list[Episode]:
             "deadline",
             [
                 [_read("c.py", 1, 30, 3.0)],
-                [_call("query_code", 25.0, {"q": "slow"})],
-                [_call("list_files", 1.0, {"path": "src"})],
+                [_call("query_code", 27.0, {"q": "slow"})],
+                [_call("list_files", 0.3, {"path": "src"})],
             ],
-            deadline_sec=24.0,
+            deadline_sec=30.0,
         ),
         episode(
             "override",
             [
-                [_call("run_command", 6.0, {"cmd": "make", "timeout_sec": 9})],
+                [_call("run_command", 4.0, {"cmd": "make", "timeout_sec": 9})],
                 [_call("run_command", 14.0, {"cmd": "make test"})],
             ],
         ),
         episode(
             "clamp",
-            [[_call("web_search", 90.0, {"q": "timeouts"})], [_read("d.py", 1, 5, 1.0)]],
-            deadline_sec=200.0,
+            [[_call("web_search", 28.0, {"q": "timeouts"})], [_read("d.py", 1, 5, 0.4)]],
+            deadline_sec=40.0,
         ),
         episode(
             "progress",
             [
-                [_read("e.py", 1, 50, 9.0, progress_sec=[0.5, 1.0, 8.0])],
+                [_read("e.py", 1, 50, 12.0, progress_sec=[0.5, 1.0, 8.0])],
                 [_read("e.py", 51, 60, 3.0, progress_sec=[1.0, 2.0])],
             ],
         ),
         episode(
             "slow-search",
             [
-                [_call("search_code", 5.0, {"pattern": "x"})],
+                [_call("search_code", 3.5, {"pattern": "x"})],
                 [_call("search_code", 2.0, {"pattern": "y"})],
-                [_call("search_code", 11.0, {"pattern": "z"})],
+                [_call("search_code", 13.0, {"pattern": "z"})],
             ],
         ),
     ]
