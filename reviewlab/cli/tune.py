@@ -135,6 +135,23 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="the confidence each certificate is stated with (default 0.999)",
     )
     p.add_argument(
+        "--baselines",
+        action="store_true",
+        help="also compare, on held-out episodes, the recommendation made on the rest with the "
+        "percentile rule (p99 x 1.5 of completed calls), an RFC 6298 adaptive timer and the best "
+        "preset, and say where it does not dominate them",
+    )
+    p.add_argument(
+        "--held-out",
+        type=float,
+        default=0.5,
+        metavar="SHARE",
+        help="with --baselines: the share of episodes held out (default 0.5)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="with --baselines: the seed of the split (default 0)"
+    )
+    p.add_argument(
         "-o", "--output", default=None, metavar="TOML", help="write the recommended policy"
     )
 
@@ -214,6 +231,17 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from reviewlab.analysis.tune import recommend
     from reviewlab.ui.answers import tune_text
 
+    options = {
+        "max_timeout_coverage_loss": budget,
+        "max_abandoned_rate": args.max_abandoned_rate,
+        "objective": args.objective,
+        "base": base,
+        "confidence": args.confidence,
+        "min_calls": args.min_calls,
+        "allow_abandoning": args.allow_abandoning,
+        "max_added_abandoned_rate": added,
+        "max_tool_added_abandoned_rate": tool_added,
+    }
     with computing_on(args.corpus, derives_policy=True):
         recommendation = recommend(
             corpus,
@@ -234,6 +262,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 else args.guarantee_confidence
             ),
         )
+    comparison = _baselines(args, corpus, options) if args.baselines else None
     report_skipped(corpus, args.corpus)
     echo(tune_text(recommendation, base_label=f"base ({base.label})"))
     if prices is not None:
@@ -242,6 +271,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
             f"cost per episode: base ({base.label}) "
             f"{cost_line(recommendation.baseline, prices.currency)}"
         )
+    if comparison is not None:
+        _print_baselines(comparison)
     if not recommendation.met and args.guarantee is not None:
         echo(
             "note: the certified timeouts do not keep every budget (see the budget table); "
@@ -267,6 +298,34 @@ def cmd_tune(args: argparse.Namespace) -> int:
         recommendation.save(out)
         echo(f"wrote the recommended policy to {out} (use it with --policy {out})")
     return 0
+
+
+def _baselines(args: argparse.Namespace, corpus: Any, options: dict[str, Any]) -> Any:
+    """The held-out comparison with the baselines (:mod:`reviewlab.analysis.baselines`),
+    computed before anything is printed so a bad option prints nothing else."""
+    from reviewlab.analysis.baselines import compare_baselines
+
+    if args.guarantee is not None:
+        raise UserError("--baselines: compares the searched recommendation; drop --guarantee")
+    with computing_on(args.corpus, derives_policy=True):
+        return compare_baselines(corpus, held_out=args.held_out, seed=args.seed, **options)
+
+
+def _print_baselines(comparison: Any) -> None:
+    """The comparison's table, its split and whether the recommendation dominates."""
+    from reviewlab.ui.report import text_table
+
+    settings = ", ".join(f"{k}={v}" for k, v in comparison.assumptions.items())
+    echo(
+        f"\nbaselines on held-out episodes ({comparison.held_out_episodes} held out, "
+        f"{comparison.train_episodes} to fit on; {settings}):"
+    )
+    echo(text_table(comparison.table))
+    echo(
+        "the recommendation dominates every baseline"
+        if comparison.dominated
+        else "the recommendation does not dominate every baseline: see the verdicts"
+    )
 
 
 TUNE = Command(
