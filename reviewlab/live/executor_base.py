@@ -312,9 +312,6 @@ class Dispatched:
     ) -> CallResult:
         """The result of a call that returned or raised inside its bound (``winner``: the
         attempt that answered a hedged call)."""
-        notes = self.notes
-        if not (self.keep_notes or notes.progress_sec or self.idle_sec is not None):
-            notes = None  # type: ignore[assignment]
         # Positional: this runs once per call, on the executors' hot path.
         return result_type(
             self.name,
@@ -331,7 +328,7 @@ class Dispatched:
             winner,
             None,
             0,
-            notes,
+            self.kept_notes(),
             self.start,
         )
 
