@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 from cluster_rules import OnceInAWorker
 
-from reviewlab.analysis.cluster import ClusterCorpus, SchedulerLost
 from reviewlab.analysis.sweep import make_grid, points_grid, sweep
 from reviewlab.cli import main
 from reviewlab.core.policy import Policy, TimeoutPolicy
+from reviewlab.engines.cluster import ClusterCorpus, SchedulerLost
 from reviewlab.recording.columnar import write_columnar
 from reviewlab.recording.file_errors import EpisodeFormatError
 from reviewlab.recording.synth import synth_corpus

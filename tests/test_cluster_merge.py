@@ -7,19 +7,19 @@ import math
 import numpy as np
 import pytest
 
-from reviewlab.analysis.cluster import _merge, _select
-from reviewlab.analysis.cluster._keys import LEVELS, float_keys, key_value
-from reviewlab.analysis.cluster._merge import CellSums
-from reviewlab.analysis.cluster._overlap import (
+from reviewlab.core import metrics
+from reviewlab.core.quantiles import interpolate, quantile_ranks
+from reviewlab.engines.cluster import _merge, _select
+from reviewlab.engines.cluster._keys import LEVELS, float_keys, key_value
+from reviewlab.engines.cluster._merge import CellSums
+from reviewlab.engines.cluster._overlap import (
     SUMMARY_COLUMNS,
     LooseEvents,
     PeakSearch,
     cell_summary,
 )
-from reviewlab.analysis.cluster._pairwise import assemble, leaf_sum, partition_pieces
-from reviewlab.analysis.cluster._select import OrderStatistics, cell_histogram, cell_values
-from reviewlab.core import metrics
-from reviewlab.core.quantiles import interpolate, quantile_ranks
+from reviewlab.engines.cluster._pairwise import assemble, leaf_sum, partition_pieces
+from reviewlab.engines.cluster._select import OrderStatistics, cell_histogram, cell_values
 
 
 def _cuts(rng: np.random.Generator, n: int, most: int) -> list[tuple[int, int]]:

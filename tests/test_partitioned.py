@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.analysis.cluster import ClusterCorpus
 from reviewlab.analysis.sweep import make_grid, sweep
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.engines.cluster import ClusterCorpus
 from reviewlab.engines.vectorized.columns import compile_columns
 from reviewlab.recording.column_checks import ColumnarFormatError
 from reviewlab.recording.columnar import write_columnar

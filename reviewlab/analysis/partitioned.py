@@ -7,10 +7,10 @@ Lifecycle of ``sweep(path, grid, client=...)`` (:func:`sweep_partitions`):
    ``file://``, ``memory://``, ``s3://``… — :mod:`reviewlab.recording.locations`). Nothing
    else of the corpus passes through it.
 2. Each worker surveys, compiles and keeps its partitions
-   (:class:`~reviewlab.analysis.cluster.ClusterCorpus`): arrivals on the whole corpus's clock,
+   (:class:`~reviewlab.engines.cluster.ClusterCorpus`): arrivals on the whole corpus's clock,
    ids checked unique across partitions on the workers.
 3. Per chunk of points, each worker replays the points on its partitions and answers passes of
-   small questions (:mod:`reviewlab.analysis.cluster._partials`): exact counts, integer line
+   small questions (:mod:`reviewlab.engines.cluster._partials`): exact counts, integer line
    sums and maxima; the wall p50/p95/p99 by an exact distributed selection (a histogram on a
    grid shared by every partition, then only the values inside the cell that holds the rank);
    the zombie seconds as NumPy's own pairwise sum reassembled from ``O(log calls)`` pieces per
@@ -42,7 +42,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from reviewlab.analysis.cluster import ClusterCorpus, connect
+from reviewlab.engines.cluster import ClusterCorpus, connect
 
 __all__ = ["MEASURED", "sweep_partitions"]
 
@@ -67,7 +67,7 @@ def sweep_partitions(
 
     ``check_tools(tools)`` sees the corpus's tools before any point runs (the sweep refuses a
     grid over a tool the corpus never calls); ``done(n)`` is called as chunks of ``n`` points
-    finish. Errors: see :mod:`reviewlab.analysis.cluster` (one error naming the partition or
+    finish. Errors: see :mod:`reviewlab.engines.cluster` (one error naming the partition or
     the scheduler; nothing is returned after a failure).
     """
     client, owned = connect(client)

@@ -58,6 +58,7 @@ def replay(
     reaction: Reaction = "as_recorded",
     slots: int | None = None,
     time_scale: float | None = None,
+    client: Any = None,
     **options: Any,
 ) -> ReplayResult:
     """Replay ``corpus`` under ``policy`` (a :class:`Policy`, or a bare timeout rule with
@@ -83,7 +84,19 @@ def replay(
     Every part of the policy is honoured on every path: the engines replay its timeouts,
     narrowing, idle timeouts and hedges; its breaker is replayed here, by the rewrite fixed
     point (:mod:`reviewlab.engines.reaction`), which hands the engines the policy without it.
+
+    ``client``: a ``distributed.Client`` or a scheduler address; the corpus's Parquet
+    partitions are replayed on the cluster's workers and only the summary comes back
+    (:mod:`reviewlab.engines.cluster`; ``engine="vectorized"``, no frames).
     """
+    if client is not None:  # partitions replayed where they live, the summary merged exactly
+        from reviewlab.engines.cluster import replay_on_cluster
+
+        spine = Policy.of(policy, narrowing)
+        return replay_on_cluster(
+            corpus, spine, client=client, engine=engine, censored=censored, reaction=reaction,
+            slots=slots, time_scale=time_scale, **options
+        )  # fmt: skip
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
     if censored not in CENSORING_MODES:

@@ -311,7 +311,12 @@ def write_tables(
         from reviewlab.recording.columnar_urls import write_tables_url
 
         return write_tables_url(
-            tables, str(path), rows_per_partition=rows_per_partition, checked=unique_ids(path)
+            tables,
+            str(path),
+            rows_per_partition=rows_per_partition,
+            checked=unique_ids(path),
+            schema=ARROW_SCHEMA,
+            split=write_partitions,
         )
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")

@@ -23,7 +23,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from reviewlab.recording.columnar import ARROW_SCHEMA, write_partitions
 from reviewlab.recording.locations import url_filesystem
 
 __all__ = ["write_tables_url"]
@@ -32,9 +31,9 @@ __all__ = ["write_tables_url"]
 class _PartWriter:
     """A Parquet writer on an fsspec file: closing it closes both (Arrow leaves the file open)."""
 
-    def __init__(self, fs: Any, path: str) -> None:
+    def __init__(self, fs: Any, path: str, schema: pa.Schema) -> None:
         self._file = fs.open(path, "wb")
-        self._writer = pq.ParquetWriter(self._file, ARROW_SCHEMA)
+        self._writer = pq.ParquetWriter(self._file, schema)
 
     def write_table(self, table: pa.Table) -> None:
         self._writer.write_table(table)
@@ -52,9 +51,13 @@ def write_tables_url(
     *,
     rows_per_partition: int,
     checked: Callable[[pa.Table], pa.Table],
+    schema: pa.Schema,
+    split: Callable[..., int],
 ) -> int:
     """Write ``tables`` (each through ``checked``) to ``url``: one ``.parquet`` object, or a
-    directory of partitions; the count (see the module docstring)."""
+    directory of partitions cut by ``split``; the count (see the module docstring). The
+    format's ``schema`` and ``split`` (:func:`reviewlab.recording.columnar.write_partitions`)
+    are passed in: that module calls this one."""
     fs, path = url_filesystem(url)
     path = path.rstrip("/")
     parent, name = posixpath.split(path)
@@ -64,7 +67,7 @@ def write_tables_url(
     try:
         if name.endswith(".parquet"):
             count = 0
-            writer = _PartWriter(fs, temp)
+            writer = _PartWriter(fs, temp, schema)
             try:
                 for table in tables:
                     writer.write_table(checked(table))
@@ -74,10 +77,10 @@ def write_tables_url(
             fs.mv(temp, path)
             return count
         fs.makedirs(temp, exist_ok=True)
-        count = write_partitions(
+        count = split(
             (checked(t) for t in tables),
             rows_per_partition,
-            lambda part: _PartWriter(fs, posixpath.join(temp, part)),  # type: ignore[arg-type,return-value]
+            lambda part: _PartWriter(fs, posixpath.join(temp, part), schema),
         )
         _publish(fs, temp, path)
         return count

@@ -4,13 +4,15 @@ Layout: :mod:`._keys` (the shared bin grid), :mod:`._merge` (sums by sub-cell),
 :mod:`._select` (exact order statistics), :mod:`._pairwise` (NumPy's float sum reassembled),
 :mod:`._overlap` (the peak of loose workers) and :mod:`._partials` (a point's partials and
 their merge) are the pieces; :mod:`._ids` checks ids across partitions; :mod:`._session`
-(:class:`ClusterCorpus`) runs them on the workers. :mod:`reviewlab.analysis.partitioned`
-(sweeps) and :mod:`._replay` (``replay(..., client=...)``) are built on it. Running on an
-existing cluster: ``docs/cluster.md``.
+(:class:`ClusterCorpus`) runs them on the workers. :mod:`._replay` (``replay(...,
+client=...)``), :mod:`reviewlab.analysis.partitioned` (sweeps) and the tuner
+(``recommend(..., client=...)``) are built on it. Running on an existing cluster:
+``docs/cluster.md``.
 """
 
-from reviewlab.analysis.cluster._errors import ClusterError, PartitionFailed, SchedulerLost
-from reviewlab.analysis.cluster._session import ClusterCorpus, connect, partitions_of
+from reviewlab.engines.cluster._errors import ClusterError, PartitionFailed, SchedulerLost
+from reviewlab.engines.cluster._replay import replay_on_cluster
+from reviewlab.engines.cluster._session import ClusterCorpus, connect, partitions_of
 
 __all__ = [
     "ClusterCorpus",
@@ -19,4 +21,5 @@ __all__ = [
     "SchedulerLost",
     "connect",
     "partitions_of",
+    "replay_on_cluster",
 ]

@@ -34,9 +34,9 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from reviewlab.analysis.cluster import _ids
-from reviewlab.analysis.cluster._errors import PartitionFailed, SchedulerLost
-from reviewlab.analysis.cluster._partials import PointMerge, answer_points, evaluate_points
+from reviewlab.engines.cluster import _ids
+from reviewlab.engines.cluster._errors import PartitionFailed, SchedulerLost
+from reviewlab.engines.cluster._partials import PointMerge, answer_points, evaluate_points
 
 __all__ = ["CHUNK_POINTS", "ID_BUCKETS", "ClusterCorpus", "connect", "partitions_of"]
 

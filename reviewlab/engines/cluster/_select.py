@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reviewlab.analysis.cluster._keys import (
+from reviewlab.engines.cluster._keys import (
     LEVELS,
     Cell,
     cell_slice,
@@ -30,7 +30,7 @@ from reviewlab.analysis.cluster._keys import (
     sub_cell,
     sub_cells,
 )
-from reviewlab.analysis.cluster._merge import CellSums
+from reviewlab.engines.cluster._merge import CellSums
 
 __all__ = [
     "VALUES_LIMIT",

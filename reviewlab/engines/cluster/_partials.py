@@ -23,23 +23,23 @@ from typing import Any
 
 import numpy as np
 
-from reviewlab.analysis.cluster._keys import Cell, float_keys
-from reviewlab.analysis.cluster._merge import CellSums
-from reviewlab.analysis.cluster._overlap import (
+from reviewlab.core import metrics
+from reviewlab.core.quantiles import interpolate, quantile_ranks
+from reviewlab.engines.cluster._keys import Cell, float_keys
+from reviewlab.engines.cluster._merge import CellSums
+from reviewlab.engines.cluster._overlap import (
     SUMMARY_COLUMNS,
     LooseEvents,
     PeakSearch,
     cell_summary,
 )
-from reviewlab.analysis.cluster._pairwise import Pieces, assemble, partition_pieces
-from reviewlab.analysis.cluster._select import (
+from reviewlab.engines.cluster._pairwise import Pieces, assemble, partition_pieces
+from reviewlab.engines.cluster._select import (
     OrderStatistics,
     Request,
     cell_histogram,
     cell_values,
 )
-from reviewlab.core import metrics
-from reviewlab.core.quantiles import interpolate, quantile_ranks
 
 __all__ = [
     "PointAnswer",

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from reviewlab.analysis.cluster._keys import (
+from reviewlab.engines.cluster._keys import (
     LEVELS,
     Cell,
     cell_slice,
@@ -36,7 +36,7 @@ from reviewlab.analysis.cluster._keys import (
     sub_cell,
     sub_cells,
 )
-from reviewlab.analysis.cluster._merge import CellSums
+from reviewlab.engines.cluster._merge import CellSums
 
 __all__ = ["CELLS_PER_PASS", "SUMMARY_COLUMNS", "LooseEvents", "PeakSearch", "cell_summary"]
 

@@ -1,0 +1,75 @@
+"""``replay(corpus, policy, client=...)``: one policy on a cluster, its summary exact, no frames."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines.replay import replay
+from reviewlab.recording.columnar import write_columnar
+from reviewlab.recording.synth import synth_corpus
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five hundred synthetic episodes with deadlines and heavy tails, in three partitions."""
+    root = tmp_path_factory.mktemp("replay")
+    episodes = synth_corpus(500, seed=21, tail_scale=40.0, deadline_share=0.6)
+    write_columnar(episodes, root / "parts", rows_per_partition=200)
+    return root / "parts"
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[object]:
+    """A two-worker LocalCluster in this process."""
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as connected,
+    ):
+        yield connected
+
+
+@pytest.mark.parametrize(
+    ("policy", "censored"),
+    [
+        (Policy.ouroboros(), "wedge"),
+        (Policy.of(TimeoutPolicy.uniform(0.5), Narrowing("reserve", reserve_sec=20.0)), "wedge"),
+        (Policy.uniform(0.2), "observed"),
+        (Policy.unbounded(), "wedge"),
+    ],
+)
+def test_a_cluster_replay_has_the_in_process_summary(
+    parts: Path, client: object, policy: Policy, censored: str
+) -> None:
+    """The summary merged from the partitions is the in-process vectorized replay's, every
+    figure to the bit."""
+    expected = replay(parts, policy, engine="vectorized", censored=censored).summary
+    got = replay(parts, policy, engine="vectorized", censored=censored, client=client)
+    assert got.summary == expected
+    assert got.policy == policy and got.engine == "vectorized"
+    assert got.assumptions["censored"] == censored and got.assumptions["partitions"] == 3
+
+
+def test_a_cluster_replay_gathers_no_frames(parts: Path, client: object) -> None:
+    """Reading the frames of a cluster replay is refused by name, not gathered to the client."""
+    result = replay(parts, Policy.uniform(1.0), engine="vectorized", client=client)
+    with pytest.raises(ValueError, match="frames: a replay on a cluster gathers no call"):
+        result.calls  # noqa: B018
+
+
+def test_what_needs_episodes_is_refused_by_name(parts: Path, client: object) -> None:
+    """The twin, a reaction that rewrites rounds, hedges and breakers name themselves."""
+    with pytest.raises(ValueError, match="engine: a replay on a cluster is the vectorized"):
+        replay(parts, Policy.uniform(1.0), client=client)
+    with pytest.raises(ValueError, match="reaction: 'reissue'"):
+        replay(parts, Policy.uniform(1.0), engine="vectorized", reaction="reissue", client=client)
+    hedged = Policy.uniform(1.0).with_idempotent("read_file").with_hedge("read_file", after_sec=0.2)
+    with pytest.raises(ValueError, match="policy: its hedges or breaker"):
+        replay(parts, hedged, engine="vectorized", client=client)
