@@ -21,9 +21,16 @@ every later call of its episode: the ``fraction`` mode's bounds fall a quarter
 off the grid, and a clamped ``search_code`` may last exactly its whole-second
 bound.
 
+The tie rule (docs/semantics.md, "Ties on the real clock") moves the line between
+``deadline`` and ``tool_timeout`` to ``CLAMP_JITTER_SEC`` below the tool timeout, where the
+``fraction`` mode's quarter-grid windows can land exactly (7.5 s left, halved: 3.75 s under a
+4-s timeout). There the real clock, a hair late, says ``deadline`` and the twin a tie; so a call
+whose window is within ``TOLERANCE_SEC`` of that line (both computed here from the policy and
+the twin's dispatch time, not by an engine) has its ``bound_by`` left uncompared.
+
 Bands (recorded seconds), one-sided where the real clock can only be late: a
-tool-timeout bound exactly (to float rounding); a deadline-set bound never
-longer than the twin's and shorter by at most ``BOUND_BAND_SEC`` plus
+tool-timeout bound exactly (to float rounding); a bound set by the time left (the deadline's,
+or a tie's window) never longer than the twin's and shorter by at most ``BOUND_BAND_SEC`` plus
 ``BOUND_BAND_PER_EVENT`` per earlier event; a wait never shorter than the
 twin's (an abandoned one: by at most its bound's band) and longer by at most
 ``LATE_BAND``; an infinite wait exactly; an episode's wall time within the same
@@ -39,7 +46,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import CLAMP_JITTER_SEC, Narrowing, TimeoutPolicy
 from reviewlab.engines.real import measure_overhead_sec
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Call, Episode, Extent, Round
@@ -166,13 +173,36 @@ def random_episodes(n: int, seed: int) -> list[Episode]:
 EXACT = ("bound_by", "outcome", "source_gap", "credited_lines", "requested_lines", "tool")
 
 
-def compare(real: pd.DataFrame, twin: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+def windows(
+    merged: pd.DataFrame, corpus: list[Episode], narrowing: Narrowing
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per call, its tool timeout and its deadline window (``inf`` without a deadline) at the
+    twin's dispatch time, from the policy and the corpus."""
+    calls = {(e.id, i): (c, e.deadline_sec) for e in corpus for i, c in enumerate(e.calls)}
+    tool_sec, window = [], []
+    for episode_id, index, start in zip(
+        merged["episode_id"], merged["call_index"], merged["start_sec"], strict=True
+    ):
+        call, deadline = calls[(episode_id, index)]
+        left = None if deadline is None else max(0.0, deadline - start)
+        tool_sec.append(POLICY.timeout_for(None, call.tool, call.args, remaining_sec=left))
+        sec, _ = narrowing.narrow_sec(math.inf, left)
+        window.append(math.inf if sec is None else sec)
+    return np.array(tool_sec), np.array(window)
+
+
+def compare(
+    real: pd.DataFrame, twin: pd.DataFrame, corpus: list[Episode], narrowing: Narrowing
+) -> tuple[pd.DataFrame, int]:
     """Calls where the engines disagree (outside the bands) and how many calls were excluded."""
     merged = twin.merge(
         real, on=["episode_id", "call_index"], suffixes=("", "_real"), validate="one_to_one"
     )
     assert len(merged) == len(twin) == len(real)
     merged = merged.sort_values(["episode_id", "call_index"], kind="stable")
+    tool_sec, window = windows(merged, corpus, narrowing)
+    merged["from_clock"] = window < tool_sec  # the bound is the window (deadline or tie)
+    merged["near_tie"] = np.abs(window - (tool_sec - CLAMP_JITTER_SEC)) <= TOLERANCE_SEC
     ambiguous = (
         merged["completed"]
         & merged["bound_sec"].notna()
@@ -183,12 +213,15 @@ def compare(real: pd.DataFrame, twin: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     kept = merged[~excluded]
     differs = np.zeros(len(kept), dtype=bool)
     for column in EXACT:
-        differs |= (kept[column] != kept[f"{column}_real"]).to_numpy()
+        unequal = (kept[column] != kept[f"{column}_real"]).to_numpy()
+        if column == "bound_by":
+            unequal = unequal & ~kept["near_tie"].to_numpy()  # the real clock picks its side
+        differs |= unequal
     bound, bound_real = kept["bound_sec"].to_numpy(), kept["bound_sec_real"].to_numpy()
     # Events before the call: its round's send and earlier calls, and one send per earlier round.
     before = kept["call_index"].to_numpy() + kept["round"].to_numpy()
-    by_deadline = kept["bound_by"].eq("deadline").to_numpy()
-    short = np.where(by_deadline, BOUND_BAND_SEC + BOUND_BAND_PER_EVENT * before, 1e-9)
+    from_clock = kept["from_clock"].to_numpy() & kept["bound_by"].ne("unbounded").to_numpy()
+    short = np.where(from_clock, BOUND_BAND_SEC + BOUND_BAND_PER_EVENT * before, 1e-9)
     differs |= np.isnan(bound) != np.isnan(bound_real)
     lag = np.nan_to_num(bound) - np.nan_to_num(bound_real)  # > 0: the real bound is shorter
     differs |= (lag > short) | (lag < -1e-9)
@@ -237,7 +270,7 @@ def test_real_and_twin_agree_on_every_call(narrowing):
         concurrency=25,
         settle_sec=0.5,
     )
-    disagreements, excluded = compare(real.calls, twin.calls)
+    disagreements, excluded = compare(real.calls, twin.calls, corpus, narrowing)
     total = len(twin.calls)
     print(
         f"[{narrowing.label}] {total} calls, {excluded} excluded within {TOLERANCE_SEC}s of their "
