@@ -36,7 +36,7 @@ def evaluator() -> BudgetEvaluator:
     return ev
 
 
-def _dense(evaluator: BudgetEvaluator, chosen: dict[str, float]) -> dict[str, tuple[float, ...]]:
+def _dense(evaluator: BudgetEvaluator, chosen: dict[str, float]) -> dict[str, tuple[float, float]]:
     c = evaluator.corpus
     ev = evaluator.evaluation(chosen)
     n = len(c.episode_ids)

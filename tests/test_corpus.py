@@ -16,9 +16,10 @@ import pytest
 
 from reviewlab import Policy, open_corpus, replay, replay_bounds
 from reviewlab.core.metrics import per_tool
+from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines import corpus as corpus_module
 from reviewlab.engines.censoring import effective_observation, estimates_by_tool
-from reviewlab.engines.corpus import COMPILED_KEPT, Corpus
+from reviewlab.engines.corpus import COMPILED_KEPT, Corpus, CorpusSource
 from reviewlab.engines.vectorized import compile_corpus
 from reviewlab.recording.files import EpisodeFormatError, load_episodes, save_episodes
 from reviewlab.recording.schema import Episode
@@ -48,7 +49,7 @@ def files(episodes: list[Episode], tmp_path_factory: pytest.TempPathFactory) -> 
     return paths
 
 
-def _source(kind: str, episodes: list[Episode], files: dict[str, Path]) -> object:
+def _source(kind: str, episodes: list[Episode], files: dict[str, Path]) -> CorpusSource:
     if kind == "list":
         return list(episodes)
     if kind == "loaded":
@@ -70,7 +71,7 @@ def test_every_source_kind_yields_the_episodes_it_was_written_from(
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("censored", ["wedge", "observed", "impute"])
 def test_every_source_kind_replays_to_the_twins_summary(
-    kind: str, censored: str, episodes: list[Episode], files: dict[str, Path]
+    kind: str, censored: CensoringMode, episodes: list[Episode], files: dict[str, Path]
 ) -> None:
     """A vectorized replay of any source kind has the summary of the twin replaying the objects."""
     policy = Policy.uniform(20.0)
@@ -202,7 +203,7 @@ def test_a_file_that_is_not_parquet_is_named(tmp_path: Path) -> None:
 def test_a_list_with_something_else_is_refused_by_index(episodes: list[Episode]) -> None:
     """An item that is not an Episode is named by its index; a number is not a corpus."""
     with pytest.raises(TypeError, match=r"corpus\[1\]: expected an Episode, got dict"):
-        open_corpus([episodes[0], {"id": "x"}])
+        open_corpus([episodes[0], {"id": "x"}])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="expected a path"):
         open_corpus(42)  # type: ignore[arg-type]
 
@@ -264,7 +265,7 @@ def test_the_handle_is_exported_from_the_package() -> None:
 )
 @pytest.mark.parametrize("censored", ["wedge", "observed"])
 def test_the_per_tool_breakdown_needs_no_frame(
-    policy: Policy, censored: str, files: dict[str, Path]
+    policy: Policy, censored: CensoringMode, files: dict[str, Path]
 ) -> None:
     """A vectorized replay's per-tool table, read from its arrays, is the one of its call frame."""
     result = replay(files["parquet"], policy, engine="vectorized", censored=censored)
