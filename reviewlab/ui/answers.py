@@ -18,7 +18,6 @@ from reviewlab.analysis.tune import Recommendation
 from reviewlab.core import metrics
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
-from reviewlab.ui.charts._common import recorded_slots
 from reviewlab.ui.report import format_value, summary_table, text_table
 
 __all__ = ["BUDGET_LABELS", "incident_text", "slot_table", "tune_table", "tune_text"]
@@ -202,6 +201,10 @@ def slot_table(result: ReplayResult, episodes: Iterable[Episode] | None = None) 
     Without ``episodes`` (and without a ``recorded_slot`` column in the result) the
     replay's own slot ids are kept.
     """
+    # Here, not at the top: the charts package imports matplotlib, which the command line's
+    # answers (tune, incident) do not need.
+    from reviewlab.ui.charts._common import recorded_slots
+
     names = recorded_slots(result, episodes)
     frame = result.episodes
     if names:
