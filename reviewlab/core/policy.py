@@ -26,6 +26,7 @@ from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.deadline import deadline_remaining
 from reviewlab.core.hedge import HedgeRule
 from reviewlab.core.kinds import DEFAULT_TOOL_KINDS, kind_of, kinds_overrides, kinds_table
+from reviewlab.core.learned import LearnedTimeouts
 from reviewlab.core.narrowing import (
     BOUND_BY,
     CLAMP_JITTER_SEC,
@@ -76,7 +77,7 @@ POLICY_PARTS = ("timeouts", "narrowing", "idle_sec", "hedges", "breaker")
 """The parts an engine must honour or refuse by name (the conformance suite walks them)."""
 
 _UNSET: Any = object()
-_TABLES = ("policy", "narrowing", "idle", "hedges", "breaker", "kinds")
+_TABLES = ("policy", "narrowing", "idle", "hedges", "breaker", "kinds", "learned")
 
 
 def _idle_table(value: Any) -> Mapping[str, float]:
@@ -162,7 +163,10 @@ class Policy:
 
     def __hash__(self) -> int:
         timeouts = self.timeouts
-        key = timeouts.to_json() if isinstance(timeouts, TimeoutPolicy) else id(timeouts)
+        if isinstance(timeouts, TimeoutPolicy):
+            key: Any = timeouts.to_json()
+        else:  # a learned rule is a value; any other rule is itself
+            key = hash(timeouts) if isinstance(timeouts, LearnedTimeouts) else id(timeouts)
         return hash(
             (
                 key,
@@ -336,12 +340,13 @@ class Policy:
         """The TOML document: ``[policy]``, ``[narrowing]``, ``[idle]``, ``[hedges.TOOL]``,
         ``[breaker]``, ``[kinds]`` (parts at their "off" value omitted; ``[kinds]`` lists only
         the entries that differ from the defaults)."""
-        if not isinstance(self.timeouts, TimeoutPolicy):
+        learned = self.timeouts if isinstance(self.timeouts, LearnedTimeouts) else None
+        if learned is None and not isinstance(self.timeouts, TimeoutPolicy):
             raise PolicyError(
                 f"timeouts: a custom rule ({type(self.timeouts).__name__}) cannot be written "
-                "to a policy file; only a TimeoutPolicy can"
+                "to a policy file; only a TimeoutPolicy or a learned rule can"
             )
-        table = self.timeouts.to_dict()
+        table = {} if learned is not None else self.timeouts.to_dict()
         if self.name:
             table["label"] = self.name
         if self.idempotent_tools != IDEMPOTENT_TOOLS:
@@ -356,6 +361,8 @@ class Policy:
         kinds = kinds_overrides(self.tool_kinds)
         if kinds:
             document["kinds"] = kinds
+        if learned is not None:
+            document["learned"] = learned.to_dict()
         return document
 
     @classmethod
@@ -378,10 +385,11 @@ class Policy:
         if unknown:
             raise PolicyError(
                 f"{where}: unknown table(s) {', '.join(unknown)}; "
-                "expected [policy], [narrowing], [idle], [hedges.TOOL], [breaker], [kinds]"
+                "expected [policy], [narrowing], [idle], [hedges.TOOL], [breaker], [kinds], "
+                "[learned]"
             )
         table = dict(data.get("policy", {}))
-        if not table and "policy" in data:
+        if not table and "policy" in data and "learned" not in data:
             return cls.from_dict({}, where=where)
         # Files written before the parts were separate kept hedges and breaker in [policy].
         hedges = {**table.pop("hedges", {}), **data.get("hedges", {})}
@@ -389,9 +397,17 @@ class Policy:
         idempotent = table.pop("idempotent_tools", IDEMPOTENT_TOOLS)
         name = table.pop("label", "")
         try:
-            timeouts = (
-                TimeoutPolicy.from_dict(table, where="policy") if table else TimeoutPolicy()
-            )
+            if "learned" in data:
+                if table:
+                    raise PolicyError(
+                        f"policy: {', '.join(sorted(table))} with a [learned] table; the "
+                        "learned rule is the timeouts, give one or the other"
+                    )
+                timeouts: Any = LearnedTimeouts.from_dict(data["learned"])
+            else:
+                timeouts = (
+                    TimeoutPolicy.from_dict(table, where="policy") if table else TimeoutPolicy()
+                )
             narrowing = Narrowing.from_dict(data.get("narrowing", {}), where="narrowing")
             idle = data.get("idle", {})
             kinds = kinds_table(data.get("kinds", {}), where="kinds")

@@ -103,6 +103,12 @@ class SynthSpec:
     files: int = 200
     id_prefix: str = "syn"
     source: str = "synthetic"
+    arg_effect: float = 0.0
+    """How strongly a call's arguments set its duration (0: not at all, the default; the draws
+    and bytes are then unchanged). A completed ``read_file`` lasts ``(lines / 120) **
+    arg_effect`` times its drawn duration (``lines`` read, 120 the mean); a ``search_code`` or
+    ``query_code`` call ``((word + 1) / 4.5) ** arg_effect`` times, ``word`` the index of its
+    search word in :data:`SEARCH_WORDS` (later words are costlier patterns). No draw is added."""
 
     def __post_init__(self) -> None:
         if self.start.tzinfo is None:
@@ -119,6 +125,8 @@ class SynthSpec:
             raise ValueError("calls_per_round_p must sum to 1")
         if not self.tools:
             raise ValueError("tools must name at least one tool")
+        if not np.isfinite(self.arg_effect) or self.arg_effect < 0:
+            raise ValueError(f"arg_effect must be finite and >= 0, got {self.arg_effect!r}")
 
 
 def file_tree(files: int, seed: int) -> list[tuple[str, int]]:
@@ -204,6 +212,11 @@ def draw(n: int, *, seed: int = 0, spec: SynthSpec | None = None, **overrides: A
     chars_u = rng.lognormal(np.log(1500.0), 0.9, total_calls)
     word_pick = rng.integers(0, len(SEARCH_WORDS), total_calls).astype(np.int8)
 
+    if spec.arg_effect:
+        durations = _with_arg_effect(
+            durations, spec, names, tool_index, tree, file_pick, start_u, span, word_pick
+        )
+
     round_first = np.cumsum(tool_rounds) - tool_rounds
     call_first = np.concatenate([[0], np.cumsum(calls_per_round)]).astype(np.int64)
     return Draws(
@@ -232,6 +245,32 @@ def draw(n: int, *, seed: int = 0, spec: SynthSpec | None = None, **overrides: A
         chars_u=chars_u,
         word_pick=word_pick,
     )
+
+
+def _with_arg_effect(
+    durations: np.ndarray,
+    spec: SynthSpec,
+    names: list[str],
+    tool_index: np.ndarray,
+    tree: list[tuple[str, int]],
+    file_pick: np.ndarray,
+    start_u: np.ndarray,
+    span: np.ndarray,
+    word_pick: np.ndarray,
+) -> np.ndarray:
+    """``durations`` scaled by the calls' arguments (:attr:`SynthSpec.arg_effect`), from the
+    draws the call dicts are built from (so a read's lines are the lines its extent holds)."""
+    tool = np.asarray(names, dtype=object)[tool_index]
+    lengths = np.array([length for _, length in tree], dtype=np.int64)[file_pick]
+    first = 1 + (start_u * lengths).astype(np.int64)
+    lines = np.minimum(lengths, first + span - 1) - first + 1
+    factor = np.ones(durations.size)
+    reads = tool == "read_file"
+    factor[reads] = (lines[reads] / 120.0) ** spec.arg_effect
+    searches = (tool == "search_code") | (tool == "query_code")
+    factor[searches] = ((word_pick[searches] + 1.0) / 4.5) ** spec.arg_effect
+    scaled = np.minimum(durations * factor, spec.max_duration_sec)
+    return np.maximum(np.round(scaled, 6), 1e-6)
 
 
 @dataclass(frozen=True)
