@@ -20,7 +20,7 @@ import numpy as np
 
 from reviewlab.core.deadline import Clock
 from reviewlab.core.hedge import HedgeRule
-from reviewlab.engines.real._plan import Plan, PlannedCall, call_id, parse_call_id
+from reviewlab.engines.real._plan import PlannedCall, ReplayPlan, call_id, parse_call_id
 from reviewlab.live.call_notes import CallNotes, current_notes
 from reviewlab.live.episode import ScriptedModel, tool_call
 
@@ -49,7 +49,9 @@ class ReplayRegistry:
     plan's second-attempt duration from its own start.
     """
 
-    def __init__(self, plan: Plan, clock: Clock, release: threading.Event, unbounded: bool) -> None:
+    def __init__(
+        self, plan: ReplayPlan, clock: Clock, release: threading.Event, unbounded: bool
+    ) -> None:
         self.plan = plan
         self.clock = clock
         self.release = release
@@ -151,7 +153,11 @@ class ReplayModel(ScriptedModel):
     """
 
     def __init__(
-        self, plan: Plan, registry: ReplayRegistry, clock: Clock, reaction: str = "as_recorded"
+        self,
+        plan: ReplayPlan,
+        registry: ReplayRegistry,
+        clock: Clock,
+        reaction: str = "as_recorded",
     ) -> None:
         script: list[dict[str, Any]] = []
         for _send, indices in plan.rounds:
@@ -179,7 +185,7 @@ class ReplayModel(ScriptedModel):
         self._last_send = 0.0
 
     @staticmethod
-    def _ask(plan: Plan, index: int, reissue: bool = False) -> dict[str, Any]:
+    def _ask(plan: ReplayPlan, index: int, reissue: bool = False) -> dict[str, Any]:
         call = plan.calls[index]
         return tool_call(call.tool, call.args, call_id(plan.first_row + index, reissue))
 

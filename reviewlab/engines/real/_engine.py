@@ -17,7 +17,7 @@ from reviewlab.engines.censoring import completion_times, hedge_plan
 from reviewlab.engines.reaction import check_reaction
 from reviewlab.engines.real._actors import PlannedHedges, ReplayModel, ReplayRegistry
 from reviewlab.engines.real._calibrate import default_time_scale
-from reviewlab.engines.real._frames import Run, overhead, replay_result, settle
+from reviewlab.engines.real._frames import RealRun, overhead, replay_result, settle_loose
 from reviewlab.engines.real._plan import plan_episode
 from reviewlab.engines.result import ReplayResult
 from reviewlab.engines.twin.engine import arrival_times
@@ -85,12 +85,12 @@ def replay_real(
     for episode, arrival_sec in zip(corpus, arrival.tolist(), strict=True):
         plan = plan_episode(episode, arrival_sec, imputed, hedges, first_row)
         first_row += len(plan.calls)
-        runs.append(Run(plan, ReplayRegistry(plan, clock, release, unbounded)))
+        runs.append(RealRun(plan, ReplayRegistry(plan, clock, release, unbounded)))
     rule = spine.breaker
     chains = _chains(runs, rule)
     clock_zero = clock.now()
 
-    def run_chain(chain: list[Run]) -> None:
+    def run_chain(chain: list[RealRun]) -> None:
         with clock_scope(clock):
             # A slot-scoped breaker: one state, the slot's episodes in start order.
             shared = BreakerState(rule) if rule is not None and rule.scope == "slot" else None
@@ -100,7 +100,7 @@ def replay_real(
                     clock.sleep_for(clock_zero + run.plan.arrival_sec - clock.now())
                 run_one(run, shared if shared is not None else rule)
 
-    def run_one(run: Run, breaker: BreakerRule | BreakerState | None) -> None:
+    def run_one(run: RealRun, breaker: BreakerRule | BreakerState | None) -> None:
         registry = run.registry
         model = run.model = ReplayModel(run.plan, registry, clock, reaction)
         episode = ReviewEpisode(
@@ -137,7 +137,7 @@ def replay_real(
                 raise RuntimeError(
                     f"episode {run.plan.episode.id!r}: real replay failed: {run.error!r}"
                 ) from run.error
-        settle(runs, settle_sec)
+        settle_loose(runs, settle_sec)
         assumptions = {"censored": censored, "seed": seed, "time_scale": scale}
         replayed = replay_result(runs, spine, assumptions, hedging=hedges is not None)
         replayed.assumptions["reaction"] = reaction
@@ -148,12 +148,12 @@ def replay_real(
         executor.shutdown()
 
 
-def _chains(runs: list[Run], rule: BreakerRule | None) -> list[list[Run]]:
+def _chains(runs: list[RealRun], rule: BreakerRule | None) -> list[list[RealRun]]:
     """The runs as chains run one after another: a slot's episodes in start order under a
     slot-scoped breaker (slot ``""``: a chain of its own), else every run alone."""
     if rule is None or rule.scope != "slot":
         return [[run] for run in runs]
-    chains: dict[object, list[tuple[float, int, Run]]] = {}
+    chains: dict[object, list[tuple[float, int, RealRun]]] = {}
     for position, run in enumerate(runs):
         slot = run.plan.episode.slot
         key: object = slot if slot else ("alone", position)

@@ -24,20 +24,20 @@ from reviewlab.core.receipts import Outcome
 from reviewlab.core.vocab import SOURCE_GAP_SKIPPED, SOURCE_GAP_WEDGED, SOURCE_GAP_WITHHELD
 from reviewlab.engines.reaction import skipped_start
 from reviewlab.engines.real._actors import ReplayModel, ReplayRegistry
-from reviewlab.engines.real._plan import Plan, PlannedCall
+from reviewlab.engines.real._plan import PlannedCall, ReplayPlan
 from reviewlab.engines.result import ReplayResult, assemble
 from reviewlab.engines.twin.engine import calls_frame
 from reviewlab.live.episode import CallTrace, EpisodeResult
 from reviewlab.live.executor import CallStatus
 
-__all__ = ["Run", "overhead", "replay_result", "settle"]
+__all__ = ["RealRun", "overhead", "replay_result", "settle_loose"]
 
 
 @dataclass
-class Run:
+class RealRun:
     """One episode's replay: its plan, its stand-ins and what it measured (clock seconds)."""
 
-    plan: Plan
+    plan: ReplayPlan
     registry: ReplayRegistry
     result: EpisodeResult | None = None
     started: float = 0.0
@@ -47,7 +47,7 @@ class Run:
     model: ReplayModel | None = None
 
 
-def settle(runs: list[Run], settle_sec: float) -> None:
+def settle_loose(runs: list[RealRun], settle_sec: float) -> None:
     """Wait (at most ``settle_sec`` real seconds in all) for loose workers whose calls complete."""
     give_up_at = time.monotonic() + settle_sec
     for run in runs:
@@ -71,7 +71,7 @@ def settle(runs: list[Run], settle_sec: float) -> None:
                     result.settled.wait(max(0.0, give_up_at - time.monotonic()))
 
 
-def _log_end(run: Run, wedged: CallTrace | None) -> float:
+def _log_end(run: RealRun, wedged: CallTrace | None) -> float:
     """When a withheld call of ``run`` "started" (seconds from the episode's start): the wedge's
     end, i.e. when the recorded log ended; without a measured wedge, the episode's own end."""
     if wedged is not None:
@@ -79,7 +79,7 @@ def _log_end(run: Run, wedged: CallTrace | None) -> float:
     return run.ended - run.started
 
 
-def overhead(result: ReplayResult, runs: list[Run], scale: float) -> dict[str, float]:
+def overhead(result: ReplayResult, runs: list[RealRun], scale: float) -> dict[str, float]:
     """The engine's own measured overhead: per call (real seconds) and as a share of wall time.
 
     A dispatched call should have waited its bound if abandoned, else its
@@ -151,7 +151,7 @@ def _unrun_row(
 
 
 def _withheld_row(
-    run: Run, call_index: int, call: PlannedCall, trace: CallTrace, requested: int
+    run: RealRun, call_index: int, call: PlannedCall, trace: CallTrace, requested: int
 ) -> tuple[Any, ...]:
     """The row of a call the breaker withheld: "started" when the episode withheld it."""
     start = trace.at_sec - run.started
@@ -164,7 +164,7 @@ def _is_withheld(trace: CallTrace | None) -> bool:
 
 
 def _ran_row(
-    run: Run,
+    run: RealRun,
     call_index: int,
     index: int,
     call: PlannedCall,
@@ -250,7 +250,7 @@ def _ran_row(
 
 
 def replay_result(
-    runs: list[Run], policy: Policy, assumptions: dict[str, Any], *, hedging: bool = False
+    runs: list[RealRun], policy: Policy, assumptions: dict[str, Any], *, hedging: bool = False
 ) -> ReplayResult:
     """The :class:`ReplayResult` of the runs (rows in corpus order, re-issues after their
     round)."""

@@ -1,7 +1,7 @@
 """What the real engine replays of each recorded episode: its calls, its sends, its hedge plan.
 
-A :class:`Plan` is made once per episode, before anything runs, from the corpus as recorded and
-the replay's two once-per-replay decisions: the completion times of censored calls
+A :class:`ReplayPlan` is made once per episode, before anything runs, from the corpus as
+recorded and the replay's two once-per-replay decisions: the completion times of censored calls
 (:func:`~reviewlab.engines.censoring.completion_times`) and the hedge plan
 (:func:`~reviewlab.engines.censoring.hedge_plan`). Times are recorded seconds: the engine runs
 under a :class:`~reviewlab.core.deadline.ScaledClock`, so nothing here is scaled.
@@ -23,7 +23,7 @@ from typing import Any
 from reviewlab.engines.censoring import HedgePlan, effective_observation
 from reviewlab.recording.schema import Episode
 
-__all__ = ["Plan", "PlannedCall", "call_id", "parse_call_id", "plan_episode"]
+__all__ = ["PlannedCall", "ReplayPlan", "call_id", "parse_call_id", "plan_episode"]
 
 
 def call_id(row: int, reissue: bool = False) -> str:
@@ -71,7 +71,7 @@ class PlannedCall:
 
 
 @dataclass
-class Plan:
+class ReplayPlan:
     """One episode to replay: its calls (rows ``first_row ...``) and its sends."""
 
     episode: Episode
@@ -96,8 +96,8 @@ def plan_episode(
     imputed: Mapping[tuple[str, int], float] | None,
     hedges: HedgePlan | None = None,
     first_row: int = 0,
-) -> Plan:
-    """The :class:`Plan` of ``episode``, whose first call is corpus row ``first_row``."""
+) -> ReplayPlan:
+    """The :class:`ReplayPlan` of ``episode``, whose first call is corpus row ``first_row``."""
     calls: list[PlannedCall] = []
     rounds: list[tuple[float, list[int]]] = []
     pending_send = 0.0
@@ -132,4 +132,4 @@ def plan_episode(
             # time is carried into the next send instead.
             rounds.append((pending_send, indices))
             pending_send = 0.0
-    return Plan(episode, arrival_sec, calls, rounds, first_row)
+    return ReplayPlan(episode, arrival_sec, calls, rounds, first_row)
