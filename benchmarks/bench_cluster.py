@@ -195,11 +195,52 @@ def child_check(path: str, frame: str) -> dict[str, Any]:
     }
 
 
+def child_partition(part: str) -> dict[str, Any]:
+    """One partition's worker work, alone in a process, in CPU seconds (robust to a machine
+    shared with other work): survey, compile, then the 10 points evaluated and every answer
+    pass they take, as one worker does them."""
+    from reviewlab.engines.cluster import _ids
+    from reviewlab.engines.cluster._partials import PointMerge, answer_points, evaluate_points
+    from reviewlab.engines.cluster._session import _compile
+
+    grid = grid_10()
+    clock = time.process_time
+    start = clock()
+    survey = _ids.survey(part, 16)
+    surveyed = clock()
+    compiled = _compile(part, "wedge", 0, survey.first_started_us or 0)
+    made = clock()
+    states = evaluate_points(compiled, [p.policy for p in grid], 0, compiled.calls)
+    merges = [PointMerge(len(compiled.episode_ids), compiled.calls) for _ in grid]
+    first, passes = True, 0
+    while True:
+        asked = [m.requests(first) for m in merges]
+        if all(a is None for a in asked):
+            break
+        for merge, answer in zip(merges, answer_points(states, asked), strict=True):
+            if answer is not None:
+                merge.take(answer)
+        for merge in merges:
+            merge.close_pass()
+        first, passes = False, passes + 1
+    done = clock()
+    return {
+        "episodes": len(compiled.episode_ids),
+        "survey_cpu_sec": surveyed - start,
+        "compile_cpu_sec": made - surveyed,
+        "points_cpu_sec": done - made,
+        "points": len(grid),
+        "passes": passes,
+        "peak_bytes": _peak_bytes(),
+    }
+
+
 CHILDREN = {
     "check": child_check,
     "corpus": child_corpus,
     "large": child_large,
     "memory": child_memory,
+    "partition": child_partition,
 }
 
 
@@ -300,12 +341,22 @@ def large_part(cache: Path, n: int, partitions: int, check: bool, figures: dict[
             "equal" if same["equal"] else f"differs: {same['detail']}",
             same["equal"],
         )
-    # 100 M episodes in partitions of 250,000, from the measured per-partition costs.
-    scale = TARGET_PARTITION_ROWS / (got["episodes"] / p)
+    # 100 M episodes in partitions of 250,000, from one partition's work measured alone (CPU).
+    alone = run_child(
+        "partition", sorted(path.glob("*.parquet"))[len(list(path.glob("*.parquet"))) // 2]
+    )
+    figures["partition_alone"] = alone
+    scale = TARGET_PARTITION_ROWS / alone["episodes"]
     target_parts = TARGET_EPISODES // TARGET_PARTITION_ROWS
-    open_sec = (per_partition["survey"] + per_partition["compile"]) * scale
-    point_sec = per_point * scale
+    open_sec = (alone["survey_cpu_sec"] + alone["compile_cpu_sec"]) * scale
+    point_sec = alone["points_cpu_sec"] / alone["points"] * scale
     client_per_task = got["client_cpu_sec"] / max(1, sum(tasks.values()))
+    print(
+        f"  one partition of {alone['episodes']:,} episodes alone (CPU seconds): survey "
+        f"{alone['survey_cpu_sec']:.2f} s, compile {alone['compile_cpu_sec']:.2f} s, "
+        f"{point_sec * 1000:.0f} ms a point ({alone['passes']} answer passes), peak RSS "
+        f"{alone['peak_bytes'] / 2**30:.2f} GiB"
+    )
     figures["extrapolation"] = {
         "partitions": target_parts,
         "open_worker_sec": open_sec * target_parts,
@@ -313,11 +364,12 @@ def large_part(cache: Path, n: int, partitions: int, check: bool, figures: dict[
     print(
         f"extrapolation: {TARGET_EPISODES:,} episodes = {target_parts} partitions of "
         f"{TARGET_PARTITION_ROWS:,}; per partition {open_sec:.1f} s to open, "
-        f"{point_sec * 1000:.0f} ms a point (worker compute, measured × {scale:.2f})"
+        f"{point_sec * 1000:.0f} ms a point (one core)"
     )
     for points in (10, 100):
         worker_sec = target_parts * (open_sec + points * point_sec)
-        client_tasks = target_parts * (4 + (points // 16 + 1) * (1 + max(got["passes"])))
+        chunks = -(-points // 16)
+        client_tasks = target_parts * (5 + 16 + chunks * (1 + alone["passes"]))
         client_sec = client_tasks * client_per_task
         figures["extrapolation"][f"{points}_points"] = {
             "worker_sec": worker_sec,
@@ -327,7 +379,8 @@ def large_part(cache: Path, n: int, partitions: int, check: bool, figures: dict[
             f"  {points} points: {worker_sec / 3600:.1f} worker-hours "
             f"({worker_sec / 10 / 60:.0f} min on 10 one-core workers, "
             f"{worker_sec / 100 / 60:.1f} min on 100); client and scheduler about "
-            f"{client_sec:.0f} s of CPU ({client_per_task * 1000:.1f} ms a task)"
+            f"{client_sec:.0f} s of CPU ({client_per_task * 1000:.1f} ms a task, "
+            f"{client_tasks:,} tasks)"
         )
     per_partition_mem = figures.get("memory_per_partition_bytes")
     if per_partition_mem is not None:
@@ -358,7 +411,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    figures: dict[str, Any] = {"machine": {"cores": os.cpu_count()}}
+    figures: dict[str, Any] = {"machine": {"cores": os.cpu_count(), "load": os.getloadavg()}}
+    print(
+        f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} (other work on the "
+        "machine slows the wall-clock figures; the extrapolation uses CPU seconds)"
+    )
     ok = True
     if args.only in (None, "memory"):
         ok &= memory_part(cache, args.small, figures)
@@ -366,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         ok &= large_part(cache, args.large, args.partitions, not args.no_check, figures)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
     print("all goals met" if ok else "some goals missed")
     return 0 if ok else 1
 

@@ -13,6 +13,7 @@ import pytest
 from reviewlab.analysis.sweep import make_grid, sweep
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.cluster import ClusterCorpus
+from reviewlab.engines.cluster._partials import sorted_walls
 from reviewlab.engines.vectorized.columns import compile_columns
 from reviewlab.recording.column_checks import ColumnarFormatError
 from reviewlab.recording.columnar import write_columnar
@@ -128,3 +129,13 @@ def test_a_repeated_id_across_partitions_is_named(tmp_path: Path, client: object
         compile_columns(tmp_path / "parts")
     with pytest.raises(ColumnarFormatError, match=message):
         sweep(tmp_path / "parts", GRID, client=client)
+
+
+def test_a_points_walls_are_sorted_without_sorting_the_corpus(corpus: Path) -> None:
+    """The sorted walls a partition keeps per point (the static walls with the changed episodes
+    merged in) are np.sort of the evaluation's walls, for every point of the grid."""
+    compiled = compile_columns(corpus / "parts")
+    for point in GRID:
+        ev = compiled.evaluate(point.policy)
+        got = sorted_walls(compiled, ev)
+        assert np.array_equal(got, np.sort(ev.wall_sec)), point.params

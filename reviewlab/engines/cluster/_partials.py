@@ -50,6 +50,7 @@ __all__ = [
     "answer_points",
     "evaluate_points",
     "loose_intervals",
+    "sorted_walls",
 ]
 
 
@@ -118,10 +119,22 @@ def loose_intervals(c: Any, ev: Any) -> tuple[np.ndarray, np.ndarray]:
 
     A loose worker starts when its call's bound passes (the call's clock plus the bound) and
     runs for its zombie seconds; the clocks are the static clock or, in settled episodes, the
-    settled block's (as :attr:`Evaluation.start_sec` reads them, without the arrival).
+    settled block's (as :attr:`Evaluation.start_sec` reads them, without the arrival). A
+    sparse replay's abandoned calls all lie in settled episodes, so their bounds are the
+    settled decisions (no corpus-sized bound array is built).
     """
-    hit = np.flatnonzero(ev.abandoned & (ev.zombie_sec != 0))
-    if ev.unbounded or not hit.size:
+    if ev.unbounded:
+        return np.zeros(0), np.zeros(0)
+    parts = ev.parts
+    if parts is not None:
+        running = parts.zombie_hit != 0
+        hit, zombie = parts.hit[running], parts.zombie_hit[running]
+        order = np.argsort(parts.calls, kind="stable")
+        bound = parts.bound[order[np.searchsorted(parts.calls, hit, sorter=order)]]
+    else:
+        hit = np.flatnonzero(ev.abandoned & (ev.zombie_sec != 0))
+        zombie, bound = ev.zombie_sec[hit], ev.bound_sec[hit]
+    if not hit.size:
         return np.zeros(0), np.zeros(0)
     clock = c.static_clock_before[hit].copy()
     block_of = np.full(c.event_count.size, -1, dtype=np.intp)
@@ -133,13 +146,36 @@ def loose_intervals(c: Any, ev: Any) -> tuple[np.ndarray, np.ndarray]:
         clock[mine] = block_clock[
             c.call_column[hit[mine]], np.searchsorted(rows, rows_of_hit[mine])
         ]
-    start = clock + ev.bound_sec[hit]
-    return start, start + ev.zombie_sec[hit]
+    start = clock + bound
+    return start, start + zombie
+
+
+def sorted_walls(c: Any, ev: Any) -> np.ndarray:
+    """The evaluation's wall times, ascending: a sparse replay's from the corpus's sorted
+    static walls with its few changed episodes merged in (no sort of the whole array)."""
+    if ev.wall_changes is None:
+        return np.sort(np.asarray(ev.wall_sec, dtype=float))
+    changed, walls = ev.wall_changes
+    base = c.static_wall_sorted
+    if not changed.size:
+        return np.asarray(base, dtype=float)
+    removed = np.sort(c.static_wall[changed])
+    values, counts = np.unique(removed, return_counts=True)
+    starts = np.searchsorted(base, values, side="left")
+    keep = np.ones(base.size, dtype=bool)
+    # One copy of each removed value leaves: the first copies of its run in the sorted base.
+    keep[
+        np.repeat(starts, counts)
+        + (np.arange(removed.size) - np.repeat(np.cumsum(counts) - counts, counts))
+    ] = False
+    kept = base[keep]
+    added = np.sort(np.asarray(walls, dtype=float))
+    return np.insert(kept, np.searchsorted(kept, added), added)
 
 
 def _state(c: Any, policy: Any, offset: int, total_calls: int) -> PointState:
     ev = c.evaluate(policy)
-    arguments = ev.summary_arguments()
+    arguments = ev.summary_arguments(walls=True)  # the walls as the summary reads them
     start, end = loose_intervals(c, ev)
     if metrics.peak_overlap(start, end) != arguments["peak_loose_workers"]:
         raise RuntimeError(
@@ -148,7 +184,7 @@ def _state(c: Any, policy: Any, offset: int, total_calls: int) -> PointState:
         )
     zombie = np.asarray(arguments["zombie_sec"], dtype=float)
     finite = np.isfinite(zombie)
-    wall = np.asarray(arguments["wall_sec"], dtype=float)
+    wall = sorted_walls(c, ev)
     silence = np.asarray(arguments["max_silence_sec"], dtype=float)
     totals = Totals(
         episodes=int(wall.size),
@@ -162,12 +198,12 @@ def _state(c: Any, policy: Any, offset: int, total_calls: int) -> PointState:
         credited_lines=int(np.sum(arguments["credited_lines"])),
         timeout_lost_lines=int(np.sum(arguments["timeout_lost_lines"])),
         wedged_zombies=int(zombie.size - np.count_nonzero(finite)),
-        wall_max_sec=float(wall.max()) if wall.size else None,
+        wall_max_sec=float(wall[-1]) if wall.size else None,
         max_silence_sec=float(silence.max()) if silence.size else None,
     )
     # The in-process summary sums the zombie seconds with the wedged ones as 0.
     pieces = partition_pieces(np.where(finite, zombie, 0.0), offset, total_calls)
-    return PointState(totals, pieces, np.sort(float_keys(wall)), LooseEvents(start, end))
+    return PointState(totals, pieces, float_keys(wall), LooseEvents(start, end))
 
 
 def evaluate_points(
