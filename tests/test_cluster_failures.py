@@ -3,6 +3,7 @@ written, and a lost worker's partitions recomputed, never dropped."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -19,6 +20,7 @@ from cluster_rules import OnceInAWorker
 
 from reviewlab.analysis.sweep import make_grid, points_grid, sweep
 from reviewlab.cli import main
+from reviewlab.cli import sweep as cli_sweep
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.cluster import ClusterCorpus, SchedulerLost
 from reviewlab.recording.columnar import write_columnar
@@ -148,10 +150,9 @@ def test_a_worker_killed_mid_sweep_is_recomputed_not_dropped(
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
 
 
-def test_a_scheduler_that_goes_away_mid_sweep_is_named(parts: Path, tmp_path: Path) -> None:
-    """Killing the scheduler while a worker replays a point ends the sweep with one error
-    naming the scheduler; no frame is returned."""
-    marker = tmp_path / "hanging"
+def _scheduler_process() -> tuple[subprocess.Popen[str], str]:
+    """A scheduler and one worker in a process of their own (so it can be killed), and its
+    address."""
     script = (
         "import asyncio\n"
         "from distributed import Scheduler, Worker\n"
@@ -170,8 +171,15 @@ def test_a_scheduler_that_goes_away_mid_sweep_is_named(parts: Path, tmp_path: Pa
         text=True,
         env={**os.environ, "PYTHONPATH": path},
     )
+    return cluster, cluster.stdout.readline().strip()  # type: ignore[union-attr]
+
+
+def test_a_scheduler_that_goes_away_mid_sweep_is_named(parts: Path, tmp_path: Path) -> None:
+    """Killing the scheduler while a worker replays a point ends the sweep with one error
+    naming the scheduler; no frame is returned."""
+    marker = tmp_path / "hanging"
+    cluster, address = _scheduler_process()
     try:
-        address = cluster.stdout.readline().strip()  # type: ignore[union-attr]
         grid = points_grid([Policy.of(OnceInAWorker(2.0, str(marker), "hang"))])
 
         def kill_when_hanging() -> None:
@@ -189,3 +197,48 @@ def test_a_scheduler_that_goes_away_mid_sweep_is_named(parts: Path, tmp_path: Pa
     finally:
         cluster.kill()
         cluster.wait()
+
+
+@pytest.fixture
+def dask_log_levels() -> Iterator[None]:
+    """Dask's logger levels as they were before the test (the CLI quiets them)."""
+    names = ("distributed", "distributed.client")
+    levels = {name: logging.getLogger(name).level for name in names}
+    yield
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def test_the_command_line_names_a_lost_scheduler_in_one_line(
+    parts: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    dask_log_levels: None,
+) -> None:
+    """A scheduler gone between ``--scheduler``'s connection and the sweep: exit 2, one stderr
+    line naming the scheduler (Dask's own log lines quieted), the ``-o`` file untouched."""
+    cluster, address = _scheduler_process()
+    connect = cli_sweep._dask_client
+
+    def connect_then_lose(where: str, timeout_sec: float) -> object:
+        client = connect(where, timeout_sec)
+        cluster.kill()
+        cluster.wait()
+        return client
+
+    monkeypatch.setattr(cli_sweep, "_dask_client", connect_then_lose)
+    out = parts.parent / "frame.csv"
+    out.write_text("old frame\n")
+    try:
+        argv = ["sweep", str(parts), "--scheduler", address, "--connect-timeout", "1"]
+        code = main([*argv, "-o", str(out)])
+    finally:
+        cluster.kill()
+        cluster.wait()
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err == (
+        f"reviewlab: error: scheduler {address}: the connection to the scheduler was lost "
+        "during the work; nothing was returned"
+    )
+    assert out.read_text() == "old frame\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 
 from reviewlab.analysis.sweep import make_grid, sweep
+from reviewlab.cli import main
 from reviewlab.core.policy import TimeoutPolicy
 from reviewlab.engines.vectorized.columns import compile_columns
 from reviewlab.recording.columnar import write_columnar
@@ -122,3 +124,44 @@ def test_a_url_sweep_needs_a_cluster_and_names_what_is_missing(
         sweep(f"{memory_url}/nothing-here", GRID, client=client)
     with pytest.raises(ValueError, match=r"nosuchfs://x/parts: .*reviewlab\[cloud\]"):
         sweep("nosuchfs://x/parts", GRID, client=client)
+
+
+@pytest.fixture
+def dask_log_levels() -> Iterator[None]:
+    """Dask's logger levels as they were before the test (``--scheduler`` quiets them)."""
+    names = ("distributed", "distributed.client")
+    levels = {name: logging.getLogger(name).level for name in names}
+    yield
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def test_the_command_line_converts_to_a_url_and_sweeps_it_on_a_cluster(
+    episodes: list,
+    tmp_path: Path,
+    memory_url: str,
+    capsys: pytest.CaptureFixture[str],
+    dask_log_levels: None,
+) -> None:
+    """``reviewlab convert`` writes partitions behind a URL; ``reviewlab sweep URL --scheduler``
+    writes the frame of the in-process sweep of the same corpus."""
+    save_episodes(episodes, tmp_path / "c.jsonl.gz")
+    argv = ["convert", str(tmp_path / "c.jsonl.gz"), memory_url, "--rows-per-partition", "100"]
+    assert main(argv) == 0
+    assert f"wrote 300 episode(s) to {memory_url}" in capsys.readouterr().out
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster:
+        scales = ["--scale", "0.1,1"]
+        out = tmp_path / "frame.csv"
+        argv = ["sweep", memory_url, *scales, "--scheduler", cluster.scheduler_address]
+        assert main([*argv, "-o", str(out)]) == 0
+    assert (
+        main(["sweep", str(tmp_path / "c.jsonl.gz"), *scales, "-o", str(tmp_path / "in.csv")]) == 0
+    )
+    pd.testing.assert_frame_equal(pd.read_csv(out), pd.read_csv(tmp_path / "in.csv"))

@@ -37,8 +37,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 def cmd_convert(args: argparse.Namespace) -> int:
     """Copy the source corpus into the output's format (by its suffix)."""
     source = open_for(args.source)  # names a missing source; the copy streams from its path
-    out = Path(args.output)
-    if out.parent != Path("") and not out.parent.is_dir():
+    from reviewlab.recording.locations import is_url
+
+    out = Path(args.output)  # an fsspec URL (s3://...) is written through fsspec, as given
+    if not is_url(args.output) and out.parent != Path("") and not out.parent.is_dir():
         raise UserError(f"{args.output}: directory {out.parent} does not exist")
     if args.rows_per_partition is not None and args.rows_per_partition < 1:
         raise UserError(f"--rows-per-partition: expected at least 1, got {args.rows_per_partition}")
@@ -50,14 +52,17 @@ def cmd_convert(args: argparse.Namespace) -> int:
     partitioned = not any(out.name.endswith(s) for s in (*JSONL_SUFFIXES, ".parquet"))
     written = convert_corpus(
         source.path,
-        out,
+        args.output if is_url(args.output) else out,
         on_error="skip" if args.on_error == "skip" else "raise",
         skipped=skipped,
         rows_per_partition=args.rows_per_partition or (250_000 if partitioned else None),
     )
     for bad in skipped:  # nothing is dropped without a line saying so
         sys.stderr.write(f"{PROG}: skipped {args.source}:{bad.line}: {bad.field}: {bad.message}\n")
-    echo(f"wrote {written} episode(s) to {out}" + (f" ({len(skipped)} skipped)" if skipped else ""))
+    echo(
+        f"wrote {written} episode(s) to {args.output if is_url(args.output) else out}"
+        + (f" ({len(skipped)} skipped)" if skipped else "")
+    )
     return 0
 
 

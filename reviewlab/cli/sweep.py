@@ -224,8 +224,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UserError(
             f"grid: {one_line(exc)} (check --tool, --scale, --narrowing, --hedge and --breaker)"
         ) from None
-    corpus = open_for(args.corpus, args.on_error)
-    require_episodes(corpus, args.corpus)
+    from reviewlab.recording.locations import is_url
+
+    url = is_url(args.corpus)  # Parquet behind an fsspec URL: read by --scheduler's workers
+    corpus: Any = args.corpus if url else open_for(args.corpus, args.on_error)
+    if not url:
+        require_episodes(corpus, args.corpus)
     client: Any = None
     if args.scheduler:
         client = _dask_client(args.scheduler, args.connect_timeout)
@@ -250,7 +254,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    report_skipped(corpus, args.corpus)
+    if not url:
+        report_skipped(corpus, args.corpus)
     frame["pareto"] = pareto(frame, objectives)
     if args.sort is not None and args.sort not in frame.columns:
         raise UserError(
@@ -293,8 +298,12 @@ def _print_view(frame: Any, args: argparse.Namespace, prices: Any, view_of: Any,
 
 def _dask_client(address: str, timeout_sec: float) -> Any:
     """Connect to an existing Dask scheduler; an unreachable address is a user error."""
+    import logging
+
     from distributed import Client
 
+    for name in ("distributed", "distributed.client"):  # Dask's log lines would break the
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # one-line errors (SchedulerLost)
     try:
         return Client(address, timeout=f"{timeout_sec}s")
     except (OSError, TimeoutError) as exc:

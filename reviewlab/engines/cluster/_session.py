@@ -27,6 +27,7 @@ goes away is :class:`~._errors.SchedulerLost`. Nothing is returned after a failu
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import re
@@ -244,7 +245,7 @@ class ClusterCorpus:
     @contextlib.contextmanager
     def watching(self) -> Iterator[None]:
         """Dask's failures as one error naming the partition or the scheduler."""
-        from distributed.client import FutureCancelledError
+        from distributed.client import FutureCancelledError, FuturesCancelledError
         from distributed.comm.core import CommClosedError
         from distributed.scheduler import KilledWorker
 
@@ -261,6 +262,8 @@ class ClusterCorpus:
             ) from None
         except (
             FutureCancelledError,
+            FuturesCancelledError,
+            concurrent.futures.CancelledError,
             asyncio.CancelledError,
             CommClosedError,
             TimeoutError,
