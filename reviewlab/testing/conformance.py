@@ -74,7 +74,7 @@ before that."""
 
 _TABLE = TimeoutPolicy(
     default_sec=10.0,
-    tools_sec={"read_file": 5.0, "search_code": 8.0, "query_code": 15.0},
+    tools_sec={"read_file": 5.0, "search_code": 8.0, "query_code": 6.0},
     name="table",
 )
 
@@ -96,13 +96,16 @@ def _part_policies() -> dict[str, Policy]:
         ),
         "timeouts.clamp_tools": Policy(
             timeouts=TimeoutPolicy(
-                default_sec=30.0, clamp_tools=("web_search",), clamp_reserve_sec=14.0
+                default_sec=10.0,
+                tools_sec={"web_search": 30.0},
+                clamp_tools=("web_search",),
+                clamp_reserve_sec=14.0,
             )
         ),
         "timeouts.learned": Policy(timeouts=_LEARNED),
         "narrowing.none": table.replace(narrowing=Narrowing("none")),
-        "narrowing.reserve": table.replace(narrowing=Narrowing("reserve", reserve_sec=10.0)),
-        "narrowing.fraction": table.replace(narrowing=Narrowing("fraction", fraction=0.5)),
+        "narrowing.reserve": table.replace(narrowing=Narrowing("reserve", reserve_sec=5.0)),
+        "narrowing.fraction": table.replace(narrowing=Narrowing("fraction", fraction=0.75)),
         "narrowing.unbounded": table.replace(narrowing=Narrowing.unbounded()),
         "idle_sec": table.with_idle(read_file=2.0),
         "hedges": table.with_hedge("search_code", after_sec=3.0, max_share=0.5),
@@ -174,9 +177,9 @@ def conformance_corpus() -> list[Episode]:
         episode(
             "wedged",
             [
-                [_call("query_code", 20.0, {"q": "callers"}, completed=False)],
+                [_call("query_code", 12.5, {"q": "callers"}, completed=False)],
                 [_read("a.py", 1, 10, 1.0)],
-                [_call("query_code", 18.0, {"q": "again"}, completed=False)],
+                [_call("query_code", 13.0, {"q": "again"}, completed=False)],
                 [_call("query_code", 2.0, {"q": "quick"}), _read("a.py", 11, 30, 1.0)],
             ],
         ),
@@ -184,10 +187,10 @@ def conformance_corpus() -> list[Episode]:
             "deadline",
             [
                 [_read("c.py", 1, 30, 3.0)],
-                [_call("query_code", 27.0, {"q": "slow"})],
-                [_call("list_files", 0.3, {"path": "src"})],
+                [_call("query_code", 13.5, {"q": "slow"})],
+                [_call("list_files", 0.2, {"path": "src"})],
             ],
-            deadline_sec=30.0,
+            deadline_sec=16.0,
         ),
         episode(
             "override",
