@@ -1,4 +1,4 @@
-"""The five notebooks run top to bottom in smoke mode, are committed
+"""The six notebooks run top to bottom in smoke mode, are committed
 clean, and say what they cover."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ NOTEBOOKS = (
     "03-tune-timeouts.ipynb",
     "04-incident-wedged-slot.ipynb",
     "05-hedge-break-or-abandon.ipynb",
+    "06-why-a-timeout-is-a-bet.ipynb",
 )
 KERNEL = "python3"
 
