@@ -46,7 +46,6 @@ LAYERS: dict[str, float] = {
     "ui": 5.0,
     "__main__": TOP,
     "cli": TOP,
-    "_cli_commands": TOP,
 }
 """The layer of each first-level name under the package (its ``__init__`` is :data:`TOP`)."""
 

@@ -61,7 +61,7 @@ def test_the_architecture_lists_every_layer() -> None:
     text = (DOCS / "architecture.md").read_text(encoding="utf-8")
     for name, layer in LAYERS.items():
         if layer == TOP:
-            path = f"{name}.py"
+            path = f"{name}/" if (REPO / "reviewlab" / name).is_dir() else f"{name}.py"
         elif (REPO / "reviewlab" / name).is_dir():
             path = f"reviewlab/{name}/"
         else:
