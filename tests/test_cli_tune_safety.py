@@ -56,3 +56,19 @@ def test_the_rules_reach_the_output_per_tool(capsys):
     assert "abandoned calls added (all tools)" in text
     assert "abandoned calls added (read_file)" in text
     assert "whole policy (every tool changed at once):" in text
+
+
+def test_learned_fits_compares_on_held_out_and_writes_a_policy_replay_reads(tmp_path, capsys):
+    """``synth --arg-effect`` writes argument-dependent durations; ``tune --learned`` prints the
+    fit, the held-out comparison and a verdict, and writes a policy ``replay --policy`` runs."""
+    corpus = tmp_path / "sized.jsonl.gz"
+    assert main(["synth", "-n", "300", "--arg-effect", "1", "-o", str(corpus)]) == 0
+    out = tmp_path / "learned.toml"
+    assert main(["tune", str(corpus), "--learned", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "Weibull AFT" in text and "held-out comparison with the static per-tool" in text
+    assert "gain:" in text or "no gain found" in text
+    assert "[learned.models.read_file]" in out.read_text()
+    assert main(["replay", str(corpus), "--policy", str(out)]) == 0
+    assert main(["tune", str(corpus), "--learned", "--guarantee", "0.9"]) == 2
+    assert "--learned: fits its own policy" in capsys.readouterr().err

@@ -23,6 +23,14 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="write the incident day instead: a six-slot pool whose reviewer-3 wedges on "
         "query_code for 26,160 s",
     )
+    p.add_argument(
+        "--arg-effect",
+        type=float,
+        default=0.0,
+        metavar="E",
+        help="how strongly a call's arguments set its duration (a read lasts (lines/120)**E "
+        "times its draw; default 0: not at all)",
+    )
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl[.gz]|OUT.parquet")
 
 
@@ -38,13 +46,17 @@ def cmd_synth(args: argparse.Namespace) -> int:
         return 0
     if args.n < 1:
         raise UserError(f"-n: expected at least 1 episode, got {args.n:,}")
-    from reviewlab.recording.synth import SynthSizeError, check_size, write_synthetic
+    from reviewlab.recording.synth import SynthSizeError, SynthSpec, check_size, write_synthetic
 
     try:
         check_size(args.n)  # before anything is drawn or written
     except SynthSizeError as exc:
         raise UserError(f"-n: {exc}") from None
-    written = write_synthetic(out, args.n, seed=args.seed)
+    try:
+        SynthSpec(arg_effect=args.arg_effect)
+    except ValueError as exc:
+        raise UserError(f"--arg-effect: {exc}") from None
+    written = write_synthetic(out, args.n, seed=args.seed, arg_effect=args.arg_effect)
     echo(f"wrote {written} episode(s) to {out}")
     return 0
 
@@ -56,5 +68,6 @@ SYNTH = Command(
     handler=cmd_synth,
     examples="  reviewlab synth -n 1000 --seed 0 -o corpus.jsonl.gz\n"
     "  reviewlab synth -n 1000000 -o corpus.parquet\n"
-    "  reviewlab synth --incident -o incident.jsonl",
+    "  reviewlab synth --incident -o incident.jsonl\n"
+    "  reviewlab synth -n 2000 --arg-effect 1 -o sized.jsonl.gz",
 )

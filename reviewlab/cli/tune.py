@@ -142,14 +142,31 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         "preset, and say where it does not dominate them",
     )
     p.add_argument(
+        "--learned",
+        action="store_true",
+        help="instead of the search, fit learned conditional timeouts (a per-tool survival model "
+        "of the call's arguments, with lifelines; censored calls kept), show on held-out episodes "
+        "whether they beat the static per-tool timeouts, and write them with -o",
+    )
+    p.add_argument(
+        "--learned-quantile",
+        type=float,
+        default=0.99,
+        metavar="Q",
+        help="with --learned: each call's bound is its conditional Q-quantile (default 0.99)",
+    )
+    p.add_argument(
         "--held-out",
         type=float,
         default=0.5,
         metavar="SHARE",
-        help="with --baselines: the share of episodes held out (default 0.5)",
+        help="with --baselines or --learned: the share of episodes held out (default 0.5)",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="with --baselines: the seed of the split (default 0)"
+        "--seed",
+        type=int,
+        default=0,
+        help="with --baselines or --learned: the seed of the split (default 0)",
     )
     p.add_argument(
         "-o", "--output", default=None, metavar="TOML", help="write the recommended policy"
@@ -227,6 +244,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if objective.startswith("cost") and prices is None:
         raise UserError(f"--objective {args.objective}: needs --prices TOML (or --prices sample)")
     corpus = open_for(args.corpus, args.on_error)
+    if args.learned:
+        require_episodes(corpus, args.corpus)
+        return _learned(args, corpus, base, out)
     require_episodes(corpus, args.corpus)
     from reviewlab.analysis.tune import recommend
     from reviewlab.ui.answers import tune_text
@@ -297,6 +317,55 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if out is not None:
         recommendation.save(out)
         echo(f"wrote the recommended policy to {out} (use it with --policy {out})")
+    return 0
+
+
+def _learned(args: argparse.Namespace, corpus: Any, base: Policy, out: Any) -> int:
+    """``--learned``: fit on the whole corpus (what ``-o`` writes), and measure the gain on a
+    held-out split (:func:`reviewlab.analysis.learned.learned_gain`)."""
+    if args.guarantee is not None or args.baselines:
+        raise UserError("--learned: fits its own policy; drop --guarantee and --baselines")
+    if not 0.0 < args.held_out < 1.0:
+        raise UserError(
+            f"--held-out: expected a share strictly between 0 and 1, got {args.held_out}"
+        )
+    import warnings
+
+    import numpy as np
+
+    from reviewlab.analysis.learned import fit_learned, learned_gain
+    from reviewlab.ui.report import text_table
+
+    episodes = corpus.episodes(reason="learned timeouts: call arguments")
+    order = np.random.default_rng(args.seed).permutation(len(episodes))
+    cut = int(round(len(episodes) * (1 - args.held_out)))
+    if not 0 < cut < len(episodes):
+        raise UserError(
+            f"--held-out: {args.held_out:g} of {len(episodes)} episode(s) leaves a part empty"
+        )
+    train = [episodes[i] for i in sorted(order[:cut])]
+    held = [episodes[i] for i in sorted(order[cut:])]
+    options = {"base": base, "quantile": args.learned_quantile, "min_calls": max(args.min_calls, 2)}
+    with computing_on(args.corpus, derives_policy=True), warnings.catch_warnings():
+        warnings.simplefilter(
+            "ignore"
+        )  # lifelines' convergence chatter; the fit table says how it went
+        fit = fit_learned(episodes, **options)
+        gain = learned_gain(train, held, **options)
+    report_skipped(corpus, args.corpus)
+    echo(
+        "learned conditional timeouts: per tool a Weibull accelerated-failure-time model of the "
+        "call's arguments (lifelines; calls that never returned are censored, not dropped); a "
+        f"call's bound is its conditional {args.learned_quantile:g}-quantile"
+    )
+    echo(text_table(fit.table))
+    settings = ", ".join(f"{k}={v}" for k, v in gain.assumptions.items())
+    echo(f"\nheld-out comparison with the static per-tool timeouts ({settings}):")
+    echo(text_table(gain.curves))
+    echo(gain.verdict)
+    if out is not None:
+        fit.policy.save(out)
+        echo(f"wrote the learned policy to {out} (use it with --policy {out})")
     return 0
 
 
