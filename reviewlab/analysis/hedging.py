@@ -10,7 +10,7 @@ is left out.
 :func:`sweep_hedge_delays` replays the corpus under a base policy with the tool
 hedged at each delay — a :func:`~reviewlab.analysis.sweep.sweep` of
 ``make_grid(base, hedges={tool: delays})`` — and returns that frame with the
-quantile of each delay (``hedge.quantile``) and the unhedged base's summary, the
+quantile of each delay (``hedge.quantile``) and the base's summary without hedges, the
 two inputs of :func:`reviewlab.ui.charts.hedging.hedge_tradeoff` (p99 wall
 against extra load).
 """
@@ -79,7 +79,7 @@ def sweep_hedge_delays(
     Returns the sweep frame (one row per delay, in quantile order, with
     ``hedge.quantile``, ``hedge.<tool>.after_sec``, ``hedges``,
     ``extra_call_share``, ``wall_p99_sec`` and every other summary figure) and
-    the summary of ``base`` unhedged (the chart's reference line).
+    the summary of ``base`` without hedges (the chart's reference line).
     """
     corpus = list(episodes)
     base_policy = Policy.of(base)
@@ -92,6 +92,6 @@ def sweep_hedge_delays(
     grid = make_grid(base_policy, hedges={tool: list(by_delay)}, hedge_share=max_share)
     frame = sweep(corpus, grid, engine=engine, censored=censored, seed=seed)
     frame.insert(0, "hedge.quantile", frame[f"hedge.{tool}.after_sec"].map(by_delay))
-    unhedged = base_policy.replace(hedges={})
-    reference = replay(corpus, unhedged, engine=engine, censored=censored, seed=seed).summary
+    without_hedges = base_policy.replace(hedges={})
+    reference = replay(corpus, without_hedges, engine=engine, censored=censored, seed=seed).summary
     return frame.sort_values("hedge.quantile", kind="stable").reset_index(drop=True), reference

@@ -172,7 +172,9 @@ def make_grid(
     plus ``hedge.<tool>.after_sec``, ``hedge.max_share`` and ``breaker.*`` when
     those axes are given.
     """
-    given = [base] if isinstance(base, Policy | TimeoutPolicy) else list(base or [None])
+    given: list[Policy | TimeoutPolicy | None] = (
+        [base] if isinstance(base, Policy | TimeoutPolicy) else list(base or [None])
+    )
     bases = []
     for index, policy in enumerate(given):
         spine = Policy.of(policy)

@@ -182,7 +182,9 @@ class Policy:
 
     # -- the one conversion ----------------------------------------------
     @classmethod
-    def of(cls, policy: Any = None, narrowing: Narrowing | None = None) -> Policy:
+    def of(
+        cls, policy: Policy | SupportsTimeoutFor | None = None, narrowing: Narrowing | None = None
+    ) -> Policy:
         """``policy`` as a :class:`Policy`: itself, or a bare timeout rule (``None``: ouroboros)
         with ``narrowing``. A separate ``narrowing`` that contradicts a Policy's is refused."""
         if isinstance(policy, Policy):
@@ -464,7 +466,7 @@ _WHERE = {
 
 
 def resolve_bound(
-    policy: Any,
+    policy: Policy | SupportsTimeoutFor | None,
     tools: Any,
     tool_name: str,
     tool_args: Mapping[str, Any] | None = None,

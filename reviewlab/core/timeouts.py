@@ -128,23 +128,23 @@ _PRESETS: dict[type, Any] = {}
 """:meth:`TimeoutPolicy.ouroboros` by class, made once (engines ask for it on every replay)."""
 
 
-def is_clock_aware(policy: Any) -> bool:
-    """Whether ``policy`` states how its timeouts vary (:class:`ClockAwarePolicy`)."""
-    kind = type(policy)
+def is_clock_aware(rule: object) -> bool:
+    """Whether ``rule`` states how its timeouts vary (:class:`ClockAwarePolicy`)."""
+    kind = type(rule)
     if kind in _CLOCK_AWARE_TYPES:
         return True
-    aware = isinstance(policy, ClockAwarePolicy)
+    aware = isinstance(rule, ClockAwarePolicy)
     if aware and all(callable(getattr(kind, name, None)) for name in _CLOCK_AWARE_MEMBERS):
         _CLOCK_AWARE_TYPES.add(kind)
     return aware
 
 
 def reads_clock(
-    policy: Any, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
+    rule: SupportsTimeoutFor, tools: Any, tool_name: str, tool_args: Mapping[str, Any] | None = None
 ) -> bool:
-    """Whether ``policy``'s timeout for this call depends on the time left (False when it never
+    """Whether ``rule``'s timeout for this call depends on the time left (False when it never
     says)."""
-    return is_clock_aware(policy) and bool(policy.reads_clock(tools, tool_name, tool_args))
+    return is_clock_aware(rule) and bool(rule.reads_clock(tools, tool_name, tool_args))  # type: ignore[attr-defined]
 
 
 def timeout_at(

@@ -5,7 +5,7 @@ One chart, :func:`hedge_tradeoff`, over a sweep of hedge delays (a
 ``make_grid(hedges={tool: [...]})``): each point is one delay, at the share of
 dispatched calls that were second attempts (``extra_call_share``) and the p99
 episode wall time it gives; the points of one tool are joined in delay order
-and labelled with their delay, and an unhedged reference (a summary) is drawn
+and labelled with their delay, and a reference without hedges (a summary) is drawn
 as a horizontal line. Nothing is computed here beyond layout.
 """
 
@@ -37,7 +37,7 @@ def hedge_tradeoff(
 
     ``points`` has ``extra_call_share``, ``y`` and one ``hedge.<tool>.after_sec``
     column per hedged tool (a point hedging several tools is drawn on the line of
-    each). ``reference`` maps a name (e.g. ``"ouroboros"``) to an unhedged summary
+    each). ``reference`` maps a name (e.g. ``"ouroboros"``) to a summary without hedges
     drawn as a dashed line in the policy's palette colour. A delay label reads
     ``0.5 s``; an infinite ``y`` is drawn at the top edge as ▲.
     """
