@@ -173,7 +173,7 @@ def make_grid(
     those axes are given.
     """
     given: list[Policy | TimeoutPolicy | None] = (
-        [base] if isinstance(base, Policy | TimeoutPolicy) else list(base or [None])
+        [base] if isinstance(base, Policy | TimeoutPolicy) else [*base] if base else [None]
     )
     bases = []
     for index, policy in enumerate(given):
