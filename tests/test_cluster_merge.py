@@ -18,7 +18,7 @@ from reviewlab.engines.cluster._overlap import (
     PeakSearch,
     cell_summary,
 )
-from reviewlab.engines.cluster._pairwise import assemble, leaf_sum, partition_pieces
+from reviewlab.engines.cluster._pairwise import leaf_sum, partition_pieces, sum_of_pieces
 from reviewlab.engines.cluster._select import OrderStatistics, cell_histogram, cell_values
 
 
@@ -37,7 +37,7 @@ def test_the_pairwise_pieces_reassemble_numpys_own_sum() -> None:
         values = rng.exponential(size=n) * (rng.random(n) < rng.random())
         values[rng.random(n) < 0.001] = 1e9 * rng.random()
         pieces = [partition_pieces(values[lo:hi], lo, n) for lo, hi in _cuts(rng, n, 20)]
-        assert assemble(pieces, n) == float(values.sum()), (trial, n)
+        assert sum_of_pieces(pieces, n) == float(values.sum()), (trial, n)
 
 
 def test_a_leaf_is_summed_as_numpy_sums_it() -> None:

@@ -12,7 +12,7 @@ array, :func:`reviewlab.core.metrics.summarize_arrays`):
   NumPy itself on the partition's slice, and the non-zero values of the (at most two) leaves of
   at most 128 values that straddle its edges (:func:`partition_pieces`);
 * the client walks the shape from the root and adds the pieces exactly as NumPy adds them
-  (:func:`assemble`).
+  (:func:`sum_of_pieces`).
 
 A partition sends ``O(log total)`` numbers, whatever its size. Checked against ``np.sum``
 on random arrays cut at random places (``tests/test_cluster_merge.py``).
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["LEAF", "Pieces", "assemble", "leaf_sum", "partition_pieces"]
+__all__ = ["LEAF", "Pieces", "leaf_sum", "partition_pieces", "sum_of_pieces"]
 
 LEAF = 128
 """NumPy's pairwise block size: ranges up to this long are summed by running sums."""
@@ -103,7 +103,7 @@ def partition_pieces(values: np.ndarray, offset: int, total: int) -> Pieces:
     return pieces
 
 
-def assemble(pieces: Iterable[Pieces], total: int) -> float:
+def sum_of_pieces(pieces: Iterable[Pieces], total: int) -> float:
     """``np.sum`` of the corpus-wide array whose partitions gave ``pieces``."""
     parts = sorted((p for p in pieces if p.size), key=lambda p: p.offset)
     if total == 0 or not parts:

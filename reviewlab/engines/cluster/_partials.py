@@ -33,7 +33,7 @@ from reviewlab.engines.cluster._overlap import (
     PeakSearch,
     cell_summary,
 )
-from reviewlab.engines.cluster._pairwise import Pieces, assemble, partition_pieces
+from reviewlab.engines.cluster._pairwise import Pieces, partition_pieces, sum_of_pieces
 from reviewlab.engines.cluster._select import (
     OrderStatistics,
     Request,
@@ -311,7 +311,7 @@ class PointMerge:
             wall_quantiles=interpolate(self.plan, stats) if self.plan else (0.0, 0.0, 0.0),
             wall_max_sec=0.0 if t.wall_max_sec is None else t.wall_max_sec,
             max_silence_sec=0.0 if t.max_silence_sec is None else t.max_silence_sec,
-            zombie_finite_sec=assemble(self.pieces, self.total_calls),
+            zombie_finite_sec=sum_of_pieces(self.pieces, self.total_calls),
             wedged_zombies=t.wedged_zombies,
             peak_loose_workers=self.peak.best,
             hedges=t.hedges,
