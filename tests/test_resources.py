@@ -53,3 +53,15 @@ def test_every_shipped_log_is_byte_exact_and_licensed():
     for folder in {name.split("/")[0] for name in shipped}:
         assert f"`{folder}/" in licences, folder
     assert "MIT" in licences
+
+
+def test_open_corpus_takes_bundled_names():
+    """open_corpus('bundled:incident') opens the shipped incident day, like its path does."""
+    from reviewlab import open_corpus
+
+    by_name = open_corpus("bundled:incident")
+    by_path = open_corpus(resources.incident_path())
+    assert len(by_name) == len(by_path) > 0
+    assert [e.id for e in by_name.episodes()][:5] == [e.id for e in by_path.episodes()][:5]
+    with pytest.raises(ValueError, match="no such shipped file"):
+        open_corpus("bundled:incidnet")

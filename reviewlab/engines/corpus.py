@@ -36,6 +36,7 @@ from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.vectorized import CompiledCorpus, cached_corpus
 from reviewlab.recording.file_errors import EpisodeFormatError, SkippedLine
 from reviewlab.recording.schema import Episode
+from reviewlab.resources import resolve
 
 __all__ = [
     "COMPILED_KEPT",
@@ -299,7 +300,7 @@ def open_corpus(source: CorpusSource, *, on_error: str = "raise") -> Corpus:
     if isinstance(source, CompiledCorpus):
         return Corpus(compiled=source, name="<compiled corpus>")
     if isinstance(source, str | os.PathLike):
-        path = Path(source)
+        path = resolve(source) if isinstance(source, str) else Path(source)  # bundled: names
         if not path.exists():
             raise FileNotFoundError(2, "No such file or directory", str(path))
         return Corpus(path=path, on_error=on_error)
