@@ -577,11 +577,12 @@ def _run_on_cluster(
     bar: Any,
 ) -> list[dict[str, Any]]:
     """Scatter the corpus once, map chunks of points over it, gather in grid order."""
-    from distributed import Client, as_completed
+    from distributed import as_completed
 
-    owned = None
-    if isinstance(client, str):
-        owned = client = Client(client, timeout="30s")
+    from reviewlab.engines.cluster import connect
+
+    client, made = connect(client)  # an address that cannot be reached is SchedulerLost
+    owned = client if made else None
     try:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         size = chunk_size or max(1, math.ceil(len(points) / (4 * workers)))

@@ -5,9 +5,8 @@ Layout: :mod:`._keys` (the shared bin grid), :mod:`._merge` (sums by sub-cell),
 :mod:`._overlap` (the peak of loose workers) and :mod:`._partials` (a point's partials and
 their merge) are the pieces; :mod:`._ids` checks ids across partitions; :mod:`._session`
 (:class:`ClusterCorpus`) runs them on the workers. :mod:`._replay` (``replay(...,
-client=...)``), :mod:`reviewlab.analysis.partitioned` (sweeps) and the tuner
-(``recommend(..., client=...)``) are built on it. Running on an existing cluster:
-``docs/cluster.md``.
+client=...)``) and :mod:`reviewlab.analysis.partitioned` (sweeps) are built on it. Running on
+an existing cluster: ``docs/cluster.md``.
 """
 
 from reviewlab.engines.cluster._errors import ClusterError, PartitionFailed, SchedulerLost
