@@ -18,7 +18,7 @@ recorded one:
   next call is the slowest yet).
 * **Exposure.** Per call, the lines its abandonment would cost: its own
   requested lines plus every later read's in its episode (crediting stops at
-  the first abandonment, design §1.4). A tool's exposure is the sum over its
+  the first abandonment, docs/semantics.md, "Crediting"). A tool's exposure is the sum over its
   calls.
 
 Predicted timeout coverage loss of a policy: ``Σ_tool S(t_tool) · exposure /

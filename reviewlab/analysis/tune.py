@@ -23,7 +23,7 @@ Lifecycle of :func:`recommend`:
    gains are taken first when budget is scarce.
 3. A budget holds when two figures stay within it. On the corpus: the
    one-sided upper confidence limit (default 95 %) over episodes of the
-   *timeout* coverage-loss rate (design §5: the lines lost because of
+   *timeout* coverage-loss rate (docs/metrics.md: the lines lost because of
    abandonment, ``timeout_coverage_loss_rate``), resp. of the abandoned-call
    rate: a ratio estimate with its delta-method standard error, episodes being
    the sampling unit (one abandonment withholds the credit of every later read

@@ -1,4 +1,4 @@
-"""The metric definitions every engine shares (design §5).
+"""The metric definitions every engine shares (docs/metrics.md).
 
 Engines (the real episode, the SimPy twin, the vectorized replay) produce one
 row per call and one row per episode; everything below is computed from those
@@ -162,7 +162,7 @@ def timeout_lost_lines(
     executed: np.ndarray,
     skipped: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Per call, the lines lost because of abandonment (design §5).
+    """Per call, the lines lost because of abandonment (docs/metrics.md).
 
     A call's lost lines are ``requested − credited``. They are the timeout's
     doing when the call was abandoned, or when it executed (returned inside its

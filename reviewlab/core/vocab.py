@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 OutcomeName = Literal["executed", "error", "refused", "withheld"]
-"""What a receipt says became of a call (design §1.5)."""
+"""What a receipt says became of a call (docs/semantics.md, "Receipts")."""
 OUTCOMES: Final = get_args(OutcomeName)
 
 SourceGap = Literal[
@@ -86,11 +86,12 @@ NarrowingMode = Literal["inherit", "none", "reserve", "fraction", "unbounded"]
 NARROWING_MODES: Final = get_args(NarrowingMode)
 
 CensoringMode = Literal["wedge", "observed", "impute"]
-"""What a replay assumes of a right-censored call (design §5a)."""
+"""What a replay assumes of a right-censored call (docs/semantics.md, "What a replay assumes")."""
 CENSORING_MODES: Final = get_args(CensoringMode)
 
 Reaction = Literal["as_recorded", "reissue", "skip_target"]
-"""What a replay assumes the model does after an abandonment (design §5a)."""
+"""What a replay assumes the model does after an abandonment (docs/semantics.md, "What a
+replay assumes")."""
 REACTIONS: Final = get_args(Reaction)
 
 BreakerScope = Literal["episode", "slot"]

@@ -188,7 +188,8 @@ def estimates_by_tool(episodes: Sequence[Episode]) -> tuple[dict[str, KaplanMeie
 def completion_times(
     episodes: Sequence[Episode], censored: str, seed: int = 0
 ) -> dict[tuple[str, int], float] | None:
-    """When each still-censored call returns under the replay's censoring assumption (design §5a).
+    """When each still-censored call returns under the replay's censoring assumption
+    (docs/semantics.md, "What a replay assumes").
 
     ``{(episode_id, call_index): seconds}``, or ``None`` under ``"wedge"``, where
     a censored call never returns. ``"observed"``: it returns at its recorded

@@ -276,7 +276,8 @@ class CallObservations:
 
     def exposure_lines(self) -> np.ndarray:
         """Per call, the lines its abandonment would cost: its own requested lines plus every
-        later call's in its episode (crediting stops at the first abandonment, design §1.4)."""
+        later call's in its episode (crediting stops at the first abandonment:
+        docs/semantics.md, "Crediting")."""
         lines = self.requested_lines
         if not lines.size:
             return np.zeros(0, dtype=np.int64)

@@ -1,4 +1,6 @@
-"""The model's reaction after an abandonment: a swappable assumption of every replay (design §5a).
+"""The model's reaction after an abandonment: a swappable assumption of every replay.
+
+docs/semantics.md, "What a replay assumes", states it.
 
 A replay abandons calls that the recording saw return, so the recorded later
 rounds were conditioned on results the model would not have had. What the

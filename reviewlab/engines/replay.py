@@ -13,7 +13,8 @@ Every engine returns a :class:`ReplayResult` whose frames have the columns of
 :data:`reviewlab.core.metrics.CALL_FRAME_COLUMNS` and :data:`reviewlab.core.metrics.EPISODE_COLUMNS`
 and whose summary is :func:`reviewlab.core.metrics.summarize`.
 
-A replay is a counterfactual resting on two assumptions (design §5a), the same
+A replay is a counterfactual resting on two assumptions (docs/semantics.md, "What a replay
+assumes"), the same
 for every policy and engine and named in ``ReplayResult.assumptions``: what a
 censored call does (``censored``: ``wedge`` never returns, ``observed`` returns
 at its censoring time, ``impute`` at a seeded Kaplan–Meier draw) and what the

@@ -46,7 +46,8 @@ class ReplayResult:
     narrowing: Narrowing = field(default_factory=Narrowing)
     """The deadline narrowing replayed: the policy's ``narrowing`` part."""
     assumptions: dict[str, Any] = field(default_factory=dict)
-    """What the answer rests on (design §5a): censoring mode, the model's reaction, engine, seed."""
+    """What the answer rests on (docs/semantics.md, "What a replay assumes"): censoring mode,
+    the model's reaction, engine, seed."""
 
     def per_tool(self) -> pd.DataFrame:
         """Breakdown of the call metrics per tool."""

@@ -24,7 +24,7 @@ in :mod:`reviewlab.live.traces` (re-exported here).
 Invariants: every call the model asked for gets exactly one receipt and one tool
 message. An abandoned call's late value never reaches the model or a receipt.
 After the first abandonment no read is credited a line extent
-(:class:`~reviewlab.core.receipts.Crediting`), and the reader stamp is read only for a
+(:class:`~reviewlab.core.crediting.Crediting`), and the reader stamp is read only for a
 call that returned inside its bound (it is cleared before each dispatch).
 
 The policy: ``policy`` is anything :meth:`Policy.of <reviewlab.core.policy.Policy.of>` takes

@@ -113,10 +113,9 @@ def _live_script() -> list[dict[str, Any]]:
 
 def live_episode(release: threading.Event, echo: Echo) -> Any:
     """Run the live episode of step 1; ``release`` frees the wedged tool (set it when done)."""
-    from reviewlab.live.episode import ReviewEpisode
-    from reviewlab.live.inspection import demo_workspace
     from reviewlab.live.doubles import wedged_factory
-    from reviewlab.live.episode import ScriptedModel
+    from reviewlab.live.episode import ReviewEpisode, ScriptedModel
+    from reviewlab.live.inspection import demo_workspace
 
     factory = wedged_factory(WEDGED_TOOL, release)
     policy = TimeoutPolicy.ouroboros().scaled(LIVE_SCALE, name="ouroboros/1000")

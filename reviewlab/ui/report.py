@@ -177,7 +177,8 @@ _CENSORING_WORDS = {
 
 
 def assumptions_line(assumptions: Mapping[str, Any]) -> str:
-    """One line naming what a replay assumed (design §5a), for the CLI and reports."""
+    """One line naming what a replay assumed (docs/semantics.md, "What a replay assumes"), for
+    the CLI and reports."""
     censored = str(assumptions.get("censored", "wedge"))
     parts = [f"censored={censored} ({_CENSORING_WORDS.get(censored, censored)})"]
     parts += [

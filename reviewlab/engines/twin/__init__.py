@@ -1,9 +1,9 @@
-"""The SimPy twin of the bounded executor and the reviewer pool (design §2).
+"""The SimPy twin of the bounded executor and the reviewer pool (docs/architecture.md).
 
 The twin replays recorded episodes on virtual time with the SAME decision core
 as the real executor: bounds from :func:`reviewlab.core.policy.resolve_bound`,
-call fates from :func:`reviewlab.core.receipts.abandons`, crediting from
-:class:`reviewlab.core.receipts.Crediting`, frames and summary from
+call fates from :func:`reviewlab.core.crediting.abandons`, crediting from
+:class:`reviewlab.core.crediting.Crediting`, frames and summary from
 :mod:`reviewlab.core.metrics`. Only the waiting differs: SimPy timeouts instead of
 threads. What it adds over a queueing library: zombies that keep a worker
 thread busy after their caller abandoned them, reviewer slots that queue

@@ -11,8 +11,8 @@ Lifecycle of a call (as in the real executor): *pending* → *running* → one o
 A call's fate is decided at its virtual dispatch time by the shared core:
 :func:`~reviewlab.core.policy.resolve_bound` (through
 :class:`~reviewlab.engines.twin.bounds.BoundResolver`)
-with ``remaining_sec`` read on the virtual clock, :func:`~reviewlab.core.receipts.abandons`,
-and the episode's :class:`~reviewlab.core.receipts.Crediting`. Without a worker pool
+with ``remaining_sec`` read on the virtual clock, :func:`~reviewlab.core.crediting.abandons`,
+and the episode's :class:`~reviewlab.core.crediting.Crediting`. Without a worker pool
 nothing else in the simulation can change that fate, so no call is raced
 against a timer: :func:`run_episode` computes the wait, ``min(duration, bound)``,
 and moves the episode's own clock ``t``. It yields to SimPy only where the
