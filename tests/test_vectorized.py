@@ -20,7 +20,6 @@ from reviewlab.core.quantiles import ReplacedValues
 from reviewlab.engines.replay import replay
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import (
-    CompiledCorpus,
     cached_corpus,
     compile_corpus,
     replay_vectorized,
@@ -289,11 +288,13 @@ def test_frames_are_built_on_first_access(via, monkeypatch):
     episodes = synth_corpus(80, seed=5, tail_scale=100.0)
     policy = TimeoutPolicy.uniform(2.0)
     twin = simulate(episodes, policy, Narrowing())
+    import reviewlab.engines.vectorized.compiled as compiled_module
+
     built = []
-    real = CompiledCorpus._frames
+    real = compiled_module.frames
     monkeypatch.setattr(
-        CompiledCorpus,
-        "_frames",
+        compiled_module,
+        "frames",
         lambda *a: built.append(1) or real(*a),  # type: ignore[func-returns-value]
     )
     fast = replay_vectorized(compiled(episodes, via), policy, Narrowing())
