@@ -54,7 +54,7 @@ def main() -> int:
         result = explorer.update()
         totals.append(time.perf_counter() - started)
         started = time.perf_counter()
-        explorer._replay(explorer.editor.policy, explorer.editor.narrowing)
+        explorer._replay(explorer.editor.policy)
         replays.append(time.perf_counter() - started)
         started = time.perf_counter()
         figure_png(explorer.figure(result))

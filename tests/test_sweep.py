@@ -63,7 +63,7 @@ def test_sweep_frame_has_params_and_every_summary_metric(corpus):
     for row, point in zip(frame.to_dict("records"), points, strict=True):
         # The sweep runs the vectorized engine; the SimPy twin is the independent reference.
         assert {k: row[k] for k in metrics.SUMMARY_KEYS} == pytest.approx(
-            simulate(corpus, point.policy, point.narrowing).summary, rel=1e-12, abs=1e-12
+            simulate(corpus, point.policy).summary, rel=1e-12, abs=1e-12
         )
     assert (frame.loc[frame["narrowing.mode"] == "unbounded", "abandoned_call_rate"] == 0).all()
     lower = frame[(frame["timeout.read_file"] == 1.0) & (frame["narrowing.mode"] == "inherit")]
@@ -174,7 +174,7 @@ def test_threads_replay_points_at_once_and_give_the_same_frame(corpus, monkeypat
     monkeypatch.undo()
     for index in (0, 5, len(points) - 1):
         point = points[index]
-        twin = simulate(corpus, point.policy, point.narrowing).summary
+        twin = simulate(corpus, point.policy).summary
         assert threaded.loc[index, list(metrics.SUMMARY_KEYS)].to_dict() == {
             key: twin[key] for key in metrics.SUMMARY_KEYS
         }

@@ -8,16 +8,15 @@ import math
 import pytest
 
 from reviewlab.analysis.sweep import make_grid, replays_episodes, sweep
-from reviewlab.core.breaker import BreakerRule, breaker_rule
-from reviewlab.core.hedge import hedge_rule
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.breaker import BreakerRule
+from reviewlab.core.policy import Policy
 from reviewlab.core.prices import PriceTable
 from reviewlab.engines.replay import replay
 from reviewlab.engines.vectorized import compile_corpus
 from reviewlab.recording.files import load_episodes
 from reviewlab.resources import corpus_path
 
-BASE = TimeoutPolicy.uniform(1.0)
+BASE = Policy.uniform(1.0)
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +37,8 @@ def test_the_grid_crosses_hedge_delays_and_breakers_and_names_them():
     assert frame["breaker.cooldown"].tolist() == ["", "2 rounds", "30 s"] * 2
     assert math.isnan(frame["breaker.window"][1]) and frame["breaker.window"][2] == 4
     for point, rule in zip(grid, rules * 2, strict=True):
-        assert hedge_rule(point.policy, "read_file").max_share == 0.1
-        assert breaker_rule(point.policy) == rule
+        assert point.policy.hedges["read_file"].max_share == 0.1
+        assert point.policy.breaker == rule
         assert replays_episodes(point.policy)
     assert not replays_episodes(BASE)
 
@@ -62,7 +61,7 @@ def test_every_point_equals_its_own_replay(episodes, engine):
     grid = make_grid(BASE, hedges={"read_file": [0.2]}, breakers=[None, BreakerRule(2)])
     frame = sweep(episodes, grid, engine=engine, prices=PriceTable(slot_per_sec=1.0))
     for point, row in zip(grid, frame.to_dict("records"), strict=True):
-        expected = replay(episodes, point.policy, point.narrowing, engine=engine).summary
+        expected = replay(episodes, point.policy, engine=engine).summary
         for key in ("abandoned_call_rate", "wall_p99_sec", "hedges", "zombie_finite_sec"):
             assert row[key] == pytest.approx(expected[key]), key
     withheld = frame["breaker.consecutive"] == 2

@@ -45,7 +45,7 @@ def test_recommendation_beats_ouroboros_within_budget_on_bundled_corpus(corpus):
     assert ours["max_silence_sec"] < theirs["max_silence_sec"]
     assert excess(ours, reference_summary(corpus))[0] <= 0.01
     # tune replays with the vectorized engine; the SimPy twin checks its figures independently.
-    twin_ours = simulate(corpus, rec.policy, rec.narrowing).summary
+    twin_ours = simulate(corpus, rec.policy).summary
     twin_theirs = simulate(corpus, TimeoutPolicy.ouroboros(), Narrowing()).summary
     assert rec.summary == pytest.approx(twin_ours, rel=1e-12, abs=1e-12)
     assert rec.baseline == pytest.approx(twin_theirs, rel=1e-12, abs=1e-12)

@@ -12,7 +12,7 @@ import pytest
 
 from reviewlab.analysis.tune import recommend
 from reviewlab.cli import main
-from reviewlab.core.policy import Narrowing, TimeoutPolicy, load_policy_file
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.files import load_episodes
 from reviewlab.resources import corpus_path
@@ -31,7 +31,7 @@ def tuned(corpus):
 
 def twin(episodes, policy, narrowing=None):
     """The reference replay: the SimPy twin, the default censoring assumption."""
-    return replay(episodes, policy, narrowing or Narrowing(), engine="twin")
+    return replay(episodes, policy, narrowing, engine="twin")
 
 
 def upper_bound(numerator, denominator, confidence=0.95):
@@ -48,7 +48,7 @@ def upper_bound(numerator, denominator, confidence=0.95):
 def test_the_recommendation_meets_its_budget_and_beats_nothing_it_should_not(corpus, tuned):
     """Acceptance: on the twin the recommended policy loses ≤ 0.5 % of coverage to timeouts and
     its p95 wall time is no worse than ouroboros's."""
-    ours = twin(corpus, tuned.policy, tuned.narrowing)
+    ours = twin(corpus, tuned.policy)
     theirs = twin(corpus, TimeoutPolicy.ouroboros())
     assert tuned.met
     assert ours.summary["timeout_coverage_loss_rate"] <= 0.005
@@ -59,7 +59,7 @@ def test_the_recommendation_meets_its_budget_and_beats_nothing_it_should_not(cor
 def test_the_budget_table_is_what_the_twin_says(corpus, tuned):
     """Each budget's estimate is the twin's rate, and its upper bound the delta-method bound over
     the twin's episodes."""
-    run = twin(corpus, tuned.policy, tuned.narrowing)
+    run = twin(corpus, tuned.policy)
     budgets = tuned.budgets.set_index("budget")
     episodes = run.episodes
     coverage = budgets.loc["timeout_coverage_loss_rate"]
@@ -107,7 +107,7 @@ def test_each_objective_reports_its_own_saving(corpus, objective):
     if objective == "max_silence":
         assert rec.saved > 1.0  # the 600 s floor on query_code is where silence comes from
     for row in rec.explain.to_dict("records"):
-        back = rec.policy.with_tool_timeouts(None, **{row["tool"]: row["base_timeout_sec"]})
+        back = rec.policy.with_tool_timeouts(**{row["tool"]: row["base_timeout_sec"]})
         assert row[f"saved_{key}"] == pytest.approx(
             twin(corpus, back).summary[key] - ours, abs=1e-9
         )
@@ -121,7 +121,7 @@ def test_held_out_episodes_stay_within_the_budgets(corpus):
         (corpus[:700], corpus[700:]),
     ):
         rec = recommend(train, max_timeout_coverage_loss=0.01, max_abandoned_rate=0.005)
-        held_out = twin(test, rec.policy, rec.narrowing).summary
+        held_out = twin(test, rec.policy).summary
         assert held_out["timeout_coverage_loss_rate"] <= 0.01
         assert held_out["abandoned_call_rate"] <= 0.005
 
@@ -133,8 +133,8 @@ def test_the_policy_file_holds_policy_and_narrowing(corpus, tmp_path):
     text = rec.to_toml()
     assert "[policy]" in text and "[narrowing]" in text
     path = rec.save(tmp_path / "rec.toml")
-    policy, loaded = load_policy_file(path)
-    assert policy == rec.policy and loaded == narrowing == rec.narrowing
+    loaded = Policy.load(path)
+    assert loaded == rec.policy and loaded.narrowing == narrowing
 
 
 def test_unmeetable_budgets_say_so(corpus):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reviewlab.core.policy import Narrowing, TimeoutPolicy, load_policy_file, save_policy_file
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.synth import synth_corpus
 from reviewlab.ui.widgets import PolicyEditor, explore, summary_html
@@ -34,7 +34,7 @@ def test_editor_starts_on_the_ouroboros_preset_and_resolves_like_it():
             assert editor.policy.timeout_for(
                 None, tool, args, remaining_sec=remaining
             ) == reference.timeout_for(None, tool, args, remaining_sec=remaining)
-    assert editor.narrowing == Narrowing()
+    assert editor.policy.narrowing == Narrowing()
     assert editor.sliders["query_code"].value == 600.0  # the 600 s floor folded into the slider
     assert editor.name == "ouroboros"
 
@@ -49,7 +49,7 @@ def test_moving_a_slider_changes_that_tool_only_and_calls_back_once():
     assert seen == [7.5]
     assert editor.policy.timeout_for(None, "query_code") == 7.5
     assert editor.policy.timeout_for(None, "read_file") == 600.0
-    assert editor.policy.floor_sec is None
+    assert editor.policy.timeouts.floor_sec is None
     assert editor.name == "edited"
     editor.set_timeout("other tools", 42.0)
     assert editor.policy.timeout_for(None, "never_seen_tool") == 42.0
@@ -68,12 +68,12 @@ def test_a_preset_moves_every_control_with_one_callback():
     """Picking a preset in the dropdown sets all sliders and the narrowing, and calls back once."""
     editor = PolicyEditor(_TOOLS)
     calls: list[Narrowing] = []
-    editor.on_change(lambda ed: calls.append(ed.narrowing))
+    editor.on_change(lambda ed: calls.append(ed.policy.narrowing))
     editor.preset.value = "uniform 30 s"
     assert len(calls) == 1
     assert {editor.policy.timeout_for(None, tool) for tool in (*_TOOLS, "x")} == {30.0}
     editor.preset.value = "pre-fix (unbounded)"
-    assert editor.narrowing.mode == "unbounded"
+    assert editor.policy.narrowing.mode == "unbounded"
     assert all(slider.disabled for slider in editor.sliders.values())
     assert len(calls) == 2
 
@@ -86,15 +86,15 @@ def test_narrowing_mode_shows_only_its_own_parameter():
     editor.mode.value = "reserve"
     editor.reserve.value = 90.0
     assert editor.reserve.layout.display is None and editor.fraction.layout.display == "none"
-    assert editor.narrowing == Narrowing(mode="reserve", reserve_sec=90.0)
+    assert editor.policy.narrowing == Narrowing(mode="reserve", reserve_sec=90.0)
     editor.mode.value = "fraction"
     editor.fraction.value = 0.5
-    assert editor.narrowing.mode == "fraction" and editor.narrowing.fraction == 0.5
+    assert editor.policy.narrowing.mode == "fraction" and editor.policy.narrowing.fraction == 0.5
     assert editor.fraction.layout.display is None
 
 
 def test_save_and_load_round_trip_through_toml(tmp_path):
-    """The Save button writes a file load_policy_file reads back; Load
+    """The Save button writes a file Policy.load reads back; Load
     shows a saved file in the controls."""
     editor = PolicyEditor(_TOOLS)
     editor.sliders["search_code"].value = 12.0
@@ -102,21 +102,19 @@ def test_save_and_load_round_trip_through_toml(tmp_path):
     editor.reserve.value = 30.0
     editor.path.value = str(tmp_path / "mine.toml")
     editor.save_button.click()
-    policy, narrowing = load_policy_file(tmp_path / "mine.toml")
-    assert policy.timeout_for(None, "search_code") == 12.0
-    assert narrowing == Narrowing(mode="reserve", reserve_sec=30.0)
+    policy = Policy.load(tmp_path / "mine.toml")
+    assert policy.timeout_for(None, "search_code", remaining_sec=None) == 12.0
+    assert policy.narrowing == Narrowing(mode="reserve", reserve_sec=30.0)
     assert "saved" in editor.status.value
 
-    save_policy_file(
-        tmp_path / "other.toml",
-        TimeoutPolicy.uniform(3.0),
-        Narrowing(mode="fraction", fraction=0.25),
+    Policy.of(TimeoutPolicy.uniform(3.0), Narrowing(mode="fraction", fraction=0.25)).save(
+        tmp_path / "other.toml"
     )
     other = PolicyEditor(_TOOLS)
     other.path.value = str(tmp_path / "other.toml")
     other.load_button.click()
     assert other.policy.timeout_for(None, "read_file") == 3.0
-    assert other.narrowing == Narrowing(mode="fraction", fraction=0.25)
+    assert other.policy.narrowing == Narrowing(mode="fraction", fraction=0.25)
 
 
 def test_a_bad_policy_file_is_reported_in_the_editor_not_raised(tmp_path):
@@ -141,7 +139,7 @@ def test_explorer_metrics_follow_the_sliders(corpus):
     explorer.editor.sliders["query_code"].value = 1.0
     explorer.update()
     # The explorer replays with the vectorized engine; the twin is the independent reference.
-    expected = replay(corpus, explorer.editor.policy, explorer.editor.narrowing, engine="twin")
+    expected = replay(corpus, explorer.editor.policy, engine="twin")
     assert explorer.result.summary == pytest.approx(expected.summary, rel=1e-12, abs=1e-12)
     expected = expected.summary
     assert explorer.result.summary["abandoned_call_rate"] > rate_before

@@ -406,7 +406,7 @@ def recommend(
         chosen[tool] = ladders[tool][ladders[tool].index(chosen[tool]) - 1]
 
     policy = spine.replace(
-        timeouts=base_timeouts.with_tool_timeouts(name="recommended", **chosen), name=""
+        timeouts=base_timeouts.with_tool_timeouts(name="recommended", **chosen), name="recommended"
     )
     baseline = _summary(corpus, spine, priced)
     added: dict[str, tuple[tuple[float, float, float], float | None]] = {

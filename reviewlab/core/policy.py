@@ -226,6 +226,15 @@ class Policy:
         return cls(timeouts=TimeoutPolicy.uniform(seconds))
 
     # -- building --------------------------------------------------------
+    def with_tool_timeouts(self, **tools_sec: float) -> Policy:
+        """A copy whose ``timeouts`` give these tools exactly these seconds
+        (:meth:`TimeoutPolicy.with_tool_timeouts`; the timeouts must be a TimeoutPolicy)."""
+        if not isinstance(self.timeouts, TimeoutPolicy):
+            raise PolicyError(
+                f"timeouts: a custom rule ({type(self.timeouts).__name__}) has no per-tool table"
+            )
+        return self.replace(timeouts=self.timeouts.with_tool_timeouts(**tools_sec))
+
     def with_idle(self, **idle_sec: float) -> Policy:
         """A copy with idle timeouts for some tools (seconds without progress)."""
         return self.replace(idle_sec={**self.idle_sec, **idle_sec})
