@@ -1,0 +1,58 @@
+"""reviewlab.testing's builders, strategies and assertions, and one differential test on them."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reviewlab import Policy, replay
+from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSION_2
+from reviewlab.testing.assertions import assert_same_replay, assert_same_summary
+from reviewlab.testing.builders import START, call, corpus, episode, read
+from reviewlab.testing.strategies import corpora, policies
+
+
+def test_builders_make_valid_episodes_of_the_right_version():
+    """A read carries its extent, a final-answer round is appended, progress makes format 2."""
+    plain = episode("e", [[read("a.py", 1, 10, 2.0)], [call("list_files", 1.0)]])
+    assert plain.schema_version == SCHEMA_VERSION
+    assert [len(r.calls) for r in plain.rounds] == [1, 1, 0]
+    assert plain.calls[0].requested_lines == 10
+    v2 = episode("f", [[read("a.py", 1, 5, 3.0, progress_sec=[1.0])]], final_answer=False)
+    assert v2.schema_version == SCHEMA_VERSION_2 and len(v2.rounds) == 1
+    both = corpus(plain, [v2], spacing_sec=10.0)
+    assert [e.id for e in both] == ["e", "f"]
+    assert (both[1].started_at - START).total_seconds() == 10.0
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    corpus=corpora(progress=True),
+    policy=policies(),
+    censored=st.sampled_from(["wedge", "observed", "impute"]),
+    reaction=st.sampled_from(["as_recorded", "reissue", "skip_target"]),
+)
+def test_the_twin_and_the_vectorized_engine_agree_on_the_shared_strategies(
+    corpus, policy, censored, reaction
+):
+    """On any corpus and policy the one strategy module draws (idle, hedges, breaker included),
+    the twin and the vectorized engine give the same frames and summary, exactly."""
+    twin = replay(corpus, policy, engine="twin", censored=censored, reaction=reaction, seed=1)
+    fast = replay(corpus, policy, engine="vectorized", censored=censored, reaction=reaction, seed=1)
+    assert_same_replay(twin, fast)
+
+
+def test_assert_same_replay_names_what_differs():
+    """A replay under another policy differs, and the assertion says where."""
+    episodes = [episode("e", [[call("search_code", 3.0)]])]
+    a = replay(episodes, Policy.uniform(5.0), engine="twin")
+    b = replay(episodes, Policy.uniform(1.0), engine="twin")
+    assert_same_replay(a, replay(episodes, Policy.uniform(5.0), engine="vectorized"))
+    with pytest.raises(AssertionError):
+        assert_same_replay(a, b)
+    with pytest.raises(AssertionError, match="abandoned_call_rate"):
+        assert_same_summary(a.summary, b.summary, tolerance=0.5)
+    assert_same_summary({"x": 1.0}, {"x": 1.4}, tolerance=0.5)
+    with pytest.raises(AssertionError, match="summary x"):
+        assert_same_summary({"x": float("inf")}, {"x": 1e300}, tolerance=1e309)
