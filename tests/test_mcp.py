@@ -76,6 +76,9 @@ def test_the_model_sees_the_servers_own_tools(workspace, server):
         "ignore_cancel",
         "honour_cancel",
         "progress",
+        "drop_stream",
+        "drop_once",
+        "malformed",
     }
     read = next(s for s in model.calls[0]["tools"] if s["function"]["name"] == "read_file")
     assert read["function"]["parameters"]["required"] == ["path"]

@@ -117,6 +117,15 @@ class ToolReceipt:
     """MCP calls: whether ``notifications/cancelled`` was sent (``None``: not an MCP call)."""
     cancel_honoured_sec: float | None = None
     """MCP calls: seconds from the cancellation to the server's answer; ``None`` when none came."""
+    cancel_kind: str | None = None
+    """MCP calls: how the cancel went out (``notification`` or ``stream_closed``)."""
+    late_result_sec: float | None = None
+    """MCP calls: seconds after the abandonment at which a valid result came anyway (a valid
+    result dropped: credited to nothing); ``None`` when none came."""
+    late_result_chars: int | None = None
+    """MCP calls: the size of that late result, in characters."""
+    reissued: bool | None = None
+    """MCP calls: the call was re-issued once under a new id after its stream dropped."""
 
     @property
     def abandoned(self) -> bool:
@@ -135,6 +144,11 @@ class ToolReceipt:
                 del data[key]
         if self.cancel_sent is None:
             del data["cancel_honoured_sec"]
+        for key in ("cancel_kind", "late_result_sec", "late_result_chars"):
+            if data[key] is None:
+                del data[key]
+        if not self.reissued:
+            del data["reissued"]
         data.update(summary)
         if extent:
             data.update(extent)

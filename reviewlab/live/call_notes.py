@@ -21,9 +21,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from reviewlab.core.deadline import Clock, current_clock
+from reviewlab.core.receipts import ToolReceipt
 from reviewlab.core.vocab import Transport
 
-__all__ = ["CallNotes", "asking_for", "current_notes", "notes_scope", "report_progress"]
+__all__ = [
+    "CallNotes",
+    "asking_for",
+    "current_notes",
+    "notes_onto_receipt",
+    "notes_scope",
+    "report_progress",
+]
 
 _NOTES: contextvars.ContextVar[CallNotes | None] = contextvars.ContextVar(
     "reviewlab_call_notes", default=None
@@ -40,7 +48,13 @@ class CallNotes:
     lists the seconds after dispatch at which progress was reported;
     ``cancel_sent`` says a cancellation was sent to a remote server and
     ``cancel_honoured_sec`` how long after it the server stopped (a response or
-    an error arrived), ``None`` while nothing came.
+    an error arrived), ``None`` while nothing came. ``cancel_kind`` says how the cancel went
+    out (``notification``: ``notifications/cancelled``; ``stream_closed``: the request's stream
+    was closed, the 2026-07-28 Streamable HTTP cancel). A valid result that arrived after the
+    abandonment is recorded, never credited: ``late_result_sec`` (seconds after the
+    abandonment) and ``late_result_chars``. ``reissued`` says the call was sent again under a
+    new id after its stream dropped (idempotent tools only); ``protocol_version`` is the
+    version the session negotiated.
     """
 
     transport: Transport
@@ -55,6 +69,11 @@ class CallNotes:
     call ended without one): what is known about ``cancel_sent`` is final from then on."""
     last_activity: float = 0.0
     call_id: str = ""
+    cancel_kind: str | None = None
+    late_result_sec: float | None = None
+    late_result_chars: int | None = None
+    reissued: bool = False
+    protocol_version: str | None = None
     clock: Clock = field(default_factory=current_clock, repr=False)
 
     def progress(self) -> None:
@@ -63,9 +82,10 @@ class CallNotes:
         self.progress_sec.append(max(0.0, now - self.started))
         self.last_activity = now
 
-    def cancelled(self) -> None:
-        """Record that a cancellation was sent to the server now."""
+    def cancelled(self, kind: str = "notification") -> None:
+        """Record that a cancellation was sent to the server now (``kind``: how)."""
         self.cancel_sent = True
+        self.cancel_kind = kind
         self.cancel_sent_sec = max(0.0, self.clock.now() - self.started)
 
     def stopped(self) -> None:
@@ -73,6 +93,13 @@ class CallNotes:
         if self.cancel_sent and self.cancel_honoured_sec is None:
             sent = self.cancel_sent_sec or 0.0
             self.cancel_honoured_sec = max(0.0, self.clock.now() - self.started - sent)
+
+    def late(self, result_chars: int) -> None:
+        """Record a valid result that arrived after the abandonment (credited to nothing)."""
+        if self.late_result_sec is None:
+            sent = self.cancel_sent_sec or 0.0
+            self.late_result_sec = max(0.0, self.clock.now() - self.started - sent)
+            self.late_result_chars = result_chars
 
 
 def current_notes() -> CallNotes | None:
@@ -105,3 +132,14 @@ def report_progress() -> bool:
         return False
     notes.progress()
     return True
+
+
+def notes_onto_receipt(notes: CallNotes, receipt: ToolReceipt) -> None:
+    """Copy what is known of a remote call's cancel and late answer onto its receipt (the one
+    place the episode does it, when it ends)."""
+    receipt.cancel_sent = notes.cancel_sent
+    receipt.cancel_honoured_sec = notes.cancel_honoured_sec
+    receipt.cancel_kind = notes.cancel_kind
+    receipt.late_result_sec = notes.late_result_sec
+    receipt.late_result_chars = notes.late_result_chars
+    receipt.reissued = notes.reissued

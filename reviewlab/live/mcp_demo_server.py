@@ -1,39 +1,55 @@
-"""A small MCP server over stdio whose tools misbehave on purpose, for tests and teaching.
+"""A small MCP server whose tools misbehave on purpose, over stdio or Streamable HTTP.
 
-Run it as ``python -m reviewlab.live.mcp_demo_server [ROOT]``; it serves newline-delimited
-JSON-RPC 2.0 on stdin/stdout (the MCP stdio transport) and needs nothing but the standard
-library, so notebooks and tests can use it without npm. Tools:
+Run it as ``python mcp_demo_server.py [ROOT]`` for stdio (newline-delimited JSON-RPC 2.0 on
+stdin/stdout), or ``python mcp_demo_server.py ROOT --http PORT [--modern]`` for Streamable HTTP on
+``127.0.0.1:PORT/mcp`` (``0``: any free port; the first stdout line says
+``listening on URL``). It needs nothing but the standard library, so notebooks and tests can
+use it without npm. Over HTTP it speaks the 2025-11-25 handshake (``initialize``, a session id,
+``notifications/cancelled`` POSTed), and with ``--modern`` also answers ``server/discover`` for
+the stateless 2026-07-28 revision, where a client cancels a request by closing its stream.
+
+Tools:
 
 * ``read_file(path)``: the text of a file under ROOT (default: the working directory); a path
   that leaves ROOT is an error result.
 * ``list_files(path=".")``: the names in a folder under ROOT, one per line.
-* ``wedge()``: never answers, and ignores ``notifications/cancelled``.
+* ``wedge()``: never answers, and ignores cancellation.
 * ``ignore_cancel(after_sec=0.5)``: keeps working after a cancellation and answers
   ``after_sec`` seconds after the cancellation arrived (never answers without one).
 * ``honour_cancel()``: waits for a cancellation, then answers at once with a JSON-RPC error
-  (code -32800), so a client sees the server stop.
+  (code -32800), so a client sees the server stop (over HTTP at 2026-07-28 nothing can be
+  answered: the stream is closed).
 * ``progress(steps=5, interval_sec=0.1, then="return")``: sends ``steps`` progress
   notifications ``interval_sec`` apart (when the request carries a progress token), then
   returns (``then="return"``) or goes silent for good (``then="wedge"``).
+* ``drop_stream()``: (HTTP) closes the request's stream without answering.
+* ``drop_once(key)``: (HTTP) the first call with ``key`` closes its stream without answering;
+  every later call answers ``answered on attempt N``.
+* ``malformed()``: answers with a result whose ``content`` is not a list.
 
-Each request runs on its own thread; writes to stdout are serialised by a lock. The process
-exits when stdin closes.
+Each request runs on its own thread; writes to stdout are serialised by a lock. The stdio
+process exits when stdin closes; the HTTP one when it is terminated.
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import sys
 import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-# A script (``python -m reviewlab.live.mcp_demo_server``), not an API: it exports nothing, so
-# its ``main`` and ``TOOLS`` do not shadow ``reviewlab.cli.main`` and ``recording.synth.TOOLS``.
+# A script (``python mcp_demo_server.py``), not an API: it exports nothing, so its ``main``
+# and ``TOOLS`` do not shadow ``reviewlab.cli.main`` and ``recording.synth.TOOLS``.
 __all__: list[str] = []
 
 _STR = {"type": "string"}
 _NUM = {"type": "number"}
+_NONE: dict[str, Any] = {"type": "object", "properties": {}}
 TOOLS: list[dict[str, Any]] = [
     {
         "name": "read_file",
@@ -45,11 +61,7 @@ TOOLS: list[dict[str, Any]] = [
         "description": "List the names in a folder under the server's root.",
         "inputSchema": {"type": "object", "properties": {"path": _STR}},
     },
-    {
-        "name": "wedge",
-        "description": "Never answers; ignores cancellation.",
-        "inputSchema": {"type": "object", "properties": {}},
-    },
+    {"name": "wedge", "description": "Never answers; ignores cancellation.", "inputSchema": _NONE},
     {
         "name": "ignore_cancel",
         "description": "Answers after_sec seconds after it was cancelled.",
@@ -58,7 +70,7 @@ TOOLS: list[dict[str, Any]] = [
     {
         "name": "honour_cancel",
         "description": "Waits for a cancellation, then stops with an error at once.",
-        "inputSchema": {"type": "object", "properties": {}},
+        "inputSchema": _NONE,
     },
     {
         "name": "progress",
@@ -68,78 +80,61 @@ TOOLS: list[dict[str, Any]] = [
             "properties": {"steps": _NUM, "interval_sec": _NUM, "then": _STR},
         },
     },
+    {
+        "name": "drop_stream",
+        "description": "Closes the request's stream without answering (HTTP).",
+        "inputSchema": _NONE,
+    },
+    {
+        "name": "drop_once",
+        "description": "The first call per key closes its stream unanswered; later ones answer.",
+        "inputSchema": {"type": "object", "properties": {"key": _STR}, "required": ["key"]},
+    },
+    {"name": "malformed", "description": "Answers with a malformed result.", "inputSchema": _NONE},
 ]
+HANDSHAKE_VERSION = "2025-11-25"
+MODERN_VERSION = "2026-07-28"
+Send = Callable[[dict[str, Any]], None]
 
 
-class _Server:
-    """The JSON-RPC loop: one thread per request, a lock around stdout."""
+class _Drop(Exception):
+    """The tool asks for its request's stream to be closed without an answer."""
+
+
+class _Tools:
+    """The tool logic, whatever carries the messages: ``send`` writes one message for a call."""
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
-        self.out_lock = threading.Lock()
-        self.cancels: dict[Any, threading.Event] = {}
-        self.cancel_lock = threading.Lock()
-
-    def send(self, message: dict[str, Any]) -> None:
-        line = json.dumps(message, separators=(",", ":"))
-        with self.out_lock:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+        self.cancels: dict[str, threading.Event] = {}
+        self.attempts: dict[str, int] = {}
+        self.lock = threading.Lock()
 
     def cancel_event(self, request_id: Any) -> threading.Event:
-        with self.cancel_lock:
+        with self.lock:
             return self.cancels.setdefault(json.dumps(request_id), threading.Event())
 
-    def serve(self) -> None:
-        for raw in sys.stdin:
-            if not raw.strip():
-                continue
-            message = json.loads(raw)
-            method = message.get("method")
-            if "id" not in message:
-                if method == "notifications/cancelled":
-                    self.cancel_event((message.get("params") or {}).get("requestId")).set()
-                continue
-            threading.Thread(target=self.answer, args=(message,), daemon=True).start()
-
-    def answer(self, message: dict[str, Any]) -> None:
-        request_id, method = message["id"], message.get("method")
-        params = message.get("params") or {}
-        if method == "initialize":
-            result: dict[str, Any] = {
-                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "reviewlab-demo", "version": "1"},
-            }
-        elif method == "ping":
-            result = {}
-        elif method == "tools/list":
-            result = {"tools": TOOLS}
-        elif method == "tools/call":
-            self.call(request_id, params)
-            return
-        else:
-            self.send(
-                {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": method}}
-            )
-            return
-        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-    def call(self, request_id: Any, params: dict[str, Any]) -> None:
+    def call(self, request_id: Any, params: dict[str, Any], send: Send, extra: dict) -> None:
+        """Run one ``tools/call``; raises :class:`_Drop` when the stream must close unanswered."""
         name, args = params.get("name"), params.get("arguments") or {}
         token = (params.get("_meta") or {}).get("progressToken")
         cancelled = self.cancel_event(request_id)
+
+        def reply(text: str, is_error: bool = False) -> None:
+            result = {"content": [{"type": "text", "text": text}], "isError": is_error, **extra}
+            send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
         if name == "wedge":
             threading.Event().wait()
         if name == "honour_cancel":
             cancelled.wait()
             error = {"code": -32800, "message": "request cancelled"}
-            self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
+            send({"jsonrpc": "2.0", "id": request_id, "error": error})
             return
         if name == "ignore_cancel":
             cancelled.wait()
             threading.Event().wait(float(args.get("after_sec", 0.5)))
-            self.reply(request_id, "finished anyway")
+            reply("finished anyway")
             return
         if name == "progress":
             steps = int(args.get("steps", 5))
@@ -147,17 +142,28 @@ class _Server:
                 threading.Event().wait(float(args.get("interval_sec", 0.1)))
                 if token is not None:
                     notice = {"progressToken": token, "progress": step, "total": steps}
-                    progress = {"jsonrpc": "2.0", "method": "notifications/progress"}
-                    self.send({**progress, "params": notice})
+                    send({"jsonrpc": "2.0", "method": "notifications/progress", "params": notice})
             if args.get("then") == "wedge":
                 threading.Event().wait()
-            self.reply(request_id, f"done after {steps} steps")
+            reply(f"done after {steps} steps")
+            return
+        if name == "drop_stream":
+            raise _Drop
+        if name == "drop_once":
+            key = str(args.get("key", ""))
+            with self.lock:
+                attempt = self.attempts[key] = self.attempts.get(key, 0) + 1
+            if attempt == 1:
+                raise _Drop
+            reply(f"answered on attempt {attempt}")
+            return
+        if name == "malformed":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"content": "not a list"}})
             return
         if name in ("read_file", "list_files"):
             target = (self.root / str(args.get("path", "."))).resolve()
             if not target.is_relative_to(self.root):
-                denied = f"access denied: {args.get('path')!r} is outside the root"
-                self.reply(request_id, denied, True)
+                reply(f"access denied: {args.get('path')!r} is outside the root", True)
                 return
             try:
                 if name == "read_file":
@@ -165,21 +171,204 @@ class _Server:
                 else:
                     text = "\n".join(sorted(p.name for p in target.iterdir()))
             except OSError as exc:
-                self.reply(request_id, f"{type(exc).__name__}: {exc}", True)
+                reply(f"{type(exc).__name__}: {exc}", True)
                 return
-            self.reply(request_id, text)
+            reply(text)
             return
-        self.reply(request_id, f"unknown tool {name!r}", True)
+        reply(f"unknown tool {name!r}", True)
 
-    def reply(self, request_id: Any, text: str, is_error: bool = False) -> None:
-        result = {"content": [{"type": "text", "text": text}], "isError": is_error}
-        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+    def answer(self, message: dict[str, Any], modern: bool) -> dict[str, Any]:
+        """The result or error of a request other than ``tools/call``."""
+        request_id, method = message["id"], message.get("method")
+        params = message.get("params") or {}
+        extra = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"} if modern else {}
+        if method == "initialize":
+            asked = params.get("protocolVersion", HANDSHAKE_VERSION)
+            result: dict[str, Any] = {
+                "protocolVersion": asked if asked <= HANDSHAKE_VERSION else HANDSHAKE_VERSION,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "reviewlab-demo", "version": "1"},
+            }
+        elif method == "server/discover" and modern:
+            result = {
+                "supportedVersions": [MODERN_VERSION],
+                "capabilities": {"tools": {}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "reviewlab-demo",
+                                                                  "version": "1"}},
+                **extra,
+            }
+        elif method == "ping":
+            result = {}
+        elif method == "tools/list":
+            result = {"tools": TOOLS, **extra}
+        else:
+            error = {"code": -32601, "message": f"method not found: {method}"}
+            return {"jsonrpc": "2.0", "id": request_id, "error": error}
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def notified(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "notifications/cancelled":
+            self.cancel_event((message.get("params") or {}).get("requestId")).set()
+
+
+# -- stdio -----------------------------------------------------------------------------
+class _Stdio:
+    """The stdio loop: one thread per request, a lock around stdout."""
+
+    def __init__(self, tools: _Tools) -> None:
+        self.tools = tools
+        self.out_lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, separators=(",", ":"))
+        with self.out_lock:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    def serve(self) -> None:
+        for raw in sys.stdin:
+            if not raw.strip():
+                continue
+            message = json.loads(raw)
+            if "id" not in message:
+                self.tools.notified(message)
+                continue
+            if "method" not in message:
+                continue  # a response to nothing we asked
+            threading.Thread(target=self.handle, args=(message,), daemon=True).start()
+
+    def handle(self, message: dict[str, Any]) -> None:
+        if message.get("method") != "tools/call":
+            self.send(self.tools.answer(message, modern=False))
+            return
+        try:
+            self.tools.call(message["id"], message.get("params") or {}, self.send, {})
+        except _Drop:
+            error = {"code": -32603, "message": "a stdio server cannot drop a stream"}
+            self.send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+
+
+# -- Streamable HTTP ---------------------------------------------------------------------
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    tools: _Tools
+    modern: bool
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One HTTP request: JSON answers, an SSE stream per ``tools/call``; the connection closes
+    after each request (HTTP/1.0), so a stream ends when its response does."""
+
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        pass
+
+    def _json(self, status: int, body: dict[str, Any] | None, session: bool = False) -> None:
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        if body is not None:
+            self.send_header("Content-Type", "application/json")
+        if session:
+            self.send_header("Mcp-Session-Id", "reviewlab-demo-session")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self._json(405, None)  # no server-initiated stream
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._json(200, None)
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            message = json.loads(self.rfile.read(length))
+        except ValueError:
+            self._json(400, {"jsonrpc": "2.0", "id": None,
+                             "error": {"code": -32700, "message": "parse error"}})
+            return
+        tools = self.server.tools
+        if "id" not in message or "method" not in message:
+            tools.notified(message)
+            self._json(202, None)
+            return
+        method = message.get("method")
+        modern = self.server.modern and (
+            self.headers.get("Mcp-Protocol-Version") == MODERN_VERSION
+            or method == "server/discover"
+        )
+        if method != "tools/call":
+            self._json(200, tools.answer(message, modern), session=method == "initialize")
+            return
+        self._stream(message, modern)
+
+    def _stream(self, message: dict[str, Any], modern: bool) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        self.wfile.flush()
+        lock, done = threading.Lock(), threading.Event()
+        cancelled = self.server.tools.cancel_event(message["id"])
+        if modern:  # closing the stream is the cancel: watch the socket for the client's close
+            threading.Thread(
+                target=_watch_close, args=(self.connection, done, cancelled), daemon=True
+            ).start()
+
+        def send(event: dict[str, Any]) -> None:
+            data = f"event: message\ndata: {json.dumps(event)}\n\n".encode()
+            with lock:
+                try:
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                except OSError:
+                    cancelled.set()  # the client is gone
+
+        extra = {"resultType": "complete"} if modern else {}
+        try:
+            self.server.tools.call(message["id"], message.get("params") or {}, send, extra)
+        except _Drop:
+            pass  # the handler returns: the connection closes with no answer on it
+        finally:
+            done.set()
+
+
+def _watch_close(conn: socket.socket, done: threading.Event, cancelled: threading.Event) -> None:
+    """Set ``cancelled`` when the client closes the connection before ``done``."""
+    while not done.is_set():
+        readable, _, _ = select.select([conn], [], [], 0.05)
+        if readable and not done.is_set():
+            try:
+                if conn.recv(1, socket.MSG_PEEK) == b"":
+                    cancelled.set()
+                    return
+            except OSError:
+                cancelled.set()
+                return
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Serve the demo tools on stdin/stdout with ``argv[0]`` (default ``.``) as the root."""
-    args = sys.argv[1:] if argv is None else argv
-    _Server(Path(args[0] if args else ".")).serve()
+    """Serve the demo tools over stdio, or over HTTP with ``--http PORT`` (``--modern`` adds the
+    2026-07-28 revision); the first argument is the root (default ``.``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    modern = "--modern" in args
+    if modern:
+        args.remove("--modern")
+    port = None
+    if "--http" in args:
+        at = args.index("--http")
+        port = int(args[at + 1])
+        del args[at : at + 2]
+    tools = _Tools(Path(args[0] if args else "."))
+    if port is None:
+        _Stdio(tools).serve()
+        return
+    server = _HTTPServer(("127.0.0.1", port), _Handler)
+    server.tools, server.modern = tools, modern
+    print(f"listening on http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
+    server.serve_forever()
 
 
 if __name__ == "__main__":

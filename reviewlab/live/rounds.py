@@ -52,6 +52,7 @@ from reviewlab.core.receipts import (
 )
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WITHHELD
 from reviewlab.live.aio import AsyncBoundedExecutor, is_async_callable
+from reviewlab.live.call_notes import notes_onto_receipt
 from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.executor_base import call_terms
 from reviewlab.live.otel import emit_trace_call
@@ -114,6 +115,8 @@ class RoundLoop:
         if breaker is not None:
             breaker.start_episode()
         self.registry = registry
+        if hasattr(registry, "bind_policy"):  # an MCP registry re-issues only idempotent tools
+            registry.bind_policy(self.policy)
         self.ctx = ctx
         self.schemas = schemas
         self.allowed = _schema_names(schemas)
@@ -415,8 +418,7 @@ class RoundLoop:
                 notes = getattr(trace.result, "notes", None)
                 if notes is not None and notes.transport == "mcp":
                     # What is known of the cancellation when the episode ends.
-                    trace.receipt.cancel_sent = notes.cancel_sent
-                    trace.receipt.cancel_honoured_sec = notes.cancel_honoured_sec
+                    notes_onto_receipt(notes, trace.receipt)
         usage: dict[str, Any] = {
             "native_rounds": self.rounds,
             "native_tool_calls": len(self.receipts),

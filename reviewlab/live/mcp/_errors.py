@@ -1,0 +1,20 @@
+"""The errors an MCP server or call raises; each becomes one receipt's error text."""
+
+from __future__ import annotations
+
+__all__ = ["MCPServerError", "MCPStreamDropped", "MCPToolError"]
+
+
+class MCPServerError(RuntimeError):
+    """The server could not be reached, started, initialised or listed, or it closed; the
+    message names the command or URL."""
+
+
+class MCPToolError(RuntimeError):
+    """The server answered a call with an error result (``isError``), a JSON-RPC error, or a
+    result that is not a ``tools/call`` result."""
+
+
+class MCPStreamDropped(MCPToolError):
+    """The server closed the call's stream without an answer; a side-effecting call is not
+    re-issued, because it may have run."""

@@ -1,0 +1,88 @@
+"""The tools of one MCP server for one episode: ``await registry.execute(name, args) -> str``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reviewlab.core.policy import IDEMPOTENT_TOOLS
+from reviewlab.live.call_notes import CallNotes, current_notes
+from reviewlab.live.mcp._call import call_tool
+
+if TYPE_CHECKING:
+    from reviewlab.live.mcp._server import MCPServer
+
+__all__ = ["MCPContext", "MCPRegistry"]
+
+
+class MCPContext:
+    """The registry's shared context: ``last_read_view`` is stamped
+    after a credited read renders."""
+
+    def __init__(self) -> None:
+        self.last_read_view: dict[str, Any] | None = None
+
+
+class MCPRegistry:
+    """The tools of one :class:`MCPServer` for one episode: ``await execute(name, args) -> str``.
+
+    ``read_tools`` names the tools the episode credits as reads; ``loop`` is the event loop
+    the session lives on (the episode runs there when it can). The tools a dropped stream may
+    re-issue are the server's ``idempotent_tools`` when it was given some, else the episode
+    policy's (:meth:`bind_policy`), else :data:`~reviewlab.core.policy.IDEMPOTENT_TOOLS`.
+    """
+
+    transport = "mcp"
+
+    def __init__(self, server: MCPServer, root: Path, ctx: MCPContext) -> None:
+        self.server = server
+        self.root = root
+        self.ctx = ctx
+        self.read_tools = frozenset(server.read_tools)
+        self.idempotent_tools = (
+            frozenset(server.idempotent_tools)
+            if server.idempotent_tools is not None
+            else frozenset(IDEMPOTENT_TOOLS)
+        )
+
+    def bind_policy(self, policy: Any) -> None:
+        """Take the episode policy's idempotent tools (unless the server named its own)."""
+        if self.server.idempotent_tools is None:
+            self.idempotent_tools = frozenset(getattr(policy, "idempotent_tools", ()))
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop of the server's session (calls run there)."""
+        return self.server.loop
+
+    async def execute(self, name: str, args: Mapping[str, Any]) -> str:
+        """Call ``name`` on the server; an error result raises
+        :class:`~reviewlab.live.mcp.MCPToolError`."""
+        notes = current_notes() or CallNotes("mcp")
+        notes.transport = "mcp"
+        idempotent = name in self.idempotent_tools
+        call = call_tool(self.server.link, name, dict(args), notes, idempotent)
+        if asyncio.get_running_loop() is self.server.loop:
+            text = await call
+        else:
+            # Another loop awaits us: run on the session's loop; a cancellation crosses over.
+            future = asyncio.run_coroutine_threadsafe(call, self.server.loop)
+            text = await asyncio.wrap_future(future)
+        extent = self.server.read_tools.get(name)
+        if extent is not None:
+            stamp = extent(args, text)
+            if stamp is not None:
+                stamp["opened_path"] = self._relative(str(stamp.get("opened_path", "")))
+            self.ctx.last_read_view = stamp
+        return text
+
+    def _relative(self, path: str) -> str:
+        candidate = Path(path)
+        if candidate.is_absolute():
+            try:
+                return candidate.resolve().relative_to(self.root.resolve()).as_posix()
+            except ValueError:
+                return path
+        return path
