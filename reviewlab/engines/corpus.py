@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TypeAlias
 
@@ -80,6 +81,7 @@ class Corpus:
         self._compiled: OrderedDict[tuple[str, int], CompiledCorpus] = OrderedDict()
         if compiled is not None:
             self._compiled[(compiled.censored, int(compiled.seed))] = compiled
+        self._observations: CallObservations | None = None
         self._lock = threading.RLock()  # a sweep's threads may ask at once
 
     def __repr__(self) -> str:
@@ -194,8 +196,11 @@ class Corpus:
 
     def observations(self) -> CallObservations:
         """Every call's recorded effective observation, from the ``wedge`` compile (no
-        imputation): what duration estimates and tail models are fitted to."""
-        return CallObservations.of(self.compiled("wedge", 0))
+        imputation): what duration estimates and tail models are fitted to (made once)."""
+        with self._lock:
+            if self._observations is None:
+                self._observations = CallObservations.of(self.compiled("wedge", 0))
+            return self._observations
 
 
 def _parquet_rows(path: Path) -> int:
@@ -255,7 +260,13 @@ class CallObservations:
 
     def estimates_by_tool(self) -> tuple[dict[str, KaplanMeier], KaplanMeier]:
         """One :class:`KaplanMeier` per tool and the pooled one, exactly as
-        :func:`~reviewlab.engines.censoring.estimates_by_tool` gives them for the episodes."""
+        :func:`~reviewlab.engines.censoring.estimates_by_tool` gives them for the episodes
+        (estimated once; the tuner and its tail model both read them)."""
+        per_tool, pooled = self._estimates
+        return dict(per_tool), pooled
+
+    @cached_property
+    def _estimates(self) -> tuple[dict[str, KaplanMeier], KaplanMeier]:
         per_tool = {}
         for tool in self.tools:
             mine = self.of_tool(tool)
