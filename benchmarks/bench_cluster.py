@@ -96,8 +96,7 @@ def _cluster() -> Any:
 def child_corpus(path: str, n: int, rows: int) -> dict[str, Any]:
     """Generate ``n`` synthetic episodes into partitions of ``rows`` at ``path`` (once)."""
     from reviewlab.recording.columnar import write_tables
-    from reviewlab.recording.synth_columns import synth_tables
-    from reviewlab.recording.synth_draws import draw
+    from reviewlab.recording.synth import draw, synth_tables
 
     start = time.perf_counter()
     written = write_tables(synth_tables(draw(n, seed=0)), path, rows_per_partition=rows)

@@ -23,8 +23,7 @@ from pathlib import Path
 
 from reviewlab.live import otel
 from reviewlab.recording.files import load_episodes
-from reviewlab.recording.importers import read_otel
-from reviewlab.recording.otel_export import export_otel
+from reviewlab.recording.interop import export_otel, read_otel
 from reviewlab.resources import corpus_path
 
 IMPORT_GOAL_SPANS_PER_SEC = 2_000.0

@@ -62,10 +62,9 @@ from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, 
 from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.inspection import demo_workspace, inspection_registry
 from reviewlab.live.mcp import MCPServer
+from reviewlab.recording.capture import Recorder, ToolCallLog
 from reviewlab.recording.files import load_episodes, save_episodes
-from reviewlab.recording.recorder import Recorder
 from reviewlab.recording.schema import Episode
-from reviewlab.recording.tool_log import ToolCallLog
 
 __version__ = "0.1.0"
 

@@ -20,7 +20,7 @@ from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.real import default_time_scale
 from reviewlab.engines.replay import replay, replay_bounds
 from reviewlab.recording.files import load_episodes
-from reviewlab.recording.importers import import_openhands
+from reviewlab.recording.interop import import_openhands
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.resources import corpus_path
 

@@ -21,9 +21,8 @@ from reviewlab import (
 from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
 from reviewlab.live.executor import BoundedExecutor, CallStatus
 from reviewlab.live.otel import tracer_provider_scope
+from reviewlab.recording.capture import OFFSETS_KEY, Recorder
 from reviewlab.recording.files import load_episodes
-from reviewlab.recording.recorder import Recorder
-from reviewlab.recording.timeline import OFFSETS_KEY
 
 WAIT = 30.0  # generous: only ever reached if something is broken
 

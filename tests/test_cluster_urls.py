@@ -15,10 +15,9 @@ from reviewlab.analysis.sweep import make_grid, sweep
 from reviewlab.cli import main
 from reviewlab.core.policy import TimeoutPolicy
 from reviewlab.engines.vectorized.columns import compile_columns
-from reviewlab.recording.columnar import write_columnar
-from reviewlab.recording.columnar_read import iter_columnar, partition_paths
-from reviewlab.recording.convert import convert_corpus
+from reviewlab.recording.columnar import iter_columnar, partition_paths, write_columnar
 from reviewlab.recording.files import save_episodes
+from reviewlab.recording.interop import convert_corpus
 from reviewlab.recording.locations import is_url
 from reviewlab.recording.synth import synth_corpus
 

@@ -15,14 +15,28 @@ import pytest
 
 from reviewlab.cli import main
 from reviewlab.recording import Call, Episode, EpisodeFormatError, Extent, Round, SkippedLine
-from reviewlab.recording.column_checks import ColumnarFormatError
-from reviewlab.recording.columnar import ARROW_SCHEMA, episodes_table, write_columnar
-from reviewlab.recording.columnar_read import iter_tables, partition_paths
-from reviewlab.recording.convert import convert_corpus
+from reviewlab.recording.columnar import (
+    ARROW_SCHEMA,
+    ColumnarFormatError,
+    episodes_table,
+    iter_tables,
+    partition_paths,
+    write_columnar,
+)
 from reviewlab.recording.files import iter_episodes, load_episodes, save_episodes
-from reviewlab.recording.importers import import_inspect, import_openhands, import_swe_agent
-from reviewlab.recording.synth import SynthSizeError, draw, synth_corpus, write_synthetic
-from reviewlab.recording.synth_columns import synth_tables
+from reviewlab.recording.interop import (
+    convert_corpus,
+    import_inspect,
+    import_openhands,
+    import_swe_agent,
+)
+from reviewlab.recording.synth import (
+    SynthSizeError,
+    draw,
+    synth_corpus,
+    synth_tables,
+    write_synthetic,
+)
 
 BUNDLED = Path(__file__).resolve().parents[1] / "reviewlab" / "data" / "episodes"
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -14,7 +14,7 @@ from reviewlab.analysis.cost import COST_COLUMNS, COST_KEYS, added_rounds, repla
 from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.core.prices import ModelPrice, PriceTable
 from reviewlab.engines.replay import replay
-from reviewlab.recording.importers import import_openhands
+from reviewlab.recording.interop import import_openhands
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 T0 = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)

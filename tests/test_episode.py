@@ -16,9 +16,8 @@ from reviewlab.core.receipts import arg_error_text, tool_timeout_text, unavailab
 from reviewlab.live.episode import DEFAULT_TASK, ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.executor import BoundedExecutor
 from reviewlab.live.inspection import inspection_registry
-from reviewlab.recording.capture import episode_from_result
+from reviewlab.recording.capture import Recorder, episode_from_result
 from reviewlab.recording.files import load_episodes
-from reviewlab.recording.recorder import Recorder
 
 WAIT = 10.0  # upper limit for events that must happen; never decides a race
 ANSWER = "[]"

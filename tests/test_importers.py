@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from reviewlab.recording import load_episodes, save_episodes
-from reviewlab.recording.importers import (
+from reviewlab.recording.interop import (
     ImportFormatError,
     classify_command,
     import_inspect,

@@ -11,9 +11,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Status, StatusCode, set_span_in_context
 
 from reviewlab.live.otel import OtlpJsonFileExporter
-from reviewlab.recording.importers import ImportFormatError
-from reviewlab.recording.importers.otel import import_otel, read_otel
-from reviewlab.recording.timeline import OFFSETS_KEY
+from reviewlab.recording.capture import OFFSETS_KEY
+from reviewlab.recording.interop import ImportFormatError, import_otel, read_otel
 
 T0 = 1_764_000_000 * 1_000_000_000  # a fixed wall time, in ns
 S = 1_000_000_000

@@ -144,7 +144,7 @@ def test_the_ouroboros_policy_caps_every_silence_at_the_bound(name, corpus):
 def test_the_shipped_day_and_its_generator_hold_one_call_wedged_for_7_h_16_min():
     """The bundled file and ``make_incident`` each record one censored query_code of 7 h 16 min."""
     from reviewlab.recording.files import load_episodes
-    from reviewlab.recording.incident import make_incident
+    from reviewlab.recording.synth import make_incident
 
     for corpus in (load_episodes(INCIDENT_FILE), make_incident()):
         censored = [call for episode in corpus for call in episode.calls if not call.completed]

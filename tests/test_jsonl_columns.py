@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from test_columnar import BUNDLED, imported, one, v2
 
-from reviewlab.recording.column_checks import ColumnarFormatError
-from reviewlab.recording.columnar import episodes_table
+from reviewlab.recording.columnar import ColumnarFormatError, episodes_table
 from reviewlab.recording.files import EpisodeFormatError, load_episodes, save_episodes
-from reviewlab.recording.jsonl_columns import jsonl_table
+from reviewlab.recording.jsonl import jsonl_table
 
 
 def test_bundled_and_imported_corpora_decode_to_the_readers_table(tmp_path: Path) -> None:

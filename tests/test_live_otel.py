@@ -17,7 +17,7 @@ from reviewlab.live.otel import (
     OtlpJsonFileExporter,
     tracer_provider_scope,
 )
-from reviewlab.recording.importers import import_otel
+from reviewlab.recording.interop import import_otel
 from reviewlab.testing import ScriptedModel, tool_call, wedged_factory
 
 WAIT = 30.0

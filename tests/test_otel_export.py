@@ -8,8 +8,7 @@ import pytest
 
 from reviewlab.cli import main
 from reviewlab.recording.files import load_episodes
-from reviewlab.recording.importers import import_otel
-from reviewlab.recording.otel_export import export_otel
+from reviewlab.recording.interop import export_otel, import_otel
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.recording.synth import synth_corpus
 from reviewlab.resources import incident_path

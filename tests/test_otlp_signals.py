@@ -1,6 +1,6 @@
 """OTLP/JSON files that start with (or only hold) another signal than traces: lines of
 ``resourceLogs`` before the spans are skipped and counted, and a file of logs or metrics only is
-refused with an error naming the file and what it holds (reviewlab/recording/importers)."""
+refused with an error naming the file and what it holds (reviewlab/recording/interop)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.recording.importers import ImportFormatError, detect_format, import_auto
-from reviewlab.recording.importers.otel import read_otel
+from reviewlab.recording.interop import ImportFormatError, detect_format, import_auto, read_otel
 
 T0 = 1_764_000_000 * 1_000_000_000  # a fixed wall time, in ns
 S = 1_000_000_000

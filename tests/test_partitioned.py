@@ -15,8 +15,7 @@ from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.cluster import ClusterCorpus
 from reviewlab.engines.cluster._partials import sorted_walls
 from reviewlab.engines.vectorized.columns import compile_columns
-from reviewlab.recording.column_checks import ColumnarFormatError
-from reviewlab.recording.columnar import write_columnar
+from reviewlab.recording.columnar import ColumnarFormatError, write_columnar
 from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.synth import TOOLS, synth_corpus
 

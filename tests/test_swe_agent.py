@@ -10,7 +10,7 @@ import pytest
 
 from reviewlab.cli import main
 from reviewlab.recording.files import load_episodes
-from reviewlab.recording.importers import (
+from reviewlab.recording.interop import (
     FORMATS,
     ImportFormatError,
     UnknownFormatError,

@@ -1,5 +1,5 @@
 """SWE-agent's time-limit message censors a step in either spelling, "cancelled" or "canceled"
-(reviewlab/recording/importers/swe_agent.py); other mentions of cancelling do not."""
+(reviewlab/recording/interop/_swe_agent.py); other mentions of cancelling do not."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.recording.importers import import_swe_agent
+from reviewlab.recording.interop import import_swe_agent
 
 TEST_REPO = (
     Path(__file__).parent / "fixtures" / "swe_agent" / "6e44b9__sweagenttestrepo-1c2844.traj"

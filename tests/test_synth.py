@@ -10,14 +10,17 @@ import numpy as np
 import pytest
 
 from reviewlab.recording import episodes_frame, load_episodes
-from reviewlab.recording.incident import (
+from reviewlab.recording.synth import (
     INCIDENT_EPISODE_ID,
     INCIDENT_SLOT,
+    TOOLS,
     WEDGE_SEC,
+    SynthSpec,
     make_incident,
+    synth_corpus,
     write_incident,
+    write_synthetic,
 )
-from reviewlab.recording.synth import TOOLS, SynthSpec, synth_corpus, write_synthetic
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

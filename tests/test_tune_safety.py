@@ -15,7 +15,7 @@ from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
 from reviewlab.engines.censoring import effective_observation
 from reviewlab.engines.twin import simulate
-from reviewlab.recording.importers.detect import import_auto
+from reviewlab.recording.interop import import_auto
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 REAL_LOGS = Path(__file__).resolve().parent / "fixtures"

@@ -17,19 +17,17 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import set_span_in_context
 
 from reviewlab.live.otel import OtlpJsonFileExporter
-from reviewlab.recording.capture import UsageTap, episode_from_result
-from reviewlab.recording.column_checks import ColumnarFormatError
-from reviewlab.recording.columnar import write_columnar
+from reviewlab.recording.capture import UsageTap, episode_from_result, token_counts
+from reviewlab.recording.columnar import ColumnarFormatError, write_columnar
 from reviewlab.recording.files import EpisodeFormatError, load_episodes, save_episodes
-from reviewlab.recording.importers import (
+from reviewlab.recording.interop import (
+    export_otel,
     import_inspect,
     import_openhands,
     import_otel,
     import_swe_agent,
 )
-from reviewlab.recording.otel_export import export_otel
 from reviewlab.recording.schema import Call, Episode, Round
-from reviewlab.recording.usage import token_counts
 
 FIXTURES = Path(__file__).parent / "fixtures"
 T0 = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)

@@ -44,8 +44,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise UserError(f"{args.output}: directory {out.parent} does not exist")
     if args.rows_per_partition is not None and args.rows_per_partition < 1:
         raise UserError(f"--rows-per-partition: expected at least 1, got {args.rows_per_partition}")
-    from reviewlab.recording.convert import convert_corpus
     from reviewlab.recording.files import SkippedLine
+    from reviewlab.recording.interop import convert_corpus
 
     assert source.path is not None
     skipped: list[SkippedLine] = []

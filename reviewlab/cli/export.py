@@ -22,7 +22,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     corpus = open_for(args.corpus)
     out = output_path(args.output, (".jsonl", ".json"))
     require_episodes(corpus, args.corpus)
-    from reviewlab.recording.otel_export import export_otel
+    from reviewlab.recording.interop import export_otel
 
     # One trace per episode object: the export reads every field of every episode.
     episodes = corpus.episodes(reason="export: every field of every episode is written")

@@ -34,7 +34,7 @@ def _log_importer(name: str) -> Any:
     An OpenTelemetry import also prints what it made of the spans, with the ones it could
     not place counted by reason.
     """
-    from reviewlab.recording.importers import IMPORTERS, ImportFormatError, detect_format, read_otel
+    from reviewlab.recording.interop import IMPORTERS, ImportFormatError, detect_format, read_otel
 
     def run(source: Path) -> list[Any]:
         found = detect_format(source) if name == "auto" else name
@@ -57,7 +57,7 @@ def _log_importer(name: str) -> Any:
 
 def _other_format(source: Path, name: str) -> str | None:
     """The format ``source`` looks like when that is not ``name`` (``None``: no better guess)."""
-    from reviewlab.recording.importers import detect_format
+    from reviewlab.recording.interop import detect_format
 
     if name == "auto":
         return None

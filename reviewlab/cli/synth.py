@@ -39,7 +39,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     out = output_path(args.output, (*JSONL_SUFFIXES, ".parquet"))
     seed(args.seed)
     if args.incident:
-        from reviewlab.recording.incident import write_incident
+        from reviewlab.recording.synth import write_incident
 
         written = write_incident(out, seed=args.seed)
         echo(f"wrote the incident day ({written} episodes, one wedged query_code) to {out}")

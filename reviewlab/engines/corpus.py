@@ -206,7 +206,7 @@ class Corpus:
 def _parquet_rows(path: Path) -> int:
     import pyarrow.parquet as pq
 
-    from reviewlab.recording.columnar_read import partition_paths
+    from reviewlab.recording.columnar import partition_paths
 
     total = 0
     for part in partition_paths(path):

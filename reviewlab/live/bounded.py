@@ -33,7 +33,7 @@ Lifecycle of one call of a wrapped tool (the executor's states)::
 
 Recording: each finished call is handed as a :class:`BoundedCall` to
 ``recorder.record_call(call)`` (any object with that method, see
-:class:`CallSink`; :class:`reviewlab.recording.tool_log.ToolCallLog` groups
+:class:`CallSink`; :class:`reviewlab.recording.capture.ToolCallLog` groups
 calls into recorded episodes). An abandoned call's record is handed over at
 once; its ``zombie_sec`` fills in when its worker comes back.
 

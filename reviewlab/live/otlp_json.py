@@ -7,7 +7,7 @@ never sees half a line; a crash loses at most the batch being written). Trace
 and span ids are lower-case hex, times decimal-string nanoseconds, ``intValue``
 attributes decimal strings, span kinds and status codes numbers, as the OTLP/JSON
 mapping says. :func:`otlp_attributes` is shared with the corpus exporter
-(:mod:`reviewlab.recording.otel_export`). Nothing here imports OpenTelemetry at
+(:mod:`reviewlab.recording.interop`). Nothing here imports OpenTelemetry at
 module import: the SDK is an optional extra.
 """
 

@@ -1,5 +1,6 @@
 """Recorded episodes: the ``reviewlab.episode/1`` schema, files, frames and the recorder."""
 
+from reviewlab.recording.capture import Recorder
 from reviewlab.recording.files import (
     FRAME_COLUMNS,
     EpisodeFormatError,
@@ -10,7 +11,6 @@ from reviewlab.recording.files import (
     load_episodes,
     save_episodes,
 )
-from reviewlab.recording.recorder import Recorder
 from reviewlab.recording.schema import SCHEMA_VERSION, Call, Episode, Extent, Round
 
 __all__ = [

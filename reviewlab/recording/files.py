@@ -125,7 +125,7 @@ def iter_episodes(
         raise ValueError("on_error='skip' needs a list to report skipped lines into (skipped=[])")
     where = Path(path)
     if where.suffix == ".parquet" or where.is_dir():  # a columnar corpus (file or partitions)
-        from reviewlab.recording.columnar_read import iter_columnar
+        from reviewlab.recording.columnar import iter_columnar
 
         yield from iter_columnar(where, on_error=on_error, skipped=skipped)
         return

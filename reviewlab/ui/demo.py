@@ -192,7 +192,7 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
     from reviewlab.analysis.sweep import pareto, sweep, tool_curves
     from reviewlab.analysis.tune import recommend
     from reviewlab.engines.replay import replay
-    from reviewlab.recording.incident import INCIDENT_EPISODE_ID, INCIDENT_SLOT
+    from reviewlab.recording.synth import INCIDENT_EPISODE_ID, INCIDENT_SLOT
 
     started = time.perf_counter()
     result = DemoResult(out_dir=Path(out_dir))
@@ -384,7 +384,7 @@ def _write_report(
     summary: pd.DataFrame,
     agree: bool,
 ) -> None:
-    from reviewlab.recording.incident import INCIDENT_EPISODE_ID
+    from reviewlab.recording.synth import INCIDENT_EPISODE_ID
     from reviewlab.ui import charts
 
     report.heading("Summary")

@@ -38,7 +38,7 @@ class Survey:
 def _read_columns(part: str, columns: list[str]) -> Any:
     import pyarrow as pa
 
-    from reviewlab.recording.columnar_read import _open
+    from reviewlab.recording.columnar._read import _open
     from reviewlab.recording.file_errors import EpisodeFormatError
     from reviewlab.recording.locations import location_of
 

@@ -69,7 +69,7 @@ def connect(client: Any, timeout_sec: float | None = None) -> tuple[Any, bool]:
 def partitions_of(source: Any) -> list[str]:
     """The partition files of a corpus path, URL or opened :class:`~reviewlab.engines.corpus.Corpus`
     (only the names are read)."""
-    from reviewlab.recording.columnar_read import partition_paths
+    from reviewlab.recording.columnar import partition_paths
     from reviewlab.recording.locations import is_url
 
     path = getattr(source, "path", source)  # an opened corpus knows where it lives
@@ -225,7 +225,7 @@ class ClusterCorpus:
                 seen[episode_id] = place
         if first_repeat is None:
             return  # hash collisions only
-        from reviewlab.recording.column_checks import BadValue, ColumnarFormatError
+        from reviewlab.recording.columnar import BadValue, ColumnarFormatError
 
         (part, row), (first_part, first_row), episode_id = first_repeat
         raise ColumnarFormatError(

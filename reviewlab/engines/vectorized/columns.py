@@ -2,9 +2,9 @@
 
 Lifecycle: :func:`compile_columns` takes a corpus as a path (``.parquet``, a
 partition directory, or JSONL through the fast decoder of
-:mod:`reviewlab.recording.jsonl_columns`), an Arrow table of
+:mod:`reviewlab.recording.jsonl`), an Arrow table of
 :data:`~reviewlab.recording.columnar.ARROW_SCHEMA`, or a list of episodes; it
-reads and checks the columns (:mod:`reviewlab.recording.column_checks`: every
+reads and checks the columns (:mod:`reviewlab.recording.columnar`: every
 bad value is an error naming row, episode and field), flattens the nested
 rounds and calls once, and builds exactly the arrays
 :meth:`CompiledCorpus._compile` builds from episode objects — the per-call rows,
@@ -50,7 +50,7 @@ from reviewlab.core.vocab import CENSORING_MODES
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.vectorized import CompiledCorpus, RemoteCalls
 from reviewlab.engines.vectorized.gather import Gathered
-from reviewlab.recording.column_checks import (
+from reviewlab.recording.columnar import (
     BadValue,
     ColumnarFormatError,
     FlatColumns,
@@ -118,7 +118,7 @@ def corpus_table(source: CorpusSource) -> tuple[pa.Table, FlatColumns]:
         path = Path(source)
         if path.suffix == ".parquet" or path.is_dir():
             return _parquet_table(path)
-        from reviewlab.recording.jsonl_columns import jsonl_table
+        from reviewlab.recording.jsonl import jsonl_table
 
         table = jsonl_table(path)
         return table, flat_columns(table)
@@ -132,7 +132,7 @@ def corpus_table(source: CorpusSource) -> tuple[pa.Table, FlatColumns]:
 
 
 def _parquet_table(path: Path) -> tuple[pa.Table, FlatColumns]:
-    from reviewlab.recording.columnar_read import _open, partition_paths
+    from reviewlab.recording.columnar._read import _open, partition_paths
 
     parts = partition_paths(path)
     tables = []
@@ -200,7 +200,7 @@ def compile_columns(
             del flat  # the batch's buffers go back before the next batch is read
         load = lambda: [t for _, _, f in _parquet_batches(path, batch_rows) for t in _args(f)]  # noqa: E731
     elif isinstance(source, str | os.PathLike):  # JSONL through the fast decoder, in batches
-        from reviewlab.recording.jsonl_columns import jsonl_batches
+        from reviewlab.recording.jsonl import jsonl_batches
 
         path = Path(source)
         # Lines are decoded to Python objects first: smaller batches keep those few.
@@ -247,7 +247,7 @@ def _args(flat: FlatColumns) -> list[str]:
 
 def _parquet_batches(path: Path | str, rows: int) -> Iterator[tuple[Path, int, FlatColumns]]:
     """Each partition's checked batches: ``(file, first row, flat columns)``."""
-    from reviewlab.recording.columnar_read import _open, partition_paths
+    from reviewlab.recording.columnar._read import _open, partition_paths
 
     for part in partition_paths(path):
         handle = _open(part)

@@ -2,7 +2,7 @@
 
 Lifecycle: :func:`reviewlab.engines.vectorized.columns.compile_columns` makes one
 :class:`Gathered`, :meth:`Gathered.add` s every checked batch (its
-:class:`~reviewlab.recording.column_flat.FlatColumns`) in corpus order, calls
+:class:`~reviewlab.recording.columnar.FlatColumns`) in corpus order, calls
 :meth:`Gathered.check_unique` and then takes each column whole with
 :meth:`Gathered.array` (which drops the batches of that column, so the memory
 of a column is held once). Only NumPy arrays of fixed-width numbers, the ids
@@ -32,8 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.recording.column_checks import BadValue, ColumnarFormatError
-from reviewlab.recording.column_flat import FlatColumns
+from reviewlab.recording.columnar import BadValue, ColumnarFormatError, FlatColumns
 
 __all__ = ["Gathered", "StringColumn"]
 

@@ -44,7 +44,7 @@ directory of ``part-NNNNN.parquet`` files read in name order, each a valid
 file on its own (a Dask worker reads only its own). Ids are unique across the
 whole corpus. Rows are numbered from 1 within each file; errors name the file.
 
-Validation (:mod:`reviewlab.recording.column_checks`) is vectorized over the
+Validation (:mod:`reviewlab.recording.columnar._checks`) is vectorized over the
 columns and reports every bad value with its file, row, episode id and dotted
 field (``rounds.2.calls.0.duration_sec``, as the JSONL reader's). The JSON of
 ``args`` is checked to be an object only when episodes are decoded (the replay
@@ -53,8 +53,8 @@ engines read it only for argument overrides).
 Writing is atomic: a file is written to a temporary name and renamed; a
 directory is written as a temporary directory, then renamed into place.
 
-Reading lives in :mod:`reviewlab.recording.columnar_read` (partitions, version
-checks, the vectorized checks of :mod:`reviewlab.recording.column_checks`,
+Reading lives in :mod:`reviewlab.recording.columnar._read` (partitions, version
+checks, the vectorized checks of :mod:`reviewlab.recording.columnar._checks`,
 Episodes); this module holds the format and the writers.
 """
 
@@ -78,8 +78,12 @@ from reviewlab.recording.schema import SCHEMA_VERSION_2, Episode
 
 __all__ = [
     "ARROW_SCHEMA",
+    "CALL_TYPE",
+    "EXTENT_TYPE",
     "LAYOUT",
     "OPTIONAL_COLUMNS",
+    "PARTITION_ROWS",
+    "assemble_table",
     "episodes_table",
     "is_columnar",
     "unique_ids",
@@ -304,11 +308,11 @@ def write_tables(
 
     ``path`` may be an fsspec URL (:mod:`reviewlab.recording.locations`): the files are
     written under a temporary name beside it and moved into place when every one is
-    written (:mod:`reviewlab.recording.columnar_urls`)."""
+    written (:mod:`reviewlab.recording.columnar._urls`)."""
     if rows_per_partition < 1:
         raise ValueError(f"rows_per_partition must be at least 1, got {rows_per_partition!r}")
     if is_url(path):
-        from reviewlab.recording.columnar_urls import write_tables_url
+        from reviewlab.recording.columnar._urls import write_tables_url
 
         return write_tables_url(
             tables,

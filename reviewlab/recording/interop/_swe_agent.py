@@ -24,7 +24,7 @@ Tool mapping: SWE-agent's file commands (``open``, ``goto``, ``scroll_up``,
 ``scroll_down``) → ``read_file``; ``find_file``, ``search_dir``,
 ``search_file`` → ``search_code``; other named commands (``edit``, ``create``,
 ``submit``…) keep their name; anything else is a shell command classified by
-:func:`~reviewlab.recording.importers._common.classify_command`. The
+:func:`~reviewlab.recording.interop.classify_command`. The
 arguments are ``{"command": <the action text>}``.
 
 Censoring: a step whose observation is SWE-agent's "cancelled because it took
@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reviewlab.recording.importers._common import ImportFormatError, classify_command
+from reviewlab.recording.interop._common import ImportFormatError, classify_command
 from reviewlab.recording.schema import Call, EndReason, Episode, Round
 
 __all__ = ["import_swe_agent", "is_swe_agent_trajectory"]

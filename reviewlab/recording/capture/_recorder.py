@@ -24,7 +24,7 @@ from types import TracebackType
 
 from reviewlab.core.vocab import SOURCES, Source
 from reviewlab.live.episode import EpisodeResult
-from reviewlab.recording.capture import episode_from_result
+from reviewlab.recording.capture._live import episode_from_result
 from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.schema import Episode
 

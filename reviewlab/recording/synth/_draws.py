@@ -6,7 +6,7 @@
 same corpus), and keeps only the arrays the episodes need (about
 :data:`DRAW_BYTES_PER_EPISODE` bytes per episode) in a :class:`Draws`. Two
 writers read it: :mod:`reviewlab.recording.synth` (episode dicts, validated
-one at a time) and :mod:`reviewlab.recording.synth_columns` (Arrow columns).
+one at a time) and :mod:`reviewlab.recording.synth._columns` (Arrow columns).
 :func:`check_size` refuses a size that is not a count, or whose draws would not
 fit in free memory, with a :class:`SynthSizeError`, before anything is drawn.
 """

@@ -37,6 +37,7 @@ from reviewlab.core.vocab import Source
 from reviewlab.live.episode import CallTrace, EpisodeResult, ReviewEpisode
 from reviewlab.live.executor import CallStatus
 from reviewlab.live.openai_model import DEFAULT_TIMEOUT_SEC, OpenAIChatModel
+from reviewlab.recording.capture._usage import token_counts
 from reviewlab.recording.files import save_episodes
 from reviewlab.recording.schema import (
     SCHEMA_VERSION,
@@ -47,7 +48,6 @@ from reviewlab.recording.schema import (
     Extent,
     Round,
 )
-from reviewlab.recording.usage import token_counts
 
 __all__ = ["UsageTap", "episode_from_result", "record_live"]
 

@@ -2,7 +2,7 @@
 
 The file has one ``{"resourceSpans": [...]}`` line per episode, as the
 Collector's file exporter writes them, so any OTLP/JSON reader (and
-:func:`reviewlab.recording.importers.import_otel`) takes it. Layout of one
+:func:`reviewlab.recording.interop.import_otel`) takes it. Layout of one
 episode's trace, on the episode's own wall clock from ``started_at``:
 
 * an ``invoke_agent reviewlab`` root span over the whole episode, carrying the
@@ -10,7 +10,7 @@ episode's trace, on the episode's own wall clock from ``started_at``:
   end_reason, deadline_sec, meta as JSON);
 * per round, a ``chat`` span of ``send_sec``, then its calls as
   ``execute_tool {tool}`` spans laid end to end after the send (or at their
-  kept offsets when the calls overlapped, see :mod:`reviewlab.recording.timeline`);
+  kept offsets when the calls overlapped, see :mod:`reviewlab.recording.capture`);
 * a call's span has the GenAI attributes (``gen_ai.tool.name``,
   ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``) and
   ``reviewlab.call.*``, ``reviewlab.result_chars``, ``reviewlab.extent.*``,
@@ -37,8 +37,8 @@ from typing import Any
 
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.live.otlp_json import otlp_attributes
+from reviewlab.recording.capture import read_offsets
 from reviewlab.recording.schema import Call, Episode
-from reviewlab.recording.timeline import read_offsets
 
 __all__ = ["episode_document", "export_otel"]
 

@@ -4,7 +4,7 @@
 :data:`~reviewlab.recording.columnar.ARROW_SCHEMA` and hands out, without a
 Python object per row, the per-round and per-call arrays of its nested lists
 with each value's parent (Arrow's list flattening) and its position within
-that parent. The checks (:mod:`reviewlab.recording.column_checks`) and the
+that parent. The checks (:mod:`reviewlab.recording.columnar._checks`) and the
 vectorized engine's compiler (:mod:`reviewlab.engines.vectorized.columns`)
 both read these.
 

@@ -55,8 +55,7 @@ def _convert_url(
 ) -> int:
     """A conversion from or to an fsspec URL (:mod:`reviewlab.recording.locations`): only
     Parquet lives behind a URL, a ``.parquet`` object or a directory of partitions."""
-    from reviewlab.recording.columnar import PARTITION_ROWS, write_columnar
-    from reviewlab.recording.columnar_read import iter_columnar
+    from reviewlab.recording.columnar import PARTITION_ROWS, iter_columnar, write_columnar
 
     if str(source).rstrip("/") == str(destination).rstrip("/"):
         raise ValueError(f"{destination}: is the source itself; write the conversion elsewhere")

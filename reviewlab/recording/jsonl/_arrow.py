@@ -9,14 +9,14 @@ string, a time stamp without a zone, JSON that does not parse — goes through
 :meth:`Episode.model_validate_json` exactly as :func:`~reviewlab.recording.files.iter_episodes`
 reads it, so the decoder accepts and refuses what the episode reader does,
 with the same ``file:line: field`` errors. The finished table then passes the
-vectorized checks of :mod:`reviewlab.recording.column_checks` (vocabularies,
+vectorized checks of :mod:`reviewlab.recording.columnar` (vocabularies,
 seconds, extents, unique ids), whose row numbers are mapped back to line
 numbers.
 
 Invariants: the table equals :func:`~reviewlab.recording.columnar.episodes_table`
 of the file's episodes; blank lines are skipped but counted; the first
 defect raises :class:`~reviewlab.recording.files.EpisodeFormatError` (or
-:class:`~reviewlab.recording.column_checks.ColumnarFormatError` listing every
+:class:`~reviewlab.recording.columnar.ColumnarFormatError` listing every
 bad value the column checks found).
 """
 
@@ -36,9 +36,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reviewlab.recording.column_checks import BadValue, ColumnarFormatError, check_table
-from reviewlab.recording.column_flat import FlatColumns, flat_columns
-from reviewlab.recording.columnar import CALL_TYPE, EXTENT_TYPE, assemble_table, episodes_table
+from reviewlab.recording.columnar import (
+    CALL_TYPE,
+    EXTENT_TYPE,
+    BadValue,
+    ColumnarFormatError,
+    FlatColumns,
+    assemble_table,
+    check_table,
+    episodes_table,
+    flat_columns,
+)
 from reviewlab.recording.file_errors import EpisodeFormatError, field_of, open_decompressed
 from reviewlab.recording.schema import SCHEMA_VERSIONS, Episode
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from reviewlab.recording.files import save_episodes
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.recording.synth import TOOLS, ToolProfile, synth_corpus
+from reviewlab.recording.synth._corpus import TOOLS, ToolProfile, synth_corpus
 
 __all__ = ["INCIDENT_EPISODE_ID", "INCIDENT_SLOT", "WEDGE_SEC", "make_incident", "write_incident"]
 

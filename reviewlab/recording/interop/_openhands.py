@@ -18,7 +18,7 @@ Tool mapping (their name → ours):
   extent asked for: ``view_range`` when both ends are given, else the first and
   last line numbers the ``cat -n`` output shows (a whole-file view OpenHands
   clipped counts the lines it showed); of a directory → ``list_files``.
-* ``run`` (execute_bash) → :func:`~reviewlab.recording.importers._common.classify_command`:
+* ``run`` (execute_bash) → :func:`~reviewlab.recording.interop.classify_command`:
   ``search_code`` (grep/rg/find…), ``list_files`` (ls/tree), ``read_file``
   (cat/head/tail, no extent) or ``run_command``.
 * anything else keeps its function name (``str_replace_editor`` edits, ``think``…).
@@ -50,7 +50,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reviewlab.recording.importers._common import (
+from reviewlab.recording.interop._common import (
     ImportFormatError,
     classify_command,
     parse_time,

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from reviewlab.core.vocab import IMPORT_FORMATS, ImportFormat
-from reviewlab.recording.importers._common import ImportFormatError
-from reviewlab.recording.importers.inspect_ai import import_inspect
-from reviewlab.recording.importers.openhands import import_openhands
-from reviewlab.recording.importers.otel import import_otel
-from reviewlab.recording.importers.swe_agent import import_swe_agent, is_swe_agent_trajectory
+from reviewlab.recording.interop._common import ImportFormatError
+from reviewlab.recording.interop._inspect_ai import import_inspect
+from reviewlab.recording.interop._openhands import import_openhands
+from reviewlab.recording.interop._otel_import import import_otel
+from reviewlab.recording.interop._swe_agent import import_swe_agent, is_swe_agent_trajectory
 from reviewlab.recording.schema import Episode
 
 __all__ = ["FORMATS", "IMPORTERS", "UnknownFormatError", "detect_format", "import_auto"]

@@ -4,12 +4,12 @@ Lifecycle of a read: :func:`partition_paths` lists the files (one ``.parquet``
 file, or a directory's ``*.parquet`` in name order) → :func:`iter_tables`
 opens each, refuses a file without the version metadata of
 :mod:`reviewlab.recording.columnar` and yields its rows as tables, whole or in
-batches, each through :func:`read_table` (:func:`~reviewlab.recording.column_checks.conform`,
-then :func:`~reviewlab.recording.column_checks.check_table`: bad rows raise
-one :class:`~reviewlab.recording.column_checks.ColumnarFormatError` listing
+batches, each through :func:`read_table` (:func:`~reviewlab.recording.columnar.conform`,
+then :func:`~reviewlab.recording.columnar.check_table`: bad rows raise
+one :class:`~reviewlab.recording.columnar.ColumnarFormatError` listing
 every bad value, or, with ``on_error="skip"``, are dropped with one
 :class:`~reviewlab.recording.files.SkippedLine` per bad value) → the engines
-take the columns (:func:`~reviewlab.recording.column_checks.flat_columns`),
+take the columns (:func:`~reviewlab.recording.columnar.flat_columns`),
 code that wants objects takes :class:`Episode` s (:func:`iter_columnar`,
 which also decodes ``args`` and lets pydantic check what the columns cannot).
 
@@ -30,8 +30,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from reviewlab.recording.column_checks import ColumnarFormatError, check_table, conform
-from reviewlab.recording.columnar import FILE_SCHEMA, LAYOUT, LAYOUT_KEY, SCHEMA_KEY
+from reviewlab.recording.columnar._checks import ColumnarFormatError, check_table, conform
+from reviewlab.recording.columnar._write import FILE_SCHEMA, LAYOUT, LAYOUT_KEY, SCHEMA_KEY
 from reviewlab.recording.file_errors import EpisodeFormatError, SkippedLine, field_of
 from reviewlab.recording.locations import is_url, open_input, url_parquet_parts
 from reviewlab.recording.schema import SCHEMA_VERSIONS, Episode

@@ -5,7 +5,7 @@
 :data:`~reviewlab.recording.columnar.ARROW_SCHEMA`, a batch of episodes at a
 time, with array operations only: which calls and rounds an episode keeps (a
 wedge ends it), the call fields, the arguments' JSON text and the read
-extents. The rules are those of :func:`reviewlab.recording.synth._episode_row`;
+extents. The rules are those of :func:`reviewlab.recording.synth._corpus._episode_row`;
 the invariant, tested, is that the tables equal
 :func:`~reviewlab.recording.columnar.episodes_table` of
 :func:`~reviewlab.recording.synth.synth_corpus` with the same ``n``, seed and
@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from reviewlab.recording.columnar import CALL_TYPE, EXTENT_TYPE, assemble_table
 from reviewlab.recording.schema import SCHEMA_VERSION
-from reviewlab.recording.synth_draws import SEARCH_WORDS, Draws
+from reviewlab.recording.synth._draws import SEARCH_WORDS, Draws
 
 __all__ = ["BATCH_EPISODES", "synth_tables"]
 

@@ -4,7 +4,7 @@ A framework's agent loop is not ours, so its model sends are not seen: only
 the calls of the wrapped tools are. :class:`ToolCallLog` is the
 ``recorder=`` of :func:`~reviewlab.live.bounded.bounded_tool` (it has
 ``record_call``) and hands whole episodes to a
-:class:`~reviewlab.recording.recorder.Recorder` (ids ``<prefix>-<n>`` as the
+:class:`~reviewlab.recording.capture.Recorder` (ids ``<prefix>-<n>`` as the
 recorder's own, its ``slot`` and ``source``).
 
 Lifecycle::
@@ -18,7 +18,7 @@ Lifecycle::
 * Calls outside any ``episode`` block are kept as one open episode, recorded by
   :meth:`end_episode` or :meth:`close` (never dropped).
 * Rounds are inferred from the calls' overlap
-  (:mod:`reviewlab.recording.timeline`): calls the model asked for together
+  (:mod:`reviewlab.recording.capture._timeline`): calls the model asked for together
   (run in parallel by the framework) share a round; ``send_sec`` is the gap
   before a round. Overlap is kept in ``meta["call_offsets_sec"]``.
 
@@ -44,9 +44,9 @@ from typing import Any
 from reviewlab.core.vocab import EndReason, Source
 from reviewlab.live.bounded import BoundedCall
 from reviewlab.live.executor import CallStatus
-from reviewlab.recording.recorder import Recorder
+from reviewlab.recording.capture._recorder import Recorder
+from reviewlab.recording.capture._timeline import TimedCall, inferred_rounds, offsets_meta
 from reviewlab.recording.schema import Call, Episode, Round
-from reviewlab.recording.timeline import TimedCall, inferred_rounds, offsets_meta
 
 __all__ = ["ToolCallLog", "recorded_call"]
 

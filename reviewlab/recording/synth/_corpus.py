@@ -53,7 +53,7 @@ from typing import Any
 
 from reviewlab.recording.files import paused_gc, save_episodes
 from reviewlab.recording.schema import SCHEMA_VERSION, Episode
-from reviewlab.recording.synth_draws import (
+from reviewlab.recording.synth._draws import (
     DRAW_BYTES_PER_EPISODE,
     MAX_EPISODES,
     SEARCH_WORDS,
@@ -207,7 +207,7 @@ def write_synthetic(
     Streams: only the draws are held whole (about :data:`DRAW_BYTES_PER_EPISODE`
     bytes per episode); episodes are generated, encoded and written a batch at
     a time. A ``.parquet`` path or a directory is written straight from the
-    draws as columns (:func:`reviewlab.recording.synth_columns.synth_tables`).
+    draws as columns (:func:`reviewlab.recording.synth.synth_tables`).
     ``progress``: a tqdm bar on stderr (default: for 10,000 episodes or more
     when stderr is a terminal). An impossible ``n`` raises :class:`SynthSizeError`.
     """
@@ -222,7 +222,7 @@ def write_synthetic(
     try:
         if target.suffix == ".parquet" or target.is_dir():
             from reviewlab.recording.columnar import write_tables
-            from reviewlab.recording.synth_columns import synth_tables
+            from reviewlab.recording.synth._columns import synth_tables
 
             tables = synth_tables(draw(n, seed=seed, **overrides))
             return write_tables(_counted(tables, bar, len), target)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviewlab.recording.importers._common import ImportFormatError
+from reviewlab.recording.interop._common import ImportFormatError
 
 __all__ = ["OtlpSpan", "read_spans"]
 

@@ -8,7 +8,7 @@ import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
-from reviewlab.recording.usage import token_counts
+from reviewlab.recording.capture import token_counts
 
 __all__ = [
     "ImportFormatError",

@@ -19,7 +19,7 @@ censored at ``working_time``. Any other ``error`` is ``status="error"``.
 
 Tool mapping: ``bash`` by its ``cmd`` (``ls`` → ``list_files``, ``grep``/``find``
 → ``search_code``, ``cat`` → ``read_file``, else ``run_command``; see
-:func:`~reviewlab.recording.importers._common.classify_command`); ``text_editor`` with
+:func:`~reviewlab.recording.interop.classify_command`); ``text_editor`` with
 ``command="view"`` → ``read_file`` (extent from ``view_range``); any other
 name is kept as it is (``python``, ``web_browser_click``…).
 
@@ -44,7 +44,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reviewlab.recording.importers._common import (
+from reviewlab.recording.interop._common import (
     ImportFormatError,
     classify_command,
     parse_time,

@@ -30,7 +30,7 @@ episode of their own. Rounds: each model span opens a round (``send_sec`` its
 duration) and owns the tool spans that start after it started and before the
 next one; tool spans before the first model span form a leading round with
 ``send_sec = 0``. With no model span at all, rounds are inferred from the
-calls' overlap (:mod:`reviewlab.recording.timeline`). Calls of a round are in
+calls' overlap (:mod:`reviewlab.recording.capture`). Calls of a round are in
 start order; when they overlapped, their offsets are kept in ``meta``.
 
 Censoring: a tool span with an error status whose ``error.type``, status
@@ -72,8 +72,9 @@ from reviewlab.core.vocab import (
     EndReason,
     Source,
 )
-from reviewlab.recording.importers._common import ImportFormatError
-from reviewlab.recording.importers._otlp import OtlpSpan, read_spans
+from reviewlab.recording.capture import TimedCall, inferred_rounds, offsets_meta
+from reviewlab.recording.interop._common import ImportFormatError
+from reviewlab.recording.interop._otlp import OtlpSpan, read_spans
 from reviewlab.recording.schema import (
     SCHEMA_VERSION,
     SCHEMA_VERSION_2,
@@ -82,7 +83,6 @@ from reviewlab.recording.schema import (
     Extent,
     Round,
 )
-from reviewlab.recording.timeline import TimedCall, inferred_rounds, offsets_meta
 
 __all__ = ["OtelImport", "import_otel", "read_otel"]
 

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reviewlab.core.vocab import CALL_STATUSES, END_REASONS, SOURCES, TRANSPORTS
-from reviewlab.recording.column_flat import FlatColumns, _numpy, flat_columns
+from reviewlab.recording.columnar._flat import FlatColumns, _numpy, flat_columns
 from reviewlab.recording.file_errors import EpisodeFormatError
 from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSIONS, V2_CALL_FIELDS
 
@@ -82,7 +82,7 @@ class ColumnarFormatError(EpisodeFormatError):
 
 def conform(path: Path, table: pa.Table) -> pa.Table:
     """``table`` with exactly the columns and types of the schema, or an error naming the column."""
-    from reviewlab.recording.columnar import ARROW_SCHEMA, OPTIONAL_COLUMNS
+    from reviewlab.recording.columnar._write import ARROW_SCHEMA, OPTIONAL_COLUMNS
 
     names = table.column_names
     for name in names:

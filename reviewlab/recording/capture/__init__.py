@@ -1,0 +1,37 @@
+"""Capture: live runs and bounded-tool calls turned into recorded episodes.
+
+:class:`Recorder` collects episodes as they really ran and writes them atomically;
+:func:`episode_from_result` converts one live :class:`~reviewlab.live.episode.EpisodeResult`;
+:func:`record_live` runs a model and records it; :class:`ToolCallLog` groups the calls of
+bounded tools into episodes, with rounds inferred from call overlap (``_timeline``); token
+usage is read in every spelling the sources use (:func:`token_counts`).
+"""
+
+from reviewlab.recording.capture._live import UsageTap, episode_from_result, record_live
+from reviewlab.recording.capture._recorder import Recorder
+from reviewlab.recording.capture._timeline import (
+    OFFSETS_KEY,
+    TimedCall,
+    group_rounds,
+    inferred_rounds,
+    offsets_meta,
+    read_offsets,
+)
+from reviewlab.recording.capture._tool_log import ToolCallLog, recorded_call
+from reviewlab.recording.capture._usage import token_counts
+
+__all__ = [
+    "OFFSETS_KEY",
+    "Recorder",
+    "TimedCall",
+    "ToolCallLog",
+    "UsageTap",
+    "episode_from_result",
+    "group_rounds",
+    "inferred_rounds",
+    "offsets_meta",
+    "read_offsets",
+    "record_live",
+    "recorded_call",
+    "token_counts",
+]

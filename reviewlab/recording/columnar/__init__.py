@@ -1,0 +1,62 @@
+"""The columnar corpus: episodes as Parquet, one file or a directory of partitions.
+
+Written by :func:`write_columnar` (atomically, deterministic bytes), read back by
+:func:`iter_columnar` and :func:`iter_tables`, checked column by column by
+:func:`check_table` (one :class:`ColumnarFormatError` lists every bad value with file,
+row, episode id and dotted field), and flattened once by :func:`flat_columns` for the
+vectorized engine. The layout and its versioning: docs/recording-format.md, "The columnar
+form (Parquet)". Internals: ``_write`` (schema, tables, partitions), ``_read``, ``_checks``,
+``_flat``, ``_urls`` (fsspec targets).
+"""
+
+from reviewlab.recording.columnar._checks import BadValue, ColumnarFormatError, check_table, conform
+from reviewlab.recording.columnar._flat import FlatColumns, flat_columns
+from reviewlab.recording.columnar._read import (
+    iter_columnar,
+    iter_tables,
+    partition_paths,
+    read_table,
+    table_episodes,
+)
+from reviewlab.recording.columnar._write import (
+    ARROW_SCHEMA,
+    CALL_TYPE,
+    EXTENT_TYPE,
+    LAYOUT,
+    OPTIONAL_COLUMNS,
+    PARTITION_ROWS,
+    assemble_table,
+    episodes_table,
+    is_columnar,
+    unique_ids,
+    write_columnar,
+    write_partitions,
+    write_tables,
+)
+
+__all__ = [
+    "ARROW_SCHEMA",
+    "CALL_TYPE",
+    "EXTENT_TYPE",
+    "LAYOUT",
+    "OPTIONAL_COLUMNS",
+    "PARTITION_ROWS",
+    "BadValue",
+    "ColumnarFormatError",
+    "FlatColumns",
+    "assemble_table",
+    "check_table",
+    "conform",
+    "episodes_table",
+    "flat_columns",
+    "is_columnar",
+    "iter_columnar",
+    "iter_tables",
+    "partition_paths",
+    "read_table",
+    "table_episodes",
+    "unique_ids",
+    "write_columnar",
+    "write_partitions",
+    "write_tables",
+]
