@@ -5,10 +5,9 @@ and the problem; :class:`SkippedLine` is one record of ``on_error="skip"``.
 :func:`field_of` turns pydantic's first error into that field and message;
 :func:`open_decompressed` opens a file as its decompressed bytes (gzip by magic
 bytes). The JSONL reader (:mod:`reviewlab.recording.files`), the columnar
-readers (:mod:`reviewlab.recording.columnar`,
-:mod:`reviewlab.recording.columnar`) and the fast JSONL decoder
-(:mod:`reviewlab.recording.jsonl`) all use these, so this module
-imports none of them.
+readers (:mod:`reviewlab.recording.columnar`) and the fast JSONL decoder
+(:mod:`reviewlab.recording.jsonl`) all use these, so this module imports none
+of them.
 """
 
 from __future__ import annotations
