@@ -39,7 +39,14 @@ def test_the_twin_and_the_vectorized_engine_agree_on_the_shared_strategies(
     """On any corpus and policy the one strategy module draws (idle, hedges, breaker included),
     the twin and the vectorized engine give the same frames and summary, exactly."""
     twin = replay(corpus, policy, engine="twin", censored=censored, reaction=reaction, seed=1)
-    fast = replay(corpus, policy, engine="vectorized", censored=censored, reaction=reaction, seed=1)
+    try:
+        fast = replay(
+            corpus, policy, engine="vectorized", censored=censored, reaction=reaction, seed=1
+        )
+    except ValueError as refusal:  # allowed only by name, for the combination it cannot replay
+        assert str(refusal).startswith("hedges:") and policy.hedges
+        assert any(c.progress_sec is not None for e in corpus for c in e.calls)
+        return
     assert_same_replay(twin, fast)
 
 
