@@ -23,6 +23,7 @@ import tomli_w
 
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.breaker import BreakerRule
+from reviewlab.core.caps import check_cap_rule
 from reviewlab.core.deadline import deadline_remaining
 from reviewlab.core.hedge import HedgeRule
 from reviewlab.core.kinds import DEFAULT_TOOL_KINDS, kind_of, kinds_overrides, kinds_table
@@ -45,7 +46,7 @@ from reviewlab.core.timeouts import (
     reads_clock,
     timeout_at,
 )
-from reviewlab.core.vocab import ToolKind
+from reviewlab.core.vocab import CapRule, ToolKind
 
 __all__ = [
     "BOUND_BY",
@@ -73,11 +74,11 @@ IDEMPOTENT_TOOLS = ("list_files", "query_code", "read_file", "search_code")
 PRE_FIX_LABEL = "pre-fix (unbounded)"
 """The one spelling of the pre-fix policy's label (:attr:`Policy.label`)."""
 
-POLICY_PARTS = ("timeouts", "narrowing", "idle_sec", "hedges", "breaker")
+POLICY_PARTS = ("timeouts", "narrowing", "idle_sec", "hedges", "breaker", "cap_rule")
 """The parts an engine must honour or refuse by name (the conformance suite walks them)."""
 
 _UNSET: Any = object()
-_TABLES = ("policy", "narrowing", "idle", "hedges", "breaker", "kinds", "learned")
+_TABLES = ("policy", "narrowing", "idle", "hedges", "breaker", "kinds", "learned", "caps")
 
 
 def _idle_table(value: Any) -> Mapping[str, float]:
@@ -128,6 +129,8 @@ class Policy:
     * ``name``: the label in tables (empty: derived from the parts, :attr:`label`).
     * ``tool_kinds``: tool -> ``read_only`` | ``side_effect``, laid over
       :data:`~reviewlab.core.kinds.DEFAULT_TOOL_KINDS` (no engine reads it; the tuner does).
+    * ``cap_rule``: how the bound holds while a call reports progress (``hard``: a true total
+      cap; ``checked_on_progress``: the TypeScript SDK's, :mod:`reviewlab.core.caps`).
     """
 
     timeouts: Any = field(default_factory=TimeoutPolicy.ouroboros)
@@ -138,6 +141,7 @@ class Policy:
     idempotent_tools: tuple[str, ...] = IDEMPOTENT_TOOLS
     name: str = ""
     tool_kinds: Mapping[str, ToolKind] = field(default_factory=lambda: DEFAULT_TOOL_KINDS)
+    cap_rule: CapRule = "hard"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -160,6 +164,10 @@ class Policy:
         if not isinstance(self.name, str):
             raise PolicyError(f"name: expected a string, got {self.name!r}")
         set_(self, "tool_kinds", kinds_table(self.tool_kinds))
+        try:
+            check_cap_rule(self.cap_rule)
+        except ValueError as exc:
+            raise PolicyError(str(exc)) from None
 
     def __hash__(self) -> int:
         timeouts = self.timeouts
@@ -177,6 +185,7 @@ class Policy:
                 self.idempotent_tools,
                 self.name,
                 tuple(self.tool_kinds.items()),
+                self.cap_rule,
             )
         )
 
@@ -294,17 +303,21 @@ class Policy:
             parts.append(f"hedge({tool}@{rule.after_sec:g}s,{rule.max_share:g})")
         if self.breaker is not None:
             parts.append(f"breaker({self.breaker.label})")
+        if self.cap_rule != "hard":
+            parts.append(f"cap({self.cap_rule})")
         return "+".join(parts)
 
     @property
     def parts_in_use(self) -> tuple[str, ...]:
-        """The optional parts this policy sets (``idle_sec``, ``hedges``, ``breaker``)."""
+        """The optional parts this policy sets (``idle_sec``, ``hedges``, ``breaker``,
+        ``cap_rule`` other than ``hard``)."""
         return tuple(
             part
             for part, on in (
                 ("idle_sec", bool(self.idle_sec)),
                 ("hedges", bool(self.hedges)),
                 ("breaker", self.breaker is not None),
+                ("cap_rule", self.cap_rule != "hard"),
             )
             if on
         )
@@ -374,6 +387,8 @@ class Policy:
             document["kinds"] = kinds
         if learned is not None:
             document["learned"] = learned.to_dict()
+        if self.cap_rule != "hard":
+            document["caps"] = {"rule": self.cap_rule}
         return document
 
     @classmethod
@@ -397,13 +412,20 @@ class Policy:
             raise PolicyError(
                 f"{where}: unknown table(s) {', '.join(unknown)}; "
                 "expected [policy], [narrowing], [idle], [hedges.TOOL], [breaker], [kinds], "
-                "[learned]"
+                "[learned], [caps]"
             )
         table = dict(data.get("policy", {}))
         if not table and "policy" in data and "learned" not in data:
             return cls.from_dict({}, where=where)
         # Files written before the parts were separate kept hedges and breaker in [policy].
-        hedges = {**table.pop("hedges", {}), **data.get("hedges", {})}
+        hedge_tables = (table.pop("hedges", {}), data.get("hedges", {}))
+        for value in hedge_tables:
+            if not isinstance(value, Mapping):
+                raise PolicyError(
+                    f"{where}: hedges: expected a table of tool name -> hedge rule "
+                    f"([hedges.TOOL] with after_sec, max_share), got {value!r}"
+                )
+        hedges = {**hedge_tables[0], **hedge_tables[1]}
         breaker = data.get("breaker", table.pop("breaker", None))
         idempotent = table.pop("idempotent_tools", IDEMPOTENT_TOOLS)
         name = table.pop("label", "")
@@ -422,6 +444,9 @@ class Policy:
             narrowing = Narrowing.from_dict(data.get("narrowing", {}), where="narrowing")
             idle = data.get("idle", {})
             kinds = kinds_table(data.get("kinds", {}), where="kinds")
+            caps = data.get("caps", {})
+            if not isinstance(caps, Mapping) or set(caps) - {"rule"}:
+                raise PolicyError(f"caps: expected a table with one key, rule; got {caps!r}")
             return cls(
                 timeouts=timeouts,
                 narrowing=narrowing,
@@ -431,6 +456,7 @@ class Policy:
                 idempotent_tools=idempotent,
                 name=name,
                 tool_kinds=kinds,
+                cap_rule=caps.get("rule", "hard"),
             )
         except PolicyError as exc:
             raise PolicyError(f"{where}: {exc}") from None
@@ -471,6 +497,8 @@ _WHERE = {
     "breaker": "a breaker is replayed by reviewlab.replay (the rewrite fixed point)",
     "hedges": "hedges need an engine that starts second attempts",
     "idle_sec": "idle timeouts need progress reports",
+    "cap_rule": "the twin replays another SDK's cap rule; reviewlab's executors and the other "
+    "engines hold the bound as a true total cap",
 }
 
 
