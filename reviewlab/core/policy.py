@@ -23,7 +23,7 @@ import tomli_w
 
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.breaker import BreakerRule
-from reviewlab.core.caps import check_cap_rule
+from reviewlab.core.caps import TYPESCRIPT_SDK_TIMEOUT_SEC, check_cap_rule
 from reviewlab.core.deadline import deadline_remaining
 from reviewlab.core.hedge import HedgeRule
 from reviewlab.core.kinds import DEFAULT_TOOL_KINDS, kind_of, kinds_overrides, kinds_table
@@ -233,6 +233,27 @@ class Policy:
     def uniform(cls, seconds: float) -> Policy:
         """Every tool gets ``seconds`` (:meth:`TimeoutPolicy.uniform`), ``inherit``."""
         return cls(timeouts=TimeoutPolicy.uniform(seconds))
+
+    @classmethod
+    def typescript_sdk(
+        cls,
+        tools: Iterable[str],
+        *,
+        timeout_sec: float = TYPESCRIPT_SDK_TIMEOUT_SEC,
+        max_total_sec: float | None = None,
+    ) -> Policy:
+        """The MCP TypeScript SDK's request clocks for ``tools`` (:mod:`reviewlab.core.caps`):
+        ``timeout`` reset on progress, ``maxTotalTimeout`` (``max_total_sec``; ``None``: the
+        timeout) checked only when progress arrives; no inherited deadline (narrowing
+        ``none``)."""
+        cap = timeout_sec if max_total_sec is None else max_total_sec
+        return cls(
+            timeouts=TimeoutPolicy.uniform(cap),
+            narrowing=Narrowing("none"),
+            idle_sec=dict.fromkeys(sorted(set(tools)), timeout_sec),
+            cap_rule="checked_on_progress",
+            name=f"mcp-typescript-sdk({timeout_sec:g}s reset on progress, cap {cap:g}s)",
+        )
 
     # -- building --------------------------------------------------------
     def with_tool_timeouts(self, **tools_sec: float) -> Policy:

@@ -16,12 +16,24 @@ __all__ = [
     "BREAKER_SCOPES",
     "CALL_STATES",
     "CALL_STATUSES",
+    "CAP_RULES",
+    "CENSORING_CHOICES",
     "CENSORING_MODES",
+    "CLOCKS",
     "END_REASONS",
     "ENGINES",
+    "EXPORT_FORMATS",
+    "FRAME_NAMES",
+    "IMPORT_CHOICES",
     "IMPORT_FORMATS",
     "NARROWING_MODES",
+    "ON_ERROR_MODES",
     "OUTCOMES",
+    "OUTCOMES_ANSWERED",
+    "OUTCOME_ERROR",
+    "OUTCOME_EXECUTED",
+    "OUTCOME_REFUSED",
+    "OUTCOME_WITHHELD",
     "REACTIONS",
     "SLOT_STATES",
     "SOURCES",
@@ -38,11 +50,18 @@ __all__ = [
     "BreakerScope",
     "CallState",
     "CallStatusName",
+    "CapRule",
+    "CensoringChoice",
     "CensoringMode",
+    "ClockName",
     "EndReason",
     "EngineName",
+    "ExportFormat",
+    "FrameName",
+    "ImportChoice",
     "ImportFormat",
     "NarrowingMode",
+    "OnError",
     "OutcomeName",
     "Reaction",
     "SlotState",
@@ -55,6 +74,12 @@ __all__ = [
 OutcomeName = Literal["executed", "error", "refused", "withheld"]
 """What a receipt says became of a call (docs/semantics.md, "Receipts")."""
 OUTCOMES: Final = get_args(OutcomeName)
+OUTCOME_EXECUTED: Final[OutcomeName] = "executed"
+OUTCOME_ERROR: Final[OutcomeName] = "error"
+OUTCOME_REFUSED: Final[OutcomeName] = "refused"
+OUTCOME_WITHHELD: Final[OutcomeName] = "withheld"
+OUTCOMES_ANSWERED: Final = (OUTCOME_EXECUTED, OUTCOME_ERROR)
+"""The outcomes of a call that ran and answered (with a result or an error)."""
 
 SourceGap = Literal[
     "native_tool_abandoned", "native_tool_wedged", "native_tool_withheld", "native_tool_skipped"
@@ -88,6 +113,11 @@ NARROWING_MODES: Final = get_args(NarrowingMode)
 CensoringMode = Literal["wedge", "observed", "impute"]
 """What a replay assumes of a right-censored call (docs/semantics.md, "What a replay assumes")."""
 CENSORING_MODES: Final = get_args(CensoringMode)
+
+CensoringChoice = Literal[CensoringMode, "bounds"]
+"""What ``reviewlab replay --censored`` takes: one assumption, or ``bounds`` (both ends, the
+optimistic ``observed`` and the pessimistic ``wedge``: :func:`reviewlab.replay_bounds`)."""
+CENSORING_CHOICES: Final = get_args(CensoringChoice)
 
 Reaction = Literal["as_recorded", "reissue", "skip_target"]
 """What a replay assumes the model does after an abandonment (docs/semantics.md, "What a
@@ -137,6 +167,22 @@ ImportFormat = Literal["openhands", "inspect", "swe_agent", "otel"]
 """The foreign log formats ``reviewlab import`` reads (``auto`` detects one of them)."""
 IMPORT_FORMATS: Final = get_args(ImportFormat)
 
+ImportChoice = Literal[ImportFormat, "auto"]
+"""What ``reviewlab import`` takes: a format, or ``auto`` (detected from the content)."""
+IMPORT_CHOICES: Final = get_args(ImportChoice)
+
+ExportFormat = Literal["otel"]
+"""The foreign formats ``reviewlab export`` writes (``otel``: OTLP/JSON, a trace per episode)."""
+EXPORT_FORMATS: Final = get_args(ExportFormat)
+
+OnError = Literal["raise", "skip"]
+"""What a reader does with a defective line or row: stop with its error, or skip and record it."""
+ON_ERROR_MODES: Final = get_args(OnError)
+
+FrameName = Literal["calls", "episodes", "tools"]
+"""The frames of a replay a command writes: per call, per episode, per tool."""
+FRAME_NAMES: Final = get_args(FrameName)
+
 EndReason = Literal["final_answer", "deadline_exhausted", "model_error", "wedged", "log_end"]
 """Why a recorded episode ended."""
 END_REASONS: Final = get_args(EndReason)
@@ -144,3 +190,19 @@ END_REASONS: Final = get_args(EndReason)
 Transport = Literal["thread", "async", "mcp"]
 """How a live call reached its tool."""
 TRANSPORTS: Final = get_args(Transport)
+
+CapRule = Literal["hard", "checked_on_progress"]
+"""How a call's bound holds while the call reports progress. ``hard``: reviewlab's rule, the
+bound is a true total cap (an idle timeout re-armed on progress is re-armed at ``min(idle, cap -
+elapsed)``). ``checked_on_progress``: the MCP TypeScript SDK's ``maxTotalTimeout`` with
+``resetTimeoutOnProgress``: the full idle timeout re-armed on each progress report, the cap
+checked only when a report arrives (docs/mcp.md, "Which clock fired")."""
+CAP_RULES: Final = get_args(CapRule)
+
+ClockName = Literal[
+    "returned", "tool_timeout", "deadline", "idle", "total_cap", "transport", "host_ceiling"
+]
+"""What ended a call: it ``returned`` before any clock, or the clock that fired first — the
+tool's timeout, the inherited deadline's remainder, an idle timeout, a total cap, a transport's
+own timeout (an HTTP read timeout), or a host's ceiling (a preset's)."""
+CLOCKS: Final = get_args(ClockName)

@@ -193,8 +193,9 @@ class _Tools:
             result = {
                 "supportedVersions": [MODERN_VERSION],
                 "capabilities": {"tools": {}},
-                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "reviewlab-demo",
-                                                                  "version": "1"}},
+                "_meta": {
+                    "io.modelcontextprotocol/serverInfo": {"name": "reviewlab-demo", "version": "1"}
+                },
                 **extra,
             }
         elif method == "ping":
@@ -286,8 +287,10 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             message = json.loads(self.rfile.read(length))
         except ValueError:
-            self._json(400, {"jsonrpc": "2.0", "id": None,
-                             "error": {"code": -32700, "message": "parse error"}})
+            self._json(
+                400,
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}},
+            )
             return
         tools = self.server.tools
         if "id" not in message or "method" not in message:

@@ -111,6 +111,7 @@ class RoundLoop:
                 f"{type(executor).__name__} {executor.name!r} (it has no hedge admission)",
                 "hedges",
             )
+        self.policy.refuse("a live episode (its executors hold a true total cap)", "cap_rule")
         self.breaker = breaker
         if breaker is not None:
             breaker.start_episode()

@@ -110,6 +110,7 @@ def _part_policies() -> dict[str, Policy]:
         "idle_sec": table.with_idle(read_file=2.0),
         "hedges": table.with_hedge("search_code", after_sec=3.0, max_share=0.5),
         "breaker": table.with_breaker(consecutive=2, cooldown_rounds=1),
+        "cap_rule": table.with_idle(read_file=3.0).replace(cap_rule="checked_on_progress"),
         "idle_sec+hedges": table.with_idle(read_file=2.0).with_hedge(
             "search_code", after_sec=3.0, max_share=0.5
         ),
@@ -209,6 +210,8 @@ def conformance_corpus() -> list[Episode]:
             [
                 [_read("e.py", 1, 50, 12.0, progress_sec=[0.5, 1.0, 8.0])],
                 [_read("e.py", 51, 60, 3.0, progress_sec=[1.0, 2.0])],
+                # Steady progress, then silence past the cap: the cap rules part ways here.
+                [_read("e.py", 61, 70, 12.5, progress_sec=[1.0, 2.0, 3.0, 4.0, 4.5])],
             ],
         ),
         episode(

@@ -64,6 +64,7 @@ def replay_real(
             f"concurrency: expected a positive number of episode threads, got {concurrency!r}"
         )
     spine = Policy.of(policy, narrowing)
+    spine.refuse("replay_real (reviewlab's executors hold a true total cap)", "cap_rule")
     corpus = list(episodes)
     ids = [e.id for e in corpus]
     if len(set(ids)) != len(ids):

@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 import simpy
 
+from reviewlab.core.caps import on_progress_fire_sec
 from reviewlab.core.crediting import Crediting, abandons
 from reviewlab.core.hedge import hedge_fate
 from reviewlab.core.idle import idle_fire_sec
@@ -348,6 +349,7 @@ def run_episode(
     imputed = sim.imputed
     bound_sec_for = sim.resolver.bound_sec
     idle_rows, honoured_rows = sim.idle_rows, sim.honoured_rows
+    on_progress = sim.resolver.policy.cap_rule == "checked_on_progress"
     hedge_rows = sim.hedge_rows
     if hedge_rows and workers is not None:
         raise ValueError(
@@ -408,10 +410,19 @@ def run_episode(
                 # The idle timeout fires from the recorded progress, before the return and the
                 # bound.
                 progress, idle = idle_rows[row]
-                until = min(duration if completed else _INF, bound_sec)
-                fire = idle_fire_sec(progress, idle, until)
-                if fire is not None:
-                    bound_sec, bound_by = fire, "idle"
+                if on_progress:
+                    # The TypeScript SDK's rule (core/caps.py): the cap is checked only when a
+                    # report arrives, so the end may pass the cap; a report past it ends the
+                    # call there, by the term that set the cap.
+                    end, why = on_progress_fire_sec(progress, idle, bound_sec)
+                    bound_sec = end
+                    if why == "idle":
+                        bound_by = "idle"
+                else:
+                    until = min(duration if completed else _INF, bound_sec)
+                    fire = idle_fire_sec(progress, idle, until)
+                    if fire is not None:
+                        bound_sec, bound_by = fire, "idle"
             fate = None
             if hedge_rows and row in hedge_rows:
                 after, second = hedge_rows[row]

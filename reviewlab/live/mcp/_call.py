@@ -65,11 +65,11 @@ class Link:
         cancel it, and to re-issue it under a new one), so it goes through the dispatcher and
         is stamped here the way ``send_request`` stamps it.
         """
-        data = {"method": method, "params": params}
+        data: dict[str, Any] = {"method": method, "params": params}
         stamp = getattr(self.session, "_stamp", None)
         if stamp is not None:
             stamp(data, opts)
-        return data["params"]
+        return dict(data["params"])
 
 
 class _Dropped(Exception):

@@ -5,14 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reviewlab.core.policy import IDEMPOTENT_TOOLS
 from reviewlab.live.call_notes import CallNotes, current_notes
 from reviewlab.live.mcp._call import call_tool
-
-if TYPE_CHECKING:
-    from reviewlab.live.mcp._server import MCPServer
 
 __all__ = ["MCPContext", "MCPRegistry"]
 
@@ -26,7 +23,8 @@ class MCPContext:
 
 
 class MCPRegistry:
-    """The tools of one :class:`MCPServer` for one episode: ``await execute(name, args) -> str``.
+    """The tools of one :class:`~reviewlab.live.mcp.MCPServer` for one episode:
+    ``await execute(name, args) -> str``.
 
     ``read_tools`` names the tools the episode credits as reads; ``loop`` is the event loop
     the session lives on (the episode runs there when it can). The tools a dropped stream may
@@ -36,7 +34,7 @@ class MCPRegistry:
 
     transport = "mcp"
 
-    def __init__(self, server: MCPServer, root: Path, ctx: MCPContext) -> None:
+    def __init__(self, server: Any, root: Path, ctx: MCPContext) -> None:
         self.server = server
         self.root = root
         self.ctx = ctx
