@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewlab.cli._errors import UserError, one_line
+from reviewlab.core.vocab import ON_ERROR_MODES
 
 if TYPE_CHECKING:
     from reviewlab.core.policy import Policy
@@ -79,7 +80,7 @@ def on_error_option(parser: Any) -> None:
     and reported)."""
     parser.add_argument(
         "--on-error",
-        choices=("raise", "skip"),
+        choices=ON_ERROR_MODES,
         default="raise",
         help="a malformed corpus line: stop with its error (default), or skip it and report it",
     )

@@ -10,6 +10,7 @@ from reviewlab.cli._args import EXAMPLE_CORPUS, JSONL_SUFFIXES, echo
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import open_for
 from reviewlab.cli._errors import PROG, UserError
+from reviewlab.core.vocab import ON_ERROR_MODES
 
 __all__ = ["CONVERT", "cmd_convert"]
 
@@ -28,7 +29,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--on-error",
-        choices=("raise", "skip"),
+        choices=ON_ERROR_MODES,
         default="raise",
         help="skip: leave out bad episodes, one stderr line each (default: stop at the first)",
     )

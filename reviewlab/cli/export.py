@@ -7,12 +7,13 @@ import argparse
 from reviewlab.cli._args import CORPUS_HELP, EXAMPLE_CORPUS, echo, output_path
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, require_episodes
+from reviewlab.core.vocab import EXPORT_FORMATS
 
 __all__ = ["EXPORT", "cmd_export"]
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("format", choices=("otel",), help="otel: OTLP/JSON, one trace per episode")
+    p.add_argument("format", choices=EXPORT_FORMATS, help="otel: OTLP/JSON, one trace per episode")
     p.add_argument("corpus", help=CORPUS_HELP)
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl")
 

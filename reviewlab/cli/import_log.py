@@ -9,7 +9,7 @@ from typing import Any
 from reviewlab.cli._args import JSONL_SUFFIXES, echo, existing_file, output_path
 from reviewlab.cli._command import Command
 from reviewlab.cli._errors import UserError, one_line
-from reviewlab.core.vocab import IMPORT_FORMATS
+from reviewlab.core.vocab import IMPORT_CHOICES
 
 __all__ = ["IMPORT", "cmd_import"]
 
@@ -17,7 +17,7 @@ __all__ = ["IMPORT", "cmd_import"]
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "format",
-        choices=(*IMPORT_FORMATS, "auto"),
+        choices=IMPORT_CHOICES,
         help="the log's format; auto: detect it from the content",
     )
     p.add_argument(

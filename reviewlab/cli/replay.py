@@ -26,7 +26,7 @@ from reviewlab.cli._args import (
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._errors import UserError
-from reviewlab.core.vocab import CENSORING_MODES, ENGINES, REACTIONS
+from reviewlab.core.vocab import CENSORING_CHOICES, ENGINES, FRAME_NAMES, REACTIONS
 
 if TYPE_CHECKING:
     from reviewlab.core.policy import Policy
@@ -51,7 +51,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--censored",
-        choices=(*CENSORING_MODES, "bounds"),
+        choices=CENSORING_CHOICES,
         default="wedge",
         help="what a call that never returned in the recording does: wedge (never returns; "
         "default), observed (returns when last seen), impute (a seeded Kaplan-Meier draw), "
@@ -87,7 +87,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--table",
-        choices=("calls", "episodes", "tools"),
+        choices=FRAME_NAMES,
         default="calls",
         help="which frame -o writes (default: calls)",
     )

@@ -62,7 +62,12 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core.quantiles import ReplacedValues, quantiles
-from reviewlab.core.vocab import OUTCOMES, SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
+from reviewlab.core.vocab import (
+    OUTCOME_EXECUTED,
+    OUTCOMES_ANSWERED,
+    SOURCE_GAP_ABANDONED,
+    SOURCE_GAPS_HELD_BACK,
+)
 
 __all__ = [
     "CALL_COLUMNS",
@@ -146,9 +151,6 @@ SUMMARY_KEYS = (
 WALL_QUANTILES = (0.50, 0.95, 0.99)
 """The wall-time quantiles of the summary (``wall_p50_sec``, ``wall_p95_sec``, ``wall_p99_sec``)."""
 
-EXECUTED, ERROR = OUTCOMES[0], OUTCOMES[1]
-_DISPATCHED = (EXECUTED, ERROR)
-
 
 def coverage_loss(requested: float, credited: float) -> float:
     """1 − credited / requested; 0 when nothing was requested."""
@@ -202,7 +204,7 @@ def episode_rows(calls: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
     ``episodes`` must hold ``episode_id, slot_id, wall_sec, max_silence_sec``;
     episodes without calls get zeros.
     """
-    dispatched = calls["outcome"].isin(_DISPATCHED)
+    dispatched = calls["outcome"].isin(OUTCOMES_ANSWERED)
     abandoned = calls["source_gap"].eq(SOURCE_GAP_ABANDONED)
     grouped = (
         pd.DataFrame(
@@ -241,7 +243,7 @@ def _timeout_lost(calls: pd.DataFrame) -> np.ndarray:
         calls["requested_lines"].to_numpy(),
         calls["credited_lines"].to_numpy(),
         calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
-        calls["outcome"].eq(EXECUTED).to_numpy(),
+        calls["outcome"].eq(OUTCOME_EXECUTED).to_numpy(),
         calls["source_gap"].isin(SOURCE_GAPS_HELD_BACK).to_numpy(),
     )
 
@@ -252,7 +254,7 @@ def summarize(
     """The summary dict every engine returns (keys in :data:`SUMMARY_KEYS`)."""
     bound_by = calls["bound_by"]
     return summarize_arrays(
-        dispatched=calls["outcome"].isin(_DISPATCHED).to_numpy(),
+        dispatched=calls["outcome"].isin(OUTCOMES_ANSWERED).to_numpy(),
         abandoned=calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
         zombie_sec=calls["zombie_sec"].to_numpy(dtype=float),
         bounded=~bound_by.eq("unbounded").to_numpy(),
@@ -388,7 +390,7 @@ def _breakdown(calls: pd.DataFrame, key: str) -> pd.DataFrame:
         names,
         codes,
         key=key,
-        dispatched=calls["outcome"].isin(_DISPATCHED).to_numpy(),
+        dispatched=calls["outcome"].isin(OUTCOMES_ANSWERED).to_numpy(),
         abandoned=calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
         deadline_bound=calls["bound_by"].eq("deadline").to_numpy(),
         zombie_sec=zombie,

@@ -19,7 +19,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.core.vocab import (
+    OUTCOME_ERROR,
+    OUTCOME_EXECUTED,
+    OUTCOME_REFUSED,
+    OUTCOME_WITHHELD,
+    SOURCE_GAP_ABANDONED,
+)
 
 __all__ = [
     "Outcome",
@@ -37,10 +43,10 @@ __all__ = [
 class Outcome(StrEnum):
     """What became of a call, as the receipt records it."""
 
-    EXECUTED = "executed"
-    ERROR = "error"
-    REFUSED = "refused"
-    WITHHELD = "withheld"
+    EXECUTED = OUTCOME_EXECUTED
+    ERROR = OUTCOME_ERROR
+    REFUSED = OUTCOME_REFUSED
+    WITHHELD = OUTCOME_WITHHELD
 
 
 def tool_timeout_text(name: str, bound_sec: float, reset_msg: str = "") -> str:

@@ -32,7 +32,7 @@ from typing import TypeAlias
 
 import numpy as np
 
-from reviewlab.core.vocab import CENSORING_MODES
+from reviewlab.core.vocab import CENSORING_MODES, ON_ERROR_MODES
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.vectorized import CompiledCorpus, cached_corpus
 from reviewlab.recording.file_errors import EpisodeFormatError, SkippedLine
@@ -49,8 +49,6 @@ __all__ = [
 
 COMPILED_KEPT = 3
 """Compiled corpora one handle keeps (a replay's two censoring ends and one more)."""
-
-ON_ERROR = ("raise", "skip")
 
 
 class Corpus:
@@ -305,7 +303,7 @@ def open_corpus(source: CorpusSource, *, on_error: str = "raise") -> Corpus:
     """``source`` as a :class:`Corpus` (see the module docstring); a :class:`Corpus` is returned
     as is. ``on_error="skip"``: a defective file's bad lines are dropped and recorded in
     ``.skipped`` instead of raising (files only)."""
-    if on_error not in ON_ERROR:
+    if on_error not in ON_ERROR_MODES:
         raise ValueError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
     if isinstance(source, Corpus):
         return source

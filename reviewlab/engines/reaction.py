@@ -75,6 +75,7 @@ import pandas as pd
 from reviewlab.core import metrics
 from reviewlab.core.policy import Policy
 from reviewlab.core.vocab import (
+    OUTCOME_WITHHELD,
     REACTIONS,
     SOURCE_GAP_ABANDONED,
     SOURCE_GAP_SKIPPED,
@@ -454,7 +455,7 @@ def _unrun_row(
         "completed": completed,
         "bound_sec": math.nan,
         "bound_by": "unbounded",
-        "outcome": "withheld",
+        "outcome": OUTCOME_WITHHELD,
         "source_gap": gap,
         "requested_lines": requested,
         "credited_lines": 0,

@@ -20,7 +20,7 @@ import pandas as pd
 
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
+from reviewlab.core.vocab import OUTCOME_EXECUTED, SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
 
 __all__ = ["FramesOnDemand", "PoolFrames", "ReplayResult", "assemble"]
 
@@ -94,7 +94,7 @@ def assemble(
         calls["requested_lines"].to_numpy(),
         calls["credited_lines"].to_numpy(),
         calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
-        calls["outcome"].eq(metrics.EXECUTED).to_numpy(),
+        calls["outcome"].eq(OUTCOME_EXECUTED).to_numpy(),
         calls["source_gap"].isin(SOURCE_GAPS_HELD_BACK).to_numpy(),
     )
     base = pd.DataFrame(

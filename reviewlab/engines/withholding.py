@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reviewlab.core.breaker import BreakerRule, BreakerState
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.core.vocab import OUTCOMES_ANSWERED, SOURCE_GAP_ABANDONED
 from reviewlab.engines.result import ReplayResult
 from reviewlab.engines.twin.engine import arrival_times
 from reviewlab.recording.schema import Episode
@@ -92,7 +92,7 @@ def episode_walks(
     slots = [str(slot) for slot in frame["slot_id"]]
     calls = result.calls
     gone = calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
-    ran_rows = calls["outcome"].isin(("executed", "error")).to_numpy()
+    ran_rows = calls["outcome"].isin(OUTCOMES_ANSWERED).to_numpy()
     starts = calls["start_sec"].to_numpy(dtype=float)
     waits = calls["wait_sec"].to_numpy(dtype=float)
     ids = calls["episode_id"].to_numpy()

@@ -65,7 +65,14 @@ from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
 from reviewlab.core.hedge import ShareBudget
 from reviewlab.core.policy import Bound, Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.receipts import exception_text, tool_timeout_text
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, OutcomeName, SourceGap
+from reviewlab.core.vocab import (
+    OUTCOME_ERROR,
+    OUTCOME_EXECUTED,
+    OUTCOME_REFUSED,
+    SOURCE_GAP_ABANDONED,
+    OutcomeName,
+    SourceGap,
+)
 from reviewlab.live import otel
 from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
 from reviewlab.live.executor_base import call_terms
@@ -120,8 +127,8 @@ class BoundedCall:
     def outcome(self) -> OutcomeName:
         """The receipt's outcome: ``executed``, ``error`` or ``refused``."""
         if self.status is CallStatus.RETURNED:
-            return "executed"
-        return "refused" if self.status is CallStatus.REFUSED else "error"
+            return OUTCOME_EXECUTED
+        return OUTCOME_REFUSED if self.status is CallStatus.REFUSED else OUTCOME_ERROR
 
     @property
     def source_gap(self) -> SourceGap | None:
@@ -375,7 +382,7 @@ def _trace(call: BoundedCall) -> Any:
         elif call.status is CallStatus.RAISED:
             error = type(call.result.exc).__name__
         elif call.status is CallStatus.REFUSED:
-            error = "refused"
+            error = OUTCOME_REFUSED
         span = otel.emit_call_span(
             tracer,
             started_wall=call.started_wall,

@@ -41,7 +41,7 @@ import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.core.vocab import OUTCOME_EXECUTED, SOURCE_GAP_ABANDONED
 from reviewlab.live.otlp_json import OtlpJsonFileExporter
 
 __all__ = [
@@ -215,7 +215,7 @@ def emit_trace_call(trace: Any) -> None:
         error_type = _TIMEOUT_TYPE
     elif result is not None and getattr(result, "exc", None) is not None:
         error_type = type(result.exc).__name__
-    elif outcome != "executed":
+    elif outcome != OUTCOME_EXECUTED:
         error_type = outcome
     started_wall = result.started_wall if result is not None else _epoch(receipt.started_at)
     span = emit_call_span(

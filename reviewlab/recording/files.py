@@ -54,11 +54,12 @@ import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 from pydantic import ValidationError
 
+from reviewlab.core.vocab import ON_ERROR_MODES, OnError
 from reviewlab.recording.file_errors import (
     GZIP_FIELD,
     EpisodeFormatError,
@@ -78,8 +79,6 @@ __all__ = [
     "load_episodes",
     "save_episodes",
 ]
-
-OnError = Literal["raise", "skip"]
 
 
 class LoadedEpisodes(list[Episode]):
@@ -119,7 +118,7 @@ def iter_episodes(
     (pass a list to receive the report; it is required in skip mode, so that
     nothing is dropped without a record) and the read goes on.
     """
-    if on_error not in ("raise", "skip"):
+    if on_error not in ON_ERROR_MODES:
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if on_error == "skip" and skipped is None:
         raise ValueError("on_error='skip' needs a list to report skipped lines into (skipped=[])")

@@ -21,7 +21,12 @@ import pandas as pd
 from reviewlab.core import metrics
 from reviewlab.core.policy import Policy
 from reviewlab.core.receipts import Outcome
-from reviewlab.core.vocab import SOURCE_GAP_SKIPPED, SOURCE_GAP_WEDGED, SOURCE_GAP_WITHHELD
+from reviewlab.core.vocab import (
+    OUTCOMES_ANSWERED,
+    SOURCE_GAP_SKIPPED,
+    SOURCE_GAP_WEDGED,
+    SOURCE_GAP_WITHHELD,
+)
 from reviewlab.engines.reaction import skipped_start
 from reviewlab.engines.real._actors import ReplayModel, ReplayRegistry
 from reviewlab.engines.real._plan import PlannedCall, ReplayPlan
@@ -98,7 +103,7 @@ def overhead(result: ReplayResult, runs: list[RealRun], scale: float) -> dict[st
         if call.planned
     }
     calls = result.calls
-    ran = calls[calls["outcome"].isin(("executed", "error")) & np.isfinite(calls["wait_sec"])]
+    ran = calls[calls["outcome"].isin(OUTCOMES_ANSWERED) & np.isfinite(calls["wait_sec"])]
     hedged = ran["hedged"] if "hedged" in ran else pd.Series(False, index=ran.index)
     extra = []
     for episode_id, index, wait, bound, gap, was_hedged in zip(

@@ -44,6 +44,8 @@ from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import (
     ARRIVAL_MODES,
     CENSORING_MODES,
+    OUTCOME_ERROR,
+    OUTCOME_EXECUTED,
     SOURCE_GAP_ABANDONED,
     SOURCE_GAPS_HELD_BACK,
     ArrivalMode,
@@ -334,9 +336,9 @@ def column_summary(sim: Simulation, wall: np.ndarray) -> dict[str, Any]:
     requested = sim.corpus.requested_lines
     credited = np.array(columns.credited_lines, dtype=np.int64)
     abandoned = gap == SOURCE_GAP_ABANDONED
-    executed = outcome == metrics.EXECUTED
+    executed = outcome == OUTCOME_EXECUTED
     return metrics.summarize_arrays(
-        dispatched=executed | (outcome == metrics.ERROR),
+        dispatched=executed | (outcome == OUTCOME_ERROR),
         abandoned=abandoned,
         zombie_sec=np.array(columns.zombie_sec, dtype=float),
         bounded=bound_by != "unbounded",

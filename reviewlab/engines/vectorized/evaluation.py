@@ -23,7 +23,13 @@ import numpy as np
 
 from reviewlab.core import metrics
 from reviewlab.core.quantiles import ReplacedValues
-from reviewlab.core.vocab import OUTCOMES, SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.core.vocab import (
+    OUTCOME_ERROR,
+    OUTCOME_EXECUTED,
+    OUTCOME_WITHHELD,
+    SOURCE_GAP_ABANDONED,
+    SOURCE_GAP_WEDGED,
+)
 
 CompiledCorpus = Any
 """The corpus type of :mod:`reviewlab.engines.vectorized` (its package imports this module,
@@ -40,7 +46,7 @@ __all__ = [
 ]
 
 # The outcomes a replayed call can have, by code: executed, error, withheld (never refused).
-OUTCOME_BY_CODE = np.array([OUTCOMES[0], OUTCOMES[1], OUTCOMES[3]], dtype=object)
+OUTCOME_BY_CODE = np.array([OUTCOME_EXECUTED, OUTCOME_ERROR, OUTCOME_WITHHELD], dtype=object)
 EXECUTED, ERROR, WITHHELD = 0, 1, 2
 GAP_BY_CODE = np.array(["", SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED], dtype=object)
 

@@ -34,6 +34,7 @@ import numpy as np
 from reviewlab.core import metrics
 from reviewlab.core.hedge import hedge_fate_array
 from reviewlab.core.policy import Policy
+from reviewlab.core.vocab import OUTCOMES_ANSWERED
 from reviewlab.engines.censoring import (
     HedgePlan,
     completion_times,
@@ -86,7 +87,7 @@ def replay_hedged(
     calls["duration_sec"] = observed_sec
     calls["completed"] = observed_done
     bound = calls["bound_sec"].to_numpy(dtype=float)
-    dispatched = calls["outcome"].isin((metrics.EXECUTED, metrics.ERROR)).to_numpy()
+    dispatched = calls["outcome"].isin(OUTCOMES_ANSWERED).to_numpy()
     planned = plan.planned & dispatched
     hedged, _, _, _, first_loose, second_loose = hedge_fate_array(
         plan.first_sec, plan.second_sec, plan.after_sec, bound

@@ -246,7 +246,7 @@ def _requested_extent(trace: CallTrace) -> Extent | None:
     is_read = trace.read or trace.tool == "read_file"
     if not is_read or not isinstance(path, str) or not path:
         return None
-    if str(trace.receipt.outcome) == "executed" and trace.rendered is None:
+    if trace.receipt.outcome == Outcome.EXECUTED and trace.rendered is None:
         # It returned and rendered no line (an empty file): there were no lines to ask for, and
         # a replay must not credit the range its arguments named.
         return None

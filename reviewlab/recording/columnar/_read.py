@@ -30,6 +30,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from reviewlab.core.vocab import ON_ERROR_MODES
 from reviewlab.recording.columnar._checks import ColumnarFormatError, check_table, conform
 from reviewlab.recording.columnar._write import FILE_SCHEMA, LAYOUT, LAYOUT_KEY, SCHEMA_KEY
 from reviewlab.recording.file_errors import EpisodeFormatError, SkippedLine, field_of
@@ -108,7 +109,7 @@ def iter_tables(
     rows (bounded memory). Ids are checked unique across everything yielded.
     In skip mode bad rows are dropped and reported into ``skipped``.
     """
-    if on_error not in ("raise", "skip"):
+    if on_error not in ON_ERROR_MODES:
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if on_error == "skip" and skipped is None:
         raise ValueError("on_error='skip' needs a list to report skipped rows into (skipped=[])")

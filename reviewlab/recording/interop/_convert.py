@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from reviewlab.recording.files import OnError, SkippedLine, iter_episodes, paused_gc, save_episodes
+from reviewlab.core.vocab import OnError
+from reviewlab.recording.files import SkippedLine, iter_episodes, paused_gc, save_episodes
 from reviewlab.recording.locations import is_url
 
 __all__ = ["convert_corpus"]
