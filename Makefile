@@ -1,35 +1,51 @@
 # reviewlab — two commands on a fresh machine: `make demo` (the main job) and `make test`.
+# Each target installs only what it needs into the one venv, once (a stamp per extra):
+#   demo            -> pip install -e .            (the package and its dependencies, nothing else)
+#   lab, dashboard  -> pip install -e '.[lab]'     (JupyterLab, Voilà, a kernel)
+#   test, lint      -> pip install -e '.[test,lab,openai]'
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+PIP    := $(PY) -m pip install -q
+BASE   := $(VENV)/.installed-base
+LAB    := $(VENV)/.installed-lab
+TEST   := $(VENV)/.installed-test
 
 .PHONY: demo test lab dashboard bench lint clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,lab,openai]'
-	touch $(STAMP)
 
-demo: $(STAMP)
+$(BASE): pyproject.toml | $(PY)
+	$(PIP) -e .
+	touch $@
+
+$(LAB): $(BASE)
+	$(PIP) -e '.[lab]'
+	touch $@
+
+$(TEST): $(BASE)
+	$(PIP) -e '.[test,lab,openai]'
+	touch $@
+
+demo: $(BASE)
 	$(PY) -m reviewlab demo
 
-test: $(STAMP)
+test: $(TEST)
 	npm ci --prefix tests/mcp --no-audit --no-fund --silent
 	$(PY) -m pytest -q
 
-lint: $(STAMP)
+lint: $(TEST)
 	$(VENV)/bin/ruff check reviewlab tests benchmarks
 	$(VENV)/bin/mypy
 
-lab: $(STAMP)
+lab: $(LAB)
 	$(PY) -m reviewlab lab
 
-dashboard: $(STAMP)
+dashboard: $(LAB)
 	$(PY) -m reviewlab dashboard
 
-bench: $(STAMP)
+bench: $(TEST)
 	@failed=""; for b in benchmarks/bench_*.py; do echo "== $$b"; \
 	  $(PY) $$b || failed="$$failed $$b"; done; \
 	if [ -n "$$failed" ]; then echo "make bench: a goal was missed in:$$failed" >&2; exit 1; fi

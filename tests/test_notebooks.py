@@ -1,5 +1,13 @@
-"""The six notebooks run top to bottom in smoke mode, are committed
-clean, and say what they cover."""
+"""The notebooks run top to bottom the way Jupyter runs them, are committed clean, and say what
+they cover.
+
+The way Jupyter runs them: the kernel starts in the notebook's own folder with the checkout's
+``notebooks`` link resolved (``reviewlab/notebooks``, where ``make lab`` and a kernel opened
+through the link both land), with no ``REVIEWLAB_*`` variable in its environment and none set by
+the test, so a notebook that finds a file through the working directory or an environment
+variable fails here. ``tests/test_wheel.py`` runs them once more from an installed wheel in an
+empty folder.
+"""
 
 from __future__ import annotations
 
@@ -12,19 +20,23 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
-NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
-NOTEBOOKS = (
-    "01-abandonment-semantics.ipynb",
-    "02-replay-recorded-episodes.ipynb",
-    "03-tune-timeouts.ipynb",
-    "04-incident-wedged-slot.ipynb",
-    "05-hedge-break-or-abandon.ipynb",
-    "06-why-a-timeout-is-a-bet.ipynb",
-)
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOKS_DIR = (REPO / "notebooks").resolve()
+"""The shipped notebooks, the link resolved (``reviewlab/notebooks``)."""
+NOTEBOOKS = tuple(sorted(path.name for path in NOTEBOOKS_DIR.glob("[0-9][0-9]-*.ipynb")))
+"""Every numbered notebook that exists (01–07 as they land)."""
 KERNEL = "python3"
 
 
-def _execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
+def kernel_env() -> dict[str, str]:
+    """This process's environment without any ``REVIEWLAB_*`` variable: what a user's kernel
+    sees when they open the notebook in JupyterLab."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("REVIEWLAB_")}
+
+
+def execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
+    """Run every cell of ``notebook`` in a fresh ``python3`` kernel started in ``cwd``;
+    nbclient raises on the first failing cell."""
     client = NotebookClient(
         notebook,
         kernel_name=KERNEL,
@@ -32,33 +44,54 @@ def _execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNod
         allow_errors=False,
         resources={"metadata": {"path": str(cwd)}},
     )
-    client.execute()
+    client.execute(env=kernel_env())
     return notebook
 
 
-@pytest.fixture()
-def smoke(monkeypatch):
-    """Kernels inherit this process's environment: smoke mode on."""
-    monkeypatch.setenv("REVIEWLAB_SMOKE", "1")
-    monkeypatch.setenv("REVIEWLAB_FIXTURES", str(Path(__file__).resolve().parent / "fixtures"))
-    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+def outputs(notebook: nbformat.NotebookNode, kind: str) -> list[dict]:
+    """The outputs of the code cells whose type is ``kind`` (``error``, ``display_data`` …)."""
+    return [
+        out
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if out.get("output_type") == kind
+    ]
 
 
-def test_the_kernel_is_this_virtualenvs_python(smoke, tmp_path):
-    """The ``python3`` kernel the notebooks run on is the interpreter running the tests."""
+def test_the_numbered_notebooks_are_all_found() -> None:
+    """Notebooks 01–05 are among those the tests run, numbered without gaps from 01."""
+    numbers = [int(name[:2]) for name in NOTEBOOKS]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 5, NOTEBOOKS
+
+
+def test_the_kernel_is_this_virtualenvs_python_in_the_notebooks_folder(tmp_path: Path) -> None:
+    """The ``python3`` kernel runs the interpreter running the tests, in the folder it is given,
+    with no ``REVIEWLAB_*`` variable in its environment."""
     spec = KernelSpecManager().get_kernel_spec(KERNEL)
-    # jupyter_client runs a spec's bare "python" as sys.executable; any
-    # other interpreter would be wrong.
+    # jupyter_client runs a spec's bare "python" as sys.executable; any other interpreter
+    # would be wrong.
     assert spec.argv[0] in {"python", "python3", sys.executable}
     probe = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell("import sys; print(sys.executable)")]
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import os, sys\n"
+                "print(sys.executable)\n"
+                "print(os.getcwd())\n"
+                "print(sorted(k for k in os.environ if k.startswith('REVIEWLAB_')))"
+            )
+        ]
     )
-    out = _execute(probe, tmp_path).cells[0].outputs[0]["text"].strip()
-    assert os.path.realpath(out) == os.path.realpath(sys.executable)
+    executable, cwd, variables = (
+        execute(probe, NOTEBOOKS_DIR).cells[0].outputs[0]["text"].split("\n")[:3]
+    )
+    assert os.path.realpath(executable) == os.path.realpath(sys.executable)
+    assert Path(cwd) == NOTEBOOKS_DIR
+    assert variables == "[]"
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_is_committed_clean_and_opens_with_what_it_covers(name):
+def test_notebook_is_committed_clean_and_opens_with_what_it_covers(name: str) -> None:
     """No outputs or execution counts are committed, and the first cell is a markdown overview."""
     notebook = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
     nbformat.validate(notebook)
@@ -71,26 +104,33 @@ def test_notebook_is_committed_clean_and_opens_with_what_it_covers(name):
             )
 
 
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_finds_no_file_through_the_working_directory_or_the_environment(
+    name: str,
+) -> None:
+    """No code cell builds a path from the working directory, a parent folder, a checkout-only
+    folder (``tests/``, ``data/``) or ``REVIEWLAB_FIXTURES``: shipped files come through
+    ``reviewlab.resources`` and ``bundled:`` names."""
+    notebook = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
+    code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    needles = ("REVIEWLAB_FIXTURES", "Path.cwd", "os.getcwd", "../", "tests/", '"data/', "'data/")
+    for needle in needles:
+        assert needle not in code, f"{name}: {needle}"
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_top_to_bottom_in_smoke_mode(name, smoke):
-    """Every cell executes without an error (nbclient raises on the first failing cell)."""
+def test_notebook_runs_top_to_bottom_from_its_own_folder(name: str) -> None:
+    """Every cell executes without an error in a kernel started in the notebook's own folder,
+    with no environment variable set, and the notebook draws at least one chart."""
     notebook = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
-    executed = _execute(notebook, NOTEBOOKS_DIR)
-    errors = [
-        out
-        for cell in executed.cells
-        if cell.cell_type == "code"
-        for out in cell.outputs
-        if out.get("output_type") == "error"
-    ]
-    assert errors == []
+    executed = execute(notebook, NOTEBOOKS_DIR)
+    assert outputs(executed, "error") == []
     images = [
         out
-        for cell in executed.cells
-        if cell.cell_type == "code"
-        for out in cell.outputs
+        for kind in ("display_data", "execute_result")
+        for out in outputs(executed, kind)
         if "image/png" in out.get("data", {})
     ]
     assert images, f"{name}: drew no chart"

@@ -8,6 +8,7 @@ import shlex
 from reviewlab.cli._args import CORPUS_HELP, EXAMPLE_CORPUS, echo, port
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import open_for, require_episodes
+from reviewlab.cli.lab import require_lab_extra
 
 __all__ = ["DASHBOARD", "cmd_dashboard"]
 
@@ -21,7 +22,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
     """Serve the dashboard on ``--corpus`` (checked here first: a bad corpus is one line before
-    any server starts)."""
+    any server starts; so is a missing ``lab`` extra)."""
+    require_lab_extra("reviewlab dashboard", "voila", "ipykernel")
     from reviewlab.ui import dashboard
 
     port(args.port)

@@ -1,8 +1,14 @@
-"""``reviewlab lab``: JupyterLab opened on the notebooks."""
+"""``reviewlab lab``: JupyterLab opened on the notebooks.
+
+Before anything else (a copy, a command, a URL) :func:`require_lab_extra` checks that the
+``lab`` extra is installed, and says in one line how to install it when it is not; ``reviewlab
+dashboard`` makes the same check.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import shlex
 import subprocess
 import sys
@@ -13,7 +19,10 @@ from reviewlab.cli._args import echo, port
 from reviewlab.cli._command import Command
 from reviewlab.cli._errors import UserError
 
-__all__ = ["LAB", "cmd_lab", "launch"]
+__all__ = ["LAB", "LAB_EXTRA", "cmd_lab", "launch", "require_lab_extra"]
+
+LAB_EXTRA = "pip install 'reviewlab[lab]'"
+"""The one line that installs what ``reviewlab lab`` and ``reviewlab dashboard`` run."""
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -22,6 +31,16 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--port", type=int, default=None, help="port for JupyterLab")
     p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
+
+
+def require_lab_extra(command: str, *modules: str) -> None:
+    """A :class:`UserError` naming the extra to install when one of ``modules`` (top-level
+    module names) cannot be imported; nothing is imported here, only looked up."""
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing:
+        raise UserError(
+            f"{command} needs the lab extra ({', '.join(missing)} not installed): {LAB_EXTRA}"
+        )
 
 
 def launch(argv: Sequence[str], dry_run: bool) -> int:
@@ -50,6 +69,7 @@ def _working_notebooks() -> Path:
 
 def cmd_lab(args: argparse.Namespace) -> int:
     """Start JupyterLab on ``--notebooks`` (default ``./notebooks``, copied there first)."""
+    require_lab_extra("reviewlab lab", "jupyterlab", "ipykernel")
     notebooks = Path(args.notebooks) if args.notebooks else _working_notebooks()
     if not notebooks.is_dir():
         raise UserError(f"--notebooks {notebooks}: no such directory")
