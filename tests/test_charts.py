@@ -175,16 +175,20 @@ def test_episode_timeline_draws_each_call_against_its_bound():
 
 
 def test_episode_timeline_marks_abandonments_and_zombie_tails():
-    """Abandoned calls get an ✕ at their bound and a hatched zombie tail; a
-    wedge's tail runs off the chart."""
+    """Abandoned calls get an ✕ at their bound and a hatched zombie tail; a tail that outlives
+    the episode runs to the axis edge and says how long it lasts (the axis spans the episode, not
+    its zombies); a wedge's tail never returns."""
     ax = charts.episode_timeline(_result(), "e1", episode=_episode()).axes[0]
     crosses = [line for line in ax.lines if line.get_marker() == "x"]
     assert sorted(float(line.get_xdata()[0]) for line in crosses) == [25.0, 46.0]
     tails = _bars(ax, 0.3)
     assert len(tails) == 2 and all(t.get_hatch() == "///" for t in tails)
+    right = ax.get_xlim()[1]
+    assert right == pytest.approx(47.0 * 1.08)  # the episode's own span: its wall of 47 s
     finite = [t for t in tails if math.isclose(t.get_x(), 25.0)]
-    assert finite and finite[0].get_width() == 30.0
-    assert any("never returns" in t.get_text() for t in ax.texts)
+    assert finite and finite[0].get_x() + finite[0].get_width() == pytest.approx(right)
+    texts = [t.get_text() for t in ax.texts]
+    assert "runs on 30 s →" in texts and "never returns →" in texts
     legend = _legend(ax)
     for label in (
         "model send",
@@ -239,7 +243,7 @@ def test_pool_timeline_shows_the_wedge_at_a_glance():
     assert any(t.get_text() == "silent 7 h 16 min" for t in ax.texts)
     assert ax.get_xlabel() == "time since the first request (h)"
     assert _legend(ax) == ["busy", "silent on a tool", "idle"]
-    assert "unbounded (pre-fix)" in ax.get_title()
+    assert "pre-fix (unbounded)" in ax.get_title()
     red = [
         c
         for c in ax.collections
@@ -290,39 +294,74 @@ def test_rates_vs_timeout_rejects_an_unknown_tool():
         charts.rates_vs_timeout(curves, tools=["zzz"])
 
 
+def _front_line(ax):
+    return next(line for line in ax.lines if str(line.get_label()).startswith("Pareto front"))
+
+
 def test_pareto_front_highlights_the_front_and_marks_named_policies():
-    """Dominated points are grey dots, the front is a line through its points, each
-    named policy a labelled marker."""
+    """Dominated points are grey dots, the front red dots on a red staircase, each named policy
+    a ring whose legend entry carries its longest silence; no note is written over the plot."""
     points = pd.DataFrame(
         {
             "coverage_loss_rate": [0.0, 0.01, 0.05, 0.02, 0.06],
             "wall_p95_sec": [900.0, 300.0, 100.0, 800.0, 500.0],
-            "pareto": [True, True, True, False, False],
         }
     )
     named = {"ouroboros": {"coverage_loss_rate": 0.0, "wall_p95_sec": 900.0}, "pick": _result()}
     ax = charts.pareto_front(points, named=named).axes[0]
-    front = [line for line in ax.lines if line.get_label() == "Pareto front"][0]
+    front = _front_line(ax)
     assert list(front.get_xdata()) == [0.0, 1.0, 5.0]
     assert list(front.get_ydata()) == [900.0, 300.0, 100.0]
+    assert front.get_drawstyle() == "steps-post" and front.get_marker() == "o"
+    assert matplotlib.colors.to_hex(front.get_color()) == charts.palette.FRONT_COLOR
     grey = ax.collections[0].get_offsets()
     assert sorted(map(tuple, np.asarray(grey))) == [(2.0, 800.0), (6.0, 500.0)]
-    # A summary with the longest silence says it beside the name (the front's third axis).
-    assert {t.get_text() for t in ax.texts} == {"ouroboros", "pick: silent ≤ 23 s"}
-    assert _legend(ax) == ["policy point", "Pareto front", "ouroboros", "pick"]
+    assert not ax.texts  # every note is in the legend, beside the Axes
+    assert _legend(ax) == [
+        "policy point",
+        "Pareto front (3 points)",
+        "ouroboros",
+        "pick: silent ≤ 23 s",
+    ]
     assert ax.get_ylabel() == "p95 episode wall time (s)"
 
 
-def test_pareto_front_finds_the_front_when_not_given():
-    """Without a mask or a ``pareto`` column the front is
-    :func:`reviewlab.analysis.sweep.pareto` of the points."""
+def test_pareto_front_is_computed_on_the_two_objectives_drawn():
+    """A ``pareto`` column traded on a third objective is not what the chart marks: a point
+    dominated in the drawn plane is never on the drawn front."""
     points = pd.DataFrame(
-        {"coverage_loss_rate": [0.0, 0.02, 0.01], "wall_p95_sec": [10.0, 8.0, 12.0]}
+        {
+            "timeout_coverage_loss_rate": [0.0, 0.02, 0.01],
+            "wall_p95_sec": [10.0, 8.0, 12.0],
+            "max_silence_sec": [600.0, 600.0, 30.0],  # the third point wins only on silence
+            "pareto": [True, True, True],
+        }
     )
     ax = charts.pareto_front(points).axes[0]
-    front = [line for line in ax.lines if line.get_label() == "Pareto front"][0]
-    assert list(front.get_xdata()) == [0.0, 2.0]
+    assert list(_front_line(ax).get_xdata()) == [0.0, 2.0]
     assert np.asarray(ax.collections[0].get_offsets()).tolist() == [[1.0, 12.0]]
+
+
+def test_pareto_notes_hide_nothing():
+    """The legend sits right of the plotting area, so no label covers a point."""
+    points = pd.DataFrame(
+        {"timeout_coverage_loss_rate": [0.0, 0.01, 0.02], "wall_p95_sec": [60.0, 40.0, 30.0]}
+    )
+    named = {
+        "ouroboros": {"timeout_coverage_loss_rate": 0.0, "wall_p95_sec": 60.0},
+        "recommended": {"timeout_coverage_loss_rate": 0.01, "wall_p95_sec": 40.0},
+    }
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figure = charts.pareto_front(points, named=named)
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    ax = figure.axes[0]
+    renderer = canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    area = ax.get_window_extent(renderer)
+    assert legend.x0 >= area.x1  # wholly to the right of the Axes
+    assert not ax.texts
 
 
 def _duration_corpus() -> list[Episode]:
@@ -717,7 +756,11 @@ def test_named_policies_keep_their_palette_colour_and_never_hide_each_other():
         "never": {"timeout_coverage_loss_rate": 0.0, "wall_p95_sec": math.inf},
     }
     ax = charts.pareto_front(points, named=named).axes[0]
-    marks = {line.get_label(): line for line in ax.lines if line.get_label() in named}
+    marks = {
+        str(line.get_label()).split(" (∞")[0]: line
+        for line in ax.lines
+        if str(line.get_label()).split(" (∞")[0] in named
+    }
     nested = [marks[name] for name in ("pre-fix (unbounded)", "ouroboros", "recommended")]
     sizes = [line.get_markersize() for line in nested]
     assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == 3
@@ -730,9 +773,10 @@ def test_named_policies_keep_their_palette_colour_and_never_hide_each_other():
         "wall_p95_sec": 5.0,
         "max_silence_sec": math.inf,
     }
-    texts = {t.get_text() for t in charts.pareto_front(points, named=named).axes[0].texts}
-    assert "stuck: a silence never ends" in texts
-    infinite = next(line for line in ax.lines if line.get_label() == "never (∞)")
+    legend = _legend(charts.pareto_front(points, named=named).axes[0])
+    assert "stuck: a silence never ends" in legend
+    infinite = marks["never"]
+    assert infinite.get_label() == "never (∞, drawn at the edge)"
     assert infinite.get_marker() == "^"
     assert float(infinite.get_ydata()[0]) > 60.0 and math.isfinite(infinite.get_ydata()[0])
     assert ax.get_xlabel().startswith("coverage lost to timeouts")

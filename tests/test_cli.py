@@ -162,7 +162,8 @@ def test_replay_prints_summary_and_writes_csv(
     out = tmp_path / "calls.csv"
     assert main(["replay", str(corpus), "-o", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "abandoned-call rate" in text and "longest silence (s)" in text
+    assert "abandoned-call rate" in text and "longest silence" in text
+    assert text.count("assumes: censored=wedge") == 2  # the summary's and the per-tool table's
     assert "query_code" in text  # the per-tool table
     frame = pd.read_csv(out)
     assert len(frame) == sum(len(e.calls) for e in load_episodes(corpus))
@@ -197,8 +198,8 @@ def test_replay_unbounded_preset_wedges_and_writes_parquet(
     # Under censored=wedge the wedged call never returns: Parquet keeps the infinity.
     assert frame["max_silence_sec"].max() == math.inf
     printed = capsys.readouterr().out
-    assert "assumes: censored=wedge (a censored call never returns)" in printed
-    assert "∞ (a censored call never returns)" in printed
+    assert "assumes: censored=wedge (a call the recording never saw return never returns)" in printed
+    assert "∞: never ends — under censored=wedge" in printed
     assert (
         main(
             [

@@ -16,7 +16,12 @@ from typing import Any
 from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.recording.schema import Episode
 
-__all__ = ["check_tools", "corpus_tools", "grid_tools"]
+__all__ = ["check_tools", "closest", "corpus_tools", "grid_tools"]
+
+
+def closest(name: str, known: Iterable[str]) -> list[str]:
+    """The known names closest to ``name`` (at most three): the one did-you-mean of reviewlab."""
+    return difflib.get_close_matches(name, sorted(set(known)), n=3, cutoff=0.6)
 
 
 def corpus_tools(episodes: Sequence[Episode] | CompiledCorpus) -> list[str]:
@@ -44,7 +49,7 @@ def check_tools(
         return
     parts = []
     for tool in unknown:
-        close = difflib.get_close_matches(tool, known, n=3, cutoff=0.6)
+        close = closest(tool, known)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         parts.append(f"{tool}{hint}")
     raise ValueError(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewlab.cli._args import CORPUS_HELP, POLICY_HELP, echo, policy_arg
+from reviewlab.cli._checks import check_policy_file, refuse_ignored, strict_option
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, require_episodes
 from reviewlab.core.vocab import CENSORING_MODES
@@ -37,6 +38,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="what a call that never returned does in the replays (default wedge: never returns)",
     )
     p.add_argument("--seed", type=int, default=None, help="seed of --censored impute (default 0)")
+    strict_option(p)
 
 
 def _candidate_name(spec: str, policy: Any) -> str:
@@ -53,15 +55,29 @@ def _candidate_name(spec: str, policy: Any) -> str:
 
 def cmd_incident(args: argparse.Namespace) -> int:
     """Print the ``--top`` longest silences, each with the bounds of every candidate policy."""
+    refuse_ignored(
+        [
+            (
+                "--seed",
+                args.seed is not None,
+                args.censored == "impute",
+                "only --censored impute draws",
+            )
+        ]
+    )
     candidates: dict[str, Any] | None = None
+    typed: list[tuple[str, Any]] = []
     if args.policy:
         candidates = {}
         for spec in args.policy:
             policy = policy_arg(spec)
+            typed.append((spec, policy))
             name = _candidate_name(spec, policy)
             candidates[spec if name in candidates else name] = policy
     corpus = open_for(args.corpus)
     require_episodes(corpus, args.corpus)
+    for spec, policy in typed:
+        check_policy_file(spec, policy, corpus.tools, strict=args.strict)
     from reviewlab.analysis.incident import longest_silences
     from reviewlab.ui.answers import incident_text
 

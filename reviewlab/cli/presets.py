@@ -86,7 +86,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 def cmd_presets(args: argparse.Namespace) -> int:
     """List the presets, or score them on a corpus."""
     from reviewlab.analysis.presets import find_preset, load_presets, preset_table
-    from reviewlab.ui.report import text_table
+    from reviewlab.ui.tables import as_table
 
     presets = load_presets()
     names = args.preset + getattr(args, "score_preset", [])
@@ -98,12 +98,18 @@ def cmd_presets(args: argparse.Namespace) -> int:
             for row in table.to_dict("records"):
                 echo("\n".join(f"{key}: {value}" for key, value in row.items()) + "\n")
             return 0
-        echo(text_table(table[list(_LIST_COLUMNS)]))
         unverified = [p.name for p in presets.values() if not p.verified]
+        notes = [
+            f"{len(presets)} presets; none: no bound. Unverified (from documentation, not read "
+            f"in code): {', '.join(unverified) or 'none'}. Sources: reviewlab presets --preset NAME"
+        ]
         echo(
-            f"\n{len(presets)} presets; seconds; none: no bound. Unverified (from documentation, "
-            f"not read in code): {', '.join(unverified) or 'none'}. Sources: "
-            "reviewlab presets --preset NAME"
+            as_table(
+                table[list(_LIST_COLUMNS)],
+                notes=notes,
+                assumptions="each framework's documented defaults at the version named; nothing "
+                "replayed",
+            ).text()
         )
         return 0
     return _score(args, presets)
@@ -111,11 +117,23 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace, presets: dict) -> int:
     from reviewlab.analysis.presets import score_presets
+    from reviewlab.cli._checks import refuse_ignored
     from reviewlab.core.policy import Policy
-    from reviewlab.ui.report import format_value, text_table, write_table
+    from reviewlab.ui.report import write_table
+    from reviewlab.ui.tables import as_table
 
     out = output_path(args.output, TABLE_SUFFIXES) if args.output else None
     chosen_seed = seed(args.seed)
+    refuse_ignored(
+        [
+            (
+                "--seed",
+                args.seed is not None,
+                args.censored == "impute",
+                "only --censored impute draws",
+            )
+        ]
+    )
     corpus = open_for(args.corpus, args.on_error)
     require_episodes(corpus, args.corpus)
     extra: dict[str, Policy] = {"reviewlab ouroboros": Policy.ouroboros()}
@@ -133,16 +151,13 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
             seed=chosen_seed or 0,
         )
     report_skipped(corpus, args.corpus)
-    shown = frame.drop(columns=["policy", "framework"]).copy()
-    shown["zombie_sec"] = [format_value(v) for v in shown["zombie_sec"]]
-    echo(text_table(shown))
-    assumptions = frame.attrs["assumptions"]
-    echo(
-        "\ncompleted_abandoned: calls that completed in the recording and the preset abandons; "
+    shown = frame.drop(columns=["policy", "framework"])
+    notes = [
+        "completed_abandoned: calls that completed in the recording and the preset abandons; "
         "wasted_slot_sec: seconds spent waiting on calls then abandoned; zombie_sec: loose "
-        "worker seconds (∞: a call that never returns)\n"
-        "assumptions: " + ", ".join(f"{key}={value}" for key, value in assumptions.items())
-    )
+        "worker seconds"
+    ]
+    echo(as_table(shown, notes=notes, assumptions=frame.attrs["assumptions"]).text())
     if out is not None:
         write_table(frame, out)
         echo(f"wrote the score table to {out}")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewlab.cli._args import JSONL_SUFFIXES, POLICY_HELP, echo, output_path, policy_arg
+from reviewlab.cli._checks import check_policy_file, strict_option
 from reviewlab.cli._command import Command
 from reviewlab.cli._errors import PROG, UserError, one_line
 
@@ -30,6 +31,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, metavar="TEXT", help="the review task")
     p.add_argument("--api-key", default=None, help="API key (default: $OPENAI_API_KEY)")
     p.add_argument("--policy", default=None, metavar="TOML", help=POLICY_HELP)
+    strict_option(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl", help="recording to write")
     p.add_argument(
         "--append", action="store_true", help="add the episode to an existing recording at -o"
@@ -67,9 +69,13 @@ def cmd_record(args: argparse.Namespace) -> int:
                 "or --force to replace it"
             )
     policy = policy_arg(args.policy)
+    # The episode's tools are the inspection registry's (an MCP server's are known only once
+    # it runs; the known-tools table still catches a typo of a familiar name).
+    check_policy_file(args.policy, policy, ("read_file", "list_files", "search_code"),
+                      strict=args.strict)  # fmt: skip
     from reviewlab.live.mcp import MCPServerError
     from reviewlab.recording.capture import record_live
-    from reviewlab.ui.report import receipts_table, text_table
+    from reviewlab.ui.calls import receipts_table
 
     options: dict[str, Any] = {"policy": policy}
     if args.api_key is not None:
@@ -83,7 +89,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         except MCPServerError as exc:
             raise UserError(f"--mcp {args.mcp!r}: {exc}") from None
         if result.receipts:
-            echo(text_table(receipts_table(result.receipts)))
+            echo(receipts_table(result.receipts).text())
         usage = result.usage
         echo(
             f"end reason: {result.end_reason}; rounds: {usage.get('native_rounds')}; "

@@ -2,15 +2,16 @@
 
 The handler opens the corpus (:func:`~reviewlab.engines.corpus.open_corpus`) and calls
 :func:`~reviewlab.engines.replay.replay` (or :func:`~reviewlab.engines.replay.replay_bounds`)
-exactly as a user would; the library checks the options and its errors name them. The summary
-table gains rows for the parts the policy sets: hedged calls, calls the breaker withheld, calls
-bounded by idleness.
+exactly as a user would; the library checks the options and its errors name them. Both tables
+state their assumptions; the summary gains rows, and the per-tool table columns, for the parts
+the policy sets: hedged calls, calls the breaker withheld, calls bounded by idleness
+(:func:`reviewlab.ui.tables.policy_rows`).
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reviewlab.cli._args import (
     CORPUS_HELP,
@@ -23,14 +24,11 @@ from reviewlab.cli._args import (
     policy_arg,
     seed,
 )
+from reviewlab.cli._checks import check_policy_file, refuse_ignored, strict_option
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._errors import UserError
 from reviewlab.core.vocab import CENSORING_CHOICES, ENGINES, FRAME_NAMES, REACTIONS
-
-if TYPE_CHECKING:
-    from reviewlab.core.policy import Policy
-    from reviewlab.engines.result import ReplayResult
 
 __all__ = ["REAL_REPLAY_MAX_SEC", "REPLAY", "cmd_replay"]
 
@@ -88,9 +86,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--table",
         choices=FRAME_NAMES,
-        default="calls",
+        default=None,
         help="which frame -o writes (default: calls)",
     )
+    strict_option(p)
     p.add_argument(
         "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the frame here"
     )
@@ -102,10 +101,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
     out = output_path(args.output, TABLE_SUFFIXES) if args.output else None
     policy = policy_arg(args.policy)
     seed(args.seed)
+    draws = args.censored == "impute" or bool(policy.hedges)
+    refuse_ignored(
+        [
+            ("--table", args.table is not None, out is not None, "it picks the frame -o writes"),
+            (
+                "--seed",
+                args.seed is not None,
+                draws,
+                "nothing in this replay is drawn (only --censored impute and a policy's hedges "
+                "draw)",
+            ),
+        ]
+    )
+    table_name = args.table or "calls"
     from reviewlab.engines.replay import replay, replay_bounds
 
     corpus = open_for(args.corpus, args.on_error)
     require_episodes(corpus, args.corpus)
+    check_policy_file(args.policy, policy, corpus.tools, strict=args.strict)
     if args.slots is not None and args.slots > len(corpus):
         raise UserError(
             f"--slots: {args.slots:,} slots for {len(corpus):,} episode(s); more slots than "
@@ -113,7 +127,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         )
     if args.time_scale is not None and args.engine == "real":
         _check_real_time(corpus.episodes(reason="engine='real' runs Episode objects"), args)
-    from reviewlab.ui.report import assumptions_line, summary_table, text_table, write_table
+    from reviewlab.ui.calls import per_tool_table
+    from reviewlab.ui.report import write_table
+    from reviewlab.ui.tables import summary_table
 
     options: dict[str, Any] = {"engine": args.engine, "reaction": args.reaction}
     for name in ("seed", "slots", "time_scale"):
@@ -123,28 +139,29 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.censored == "bounds":
             both = replay_bounds(corpus, policy, **options)
             result = both.pessimistic
-            summaries = {
-                f"{policy.label}, optimistic (observed)": _with_policy_rows(
-                    policy, both.optimistic
-                ),
-                f"{policy.label}, pessimistic (wedge)": _with_policy_rows(policy, result),
+            runs = {
+                f"{policy.label}, optimistic (observed)": both.optimistic,
+                f"{policy.label}, pessimistic (wedge)": result,
             }
-            assumptions = both.assumptions
         else:
             result = replay(corpus, policy, censored=args.censored, **options)
-            summaries = {policy.label: _with_policy_rows(policy, result)}
-            assumptions = result.assumptions
-        tools = result.per_tool()
+            runs = {policy.label: result}
+        tools = per_tool_table(
+            result,
+            title="per tool"
+            + (" (pessimistic end: wedge)" if args.censored == "bounds" else "")
+            + ":",
+        )
     report_skipped(corpus, args.corpus)
-    echo(assumptions_line(assumptions))
-    rows = _rows(summaries)
-    echo(text_table(summary_table(summaries, rows)))
+    echo(summary_table(runs, title="summary:").text())
     echo("")
-    echo(text_table(tools))
+    echo(tools.text())
     if out is not None:
-        frame = {"calls": result.calls, "episodes": result.episodes, "tools": tools}[args.table]
-        write_table(frame, out)
-        echo(f"wrote {len(frame):,} rows ({args.table}) to {out}")
+        frame = {"calls": result.calls, "episodes": result.episodes, "tools": tools}[table_name]
+        import pandas as pd
+
+        write_table(pd.DataFrame(frame), out)
+        echo(f"wrote {len(frame):,} rows ({table_name}) to {out}")
     return 0
 
 
@@ -160,39 +177,6 @@ def _check_real_time(episodes: list[Any], args: argparse.Namespace) -> None:
             f"{longest * args.time_scale:,.0f} s of real time "
             f"(at most {REAL_REPLAY_MAX_SEC:,.0f} s; use a smaller scale)"
         )
-
-
-HEDGED = "hedged calls"
-EXTRA_CALLS = "extra-call share (hedges)"
-WITHHELD = "calls the breaker withheld"
-IDLE = "calls bounded by idleness"
-
-
-def _with_policy_rows(policy: Policy, result: ReplayResult) -> dict[str, Any]:
-    """The summary plus a row per part the policy sets (hedges, breaker, idle)."""
-    from reviewlab.core.vocab import SOURCE_GAP_WITHHELD
-
-    summary = dict(result.summary)
-    if policy.hedges:
-        summary[HEDGED] = summary.get("hedges", 0)
-        summary[EXTRA_CALLS] = summary.get("extra_call_share", 0.0)
-    if policy.breaker is not None:
-        summary[WITHHELD] = int((result.calls["source_gap"] == SOURCE_GAP_WITHHELD).sum())
-    if policy.idle_sec:
-        summary[IDLE] = int((result.calls["bound_by"] == "idle").sum())
-    return summary
-
-
-def _rows(summaries: dict[str, dict[str, Any]]) -> list[str]:
-    """The summary rows shown: the usual ones, then the policy's parts' rows when present."""
-    from reviewlab.ui.report import SUMMARY_ROWS
-
-    rows = [key for key in SUMMARY_ROWS if any(key in s for s in summaries.values())]
-    return rows + [
-        key
-        for key in (HEDGED, EXTRA_CALLS, WITHHELD, IDLE)
-        if any(key in s for s in summaries.values())
-    ]
 
 
 REPLAY = Command(

@@ -27,6 +27,12 @@ from reviewlab.cli._args import (
     prices_args,
     tool_grid,
 )
+from reviewlab.cli._checks import (
+    check_policy_file,
+    check_typed_tools,
+    refuse_ignored,
+    strict_option,
+)
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._errors import UserError, one_line
@@ -81,9 +87,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--connect-timeout",
         type=float,
-        default=10.0,
+        default=None,
         metavar="SEC",
-        help="how long to try reaching --scheduler (default 10)",
+        help="how long to try reaching --scheduler (default 10; only with --scheduler)",
     )
     p.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
     p.add_argument(
@@ -125,9 +131,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--hedge-share",
         type=float,
-        default=0.05,
+        default=None,
         metavar="RATE",
-        help="the largest share of a hedged tool's calls that may be hedged (default 0.05)",
+        help="the largest share of a hedged tool's calls that may be hedged (default 0.05; only "
+        "with --hedge)",
     )
     p.add_argument(
         "--breaker",
@@ -139,15 +146,16 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--breaker-cooldown",
         type=int,
-        default=2,
+        default=None,
         metavar="ROUNDS",
-        help="model rounds a tripped breaker withholds its tool (default 2)",
+        help="model rounds a tripped breaker withholds its tool (default 2; only with --breaker)",
     )
     p.add_argument(
         "--breaker-scope",
         choices=BREAKER_SCOPES,
-        default="episode",
-        help="where a breaker's count lives: each episode (default) or the reviewer slot",
+        default=None,
+        help="where a breaker's count lives: each episode (default) or the reviewer slot (only "
+        "with --breaker)",
     )
     p.add_argument(
         "--seed",
@@ -155,6 +163,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="seed of what the replays draw (hedges' second attempts; default 0)",
     )
+    strict_option(p)
     p.add_argument(
         "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the sweep table"
     )
@@ -175,7 +184,9 @@ def _breaker_grid(args: argparse.Namespace) -> list[Any]:
         try:
             rules.append(
                 BreakerRule(
-                    int(value), cooldown_rounds=args.breaker_cooldown, scope=args.breaker_scope
+                    int(value),
+                    cooldown_rounds=2 if args.breaker_cooldown is None else args.breaker_cooldown,
+                    scope=args.breaker_scope or "episode",
                 )
             )
         except PolicyError as exc:
@@ -190,20 +201,57 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     prices = prices_args(args.prices)
     tools = tool_grid(args.tool)
     hedges = tool_grid(args.hedge, option="--hedge")
+    base = policy_arg(args.base, "--base")
+    refuse_ignored(
+        [
+            ("--hedge-share", args.hedge_share is not None, bool(hedges), "used only with --hedge"),
+            (
+                "--breaker-cooldown",
+                args.breaker_cooldown is not None,
+                bool(args.breaker),
+                "used only with --breaker",
+            ),
+            (
+                "--breaker-scope",
+                args.breaker_scope is not None,
+                bool(args.breaker),
+                "used only with --breaker",
+            ),
+            (
+                "--connect-timeout",
+                args.connect_timeout is not None,
+                bool(args.scheduler),
+                "used only with --scheduler",
+            ),
+            (
+                "--allow-unknown-tools",
+                args.allow_unknown_tools,
+                bool(tools or hedges),
+                "it lets --tool and --hedge name tools the corpus never calls",
+            ),
+            (
+                "--seed",
+                args.seed is not None,
+                bool(hedges or base.hedges),
+                "nothing in this sweep is drawn (only hedges' second attempts are)",
+            ),
+        ]
+    )
+    hedge_share = 0.05 if args.hedge_share is None else args.hedge_share
     breakers = _breaker_grid(args) if args.breaker else None
-    if hedges and not 0.0 < args.hedge_share <= 1.0:
-        raise UserError(f"--hedge-share: expected a share in (0, 1], got {args.hedge_share}")
+    if hedges and not 0.0 < hedge_share <= 1.0:
+        raise UserError(f"--hedge-share: expected a share in (0, 1], got {hedge_share}")
     scales = numbers("--scale", args.scale) if args.scale else None
     narrowings = narrowing_grid(args.narrowing) if args.narrowing else None
-    base = policy_arg(args.base, "--base")
     if args.top < 1:
         raise UserError(f"--top: expected a positive number of rows, got {args.top}")
-    positive_seconds(args.connect_timeout, "--connect-timeout")
+    connect_timeout = 10.0 if args.connect_timeout is None else args.connect_timeout
+    positive_seconds(connect_timeout, "--connect-timeout")
     if args.threads is not None and args.scheduler:  # refused before connecting to the cluster
         raise UserError("--threads: points on a Dask cluster run on its workers, not threads")
     objectives = [part.strip() for part in args.pareto.split(",")] if args.pareto else None
     from reviewlab.analysis.sweep import make_grid, objective_column, pareto, sweep
-    from reviewlab.ui.report import sweep_view, text_table, write_table
+    from reviewlab.ui.report import write_table
 
     if objectives is not None:
         try:
@@ -217,7 +265,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             scales=scales,
             narrowings=narrowings,
             hedges=hedges or None,
-            hedge_share=args.hedge_share,
+            hedge_share=hedge_share,
             breakers=breakers,
         )
     except ValueError as exc:  # a grid value the policy refuses, e.g. a zero scale
@@ -230,9 +278,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     corpus: Any = args.corpus if url else open_for(args.corpus, args.on_error)
     if not url:
         require_episodes(corpus, args.corpus)
+        check_policy_file(args.base, base, corpus.tools, strict=args.strict, flag="--base")
+        if hedges and not args.allow_unknown_tools:
+            check_typed_tools("--hedge", hedges, corpus.tools)
     client: Any = None
     if args.scheduler:
-        client = _dask_client(args.scheduler, args.connect_timeout)
+        client = _dask_client(args.scheduler, connect_timeout)
     options: dict[str, Any] = {} if args.seed is None else {"seed": args.seed}
     try:
         with computing_on(args.corpus):
@@ -261,16 +312,22 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UserError(
             f"--sort: no column {args.sort!r}; try one of {', '.join(frame.columns[-14:])}"
         )
-    _print_view(frame, args, prices, sweep_view, text_table)
+    _print_view(frame, args, prices, objectives)
     if out is not None:
         write_table(frame, out)
         echo(f"wrote {len(frame)} policy points to {out}")
     return 0
 
 
-def _print_view(frame: Any, args: argparse.Namespace, prices: Any, view_of: Any, text: Any) -> None:
-    """The leading rows, with the hedge, breaker and cost columns that name or price a point."""
-    view = view_of(frame, sort_by=args.sort, top=args.top)
+def _print_view(frame: Any, args: argparse.Namespace, prices: Any, objectives: Any) -> None:
+    """The leading rows, with the hedge, breaker and cost columns that name or price a point,
+    under a heading naming the Pareto flag's objectives, with the sweep's assumptions."""
+    from reviewlab.analysis.sweep import PARETO_OBJECTIVES
+    from reviewlab.ui.numbers import label_of
+    from reviewlab.ui.sweeps import sweep_assumptions, sweep_view
+    from reviewlab.ui.tables import as_table
+
+    view = sweep_view(frame, sort_by=args.sort, top=args.top)
     shown = frame.sort_values(args.sort, kind="stable") if args.sort else frame
     shown = shown.reset_index(drop=True).head(args.top)
     # The hedge and breaker parameters name their points (the view knows timeouts and scales).
@@ -287,13 +344,23 @@ def _print_view(frame: Any, args: argparse.Namespace, prices: Any, view_of: Any,
         for column in ("prices", "cost_per_episode", "unpriced_rounds"):
             if column in shown.columns:
                 view.insert(len(view.columns) - 1, column, shown[column].to_numpy())
-    echo(text(view))
+    notes = []
     if prices is not None:
         tables = prices.values() if isinstance(prices, dict) else [prices]
         currencies = sorted({table.currency for table in tables})
-        echo(f"cost_per_episode in {', '.join(currencies)}; per-point cost columns in -o's table")
+        notes.append(
+            f"cost_per_episode in {', '.join(currencies)}; per-point cost columns in -o's table"
+        )
     if len(frame) > args.top:
-        echo(f"({len(frame)} policy points; {args.top} shown)")
+        notes.append(f"({len(frame)} policy points; {args.top} shown)")
+    chosen = objectives or [c for c in PARETO_OBJECTIVES if c in frame.columns]
+    order = f"sorted by {args.sort}" if args.sort else "in grid order"
+    title = (
+        f"{len(frame)} policy points, {order}; pareto: on the Pareto front on "
+        f"{', '.join(label_of(c) for c in chosen)} (all minimised)"
+    )
+    assumptions = sweep_assumptions(args.engine, "wedge", args.seed)
+    echo(as_table(view, title=title, assumptions=assumptions, notes=notes).text())
 
 
 def _dask_client(address: str, timeout_sec: float) -> Any:

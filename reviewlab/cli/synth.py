@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from reviewlab.cli._args import JSONL_SUFFIXES, echo, output_path, seed
+from reviewlab.cli._checks import refuse_ignored
 from reviewlab.cli._command import Command
 from reviewlab.cli._errors import UserError
 
@@ -14,7 +15,7 @@ __all__ = ["SYNTH", "cmd_synth"]
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "-n", type=int, default=1000, help="episodes (default 1000; ignored with --incident)"
+        "-n", type=int, default=None, help="episodes (default 1000; not with --incident)"
     )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument(
@@ -26,10 +27,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--arg-effect",
         type=float,
-        default=0.0,
+        default=None,
         metavar="E",
         help="how strongly a call's arguments set its duration (a read lasts (lines/120)**E "
-        "times its draw; default 0: not at all)",
+        "times its draw; default 0: not at all; not with --incident)",
     )
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl[.gz]|OUT.parquet")
 
@@ -38,25 +39,34 @@ def cmd_synth(args: argparse.Namespace) -> int:
     """Write ``-n`` synthetic episodes (or the incident day) to ``-o``."""
     out = output_path(args.output, (*JSONL_SUFFIXES, ".parquet"))
     seed(args.seed)
+    why = "--incident writes the incident day, whose size and durations are fixed"
+    refuse_ignored(
+        [
+            ("-n", args.n is not None, not args.incident, why),
+            ("--arg-effect", args.arg_effect is not None, not args.incident, why),
+        ]
+    )
+    n = 1000 if args.n is None else args.n
+    arg_effect = 0.0 if args.arg_effect is None else args.arg_effect
     if args.incident:
         from reviewlab.recording.synth import write_incident
 
         written = write_incident(out, seed=args.seed)
         echo(f"wrote the incident day ({written} episodes, one wedged query_code) to {out}")
         return 0
-    if args.n < 1:
-        raise UserError(f"-n: expected at least 1 episode, got {args.n:,}")
+    if n < 1:
+        raise UserError(f"-n: expected at least 1 episode, got {n:,}")
     from reviewlab.recording.synth import SynthSizeError, SynthSpec, check_size, write_synthetic
 
     try:
-        check_size(args.n)  # before anything is drawn or written
+        check_size(n)  # before anything is drawn or written
     except SynthSizeError as exc:
         raise UserError(f"-n: {exc}") from None
     try:
-        SynthSpec(arg_effect=args.arg_effect)
+        SynthSpec(arg_effect=arg_effect)
     except ValueError as exc:
         raise UserError(f"--arg-effect: {exc}") from None
-    written = write_synthetic(out, args.n, seed=args.seed, arg_effect=args.arg_effect)
+    written = write_synthetic(out, n, seed=args.seed, arg_effect=arg_effect)
     echo(f"wrote {written} episode(s) to {out}")
     return 0
 

@@ -24,6 +24,7 @@ from reviewlab.cli._args import (
     prices_arg,
     rate,
 )
+from reviewlab.cli._checks import check_policy_file, refuse_ignored, strict_option
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._errors import PROG, UserError
@@ -151,23 +152,24 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--learned-quantile",
         type=float,
-        default=0.99,
+        default=None,
         metavar="Q",
         help="with --learned: each call's bound is its conditional Q-quantile (default 0.99)",
     )
     p.add_argument(
         "--held-out",
         type=float,
-        default=0.5,
+        default=None,
         metavar="SHARE",
         help="with --baselines or --learned: the share of episodes held out (default 0.5)",
     )
     p.add_argument(
         "--seed",
         type=int,
-        default=0,
+        default=None,
         help="with --baselines or --learned: the seed of the split (default 0)",
     )
+    strict_option(p)
     p.add_argument(
         "-o", "--output", default=None, metavar="TOML", help="write the recommended policy"
     )
@@ -207,7 +209,35 @@ def cmd_tune(args: argparse.Namespace) -> int:
     """Recommend a policy for the corpus within the budgets; print the answer and the figures;
     ``-o`` writes the policy file (exit 1, nothing written, when no candidate keeps them)."""
     out = output_path(args.output, (".toml",)) if args.output else None
-    base = _with_kinds(policy_arg(args.base, "--base"), args.kind)
+    split = args.baselines or args.learned
+    refuse_ignored(
+        [
+            (
+                "--learned-quantile",
+                args.learned_quantile is not None,
+                args.learned,
+                "used only with --learned",
+            ),
+            (
+                "--held-out",
+                args.held_out is not None,
+                split,
+                "used only with --baselines or --learned",
+            ),
+            ("--seed", args.seed is not None, split, "used only with --baselines or --learned"),
+            (
+                "--guarantee-confidence",
+                args.guarantee_confidence is not None,
+                args.guarantee is not None,
+                "used only with --guarantee",
+            ),
+        ]
+    )
+    args.learned_quantile = 0.99 if args.learned_quantile is None else args.learned_quantile
+    args.held_out = 0.5 if args.held_out is None else args.held_out
+    args.seed = 0 if args.seed is None else args.seed
+    typed_base = policy_arg(args.base, "--base")
+    base = _with_kinds(typed_base, args.kind)
     from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE
     from reviewlab.analysis.safety import (
         DEFAULT_MAX_ADDED_ABANDONED_RATE,
@@ -244,6 +274,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if objective.startswith("cost") and prices is None:
         raise UserError(f"--objective {args.objective}: needs --prices TOML (or --prices sample)")
     corpus = open_for(args.corpus, args.on_error)
+    if len(corpus):
+        check_policy_file(args.base, typed_base, corpus.tools, strict=args.strict, flag="--base")
     if args.learned:
         require_episodes(corpus, args.corpus)
         return _learned(args, corpus, base, out)
@@ -334,7 +366,7 @@ def _learned(args: argparse.Namespace, corpus: Any, base: Policy, out: Any) -> i
     import numpy as np
 
     from reviewlab.analysis.learned import fit_learned, learned_gain
-    from reviewlab.ui.report import text_table
+    from reviewlab.ui.tables import as_table
 
     episodes = corpus.episodes(reason="learned timeouts: call arguments")
     order = np.random.default_rng(args.seed).permutation(len(episodes))
@@ -358,10 +390,21 @@ def _learned(args: argparse.Namespace, corpus: Any, base: Policy, out: Any) -> i
         "call's arguments (lifelines; calls that never returned are censored, not dropped); a "
         f"call's bound is its conditional {args.learned_quantile:g}-quantile"
     )
-    echo(text_table(fit.table))
-    settings = ", ".join(f"{k}={v}" for k, v in gain.assumptions.items())
-    echo(f"\nheld-out comparison with the static per-tool timeouts ({settings}):")
-    echo(text_table(gain.curves))
+    echo(
+        as_table(
+            fit.table,
+            assumptions="fitted on every episode of the corpus; calls that never returned are "
+            "censored observations",
+        ).text()
+    )
+    echo("")
+    echo(
+        as_table(
+            gain.curves,
+            title="held-out comparison with the static per-tool timeouts:",
+            assumptions=gain.assumptions,
+        ).text()
+    )
     echo(gain.verdict)
     if out is not None:
         fit.policy.save(out)
@@ -382,14 +425,17 @@ def _baselines(args: argparse.Namespace, corpus: Any, options: dict[str, Any]) -
 
 def _print_baselines(comparison: Any) -> None:
     """The comparison's table, its split and whether the recommendation dominates."""
-    from reviewlab.ui.report import text_table
+    from reviewlab.ui.tables import as_table
 
-    settings = ", ".join(f"{k}={v}" for k, v in comparison.assumptions.items())
+    echo("")
     echo(
-        f"\nbaselines on held-out episodes ({comparison.held_out_episodes} held out, "
-        f"{comparison.train_episodes} to fit on; {settings}):"
+        as_table(
+            comparison.table,
+            title=f"baselines on held-out episodes ({comparison.held_out_episodes} held out, "
+            f"{comparison.train_episodes} to fit on):",
+            assumptions=comparison.assumptions,
+        ).text()
     )
-    echo(text_table(comparison.table))
     echo(
         "the recommendation dominates every baseline"
         if comparison.dominated

@@ -2,7 +2,9 @@
 
 Thin over :mod:`reviewlab.analysis.tune` and :mod:`reviewlab.analysis.incident`:
 every figure printed here was computed there; this module chooses what to show
-and in which order, and lays it out with :func:`reviewlab.ui.report.text_table`.
+and in which order, and lays it out as :class:`~reviewlab.ui.tables.Table` s, each with the
+assumptions it rests on. Per-tool figures (each tool's own effect) and whole-policy figures
+are separate tables with titles saying which is which.
 """
 
 from __future__ import annotations
@@ -13,14 +15,23 @@ from typing import Any
 
 import pandas as pd
 
-from reviewlab.analysis.incident import describe_silence, duration_words
+from reviewlab.analysis.incident import describe_silence
 from reviewlab.analysis.tune import Recommendation
 from reviewlab.core import metrics
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
-from reviewlab.ui.report import format_value, summary_table, text_table
+from reviewlab.ui.numbers import SILENCE, label_of
+from reviewlab.ui.tables import Table, as_table, changes_lines, summary_table
 
-__all__ = ["BUDGET_LABELS", "incident_text", "slot_table", "tune_table", "tune_text"]
+__all__ = [
+    "BUDGET_LABELS",
+    "incident_table",
+    "incident_text",
+    "slot_table",
+    "tune_budget_table",
+    "tune_table",
+    "tune_text",
+]
 
 BUDGET_LABELS = {
     "timeout_coverage_loss_rate": "coverage lost to timeouts",
@@ -38,9 +49,9 @@ def _budget_label(budget: str) -> str:
     return BUDGET_LABELS.get(budget, budget)
 
 
-def tune_table(recommendation: Recommendation) -> pd.DataFrame:
+def tune_table(recommendation: Recommendation) -> Table:
     """The per-tool part of the answer, narrowed to what a tuner reads
-    (the full frame is ``explain``)."""
+    (the full frame is ``explain``); every figure is that tool's own effect."""
     key = recommendation.objective
     explain = recommendation.explain
     columns = [
@@ -68,12 +79,19 @@ def tune_table(recommendation: Recommendation) -> pd.DataFrame:
         f"looser_{key}_change",
         "looser_timeout_loss_predicted",
     ]
-    return explain[[c for c in columns if c in explain.columns]]
+    return as_table(
+        explain[[c for c in columns if c in explain.columns]],
+        title="per tool (each figure is that tool's own effect: the base with only this tool "
+        'changed; docs/metrics.md, "tune\'s per-tool table"):',
+        assumptions=recommendation.assumptions,
+    )
 
 
-def _budget_rows(recommendation: Recommendation) -> pd.DataFrame:
+def tune_budget_table(recommendation: Recommendation) -> Table:
+    """Each budget: its limit, the estimate, its upper bound, the prediction, whether it is met."""
     budgets = recommendation.budgets
     upper = next(c for c in budgets.columns if c.startswith("upper_"))
+    level = upper.removeprefix("upper_")
     rows = []
     for row in budgets.to_dict("records"):
         limit = row["limit"]
@@ -82,13 +100,15 @@ def _budget_rows(recommendation: Recommendation) -> pd.DataFrame:
                 "budget": _budget_label(row["budget"]),
                 "limit": "none" if math.isinf(limit) else limit,
                 "estimate": row["estimate"],
-                f"{upper.removeprefix('upper_')} upper bound (this corpus)": row[upper],
+                f"{level} upper bound (this corpus)": row[upper],
                 "predicted (unseen episodes)": row["predicted_unseen"],
                 "met": ("yes" if row["met"] else "NO")
                 + (" (no budget)" if math.isinf(limit) else ""),
             }
         )
-    return pd.DataFrame(rows)
+    return as_table(
+        pd.DataFrame(rows), title="budgets (rates):", assumptions=recommendation.assumptions
+    )
 
 
 def tune_text(recommendation: Recommendation, *, base_label: str | None = None) -> str:
@@ -97,8 +117,6 @@ def tune_text(recommendation: Recommendation, *, base_label: str | None = None) 
     key = recommendation.objective
     assumptions = recommendation.assumptions
     base_label = base_label or f"base ({assumptions.get('base', 'base')})"
-    settings = ", ".join(f"{name}={value}" for name, value in assumptions.items())
-    before, after = recommendation.baseline[key], recommendation.summary[key]
     explain = recommendation.explain
     reasons = [
         f"  {tool}: {reason}"
@@ -112,29 +130,26 @@ def tune_text(recommendation: Recommendation, *, base_label: str | None = None) 
         if "certificate" in explain.columns
         else []
     )
+    whole = summary_table(
+        {base_label: recommendation.baseline, "recommended": recommendation.summary},
+        assumptions=assumptions,
+        title="whole policy (every tool changed at once):",
+    )
     lines = [
         f"rule: {recommendation.rule}.",
-        f"assumptions: {settings}",
         "",
-        text_table(_budget_rows(recommendation)),
+        tune_budget_table(recommendation).text(),
         "",
-        "per tool (each figure is that tool's own effect: the base with only this tool changed; "
-        'docs/metrics.md, "tune\'s per-tool table"):',
-        text_table(tune_table(recommendation)),
+        tune_table(recommendation).text(),
         "",
         "what the rules decided, per tool:",
         *reasons,
         *(["", "certificates:", *certified] if certified else []),
         "",
-        "whole policy (every tool changed at once):",
-        text_table(
-            summary_table(
-                {base_label: recommendation.baseline, "recommended": recommendation.summary}
-            )
-        ),
+        whole.text(),
         "",
-        f"saved: {key} {format_value(before)} -> {format_value(after)} "
-        f"({format_value(recommendation.saved)} less than {base_label})",
+        f"objective: {label_of(key)} (minimised)",
+        *changes_lines(recommendation.baseline, recommendation.summary, against=base_label),
         "",
         recommendation.to_toml().rstrip("\n"),
     ]
@@ -149,52 +164,51 @@ def tune_text(recommendation: Recommendation, *, base_label: str | None = None) 
     return "\n".join(lines)
 
 
-def incident_text(silences: pd.DataFrame) -> str:
-    """The longest silences: one sentence for the longest, then the table, then the assumptions."""
-    if silences.empty:
-        return "no round with tool calls: no silence to report"
+STILL_RUNNING = (
+    "+: a call of that round never returned while the recording watched it; the silence lasted "
+    "at least this long"
+)
+
+
+def incident_table(silences: pd.DataFrame) -> Table:
+    """The longest silences as a table: where, what, when, how long, and each candidate's bound."""
     frame = silences.copy()
     frame["began_at"] = [
         pd.Timestamp(t).tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S UTC")
         for t in frame["began_at"]
     ]
-    frame["silence"] = [
-        duration_words(float(s)) + ("" if done else "+")
-        for s, done in zip(frame["silence_sec"], frame["completed"], strict=True)
+    frame["silence_sec"] = [
+        f"{seconds:,.0f} s+" if not done and math.isfinite(seconds) else seconds
+        for seconds, done in zip(frame["silence_sec"], frame["completed"], strict=True)
     ]
     bounded = [c for c in frame.columns if str(c).startswith("bounded_sec.")]
-    for column in bounded:
-        frame[column.removeprefix("bounded_sec.")] = [
-            duration_words(float(v)) for v in frame[column]
-        ]
-    shown = [
-        "rank",
-        "slot",
-        "episode_id",
-        "round",
-        "tool",
-        "args",
-        "began_at",
-        "silence",
-        *[c.removeprefix("bounded_sec.") for c in bounded],
-    ]
-    assumptions: dict[str, Any] = silences.attrs.get("assumptions", {})
+    shown = ["rank", "slot", "episode_id", "round", "tool", "args", "began_at", "silence_sec"]
+    assumptions: dict[str, Any] = dict(silences.attrs.get("assumptions", {}))
+    notes = [STILL_RUNNING] if not frame["completed"].all() else []
+    return as_table(
+        frame[[*shown, *bounded]],
+        title="longest silences (recorded); bounded_sec.POLICY: that round replayed under POLICY",
+        assumptions=assumptions,
+        notes=[*notes, SILENCE + ' (docs/metrics.md, "Silence")'],
+    )
+
+
+def incident_text(silences: pd.DataFrame) -> str:
+    """The longest silences: one sentence for the longest, then the table with its footnotes."""
+    if silences.empty:
+        return "no round with tool calls: no silence to report"
     searched = silences.attrs.get("episodes")
     lines = [
         "longest silence: " + describe_silence(silences.iloc[0].to_dict()),
         "",
-        text_table(frame[shown]),
-        "",
-        "silence: the calls of one round, from the end of its model send (+: a call was still "
-        "running when the log ended); the policy columns replay that round under each policy",
-        "assumptions: "
-        + ", ".join(f"{name}={value}" for name, value in assumptions.items())
-        + (f"; {searched} episode(s) searched" if searched is not None else ""),
+        incident_table(silences).text(),
     ]
+    if searched is not None:
+        lines.append(f"{searched} episode(s) searched")
     return "\n".join(lines)
 
 
-def slot_table(result: ReplayResult, episodes: Iterable[Episode] | None = None) -> pd.DataFrame:
+def slot_table(result: ReplayResult, episodes: Iterable[Episode] | None = None) -> Table:
     """:func:`reviewlab.core.metrics.per_slot` with each request under the slot that served it in
     the recording (``reviewer-3``), not the pool simulation's own ``slot-0`` …
 
@@ -210,4 +224,4 @@ def slot_table(result: ReplayResult, episodes: Iterable[Episode] | None = None) 
     if names:
         mapped = frame["episode_id"].astype(str).map(names)
         frame = frame.assign(slot_id=mapped.fillna(frame["slot_id"]))
-    return metrics.per_slot(result.calls, frame)
+    return as_table(metrics.per_slot(result.calls, frame), assumptions=result.assumptions)

@@ -9,12 +9,19 @@ Steps, in order, each printed as it finishes:
    that is set only when the demo ends. The episode abandons it at its bound,
    tells the model, and carries on; the receipts and usage are printed.
 2. **Incident.** The recorded wedged ``query_code`` episode replayed under the
-   pre-fix behaviour (:meth:`Narrowing.unbounded`: 26,160 s of silence) and
-   under the ouroboros policy (silence ≤ 600 s).
+   pre-fix behaviour and under the ouroboros policy, both with ``censored="observed"``
+   (the wedged call returns when the recording last saw it: 26,160 s of silence before
+   the fix, ≤ 600 s after).
 3. **Corpus.** The bundled synthetic corpus replayed under both policies.
-4. **Sweep and recommendation.** A default grid swept, a policy recommended
-   under a 1 % coverage-loss budget, and the recommendation replayed.
-5. **Report.** ``OUT/report.html`` with its charts as PNG files beside it.
+4. **Sweep.** A default grid swept; its Pareto front on the two objectives the chart draws.
+5. **Recommendation** within a budget of 1 % of read lines lost to timeouts, replayed.
+6. **Report.** ``OUT/report.html`` with its charts as PNG files beside it
+   (:mod:`reviewlab.ui._demo_report`).
+
+The terminal gets the short form (at most 80 lines: :data:`MAX_LINES`): identical rows
+collapsed, axes with no effect named once, the first ``top`` rows of the front;
+``verbose`` prints the full tables, which the report always holds, under the same labels.
+Every table states its assumptions (:class:`~reviewlab.ui.tables.Table`).
 
 Invariant: the wedged worker of step 1 is released whatever happens (a
 ``finally``), so the demo never leaves a thread behind. Every figure is
@@ -39,19 +46,18 @@ import pandas as pd  # noqa: E402
 from reviewlab.core.policy import PRE_FIX_LABEL, Narrowing, Policy, TimeoutPolicy  # noqa: E402
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED  # noqa: E402
 from reviewlab.resources import BUNDLED_CORPUS, INCIDENT_DAY, data_path  # noqa: E402
-from reviewlab.ui.report import (  # noqa: E402
-    Report,
-    assumptions_line,
-    receipts_table,
-    summary_table,
-    sweep_view,
-    text_table,
-    write_table,
-)
+from reviewlab.ui.calls import calls_table, receipts_table  # noqa: E402
+from reviewlab.ui.numbers import rate_text, seconds_text  # noqa: E402
+from reviewlab.ui.sweeps import front_table, sweep_assumptions  # noqa: E402
+from reviewlab.ui.tables import Table, as_table, changes_lines, summary_table  # noqa: E402
 
 __all__ = [
+    "BUDGET",
     "CORPUS_PATH",
+    "DEFAULT_TOP",
+    "FRONT_OBJECTIVES",
     "INCIDENT_PATH",
+    "MAX_LINES",
     "DemoResult",
     "live_episode",
     "run_demo",
@@ -65,6 +71,15 @@ LIVE_SCALE = 0.001
 """The live episode runs the ouroboros policy scaled to 1/1000: the 600 s floor becomes 0.6 s."""
 QUICK_EPISODES = 200
 """``--quick`` replays and sweeps only the first episodes of the corpus."""
+BUDGET = 0.01
+"""The recommendation's budget: the share of requested read lines lost to timeouts."""
+FRONT_OBJECTIVES = ("timeout_coverage_loss_rate", "wall_p95_sec")
+"""The objectives of the demo's Pareto front: the two its chart draws."""
+DEFAULT_TOP = 8
+"""Rows of the front the short form prints."""
+MAX_LINES = 80
+"""The most lines the short form prints on stdout."""
+PREFIX = PRE_FIX_LABEL
 
 Echo = Callable[[str], None]
 
@@ -111,6 +126,12 @@ def _live_script() -> list[dict[str, Any]]:
     ]
 
 
+LIVE_ASSUMPTIONS = (
+    "a live run: real threads on the real clock under ouroboros scaled 1/1000; nothing "
+    "censored or replayed"
+)
+
+
 def live_episode(release: threading.Event, echo: Echo) -> Any:
     """Run the live episode of step 1; ``release`` frees the wedged tool (set it when done)."""
     from reviewlab.live.doubles import wedged_factory
@@ -122,9 +143,8 @@ def live_episode(release: threading.Event, echo: Echo) -> Any:
     model = ScriptedModel(_live_script())
     episode = ReviewEpisode(demo_workspace(), model, policy=policy, registry_factory=factory)
     result = episode.execute()
-    echo(text_table(receipts_table(result.receipts)))
-    usage = result.usage
-    shown = {key: value for key, value in usage.items() if key != "native_tool_receipts"}
+    echo(receipts_table(result.receipts, assumptions=LIVE_ASSUMPTIONS).text())
+    shown = {key: value for key, value in result.usage.items() if key != "native_tool_receipts"}
     echo("usage: " + ", ".join(f"{key}={value!r}" for key, value in shown.items()))
     told = _timeout_text_seen(model)
     if told:
@@ -146,7 +166,7 @@ def _timeout_text_seen(model: Any) -> str:
     return ""
 
 
-# -- steps 2–4: replay, sweep, recommend -----------------------------------------------------
+# -- steps 2–5: replay, sweep, recommend -----------------------------------------------------
 def _load(path: Path, what: str, make: str) -> list[Any]:
     from reviewlab.recording.files import load_episodes
 
@@ -186,24 +206,89 @@ CURVE_TIMEOUTS = {
 }
 """Per-tool timeouts of the one-at-a-time curves drawn in the report."""
 
+INCIDENT_KEYS = (
+    "calls",
+    "abandoned_call_rate",
+    "max_silence_sec",
+    "wall_max_sec",
+    "zombie_sec",
+    "wedged_zombies",
+    "peak_loose_workers",
+)
+SHORT_SUMMARY_KEYS = (
+    "calls",
+    "abandoned_call_rate",
+    "timeout_coverage_loss_rate",
+    "coverage_loss_rate",
+    "wall_p50_sec",
+    "wall_p95_sec",
+    "wall_p99_sec",
+    "wall_max_sec",
+    "max_silence_sec",
+    "zombie_sec",
+    "wedged_zombies",
+)
+"""The corpus summary rows of the short form (``verbose`` and the report: every row)."""
+SHORT_TUNE_COLUMNS = (
+    "tool",
+    "calls",
+    "censored",
+    "base_timeout_sec",
+    "timeout_sec",
+    "survival_quantile",
+    "completed_abandoned",
+    "timeout_coverage_loss_rate",
+)
+"""The per-tool columns of the short form (``verbose`` and the report: every column)."""
 
-def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = print) -> DemoResult:
-    """Run the whole demo, print its progress through ``echo`` and write ``out_dir/report.html``."""
+
+def budget_words(budget: float = BUDGET) -> str:
+    """The budget as a heading names it: ``1 % of read lines lost to timeouts``."""
+    return f"{rate_text(budget)} of read lines lost to timeouts"
+
+
+def tune_table(recommendation: Any, *, verbose: bool) -> Table:
+    """The recommendation's per-tool table: each figure that tool's own effect."""
+    explain = recommendation.explain
+    if not verbose:
+        explain = explain[[c for c in SHORT_TUNE_COLUMNS if c in explain.columns]]
+    return as_table(
+        explain,
+        title="per tool (each figure is that tool's own effect: the base with only this tool "
+        "changed)",
+        assumptions=recommendation.assumptions,
+    )
+
+
+def run_demo(
+    out_dir: str | Path = "out",
+    *,
+    quick: bool = False,
+    echo: Echo = print,
+    verbose: bool = False,
+    top: int = DEFAULT_TOP,
+) -> DemoResult:
+    """Run the whole demo, print its progress through ``echo`` and write ``out_dir/report.html``.
+
+    The short form by default (at most :data:`MAX_LINES` lines); ``verbose`` prints the full
+    tables; ``top`` rows of the Pareto front are printed (the report holds all of them).
+    """
     from reviewlab.analysis.sweep import pareto, sweep, tool_curves
     from reviewlab.analysis.tune import recommend
     from reviewlab.engines.replay import replay
     from reviewlab.recording.synth import INCIDENT_EPISODE_ID, INCIDENT_SLOT
+    from reviewlab.ui._demo_report import write_report
 
+    if top < 1:
+        raise ValueError(f"top: expected a positive number of rows, got {top}")
     started = time.perf_counter()
     result = DemoResult(out_dir=Path(out_dir))
-    report = Report("reviewlab demo: bounding reviewer tool calls", result.out_dir)
     clock = [started]
 
     def step(name: str) -> None:
         now = time.perf_counter()
         result.steps_sec[name] = now - clock[0]
         clock[0] = now
-        echo(f"  [{name}: {result.steps_sec[name]:.1f} s]")
         echo("")
 
     ouroboros = Policy.ouroboros()
@@ -223,38 +308,39 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         # The recording watched the wedged call for 26,160 s: replay what happened (observed);
         # under censored="wedge" the pre-fix silence would be infinite.
         incident_runs = {
-            PREFIX: replay(
-                incident,
-                Policy.unbounded(),
-                engine="twin",
-                slots=slots,
-                censored="observed",
-            ),
-            "ouroboros": replay(
-                incident, ouroboros, engine="twin", slots=slots, censored="observed"
-            ),
+            label: replay(incident, policy, engine="twin", slots=slots, censored="observed")
+            for label, policy in ((PREFIX, Policy.unbounded()), ("ouroboros", ouroboros))
         }
-        echo(assumptions_line(incident_runs[PREFIX].assumptions))
         result.incident_silence_sec = {
             label: run.summary["max_silence_sec"] for label, run in incident_runs.items()
         }
-        echo(
-            f"{len(incident)} episodes on {slots} reviewer slots; {INCIDENT_EPISODE_ID} on "
-            f"{INCIDENT_SLOT} "
-            "calls query_code, which never returns:"
+        wedged = calls_table(
+            incident_runs, episodes=incident, episode_id=INCIDENT_EPISODE_ID, tool="query_code"
         )
-        echo(text_table(_incident_calls(incident_runs, INCIDENT_EPISODE_ID)))
-        echo("")
-        echo(text_table(summary_table(_summaries(incident_runs), INCIDENT_KEYS)))
+        watched = _watched_sec(incident, INCIDENT_EPISODE_ID)
+        echo(
+            f"{len(incident)} episodes on {slots} reviewer slots; in {INCIDENT_EPISODE_ID} "
+            f"({INCIDENT_SLOT}) a query_code call never returned while the recording watched it "
+            f"({seconds_text(watched)}):"
+        )
+        echo(
+            (
+                calls_table(incident_runs, episodes=incident, episode_id=INCIDENT_EPISODE_ID)
+                if verbose
+                else wedged
+            ).text()
+        )
+        echo(summary_table(incident_runs, None if verbose else INCIDENT_KEYS).text())
         calls = incident_runs["ouroboros"].calls
         bounds = calls[
             (calls["episode_id"] == INCIDENT_EPISODE_ID)
             & (calls["source_gap"] == SOURCE_GAP_ABANDONED)
         ]
         echo(
-            f"longest silence: {result.incident_silence_sec[PREFIX]:,.1f} s before the fix, "
-            f"{result.incident_silence_sec['ouroboros']:,.1f} s after (query_code abandoned at its "
-            f"{', '.join(f'{b:g}' for b in bounds['bound_sec'])} s bound)"
+            f"longest silence: {seconds_text(result.incident_silence_sec[PREFIX])} before the "
+            f"fix, {seconds_text(result.incident_silence_sec['ouroboros'])} after (query_code "
+            "abandoned at its "
+            f"{', '.join(seconds_text(b) for b in bounds['bound_sec'])} bound)"
         )
         step("incident replay")
 
@@ -277,42 +363,55 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
         echo(f"vectorized and twin engines agree on every call: {'yes' if agree else 'NO'}")
         step("corpus replay")
 
-        echo("== 4. Sweep, then a recommended policy under a 1% coverage-loss budget ==")
         points = sweep(corpus, _default_grid(quick), engine="vectorized", progress=False)
-        points["pareto"] = pareto(points)
+        points["pareto"] = pareto(points, FRONT_OBJECTIVES)
+        echo(f"== 4. A sweep of {len(points)} policy points ==")
+        assumed = sweep_assumptions("vectorized")
         echo(
-            f"swept {len(points)} policy points; {int(points['pareto'].sum())} on the Pareto front "
-            "(p95 wall time vs coverage loss):"
+            front_table(
+                points,
+                FRONT_OBJECTIVES,
+                top=None if verbose else top,
+                assumptions=assumed,
+                collapse=not verbose,
+            ).text()
         )
-        echo(text_table(sweep_view(points[points["pareto"]], sort_by="coverage_loss_rate")))
+        step("sweep")
+
+        echo(
+            f"== 5. A recommended policy within a budget of {budget_words()} "
+            "(objective: wall p95) =="
+        )
         curves = tool_curves(corpus, CURVE_TIMEOUTS, base=ouroboros, progress=False)
-        recommendation = recommend(corpus, max_timeout_coverage_loss=0.01, objective="wall_p95")
-        recommended, explanation = recommendation.policy, recommendation.explain
+        recommendation = recommend(corpus, max_timeout_coverage_loss=BUDGET, objective="wall_p95")
+        recommended = recommendation.policy
         result.recommended = recommended
         runs["recommended"] = replay(corpus, recommended, engine="vectorized")
-        echo("")
-        echo(text_table(explanation[[c for c in explanation.columns if c not in EXPLAIN_HIDDEN]]))
-        step("sweep and tune")
+        echo(tune_table(recommendation, verbose=verbose).text())
+        for line in changes_lines(
+            recommendation.baseline, recommendation.summary, against="ouroboros"
+        ):
+            echo(line)
+        step("tune")
 
-        result.summaries = _summaries(runs)
-        summary = summary_table(result.summaries)
-        echo("== Summary ==")
-        echo(text_table(summary))
-        write_table(points, result.out_dir / "sweep.csv")
-        recommended.save(result.out_dir / "recommended-policy.toml")
-        _write_report(
-            report,
+        result.summaries = {label: run.summary for label, run in runs.items()}
+        echo(f"== Summary: {len(corpus)} episodes under each policy ==")
+        echo(summary_table(runs, None if verbose else SHORT_SUMMARY_KEYS).text())
+        report = write_report(
+            result.out_dir,
             live=live,
+            live_assumptions=LIVE_ASSUMPTIONS,
             incident=incident,
             incident_runs=incident_runs,
             corpus=corpus,
             runs=runs,
             points=points,
             curves=curves,
-            explanation=explanation,
-            recommended=recommended,
-            summary=summary,
+            recommendation=recommendation,
             agree=agree,
+            tune_table=tune_table(recommendation, verbose=True),
+            front_objectives=FRONT_OBJECTIVES,
+            budget_words=budget_words(),
         )
         step("report")
     finally:
@@ -322,152 +421,24 @@ def run_demo(out_dir: str | Path = "out", *, quick: bool = False, echo: Echo = p
     result.report_path = report.out_dir / "report.html"
     result.images = list(report.images)
     echo(
-        f"report: {result.report_path} ({len(result.images)} charts); also sweep.csv and "
-        "recommended-policy.toml"
+        f"report: {result.report_path} ({len(result.images)} charts, every table in full); "
+        "also sweep.csv and recommended-policy.toml"
     )
-    echo(f"demo finished in {result.elapsed_sec:.1f} s")
+    steps = ", ".join(f"{name} {sec:.1f} s" for name, sec in result.steps_sec.items())
+    echo(f"demo finished in {result.elapsed_sec:.1f} s ({steps})")
     return result
 
 
-PREFIX = PRE_FIX_LABEL
-EXPLAIN_HIDDEN = ("duration_p50_sec", "duration_p90_sec", "duration_p99.5_sec")
-"""Explanation columns left out of the terminal (the report shows them all)."""
+def _watched_sec(episodes: list[Any], episode_id: str) -> float:
+    """How long the recording watched the episode's call that never returned."""
+    for episode in episodes:
+        if episode.id == episode_id:
+            return max(
+                (c.duration_sec for c in episode.calls if not c.completed), default=float("nan")
+            )
+    return float("nan")
 
 
-def _summaries(runs: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    return {label: run.summary for label, run in runs.items()}
-
-
-INCIDENT_KEYS = (
-    "calls",
-    "abandoned_call_rate",
-    "max_silence_sec",
-    "wall_max_sec",
-    "zombie_sec",
-    "wedged_zombies",
-    "peak_loose_workers",
-)
-
-
-def _incident_calls(runs: Mapping[str, Any], episode_id: str) -> pd.DataFrame:
-    """The incident episode's calls under each policy, side by side (rows of the replay frames)."""
-    columns = [
-        "round",
-        "tool",
-        "duration_sec",
-        "completed",
-        "bound_sec",
-        "bound_by",
-        "outcome",
-        "source_gap",
-    ]
-    parts = []
-    for label, run in runs.items():
-        calls = run.calls[run.calls["episode_id"] == episode_id][columns]
-        parts.append(calls.assign(policy=label)[["policy", *columns]])
-    return pd.concat(parts, ignore_index=True)
-
-
-# -- step 5: the report ---------------------------------------------------------------------
-def _write_report(
-    report: Report,
-    *,
-    live: Any,
-    incident: list[Any],
-    incident_runs: Mapping[str, Any],
-    corpus: list[Any],
-    runs: Mapping[str, Any],
-    points: pd.DataFrame,
-    curves: pd.DataFrame,
-    explanation: pd.DataFrame,
-    recommended: Policy,
-    summary: pd.DataFrame,
-    agree: bool,
-) -> None:
-    from reviewlab.recording.synth import INCIDENT_EPISODE_ID
-    from reviewlab.ui import charts
-
-    report.heading("Summary")
-    report.paragraph(
-        f"The bundled corpus ({runs['ouroboros'].summary['episodes']} episodes) replayed under "
-        "the pre-fix behaviour (no tool bound), the ouroboros policy and the recommended "
-        "policy. The vectorized and the twin engines "
-        f"{'agree on every call' if agree else 'DISAGREE'} on this corpus."
-    )
-    report.table(summary)
-
-    report.heading("The incident: one wedged query_code")
-    report.paragraph(
-        "A recorded day of a reviewer pool. One query_code call never returned. Before the "
-        "fix the episode waited for it and its slot stayed silent; with the ouroboros policy "
-        "the call is abandoned at its bound and the episode goes on."
-    )
-    report.table(summary_table(_summaries(incident_runs), INCIDENT_KEYS))
-    report.table(
-        _incident_calls(incident_runs, INCIDENT_EPISODE_ID), f"The calls of {INCIDENT_EPISODE_ID}"
-    )
-    report.figure(
-        charts.pool_timeline(incident_runs[PREFIX], episodes=incident),
-        "incident-pool-prefix",
-        "Pre-fix: the reviewer pool over the day; one slot is silent on a tool for hours.",
-    )
-    report.figure(
-        charts.pool_timeline(incident_runs["ouroboros"], episodes=incident),
-        "incident-pool-ouroboros",
-        "Ouroboros: the same day with every call bounded.",
-    )
-    report.figure(
-        charts.episode_timeline(incident_runs["ouroboros"], INCIDENT_EPISODE_ID, episode=incident),
-        "incident-episode-ouroboros",
-        "The incident episode under ouroboros: query_code is abandoned at its bound; its "
-        "loose worker runs on.",
-    )
-
-    report.heading("Per tool, under the ouroboros policy")
-    report.table(runs["ouroboros"].per_tool())
-    report.figure(
-        charts.rates_vs_timeout(curves),
-        "rates-vs-timeout",
-        "Each tool's timeout varied alone (the others at ouroboros): abandoned calls and "
-        "lost read coverage.",
-    )
-
-    report.heading("Sweep")
-    report.figure(
-        charts.pareto_front(points, named=_summaries(runs)),
-        "pareto",
-        "p95 wall time against coverage loss over the sweep; the Pareto front in red.",
-    )
-    report.table(
-        sweep_view(points[points["pareto"]], sort_by="coverage_loss_rate"),
-        f"The Pareto front of {len(points)} policy points (all in sweep.csv)",
-    )
-
-    report.heading("Recommended policy")
-    report.paragraph(
-        "Per-tool timeouts chosen to minimise p95 episode wall time while losing at most 1% "
-        "more read coverage than never abandoning; duration quantiles are Kaplan–Meier "
-        "estimates that count calls which never returned."
-    )
-    report.table(explanation, "Why each tool got its timeout")
-    report.figure(
-        charts.survival_curves(corpus, recommended),
-        "survival",
-        "Share of each tool's calls still running after t seconds, with the recommended bounds.",
-    )
-    report.code(recommended.to_toml())
-
-    report.heading("Live episode with a wedged tool")
-    report.paragraph(
-        "A real episode over the bundled demo workspace, ouroboros scaled 1/1000; "
-        "search_code blocks until the demo ends."
-    )
-    report.table(receipts_table(live.receipts))
-    report.code(
-        "\n".join(
-            f"{key} = {value!r}"
-            for key, value in live.usage.items()
-            if key != "native_tool_receipts"
-        )
-    )
-    report.write()
+def summaries_frame(runs: Mapping[str, Any]) -> pd.DataFrame:
+    """Every run's summary as one frame (a row per run), for callers that keep working on it."""
+    return pd.DataFrame({label: run.summary for label, run in runs.items()}).T

@@ -32,6 +32,7 @@ from reviewlab.ui.charts.timelines import (
     episode_timeline,
     pool_timeline,
 )
+from reviewlab.ui.charts.tradeoff import tradeoff_curve, tradeoff_frame
 
 __all__ = [
     "STATE_COLORS",
@@ -48,4 +49,6 @@ __all__ = [
     "rates_vs_timeout",
     "survival_curves",
     "tool_color",
+    "tradeoff_curve",
+    "tradeoff_frame",
 ]

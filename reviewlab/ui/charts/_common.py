@@ -62,7 +62,10 @@ def time_scale(span_sec: float) -> tuple[float, str]:
 
 def policy_label(result: ReplayResult) -> str:
     """How a chart title names the policy a replay ran under (:attr:`Policy.label`)."""
-    return Policy.of(result.policy).label
+    if isinstance(result.policy, Policy):
+        return result.policy.label
+    # A bare timeout rule ran under the result's own narrowing (the pre-fix one, say).
+    return Policy.of(result.policy, result.narrowing).label
 
 
 def legend_outside(ax: Axes, *handles_and_labels: Any) -> None:

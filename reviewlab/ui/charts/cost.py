@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from reviewlab.ui.charts._common import LABEL_BOX, figure_and_axes
+from reviewlab.ui.charts._common import figure_and_axes, legend_outside
 from reviewlab.ui.charts.palette import FRONT_COLOR, POINT_COLOR, policy_color
 from reviewlab.ui.charts.rates import _edges
 
@@ -42,9 +42,10 @@ def cost_vs_coverage(
     per policy point. The points on the two-column front are ringed. ``named``
     marks policies by name (a priced summary each: a sweep row, or
     :func:`reviewlab.analysis.cost.cost_summary` merged into a replay's summary) in
-    their palette colours, labelled with their cost. An infinite cost (a slot held
-    forever) is drawn at the top edge as ▲. When rounds went unpriced the title
-    says how many, so a cheap-looking point is not mistaken for a fully priced one.
+    their palette colours, their cost in the legend (right of the Axes, hiding nothing). An
+    infinite cost (a slot held forever) is drawn at the top edge as ▲. When rounds went
+    unpriced the title says how many, so a cheap-looking point is not mistaken for a fully
+    priced one.
     """
     from reviewlab.analysis.sweep import pareto
 
@@ -101,17 +102,8 @@ def cost_vs_coverage(
             markeredgecolor="black",
             color=policy_color(name),
             linestyle="none",
-            label=name,
-            zorder=3 + index,
-        )
-        ax.annotate(
-            f"{name}: {_money(cost, currency)}",
-            (px, py),
-            xytext=(9, 6 - 12 * index),
-            textcoords="offset points",
-            fontsize=8,
-            bbox=LABEL_BOX,
-            zorder=10,
+            label=f"{name}: {_money(cost, currency)}",  # in the legend: over the
+            zorder=3 + index,  # points a label would hide some
         )
     ax.set_xlabel(
         "coverage lost to timeouts (% of requested read lines)"
@@ -126,7 +118,7 @@ def cost_vs_coverage(
             title += f"\n(up to {unpriced:,} rounds unpriced: no token usage in the recording)"
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_outside(ax)  # right of the Axes: inside it would hide points
     return figure
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from reviewlab.ui.charts._common import figure_and_axes
+from reviewlab.ui.charts._common import figure_and_axes, legend_outside
 from reviewlab.ui.charts.palette import policy_color, tool_color
 
 __all__ = ["hedge_tradeoff"]
@@ -79,7 +79,7 @@ def hedge_tradeoff(
     ax.set_ylabel("p99 episode wall time (s)" if y == "wall_p99_sec" else y)
     ax.set_title("Hedging: tail wall time against the extra calls it costs")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_outside(ax)  # right of the Axes: inside it would hide points
     return figure
 
 

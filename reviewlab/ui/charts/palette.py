@@ -82,8 +82,9 @@ METRIC_COLORS = {
 
 POINT_COLOR = "#9aa7b8"
 """Sweep points off the Pareto front."""
-FRONT_COLOR = "#444444"
-"""Sweep points on the Pareto front (named policies keep their own colours over it)."""
+FRONT_COLOR = "#a50f15"
+"""The Pareto front: red dots on a red staircase (named policies keep their own colours over
+it)."""
 
 
 def _stable(name: str, table: dict[str, str]) -> str:

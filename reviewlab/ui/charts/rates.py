@@ -21,7 +21,13 @@ from matplotlib.figure import Figure
 from reviewlab.core.policy import Policy, SupportsTimeoutFor
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
-from reviewlab.ui.charts._common import LABEL_BOX, duration_text, figure_and_axes, policy_label
+from reviewlab.ui.charts._common import (
+    LABEL_BOX,
+    duration_text,
+    figure_and_axes,
+    legend_outside,
+    policy_label,
+)
 from reviewlab.ui.charts.palette import (
     FRONT_COLOR,
     METRIC_COLORS,
@@ -125,7 +131,8 @@ class LiveRates:
             ]
             ax.set_xticks(x, tools)
             ax.set_ylabel("rate (%)")
-            ax.legend(fontsize=8, loc="upper right")
+            # Below the tick labels, in one row: inside the Axes it would hide a bar.
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=len(kinds))
             self._key = key
         else:
             for bars, labels, values in zip(self._bars, self._labels, series, strict=True):
@@ -185,7 +192,7 @@ def rates_vs_timeout(
     ax.set_ylabel("rate (%)")
     ax.set_title(f"Abandoned calls and {what} against the per-tool timeout")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_outside(ax)
     return figure
 
 
@@ -202,15 +209,16 @@ def pareto_front(
 
     ``points`` has ``x`` (default ``timeout_coverage_loss_rate``, else
     ``coverage_loss_rate``) and ``y`` per policy point (a
-    :func:`reviewlab.analysis.sweep.sweep` frame). ``front`` is a boolean mask
-    of the non-dominated points (default: the frame's ``pareto`` column, else
-    :func:`reviewlab.analysis.sweep.pareto`, which also trades the longest
-    silence, so a front point need not be on the 2-D staircase: the front is
-    drawn as markers, not a line). ``named`` marks policies by name (a summary
-    dict or a :class:`ReplayResult` each) in their palette colours
-    (:func:`~reviewlab.ui.charts.palette.policy_color`); named policies that
-    coincide are drawn as nested markers, largest first, so none hides
-    another. A point with an infinite value is drawn at the top (▲) or right edge.
+    :func:`reviewlab.analysis.sweep.sweep` frame). The front is computed on the two objectives
+    drawn (:func:`reviewlab.analysis.sweep.pareto` on ``x`` and ``y``), so a point on it is
+    never dominated in the plane the reader sees; ``front`` overrides it with a mask of the
+    caller's. It is drawn as filled red dots joined by a red staircase (the region it
+    dominates lies above and to the right); the other points are grey dots. ``named`` marks
+    policies by name (a summary dict or a :class:`ReplayResult` each) as rings in their
+    palette colours (:func:`~reviewlab.ui.charts.palette.policy_color`); coinciding ones nest,
+    largest first. Every note — a named policy's longest silence, "∞" — is in the legend, right
+    of the Axes, so nothing is written over a point. A point with an infinite value is drawn at
+    the top (▲) or right edge.
     """
     if x is None:
         x = (
@@ -222,7 +230,7 @@ def pareto_front(
     if front is None:
         from reviewlab.analysis.sweep import pareto
 
-        front = points["pareto"] if "pareto" in points.columns else pareto(points)
+        front = pareto(points, [x, y])
     mask = np.asarray(front, dtype=bool)
     if mask.shape != (len(points),):
         raise ValueError(f"pareto_front: front has {mask.size} entries for {len(points)} points")
@@ -230,7 +238,7 @@ def pareto_front(
         name: (summary.summary if isinstance(summary, ReplayResult) else summary)
         for name, summary in (named or {}).items()
     }
-    figure, ax = figure_and_axes(ax, (7.5, 5.0))
+    figure, ax = figure_and_axes(ax, (8.5, 5.0))
     xs = 100 * points[x].to_numpy(dtype=float)
     ys = points[y].to_numpy(dtype=float)
     extra_x = [100 * float(v.get(x, math.nan)) for v in named_values.values()]
@@ -238,16 +246,18 @@ def pareto_front(
     right, top = _edges(np.concatenate([xs, extra_x]), np.concatenate([ys, extra_y]))
     xs, ys = np.minimum(xs, right), np.minimum(ys, top)
     ax.scatter(xs[~mask], ys[~mask], s=12, color=POINT_COLOR, label="policy point", zorder=1)
-    order = np.argsort(xs[mask], kind="stable")
+    order = np.lexsort((ys[mask], xs[mask]))
+    fx, fy = xs[mask][order], ys[mask][order]
     ax.plot(
-        xs[mask][order],
-        ys[mask][order],
+        fx,
+        fy,
         "o",
-        linestyle="none",
-        markerfacecolor="none",
-        markeredgecolor=FRONT_COLOR,
-        markersize=6,
-        label="Pareto front",
+        drawstyle="steps-post",
+        linestyle="-",
+        linewidth=1.2,
+        color=FRONT_COLOR,
+        markersize=5,
+        label=f"Pareto front ({int(mask.sum())} points)",
         zorder=2,
     )
     _mark_named(ax, named_values, x, y, right, top)
@@ -257,9 +267,9 @@ def pareto_front(
         else "coverage loss (% of requested read lines not credited)"
     )
     ax.set_ylabel("p95 episode wall time (s)" if y == "wall_p95_sec" else y)
-    ax.set_title("Wall time against lost coverage over the sweep")
+    ax.set_title("Wall time against lost coverage over the sweep (front on these two axes)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_outside(ax)
     return figure
 
 
@@ -276,6 +286,18 @@ def _edges(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float]:
     return edge(xs), edge(ys)
 
 
+def _named_label(name: str, values: Mapping[str, Any], infinite: bool) -> str:
+    """A named policy's legend entry: its name, its longest silence (the front's third figure,
+    which the plane cannot show), and whether a drawn value is infinite."""
+    text = name + (" (∞, drawn at the edge)" if infinite else "")
+    silence = values.get("max_silence_sec")
+    if silence is None:
+        return text
+    if math.isfinite(float(silence)):
+        return f"{text}: silent ≤ {duration_text(float(silence))}"
+    return f"{text}: a silence never ends"
+
+
 def _mark_named(
     ax: Axes,
     named: Mapping[str, Mapping[str, Any]],
@@ -284,7 +306,7 @@ def _mark_named(
     right: float,
     top: float,
 ) -> None:
-    """Each named policy as a marker in its palette colour; coinciding ones nest, labels stack."""
+    """Each named policy as a ring in its palette colour; coinciding ones nest (smaller above)."""
     xlim, ylim = ax.get_xlim(), ax.get_ylim()
     span_x = max(xlim[1] - xlim[0], 1e-9)
     span_y = max(ylim[1] - ylim[0], 1e-9)
@@ -306,27 +328,9 @@ def _mark_named(
             markersize=max(15.0 - 5.0 * crowd, 4.0),
             markeredgecolor="black",
             color=policy_color(name),
-            label=name + (" (∞)" if infinite else ""),
+            label=_named_label(name, values, infinite),
             linestyle="none",
             zorder=3 + index,
-        )
-        # The silence is the front's third axis: the label carries it, since the plot cannot.
-        silence = values.get("max_silence_sec")
-        if silence is None:
-            text = name
-        elif math.isfinite(float(silence)):
-            text = f"{name}: silent ≤ {duration_text(float(silence))}"
-        else:
-            text = f"{name}: a silence never ends"
-        ax.annotate(
-            text,
-            (px, py),
-            xytext=(9, 6 - 12 * crowd),
-            textcoords="offset points",
-            fontsize=8,
-            color="black",
-            bbox=LABEL_BOX,
-            zorder=10,
         )
 
 

@@ -142,20 +142,21 @@ def episode_timeline(
     """
     frame, sends = call_timeline(result, episode_id, episode=episode)
     figure, ax = figure_and_axes(ax, (9.0, 1.2 + 0.32 * (len(frame) + 1)))
-    # A call that never returns (an unbounded replay of a wedge) makes later times infinite:
-    # the axis spans the finite ones, and what never ends runs to its right edge.
+    # The axis spans the episode itself (its sends, its waits, its bounds), in the unit that
+    # span needs: a zombie that runs on for hours after the episode moved on would squeeze every
+    # call into the first pixel, so its tail runs to the right edge and says how long it lasts.
+    # A call that never returns (an unbounded replay of a wedge) runs to the edge too.
     ends = list(sends["end_sec"].to_numpy(dtype=float)) + list(
         (frame["start_sec"] + frame["wait_sec"]).to_numpy(dtype=float)
     )
     finite_bound_end = frame["start_sec"] + frame["bound_sec"].fillna(0.0)
-    zombie_end = frame["start_sec"] + frame["bound_sec"].fillna(0.0) + frame["zombie_sec"]
     ends += list(finite_bound_end.to_numpy(dtype=float))
-    ends += list(zombie_end.to_numpy(dtype=float))
     ends = [v for v in ends if math.isfinite(v)]
     span = max(ends) if ends else 1.0
     span = span if span > 0 else 1.0
     scale, unit = time_scale(span)
     right = span * 1.08 / scale
+    sliver = 0.004 * right  # the narrowest bar drawn, so a 30 ms call still shows
 
     labels = ["model"]
     for send in sends.itertuples():
@@ -204,7 +205,7 @@ def episode_timeline(
             )
         ax.barh(
             row,
-            min(call.wait_sec / scale, right - start),
+            min(max(call.wait_sec / scale, sliver), right - start),
             left=start,
             height=0.55,
             color=_OUTCOME_COLORS.get(call.outcome, "#8c8c8c"),
@@ -221,10 +222,10 @@ def episode_timeline(
                 markeredgewidth=2,
                 label=once("abandoned at bound"),
             )
-            tail = call.zombie_sec / scale if math.isfinite(call.zombie_sec) else right - at
+            tail = call.zombie_sec / scale if math.isfinite(call.zombie_sec) else math.inf
             ax.barh(
                 row,
-                tail,
+                min(tail, right - at),
                 left=at,
                 height=0.3,
                 color=_ZOMBIE_COLOR,
@@ -232,8 +233,19 @@ def episode_timeline(
                 alpha=0.6,
                 label=once("zombie tail (loose worker)"),
             )
-            if not math.isfinite(call.zombie_sec):
-                ax.annotate("never returns →", (right, row), ha="right", va="bottom", fontsize=8)
+            if at + tail > right:  # the tail outlives the axis: say for how long
+                ax.annotate(
+                    "never returns →"
+                    if not math.isfinite(call.zombie_sec)
+                    else f"runs on {duration_text(call.zombie_sec)} →",
+                    (right, row),
+                    xytext=(-3, 0),
+                    textcoords="offset points",
+                    ha="right",
+                    va="center",
+                    fontsize=8,
+                    bbox=LABEL_BOX,
+                )
         elif call.wedged:
             text = (
                 f"wedged: silent {duration_text(call.wait_sec)}, episode ends"
