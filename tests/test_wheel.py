@@ -7,11 +7,20 @@ in turn require, taken from the interpreter running the tests. So an import of a
 package fails there, and the source checkout is on no path: the commands run from an empty
 temporary directory with ``PYTHONPATH`` unset, and ``reviewlab.__file__`` must lie in the venv.
 reviewlab itself is installed from the wheel by pip (``--no-deps --no-index``), not editable.
+
+Two venvs are made from the one wheel: one with the wheel's own requirements (``reviewlab lab``
+and ``reviewlab dashboard`` there say in one line which extra to install), and one with the
+``lab`` extra's too, in which the shipped notebooks run from an empty folder the way a user runs
+them (``reviewlab lab`` copies them there; a kernel started in that folder, no ``REVIEWLAB_*``
+variable) and the README's shell commands that name shipped files (``bundled:…``) run.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -63,13 +72,18 @@ def build_wheel(out_dir: Path, work: Path) -> Path:
     return wheel
 
 
-def declared_requirements(wheel: Path) -> list[Requirement]:
-    """The wheel's ``Requires-Dist`` entries that apply without extras on this interpreter."""
+def declared_requirements(wheel: Path, extras: tuple[str, ...] = ()) -> list[Requirement]:
+    """The wheel's ``Requires-Dist`` entries that apply on this interpreter without extras, or
+    with one of ``extras``."""
     with zipfile.ZipFile(wheel) as archive:
         [name] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
         meta = Parser().parsestr(archive.read(name).decode())
     found = [Requirement(text) for text in meta.get_all("Requires-Dist") or []]
-    return [r for r in found if r.marker is None or r.marker.evaluate({"extra": ""})]
+    return [
+        r
+        for r in found
+        if r.marker is None or any(r.marker.evaluate({"extra": e}) for e in ("", *extras))
+    ]
 
 
 def dependency_closure(requirements: list[Requirement]) -> dict[str, metadata.Distribution]:
@@ -109,10 +123,15 @@ def link_distributions(closure: dict[str, metadata.Distribution], folder: Path) 
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A fresh venv with the wheel installed and its dependencies linked; its paths."""
-    work = tmp_path_factory.mktemp("wheel")
-    wheel = build_wheel(work / "dist", work)
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built once from a copy of the checkout's sources."""
+    work = tmp_path_factory.mktemp("build")
+    return build_wheel(work / "dist", work)
+
+
+def make_venv(wheel: Path, work: Path, extras: tuple[str, ...] = ()) -> dict[str, Path]:
+    """A fresh venv in ``work`` with ``wheel`` installed and the distributions it requires
+    (with ``extras``) linked; its paths."""
     env_dir = work / "venv"
     venv.EnvBuilder(with_pip=False, system_site_packages=False, symlinks=True).create(env_dir)
     python = env_dir / "bin" / "python"
@@ -126,7 +145,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         ).stdout.strip()
     )
     deps = work / "deps"
-    link_distributions(dependency_closure(declared_requirements(wheel)), deps)
+    link_distributions(dependency_closure(declared_requirements(wheel, extras)), deps)
     (site / "reviewlab-test-deps.pth").write_text(f"{deps}\n")
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index"]
@@ -139,6 +158,18 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"wheel": wheel, "venv": env_dir, "python": python, "site": site, "work": work}
 
 
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A fresh venv with the wheel and its own requirements, no extra."""
+    return make_venv(wheel, tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="module")
+def installed_lab(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A fresh venv with the wheel installed as ``reviewlab[lab]``."""
+    return make_venv(wheel, tmp_path_factory.mktemp("wheel-lab"), ("lab",))
+
+
 def clean_env() -> dict[str, str]:
     """This process's environment without anything that would put the checkout on a path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
@@ -146,10 +177,21 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def run(installed: dict[str, Path], argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+def run(
+    installed: dict[str, Path],
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
     """Run a command of the fresh venv in ``cwd`` with a clean environment."""
     return subprocess.run(
-        argv, cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=600, check=False
+        argv,
+        cwd=cwd,
+        env=clean_env() if env is None else env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
 
 
@@ -180,12 +222,11 @@ def test_the_venv_sees_only_what_the_wheel_declares(
     installed: dict[str, Path], tmp_path: Path
 ) -> None:
     """Packages of the test environment that the wheel does not require are not importable there."""
-    code = (
-        "import importlib.util as u; print([u.find_spec(n) is None for n in ('openai', 'pytest')])"
-    )
+    names = ("openai", "pytest", "jupyterlab", "voila")
+    code = f"import importlib.util as u; print([u.find_spec(n) is None for n in {names!r}])"
     done = run(installed, [str(installed["python"]), "-c", code], tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[True, True]"
+    assert done.stdout.strip() == str([True] * len(names))
 
 
 def test_reviewlab_demo_from_an_empty_directory_writes_the_report_and_its_charts(
@@ -204,19 +245,129 @@ def test_reviewlab_demo_from_an_empty_directory_writes_the_report_and_its_charts
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_reviewlab_lab_copies_the_notebooks_into_the_working_directory(
-    installed: dict[str, Path], tmp_path: Path
+@pytest.mark.parametrize("command", ["lab", "dashboard"])
+def test_without_the_lab_extra_lab_and_dashboard_name_it_in_one_line(
+    installed: dict[str, Path], tmp_path: Path, command: str
 ) -> None:
-    """``reviewlab lab --dry-run`` in an empty folder copies the shipped notebooks there."""
-    done = run(
-        installed, [str(installed["venv"] / "bin" / "reviewlab"), "lab", "--dry-run"], tmp_path
-    )
-    assert done.returncode == 0, done.stderr
-    copied = sorted(p.name for p in (tmp_path / "notebooks").glob("*.ipynb"))
-    shipped = sorted(
+    """Without the extra, ``reviewlab lab`` and ``reviewlab dashboard`` print one stderr line
+    with the pip command, no URL and nothing on stdout, copy nothing, and exit non-zero."""
+    done = run(installed, [str(installed["venv"] / "bin" / "reviewlab"), command], tmp_path)
+    assert done.returncode != 0
+    assert done.stdout == "" and "http" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "pip install 'reviewlab[lab]'" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def shipped_notebooks(wheel: Path) -> list[str]:
+    """The names of the notebooks the wheel ships."""
+    return sorted(
         Path(n).name
-        for n in zipfile.ZipFile(installed["wheel"]).namelist()
+        for n in zipfile.ZipFile(wheel).namelist()
         if n.startswith("reviewlab/notebooks/") and n.endswith(".ipynb")
     )
-    assert copied == shipped and len(copied) >= 4
-    assert f"--notebook-dir={tmp_path / 'notebooks'}" in done.stdout
+
+
+@pytest.fixture(scope="module")
+def lab_folder(installed_lab: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty folder in which ``reviewlab lab --dry-run`` copied the notebooks to
+    ``notebooks/``; its path."""
+    folder = tmp_path_factory.mktemp("user")
+    reviewlab = str(installed_lab["venv"] / "bin" / "reviewlab")
+    done = run(installed_lab, [reviewlab, "lab", "--dry-run"], folder)
+    assert done.returncode == 0, done.stderr
+    assert f"--notebook-dir={folder / 'notebooks'}" in done.stdout
+    return folder
+
+
+def test_reviewlab_lab_copies_the_notebooks_into_the_working_directory(
+    installed_lab: dict[str, Path], lab_folder: Path
+) -> None:
+    """``reviewlab lab --dry-run`` in an empty folder copies every shipped notebook there."""
+    copied = sorted(p.name for p in (lab_folder / "notebooks").glob("*.ipynb"))
+    assert copied == shipped_notebooks(installed_lab["wheel"]) and len(copied) >= 5
+
+
+RUN_NOTEBOOKS = """
+import json, sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+folder = Path(sys.argv[1])
+probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+    "import json, os, sys, reviewlab\\n"
+    "print(json.dumps([sys.executable, reviewlab.__file__, os.getcwd()]))"
+)])
+where = {"metadata": {"path": str(folder)}}
+NotebookClient(probe, kernel_name="python3", resources=where).execute()
+print(probe.cells[0].outputs[0]["text"].strip(), flush=True)
+for path in sorted(folder.glob("[0-9][0-9]-*.ipynb")):
+    notebook = nbformat.read(path, as_version=4)
+    try:
+        NotebookClient(notebook, kernel_name="python3", timeout=300, resources=where).execute()
+        error = ""
+    except Exception as exc:  # every notebook runs; the test lists each one's failure
+        error = str(exc)[-3000:]
+    images = sum(
+        "image/png" in out.get("data", {})
+        for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs
+    )
+    print(json.dumps([path.name, images, error]), flush=True)
+"""
+
+
+@pytest.mark.timeout(900)
+def test_the_notebooks_run_from_the_wheel_in_the_users_folder(
+    installed_lab: dict[str, Path], lab_folder: Path, tmp_path: Path
+) -> None:
+    """Every copied notebook runs top to bottom in a kernel of the venv's own Python started in
+    the copy's folder, importing the wheel's reviewlab, with no ``REVIEWLAB_*`` or matplotlib
+    variable set, and draws a chart."""
+    notebooks = lab_folder / "notebooks"
+    script = tmp_path / "run_notebooks.py"
+    script.write_text(RUN_NOTEBOOKS)
+    env = {k: v for k, v in clean_env().items() if not k.startswith(("REVIEWLAB_", "MPLBACKEND"))}
+    done = run(
+        installed_lab, [str(installed_lab["python"]), str(script), str(notebooks)], tmp_path, env
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-6000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("[")]
+    (executable, module, cwd), *ran = lines
+    assert Path(executable).parent == installed_lab["venv"] / "bin"
+    assert Path(module).is_relative_to(installed_lab["site"])
+    assert Path(cwd) == notebooks
+    assert [name for name, _, _ in ran] == shipped_notebooks(installed_lab["wheel"])
+    failed = {name: error for name, _, error in ran if error}
+    assert not failed, "\n\n".join(f"{name}: {error}" for name, error in failed.items())
+    assert all(images > 0 for _, images, _ in ran), ran
+
+
+README_COMMAND = re.compile(r"^\s*(reviewlab\s.*\bbundled:.*)$")
+
+
+def readme_commands() -> list[str]:
+    """The README's shell commands (in ```sh blocks) that name a shipped file, comments cut."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    commands = []
+    for block in re.findall(r"```(?:sh|bash|shell|console)\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            found = README_COMMAND.match(line.removeprefix("$ "))
+            if found:
+                commands.append(re.split(r"\s+#\s", found.group(1))[0].strip())
+    return commands
+
+
+def test_the_readmes_commands_on_shipped_files_run_from_the_wheel(
+    installed_lab: dict[str, Path], tmp_path: Path
+) -> None:
+    """Each README shell command naming a ``bundled:`` file runs from an empty folder, in the
+    README's order, and exits 0."""
+    commands = readme_commands()
+    assert commands, "the README shows no shell command on a bundled: file"
+    for command in commands:
+        argv = shlex.split(command)
+        argv[0] = str(installed_lab["venv"] / "bin" / "reviewlab")
+        done = run(installed_lab, argv, tmp_path)
+        assert done.returncode == 0, f"{command}\n{done.stdout[-1000:]}\n{done.stderr[-3000:]}"
