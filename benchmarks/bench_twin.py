@@ -40,9 +40,10 @@ from typing import Any
 import simpy
 
 from reviewlab.core.policy import Policy, resolve_bound
+from reviewlab.engines._shared import arrival_times
 from reviewlab.engines.twin import effective_observation, simulate
 from reviewlab.engines.twin.corpus import clear_cache
-from reviewlab.engines.twin.engine import arrival_times, run_simulation
+from reviewlab.engines.twin.engine import run_simulation
 from reviewlab.recording.schema import Episode
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "episodes" / "synthetic-1k.jsonl.gz"

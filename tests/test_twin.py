@@ -237,7 +237,7 @@ def test_bad_input_is_refused_with_the_field_named():
     """Duplicate episode ids, unknown censoring modes and non-episodes
     are errors naming what is wrong."""
     ep = _episode("dup", [])
-    with pytest.raises(ValueError, match=r"episodes\[1\]\.id: 'dup'"):
+    with pytest.raises(ValueError, match=r"episodes\[1\]\.id: duplicate episode id 'dup'"):
         simulate([ep, ep])
     with pytest.raises(ValueError, match="censored"):
         simulate([ep], censored="forever")  # type: ignore[arg-type]
@@ -328,9 +328,10 @@ def test_narrow_sec_is_the_rule_narrow_wraps(narrowing):
 def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing):
     """Without a pool, the single corpus process (no clock stop per arrival) gives
     what per-episode processes give."""
+    from reviewlab.engines._shared import arrival_times
     from reviewlab.engines.twin.bounds import BoundResolver as Resolver
     from reviewlab.engines.twin.corpus import compiled
-    from reviewlab.engines.twin.engine import arrival_times, run_simulation
+    from reviewlab.engines.twin.engine import run_simulation
     from reviewlab.engines.twin.model import Simulation, episode_process
     from reviewlab.recording.synth import synth_corpus
 

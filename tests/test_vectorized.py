@@ -454,7 +454,8 @@ def test_compile_corpus_refuses_what_the_twin_refuses():
     episode = synth_corpus(1, seed=1)[0]
     with pytest.raises(TypeError, match=r"episodes\[1\]: expected a reviewlab Episode, got dict"):
         compile_corpus([episode, {"id": "x"}])
-    with pytest.raises(ValueError, match=r"episodes\[1\]\.id: .* repeats episodes\[0\]\.id"):
+    repeat = r"episodes\[1\]\.id: duplicate episode id .* \(first on episodes\[0\]\)"
+    with pytest.raises(ValueError, match=repeat):
         compile_corpus([episode, episode])
     with pytest.raises(ValueError, match=r"episodes\[1\]\.id"):
         simulate([episode, episode])

@@ -72,6 +72,7 @@ from reviewlab.core.vocab import (
 __all__ = [
     "CALL_COLUMNS",
     "CALL_DERIVED_COLUMNS",
+    "CALL_DTYPES",
     "CALL_FRAME_COLUMNS",
     "CALL_HEDGE_COLUMNS",
     "CALL_TIMING_COLUMNS",
@@ -107,6 +108,24 @@ CALL_COLUMNS = (
 )
 CALL_TIMING_COLUMNS = ("start_sec", "wait_sec")
 """The engine's timing of each call, after :data:`CALL_COLUMNS` (see the module docstring)."""
+CALL_DTYPES: dict[str, Any] = {
+    "episode_id": object,
+    "round": np.int64,
+    "call_index": np.int64,
+    "tool": object,
+    "duration_sec": float,
+    "completed": bool,
+    "bound_sec": float,
+    "bound_by": object,
+    "outcome": object,
+    "source_gap": object,
+    "requested_lines": np.int64,
+    "credited_lines": np.int64,
+    "zombie_sec": float,
+    "start_sec": float,
+    "wait_sec": float,
+}
+"""The dtype of every column of :data:`CALL_COLUMNS` and :data:`CALL_TIMING_COLUMNS`."""
 CALL_DERIVED_COLUMNS = ("timeout_lost_lines",)
 """Appended by :func:`reviewlab.engines.result.assemble`: lines lost because of abandonment."""
 CALL_FRAME_COLUMNS = CALL_COLUMNS + CALL_TIMING_COLUMNS + CALL_DERIVED_COLUMNS

@@ -39,8 +39,8 @@ import numpy as np
 
 from reviewlab.core.breaker import BreakerRule, BreakerState
 from reviewlab.core.vocab import OUTCOMES_ANSWERED, SOURCE_GAP_ABANDONED
+from reviewlab.engines._shared import arrival_times
 from reviewlab.engines.result import ReplayResult
-from reviewlab.engines.twin.engine import arrival_times
 from reviewlab.recording.schema import Episode
 
 __all__ = ["CallKey", "EpisodeWalk", "Rounds", "episode_walks", "withheld_calls"]

@@ -67,6 +67,7 @@ from reviewlab.recording.file_errors import (
     field_of,
     open_decompressed,
 )
+from reviewlab.recording.ids import duplicate_id
 from reviewlab.recording.schema import SCHEMA_VERSION, Episode
 
 __all__ = [
@@ -169,7 +170,7 @@ def iter_episodes(
                 continue
             first = seen.setdefault(episode.id, number)
             if first != number:
-                refuse(number, "id", f"duplicate episode id {episode.id!r} (first on line {first})")
+                refuse(number, "id", duplicate_id(episode.id, f"line {first}"))
                 continue
             yield episode
 
@@ -263,7 +264,7 @@ def _write_lines(
     count = 0
     for episode in episodes:
         if episode.id in seen:
-            raise ValueError(f"{target}: duplicate episode id {episode.id!r}")
+            raise ValueError(f"{target}: {duplicate_id(episode.id)}")
         seen.add(episode.id)
         batch.append(episode.to_json_line())
         count += 1

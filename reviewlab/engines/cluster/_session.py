@@ -225,20 +225,11 @@ class ClusterCorpus:
                 seen[episode_id] = place
         if first_repeat is None:
             return  # hash collisions only
-        from reviewlab.recording.columnar import BadValue, ColumnarFormatError
+        from reviewlab.recording.columnar import repeated_id_error
 
         (part, row), (first_part, first_row), episode_id = first_repeat
-        raise ColumnarFormatError(
-            self.partitions[part],
-            [
-                BadValue(
-                    row,
-                    episode_id,
-                    "id",
-                    f"duplicate episode id {episode_id!r} "
-                    f"(first on row {first_row} of {self.partitions[first_part]})",
-                )
-            ],
+        raise repeated_id_error(
+            self.partitions[part], row, episode_id, self.partitions[first_part], first_row
         )
 
     # -- failures -----------------------------------------------------------------

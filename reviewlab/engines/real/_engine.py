@@ -13,6 +13,7 @@ from reviewlab.core.breaker import BreakerRule, BreakerState
 from reviewlab.core.deadline import ScaledClock, clock_scope, execution_deadline_scope
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode, Reaction
+from reviewlab.engines._shared import arrival_times, check_corpus
 from reviewlab.engines.censoring import completion_times, hedge_plan
 from reviewlab.engines.reaction import check_reaction
 from reviewlab.engines.real._actors import PlannedHedges, ReplayModel, ReplayRegistry
@@ -20,7 +21,6 @@ from reviewlab.engines.real._calibrate import default_time_scale
 from reviewlab.engines.real._frames import RealRun, overhead, replay_result, settle_loose
 from reviewlab.engines.real._plan import plan_episode
 from reviewlab.engines.result import ReplayResult
-from reviewlab.engines.twin.engine import arrival_times
 from reviewlab.live.episode import ReviewEpisode
 from reviewlab.live.executor import BoundedExecutor
 from reviewlab.recording.files import paused_gc
@@ -66,9 +66,7 @@ def replay_real(
     spine = Policy.of(policy, narrowing)
     spine.refuse("replay_real (reviewlab's executors hold a true total cap)", "cap_rule")
     corpus = list(episodes)
-    ids = [e.id for e in corpus]
-    if len(set(ids)) != len(ids):
-        raise ValueError("episodes: episode ids must be unique within a replayed corpus")
+    check_corpus(corpus)
     arrival = arrival_times(corpus)
     imputed = completion_times(corpus, censored, seed)
     hedges = hedge_plan(corpus, spine, imputed, seed)

@@ -27,11 +27,11 @@ from reviewlab.core.vocab import (
     SOURCE_GAP_WEDGED,
     SOURCE_GAP_WITHHELD,
 )
+from reviewlab.engines._shared import calls_frame
 from reviewlab.engines.reaction import skipped_start
 from reviewlab.engines.real._actors import ReplayModel, ReplayRegistry
 from reviewlab.engines.real._plan import PlannedCall, ReplayPlan
 from reviewlab.engines.result import ReplayResult, assemble
-from reviewlab.engines.twin.engine import calls_frame
 from reviewlab.live.episode import CallTrace, EpisodeResult
 from reviewlab.live.executor import CallStatus
 

@@ -20,7 +20,7 @@ vectorized engine).
 
 from reviewlab.engines.censoring import KaplanMeier, effective_observation, impute_durations
 from reviewlab.engines.twin.bounds import BoundResolver
-from reviewlab.engines.twin.engine import ARRIVAL_MODES, arrival_times, calls_frame, simulate
+from reviewlab.engines.twin.engine import simulate
 from reviewlab.engines.twin.pool import (
     SLOT_STATES,
     SLOT_TIMELINE_COLUMNS,
@@ -30,7 +30,6 @@ from reviewlab.engines.twin.pool import (
 )
 
 __all__ = [
-    "ARRIVAL_MODES",
     "SLOT_STATES",
     "SLOT_TIMELINE_COLUMNS",
     "BoundResolver",
@@ -38,8 +37,6 @@ __all__ = [
     "SlotPool",
     "SlotTimeline",
     "WorkerPool",
-    "arrival_times",
-    "calls_frame",
     "effective_observation",
     "impute_durations",
     "simulate",

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from reviewlab.engines._shared import check_corpus
 from reviewlab.engines.corpus_cache import CorpusCache
 from reviewlab.recording.schema import Episode
 
@@ -40,7 +41,6 @@ __all__ = [
     "CallTuple",
     "EpisodeTuple",
     "TwinCorpus",
-    "check_corpus",
     "clear_cache",
     "compiled",
 ]
@@ -172,21 +172,6 @@ class TwinCorpus:
     def call_index(self) -> np.ndarray:
         """Per call, its 0-based index within its episode."""
         return self._static_columns()[3]
-
-
-def check_corpus(episodes: list[Episode]) -> None:
-    """Refuse anything but reviewlab Episodes with distinct ids, naming the position."""
-    seen: dict[str, int] = {}
-    for position, episode in enumerate(episodes):
-        if not isinstance(episode, Episode):
-            raise TypeError(
-                f"episodes[{position}]: expected a reviewlab Episode, got {type(episode).__name__}"
-            )
-        if episode.id in seen:
-            raise ValueError(
-                f"episodes[{position}].id: {episode.id!r} repeats episodes[{seen[episode.id]}].id"
-            )
-        seen[episode.id] = position
 
 
 _CACHE: CorpusCache[TwinCorpus] = CorpusCache(CACHE_SIZE)

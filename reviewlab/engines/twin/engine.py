@@ -42,7 +42,6 @@ import simpy
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import (
-    ARRIVAL_MODES,
     CENSORING_MODES,
     OUTCOME_ERROR,
     OUTCOME_EXECUTED,
@@ -51,6 +50,7 @@ from reviewlab.core.vocab import (
     ArrivalMode,
     CensoringMode,
 )
+from reviewlab.engines._shared import arrival_times
 from reviewlab.engines.censoring import HedgePlan, completion_times
 from reviewlab.engines.result import FramesOnDemand, PoolFrames, ReplayResult, assemble
 from reviewlab.engines.twin.bounds import BoundResolver
@@ -66,76 +66,12 @@ from reviewlab.recording.files import paused_gc
 from reviewlab.recording.schema import Episode
 
 __all__ = [
-    "ARRIVAL_MODES",
-    "arrival_times",
-    "calls_frame",
     "columns_frame",
     "run_simulation",
     "simulate",
 ]
 
-# Seed stream for Poisson arrivals, kept apart from the imputation draws of the same seed.
-_ARRIVAL_STREAM = 0xA7
-
-_CALL_DTYPES = {
-    "episode_id": object,
-    "round": np.int64,
-    "call_index": np.int64,
-    "tool": object,
-    "duration_sec": float,
-    "completed": bool,
-    "bound_sec": float,
-    "bound_by": object,
-    "outcome": object,
-    "source_gap": object,
-    "requested_lines": np.int64,
-    "credited_lines": np.int64,
-    "zombie_sec": float,
-    "start_sec": float,
-    "wait_sec": float,
-}
 _FRAME_COLUMNS = [*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]
-
-
-def arrival_times(
-    episodes: list[Episode],
-    mode: str | None = None,
-    *,
-    rate_per_sec: float | None = None,
-    seed: int = 0,
-) -> np.ndarray:
-    """Seconds from the corpus start at which each request arrives.
-
-    ``recorded`` (default): ``started_at - min(started_at)``. ``poisson``: a
-    Poisson stream of rate ``rate_per_sec`` starting at 0, seeded; episodes take
-    the arrivals in corpus order.
-    """
-    if mode in (None, "recorded"):
-        if not episodes:
-            return np.empty(0)
-        first = min(e.started_at for e in episodes)
-        return np.array([(e.started_at - first).total_seconds() for e in episodes], dtype=float)
-    if mode != "poisson":
-        raise ValueError(f"arrivals: expected one of {', '.join(ARRIVAL_MODES)}, got {mode!r}")
-    if rate_per_sec is None or not np.isfinite(rate_per_sec) or rate_per_sec <= 0:
-        raise ValueError(
-            f"arrival_rate: Poisson arrivals need a positive rate per second, got {rate_per_sec!r}"
-        )
-    rng = np.random.default_rng((seed, _ARRIVAL_STREAM))
-    return np.cumsum(rng.exponential(1.0 / rate_per_sec, len(episodes)))
-
-
-def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
-    """The ``calls`` frame from row tuples in :data:`~reviewlab.core.metrics.CALL_COLUMNS` order,
-    then
-    :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`."""
-    columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in _FRAME_COLUMNS]
-    return pd.DataFrame(
-        {
-            name: np.asarray(values, dtype=_CALL_DTYPES[name])
-            for name, values in zip(_FRAME_COLUMNS, columns, strict=True)
-        }
-    )
 
 
 def columns_frame(sim: Simulation, arrival: np.ndarray) -> pd.DataFrame:
@@ -154,18 +90,9 @@ def columns_frame(sim: Simulation, arrival: np.ndarray) -> pd.DataFrame:
         "tool": corpus.tool,
         "requested_lines": corpus.requested_lines,
     }
-    for name in (
-        "duration_sec",
-        "completed",
-        "bound_sec",
-        "bound_by",
-        "outcome",
-        "source_gap",
-        "credited_lines",
-        "zombie_sec",
-        "wait_sec",
-    ):
-        data[name] = np.array(getattr(columns, name), dtype=_CALL_DTYPES[name])
+    for name in _FRAME_COLUMNS:  # the run's decided columns
+        if name not in data and name != "start_sec":
+            data[name] = np.array(getattr(columns, name), dtype=metrics.CALL_DTYPES[name])
     first_rows = np.array(
         [episode.first_row for episode in corpus.tuples] + [corpus.calls], dtype=np.intp
     )

@@ -51,12 +51,12 @@ from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.vectorized import CompiledCorpus, RemoteCalls
 from reviewlab.engines.vectorized.gather import Gathered
 from reviewlab.recording.columnar import (
-    BadValue,
     ColumnarFormatError,
     FlatColumns,
     check_table,
     conform,
     flat_columns,
+    repeated_id_error,
 )
 from reviewlab.recording.locations import is_url, location_of
 from reviewlab.recording.schema import Episode
@@ -153,18 +153,7 @@ def _parquet_table(path: Path) -> tuple[pa.Table, FlatColumns]:
             for row, episode_id in enumerate(table.column("id").to_pylist(), start=1):
                 first = seen.setdefault(episode_id, (part, row))
                 if first != (part, row):
-                    raise ColumnarFormatError(
-                        part,
-                        [
-                            BadValue(
-                                row,
-                                episode_id,
-                                "id",
-                                f"duplicate episode id {episode_id!r} "
-                                f"(first on row {first[1]} of {first[0]})",
-                            )
-                        ],
-                    )
+                    raise repeated_id_error(part, row, episode_id, first[0], first[1])
     del tables
     return combined, flat_columns(combined)
 

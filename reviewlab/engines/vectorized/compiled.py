@@ -24,9 +24,9 @@ import pandas as pd
 from reviewlab.core.crediting import Crediting
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES
+from reviewlab.engines._shared import check_corpus
 from reviewlab.engines.censoring import completion_times, effective_observation
 from reviewlab.engines.result import FramesOnDemand, ReplayResult
-from reviewlab.engines.twin.corpus import check_corpus
 from reviewlab.engines.vectorized.evaluation import ERROR, EXECUTED, WITHHELD, Evaluation
 from reviewlab.engines.vectorized.frames import frames, tool_breakdown, unbounded_evaluation
 from reviewlab.engines.vectorized.layout import PrefixLayout

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.recording.columnar import BadValue, ColumnarFormatError, FlatColumns
+from reviewlab.recording.columnar import FlatColumns, repeated_id_error
 
 __all__ = ["Gathered", "StringColumn"]
 
@@ -257,18 +257,7 @@ class Gathered:
             if first != index:
                 part, row = self._locate(index)
                 first_part, first_row = self._locate(first)
-                raise ColumnarFormatError(
-                    part,
-                    [
-                        BadValue(
-                            row,
-                            episode_id,
-                            "id",
-                            f"duplicate episode id {episode_id!r} "
-                            f"(first on row {first_row} of {first_part})",
-                        )
-                    ],
-                )
+                raise repeated_id_error(part, row, episode_id, first_part, first_row)
 
     def _locate(self, index: int) -> tuple[Path, int]:
         for part, first_row, first_episode, rows in reversed(self.where):

@@ -26,6 +26,7 @@ from reviewlab.core.vocab import SOURCES, Source
 from reviewlab.live.episode import EpisodeResult
 from reviewlab.recording.capture._live import episode_from_result
 from reviewlab.recording.files import load_episodes, save_episodes
+from reviewlab.recording.ids import duplicate_id
 from reviewlab.recording.schema import Episode
 
 __all__ = ["Recorder"]
@@ -126,6 +127,6 @@ class Recorder:
 
     def _keep(self, episode: Episode) -> None:
         if episode.id in self._ids:
-            raise ValueError(f"{self.path}: duplicate episode id {episode.id!r}")
+            raise ValueError(f"{self.path}: {duplicate_id(episode.id)}")
         self._ids.add(episode.id)
         self._episodes.append(episode)

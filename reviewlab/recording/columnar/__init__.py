@@ -9,7 +9,13 @@ form (Parquet)". Internals: ``_write`` (schema, tables, partitions), ``_read``, 
 ``_flat``, ``_urls`` (fsspec targets).
 """
 
-from reviewlab.recording.columnar._checks import BadValue, ColumnarFormatError, check_table, conform
+from reviewlab.recording.columnar._checks import (
+    BadValue,
+    ColumnarFormatError,
+    check_table,
+    conform,
+    repeated_id_error,
+)
 from reviewlab.recording.columnar._flat import FlatColumns, flat_columns
 from reviewlab.recording.columnar._read import (
     iter_columnar,
@@ -54,6 +60,7 @@ __all__ = [
     "iter_tables",
     "partition_paths",
     "read_table",
+    "repeated_id_error",
     "table_episodes",
     "unique_ids",
     "write_columnar",

@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 from reviewlab.core.vocab import CALL_STATUSES, END_REASONS, SOURCES, TRANSPORTS
 from reviewlab.recording.columnar._flat import FlatColumns, _numpy, flat_columns
 from reviewlab.recording.file_errors import EpisodeFormatError
+from reviewlab.recording.ids import duplicate_id
 from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSIONS, V2_CALL_FIELDS
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "check_table",
     "conform",
     "flat_columns",
+    "repeated_id_error",
 ]
 
 _SHOWN = 20  # bad values spelled out in an error message; all are kept in ``problems``
@@ -78,6 +80,15 @@ class ColumnarFormatError(EpisodeFormatError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.path, self.problems))
+
+
+def repeated_id_error(
+    path: str | Path, row: int, episode_id: str, first_path: str | Path, first_row: int
+) -> ColumnarFormatError:
+    """The error for an id that repeats one of an earlier file or batch: at its later row, naming
+    where the first one stood (the rule and its words: :mod:`reviewlab.recording.ids`)."""
+    first = duplicate_id(episode_id, f"row {first_row} of {first_path}")
+    return ColumnarFormatError(path, [BadValue(row, episode_id, "id", first)])
 
 
 def conform(path: Path, table: pa.Table) -> pa.Table:
@@ -346,7 +357,7 @@ def _check_unique(
         for hit in np.flatnonzero(again & ~missing).tolist():
             row = first_row + int(first_at[codes[hit]])
             repeats[hit] = True
-            first[hit] = f"duplicate episode id {ids[hit].as_py()!r} (first on row {row})"
+            first[hit] = duplicate_id(ids[hit].as_py(), f"row {row}")
     else:
         for k, episode_id in enumerate(ids.to_pylist()):
             if missing[k]:
@@ -355,9 +366,7 @@ def _check_unique(
             if previous != (path, first_row + k):
                 place = "" if previous[0] == path else f" of {previous[0]}"
                 repeats[k] = True
-                first[k] = (
-                    f"duplicate episode id {episode_id!r} (first on row {previous[1]}{place})"
-                )
+                first[k] = duplicate_id(episode_id, f"row {previous[1]}{place}")
     report(repeats, None, "id", lambda k: first[int(k)])
 
 

@@ -73,6 +73,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from reviewlab.recording.ids import duplicate_id
 from reviewlab.recording.locations import is_url
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Episode
 
@@ -360,7 +361,7 @@ def unique_ids(target: str | os.PathLike[str]) -> Callable[[pa.Table], pa.Table]
         fresh = set(ids)
         if len(fresh) != len(ids) or not seen.isdisjoint(fresh):
             repeated = next(i for n, i in enumerate(ids) if i in seen or i in ids[:n])
-            raise ValueError(f"{target}: duplicate episode id {repeated!r}")
+            raise ValueError(f"{target}: {duplicate_id(repeated)}")
         seen.update(fresh)
         return table.replace_schema_metadata(ARROW_SCHEMA.metadata)
 
