@@ -36,6 +36,7 @@ from reviewlab.cli.export import EXPORT
 from reviewlab.cli.import_log import IMPORT
 from reviewlab.cli.incident import INCIDENT
 from reviewlab.cli.lab import LAB
+from reviewlab.cli.lesson import LESSON
 from reviewlab.cli.presets import PRESETS
 from reviewlab.cli.record import RECORD
 from reviewlab.cli.replay import REPLAY
@@ -59,6 +60,7 @@ COMMANDS: tuple[Command, ...] = (
     EXPORT,
     LAB,
     DASHBOARD,
+    LESSON,
 )
 """Every subcommand, in the order ``reviewlab --help`` lists them."""
 

@@ -179,7 +179,9 @@ class AbandonmentScene(Scene):
             description="release the wedged worker", icon="unlock", button_style="warning",
             layout=w.Layout(width="16em"),
         )  # fmt: skip
-        self.again_button = w.Button(description="run the episode again", icon="repeat")
+        self.again_button = w.Button(
+            description="run the episode again", icon="repeat", layout=w.Layout(width="14em")
+        )
         self.on_click(self.release_button, self.release)
         self.on_click(self.again_button, self.again)
         self._finish([self.release_button, self.again_button])

@@ -147,12 +147,12 @@ class BoundScene(Scene):
         style = {"description_width": "11em"}
         self.timeout = w.FloatSlider(
             value=tool_timeout_sec, min=1.0, max=120.0, step=1.0, description="tool timeout (s)",
-            continuous_update=False, style=style, layout=w.Layout(width="30em"),
+            continuous_update=False, style=style, layout=w.Layout(width="38em"),
         )  # fmt: skip
         self.deadline = w.FloatSlider(
             value=deadline_sec, min=0.0, max=120.0, step=1.0,
             description="inherited deadline (s)", continuous_update=False, style=style,
-            layout=w.Layout(width="30em"),
+            layout=w.Layout(width="38em"),
         )  # fmt: skip
         self.narrowing = w.ToggleButtons(
             options=list(NARROWINGS), value=narrowing, description="narrowing",
