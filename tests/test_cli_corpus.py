@@ -205,3 +205,17 @@ def test_the_module_entry_point_replays_a_parquet_corpus(parquet: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "abandoned-call rate" in done.stdout and done.stderr == ""
     assert io.StringIO(done.stdout).readline().startswith("assumes:")
+
+
+def test_replay_without_output_builds_no_call_frame(
+    parquet: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``reviewlab replay corpus.parquet`` prints its summary and per-tool table from the replay's
+    arrays: no call frame is built unless -o asks for one (memory at scale)."""
+    from reviewlab.engines.result import FramesOnDemand
+
+    def refuse(self: FramesOnDemand) -> None:
+        raise AssertionError("a call frame was built")
+
+    monkeypatch.setattr(FramesOnDemand, "_built", refuse)
+    assert main(["replay", str(parquet)]) == 0

@@ -164,6 +164,8 @@ def per_tool_table(result: Any, *, title: str = "") -> Table:
 
     table = result.per_tool().copy()
     parts = policy_rows(result)
+    if not parts:  # the breakdown alone: a vectorized replay builds no call frame for it
+        return as_table(table, title=title, assumptions=result.assumptions)
     calls = result.calls
     by_tool = calls.groupby("tool", sort=False)
     if "hedges" in parts:
