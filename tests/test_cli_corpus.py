@@ -204,7 +204,7 @@ def test_the_module_entry_point_replays_a_parquet_corpus(parquet: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "abandoned-call rate" in done.stdout and done.stderr == ""
-    assert io.StringIO(done.stdout).readline().startswith("assumes:")
+    assert any(line.startswith("assumes:") for line in io.StringIO(done.stdout))
 
 
 def test_replay_without_output_builds_no_call_frame(
