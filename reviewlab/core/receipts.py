@@ -132,6 +132,12 @@ class ToolReceipt:
     """MCP calls: the size of that late result, in characters."""
     reissued: bool | None = None
     """MCP calls: the call was re-issued once under a new id after its stream dropped."""
+    ended_by: str | None = None
+    """What ended the call: ``returned``, or the clock that fired first
+    (:func:`~reviewlab.core.clocks.ended_by`); ``None`` for a call that never ran."""
+    clocks: dict[str, float] | None = None
+    """Every clock that applied, by name, in seconds after dispatch
+    (:func:`~reviewlab.core.clocks.call_clocks`)."""
 
     @property
     def abandoned(self) -> bool:
@@ -150,7 +156,7 @@ class ToolReceipt:
                 del data[key]
         if self.cancel_sent is None:
             del data["cancel_honoured_sec"]
-        for key in ("cancel_kind", "late_result_sec", "late_result_chars"):
+        for key in ("cancel_kind", "late_result_sec", "late_result_chars", "ended_by", "clocks"):
             if data[key] is None:
                 del data[key]
         if not self.reissued:

@@ -26,6 +26,8 @@ Tools:
 * ``drop_once(key)``: (HTTP) the first call with ``key`` closes its stream without answering;
   every later call answers ``answered on attempt N``.
 * ``malformed()``: answers with a result whose ``content`` is not a list.
+* ``seen_cancels()``: the request ids whose cancel reached the server (a notification, or the
+  client closing the stream at 2026-07-28), as a JSON list.
 
 Each request runs on its own thread; writes to stdout are serialised by a lock. The stdio
 process exits when stdin closes; the HTTP one when it is terminated.
@@ -91,6 +93,11 @@ TOOLS: list[dict[str, Any]] = [
         "inputSchema": {"type": "object", "properties": {"key": _STR}, "required": ["key"]},
     },
     {"name": "malformed", "description": "Answers with a malformed result.", "inputSchema": _NONE},
+    {
+        "name": "seen_cancels",
+        "description": "The request ids whose cancel reached the server, as a JSON list.",
+        "inputSchema": _NONE,
+    },
 ]
 HANDSHAKE_VERSION = "2025-11-25"
 MODERN_VERSION = "2026-07-28"
@@ -156,6 +163,11 @@ class _Tools:
             if attempt == 1:
                 raise _Drop
             reply(f"answered on attempt {attempt}")
+            return
+        if name == "seen_cancels":
+            with self.lock:
+                seen = [json.loads(key) for key, event in self.cancels.items() if event.is_set()]
+            reply(json.dumps(sorted(seen, key=str)))
             return
         if name == "malformed":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"content": "not a list"}})

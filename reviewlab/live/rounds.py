@@ -37,6 +37,7 @@ from datetime import datetime
 from typing import Any
 
 from reviewlab.core.breaker import BreakerState
+from reviewlab.core.clocks import call_clocks, ended_by
 from reviewlab.core.crediting import Crediting
 from reviewlab.core.deadline import monotonic_now
 from reviewlab.core.policy import Bound, Policy
@@ -128,6 +129,7 @@ class RoundLoop:
         # A registry may say which calls report progress (an idle timeout applies only to
         # those); without the hook every call may.
         self._reports_progress = getattr(registry, "reports_progress", _reports_progress)
+        self._transport_sec = getattr(registry, "transport_timeout_sec", None)
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": episode.task},
@@ -349,6 +351,8 @@ class RoundLoop:
             error=error,
             args_summary=summary,
             extent=extent,
+            ended_by=ended_by(result.status is CallStatus.ABANDONED, bound.by),
+            clocks=call_clocks(prepared.bound, prepared.idle_sec, self._transport_sec),
         )
         self.reply(call_id, text)
         return CallTrace(

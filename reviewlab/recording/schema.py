@@ -12,7 +12,9 @@ Unknown fields and values outside the closed vocabularies are errors.
 Version 2 (``reviewlab.episode/2``) adds, per call, how it reached its tool
 (``transport``), when it reported progress (``progress_sec``, which lets a replay
 apply an idle timeout) and what became of a cancellation sent to a remote server
-(``cancel_sent``, ``cancel_honoured_sec``). Version 1 files load unchanged; a
+(``cancel_sent``, ``cancel_honoured_sec``), a valid answer that came after the abandonment
+(``late_result_sec``, ``late_result_chars``) and which clock ended it (``ended_by``). Version 1
+files load unchanged; a
 version 1 episode may not carry those fields, and is written without them, byte
 for byte as before.
 """
@@ -31,6 +33,7 @@ from reviewlab.core.vocab import (
     SOURCES,
     TRANSPORTS,
     CallStatusName,
+    ClockName,
     EndReason,
     Source,
     Transport,
@@ -60,7 +63,15 @@ SchemaVersion = Literal["reviewlab.episode/1", "reviewlab.episode/2"]
 SCHEMA_VERSIONS: Final = get_args(SchemaVersion)
 SCHEMA_VERSION: Final = "reviewlab.episode/1"
 SCHEMA_VERSION_2: Final = "reviewlab.episode/2"
-V2_CALL_FIELDS: Final = ("transport", "progress_sec", "cancel_sent", "cancel_honoured_sec")
+V2_CALL_FIELDS: Final = (
+    "transport",
+    "progress_sec",
+    "cancel_sent",
+    "cancel_honoured_sec",
+    "late_result_sec",
+    "late_result_chars",
+    "ended_by",
+)
 """Call fields that only a version 2 episode carries."""
 V2_ROUND_FIELDS: Final = ("input_tokens", "output_tokens")
 """Round fields (token usage) that only a version 2 episode carries."""
@@ -150,8 +161,16 @@ class Call(BaseModel):
     """(v2, MCP) Whether ``notifications/cancelled`` was sent when the call was abandoned."""
     cancel_honoured_sec: float | None = None
     """(v2, MCP) Seconds from the cancellation to the server's answer; ``None`` when none came."""
+    late_result_sec: float | None = None
+    """(v2, MCP) Seconds after the abandonment at which a valid result came anyway: a valid
+    result dropped, credited to nothing; ``None`` when none came."""
+    late_result_chars: int | None = Field(default=None, ge=0)
+    """(v2, MCP) The size of that late result, in characters."""
+    ended_by: ClockName | None = None
+    """(v2) What ended the call as it ran: ``returned`` (before any clock) or the clock that
+    fired first (``tool_timeout``, ``deadline``, ``idle``...); ``None``: not recorded."""
 
-    @field_validator("duration_sec", "returned_after_sec", "cancel_honoured_sec")
+    @field_validator("duration_sec", "returned_after_sec", "cancel_honoured_sec", "late_result_sec")
     @classmethod
     def _seconds(cls, value: float | None, info: Any) -> float | None:
         return _finite_non_negative(info.field_name, value)

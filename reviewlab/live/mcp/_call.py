@@ -162,6 +162,9 @@ async def _cancel(
 
     link.watchers.add(request)
     request.add_done_callback(finished)
+    if notes.cancel_kind == "stream_closed":
+        request.cancel()  # the stream is gone: no answer can come on it, nothing to watch
+        return
     asyncio.get_running_loop().call_later(link.cancel_watch_sec, request.cancel)
 
 

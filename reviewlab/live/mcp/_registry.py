@@ -33,6 +33,9 @@ class MCPRegistry:
     """
 
     transport = "mcp"
+    HTTP_READ_TIMEOUT_SEC = 300.0
+    """The SDK's Streamable HTTP read timeout (``MCP_DEFAULT_SSE_READ_TIMEOUT``): a stream
+    silent this long ends, and its call with it (a transport clock on every HTTP call)."""
 
     def __init__(self, server: Any, root: Path, ctx: MCPContext) -> None:
         self.server = server
@@ -44,6 +47,11 @@ class MCPRegistry:
             if server.idempotent_tools is not None
             else frozenset(IDEMPOTENT_TOOLS)
         )
+
+    @property
+    def transport_timeout_sec(self) -> float | None:
+        """The transport's own clock on a call (HTTP: the read timeout; stdio: none)."""
+        return self.HTTP_READ_TIMEOUT_SEC if self.server.url is not None else None
 
     def bind_policy(self, policy: Any) -> None:
         """Take the episode policy's idempotent tools (unless the server named its own)."""

@@ -17,6 +17,7 @@ import contextlib
 import os
 import shlex
 import threading
+import time
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -246,6 +247,19 @@ class MCPServer:
             cursor = page.next_cursor
             if not cursor:
                 return tools
+
+    def wait_watched(self, timeout_sec: float | None = None) -> bool:
+        """Block until no abandoned call is still listened to (each watch ends with a late
+        answer, or in silence after ``cancel_watch_sec``), at most ``timeout_sec`` (default:
+        ``cancel_watch_sec``); whether none is. A recording written after it carries every late
+        answer that came."""
+        link = self.link
+        end = time.monotonic() + (self.cancel_watch_sec if timeout_sec is None else timeout_sec)
+        while link is not None and link.watchers:
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.02)  # polls a state the server drives; it decides no race
+        return True
 
     # -- the episode's view ------------------------------------------------------
     @property

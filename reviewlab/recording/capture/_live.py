@@ -180,6 +180,7 @@ def record_live(
         with MCPServer(mcp, cwd=root_dir) as server:
             options["registry_factory"] = server.registry_factory
             result = ReviewEpisode(root_dir, tap, **options).execute()
+            server.wait_watched()  # late answers of abandoned calls reach the recording
     else:
         result = ReviewEpisode(root_dir, tap, **options).execute()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -209,9 +210,12 @@ def _recorded_call(trace: CallTrace) -> Call:
     if notes is not None:  # the async path (reviewlab.episode/2)
         common["transport"] = notes.transport
         common["progress_sec"] = list(notes.progress_sec)
+        common["ended_by"] = receipt.ended_by
         if notes.transport == "mcp":
             common["cancel_sent"] = notes.cancel_sent
             common["cancel_honoured_sec"] = notes.cancel_honoured_sec
+            common["late_result_sec"] = notes.late_result_sec
+            common["late_result_chars"] = notes.late_result_chars
     if result is None or result.status is CallStatus.REFUSED:
         return Call(duration_sec=0.0, status="error", **common)
     if result.status is CallStatus.ABANDONED:

@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reviewlab.core.vocab import CALL_STATUSES, END_REASONS, SOURCES, TRANSPORTS
+from reviewlab.core.vocab import CALL_STATUSES, CLOCKS, END_REASONS, SOURCES, TRANSPORTS
 from reviewlab.recording.columnar._flat import FlatColumns, _numpy, flat_columns
 from reviewlab.recording.file_errors import EpisodeFormatError
 from reviewlab.recording.ids import duplicate_id
@@ -381,9 +381,25 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
         where("transport"),
         lambda k: f"{text[k]!r} is not one of {', '.join(TRANSPORTS)}",
     )
-    honoured = calls["cancel_honoured_sec"]
-    for mask, message in _seconds(honoured, optional=True):
-        report(mask, rows, where("cancel_honoured_sec"), _with_value(message, honoured))
+    for name in ("cancel_honoured_sec", "late_result_sec"):
+        seconds = calls[name]
+        for mask, message in _seconds(seconds, optional=True):
+            report(mask, rows, where(name), _with_value(message, seconds))
+    chars = calls["late_result_chars"]
+    report(
+        ~_null(chars) & (_numpy(chars, 0) < 0),
+        rows,
+        where("late_result_chars"),
+        _with_value("must not be negative", chars),
+    )
+    ended = calls["ended_by"]
+    ended_text = _Text(ended)
+    report(
+        ~_null(ended) & _not_in(ended, CLOCKS),
+        rows,
+        where("ended_by"),
+        lambda k: f"{ended_text[k]!r} is not one of {', '.join(CLOCKS)}",
+    )
     progress = calls["progress_sec"]
     offsets = np.asarray(progress.offsets.to_numpy(), dtype=np.intp)
     moments = _numpy(progress.values.slice(offsets[0], offsets[-1] - offsets[0]), np.nan)

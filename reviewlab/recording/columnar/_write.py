@@ -28,7 +28,9 @@ the per-round and per-call arrays with their parent indices). Columns
   ``extent`` (``struct<path, start_line, end_line>``, null when none),
   ``returned_after_sec`` (null when unknown) and the version 2 fields
   ``transport``, ``progress_sec`` (``list<float64>``), ``cancel_sent``,
-  ``cancel_honoured_sec`` (null in a version 1 episode, as the schema wants).
+  ``cancel_honoured_sec``, ``late_result_sec``, ``late_result_chars``, ``ended_by`` (null in a
+  version 1 episode, as the schema wants; a file written before the last three reads them as
+  null).
 
 Versioning: the Parquet key-value metadata ``reviewlab.schema`` holds the
 newest episode schema the columns can hold (:data:`FILE_SCHEMA`,
@@ -119,6 +121,9 @@ CALL_TYPE = pa.struct(
         ("progress_sec", pa.list_(pa.float64())),
         ("cancel_sent", pa.bool_()),
         ("cancel_honoured_sec", pa.float64()),
+        ("late_result_sec", pa.float64()),
+        ("late_result_chars", pa.int64()),
+        ("ended_by", pa.string()),
     ]
 )
 ROUND_TYPE = pa.struct([("send_sec", pa.float64()), ("calls", pa.list_(CALL_TYPE))])
@@ -212,6 +217,9 @@ def episodes_table(episodes: Iterable[Episode]) -> pa.Table:
                 calls["progress_sec"].append(call.progress_sec)
                 calls["cancel_sent"].append(call.cancel_sent)
                 calls["cancel_honoured_sec"].append(call.cancel_honoured_sec)
+                calls["late_result_sec"].append(call.late_result_sec)
+                calls["late_result_chars"].append(call.late_result_chars)
+                calls["ended_by"].append(call.ended_by)
                 extent = call.extent
                 no_extent.append(extent is None)
                 extents[0].append(None if extent is None else extent.path)

@@ -191,5 +191,8 @@ def _calls(d: Draws, c: np.ndarray) -> pa.StructArray:
         "progress_sec": pa.nulls(c.size, pa.list_(pa.float64())),
         "cancel_sent": pa.nulls(c.size, pa.bool_()),
         "cancel_honoured_sec": pa.nulls(c.size, pa.float64()),
+        "late_result_sec": pa.nulls(c.size, pa.float64()),
+        "late_result_chars": pa.nulls(c.size, pa.int64()),
+        "ended_by": pa.nulls(c.size, pa.string()),
     }
     return pa.StructArray.from_arrays([fields[f.name] for f in CALL_TYPE], fields=list(CALL_TYPE))
