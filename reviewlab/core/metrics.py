@@ -76,6 +76,7 @@ __all__ = [
     "CALL_FRAME_COLUMNS",
     "CALL_HEDGE_COLUMNS",
     "CALL_TIMING_COLUMNS",
+    "ENGINE_CALL_COLUMNS",
     "EPISODE_COLUMNS",
     "SUMMARY_KEYS",
     "WALL_QUANTILES",
@@ -108,6 +109,9 @@ CALL_COLUMNS = (
 )
 CALL_TIMING_COLUMNS = ("start_sec", "wait_sec")
 """The engine's timing of each call, after :data:`CALL_COLUMNS` (see the module docstring)."""
+ENGINE_CALL_COLUMNS = CALL_COLUMNS + CALL_TIMING_COLUMNS
+"""The call frame an engine builds, before :func:`reviewlab.engines.result.assemble` appends
+:data:`CALL_DERIVED_COLUMNS` (and a hedging replay :data:`CALL_HEDGE_COLUMNS`)."""
 CALL_DTYPES: dict[str, Any] = {
     "episode_id": object,
     "round": np.int64,

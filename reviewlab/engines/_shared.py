@@ -25,8 +25,6 @@ __all__ = ["arrival_times", "calls_frame", "check_corpus"]
 _ARRIVAL_STREAM = 0xA7
 """Seed stream for Poisson arrivals, kept apart from the imputation draws of the same seed."""
 
-_FRAME_COLUMNS = (*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS)
-
 
 def check_corpus(episodes: Sequence[Episode]) -> None:
     """Refuse anything but reviewlab Episodes with distinct ids, naming the position."""
@@ -74,10 +72,12 @@ def arrival_times(
 def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     """The ``calls`` frame from row tuples in :data:`~reviewlab.core.metrics.CALL_COLUMNS` order,
     then :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`."""
-    columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in _FRAME_COLUMNS]
+    columns: list[Any] = (
+        list(zip(*rows, strict=True)) if rows else [[] for _ in metrics.ENGINE_CALL_COLUMNS]
+    )
     return pd.DataFrame(
         {
             name: np.asarray(values, dtype=metrics.CALL_DTYPES[name])
-            for name, values in zip(_FRAME_COLUMNS, columns, strict=True)
+            for name, values in zip(metrics.ENGINE_CALL_COLUMNS, columns, strict=True)
         }
     )

@@ -406,7 +406,7 @@ def _remap(
     put back (named as a replay of ``policy``)."""
     # Hedged replays carry a ``hedged`` column too (a call never started was not hedged).
     extra_columns = [name for name in metrics.CALL_HEDGE_COLUMNS if name in result.calls]
-    columns = list(metrics.CALL_COLUMNS + metrics.CALL_TIMING_COLUMNS) + extra_columns
+    columns = list(metrics.ENGINE_CALL_COLUMNS) + extra_columns
     calls = result.calls[columns]
     if plans:
         walls = dict(zip(result.episodes["episode_id"], result.episodes["wall_sec"], strict=True))

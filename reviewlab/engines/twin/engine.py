@@ -71,8 +71,6 @@ __all__ = [
     "simulate",
 ]
 
-_FRAME_COLUMNS = [*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]
-
 
 def columns_frame(sim: Simulation, arrival: np.ndarray) -> pd.DataFrame:
     """The ``calls`` frame of a run: the corpus's static columns and the run's decided ones.
@@ -90,7 +88,7 @@ def columns_frame(sim: Simulation, arrival: np.ndarray) -> pd.DataFrame:
         "tool": corpus.tool,
         "requested_lines": corpus.requested_lines,
     }
-    for name in _FRAME_COLUMNS:  # the run's decided columns
+    for name in metrics.ENGINE_CALL_COLUMNS:  # the run's decided columns
         if name not in data and name != "start_sec":
             data[name] = np.array(getattr(columns, name), dtype=metrics.CALL_DTYPES[name])
     first_rows = np.array(
@@ -99,7 +97,7 @@ def columns_frame(sim: Simulation, arrival: np.ndarray) -> pd.DataFrame:
     data["start_sec"] = np.array(columns.dispatch_sec, dtype=float) - np.repeat(
         arrival, np.diff(first_rows)
     )
-    return pd.DataFrame(data, columns=_FRAME_COLUMNS)
+    return pd.DataFrame(data, columns=list(metrics.ENGINE_CALL_COLUMNS))
 
 
 def _arrivals(corpus: TwinCorpus, mode: str | None, rate: float | None, seed: int) -> np.ndarray:

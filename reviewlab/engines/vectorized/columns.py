@@ -48,8 +48,9 @@ import pyarrow.compute as pc
 
 from reviewlab.core.vocab import CENSORING_MODES
 from reviewlab.engines.censoring import KaplanMeier
-from reviewlab.engines.vectorized import CompiledCorpus, RemoteCalls
+from reviewlab.engines.vectorized.compiled import CompiledCorpus
 from reviewlab.engines.vectorized.gather import Gathered
+from reviewlab.engines.vectorized.windows import RemoteCalls
 from reviewlab.recording.columnar import (
     ColumnarFormatError,
     FlatColumns,

@@ -58,7 +58,7 @@ def frames(
             "start_sec": ev.start_sec,
             "wait_sec": ev.wait_sec,
         },
-        columns=[*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS],
+        columns=list(metrics.ENGINE_CALL_COLUMNS),
     )
     return assemble(
         calls,

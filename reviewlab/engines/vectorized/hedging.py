@@ -83,7 +83,7 @@ def replay_hedged(
     rewritten, observed_sec, observed_done = _rewrite(corpus, plan, completion)
     compiled = compile_corpus(rewritten, censored="wedge", seed=seed)
     settled = compiled.result(policy.replace(hedges={}))
-    calls = settled.calls[[*metrics.CALL_COLUMNS, *metrics.CALL_TIMING_COLUMNS]].copy()
+    calls = settled.calls[list(metrics.ENGINE_CALL_COLUMNS)].copy()
     calls["duration_sec"] = observed_sec
     calls["completed"] = observed_done
     bound = calls["bound_sec"].to_numpy(dtype=float)
