@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import zlib
 
+from reviewlab.core.policy import PRE_FIX_LABEL
+
 __all__ = [
     "EXTRA_COLORS",
     "FRONT_COLOR",
@@ -30,7 +32,7 @@ __all__ = [
 ]
 
 POLICY_COLORS = {
-    "pre-fix (unbounded)": "#d55e00",
+    PRE_FIX_LABEL: "#d55e00",
     "unbounded": "#d55e00",
     "pre-fix": "#d55e00",
     "ouroboros": "#0072b2",
