@@ -91,21 +91,39 @@ def corpus_file(tmp_path):
     return path
 
 
+_CURRENT = "tr[data-current] td[data-curve]"
+_CURVE = "tr.rl-curve td[data-curve]"
+_TEXTS = "(selector) => Array.from(document.querySelectorAll(selector), e => e.innerText).join('|')"
+
+
 @pytest.mark.browser
 @pytest.mark.timeout(300)
-def test_moving_a_slider_in_the_browser_changes_the_metrics(served, tmp_path):
-    """Dragging query_code's slider down in the page makes the abandoned-call rate shown go up."""
+def test_moving_a_slider_in_the_browser_moves_the_metrics_and_the_tradeoff_curve(
+    served, tmp_path
+):
+    """Dragging query_code's slider down in the page raises the abandoned-call rate shown, moves
+    the current point and the trade-off curve (table and chart), and the page is screenshotted."""
     from playwright.sync_api import sync_playwright
 
     url, log = served
+    shot = tmp_path / "dashboard.png"
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
             page.goto(url, timeout=_UI_TIMEOUT_MS)
             cell = page.locator("td[data-metric='abandoned_call_rate']")
             cell.wait_for(timeout=_UI_TIMEOUT_MS)
+            page.locator(_CURRENT).first.wait_for(timeout=_UI_TIMEOUT_MS)
             before = cell.inner_text()
+            timeout_loss = page.locator("td[data-metric='timeout_coverage_loss_rate']")
+            assert timeout_loss.count() == 1  # coverage lost to timeouts is among the metrics
+            current_before = page.evaluate(_TEXTS, _CURRENT)
+            curve_before = page.evaluate(_TEXTS, _CURVE)
+            charts_before = page.evaluate(
+                "() => Array.from(document.querySelectorAll('img'), e => e.src).join('|')"
+            )
+            assert "preset: ouroboros" in page.locator("table.rl-tradeoff").inner_text()
             slider = page.locator(".widget-hslider", has_text="query_code")
             handle = slider.locator(".noUi-handle")
             handle.wait_for(timeout=_UI_TIMEOUT_MS)
@@ -119,18 +137,34 @@ def test_moving_a_slider_in_the_browser_changes_the_metrics(served, tmp_path):
             )  # toward 0.1 s: most query_code calls now outlive it
             page.mouse.up()
             page.wait_for_function(
+                "([selector, old]) => Array.from(document.querySelectorAll(selector),"
+                " e => e.innerText).join('|') !== old",
+                arg=[_CURRENT, current_before],
+                timeout=_UI_TIMEOUT_MS,
+            )
+            page.wait_for_function(
                 "([selector, old]) => { const e = document.querySelector(selector);"
                 " return e !== null && e.innerText !== old; }",
                 arg=["td[data-metric='abandoned_call_rate']", before],
                 timeout=_UI_TIMEOUT_MS,
             )
             after = cell.inner_text()
-            page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)
+            current_after = page.evaluate(_TEXTS, _CURRENT)
+            curve_after = page.evaluate(_TEXTS, _CURVE)
+            charts_after = page.evaluate(
+                "() => Array.from(document.querySelectorAll('img'), e => e.src).join('|')"
+            )
+            page.wait_for_function(
+                "() => Array.from(document.images).every(i => i.complete)",
+                timeout=_UI_TIMEOUT_MS,
+            )  # the charts decoded before the screenshot
+            page.screenshot(path=str(shot), full_page=True)
         finally:
             browser.close()
-    assert float(after.rstrip(" %")) > float(before.rstrip(" %")), (
-        before,
-        after,
-        log.read_text(errors="replace"),
-    )
-    assert (tmp_path / "dashboard.png").stat().st_size > 10_000
+    detail = (before, after, log.read_text(errors="replace"))
+    assert float(after.rstrip(" %")) > float(before.rstrip(" %")), detail
+    assert current_after != current_before and curve_after != curve_before, detail
+    # The current point's abandoned-call rate is the metric shown.
+    assert current_after.split("|")[1] == after
+    assert charts_after != charts_before  # the trade-off chart (and the per-tool one) redrawn
+    assert shot.stat().st_size > 10_000

@@ -7,7 +7,8 @@ import pytest
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.synth import synth_corpus
-from reviewlab.ui.widgets import PolicyEditor, explore, summary_html
+from reviewlab.ui.numbers import rate_text
+from reviewlab.ui.widgets import PolicyEditor, default_presets, explore, summary_html
 
 _TOOLS = ("read_file", "list_files", "search_code", "query_code")
 
@@ -144,7 +145,7 @@ def test_explorer_metrics_follow_the_sliders(corpus):
     expected = expected.summary
     assert explorer.result.summary["abandoned_call_rate"] > rate_before
     assert explorer.metrics.value != shown_before
-    assert f"{100 * expected['abandoned_call_rate']:.2f} %" in explorer.metrics.value
+    assert rate_text(expected["abandoned_call_rate"]) in explorer.metrics.value
     assert bytes(explorer.chart.value) != bytes(chart_before)
     assert bytes(explorer.chart.value).startswith(b"\x89PNG")
 
@@ -169,24 +170,72 @@ def test_explorer_compares_against_the_policy_it_opened_with(corpus):
 
 
 def test_summary_html_lists_every_metric_with_units():
-    """The summary table shows rates in percent and times in seconds."""
+    """The summary table writes rates in percent and times in seconds as every output does,
+    lists the coverage lost to timeouts, writes ∞ with one footnote, and states the assumptions."""
     summary = {
         "episodes": 3,
         "calls": 10,
         "abandoned_call_rate": 0.1,
+        "timeout_coverage_loss_rate": 0.0125,
         "coverage_loss_rate": 0.25,
         "wall_p50_sec": 1.0,
         "wall_p95_sec": 2.0,
         "wall_p99_sec": 3.0,
         "max_silence_sec": 26160.0,
-        "zombie_sec": 5.0,
+        "zombie_sec": float("inf"),
         "wedged_zombies": 1,
         "peak_loose_workers": 2,
         "deadline_bound_share": 0.0,
     }
-    text = summary_html(summary)
-    assert "10.00 %" in text and "25.00 %" in text and "26,160.0 s" in text
+    text = summary_html(summary, assumptions={"censored": "wedge", "engine": "vectorized"})
+    assert "10 %" in text and "25 %" in text and "26,160 s" in text
+    assert "data-metric='timeout_coverage_loss_rate'>1.25 %" in text
+    assert "coverage lost to timeouts" in text
+    assert text.count("∞: never ends") == 1 and "assumes: censored=wedge" in text
     assert "3 episodes, 10 calls" in text
+
+
+def test_explorer_draws_the_tradeoff_curve_through_the_current_policy(corpus):
+    """The trade-off curve is the edited policy with every timeout scaled; its × 1 point is the
+    current replay, it moves when a slider moves, and the presets sit beside it."""
+    explorer = explore(corpus)
+    curve = explorer.curve
+    current = curve[curve["scale"] == 1.0].iloc[0]
+    assert current["abandoned_call_rate"] == explorer.result.summary["abandoned_call_rate"]
+    assert set(explorer.preset_summaries) == set(default_presets())
+    assert "data-current='1'" in explorer.tradeoff.value
+    assert "preset: uniform 30 s" in explorer.tradeoff.value
+    chart_before = bytes(explorer.tradeoff_chart.value)
+    table_before = explorer.tradeoff.value
+    explorer.editor.sliders["query_code"].value = 1.0
+    explorer.update()
+    moved = explorer.curve[explorer.curve["scale"] == 1.0].iloc[0]
+    assert moved["abandoned_call_rate"] > current["abandoned_call_rate"]
+    assert explorer.tradeoff.value != table_before
+    assert bytes(explorer.tradeoff_chart.value) != chart_before
+
+
+def test_a_tool_name_typed_at_the_editor_gets_the_did_you_mean():
+    """A slider asked for by a misspelt name is a KeyError naming the closest tool."""
+    editor = PolicyEditor(_TOOLS)
+    with pytest.raises(KeyError, match="did you mean read_file"):
+        editor.set_timeout("raed_file", 5.0)
+
+
+def test_a_policy_file_naming_an_unknown_tool_warns_in_the_editor(tmp_path):
+    """Loading a file whose table names ``raed_file`` loads it and warns, naming read_file."""
+    typo = tmp_path / "typo.toml"
+    typo.write_text("[policy]\ndefault_sec = 60\n[policy.tools_sec]\nraed_file = 5\n")
+    editor = PolicyEditor(_TOOLS)
+    editor.load(typo)
+    assert "loaded" in editor.status.value
+    assert "warning" in editor.status.value and "did you mean read_file" in editor.status.value
+
+
+def test_an_editor_tool_the_corpus_never_calls_is_named_in_the_explorer(corpus):
+    """An editor made with a misspelt tool tells, above the metrics, which tool it meant."""
+    explorer = explore(corpus, chart=False, editor=PolicyEditor(("raed_file", "query_code")))
+    assert "did you mean read_file" in explorer.notice.value
 
 
 def test_a_value_snapped_by_the_browser_keeps_the_intended_timeout():

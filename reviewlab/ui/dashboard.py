@@ -1,8 +1,10 @@
 """The browser dashboard (the explorer served by Voilà) and the JupyterLab command.
 
-Lifecycle of ``reviewlab dashboard``: :func:`serve` starts ``python -m voila``
-on the small template notebook ``reviewlab/_dashboard.ipynb`` bound to
-localhost and returns the running process; Voilà starts a kernel per visit,
+Lifecycle of ``reviewlab dashboard``: :func:`serve` copies the small template notebook
+``reviewlab/ui/_dashboard.ipynb`` into a fresh temporary folder (Voilà and its kernels run in
+the notebook's folder, where ``reviewlab/ui``'s own modules — ``numbers``, ``tables`` — would
+shadow the standard library's), starts ``python -m voila`` on the copy bound to localhost and
+returns the running process (the folder goes with it); Voilà starts a kernel per visit,
 which runs the template, which calls :func:`dashboard_explorer` — so every
 line of logic lives here, none in the notebook. The corpus to explore travels
 to the kernel in the environment variable :data:`CORPUS_ENV` (the kernel
@@ -59,14 +61,15 @@ def dashboard_command(
     corpus: str | os.PathLike[str] | None = None,
     *,
     open_browser: bool = False,
+    notebook: Path = NOTEBOOK,
 ) -> list[str]:
-    """The Voilà argv serving the dashboard on ``127.0.0.1:port`` (``corpus``
-    goes by :func:`dashboard_env`)."""
+    """The Voilà argv serving the dashboard on ``127.0.0.1:port`` from ``notebook`` (the
+    template, or the copy :func:`serve` makes; ``corpus`` goes by :func:`dashboard_env`)."""
     argv = [
         sys.executable,
         "-m",
         "voila",
-        str(NOTEBOOK),
+        str(notebook),
         f"--port={_port(port)}",
         "--Voila.ip=127.0.0.1",
         "--show_tracebacks=True",
@@ -96,10 +99,21 @@ def serve(
     open_browser: bool = False,
     **popen: Any,
 ) -> subprocess.Popen[bytes]:
-    """Start Voilà serving the explorer on ``http://127.0.0.1:port/``; return
-    its process (caller stops it)."""
-    argv = dashboard_command(port, corpus, open_browser=open_browser)
-    return subprocess.Popen(argv, env=dashboard_env(corpus), cwd=str(NOTEBOOK.parent), **popen)
+    """Start Voilà serving the explorer on ``http://127.0.0.1:port/`` from a copy of the template
+    in a fresh temporary folder; return its process (caller stops it; the folder goes when the
+    process object does)."""
+    import shutil
+    import tempfile
+    import weakref
+
+    env = dashboard_env(corpus)  # a missing corpus is refused before anything is made
+    folder = Path(tempfile.mkdtemp(prefix="reviewlab-dashboard-"))
+    page = folder / "dashboard.ipynb"
+    shutil.copyfile(NOTEBOOK, page)
+    argv = dashboard_command(port, corpus, open_browser=open_browser, notebook=page)
+    process = subprocess.Popen(argv, env=env, cwd=str(folder), **popen)
+    weakref.finalize(process, shutil.rmtree, folder, True)
+    return process
 
 
 def main(

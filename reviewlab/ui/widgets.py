@@ -1,28 +1,18 @@
-"""Interactive policy editing and exploration in Jupyter (ipywidgets):
-:class:`PolicyEditor`, :func:`explore`.
-
-:class:`PolicyEditor` edits one :class:`~reviewlab.core.policy.Policy`: a
-log-scale slider per tool, a slider for every other tool, the narrowing mode
-and its parameter, presets, and TOML load/save through
-:meth:`~reviewlab.core.policy.Policy.load` / :meth:`~reviewlab.core.policy.Policy.save`.
-Its :attr:`~PolicyEditor.policy` is always a valid, frozen ``Policy``
-built from the controls; callbacks registered with
-:meth:`~PolicyEditor.on_change` run once per user change (a preset or a file
-load that moves many controls is one change).
-
-Slider timeouts are kept to three significant figures (the browser snaps a
-log slider to its step). The editor's policy has no floor: a preset's
-floor is folded into the slider
-values when the preset is applied (``base_for`` of each tool), so every tool
-resolves exactly as under the preset until a slider moves, and a slider moved
-below the old floor really lowers that tool's timeout.
+"""Interactive policy exploration in Jupyter (ipywidgets): :func:`explore`, beside the
+:class:`~reviewlab.ui.editor.PolicyEditor` it drives (re-exported here).
 
 :class:`Explorer` (made by :func:`explore`) puts the editor beside the live
 metrics of a replay of the corpus under the edited policy and a chart. Each
 change schedules one update after a short quiet period (debounce), so dragging
 a slider replays once, not per pixel; :meth:`Explorer.update` runs one
 synchronously (tests, scripts). Updates never overlap: a change that arrives
-while one runs schedules the next.
+while one runs schedules the next. Under the metrics, the trade-off curve
+(:mod:`reviewlab.ui.charts.tradeoff`): the edited policy with every timeout scaled, the
+current policy marked, the presets beside it, drawn and tabulated.
+
+Every number is written by :mod:`reviewlab.ui.numbers`, as in the report and the CLI; a tool
+name typed in a file or given to the editor is checked with the one did-you-mean
+(:mod:`reviewlab.ui.tool_names`).
 """
 
 from __future__ import annotations
@@ -31,25 +21,21 @@ import html
 import io
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ipywidgets as w
 from matplotlib.figure import Figure
 
-from reviewlab.core.policy import (
-    NARROWING_MODES,
-    PRE_FIX_LABEL,
-    Narrowing,
-    Policy,
-    PolicyError,
-    TimeoutPolicy,
-)
+from reviewlab.core.policy import Policy, PolicyError
 from reviewlab.engines.replay import replay
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
 from reviewlab.ui.charts import LiveRates
+from reviewlab.ui.charts.tradeoff import TRADEOFF_AXES, tradeoff_curve, tradeoff_frame
+from reviewlab.ui.editor import DEFAULT_TOOLS, PolicyEditor, default_presets
+from reviewlab.ui.numbers import cell, infinity_footnote, is_infinite, kind_of
+from reviewlab.ui.tables import assumptions_line
 
 __all__ = [
     "DEFAULT_TOOLS",
@@ -59,289 +45,26 @@ __all__ = [
     "explore",
     "figure_png",
     "summary_html",
+    "tradeoff_html",
 ]
-
-DEFAULT_TOOLS = ("read_file", "list_files", "search_code", "query_code")
-_OTHER = "other tools"
-# Slider range: 0.1 s to 10,000 s on a log10 scale. The browser snaps a slider's value to
-# the step in exponent space (600 s would come back as 599.79 s); keeping timeouts to
-# three significant figures (:func:`_nice`) undoes that snap exactly, since one step (0.23
-# %) is finer than the rounding.
-_LOG_MIN, _LOG_MAX, _LOG_STEP = -1.0, 4.0, 0.001
-
-
-def _nice(seconds: float) -> float:
-    """A slider value as a timeout: three significant figures."""
-    return float(f"{seconds:.3g}")
-
-
-def default_presets() -> dict[str, Policy]:
-    """The presets every editor offers: the reference policy, uniform
-    bounds and the pre-fix behaviour."""
-    return {
-        "ouroboros": Policy.ouroboros(),
-        "uniform 30 s": Policy.uniform(30.0),
-        "uniform 120 s": Policy.uniform(120.0),
-        "uniform 600 s": Policy.uniform(600.0),
-        PRE_FIX_LABEL: Policy.unbounded(),
-    }
-
-
-def _clamp_log(seconds: float) -> float:
-    return min(max(seconds, 10**_LOG_MIN), 10**_LOG_MAX)
-
-
-class PolicyEditor:
-    """Edit a policy's timeouts and narrowing with sliders; read the result from :attr:`policy`.
-
-    ``tools`` get one log-scale slider each (seconds); ``other tools`` sets
-    the default for every tool without a slider. The narrowing ``mode``
-    dropdown shows ``reserve`` (seconds) or ``fraction`` only when they apply.
-    ``presets`` (default :func:`default_presets`) maps a name to a :class:`Policy`;
-    ``preset`` picks the initial one. The preset's other parts (idle timeouts, hedges,
-    breaker) are kept in :attr:`policy` as they are.
-    """
-
-    def __init__(
-        self,
-        tools: Sequence[str] = DEFAULT_TOOLS,
-        *,
-        presets: Mapping[str, Policy] | None = None,
-        preset: str | None = None,
-    ) -> None:
-        self.tools = tuple(dict.fromkeys(tools))
-        if not self.tools:
-            raise ValueError("PolicyEditor: tools must name at least one tool")
-        self.presets = dict(presets) if presets is not None else default_presets()
-        if not self.presets:
-            raise ValueError("PolicyEditor: presets must not be empty")
-        self._base = Policy(timeouts=TimeoutPolicy())
-        self._name = "custom"
-        self._callbacks: list[Callable[[PolicyEditor], None]] = []
-        self._quiet = 0  # > 0 while a batch of control changes must not fire callbacks
-        self.sliders: dict[str, w.FloatLogSlider] = {
-            name: w.FloatLogSlider(
-                value=60.0,
-                base=10,
-                min=_LOG_MIN,
-                max=_LOG_MAX,
-                step=_LOG_STEP,
-                description=name,
-                readout_format=".3g",
-                continuous_update=True,
-                style={"description_width": "7.5em"},
-                layout=w.Layout(width="26em"),
-            )
-            for name in (*self.tools, _OTHER)
-        }
-        self.mode = w.Dropdown(
-            options=list(NARROWING_MODES),
-            value="inherit",
-            description="narrowing",
-            style={"description_width": "7.5em"},
-        )
-        self.reserve = w.FloatSlider(
-            value=0.0,
-            min=0.0,
-            max=600.0,
-            step=1.0,
-            description="reserve (s)",
-            style={"description_width": "7.5em"},
-        )
-        self.fraction = w.FloatSlider(
-            value=1.0,
-            min=0.05,
-            max=1.0,
-            step=0.05,
-            description="fraction",
-            style={"description_width": "7.5em"},
-        )
-        self.preset = w.Dropdown(
-            options=list(self.presets), description="preset", style={"description_width": "7.5em"}
-        )
-        self.path = w.Text(
-            value="policy.toml", description="TOML file", style={"description_width": "7.5em"}
-        )
-        self.load_button = w.Button(
-            description="Load", icon="folder-open", layout=w.Layout(width="6em")
-        )
-        self.save_button = w.Button(description="Save", icon="save", layout=w.Layout(width="6em"))
-        self.status = w.HTML(value="")
-        self.apply_preset(preset if preset is not None else next(iter(self.presets)))
-        for control in (*self.sliders.values(), self.mode, self.reserve, self.fraction):
-            control.observe(self._changed, names="value")
-        self.preset.observe(self._preset_picked, names="value")
-        self.load_button.on_click(lambda _: self._file_action(self.load))
-        self.save_button.on_click(lambda _: self._file_action(self.save))
-        self.widget = w.VBox(
-            [
-                self.preset,
-                w.HTML("<b>Per-tool timeout</b> (s, log scale)"),
-                *self.sliders.values(),
-                self.mode,
-                self.reserve,
-                self.fraction,
-                w.HBox([self.path, self.load_button, self.save_button]),
-                self.status,
-            ]
-        )
-        self._show_parameters()
-
-    # -- reading ---------------------------------------------------------------
-    @property
-    def policy(self) -> Policy:
-        """The edited policy: the current preset's rules with the sliders' timeouts (no floor)
-        and the narrowing controls' narrowing; its other parts as the preset has them."""
-        base: TimeoutPolicy = self._base.timeouts
-        fields = base.to_dict()
-        fields.pop("floor_sec", None)
-        table = {tool: base.base_for(None, tool) for tool in base.tools_sec}
-        table.update({tool: _nice(self.sliders[tool].value) for tool in self.tools})
-        fields.update(
-            default_sec=_nice(self.sliders[_OTHER].value), tools_sec=table, name=self._name
-        )
-        return self._base.replace(
-            timeouts=TimeoutPolicy(**fields), narrowing=self._narrowing(), name=""
-        )
-
-    @property
-    def name(self) -> str:
-        """The preset or file the controls show, or ``"edited"`` once a control moved."""
-        return self._name
-
-    def _narrowing(self) -> Narrowing:
-        """The narrowing the controls show (mode and its parameters)."""
-        return Narrowing(
-            mode=self.mode.value,
-            reserve_sec=float(self.reserve.value),
-            fraction=float(self.fraction.value),
-        )
-
-    def on_change(self, callback: Callable[[PolicyEditor], None]) -> None:
-        """Call ``callback(editor)`` after every change of the policy or the narrowing."""
-        self._callbacks.append(callback)
-
-    # -- writing -----------------------------------------------------------------
-    def set_timeout(self, tool: str, seconds: float) -> None:
-        """Move one tool's slider (``"other tools"`` for the default) to ``seconds``."""
-        if tool not in self.sliders:
-            raise KeyError(
-                f"set_timeout: no slider for tool {tool!r}; sliders: {', '.join(self.sliders)}"
-            )
-        self.sliders[tool].value = _clamp_log(float(seconds))
-
-    def set(
-        self,
-        policy: Policy | TimeoutPolicy,
-        narrowing: Narrowing | None = None,
-        *,
-        name: str | None = None,
-    ) -> None:
-        """Show ``policy`` (:meth:`Policy.of` with ``narrowing``) in the controls; callbacks run
-        once. Its timeouts must be a :class:`TimeoutPolicy` (sliders edit its table)."""
-        spine = Policy.of(policy, narrowing)
-        if not isinstance(spine.timeouts, TimeoutPolicy):
-            raise PolicyError(
-                f"timeouts: the editor edits a TimeoutPolicy's table, not a custom rule "
-                f"({type(spine.timeouts).__name__})"
-            )
-        timeouts: TimeoutPolicy = spine.timeouts
-        self._quiet += 1
-        try:
-            self._base = spine
-            self._name = name or spine.name or timeouts.name
-            for tool in self.tools:
-                self.sliders[tool].value = _clamp_log(timeouts.base_for(None, tool))
-            self.sliders[_OTHER].value = _clamp_log(timeouts.default_base_sec())
-            narrowing = spine.narrowing
-            self.reserve.value = narrowing.reserve_sec
-            self.fraction.value = narrowing.fraction
-            self.mode.value = narrowing.mode
-        finally:
-            self._quiet -= 1
-        self._show_parameters()
-        self._notify()
-
-    def apply_preset(self, name: str) -> None:
-        """Load the preset called ``name`` into the controls."""
-        if name not in self.presets:
-            raise KeyError(f"apply_preset: no preset {name!r}; presets: {', '.join(self.presets)}")
-        policy = self.presets[name]
-        self._quiet += 1
-        try:
-            self.preset.value = name
-        finally:
-            self._quiet -= 1
-        self.set(policy, name=name)
-
-    def load(self, path: str | Path) -> None:
-        """Read a TOML policy file into the controls (errors are
-        :class:`PolicyError` naming the file)."""
-        self.set(Policy.load(path))
-        self.status.value = f"loaded {html.escape(str(path))}"
-
-    def save(self, path: str | Path) -> None:
-        """Write the edited policy as a TOML file :meth:`load` reads back."""
-        self.policy.save(path)
-        self.status.value = f"saved {html.escape(str(path))}"
-
-    # -- plumbing ---------------------------------------------------------------
-    def _file_action(self, action: Callable[[str], None]) -> None:
-        try:
-            action(self.path.value)
-        except (PolicyError, OSError) as exc:
-            self.status.value = f"<span style='color:#c44e52'>{html.escape(str(exc))}</span>"
-
-    def _preset_picked(self, change: Any) -> None:
-        if not self._quiet:
-            self.apply_preset(change["new"])
-
-    def _changed(self, _change: Any) -> None:
-        if self._quiet:
-            return
-        self._name = "edited"
-        self._show_parameters()
-        self._notify()
-
-    def _show_parameters(self) -> None:
-        mode = self.mode.value
-        self.reserve.layout.display = None if mode == "reserve" else "none"
-        self.fraction.layout.display = None if mode == "fraction" else "none"
-        for slider in self.sliders.values():
-            slider.disabled = mode == "unbounded"
-
-    def _notify(self) -> None:
-        for callback in list(self._callbacks):
-            callback(self)
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
 
 
 # -- the explorer ------------------------------------------------------------------------
 
 _SUMMARY_ROWS = (
-    ("abandoned_call_rate", "abandoned-call rate", "pct"),
-    ("coverage_loss_rate", "coverage-loss rate", "pct"),
-    ("wall_p50_sec", "wall p50", "sec"),
-    ("wall_p95_sec", "wall p95", "sec"),
-    ("wall_p99_sec", "wall p99", "sec"),
-    ("max_silence_sec", "longest silence", "sec"),
-    ("zombie_sec", "zombie seconds", "sec"),
-    ("wedged_zombies", "wedged zombies", "int"),
-    ("peak_loose_workers", "peak loose workers", "int"),
-    ("deadline_bound_share", "deadline-bound share", "pct"),
+    "abandoned_call_rate",
+    "timeout_coverage_loss_rate",
+    "coverage_loss_rate",
+    "wall_p50_sec",
+    "wall_p95_sec",
+    "wall_p99_sec",
+    "max_silence_sec",
+    "zombie_sec",
+    "wedged_zombies",
+    "peak_loose_workers",
+    "deadline_bound_share",
 )
-
-
-def _cell(value: float, kind: str) -> str:
-    if kind == "pct":
-        return f"{100 * value:.2f} %"
-    if kind == "int":
-        return f"{int(value):,}"
-    return f"{value:,.1f} s"
+"""The metrics the explorer shows, each written in the one number style."""
 
 
 def summary_html(
@@ -350,33 +73,83 @@ def summary_html(
     *,
     title: str = "edited",
     baseline_title: str = "baseline",
+    assumptions: Mapping[str, Any] | None = None,
 ) -> str:
-    """The summary as an HTML table (one row per metric), beside ``baseline`` when given."""
+    """The summary as an HTML table (one row per metric), beside ``baseline`` when given, with
+    the ∞ footnote (once) and the replay's assumptions under it."""
+    from reviewlab.ui.numbers import label_of
+
     head = f"<th>metric</th><th>{html.escape(title)}</th>"
     if baseline is not None:
         head += f"<th>{html.escape(baseline_title)}</th>"
     rows = []
-    for key, label, kind in _SUMMARY_ROWS:
-        value = _cell(summary[key], kind)
-        cells = f"<td>{label}</td><td class='rl-value' data-metric='{key}'>{value}</td>"
+    infinite = False
+    for key in _SUMMARY_ROWS:
+        if key not in summary:
+            continue
+        kind = kind_of(key)
+        infinite = infinite or is_infinite(summary[key])
+        cells = (
+            f"<td>{html.escape(label_of(key))}</td>"
+            f"<td class='rl-value' data-metric='{key}'>{cell(summary[key], kind)}</td>"
+        )
         if baseline is not None:
-            cells += f"<td>{_cell(baseline[key], kind)}</td>"
+            infinite = infinite or is_infinite(baseline.get(key))
+            cells += f"<td>{cell(baseline.get(key), kind)}</td>"
         rows.append(f"<tr>{cells}</tr>")
+    notes = [infinity_footnote(assumptions)] if infinite else []
+    if assumptions is not None:
+        notes.append(assumptions_line(assumptions))
+    foot = "".join(f"<p class='rl-note'>{html.escape(note)}</p>" for note in notes)
     return (
-        f"<table class='rl-summary'><caption>{summary['episodes']:,} episodes, "
-        f"{summary['calls']:,} calls"
-        f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<table class='rl-summary'><caption>{cell(summary['episodes'], 'count')} episodes, "
+        f"{cell(summary['calls'], 'count')} calls"
+        f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{foot}"
     )
 
 
+def tradeoff_html(curve: Any, presets: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """The trade-off curve as a table: one row per scale of the current policy's timeouts (the
+    current one, × 1, marked ``data-current``), then the presets; every cell carries its
+    ``data-curve`` column so a reader (or a browser test) can find it."""
+    columns = ["timeout_coverage_loss_rate", *(column for column, _, _ in TRADEOFF_AXES)]
+    head = "<th>timeouts</th>" + "".join(
+        f"<th>{html.escape(_LABEL.get(c, c))}</th>" for c in columns
+    )
+    rows = []
+    for row in curve.to_dict("records"):
+        current = row["scale"] == 1.0
+        mark = " data-current='1' style='font-weight:bold'" if current else ""
+        name = "current policy" if current else f"× {row['scale']:g}"
+        cells = "".join(f"<td data-curve='{c}'>{cell(row[c], kind_of(c))}</td>" for c in columns)
+        rows.append(f"<tr class='rl-curve'{mark}><td>{name}</td>{cells}</tr>")
+    for name, summary in (presets or {}).items():
+        cells = "".join(f"<td>{cell(summary[c], kind_of(c))}</td>" for c in columns)
+        rows.append(f"<tr class='rl-preset'><td>preset: {html.escape(name)}</td>{cells}</tr>")
+    return (
+        "<table class='rl-tradeoff'><caption>the trade-off: the current policy with every "
+        "timeout scaled, and the presets</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+_LABEL = {
+    "timeout_coverage_loss_rate": "coverage lost to timeouts",
+    "abandoned_call_rate": "abandoned-call rate",
+    "wall_p95_sec": "wall p95",
+}
+
+
 class Explorer:
-    """The editor beside live metrics and a per-tool chart of a replay of ``episodes``.
+    """The editor beside live metrics and a per-tool chart of a replay of ``episodes``, and
+    under them the trade-off curve of the edited policy with the presets beside it.
 
     Lifecycle: built idle with one synchronous :meth:`update`; every editor
     change then starts (or restarts) a ``debounce_sec`` timer whose expiry runs
     :meth:`update` on a worker thread. :attr:`result` is the last replay,
-    :attr:`updates` counts finished updates, :attr:`last_update_sec` is the
-    wall time the last one took.
+    :attr:`curve` the last trade-off curve (:func:`~reviewlab.ui.charts.tradeoff_frame`),
+    :attr:`preset_summaries` the presets' replays (made once), :attr:`updates` counts
+    finished updates, :attr:`last_update_sec` is the wall time the last one took.
     """
 
     def __init__(
@@ -400,15 +173,26 @@ class Explorer:
         self._corpus = self._compile()
         self.baseline = self._replay(self.editor.policy).summary
         self.baseline_title = self.editor.name
+        self.preset_summaries = self._preset_summaries()
         self.result: ReplayResult | None = None
+        self.curve: Any = None
         self.updates = 0
         self.last_update_sec = 0.0
         self.metrics = w.HTML()
+        self.tradeoff = w.HTML()
+        self.notice = w.HTML(value=self._tool_notice(tools))
         self.chart = w.Image(format="png", layout=w.Layout(max_width="640px")) if chart else None
-        # A fixed layout: the constrained layout engine would double the redraw time.
-        self._figure = Figure(figsize=(6.0, 3.2))
-        self._figure.subplots_adjust(left=0.1, right=0.98, bottom=0.1, top=0.9)
+        self.tradeoff_chart = (
+            w.Image(format="png", layout=w.Layout(max_width="900px")) if chart else None
+        )
+        # A fixed layout: the constrained layout engine would double the redraw time. The
+        # legend goes under the tick labels, where it hides no bar.
+        self._figure = Figure(figsize=(6.0, 3.4))
+        self._figure.subplots_adjust(left=0.1, right=0.98, bottom=0.27, top=0.9)
         self._rates = LiveRates(self._figure.add_subplot())
+        self._tradeoff_figure = Figure(figsize=(10.0, 3.4))
+        self._tradeoff_figure.subplots_adjust(left=0.07, right=0.76, bottom=0.16, top=0.88)
+        self._tradeoff_axes = list(self._tradeoff_figure.subplots(1, 2))
         self._lock = threading.Lock()  # guards the timer and the generation
         self._update_lock = (
             threading.RLock()
@@ -418,10 +202,42 @@ class Explorer:
         self._settled = threading.Event()
         self._settled.set()
         self.editor.on_change(lambda _: self.schedule())
-        self.widget = w.HBox(
-            [self.editor.widget, w.VBox([self.metrics, *([self.chart] if self.chart else [])])]
+        top = w.HBox(
+            [
+                self.editor.widget,
+                w.VBox([self.notice, self.metrics, *([self.chart] if self.chart else [])]),
+            ]
         )
+        below = [*([self.tradeoff_chart] if self.tradeoff_chart else []), self.tradeoff]
+        self.widget = w.VBox([top, *below])
         self.update()
+
+    def _preset_summaries(self) -> dict[str, Mapping[str, Any]]:
+        """Each preset's replay summary (made once: the presets never change); a preset this
+        engine cannot replay is left out and named in the notice."""
+        found: dict[str, Mapping[str, Any]] = {}
+        for name, policy in self.editor.presets.items():
+            try:
+                found[name] = self._replay(policy).summary
+            except (PolicyError, ValueError):
+                continue
+        return found
+
+    def _tool_notice(self, corpus_tools: Sequence[str]) -> str:
+        """A warning naming the editor's tools the corpus never calls (did you mean …)."""
+        from reviewlab.analysis.known_tools import closest
+
+        unknown = [tool for tool in self.editor.tools if tool not in corpus_tools]
+        if not unknown or not corpus_tools:
+            return ""
+        parts = []
+        for tool in unknown:
+            close = closest(tool, corpus_tools)
+            parts.append(tool + (f" (did you mean {' or '.join(close)}?)" if close else ""))
+        return (
+            "<p style='color:#c44e52'>warning: the corpus never calls "
+            f"{html.escape('; '.join(parts))}: those sliders change nothing</p>"
+        )
 
     def _compile(self) -> Any:
         """The corpus compiled once for the vectorized engine, so each update only evaluates it."""
@@ -469,13 +285,29 @@ class Explorer:
         """Replay under the editor's policy now, and refresh the metrics table and the chart."""
         with self._update_lock:
             started = time.perf_counter()
-            result = self._replay(self.editor.policy)
+            policy = self.editor.policy
+            result = self._replay(policy)
             self.result = result
-            self.metrics.value = summary_html(
-                result.summary, self.baseline, baseline_title=self.baseline_title
-            )
+            self.curve = tradeoff_frame(policy, lambda p: self._replay(p).summary)
+            # The charts first, the tables last: a page that sees the metrics change already
+            # has the charts that go with them.
             if self.chart is not None:
                 self.chart.value = figure_png(self.figure(result))
+            if self.tradeoff_chart is not None:
+                tradeoff_curve(
+                    self.curve,
+                    current=result.summary,
+                    presets=self.preset_summaries,
+                    axes=self._tradeoff_axes,
+                )
+                self.tradeoff_chart.value = figure_png(self._tradeoff_figure)
+            self.tradeoff.value = tradeoff_html(self.curve, self.preset_summaries)
+            self.metrics.value = summary_html(
+                result.summary,
+                self.baseline,
+                baseline_title=self.baseline_title,
+                assumptions=result.assumptions,
+            )
             self.updates += 1
             self.last_update_sec = time.perf_counter() - started
         return result
