@@ -69,7 +69,7 @@ def served(tmp_path):
     port = _free_port()
     log = tmp_path / "voila.log"
     with log.open("wb") as sink:
-        process = lesson.serve(port=port, stdout=sink, stderr=subprocess.STDOUT)
+        process = lesson.serve_lesson(port=port, stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
         _wait_until_serving(url, process, log)

@@ -28,7 +28,7 @@ def cmd_lesson(args: argparse.Namespace) -> int:
     if args.dry_run:
         echo(shlex.join(lesson.lesson_command(args.port, open_browser=not args.no_browser)))
         return 0
-    return int(lesson.main(args.port, open_browser=not args.no_browser))
+    return int(lesson.run_lesson(args.port, open_browser=not args.no_browser))
 
 
 LESSON = Command(

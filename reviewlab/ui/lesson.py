@@ -1,10 +1,10 @@
 """The lesson page: every scene on one page, served by Voilà, for a classroom without Jupyter.
 
-Lifecycle of ``reviewlab lesson``: :func:`serve` copies the small template notebook
+Lifecycle of ``reviewlab lesson``: :func:`serve_lesson` copies the small template notebook
 ``reviewlab/ui/_lesson.ipynb`` into a fresh temporary folder, starts ``python -m voila`` on the
 copy, bound to localhost, and returns the running process; Voilà starts a kernel per visit, which
 runs the template, which calls :func:`lesson_page` — so every line of logic lives here and in
-:mod:`reviewlab.ui.scenes`, none in the notebook. :func:`main` is the blocking form for the
+:mod:`reviewlab.ui.scenes`, none in the notebook. :func:`run_lesson` is the blocking form for the
 command line: it serves until interrupted, then stops Voilà and removes the folder.
 
 Why a copy: ``python -m`` puts the working folder first on ``sys.path``, for Voilà and for its
@@ -28,18 +28,18 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "LESSON_NOTEBOOK",
     "LESSON_PORT",
-    "NOTEBOOK",
     "PARTS",
     "lesson_command",
     "lesson_page",
-    "main",
-    "serve",
+    "run_lesson",
+    "serve_lesson",
 ]
 
 LESSON_PORT = 8867
 """The lesson's default port (the dashboard's is 8866, so both can run side by side)."""
-NOTEBOOK = Path(__file__).with_name("_lesson.ipynb")
+LESSON_NOTEBOOK = Path(__file__).with_name("_lesson.ipynb")
 """The Voilà template: one cell calling :func:`lesson_page`."""
 PARTS = ("semantics", "failures")
 """The page's parts, in order: notebook 01's scenes, then notebook 07's."""
@@ -75,10 +75,10 @@ def _port(port: int | None) -> int:
 
 
 def lesson_command(
-    port: int | None = None, *, open_browser: bool = False, notebook: Path = NOTEBOOK
+    port: int | None = None, *, open_browser: bool = False, notebook: Path = LESSON_NOTEBOOK
 ) -> list[str]:
     """The Voilà argv serving the lesson on ``127.0.0.1:port`` (from ``notebook``: the template,
-    or the copy :func:`serve` makes)."""
+    or the copy :func:`serve_lesson` makes)."""
     argv = [
         sys.executable,
         "-m",
@@ -93,7 +93,7 @@ def lesson_command(
     return argv
 
 
-def serve(
+def serve_lesson(
     port: int | None = None, *, open_browser: bool = False, **popen: Any
 ) -> subprocess.Popen[bytes]:
     """Start Voilà serving the lesson on ``http://127.0.0.1:port/`` from a copy of the template in
@@ -109,12 +109,12 @@ def _start(
 ) -> tuple[subprocess.Popen[bytes], Path]:
     folder = Path(tempfile.mkdtemp(prefix="reviewlab-lesson-"))
     page = folder / "lesson.ipynb"
-    shutil.copyfile(NOTEBOOK, page)
+    shutil.copyfile(LESSON_NOTEBOOK, page)
     argv = lesson_command(port, open_browser=open_browser, notebook=page)
     return subprocess.Popen(argv, cwd=str(folder), **popen), folder
 
 
-def main(port: int | None = None, *, open_browser: bool = True) -> int:
+def run_lesson(port: int | None = None, *, open_browser: bool = True) -> int:
     """Serve until Voilà exits or the user interrupts; return Voilà's exit status (0 on Ctrl-C)."""
     process, folder = _start(port, open_browser, {})
     print(f"reviewlab lesson: http://127.0.0.1:{_port(port)}/ (Ctrl-C stops it)", flush=True)

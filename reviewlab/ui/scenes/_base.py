@@ -27,21 +27,10 @@ import ipywidgets as w
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["DPI", "Scene", "outcome_html", "seconds_text"]
+__all__ = ["DPI", "Scene", "outcome_html"]
 
 DPI = 80
 """Dots per inch of a scene's PNG: sharp enough on a projector, cheap enough to redraw."""
-
-
-def seconds_text(seconds: float | None) -> str:
-    """``20.0`` → ``"20 s"``, ``inf`` → ``"∞ (never)"``, ``None`` → ``"—"``; minutes past 120 s."""
-    if seconds is None:
-        return "—"
-    if seconds == float("inf"):
-        return "∞ (never)"
-    if seconds >= 120:
-        return f"{seconds / 60:.3g} min"
-    return f"{seconds:.3g} s"
 
 
 def outcome_html(

@@ -26,22 +26,22 @@ from reviewlab.ui.scenes._timeline import Comparison, compare_bars
 from reviewlab.ui.scenes.reports import REPORTS, reports_html
 
 __all__ = [
-    "COMPARED",
+    "FIGURES_PER_SCENE",
     "MODES",
     "SCENE_MODEL",
     "FailureScene",
     "FailureState",
-    "Verdict",
+    "SceneVerdict",
     "tokens_of",
 ]
 
-COMPARED = 2
+FIGURES_PER_SCENE = 2
 """How many figures every failure scene compares (one in seconds, one in tokens or slot-seconds)."""
 MODES = ("broken", "reviewlab")
 """The toggle's two positions."""
 SCENE_MODEL = "scene-model"
 """The model named by the scenes' recordings (token counts only; its prices are placeholders)."""
-Verdict = tuple[list[str], dict[str, Any], list[dict[str, Any]]]
+SceneVerdict = tuple[list[str], dict[str, Any], list[dict[str, Any]]]
 """What a failure scene says: ``(sentences, facts, rows)`` (see :meth:`FailureScene.verdict`)."""
 _PRICES = PriceTable(models={SCENE_MODEL: ModelPrice(input_per_mtok=3.0, output_per_mtok=15.0)})
 
@@ -111,7 +111,7 @@ class FailureScene(Scene):
         """Draw ``run`` on the left panel."""
         raise NotImplementedError
 
-    def verdict(self, state: FailureState) -> Verdict:
+    def verdict(self, state: FailureState) -> SceneVerdict:
         """``(sentences, facts, rows)`` of the outcome for ``state``."""
         raise NotImplementedError
 
@@ -124,12 +124,12 @@ class FailureScene(Scene):
     def make_axes(self) -> list[Axes]:
         """The run's Axes on the left, one small Axes per compared figure stacked on the right."""
         grid = self.figure.add_gridspec(
-            COMPARED, 2, width_ratios=(3.2, 1.0), wspace=0.12, hspace=0.9,
+            FIGURES_PER_SCENE, 2, width_ratios=(3.2, 1.0), wspace=0.12, hspace=0.9,
             left=self.left, right=0.985, top=0.9, bottom=0.82 / self.figsize[1],
         )  # fmt: skip
         return [
             self.figure.add_subplot(grid[:, 0]),
-            *(self.figure.add_subplot(grid[row, 1]) for row in range(COMPARED)),
+            *(self.figure.add_subplot(grid[row, 1]) for row in range(FIGURES_PER_SCENE)),
         ]
 
     def draw(self, state: FailureState) -> None:

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from reviewlab.ui.charts.palette import METRIC_COLORS, OUTCOME_COLORS, POLICY_COLORS
-from reviewlab.ui.scenes._base import seconds_text
+from reviewlab.ui.numbers import INFINITY, count_text, seconds_text
 
 __all__ = [
     "BROKEN_COLOR",
@@ -310,11 +310,9 @@ class Comparison:
 
 
 def _value_text(value: float, unit: str) -> str:
-    if not math.isfinite(value):
-        return "∞"
     if unit == "s":
         return seconds_text(value)
-    return f"{value:,.0f} {unit}".strip()
+    return f"{count_text(value)} {unit}" if math.isfinite(value) else INFINITY
 
 
 def compare_bars(axes: Sequence[Axes], comparisons: Sequence[Comparison], mode: str) -> None:

@@ -26,7 +26,8 @@ from reviewlab.core.policy import Policy
 from reviewlab.live.episode import ReviewEpisode, tool_call
 from reviewlab.live.executor import BoundedExecutor
 from reviewlab.live.inspection import demo_workspace
-from reviewlab.ui.scenes._base import Scene, outcome_html, seconds_text
+from reviewlab.ui.numbers import seconds_text
+from reviewlab.ui.scenes._base import Scene, outcome_html
 from reviewlab.ui.scenes._live import (
     REAL_WAIT_LIMIT_SEC,
     SCENE_CLOCK_FACTOR,
@@ -243,9 +244,10 @@ class AbandonmentScene(Scene):
             ]
         else:
             seen = "YES" if state.late_value_seen_by_model else "no"
+            loose = "still loose" if state.zombie_sec is None else seconds_text(state.zombie_sec)
             sentences = [
                 f"<b class='rl-outcome'>Released</b>: the worker returned "
-                f"{state.late_value_chars} characters {seconds_text(state.zombie_sec)} after "
+                f"{state.late_value_chars} characters {loose} after "
                 "its abandonment — to nobody.",
                 f"Receipts unchanged: <b>{'yes' if state.receipts_unchanged else 'NO'}</b>; "
                 f"the model saw the late value: <b>{seen}</b>; "

@@ -22,7 +22,8 @@ import ipywidgets as w
 from reviewlab.core.policy import Bound, Narrowing, Policy, resolve_bound
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Call, Episode, Round
-from reviewlab.ui.scenes._base import Scene, outcome_html, seconds_text
+from reviewlab.ui.numbers import seconds_text
+from reviewlab.ui.scenes._base import Scene, outcome_html
 from reviewlab.ui.scenes._timeline import DEADLINE_COLOR, Timeline
 
 __all__ = ["BOUND_TOOL", "NARROWINGS", "BoundRun", "BoundScene", "bound_episode", "run_bound"]

@@ -23,7 +23,8 @@ import ipywidgets as w
 from reviewlab.core.policy import PRE_FIX_LABEL, Policy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.ui.scenes._base import Scene, outcome_html, seconds_text
+from reviewlab.ui.numbers import seconds_text
+from reviewlab.ui.scenes._base import Scene, outcome_html
 from reviewlab.ui.scenes._timeline import BROKEN_COLOR, Timeline
 
 __all__ = [

@@ -29,7 +29,8 @@ from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
 from reviewlab.live.episode import EpisodeResult, ReviewEpisode, tool_call
 from reviewlab.live.executor import BoundedExecutor
 from reviewlab.live.inspection import demo_workspace, inspection_registry
-from reviewlab.ui.scenes._base import Scene, outcome_html, seconds_text
+from reviewlab.ui.numbers import seconds_text
+from reviewlab.ui.scenes._base import Scene, outcome_html
 from reviewlab.ui.scenes._live import (
     REAL_WAIT_LIMIT_SEC,
     SCENE_CLOCK_FACTOR,

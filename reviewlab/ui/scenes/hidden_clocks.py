@@ -24,12 +24,12 @@ from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.core.receipts import tool_timeout_text
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
-from reviewlab.ui.scenes._base import seconds_text
+from reviewlab.ui.numbers import seconds_text
 from reviewlab.ui.scenes._failure import (
     SCENE_MODEL,
     FailureScene,
     FailureState,
-    Verdict,
+    SceneVerdict,
     tokens_of,
 )
 from reviewlab.ui.scenes._timeline import BROKEN_COLOR, DEADLINE_COLOR, Comparison, Timeline
@@ -231,7 +231,7 @@ class HiddenClockScene(FailureScene):
         ax.set_title(f"{TOOL} really takes {seconds_text(run.call_sec)}", fontsize=9)
         line.legend()
 
-    def verdict(self, state: FailureState) -> Verdict:
+    def verdict(self, state: FailureState) -> SceneVerdict:
         """Which clock fired, what the model read, how many valid results were dropped."""
         run: ClockRun = state.run
         if run.fired is None:

@@ -25,8 +25,8 @@ from reviewlab.core.policy import Policy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Call, Episode, Round
 from reviewlab.ui.charts.palette import STATE_COLORS
-from reviewlab.ui.scenes._base import seconds_text
-from reviewlab.ui.scenes._failure import FailureScene, FailureState, Verdict
+from reviewlab.ui.numbers import seconds_text
+from reviewlab.ui.scenes._failure import FailureScene, FailureState, SceneVerdict
 from reviewlab.ui.scenes._timeline import Comparison, Timeline
 
 __all__ = ["REQUESTS", "SLOTS", "NoBoundScene", "PoolRun", "pool_corpus", "run_pool"]
@@ -167,7 +167,7 @@ class NoBoundScene(FailureScene):
         )
         line.legend()
 
-    def verdict(self, state: FailureState) -> Verdict:
+    def verdict(self, state: FailureState) -> SceneVerdict:
         """Served requests, queue wait and the wedged slot's fate."""
         run: PoolRun = state.run
         if math.isfinite(run.wedged_wait_sec):

@@ -26,8 +26,8 @@ from matplotlib.axes import Axes
 from reviewlab.core.policy import Policy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
-from reviewlab.ui.scenes._base import seconds_text
-from reviewlab.ui.scenes._failure import FailureScene, FailureState, Verdict
+from reviewlab.ui.numbers import seconds_text
+from reviewlab.ui.scenes._failure import FailureScene, FailureState, SceneVerdict
 from reviewlab.ui.scenes._timeline import BROKEN_COLOR, DEADLINE_COLOR, Comparison, Timeline
 
 __all__ = [
@@ -203,7 +203,7 @@ class ProgressCapScene(FailureScene):
         ax.set_title(f"cap {seconds_text(CAP_SEC)} (dashed)", fontsize=9)
         line.legend()
 
-    def verdict(self, state: FailureState) -> Verdict:
+    def verdict(self, state: FailureState) -> SceneVerdict:
         """How long the quiet call was waited on, and what stopped each call."""
         run: ProgressRun = state.run
         quiet = run.wait_of("quiet")

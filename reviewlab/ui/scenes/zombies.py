@@ -24,12 +24,12 @@ from reviewlab.analysis.safety import SafetyRules, restrict_ladder, standings
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
-from reviewlab.ui.scenes._base import seconds_text
+from reviewlab.ui.numbers import seconds_text
 from reviewlab.ui.scenes._failure import (
     SCENE_MODEL,
     FailureScene,
     FailureState,
-    Verdict,
+    SceneVerdict,
     tokens_of,
 )
 from reviewlab.ui.scenes._timeline import Comparison, Timeline
@@ -190,7 +190,7 @@ class ZombieScene(FailureScene):
                      f"{seconds_text(run.bound_sec)}", fontsize=9)  # fmt: skip
         line.legend()
 
-    def verdict(self, state: FailureState) -> Verdict:
+    def verdict(self, state: FailureState) -> SceneVerdict:
         """How many times the comment was posted, and the rule behind the bound."""
         run: ZombieRun = state.run
         sentences = [
