@@ -276,11 +276,11 @@ def replay_cli(
             censored,
             "--reaction",
             reaction,
-            "--seed",
-            str(seed),
             "-o",
             str(out),
         ]
+        if censored == "impute" or policy.hedges:  # the CLI takes --seed only where it draws
+            argv += ["--seed", str(seed)]
         printed, errors = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(errors):
             try:
