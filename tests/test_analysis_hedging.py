@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from reviewlab.analysis.hedging import hedge_delays, sweep_hedge_delays
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core.policy import Policy
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Call, Episode, Round
@@ -72,7 +72,7 @@ def test_the_sweep_rows_are_the_replays_of_each_delay() -> None:
     """Each row's summary is that of a direct replay with the tool hedged at that delay; the
     reference is the unhedged base."""
     corpus = _corpus()
-    base = TimeoutPolicy.uniform(3.0)
+    base = Policy.uniform(3.0)
     frame, reference = sweep_hedge_delays(
         corpus, "read_file", (0.5, 0.9, 0.95), base=base, max_share=0.2
     )

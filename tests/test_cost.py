@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from reviewlab.analysis.cost import COST_COLUMNS, COST_KEYS, added_rounds, replay_cost
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import ModelPrice, PriceTable
 from reviewlab.engines.replay import replay
 from reviewlab.recording.interop import import_openhands
@@ -24,7 +24,7 @@ PRICES = PriceTable(
     slot_per_sec=0.01,
     zombie_per_sec=0.001,
 )
-BOUND = TimeoutPolicy.uniform(1.0)
+BOUND = Policy.uniform(1.0)
 EXTERNAL = Path(__file__).parent / "fixtures/openhands/multi_swe_bench_examples_output.jsonl"
 
 
@@ -184,7 +184,7 @@ def test_hedged_calls_cost_the_seconds_their_second_attempt_ran_while_the_episod
     from reviewlab.resources import corpus_path
 
     episodes = load_episodes(corpus_path())[:300]
-    policy = TimeoutPolicy.uniform(30.0).with_hedge("read_file", after_sec=0.2, max_share=0.2)
+    policy = Policy.uniform(30.0).with_hedge("read_file", after_sec=0.2, max_share=0.2)
     table = PriceTable(zombie_per_sec=0.5)
     results = {e: replay(episodes, policy, engine=e) for e in ("twin", "vectorized")}
     costs = {e: replay_cost(r, episodes, table) for e, r in results.items()}
