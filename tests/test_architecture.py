@@ -274,3 +274,17 @@ def test_the_graph_sees_lazy_relative_and_type_checking_imports(toy_package: Pat
     }
     assert cycles(edges) == [["toy.core.a", "toy.core.b", "toy.core.a"]]
     assert upward_imports(edges, layers) == ["toy.core.a (layer 0) → toy.ui.view (layer 5), line 3"]
+
+
+MAX_MODULE_LINES = 600
+"""Style rule 1: a module holds one concept, roughly 100–400 lines; past 600 it is two."""
+
+
+def test_no_module_is_over_600_lines() -> None:
+    """Every module of the package stays within :data:`MAX_MODULE_LINES` lines."""
+    long = [
+        f"{module}: {count} lines"
+        for module, path in module_files(PACKAGE_DIR, "reviewlab").items()
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    assert long == [], "split these modules:\n" + "\n".join(long)

@@ -1,5 +1,5 @@
-"""What a replay assumes (design §5a): censoring, the model's reaction,
-loss attributed to the policy.
+"""What a replay assumes (docs/semantics.md, "What a replay assumes"): censoring, the model's
+reaction, loss attributed to the policy.
 
 Each test states a figure computed independently of the engines (by hand from
 the recording, or from the recorded durations with NumPy) and checks every

@@ -1,4 +1,5 @@
-"""The live episode credits a read only what that read rendered (design §1.4), end to end.
+"""The live episode credits a read only what that read rendered, end to end
+(docs/semantics.md, "Crediting").
 
 The reader stamp is shared by every read of an episode; the episode clears it
 before each dispatch, so a read that renders nothing (an empty file) cannot

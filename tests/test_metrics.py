@@ -1,4 +1,4 @@
-"""The metric definitions (design §5) on hand-made call and episode frames."""
+"""The metric definitions (docs/metrics.md) on hand-made call and episode frames."""
 
 from __future__ import annotations
 

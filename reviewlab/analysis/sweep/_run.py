@@ -1,56 +1,29 @@
-"""Policy sweeps: one replay per policy point, in-process or on a Dask cluster, as one tidy frame.
+"""Running a sweep: one replay per policy point, in-process or on a Dask cluster, as one frame.
 
-A :class:`Grid` is an ordered tuple of :class:`PolicyPoint` objects (a policy,
-a narrowing and the parameters that name the point). :func:`make_grid` builds
-the usual product: base policies × scales × per-tool timeouts × narrowings.
-:func:`sweep` replays the corpus under every point and returns one row per
-point: the point's parameters (``policy_name``, ``scale``, ``timeout.<tool>``,
-``narrowing.mode``, ``narrowing.reserve_sec``, ``narrowing.fraction``) followed
-by every :data:`reviewlab.core.metrics.SUMMARY_KEYS` metric, in grid order.
-
-Hedges and breakers (issue 14) are grid axes too: ``hedges={"read_file": [0.5, 1,
-2]}`` hedges the tool after each delay (``hedge_share`` caps the share of its
-calls hedged; parameter columns ``hedge.<tool>.after_sec`` and
-``hedge.max_share``), ``breakers=[None, BreakerRule(3), ...]`` tries each breaker
-(``breaker.consecutive``, ``breaker.window``, ``breaker.cooldown``,
-``breaker.scope``; ``None`` is no breaker). A point that hedges or has a breaker is
-replayed through :func:`reviewlab.engines.replay.replay` on the episodes (the
-rewrite fixed point and the hedge plan need them), not on the compiled corpus;
-such points need Episode objects or a path (the corpus handle loads them once).
-
-With ``prices`` (a :class:`~reviewlab.core.prices.PriceTable`) every row also
-carries the cost of its replay, :data:`~reviewlab.analysis.cost.COST_KEYS`
-(``cost_per_episode`` is the objective ``cost``; see
-:mod:`reviewlab.analysis.cost`): the corpus's token prices are worked out once
-(:class:`~reviewlab.analysis.cost.PricedCorpus`) and each point's replay is
-priced from its frames. A corpus path is then read as episodes (the token
-counts live there), and the cost is the same whichever engine replays.
-
-Lifecycle of a sweep: open the corpus (:func:`~reviewlab.engines.corpus.open_corpus`) and
-compile it once (from a file's columns, without an ``Episode`` per row); in-process, evaluate the
-points on a few threads (``threads=``); with ``client=``, scatter the compiled
-corpus to every worker ONCE and send the points in chunks, each task replaying
-its chunk against the worker's copy. The frame is the same either way.
+Lifecycle: open the corpus (:func:`~reviewlab.engines.corpus.open_corpus`) and compile it
+once; in-process, evaluate the points on a few threads (``threads=``); with ``client=``,
+scatter the compiled corpus to every worker once and send the points in chunks (Parquet
+partitions are read where they live: :mod:`reviewlab.analysis.partitioned`). Points that hedge
+or have a breaker are replayed on the episodes. The frame is the same either way: one row per
+point, its parameters then every summary metric (and, with ``prices``, its cost), in grid
+order. :func:`tool_curves` varies one tool's timeout at a time.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
 from reviewlab.analysis.known_tools import check_tools, grid_tools
+from reviewlab.analysis.sweep._grid import Grid, PolicyPoint, make_grid, replays_episodes
 from reviewlab.core import metrics
-from reviewlab.core.breaker import BreakerRule
-from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.corpus import Corpus, CorpusSource, open_corpus
@@ -58,240 +31,10 @@ from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.recording.locations import is_url
 from reviewlab.recording.schema import Episode
 
-__all__ = [
-    "MAX_THREADS",
-    "OBJECTIVE_ALIASES",
-    "PARETO_OBJECTIVES",
-    "Grid",
-    "PolicyPoint",
-    "default_threads",
-    "make_grid",
-    "objective_column",
-    "pareto",
-    "replays_episodes",
-    "sweep",
-    "tool_curves",
-]
+__all__ = ["MAX_THREADS", "default_threads", "sweep", "tool_curves"]
 
 ENGINES = ("vectorized", "twin")
 _PROGRESS_MIN_POINTS = 50  # below this a bar is noise
-PARETO_OBJECTIVES = ("timeout_coverage_loss_rate", "wall_p95_sec", "max_silence_sec")
-"""What :func:`pareto` trades by default: the coverage the timeouts cost, p95 wall time, and the
-longest silence (so a policy that never bounds a wedged call is not on the front)."""
-OBJECTIVE_ALIASES = {
-    "wall_p50": "wall_p50_sec",
-    "wall_p95": "wall_p95_sec",
-    "wall_p99": "wall_p99_sec",
-    "wall_max": "wall_max_sec",
-    "p50_wall": "wall_p50_sec",
-    "p95_wall": "wall_p95_sec",
-    "p99_wall": "wall_p99_sec",
-    "max_wall": "wall_max_sec",
-    "max_silence": "max_silence_sec",
-    "zombie": "zombie_sec",
-    "timeout_coverage_loss": "timeout_coverage_loss_rate",
-    "coverage_loss": "coverage_loss_rate",
-    "abandoned_rate": "abandoned_call_rate",
-    "cost": "cost_per_episode",
-}
-"""Short names of summary columns, as the CLI and
-:func:`reviewlab.analysis.tune.recommend` take them."""
-
-
-def objective_column(name: str) -> str:
-    """The summary column an objective name stands for (an alias or the column itself)."""
-    if name in OBJECTIVE_ALIASES:
-        return OBJECTIVE_ALIASES[name]
-    if name in metrics.SUMMARY_KEYS or name in PARETO_OBJECTIVES or name in COST_KEYS:
-        return name
-    raise ValueError(
-        f"objective: expected one of {', '.join(OBJECTIVE_ALIASES)} or a summary column "
-        f"({', '.join(metrics.SUMMARY_KEYS + COST_KEYS)}), got {name!r}"
-    )
-
-
-@dataclass(frozen=True)
-class PolicyPoint:
-    """One point of a grid: what to replay and the parameter columns that name it."""
-
-    policy: Policy
-    params: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class Grid:
-    """An ordered, immutable list of policy points; ``grid_a + grid_b`` concatenates."""
-
-    points: tuple[PolicyPoint, ...]
-
-    def __len__(self) -> int:
-        return len(self.points)
-
-    def __iter__(self) -> Iterator[PolicyPoint]:
-        return iter(self.points)
-
-    def __add__(self, other: Grid) -> Grid:
-        return Grid(self.points + other.points)
-
-    def frame(self) -> pd.DataFrame:
-        """The parameter columns of every point (the left part of a sweep frame)."""
-        return pd.DataFrame([dict(p.params) for p in self.points])
-
-
-def _narrowing_params(narrowing: Narrowing) -> dict[str, Any]:
-    return {
-        "narrowing.mode": narrowing.mode,
-        "narrowing.reserve_sec": narrowing.reserve_sec,
-        "narrowing.fraction": narrowing.fraction,
-    }
-
-
-def make_grid(
-    base: Policy | TimeoutPolicy | Sequence[Policy | TimeoutPolicy] | None = None,
-    *,
-    tools: Mapping[str, Sequence[float]] | None = None,
-    scales: Sequence[float] | None = None,
-    narrowings: Sequence[Narrowing] | None = None,
-    hedges: Mapping[str, Sequence[float]] | None = None,
-    hedge_share: float = 0.05,
-    breakers: Sequence[BreakerRule | None] | None = None,
-) -> Grid:
-    """The product base policies × ``scales`` × per-tool timeouts × hedges × breakers ×
-    ``narrowings``.
-
-    ``base``: one policy or several (default :meth:`Policy.ouroboros`), each a
-    :class:`Policy` whose ``timeouts`` is a :class:`TimeoutPolicy` (or a bare TimeoutPolicy).
-    ``scales``: multipliers of each base's timeouts (:meth:`TimeoutPolicy.scaled`).
-    ``tools``: per tool, the timeouts to try, set EXACTLY (not raised by the
-    base's floor: :meth:`TimeoutPolicy.with_tool_timeouts`), after scaling.
-    ``narrowings``: default: each base's own narrowing. ``hedges``: per tool, the
-    delays after which to hedge it (the tool is marked idempotent), each point
-    hedging at most ``hedge_share`` of its calls. ``breakers``: the breakers to
-    try (``None``: none). Every point carries the columns ``policy_name, scale,
-    timeout.<tool>…, narrowing.mode, narrowing.reserve_sec, narrowing.fraction``,
-    plus ``hedge.<tool>.after_sec``, ``hedge.max_share`` and ``breaker.*`` when
-    those axes are given.
-    """
-    given: list[Policy | TimeoutPolicy | None] = (
-        [base] if isinstance(base, Policy | TimeoutPolicy) else [*base] if base else [None]
-    )
-    bases = []
-    for index, policy in enumerate(given):
-        spine = Policy.of(policy)
-        if not isinstance(spine.timeouts, TimeoutPolicy):
-            raise TypeError(
-                f"base[{index}]: expected a Policy whose timeouts is a TimeoutPolicy, "
-                f"got {type(spine.timeouts).__name__}"
-            )
-        bases.append(spine)
-    tool_axes = {tool: [float(v) for v in values] for tool, values in (tools or {}).items()}
-    for tool, values in tool_axes.items():
-        if not values:
-            raise ValueError(f"tools.{tool}: expected at least one timeout")
-    scale_axis: list[float | None] = [float(s) for s in scales] if scales else [None]
-    narrowing_axis: list[Narrowing | None] = list(narrowings) if narrowings else [None]
-    for index, narrowing in enumerate(narrowing_axis):
-        if narrowing is not None and not isinstance(narrowing, Narrowing):
-            raise TypeError(
-                f"narrowings[{index}]: expected a Narrowing, got {type(narrowing).__name__}"
-            )
-    hedge_axes = {tool: [float(v) for v in values] for tool, values in (hedges or {}).items()}
-    for tool, values in hedge_axes.items():
-        if not values:
-            raise ValueError(f"hedges.{tool}: expected at least one delay")
-    breaker_axis: list[BreakerRule | None] = list(breakers) if breakers else []
-    for index, rule in enumerate(breaker_axis):
-        if rule is not None and not isinstance(rule, BreakerRule):
-            raise TypeError(
-                f"breakers[{index}]: expected a BreakerRule or None, got {type(rule).__name__}"
-            )
-    names = list(tool_axes)
-    hedged_tools = list(hedge_axes)
-    points = []
-    for spine, scale, combo, delays, rule, narrowing in itertools.product(
-        bases,
-        scale_axis,
-        itertools.product(*tool_axes.values()),
-        itertools.product(*hedge_axes.values()),
-        breaker_axis or [_NO_AXIS],
-        narrowing_axis,
-    ):
-        timeouts: TimeoutPolicy = spine.timeouts
-        if scale is not None:
-            timeouts = timeouts.scaled(scale)
-        chosen = dict(zip(names, combo, strict=True))
-        if chosen:
-            suffix = ",".join(f"{tool}={sec:g}" for tool, sec in chosen.items())
-            timeouts = timeouts.with_tool_timeouts(name=f"{timeouts.name}[{suffix}]", **chosen)
-        point = spine.replace(timeouts=timeouts, name="")
-        if narrowing is not None:
-            point = point.replace(narrowing=narrowing)
-        params: dict[str, Any] = {
-            "policy_name": timeouts is spine.timeouts and spine.name or timeouts.name,
-            "scale": 1.0 if scale is None else scale,
-        }
-        params.update({f"timeout.{tool}": sec for tool, sec in chosen.items()})
-        for tool, after in zip(hedged_tools, delays, strict=True):
-            if tool not in point.idempotent_tools:
-                point = point.with_idempotent(tool)
-            point = point.with_hedge(tool, after_sec=after, max_share=hedge_share)
-            params[f"hedge.{tool}.after_sec"] = after
-        if hedged_tools:
-            params["hedge.max_share"] = hedge_share
-        if rule is not _NO_AXIS:
-            point = point.replace(breaker=rule)
-            params.update(_breaker_params(rule))
-        params.update(_narrowing_params(point.narrowing))
-        points.append(PolicyPoint(point.replace(name=_point_name(point, spine)), params))
-    return Grid(tuple(points))
-
-
-def _point_name(point: Policy, base: Policy) -> str:
-    """A point's label: the base's name when it named itself, else the derived label."""
-    return base.name if base.name and point == base.replace(name="") else ""
-
-
-_NO_AXIS: Any = object()  # no breaker axis: the base policies keep their own breakers
-
-
-def _breaker_params(rule: BreakerRule | None) -> dict[str, Any]:
-    if rule is None:
-        return {
-            "breaker.consecutive": 0,
-            "breaker.window": math.nan,
-            "breaker.cooldown": "",
-            "breaker.scope": "",
-        }
-    return {
-        "breaker.consecutive": rule.consecutive,
-        "breaker.window": math.nan if rule.window is None else rule.window,
-        "breaker.cooldown": (
-            f"{rule.cooldown_rounds} rounds"
-            if rule.cooldown_rounds is not None
-            else f"{rule.cooldown_sec:g} s"
-        ),
-        "breaker.scope": rule.scope,
-    }
-
-
-def replays_episodes(policy: Policy) -> bool:
-    """Whether a policy must be replayed on episodes (it hedges or has a breaker), not on a
-    compiled corpus."""
-    return policy.breaker is not None or bool(policy.hedges)
-
-
-def points_grid(policies: Iterable[Policy | SupportsTimeoutFor | tuple[Any, Narrowing]]) -> Grid:
-    """A grid of explicit policies (a ``(rule, narrowing)`` pair is read by :meth:`Policy.of`),
-    each named by its label."""
-    points = []
-    for item in policies:
-        spine = Policy.of(*item) if isinstance(item, tuple) else Policy.of(item)
-        params = {"policy_name": spine.label, "scale": 1.0, **_narrowing_params(spine.narrowing)}
-        points.append(PolicyPoint(spine, params))
-    return Grid(tuple(points))
-
-
-# -- running ------------------------------------------------------------------
 
 
 Priced = Mapping[str, PricedCorpus]
@@ -621,52 +364,6 @@ def _frame(
                 expanded_values.append({**value, **row["_costs"][name]})
         params, values = expanded_params, expanded_values
     return pd.concat([pd.DataFrame(params), pd.DataFrame(values, columns=list(keys))], axis=1)
-
-
-# -- reading a sweep -----------------------------------------------------------
-
-
-def pareto(
-    frame: pd.DataFrame, objectives: Sequence[str] | str | None = None, *more: str
-) -> pd.Series:
-    """Which points no other point dominates, every objective to be minimised (a boolean Series).
-
-    ``objectives``: the columns to trade (default :data:`PARETO_OBJECTIVES`, the
-    columns of it the frame has; ``coverage_loss_rate`` stands in for the
-    timeout share in a frame without it); names may be
-    :data:`OBJECTIVE_ALIASES`. The two-column form ``pareto(frame, x, y)`` is
-    accepted too. A point dominates another when it is no worse on every
-    objective and better on one; ``inf`` is worse than every number and NaN is
-    read as ``inf``; identical points are all kept.
-    """
-    if isinstance(objectives, str):
-        columns = [objective_column(c) for c in (objectives, *more)]
-    elif objectives is None:
-        columns = [c for c in PARETO_OBJECTIVES if c in frame.columns]
-        if "timeout_coverage_loss_rate" not in frame.columns and "coverage_loss_rate" in frame:
-            columns.insert(0, "coverage_loss_rate")
-    else:
-        columns = [objective_column(c) for c in (*objectives, *more)]
-    if not columns:
-        raise ValueError("pareto: no objective columns to trade")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(
-            f"pareto: the frame has no column(s) {', '.join(missing)}; "
-            f"objectives are among {', '.join(metrics.SUMMARY_KEYS)}"
-        )
-    values = np.nan_to_num(
-        frame[columns].to_numpy(dtype=float), nan=math.inf, posinf=math.inf, neginf=-math.inf
-    )
-    n = len(values)
-    front = np.ones(n, dtype=bool)
-    for i in range(n):
-        if not front[i]:
-            continue
-        # Points that i dominates: no better anywhere, worse somewhere.
-        dominated = np.all(values >= values[i], axis=1) & np.any(values > values[i], axis=1)
-        front &= ~dominated
-    return pd.Series(front, index=frame.index, name="pareto")
 
 
 def tool_curves(
