@@ -29,9 +29,10 @@ KERNEL = "python3"
 
 
 def kernel_env() -> dict[str, str]:
-    """This process's environment without any ``REVIEWLAB_*`` variable: what a user's kernel
-    sees when they open the notebook in JupyterLab."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("REVIEWLAB_")}
+    """This process's environment without any ``REVIEWLAB_*`` variable or a matplotlib backend
+    (a test runner's ``MPLBACKEND=Agg`` would hide the charts): what a user's kernel sees when
+    they open the notebook in JupyterLab."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("REVIEWLAB_", "MPLBACKEND"))}
 
 
 def execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
