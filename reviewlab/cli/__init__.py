@@ -29,6 +29,7 @@ from typing import NoReturn
 
 from reviewlab.cli._command import Command
 from reviewlab.cli._errors import EXIT_USER_ERROR, PROG, UserError, run_reporting
+from reviewlab.cli.clocks import CLOCKS
 from reviewlab.cli.convert import CONVERT
 from reviewlab.cli.dashboard import DASHBOARD
 from reviewlab.cli.demo import DEMO
@@ -53,6 +54,7 @@ COMMANDS: tuple[Command, ...] = (
     SWEEP,
     TUNE,
     PRESETS,
+    CLOCKS,
     INCIDENT,
     SYNTH,
     CONVERT,

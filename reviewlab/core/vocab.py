@@ -19,7 +19,7 @@ __all__ = [
     "CAP_RULES",
     "CENSORING_CHOICES",
     "CENSORING_MODES",
-    "CLOCKS",
+    "CLOCK_NAMES",
     "END_REASONS",
     "ENGINES",
     "EXPORT_FORMATS",
@@ -205,4 +205,4 @@ ClockName = Literal[
 """What ended a call: it ``returned`` before any clock, or the clock that fired first — the
 tool's timeout, the inherited deadline's remainder, an idle timeout, a total cap, a transport's
 own timeout (an HTTP read timeout), or a host's ceiling (a preset's)."""
-CLOCKS: Final = get_args(ClockName)
+CLOCK_NAMES: Final = get_args(ClockName)

@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reviewlab.core.vocab import CALL_STATUSES, CLOCKS, END_REASONS, SOURCES, TRANSPORTS
+from reviewlab.core.vocab import CALL_STATUSES, CLOCK_NAMES, END_REASONS, SOURCES, TRANSPORTS
 from reviewlab.recording.columnar._flat import FlatColumns, _numpy, flat_columns
 from reviewlab.recording.file_errors import EpisodeFormatError
 from reviewlab.recording.ids import duplicate_id
@@ -395,10 +395,10 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
     ended = calls["ended_by"]
     ended_text = _Text(ended)
     report(
-        ~_null(ended) & _not_in(ended, CLOCKS),
+        ~_null(ended) & _not_in(ended, CLOCK_NAMES),
         rows,
         where("ended_by"),
-        lambda k: f"{ended_text[k]!r} is not one of {', '.join(CLOCKS)}",
+        lambda k: f"{ended_text[k]!r} is not one of {', '.join(CLOCK_NAMES)}",
     )
     progress = calls["progress_sec"]
     offsets = np.asarray(progress.offsets.to_numpy(), dtype=np.intp)

@@ -16,6 +16,7 @@ estimates and per-call timelines come from :mod:`reviewlab.core.metrics`,
 
 from __future__ import annotations
 
+from reviewlab.ui.charts.cancels import cancel_chart, dropped_results_chart
 from reviewlab.ui.charts.cost import cost_vs_coverage
 from reviewlab.ui.charts.hedging import hedge_tradeoff
 from reviewlab.ui.charts.palette import STATE_COLORS, policy_color, tool_color
@@ -38,7 +39,9 @@ __all__ = [
     "STATE_COLORS",
     "LiveRates",
     "call_timeline",
+    "cancel_chart",
     "cost_vs_coverage",
+    "dropped_results_chart",
     "episode_timeline",
     "hedge_tradeoff",
     "pareto_front",
