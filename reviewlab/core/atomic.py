@@ -1,19 +1,13 @@
 """Write a file whole or not at all: a temporary file beside it, renamed over it on success.
 
-Lifecycle of one write: :func:`atomic_path` creates an empty temporary file in
-the destination's directory (so the rename never crosses a file system) and
-hands its path to the caller → the caller writes it by any means (pandas,
-matplotlib, plain ``open``) → on a clean exit the temporary file is flushed to
-disk and :func:`os.replace` d over the destination; on any exception it is
-deleted and the exception propagates.
+Lifecycle of one write: :func:`atomic_path` creates an empty temporary file in the
+destination's directory and hands its path to the caller → the caller writes it by any means
+→ on a clean exit the file is flushed and :func:`os.replace` d over the destination; on any
+exception it is deleted and the exception propagates.
 
-Invariants:
-
-* A reader (or a crash) sees either the previous destination, byte-identical,
-  or the complete new one; never a half-written file.
-* A failed write leaves nothing behind: no temporary file, no changed destination.
-* The new file gets ordinary permissions (``0o666`` less the umask), not the
-  ``0o600`` that :func:`tempfile.mkstemp` gives.
+Invariants: a reader (or a crash) sees the previous destination, byte-identical, or the
+complete new one; a failed write leaves nothing behind; the new file gets ordinary
+permissions (``0o666`` less the umask).
 """
 
 from __future__ import annotations

@@ -1,37 +1,16 @@
 """The breaker: a tool that keeps being abandoned is withheld for a cool-down.
 
-A :class:`BreakerRule` says when a tool's breaker trips and for how long the
-tool is then withheld; a :class:`BreakerState` applies it to one run of calls
-(one episode, or one reviewer slot), and is the one piece of decision code
-every engine asks.
+A :class:`BreakerRule` says when a tool's breaker trips and for how long the tool is then
+withheld; a :class:`BreakerState` applies it to one run of calls (one episode, or one reviewer
+slot), and is the one piece of decision code every engine asks.
 
-Lifecycle of one tool under a breaker::
-
-    closed ──(``consecutive`` abandonments among its last ``window`` calls)──> open
-    open   ──(``cooldown_rounds`` more model rounds, or ``cooldown_sec`` seconds)──> closed
-
-* **Closed**: calls are dispatched; each dispatched call is recorded as
-  abandoned or not. Without a ``window`` the count is of *consecutive*
-  abandonments (the window is ``consecutive`` calls long, so every call in it
-  must have been abandoned); with one, any ``consecutive`` of the tool's last
-  ``window`` dispatched calls.
-* **Trip**: when the call just recorded completes the count. The tool's
-  history is cleared, so counting starts afresh once it closes again.
-* **Open**: every call of the tool is *withheld*: never started, its receipt
-  says ``outcome="withheld"`` with the source gap ``native_tool_withheld``.
-  Withheld calls are not recorded (they neither count nor reset the count).
-  With ``cooldown_rounds = k`` the tool is withheld for the rest of the
-  tripping round and the next ``k`` model rounds; with ``cooldown_sec = s``
-  for calls dispatched from the moment the tripping call settled until ``s``
-  seconds later (a call of a slot's other episode dispatched earlier on the
-  clock is not withheld by a trip that came after it).
-
-Rounds and times are the caller's: ``round`` is the episode's 1-based model
-round and ``now`` seconds on one clock (the monotonic clock live, virtual time
-in the twin). A slot-scoped state is shared by the slot's episodes in start
-order; :meth:`BreakerState.start_episode` and :meth:`BreakerState.end_episode`
-carry its round count across them, so a cool-down of ``k`` rounds that
-outlasts an episode goes on into the slot's next episode.
+Lifecycle of one tool: closed ──(``consecutive`` abandonments among its last ``window``
+dispatched calls)──> open ──(``cooldown_rounds`` more model rounds, or ``cooldown_sec``
+seconds)──> closed. Withheld calls neither count nor reset the count; a trip clears the
+tool's history. Rounds and times are the caller's (``round``: the episode's 1-based model
+round; ``now``: seconds on one clock); a slot-scoped state carries its round count across the
+slot's episodes (:meth:`BreakerState.start_episode`, :meth:`BreakerState.end_episode`).
+The rule in full: docs/semantics.md, "The breaker".
 """
 
 from __future__ import annotations

@@ -1,20 +1,17 @@
 """Total caps while a call reports progress: reviewlab's true cap and the TypeScript SDK's.
 
-Two rules end a call that reports progress (``progress_sec``: seconds after dispatch) under an
-idle timeout ``idle_sec`` and a total cap ``cap_sec`` (the call's bound):
+A call that reports progress (``progress_sec``) under an idle timeout and a total cap (its
+bound) ends by one of two rules, the policy's ``cap_rule`` part:
 
-* ``hard`` (reviewlab): the idle timer is re-armed on each report at ``min(idle, cap -
-  elapsed)``, so the call ends at ``min(first quiet gap's end, cap)``: the cap holds with or
-  without progress (:func:`~reviewlab.core.idle.idle_fire_sec` below the bound).
+* ``hard`` (reviewlab): the idle timer is re-armed at ``min(idle, cap - elapsed)``, so the cap
+  holds with or without progress (:func:`~reviewlab.core.idle.idle_fire_sec` below the bound);
 * ``checked_on_progress`` (the MCP TypeScript SDK's ``maxTotalTimeout`` with
   ``resetTimeoutOnProgress``): each report re-arms the full idle timeout and the cap is checked
-  only when a report arrives, so a call can run one idle period past its cap, and with no
+  only when a report arrives, so a call can run one idle period past its cap, and without
   progress the cap never fires (:func:`on_progress_fire_sec`).
 
-A policy chooses the rule with its ``cap_rule`` part
-(:class:`~reviewlab.core.policy.Policy`); :meth:`Policy.typescript_sdk
-<reviewlab.core.policy.Policy.typescript_sdk>` is the TypeScript SDK's documented configuration
-as a policy, to replay on a recording with progress.
+:meth:`Policy.typescript_sdk <reviewlab.core.policy.Policy.typescript_sdk>` is the SDK's
+documented configuration as a policy, to replay on a recording with progress.
 """
 
 from __future__ import annotations

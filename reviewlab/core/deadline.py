@@ -1,27 +1,17 @@
-"""Deadline scopes held in context variables.
+"""Deadline scopes held in context variables, and the one clock that scales time.
 
-A deadline is a point in time after which nobody should wait any more. Scopes
-only ever *narrow*: every scope in force is remembered, and the effective
-deadline is the minimum of all of them. Two clocks are kept apart:
+A deadline is a point in time after which nobody should wait any more. Scopes only ever
+narrow: the effective deadline is the minimum of every scope in force. Execution deadlines are
+absolute times on the :func:`monotonic_now` clock (:func:`execution_deadline_scope`); calendar
+deadlines are ISO-8601 wall times with a time zone (:func:`calendar_scope`).
+:func:`deadline_remaining` is ``None`` without a scope and ``0.0``, never negative, once the
+earliest deadline has passed. Scopes live in :mod:`contextvars`, so a worker thread started
+through :func:`contextvars.copy_context` sees the bound of the call it serves.
 
-* execution deadlines are absolute times on the :func:`monotonic_now` clock
-  (``deadline_at`` values), pushed by :func:`execution_deadline_scope`;
-* calendar deadlines are ISO-8601 wall times with a time zone, pushed by
-  :func:`calendar_scope`.
-
-:func:`deadline_remaining` answers ``None`` when no scope is in force and
-``0.0`` (never a negative number) once the earliest deadline has passed. There
-is no floor: a deadline 1 ms away gives 0.001.
-
-Scopes live in :mod:`contextvars`, so a worker thread started through
-:func:`contextvars.copy_context` inherits them; that is how a tool worker sees
-the bound of the call it serves.
-
-The monotonic clock is a :class:`Clock` held in a context variable (:func:`clock_scope`):
-it reads time and turns a wait of clock seconds into real seconds, in one place. Tests inject
-a clock they move by hand; the real replay engine runs under a :class:`ScaledClock`, on which
-every wait, every measured duration and every deadline scope is in recorded seconds
-(SimPy's ``RealtimeEnvironment(factor)``), so nothing above it scales anything.
+The monotonic clock is a :class:`Clock` in a context variable (:func:`clock_scope`): tests
+inject one they move by hand; the real replay engine runs under a :class:`ScaledClock` on which
+every wait, duration and deadline is in recorded seconds (docs/architecture.md, "Deadlines
+and the clock").
 """
 
 from __future__ import annotations

@@ -1,26 +1,16 @@
 """Hedged calls: a second attempt of an idempotent tool after a delay.
 
-A :class:`HedgeRule` says, for one tool, how long a call may go unanswered
-before a second attempt starts (``after_sec``) and which share of that tool's
-calls may be hedged at most (``max_share``). A policy carries its rules in its
-``hedges`` part (tool name -> rule, :class:`~reviewlab.core.policy.Policy`).
+A :class:`HedgeRule` says, for one tool, how long a call may go unanswered before a second
+attempt starts (``after_sec``) and which share of that tool's calls may be hedged at most
+(``max_share``); a policy carries its rules in its ``hedges`` part.
 
-Lifecycle of a hedged call (docs/semantics.md, "Hedged calls"): dispatched at
-``t`` with bound ``b``, attempt 1 runs ``d1``. If it has not answered by
-``after_sec`` and the call has not been abandoned by then (``b > after_sec``),
-attempt 2 starts at ``t + after_sec`` and runs ``d2``. The answer comes at
-``w = min(d1, after_sec + d2)``; the call is abandoned iff ``w`` is beyond the
-bound by :func:`~reviewlab.core.crediting.abandons`. The attempt that loses
-keeps running: a loose worker from ``w`` to its own end (``inf`` if it never
-returns). An abandoned hedged call leaves both attempts loose from ``b``.
-:func:`hedge_fate` (one call) and :func:`hedge_fate_array` (many) are that rule;
-every engine calls one of them.
-
-Which calls may hedge is decided once per replay, statically and in corpus
-order (:func:`plan_budget`): a call of a hedged tool whose first attempt would
-not answer by ``after_sec`` may hedge when ``hedged so far + 1 <= max_share x
-calls of that tool so far`` (that call included). Live runs, which cannot know
-``d1`` in advance, use the running form of the same rule (:class:`ShareBudget`).
+Lifecycle of a hedged call: dispatched at ``t`` with bound ``b``; if attempt 1 has not answered
+by ``after_sec`` and the call is still waited on, attempt 2 starts at ``t + after_sec``; the
+answer comes at ``w = min(d1, after_sec + d2)``, abandoned iff ``w`` is past the bound; the
+losing attempt is a loose worker. :func:`hedge_fate` (one call) and :func:`hedge_fate_array`
+(many) are that rule, every engine calls one of them. Which calls may hedge is planned once
+per replay in corpus order (:func:`plan_budget`); live runs use the running form
+(:class:`ShareBudget`). The rule in full: docs/semantics.md, "Hedged calls".
 """
 
 from __future__ import annotations

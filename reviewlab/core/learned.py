@@ -1,23 +1,16 @@
 """Learned conditional timeouts: a ``timeouts`` rule whose bound depends on the call's arguments
 and on how the chance of an answer fades with the time already waited.
 
-Per tool, a Weibull accelerated-failure-time model (fitted from recordings by
-:mod:`reviewlab.analysis.learned`, censored calls kept as censored):
-``S(t | x) = exp(-(t / λ(x)) ** ρ)`` with ``log λ(x) = intercept + coef · x`` and a shape ``ρ``.
-``x`` are the call's features (:func:`call_features`): the lines a read asks for, the size of a
-numeric or text argument, whether an argument has a given value. A call's bound is the smaller of
+Per tool, a Weibull accelerated-failure-time model ``S(t | x) = exp(-(t / λ(x)) ** ρ)``,
+``log λ(x) = intercept + coef · x``, over the call's features (:func:`call_features`), fitted
+from recordings by :mod:`reviewlab.analysis.learned`. A call's bound is its conditional
+``quantile``, or sooner the first time a call still running has less than ``hazard_floor``
+chance of answering within ``hazard_window_sec``, clipped to ``[min_sec, max_sec]``; tools
+without a model get ``fixed_sec`` or ``default_sec``.
 
-* its conditional ``quantile`` ``λ(x) · (−ln(1 − q)) ** (1/ρ)``, and
-* with a ``hazard_window_sec`` ``w`` and ``hazard_floor`` ``h``: the first time ``t`` at which a
-  call still running has less than ``h`` chance of answering within the next ``w`` seconds,
-  ``1 − S(t + w | x) / S(t | x) < h`` ("given 40 s without an answer, how likely within 20
-  more?"). That chance falls with ``t`` only when the hazard decreases (``ρ < 1``); otherwise
-  the quantile bound stands.
-
-clipped to ``[min_sec, max_sec]``. Tools without a model get ``fixed_sec`` (their base timeout
-when fitted), others ``default_sec``. The rule is pure arithmetic on the stored coefficients
-(no fitting library is needed to replay or run it), deterministic per arguments, reads no
-clock, and is written to and read from a policy file's ``[learned]`` table.
+Invariants: pure arithmetic on the stored coefficients (no fitting library to replay or run
+it), deterministic per arguments, reads no clock; written to and read from a policy file's
+``[learned]`` table. The formulas: docs/semantics.md, "Learned timeouts".
 """
 
 from __future__ import annotations

@@ -1,55 +1,17 @@
 """The metric definitions every engine shares (docs/metrics.md).
 
-Engines (the real episode, the SimPy twin, the vectorized replay) produce one
-row per call and one row per episode; everything below is computed from those
-frames, so a rate means the same thing whichever engine produced it.
+Engines (the real episode, the SimPy twin, the vectorized replay) produce one row per call
+and one row per episode; every metric is computed here from those frames, so a rate means the
+same thing whichever engine produced it. The column lists are named once:
+:data:`CALL_COLUMNS` then the engine's timing :data:`CALL_TIMING_COLUMNS`
+(:data:`ENGINE_CALL_COLUMNS`, with :data:`CALL_DTYPES`), to which
+:func:`reviewlab.engines.result.assemble` appends :data:`CALL_DERIVED_COLUMNS`;
+:data:`EPISODE_COLUMNS`; :data:`SUMMARY_KEYS`.
 
-* abandoned-call rate: abandoned calls / dispatched calls (calls that started;
-  refused and withheld calls never started).
-* coverage-loss rate: 1 − credited read lines / read lines asked for (0 when
-  nothing was asked for). It splits in two, and the two parts add up to it:
-
-  - *timeout* coverage loss: the lines a call lost because of abandonment — an
-    abandoned read's lines, and the lines of a read that executed but was
-    withheld from credit after the episode's first abandonment
-    (:func:`timeout_lost_lines`). Exactly 0 when nothing is abandoned, so under
-    the unbounded policy. This is what a timeout policy is judged on.
-  - *inherent* coverage loss: every other lost line — reads that failed by
-    themselves, a read that never returned under the pre-fix policy, the reads
-    withheld because the episode's log ended there.
-* episode wall time: p50, p95, p99 and max of ``wall_sec``.
-* longest silence: the longest time between two model sends of one episode
-  (``max_silence_sec``).
-* zombie seconds: how long loose workers keep running after their call was
-  abandoned (or, for a hedged call, after the other attempt answered). A
-  censored call replayed as a wedge never returns: its zombie time is infinite,
-  so ``zombie_sec`` is ``math.inf`` as soon as one such zombie exists;
-  ``wedged_zombies`` counts them and ``zombie_finite_sec`` sums the zombies
-  that do come back. Infinite wall times and silences (an unbounded replay
-  waiting on a call that never returns) stay ``math.inf`` too, and quantiles
-  over them are taken without turning them into NaN (:func:`quantiles`).
-* peak loose workers: the most loose workers (abandoned or a hedge's loser)
-  still running at one instant.
-* deadline-bound share: bounded calls whose bound the deadline set / bounded calls.
-* hedges: calls whose second attempt started (:mod:`reviewlab.core.hedge`), and
-  ``extra_call_share``, the extra tool calls they cost: hedges / dispatched
-  calls. A replay under a policy that hedges adds :data:`CALL_HEDGE_COLUMNS`
-  (``hedged``) to its call frame; without it no call counts as hedged.
-
-Every replay engine's call frame holds :data:`CALL_COLUMNS` followed by the
-engine's own timing of each call, :data:`CALL_TIMING_COLUMNS` (no metric below
-reads them; charts lay calls out with them instead of re-deriving the replay):
-
-* ``start_sec``: when the call was dispatched, in seconds from the episode's
-  *arrival* (so a pool run's queue wait is included). A withheld call never
-  started: its ``start_sec`` is the moment the episode's log ended.
-* ``wait_sec``: how long the episode waited on the call: its bound for an
-  abandoned call, 0 for a withheld one, else the time it actually took (in a
-  worker-thread pool, thread queueing included).
-
-:func:`reviewlab.engines.result.assemble` then appends
-:data:`CALL_DERIVED_COLUMNS`, computed here from the columns above, so every
-engine's frame carries them and no engine computes them itself.
+Invariants: timeout coverage loss is exactly 0 when nothing is abandoned; infinite wall times,
+silences and zombie seconds (a wedge) stay ``math.inf`` and quantiles over them are not NaN
+(:func:`quantiles`). Every metric and column is defined in docs/metrics.md, "The summary",
+"The call frame" and "The episode frame".
 """
 
 from __future__ import annotations

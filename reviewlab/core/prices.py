@@ -1,33 +1,14 @@
 """The price table: what a model's tokens, a reviewer slot's seconds and a zombie's seconds cost.
 
-A :class:`PriceTable` is frozen and validated; it is read from TOML
-(:meth:`PriceTable.from_toml`, :func:`load_prices`) and written back
-(:meth:`PriceTable.to_toml`, :func:`save_prices`) so that a round trip gives the
-same table. The file::
+A :class:`PriceTable` is frozen and validated; read from TOML (:meth:`PriceTable.from_toml`,
+:func:`load_prices`) and written back (:meth:`PriceTable.to_toml`, :func:`save_prices`) so
+that a round trip gives the same table. A model is priced by its exact name, else by what
+follows one of its ``/`` (longest first), else as ``default_model``, else not at all (its
+rounds are *unpriced*, and a cost says how many).
 
-    currency = "USD"                 # a label; the table never converts
-    default_model = "gpt-4o-mini"    # optional: prices an episode whose model is unknown
-
-    [slot]
-    per_sec = 0.0001                 # one reviewer slot held for one second (wall time)
-
-    [zombie]
-    per_sec = 0.00001                # one loose worker thread running for one second
-    wedged_sec = 3600.0              # optional: a zombie that never returns counts this long
-
-    [models."gpt-4o-mini"]
-    input_per_mtok = 0.15            # per million input tokens
-    output_per_mtok = 0.60           # per million output tokens
-
-Lookup (:meth:`PriceTable.price_of`): a model is priced by its exact name, else
-by what follows one of its ``/``, the longest such part first
-(``openrouter/openai/gpt-4o-mini`` → ``openai/gpt-4o-mini`` → ``gpt-4o-mini``), so a
-table may list a model with or without its provider; else as ``default_model``
-when one is set, else not at all (its rounds are *unpriced*, and a cost says how
-many). A listed model name may hold ``/`` but no empty part (``a//b``, ``/b``,
-``b/`` are refused). Every price is a finite number >= 0; unknown keys are
-errors. Errors are :class:`PriceTableError` naming the file and the dotted key
-(``models.gpt-4o-mini.input_per_mtok``).
+Invariants: every price is a finite number >= 0; unknown keys are errors; errors are
+:class:`PriceTableError` naming the file and the dotted key. The file format and the lookup:
+docs/metrics.md, "The price table".
 """
 
 from __future__ import annotations

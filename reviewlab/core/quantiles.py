@@ -1,19 +1,14 @@
 """Quantiles of the summary (wall-time p50/p95/p99): NumPy's linear method, infinity kept.
 
-One definition in three steps, so that an engine that knows its values in another form can
-supply step 2 without building the array:
+One definition in three steps, so an engine that knows its values in another form can supply
+step 2 without building the array: :func:`quantile_ranks` (the two order statistics NumPy's
+``"linear"`` method interpolates, and the weight); the order statistics themselves
+(:func:`quantiles` partitions the array, :meth:`ReplacedValues.order_statistics` reads a
+sorted base with a few values replaced); :func:`interpolate` (NumPy's interpolation, except
+that reaching an infinite value with positive weight is ``inf``, not NaN).
 
-1. :func:`quantile_ranks`: per quantile, the two order statistics NumPy's ``"linear"`` method
-   interpolates (their 0-based ranks) and the weight, computed exactly as NumPy computes them;
-2. the order statistics at those ranks: :func:`quantiles` partitions the array
-   (``np.partition``), :meth:`ReplacedValues.order_statistics` finds them in a sorted base
-   with a few values replaced (a sweep point changes a few episodes' walls of a million);
-3. :func:`interpolate`: NumPy's interpolation of each pair, except that a quantile whose
-   interpolation reaches an infinite value with positive weight is ``inf`` (NumPy gives NaN for
-   ``a + (inf - a)·0``).
-
-So for finite values every quantile is bit-identical to ``np.quantile``, however step 2 was
-done; an empty set of values gives zeros.
+Invariant: for finite values every quantile is bit-identical to ``np.quantile``, however step
+2 was done; an empty set of values gives zeros.
 """
 
 from __future__ import annotations
