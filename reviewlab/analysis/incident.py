@@ -2,7 +2,7 @@
 and what a policy makes of them.
 
 A *silence* is the time a reviewer slot spends between two model sends: the
-calls of one round, run in order (docs/metrics.md, "longest slot silence"). The
+calls of one round, run in order (docs/metrics.md, "Silence"). The
 incident in the seed was one such silence of 7 h 16 min. :func:`longest_silences`
 answers the on-call questions about the longest ones:
 

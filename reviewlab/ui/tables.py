@@ -33,6 +33,7 @@ from reviewlab.ui.numbers import (
 
 __all__ = [
     "ASSUMPTION_KEYS",
+    "OBJECTIVE_ROWS",
     "SUMMARY_ROWS",
     "Table",
     "as_table",
@@ -342,21 +343,38 @@ def summary_table(
     return as_table(frame, title=title, assumptions=assumptions, orient="rows")
 
 
+OBJECTIVE_ROWS = (
+    "abandoned_call_rate",
+    "coverage_loss_rate",
+    "timeout_coverage_loss_rate",
+    "inherent_coverage_loss_rate",
+    "wall_p50_sec",
+    "wall_p95_sec",
+    "wall_p99_sec",
+    "wall_max_sec",
+    "max_silence_sec",
+    "zombie_sec",
+    "zombie_finite_sec",
+    "wedged_zombies",
+    "peak_loose_workers",
+    "extra_call_share",
+    "cost_per_episode",
+)
+"""The summary figures a policy is judged on, all to be minimised (what ``saved`` and ``paid``
+name when they change)."""
+
+
 def changes(
     before: Mapping[str, Any],
     after: Mapping[str, Any],
     keys: Sequence[str] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """What changed from ``before`` to ``after`` among ``keys`` (default: every summary row but
-    the counts of the corpus): ``(saved, paid)`` as ``"wall p95 54.99 s → 54.85 s"`` texts.
+    """What changed from ``before`` to ``after`` among ``keys`` (default:
+    :data:`OBJECTIVE_ROWS`): ``(saved, paid)`` as ``"wall p95 54.99 s → 54.85 s"`` texts.
 
     Every key is one to minimise; a key that went down is saved, one that went up is paid.
     """
-    keys = (
-        list(keys)
-        if keys is not None
-        else [k for k in SUMMARY_ROWS if k not in ("episodes", "calls")]
-    )
+    keys = list(keys) if keys is not None else list(OBJECTIVE_ROWS)
     saved: list[str] = []
     paid: list[str] = []
     for key in keys:

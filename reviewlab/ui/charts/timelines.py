@@ -233,18 +233,17 @@ def episode_timeline(
                 alpha=0.6,
                 label=once("zombie tail (loose worker)"),
             )
-            if at + tail > right:  # the tail outlives the axis: say for how long
+            if at + tail > right:  # the tail outlives the axis: say for how long, above it
                 ax.annotate(
                     "never returns →"
                     if not math.isfinite(call.zombie_sec)
                     else f"runs on {duration_text(call.zombie_sec)} →",
                     (right, row),
-                    xytext=(-3, 0),
+                    xytext=(-3, 5),
                     textcoords="offset points",
                     ha="right",
-                    va="center",
-                    fontsize=8,
-                    bbox=LABEL_BOX,
+                    va="bottom",
+                    fontsize=7,
                 )
         elif call.wedged:
             text = (
