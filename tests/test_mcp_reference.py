@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,82 @@ def test_everything_server_long_operation_is_abandoned_at_a_1s_hard_maximum(
     assert result.raw_text == VERDICT and result.usage["native_end_reason"] == "final_answer"
     calls = [trace for rnd in result.trace for trace in rnd.calls]
     assert calls[0].result.notes.progress_sec  # progress came, and did not extend the maximum
+
+
+@pytest.fixture()
+def everything_over_http(servers_installed):
+    """``server-everything`` over Streamable HTTP on a free localhost port; yields its URL."""
+    import os
+    import socket
+
+    script = servers_installed / "server-everything" / "dist" / "index.js"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        node(script, "streamableHttp"),
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:  # the server says when it listens
+            if "listening on port" in line:
+                break
+        else:
+            raise AssertionError("server-everything did not start over HTTP")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_everything_server_records_its_cancel_what_it_did_after_and_the_clocks(
+    servers_installed, workspace, transport, request
+):
+    """Over stdio and Streamable HTTP: the long operation is abandoned at 1 s, the cancel goes
+    out as a notification, the server keeps reporting progress after it and never answers (a
+    cancelled TypeScript request is not answered), and the receipt and the recording say the
+    tool timeout ended it, with every clock that applied."""
+    from reviewlab.analysis.cancels import cancel_calls
+
+    script = servers_installed / "server-everything" / "dist" / "index.js"
+    opened = (
+        MCPServer(node(script, "stdio"), read_tools={}, cancel_watch_sec=4.0)
+        if transport == "stdio"
+        else MCPServer(
+            url=request.getfixturevalue("everything_over_http"),
+            read_tools={},
+            cancel_watch_sec=4.0,
+        )
+    )
+    with opened as server:
+        policy = Policy(timeouts=TimeoutPolicy.uniform(1.0))
+        result, _model, texts = run(
+            workspace, server, [tool_call(LONG_OP, {"duration": 3, "steps": 10}, "l")], policy
+        )
+        notes = [t for rnd in result.trace for t in rnd.calls][0].result.notes
+        end = time.monotonic() + 30.0
+        while len(notes.progress_sec) < 10:  # the server's own pace: every 0.3 s, for 3 s
+            assert time.monotonic() < end, "the server stopped reporting progress"
+            time.sleep(0.05)
+        assert server.wait_watched()
+    receipt = result.usage["native_tool_receipts"][0]
+    assert (
+        receipt["source_gap"] == "native_tool_abandoned" and receipt["ended_by"] == "tool_timeout"
+    )
+    assert receipt["cancel_sent"] is True and receipt["cancel_kind"] == "notification"
+    assert receipt["clocks"]["tool_timeout"] == 1.0
+    assert ("transport" in receipt["clocks"]) == (transport == "http")
+    assert texts[0].startswith("⚠️ TOOL_TIMEOUT (trigger-long-running-operation)")
+    episode = episode_from_result(result, id=f"everything-{transport}")
+    call = episode.calls[0]
+    assert call.ended_by == "tool_timeout" and call.cancel_sent is True
+    assert call.late_result_sec is None  # a cancelled request is never answered by this server
+    (verdict,) = cancel_calls([episode])["verdict"]
+    assert verdict == "kept_working"  # progress kept coming after the cancel
