@@ -43,6 +43,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
     out = Path(args.output)  # an fsspec URL (s3://...) is written through fsspec, as given
     if not is_url(args.output) and out.parent != Path("") and not out.parent.is_dir():
         raise UserError(f"{args.output}: directory {out.parent} does not exist")
+    if args.rows_per_partition is not None and out.name.endswith((*JSONL_SUFFIXES, ".parquet")):
+        raise UserError(
+            f"--rows-per-partition: {args.output} is one file, not a directory of partitions; "
+            "this invocation would ignore it"
+        )
     if args.rows_per_partition is not None and args.rows_per_partition < 1:
         raise UserError(f"--rows-per-partition: expected at least 1, got {args.rows_per_partition}")
     from reviewlab.recording.files import SkippedLine

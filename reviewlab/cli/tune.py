@@ -58,7 +58,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--objective",
-        default="wall_p95",
+        default=None,
         help="what the tightening steps minimise: wall_p95 (default), wall_p99, wall_p50, "
         "wall_max, max_silence, zombie, cost (needs --prices), or a summary column",
     )
@@ -71,7 +71,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--confidence",
         type=float,
-        default=0.95,
+        default=None,
         metavar="P",
         help="one-sided confidence of the budgets' upper bounds (default 0.95; 0.5: point "
         "estimates)",
@@ -233,6 +233,29 @@ def cmd_tune(args: argparse.Namespace) -> int:
             ),
         ]
     )
+    if args.learned:  # the fit has its own rule: the search's options would be ignored
+        searched = "--learned fits its own timeouts; the search's options do not apply"
+        refuse_ignored(
+            [
+                (flag, given, False, searched)
+                for flag, given in (
+                    ("--max-timeout-coverage-loss", args.max_timeout_coverage_loss is not None),
+                    ("--max-coverage-loss", args.max_coverage_loss is not None),
+                    ("--max-abandoned-rate", args.max_abandoned_rate is not None),
+                    ("--max-added-abandoned-rate", args.max_added_abandoned_rate is not None),
+                    (
+                        "--max-tool-added-abandoned-rate",
+                        args.max_tool_added_abandoned_rate is not None,
+                    ),
+                    ("--objective", args.objective is not None),
+                    ("--confidence", args.confidence is not None),
+                    ("--prices", args.prices is not None),
+                    ("--allow-abandoning", bool(args.allow_abandoning)),
+                )
+            ]
+        )
+    args.objective = "wall_p95" if args.objective is None else args.objective
+    args.confidence = 0.95 if args.confidence is None else args.confidence
     args.learned_quantile = 0.99 if args.learned_quantile is None else args.learned_quantile
     args.held_out = 0.5 if args.held_out is None else args.held_out
     args.seed = 0 if args.seed is None else args.seed
