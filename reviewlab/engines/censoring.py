@@ -1,41 +1,17 @@
-"""Censoring-aware duration estimates per tool, and the seeded imputation every engine shares.
+"""Censoring-aware duration estimates per tool, and the seeded draws every engine shares.
 
-A recorded call is an observation of its tool's duration. A call with
-``completed=False`` is *right-censored*: all we know is that it had not returned
-after ``duration_sec``. Dropping censored calls would bias the estimate down
-(the wedges are exactly the long ones); treating them as completed would too.
-:class:`KaplanMeier` estimates each tool's survival function ``S(t) = P(T > t)``
-with censoring taken into account.
+A call with ``completed=False`` is right-censored: all we know is that it had not returned
+after ``duration_sec``. :class:`KaplanMeier` estimates each tool's survival function with
+censoring taken into account. Under ``censored="impute"`` a censored call gets a completion
+time drawn from ``T | T > c`` (:func:`impute_durations`, :func:`completion_times`); a hedged
+call's second attempt runs a duration drawn unconditionally (:func:`hedge_plan`, a
+:class:`HedgePlan` carried to rewritten calls by origin).
 
-Under ``censored="impute"`` a still-censored call gets a completion time drawn
-from its tool's distribution *conditional on having lasted longer than its
-observed* ``duration_sec``: ``T | T > c``. :func:`impute_durations` makes those
-draws for a whole corpus from one seed; the twin and the vectorized engine both
-call it, so they replay the very same completion times.
-
-Draw rule (inverse transform on the conditional survival): with ``u`` uniform on
-``[0, 1)`` the draw is the smallest event time ``t`` with ``S(t) <= u * S(c)``.
-Beyond the last event time the estimate is extended by a constant-hazard tail,
-``lambda = events / total observed seconds`` of the tool, so a draw is always
-finite and strictly greater than ``c``.
-
-Invariants: the same corpus and seed give the same draws; exactly one uniform is
-drawn per still-censored call, in corpus order (episode order, then call
-order); a tool with no completed call borrows the estimate pooled over all
-tools; a corpus with no completed call at all cannot be imputed and raises.
-
-Hedged calls (:func:`hedge_plan`): the second attempt of a call that may hedge
-runs a duration drawn from its tool's estimate, *unconditionally* (a fresh
-attempt, not one that has already run): the smallest event time ``t`` with
-``S(t) <= u``; a draw beyond the last observed return (``u < S(last event)``,
-the mass the censored calls carry) is an attempt that never returns (``inf``).
-No tail is extrapolated there and no pooled estimate is borrowed: a tool never
-seen returning never returns on a second try either. One uniform per planned
-hedge, in corpus order, from a stream of the seed kept apart from the
-imputation draws. The plan is made once per replay, from the corpus as recorded; a replay
-that rewrites the corpus (a reaction, a breaker: :mod:`reviewlab.engines.reaction`) carries
-it to every rewritten call by origin (:meth:`HedgePlan.carried`), so the rewrite never changes
-which calls hedge, and a re-issued copy never hedges.
+Invariants: the same corpus and seed give the same draws, one uniform per censored call (per
+planned hedge, on a stream of its own) in corpus order; an imputed draw is finite and beyond
+``c`` (a constant-hazard tail past the last event); a tool with no completed call borrows the
+pooled estimate for imputation, but never returns on a second try. The draw rules:
+docs/architecture.md, "Censoring and the seeded draws".
 """
 
 from __future__ import annotations

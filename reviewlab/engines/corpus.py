@@ -1,22 +1,17 @@
 """The corpus handle: one value every replay, sweep, tuner and command takes.
 
 :func:`open_corpus` takes a path (``.jsonl``, ``.jsonl.gz``, a ``.parquet`` file, a directory
-of Parquet partitions), a list of :class:`~reviewlab.recording.schema.Episode` objects, a
-:class:`~reviewlab.engines.vectorized.CompiledCorpus`, or a :class:`Corpus` (returned as is).
+of partitions, a ``bundled:`` name), a list of episodes, a compiled corpus, or a
+:class:`Corpus` (returned as is).
 
-Lifecycle of a :class:`Corpus`: opened (a path must exist; nothing is read yet) → compiled
-on first ask, once per ``(censored, seed)`` (:meth:`Corpus.compiled`: from the file's columns
-by :func:`~reviewlab.engines.vectorized.columns.compile_columns`, no ``Episode`` per row; from
-the objects of a list through the vectorized engine's cache) → loaded on first ask
-(:meth:`Corpus.episodes`, iteration: the ``Episode`` objects, read once and kept, with the
-reason recorded in :attr:`Corpus.loaded_because`). A replay that the compiled columns answer
-never loads the objects; one that needs them (the twin, the real engine, hedges, a breaker,
-a reaction, token prices) says why by name when it asks.
+Lifecycle of a :class:`Corpus`: opened (nothing read yet) → compiled on first ask, once per
+``(censored, seed)`` (:meth:`Corpus.compiled`: from a file's columns, no ``Episode`` per row)
+→ loaded on first ask (:meth:`Corpus.episodes`, the reason recorded in
+:attr:`Corpus.loaded_because`). A replay the compiled columns answer never loads the objects.
 
-Invariants: every error about the input names the file (and the line, row and field where the
-readers know them); with ``on_error="skip"`` a defective file is read as episodes instead, its
-bad lines dropped and recorded in :attr:`Corpus.skipped`, never silently; at most
-:data:`COMPILED_KEPT` compiled corpora are kept per handle (least recently used goes first).
+Invariants: every error names the file (and line, row and field where known); with
+``on_error="skip"`` bad lines are dropped and recorded in :attr:`Corpus.skipped`, never
+silently; at most :data:`COMPILED_KEPT` compiled corpora are kept per handle.
 """
 
 from __future__ import annotations

@@ -1,65 +1,18 @@
 """The model's reaction after an abandonment: a swappable assumption of every replay.
 
-docs/semantics.md, "What a replay assumes", states it.
+A replay abandons calls the recording saw return, so what the model does next is an
+assumption, named in ``ReplayResult.assumptions``: ``as_recorded`` (the later rounds replay
+unchanged), ``reissue`` (abandoned calls re-issued once after their round) or ``skip_target``
+(no later read of a path whose call was abandoned); docs/semantics.md, "What a replay
+assumes". The twin and the vectorized engine replay a reaction, a breaker and hedges through
+one fixed point over a rewritten corpus (:func:`react`): a :class:`Plan` per episode, the
+corpus rewritten and replayed as recorded, the abandonments giving the next plan, until it
+stops changing.
 
-A replay abandons calls that the recording saw return, so the recorded later
-rounds were conditioned on results the model would not have had. What the
-model does instead is an assumption, named in ``ReplayResult.assumptions``:
-
-* ``as_recorded`` (default): the later rounds replay unchanged.
-* ``reissue``: after a round in which some of its recorded calls were
-  abandoned, the model is asked once more (a send as long as that round's) and
-  re-issues each of them once, in order, with the same arguments. A re-issued
-  call takes what the recording says the call takes (the replay knows nothing
-  else about it), so a wedged call is usually abandoned again; it is never
-  re-issued a second time. It asks for no read lines of its own (the original
-  already counts them), and the sticky crediting rule credits it nothing.
-* ``skip_target``: once a call with a ``path`` argument is abandoned, the model
-  gives up on that path: ``read_file`` calls on it in LATER rounds are not
-  issued. They stay in the frames as ``withheld`` rows with the source gap
-  ``native_tool_skipped``; their lines count as lost to the timeout.
-
-How the twin and the vectorized engine replay a reaction: both run the same
-fixed point over a *rewritten* corpus (:func:`react`). A :class:`Plan` per
-episode says which recorded calls are re-issued after which round, or skipped;
-the corpus is rewritten by it and replayed as ``as_recorded``; the
-abandonments of that replay give the next plan; until the plan no longer
-changes. An episode's plan for its first ``k`` rounds depends only on the fates
-of those rounds, which a rewrite after them cannot change, so each pass fixes
-at least one more round (pools couple episodes; the pass count is capped).
-Censored calls are settled first (:func:`settle_censored`), so a re-issued copy
-of an imputed call returns when the original would. The real engine does not
-use this module: its replay model reacts to the timeout texts it is actually
-sent, which is what the differential test compares against.
-
-Frames: a re-issued call's row has the round it re-issues from and a
-``call_index`` after the episode's recorded calls (``n, n + 1, …``, in dispatch
-order); rows are in dispatch order within an episode. A skipped row "starts"
-when the episode's next dispatched call starts (its episode's end if none),
-and waits 0.
-
-The breaker (a policy's :class:`~reviewlab.core.breaker.BreakerRule`) runs through the same
-fixed point, also under ``as_recorded``: a plan's ``withheld`` calls (recorded calls or
-re-issued copies) are left out of the rewritten corpus, and
-:func:`~reviewlab.engines.withholding.withheld_calls` walks each pass's replay to find the
-next set. A withheld call's row has outcome ``withheld``, the source gap
-``native_tool_withheld``, no bound, waits 0 and "starts" when it was withheld; its requested
-lines count as lost to the timeout. How the breaker combines with a reaction: a withheld call
-was not abandoned, so it is never re-issued and never makes the model give up on its path;
-a re-issued copy is a call like any other (it counts, and may be withheld), and its round is
-a model round of its own; a call ``skip_target`` skips is never issued, so the breaker
-neither counts nor withholds it.
-
-Hedges (a policy's ``hedges`` part) are decided once per replay, before the first pass, from
-the corpus as recorded (:func:`~reviewlab.engines.censoring.hedge_plan`); every pass hands the
-engine that plan carried to the rewritten calls by origin
-(:meth:`~reviewlab.engines.censoring.HedgePlan.carried`): a recorded call hedges in every pass
-iff the plan says so, a re-issued copy never hedges, and a skipped or withheld planned call
-keeps its share of the budget unused. So a pass's hedges depend on nothing the rewrite
-changes, and the fixed point keeps its order: a call's fate depends only on earlier calls of
-its episode (of its slot, for a slot-scoped breaker), and each pass settles at least one more
-decision. The passes are capped at :data:`MAX_PASSES` plus three per recorded call (each
-recorded call's fate, and whether it and its copy are withheld); reaching the cap is a bug.
+Invariants: a call's fate depends only on earlier calls of its episode (or slot), so each pass
+settles one more decision, capped at :data:`MAX_PASSES` plus three per recorded call; hedges
+are planned once from the corpus as recorded and carried by origin. The fixed point, the rows
+and the combinations: docs/architecture.md, "Reactions and the rewrite fixed point".
 """
 
 from __future__ import annotations

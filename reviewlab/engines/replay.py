@@ -1,26 +1,17 @@
 """Replay recorded episodes under another policy: one entry point, one result type, three engines.
 
-* ``engine="twin"`` — the SimPy discrete-event twin (:mod:`reviewlab.engines.twin`), the
-  reference; the only engine that simulates a reviewer pool (``slots=N``).
-* ``engine="vectorized"`` — NumPy over all calls of all episodes at once
-  (:mod:`reviewlab.engines.vectorized`); exactly the twin's answers for episodes
-  without a pool, far faster.
-* ``engine="real"`` — every episode through the real :class:`ReviewEpisode` and
-  :class:`BoundedExecutor` on threads (:mod:`reviewlab.engines.real`), with tools
-  that sleep their recorded duration times ``time_scale``.
+``engine="twin"`` is the SimPy reference (:mod:`reviewlab.engines.twin`, the only one with a
+reviewer pool, ``slots=N``); ``engine="vectorized"`` NumPy over every call at once
+(:mod:`reviewlab.engines.vectorized`), the twin's answers without a pool, far faster;
+``engine="real"`` every episode through the real executor on threads
+(:mod:`reviewlab.engines.real`). Each returns a :class:`ReplayResult` whose frames have
+:data:`reviewlab.core.metrics.CALL_FRAME_COLUMNS` and
+:data:`reviewlab.core.metrics.EPISODE_COLUMNS`.
 
-Every engine returns a :class:`ReplayResult` whose frames have the columns of
-:data:`reviewlab.core.metrics.CALL_FRAME_COLUMNS` and :data:`reviewlab.core.metrics.EPISODE_COLUMNS`
-and whose summary is :func:`reviewlab.core.metrics.summarize`.
-
-A replay is a counterfactual resting on two assumptions (docs/semantics.md, "What a replay
-assumes"), the same
-for every policy and engine and named in ``ReplayResult.assumptions``: what a
-censored call does (``censored``: ``wedge`` never returns, ``observed`` returns
-at its censoring time, ``impute`` at a seeded Kaplan–Meier draw) and what the
-model does after an abandonment (``reaction``:
-:mod:`reviewlab.engines.reaction`). :func:`replay_bounds` shows both censoring
-ends side by side.
+A replay is a counterfactual resting on two assumptions, named in
+``ReplayResult.assumptions``: what a censored call does (``censored``) and what the model does
+after an abandonment (``reaction``: :mod:`reviewlab.engines.reaction`); docs/semantics.md,
+"What a replay assumes". :func:`replay_bounds` shows both censoring ends side by side.
 """
 
 from __future__ import annotations

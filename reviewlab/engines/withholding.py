@@ -1,33 +1,16 @@
 """Which calls a policy's breaker withholds in a replay (the twin and the vectorized engine).
 
-The live round loop asks its :class:`~reviewlab.core.breaker.BreakerState` before each call;
-a replay engine cannot, because it settles an episode's calls without a model in the loop.
-Both replay engines therefore run the breaker through the rewrite fixed point of
-:mod:`reviewlab.engines.reaction`: a replay of the corpus (withheld calls left out) gives
-every dispatched call's fate and timing; :func:`withheld_calls` walks each episode's issued
-calls in dispatch order with the same ``BreakerState`` the live loop uses and says which
-calls it withholds; the corpus is rewritten without them and replayed, until the set stops
-changing.
+A replay engine settles an episode's calls without a model in the loop, so it cannot ask a
+:class:`~reviewlab.core.breaker.BreakerState` before each call as the live round loop does.
+Both replay engines run the breaker through the rewrite fixed point of
+:mod:`reviewlab.engines.reaction`: a replay gives every dispatched call's fate and timing;
+:func:`withheld_calls` walks each episode's calls in dispatch order with the live loop's
+``BreakerState`` and says which it withholds; the corpus is rewritten without them and
+replayed, until the set stops changing.
 
-The walk, per episode, mirrors the live loop exactly:
-
-* **Model rounds** are the sends that carry calls: a recorded (or re-issue) round whose
-  calls are all skipped, or that has none, merges into the next send, as the real replay
-  model merges it. A call's breaker round is the count of such sends up to its own; the
-  episode used that count plus one (its final answer).
-* **Time** is the episode's clock from its arrival: ``0`` (or the queue wait of a pool run)
-  plus each send and each dispatched call's ``wait_sec``. A withheld call waits 0 and is
-  decided at the instant it would have been dispatched; a dispatched call is recorded at the
-  instant its wait ended. A slot-scoped breaker reads the corpus clock (arrival plus that).
-* **Order**: an episode-scoped breaker starts fresh for every episode. A slot-scoped one is
-  shared by the episodes of one slot (``slot_id``; an episode of slot ``""`` is a slot of
-  its own) in start order (ties: corpus order), which carries both the count and the
-  cool-down (:meth:`~reviewlab.core.breaker.BreakerState.start_episode`).
-
-A call that the previous pass withheld and this one does not has no fate yet: it is counted
-as not abandoned and waits 0 for this pass; the next pass replays it. A call's decision
-depends only on earlier calls (of its episode, or its slot's earlier episodes), so each pass
-settles at least one more call and the fixed point is reached.
+Invariant: the walk mirrors the live loop (model rounds, the episode's clock, slot order), and
+a call's decision depends only on earlier calls, so each pass settles one more call. The walk
+in full: docs/architecture.md, "The breaker in a replay".
 """
 
 from __future__ import annotations

@@ -1,25 +1,14 @@
 """The most loose workers running at one instant across every partition, exactly, from
 fixed-size summaries on the shared grid of :mod:`._keys`.
 
-A loose worker is an interval ``[start, end)`` on the corpus's clock (``end`` may be ``inf``);
-the count at time ``t`` is ``C(t) = Σ_p C_p(t)`` over partitions, and the peak is its largest
-value at an event time, with ends before starts at equal times
-(:func:`reviewlab.core.metrics.peak_overlap`). The peak of a sum is not the sum of the peaks,
-so the search is a branch and bound over cells of time:
-
-* a partition summarises a cell (:func:`cell_summary`) by, per non-empty sub-cell, its net
-  change (starts − ends) and its *rise*: the most its own count climbs inside the sub-cell
-  above its count when the sub-cell begins (0 if it never climbs);
-* the client knows the corpus-wide count entering each sub-cell (the nets before it), so it
-  knows values the count reaches (when the sub-cell ends; anywhere in a sub-cell only one
-  partition touches, or that is one instant) and a bound it cannot exceed (entering count +
-  the partitions' rises); the best value reached is a lower bound of the peak;
-* only sub-cells touched by two partitions or more whose bound beats the best value are
-  looked into, a level deeper (:class:`PeakSearch`); at the last level a sub-cell is one
-  instant, so the search ends after at most :data:`~._keys.LEVELS` passes.
-
-A pass moves at most 65,536 sub-cells per cell looked into, for at most :data:`CELLS_PER_PASS`
-cells; partitions that hold consecutive stretches of time touch few sub-cells in common.
+The peak of a sum is not the sum of the peaks, so the search is a branch and bound over cells
+of time: a partition summarises a cell by, per non-empty sub-cell, its net change and its
+*rise* (:func:`cell_summary`); the client knows the corpus-wide count entering each sub-cell,
+hence values the count reaches and a bound it cannot exceed; only sub-cells touched by two
+partitions or more whose bound beats the best value are looked into, a level deeper
+(:class:`PeakSearch`), at most :data:`~._keys.LEVELS` passes. Ends come before starts at equal
+times, as in :func:`reviewlab.core.metrics.peak_overlap`. The argument in full:
+docs/cluster.md, "The loose-worker peak".
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """The float sum NumPy takes of one array, from pieces of it held by different partitions.
 
-``np.sum`` of a contiguous float64 array is a pairwise sum with a fixed shape (NumPy's
-``pairwise_sum``): a range of more than 128 values is split at half its length rounded down to
-a multiple of 8, and a range of at most 128 is summed by eight running sums (fewer than 8
-values: one). The shape depends only on the length, so the sum of the corpus-wide array of
-zombie seconds can be assembled exactly from its partitions (the in-process summary sums that
-array, :func:`reviewlab.core.metrics.summarize_arrays`):
-
-* a partition holding ``[offset, offset + size)`` of the ``total`` values gives the sum of
-  every *maximal node* of the shape inside its range (its parent reaches outside), computed by
-  NumPy itself on the partition's slice, and the non-zero values of the (at most two) leaves of
-  at most 128 values that straddle its edges (:func:`partition_pieces`);
-* the client walks the shape from the root and adds the pieces exactly as NumPy adds them
-  (:func:`sum_of_pieces`).
-
-A partition sends ``O(log total)`` numbers, whatever its size. Checked against ``np.sum``
-on random arrays cut at random places (``tests/test_cluster_merge.py``).
+``np.sum`` of a float64 array is a pairwise sum whose shape depends only on the length, so the
+corpus-wide sum of zombie seconds is assembled exactly from its partitions: a partition gives
+the sums of the maximal nodes of the shape inside its range and the values of the (at most
+two) leaves straddling its edges (:func:`partition_pieces`); the client adds the pieces as
+NumPy adds them (:func:`sum_of_pieces`). A partition sends ``O(log total)`` numbers. Checked
+against ``np.sum`` on random cuts (``tests/test_cluster_merge.py``); the shape:
+docs/cluster.md, "The exact sum of zombie seconds".
 """
 
 from __future__ import annotations

@@ -1,27 +1,16 @@
 """A partitioned corpus on a Dask cluster: compiled once on the workers, asked for summaries.
 
-Lifecycle of a :class:`ClusterCorpus`:
+Lifecycle of a :class:`ClusterCorpus`: **open** (the client lists the partitions; survey
+tasks read ids and arrivals; compile tasks build each partition's compiled corpus, kept on its
+worker as a future; ids checked unique across partitions) → **summaries** (a chunk of points
+at a time; passes of small answer tasks narrow the order statistics and the loose-worker peak
+until every point is exact, :mod:`._partials`) → **close** (the futures are released).
 
-1. **open** (:meth:`ClusterCorpus.open`): the client lists the partitions (names only: a
-   directory or an fsspec URL, :mod:`reviewlab.recording.locations`). A survey task per
-   partition reads its ids and arrivals; the client gets each partition's row count and
-   earliest arrival (the corpus's clock starts at the earliest). A compile task per partition
-   builds its :class:`~reviewlab.engines.vectorized.CompiledCorpus` on the worker, where it
-   stays as a Dask future; the client gets its episode and call counts and its tools. Ids are
-   checked unique across partitions on the workers (:mod:`._ids`).
-2. **summaries** (:meth:`ClusterCorpus.summaries`): the points, a chunk at a time: an evaluate
-   task per partition keeps its :class:`~._partials.PointState` s on the worker; passes of
-   small answer tasks narrow the wall order statistics and the loose-worker peak until every
-   point is exact (:mod:`._partials`). The next chunk is evaluated while the client merges
-   the current one. What reaches the client per pass is bounded by the grid, not the corpus.
-3. **close**: the futures are released.
-
-Failures: an error about a partition (a missing file, bad values, a file that is no
-Parquet) is the readers' own, naming the partition, and the first in partition order is
-raised. A worker that dies is replaced and its partitions recomputed by Dask (the compiled
-partitions and states are futures with their lineage); a partition that kills every worker
-that tries it is :class:`~._errors.PartitionFailed`; a scheduler that cannot be reached or
-goes away is :class:`~._errors.SchedulerLost`. Nothing is returned after a failure.
+Invariants: what reaches the client per pass is bounded by the grid, not the corpus; an error
+about a partition is the readers' own, the first in partition order; a partition that kills
+every worker is :class:`~._errors.PartitionFailed`, a lost scheduler
+:class:`~._errors.SchedulerLost`; nothing is returned after a failure. In full:
+docs/cluster.md, "A cluster session".
 """
 
 from __future__ import annotations

@@ -1,32 +1,14 @@
 """Per-call bounds for the twin: the shared :func:`~reviewlab.core.policy.resolve_bound`, cached
 only where provably identical.
 
-Every bound the twin uses is, by construction, the value
-``resolve_bound(policy, None, tool, args, remaining_sec=rem)`` would return at that call's
-virtual dispatch time (``policy`` a :class:`~reviewlab.core.policy.Policy`). Resolving the
-policy for every one of millions of simulated calls is wasteful, so :class:`BoundResolver`
-keeps one thing per *bound key*: the validated tool timeout.
-
-Why the cache is exact. ``resolve_bound`` is ``policy.narrowing.narrow(tool_sec, rem)``
-with ``tool_sec = timeout_at(policy.timeouts, None, tool, args, rem)``. A
-:class:`~reviewlab.core.policy.ClockAwarePolicy` timeouts part (such as ``TimeoutPolicy``)
-says which calls read ``rem`` (``reads_clock``) and which tools read their arguments
-(``reads_args``, keyed by its own ``args_key``). So:
-
-* a call that reads the clock has no key: it goes through ``resolve_bound``;
-* a tool that reads its arguments is keyed by ``(tool, args_key(args))``;
-* any other tool is keyed by its name;
-* a policy that does not say how its timeouts vary has no keys at all (it may
-  be stateful, e.g. count its calls, and it deserves to be asked every time).
-
-For a keyed call the tool timeout comes from the cache (filled by one
-``resolve_bound`` call) and the narrowing is applied by the shared
-:meth:`~reviewlab.core.policy.Narrowing.narrow` (:meth:`BoundResolver.bound`) or the
-scalar rule it wraps, :meth:`~reviewlab.core.policy.Narrowing.narrow_sec`
-(:meth:`BoundResolver.bound_sec`, the twin's hot loop: no ``Bound`` per call)
-— the rule is never re-implemented. ``narrow_sec`` is pure, so for a name-keyed
-tool with no inherited deadline its pair is the same for every call; the
-resolver keeps it in :attr:`BoundResolver.no_deadline` for the hot loop to read.
+Every bound the twin uses is the value ``resolve_bound(policy, None, tool, args,
+remaining_sec=rem)`` would return at the call's virtual dispatch time. :class:`BoundResolver`
+keeps one validated tool timeout per *bound key*: a call that reads the clock has no key; a
+tool that reads its arguments is keyed by ``(tool, args_key(args))``; any other by its name; a
+policy that does not say how its timeouts vary has no keys at all. The narrowing is applied by
+the shared :meth:`~reviewlab.core.policy.Narrowing.narrow` or
+:meth:`~reviewlab.core.policy.Narrowing.narrow_sec` (the hot loop), never re-implemented.
+Why the cache is exact: docs/architecture.md, "The twin's bound cache".
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
 """A corpus compiled once for the twin: plain tuples per episode and the static call columns.
 
-Lifecycle: :func:`compiled` returns the :class:`TwinCorpus` of a list of
-episodes, building it on first use and reusing it while the same episode
-objects are replayed again (a sweep, a notebook re-running policies, a
-benchmark). Building reads every pydantic object once: the effective
-observation (:func:`~reviewlab.engines.censoring.effective_observation`), the
-requested lines, the status. A replay then walks tuples of floats and strings
-instead of models and properties, and the call frame's static columns
-(``episode_id, round, call_index, tool, requested_lines`` and the recorded
-effective ``duration_sec``/``completed``) are built once per corpus.
+Lifecycle: :func:`compiled` returns the :class:`TwinCorpus` of a list of episodes, building it
+on first use (every pydantic object read once: the effective observation, the requested
+lines, the status) and reusing it while the same episode objects are replayed again.
 
-Invariants:
-
-* nothing here depends on a policy, a narrowing or the censored mode: under
-  ``censored="impute"`` the replay overwrites a censored call's duration
-  itself (the draws depend on the seed);
-* a cache hit needs the same episodes in the same order
-  (:class:`~reviewlab.engines.corpus_cache.CorpusCache`: a fingerprint of identities,
-  then a pointer comparison per episode), and an entry holds strong references to
-  its objects, so an id can never be reused by another object while its entry
-  lives. Episodes are frozen models; the cache assumes their round and call lists
-  are not mutated in place (call :func:`clear_cache` after doing so);
-* at most :data:`CACHE_SIZE` corpora are kept (least recently used goes first),
-  so memory stays bounded by a couple of corpora.
+Invariants: nothing here depends on a policy, a narrowing or the censored mode; a cache hit
+needs the same episodes in the same order (:class:`~reviewlab.engines.corpus_cache.CorpusCache`),
+and an entry holds strong references, so an id is never reused while it lives; episodes are
+frozen, their lists assumed not mutated in place (:func:`clear_cache` after doing so); at most
+:data:`CACHE_SIZE` corpora are kept.
 """
 
 from __future__ import annotations

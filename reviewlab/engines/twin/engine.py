@@ -1,33 +1,18 @@
 """``simulate``: replay a corpus on the twin and return a
 :class:`~reviewlab.engines.replay.ReplayResult`.
 
-One run: compile the corpus (validated; reused from
-:mod:`reviewlab.engines.twin.corpus` when the same episode objects were compiled
-before), fix arrivals (recorded or Poisson), impute censored durations when
-asked, start the SimPy process(es) — one for the whole corpus without a pool,
-one per episode with reviewer slots or worker threads — run the environment to
-exhaustion, then build the frames column-wise with :mod:`reviewlab.core.metrics`. Without ``slots``
-and ``workers`` the episodes are
-independent and the result is exactly the briefing's replay semantics, which
-the vectorized and real engines reproduce.
+One run: compile the corpus (reused from :mod:`reviewlab.engines.twin.corpus`), fix arrivals
+(recorded or Poisson), impute censored durations when asked, start the SimPy process(es) —
+one for the whole corpus without a pool, one per episode with slots or worker threads — run
+the environment to exhaustion, then build the frames column-wise. Without ``slots`` and
+``workers`` the episodes are independent, and the vectorized and real engines reproduce the
+result.
 
-Frames:
-
-* ``calls``: :data:`~reviewlab.core.metrics.CALL_COLUMNS`, corpus order then call
-  order. ``duration_sec``/``completed`` are the *effective* observation the
-  replay used: ``returned_after_sec`` when the loose worker was seen returning,
-  the imputed completion time under ``censored="impute"``, else as recorded.
-  Then :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`: ``start_sec`` (the
-  episode's clock at dispatch minus its arrival, so a pool run's queue wait is
-  in it) and ``wait_sec`` (what the episode's clock advanced by for the call).
-* ``episodes``: :data:`~reviewlab.core.metrics.EPISODE_COLUMNS`, corpus order.
-  ``wall_sec`` runs from arrival (queueing included). With a reviewer pool,
-  ``slot_id`` is the simulated slot that served the request and three columns
-  follow: ``arrival_sec``, ``start_sec`` (slot granted) and ``queue_wait_sec``.
-* ``slots`` (pool runs only): :class:`~reviewlab.engines.twin.pool.SlotTimeline` intervals.
-
-The summary is :func:`~reviewlab.core.metrics.summarize`; a pool run adds
-``queue_wait_mean_sec`` and ``queue_wait_share`` (requests that waited at all).
+Frames: ``calls`` (:data:`~reviewlab.core.metrics.ENGINE_CALL_COLUMNS`, the effective
+observation the replay used), ``episodes`` (``wall_sec`` from arrival; a pool run adds
+``arrival_sec``, ``start_sec``, ``queue_wait_sec``) and, for pool runs, ``slots``
+(:class:`~reviewlab.engines.twin.pool.SlotTimeline`); a pool run's summary adds
+``queue_wait_mean_sec`` and ``queue_wait_share``. Columns: docs/metrics.md, "The call frame".
 """
 
 from __future__ import annotations

@@ -1,56 +1,18 @@
 """The twin's episode on virtual time: one pass over its rounds, yielding to SimPy only at shared
 resources.
 
-Lifecycle of an episode: *arriving* (the clock reaches its arrival) → *queued*
-(waiting for a reviewer slot, pool runs only) → *running* its rounds → *done*
-(rows stored, slot released). A round is one model send (the recorded
-``send_sec``) followed by its calls in order.
+Lifecycle of an episode: arriving → queued (pool runs only) → running its rounds → done. A
+call's fate is decided at its virtual dispatch time by the shared core (bound, ``abandons``,
+the episode's ``Crediting``), so no call is raced against a timer: :func:`run_episode` moves
+the episode's own clock by ``min(duration, bound)`` and yields only at a shared worker-thread
+pool. Without a pool ONE process runs every episode (:func:`corpus_process`); with slots or
+workers, one process per episode (:func:`episode_process`). Hedged rows take
+:func:`~reviewlab.core.hedge.hedge_fate` of the replay's plan.
 
-Lifecycle of a call (as in the real executor): *pending* → *running* → one of
-*returned* / *raised* (inside the bound) or *abandoned* (the bound passed first).
-A call's fate is decided at its virtual dispatch time by the shared core:
-:func:`~reviewlab.core.policy.resolve_bound` (through
-:class:`~reviewlab.engines.twin.bounds.BoundResolver`)
-with ``remaining_sec`` read on the virtual clock, :func:`~reviewlab.core.crediting.abandons`,
-and the episode's :class:`~reviewlab.core.crediting.Crediting`. Without a worker pool
-nothing else in the simulation can change that fate, so no call is raced
-against a timer: :func:`run_episode` computes the wait, ``min(duration, bound)``,
-and moves the episode's own clock ``t``. It yields to SimPy only where the
-episode meets the shared world — each dispatch to a shared worker-thread pool —
-so a SimPy process drives it:
-
-* **no pool** (:func:`corpus_process`): the episodes share nothing, so ONE
-  process runs each episode through (it never yields; nothing else is
-  scheduled, so ``env.now`` need not visit the arrivals) and finally brings
-  ``env.now`` to the latest end. ~1,000 processes and their events collapse
-  into one process and one event;
-* **reviewer slots and/or worker threads** (:func:`episode_process`): one
-  process per episode, which queues for a slot, runs the episode (yielding at
-  each worker dispatch), brings ``env.now`` exactly to its end and frees the slot.
-
-Coalescing waits changes no outcome, only saves events (a twin that races
-every call against a timeout with ``AnyOf`` is an order of magnitude slower).
-``t`` advances by exactly the briefing's additions (``t += send_sec``,
-``t += wait``), so the figures are bit-identical to the vectorized engine's.
-
-Hedged calls (:mod:`reviewlab.core.hedge`): the replay's one
-:class:`~reviewlab.engines.censoring.HedgePlan` says which rows may hedge and how
-long their second attempts run (``Simulation.hedge_rows``, empty when the policy
-hedges nothing, so the hot loop pays one falsy test). A planned row's fate is
-:func:`~reviewlab.core.hedge.hedge_fate` of its effective duration, its second
-attempt, its delay and its bound; its loose attempts become loose-worker
-intervals from the moment control came back, and ``hedged`` marks the rows whose
-second attempt started. A worker-thread pool does not simulate hedges (two
-attempts would need two pool threads): a run with both is refused.
-
-Invariants: one call row per recorded call, an episode's rows in call order
-(:class:`CallColumns` puts them in corpus order whatever order the episodes
-ran in); an episode's ``Crediting`` notes an abandonment only after
-that call's own credit is computed; under the pre-fix ``unbounded`` narrowing a
-call that never returns (a censored call under ``censored="wedge"``) is waited
-on forever: its wait, the episode's clock from then on, its wall time and that
-round's silence are ``math.inf``, and the later calls are ``withheld`` (never
-started, "started" at ``inf``).
+Invariants: ``t`` advances by exactly ``t += send_sec``, ``t += wait``, so figures are
+bit-identical to the vectorized engine's; one row per recorded call, in corpus order; under
+the pre-fix ``unbounded`` narrowing a wedge is waited on forever (``inf``, later calls
+``withheld``). Why coalescing waits is exact: docs/architecture.md, "The twin's episode".
 """
 
 from __future__ import annotations

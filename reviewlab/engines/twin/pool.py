@@ -1,37 +1,15 @@
 """Reviewer slots, a bounded worker-thread pool with zombies, and per-slot timelines.
 
-**Reviewer slots** (:class:`SlotPool`). ``N`` slots named ``slot-0`` …
-``slot-{N-1}`` serve review requests first come, first served. A request that
-finds every slot taken waits; its inherited deadline keeps running from its
-*arrival*, so time spent queueing is time its tool calls no longer have. A
-freed slot goes to the request that has waited longest; free slots are handed
-out in the order they were freed (ties broken by SimPy's event counter, so runs
-are deterministic).
+:class:`SlotPool`: ``N`` slots serve review requests first come, first served; a request's
+inherited deadline keeps running from its arrival while it queues. :class:`WorkerPool`: ``K``
+threads shared by every slot; a call's bound clock starts at dispatch, not when it gets a
+thread, so starvation shows up as abandonments; a call still queued at its bound never runs,
+an abandoned call that got a thread keeps it as a zombie until it returns.
+:class:`SlotTimeline`: per slot, ``busy``, ``silent`` and ``idle`` intervals tiling
+``[0, horizon)``.
 
-**Worker threads** (:class:`WorkerPool`). ``K`` threads shared by every slot.
-A dispatched call needs a thread. Its bound clock starts at *dispatch*, not
-when it gets a thread — as with a real ``ThreadPoolExecutor``, where the
-caller's ``future.result(bound)`` starts counting at submit. Consequences:
-
-* a call that waits ``q`` seconds for a thread and then runs ``d`` seconds is
-  seen by its caller after ``q + d``; it is abandoned when
-  ``abandons(q + d, completed, bound)`` says so;
-* a call still queued when its bound passes is abandoned and withdrawn from the
-  queue: it never runs and leaves no zombie;
-* an abandoned call that did get a thread keeps it as a *zombie* until it
-  returns (``q + d - bound`` seconds after the abandonment), and forever for a
-  censored call replayed as a wedge.
-
-So thread starvation shows up as abandonments (and lost coverage), not as a
-slot silent beyond its bounds. Under the pre-fix ``unbounded`` narrowing a
-caller waits for a thread however long it takes; a wedged call holds its thread
-until the episode's log ends, then the thread is released (the operator
-restarted the process).
-
-**Timelines** (:class:`SlotTimeline`). Per slot, intervals in one of three
-states: ``busy`` (a model send), ``silent`` (waiting on tools: the calls of one
-round), ``idle`` (no episode). Idle intervals fill every gap up to the end of
-the simulation, so each slot's intervals tile ``[0, horizon)``.
+Invariant: ties are broken by SimPy's event counter, so runs are deterministic. In full:
+docs/architecture.md, "The twin's pools".
 """
 
 from __future__ import annotations

@@ -1,35 +1,15 @@
 """Compile a corpus for the vectorized engine straight from its columns: no ``Episode`` per row.
 
-Lifecycle: :func:`compile_columns` takes a corpus as a path (``.parquet``, a
-partition directory, or JSONL through the fast decoder of
-:mod:`reviewlab.recording.jsonl`), an Arrow table of
-:data:`~reviewlab.recording.columnar.ARROW_SCHEMA`, or a list of episodes; it
-reads and checks the columns (:mod:`reviewlab.recording.columnar`: every
-bad value is an error naming row, episode and field), flattens the nested
-rounds and calls once, and builds exactly the arrays
-:meth:`CompiledCorpus._compile` builds from episode objects — the per-call rows,
-the events in corpus order, the rounds with calls — then hands them to
-:meth:`CompiledCorpus._compile_columns`, the one place the rest is derived.
+Lifecycle: :func:`compile_columns` takes a path (``.parquet``, a partition directory, or JSONL
+through :mod:`reviewlab.recording.jsonl`), an Arrow table, or a list of episodes; reads and
+checks the columns (:mod:`reviewlab.recording.columnar`), flattens the nested rounds and calls
+once, builds the arrays ``CompiledCorpus._compile`` builds from objects and hands them to
+``CompiledCorpus._compile_columns``, the one place the rest is derived.
 
-Invariants (so replays are bit-identical to those of ``compile_corpus``):
-
-* arrival times are ``(started_at - earliest) / 1 s`` on integer microseconds,
-  correctly rounded as :meth:`datetime.timedelta.total_seconds` is; a deadline
-  is ``arrival + deadline_sec``;
-* a call's effective observation is
-  :func:`~reviewlab.engines.censoring.effective_observation`'s
-  (``returned_after_sec`` wins), and a still-censored call gets the completion
-  time of :func:`~reviewlab.engines.censoring.completion_times` — for
-  ``"impute"`` the same Kaplan–Meier estimates and the same one uniform per
-  censored call in corpus order;
-* a call's policy key is ``(tool, TimeoutPolicy.args_key(args))``; only
-  arguments whose JSON text mentions ``"timeout`` (or escapes a character) are
-  decoded to compute it, every other call has the key of ``{}``. Custom policy
-  objects see every call's decoded arguments (:class:`ArgsColumn`, decoded on
-  first use).
-
-Memory is in proportion to the columns: a few NumPy arrays per call and per
-event, plus one reference per call in ``tool_names``.
+Invariants: replays are bit-identical to those of ``compile_corpus`` (arrivals on integer
+microseconds, the effective observation and the same seeded completion times, the same policy
+keys); memory is in proportion to the columns. In full: docs/architecture.md, "Compiling from
+columns".
 """
 
 from __future__ import annotations

@@ -1,22 +1,15 @@
 """The compact columns of a corpus read batch by batch, for the vectorized engine's compiler.
 
 Lifecycle: :func:`reviewlab.engines.vectorized.columns.compile_columns` makes one
-:class:`Gathered`, :meth:`Gathered.add` s every checked batch (its
-:class:`~reviewlab.recording.columnar.FlatColumns`) in corpus order, calls
-:meth:`Gathered.check_unique` and then takes each column whole with
-:meth:`Gathered.array` (which drops the batches of that column, so the memory
-of a column is held once). Only NumPy arrays of fixed-width numbers, the ids
-and slots, and the first argument text of each policy key are kept: no Arrow
-buffer of a batch outlives it.
+:class:`Gathered`, :meth:`Gathered.add` s every checked batch in corpus order, calls
+:meth:`Gathered.check_unique`, then takes each column whole with :meth:`Gathered.array`
+(which drops that column's batches, so a column is held once). Only NumPy arrays of fixed-width
+numbers, the ids and slots, and the first argument text of each policy key are kept; version 2
+fields are kept sparse, for the calls that recorded them.
 
-Version 2 fields (progress times, cancel stop times) are kept sparse, by global call
-index, only for the calls that recorded them.
-
-Invariants: episode, round and call indices are global (offset by the batches
-before); tool codes and argument keys are numbered across batches in order of
-first appearance; a call's duration and completion are its effective
-observation (``returned_after_sec`` wins), as
-:func:`~reviewlab.engines.censoring.effective_observation` has it.
+Invariants: episode, round and call indices are global; tool codes and argument keys are
+numbered across batches in order of first appearance; a call's duration and completion are its
+effective observation (``returned_after_sec`` wins).
 """
 
 from __future__ import annotations

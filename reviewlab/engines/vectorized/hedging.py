@@ -1,26 +1,15 @@
 """Hedged calls in the vectorized engine: the twin's answers, from one settling pass.
 
-Why one pass suffices. Under the replay's one
-:class:`~reviewlab.engines.censoring.HedgePlan`, a call that may hedge answers at
-``w = min(d1, after_sec + d2)`` when its bound leaves time for the second attempt,
-and is abandoned at its bound otherwise (``bound <= after_sec < d1``, so ``w`` is
-past the bound too). Its wait and its fate therefore depend on ``w`` alone: a
-corpus in which every planned call simply takes ``w`` (a censored call when ``w``
-is infinite) settles to exactly the twin's clocks, bounds, outcomes and credits
-(:func:`replay_hedged`). What ``w`` does not tell is who is loose afterwards; that
-is :func:`~reviewlab.core.hedge.hedge_fate_array` of the plan and the settled
-bounds: attempt 1 alone when the bound came first, both attempts when the call
-was abandoned, the losing attempt from ``w`` otherwise. The ``duration_sec`` and
-``completed`` columns are put back to the first attempt's effective observation,
-as the twin reports them.
+Under the replay's one :class:`~reviewlab.engines.censoring.HedgePlan` a planned call's wait
+and fate depend on ``w = min(d1, after_sec + d2)`` alone, so a corpus in which every planned
+call takes ``w`` settles to exactly the twin's clocks, bounds, outcomes and credits
+(:func:`replay_hedged`, the policy replayed with its ``hedges`` part emptied); who is loose
+afterwards is :func:`~reviewlab.core.hedge.hedge_fate_array` of the plan and the settled
+bounds, and ``duration_sec``/``completed`` are put back to the first attempt's.
 
-The settling pass replays the policy with its ``hedges`` part emptied
-(``policy.replace(hedges={})``): the same timeouts, narrowing and idle timeouts.
-
-Limits, refused by name: a compiled corpus (it has no episodes to rewrite; replay
-the episodes), and a planned call with recorded progress or a recorded cancel stop
-(version 2 idle timeouts and cancel stops are the twin's there; idle timeouts of calls that
-do not hedge are replayed).
+Refused by name: a compiled corpus (no episodes to rewrite), and a planned call with recorded
+progress or a recorded cancel stop. Why one pass suffices: docs/architecture.md, "Hedges in
+the vectorized engine".
 """
 
 from __future__ import annotations

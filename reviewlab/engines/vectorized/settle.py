@@ -1,26 +1,16 @@
 """One bounded vectorized replay: static pass, deadline pass, settling to the fixed point.
 
 Lifecycle: :meth:`reviewlab.engines.vectorized.CompiledCorpus.evaluate` calls
-:func:`evaluate_bounded` once per policy point (the unbounded replay needs
-none of this). It resolves the policy for the corpus (:func:`resolve_tables`),
-decides every call on the static clock, re-decides the calls of episodes with
-a deadline from the static time left, then settles (:func:`settle`) the few
-episodes whose static clock was wrong, and hands the decisions to
-:mod:`~reviewlab.engines.vectorized.finish`, which builds the
-:class:`~reviewlab.engines.vectorized.evaluation.Evaluation`.
+:func:`evaluate_bounded` once per policy point: it resolves the policy for the corpus
+(:func:`resolve_tables`), decides every call on the static clock, re-decides the calls of
+episodes with a deadline from the static time left, settles (:func:`settle`) the few episodes
+whose static clock was wrong, and hands the decisions to
+:mod:`~reviewlab.engines.vectorized.finish`.
 
-Invariants:
-
-* an event's wait depends only on earlier waits, so each settling iteration
-  fixes at least one more event of a block: the loop ends within the block's
-  depth (in practice after two or three);
-* a block's clock is ``cumsum`` down a column of ``[start, wait, ...]``, one
-  addition per event in order: the twin's ``t += x``, so every float is the
-  twin's;
-* bounds, clamps, fates and credits come only from the shared rules
-  (:func:`~reviewlab.core.policy.resolve_bound`, :meth:`TimeoutPolicy.clamp_array`,
-  :meth:`Narrowing.narrow_array`, :func:`~reviewlab.core.crediting.abandons_array`,
-  :meth:`~reviewlab.core.crediting.Crediting.credited_lines_array`).
+Invariants: each settling iteration fixes at least one more event of a block; a block's clock
+is ``cumsum`` down a column, one addition per event in order (the twin's ``t += x``); bounds,
+clamps, fates and credits come only from the shared rules. docs/architecture.md, "The
+vectorized engine".
 """
 
 from __future__ import annotations
