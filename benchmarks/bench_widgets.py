@@ -1,38 +1,84 @@
-"""How fast the explorer follows a slider on the bundled 1k corpus (goal: one update within 0.3 s).
+"""How fast the widgets follow the reader (goal: every update within 0.3 s).
 
-One update = replay the corpus under the edited policy with the vectorized
-engine (compiled once when the explorer opens), rebuild the metrics table and
-redraw the per-tool chart as a PNG. Printed, from one run: the time to open the
-explorer, then the median, p95 and max of a full update over many slider
-positions, split into replay and chart, and the latency from a slider move to
-the finished debounced update (which includes the debounce delay itself).
+Two parts, each with a verdict; exit status 1 on any miss.
 
-Run: ``.venv/bin/python benchmarks/bench_widgets.py``
+* **The explorer** on the bundled 1k corpus: one update = replay the corpus under the edited
+  policy with the vectorized engine (compiled once when the explorer opens), rebuild the metrics
+  table and redraw the per-tool chart as a PNG. Printed: the time to open it, the median, p95 and
+  max of a full update over many slider positions, split into replay and chart, and the latency
+  from a slider move to the finished debounced update (debounce included). Judged on the median.
+* **The scenes** of notebooks 01 and 07 (:mod:`reviewlab.ui.scenes`): every control of every
+  scene moved through its range, each move timed from the change to the redrawn PNG and the
+  rewritten outcome (a button's action included: releasing a worker waits until it has retired).
+  Every move is cold: the engines' caches of the scenes are emptied first, so each one replays
+  on the twin. Judged on the slowest move of each scene. The live scenes' construction (a real
+  episode that waits out its bound) and the fresh episode of "run the episode again" (on a thread
+  of its own; the page stays live) are printed for information.
+
+Run: ``.venv/bin/python benchmarks/bench_widgets.py [CORPUS] [--scenes-only]``
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from reviewlab.recording.files import load_episodes
 from reviewlab.ui.dashboard import default_corpus
+from reviewlab.ui.scenes import (
+    AbandonmentScene,
+    BoundScene,
+    CensoringScene,
+    CreditingScene,
+    HiddenClockScene,
+    Scene,
+    bound,
+    censoring,
+    hidden_clocks,
+    no_bound,
+    progress_cap,
+    zombies,
+)
+from reviewlab.ui.scenes._failure import FailureScene
+from reviewlab.ui.scenes.crediting import RULES
 from reviewlab.ui.widgets import explore, figure_png
 
 GOAL_SEC = 0.3
 UPDATES = 40
+_CACHED = (
+    bound.run_bound,
+    censoring.run_censoring,
+    no_bound.run_pool,
+    hidden_clocks.run_hidden_clocks,
+    zombies.run_zombies,
+    progress_cap.run_progress_cap,
+)
+"""The scenes' replay caches, emptied before every timed move."""
+
+Move = tuple[str, Callable[[], Any]]
 
 
 def _quantile(values: list[float], q: float) -> float:
     return float(np.quantile(np.asarray(values), q))
 
 
-def main() -> int:
-    corpus_path = Path(sys.argv[1]) if len(sys.argv) > 1 else default_corpus()
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+# -- the explorer ----------------------------------------------------------------------------------
+
+
+def bench_explorer(corpus_path: Path) -> bool:
+    """The explorer's updates over ``UPDATES`` slider positions; True when the median meets the
+    goal."""
     episodes = load_episodes(corpus_path)
     started = time.perf_counter()
     explorer = explore(episodes, debounce_sec=0.15)
@@ -85,9 +131,113 @@ def main() -> int:
         f"median {statistics.median(latencies) * 1000:.0f} ms over {len(latencies)} moves"
     )
     ok = median <= GOAL_SEC
-    print(f"median update: {median:.3f} s (goal <= {GOAL_SEC} s): {'PASS' if ok else 'MISS'}")
+    print(f"explorer median update: {median:.3f} s (goal <= {GOAL_SEC} s): {_verdict(ok)}")
+    return ok
+
+
+# -- the scenes ------------------------------------------------------------------------------------
+
+
+def _set(control: Any, value: Any) -> Callable[[], None]:
+    def move() -> None:
+        control.value = value
+
+    return move
+
+
+def _toggles(control: Any, values: list[Any], rounds: int = 2) -> list[Move]:
+    """Each value in turn, ``rounds`` times (the first value last, so a change always happens)."""
+    order = [*values[1:], values[0]] * rounds
+    return [(f"{control.description}={value}", _set(control, value)) for value in order]
+
+
+def scene_moves(scene: Scene) -> list[Move]:
+    """Every control of ``scene`` moved through its range, as named actions."""
+    if isinstance(scene, BoundScene):
+        return [
+            *[(f"deadline={v:g}", _set(scene.deadline, v)) for v in (70.0, 45.0, 38.0, 30.0, 20.0,
+                                                                       10.0, 0.0, 90.0)],
+            *[(f"timeout={v:g}", _set(scene.timeout, v)) for v in (5.0, 50.0, 120.0, 30.0)],
+            *_toggles(scene.narrowing, list(bound.NARROWINGS)),
+        ]  # fmt: skip
+    if isinstance(scene, AbandonmentScene):
+        moves: list[Move] = []
+        for _ in range(3):
+            moves.append(("release", scene.release_button.click))
+            moves.append(("run again (click)", scene.again_button.click))
+            moves.append(("(fresh episode shown)", scene.wait))
+        return moves
+    if isinstance(scene, CreditingScene):
+        return _toggles(scene.rule, list(RULES), rounds=3)
+    if isinstance(scene, CensoringScene):
+        return [
+            *_toggles(scene.censored, list(censoring.CENSORINGS)),
+            *_toggles(scene.policy, list(scene.POLICIES)),
+            *_toggles(scene.censored, list(censoring.CENSORINGS)),
+        ]
+    assert isinstance(scene, FailureScene), scene
+    moves = _toggles(scene.mode, ["broken", "reviewlab"], rounds=3)
+    if isinstance(scene, HiddenClockScene):
+        moves += [(f"call={v:g}", _set(scene.call, v)) for v in (30.0, 59.0, 61.0, 120.0, 299.0,
+                                                                  301.0, 400.0, 64.0)]  # fmt: skip
+    return moves
+
+
+def bench_scene(scene_type: type[Scene]) -> bool:
+    """Every move of one scene, cold; True when the slowest meets the goal."""
+    started = time.perf_counter()
+    scene = scene_type()
+    built = time.perf_counter() - started
+    timed: list[tuple[str, float]] = []
+    informational: list[tuple[str, float]] = []
+    for name, move in scene_moves(scene):
+        for function in _CACHED:
+            function.cache_clear()
+        started = time.perf_counter()
+        move()
+        elapsed = time.perf_counter() - started
+        (informational if name.startswith("(") else timed).append((name, elapsed))
+    if isinstance(scene, AbandonmentScene):
+        scene.run.release()
+    times = [elapsed for _, elapsed in timed]
+    worst_name, worst = max(timed, key=lambda item: item[1])
+    ok = worst <= GOAL_SEC
+    extra = "".join(
+        f"; {name[1:-1]} {statistics.median([t for n, t in informational if n == name]):.3f} s"
+        for name in dict.fromkeys(n for n, _ in informational)
+    )
+    median = statistics.median(times)
+    print(
+        f"{scene_type.__name__:<18} {len(times):>3} moves: median {median:.3f} s, "
+        f"max {worst:.3f} s ({worst_name}); built in {built:.2f} s{extra}: {_verdict(ok)}"
+    )
+    return ok
+
+
+def bench_scenes() -> bool:
+    """Every scene of notebooks 01 and 07; True when all meet the goal."""
+    from reviewlab.ui.scenes import FAILURE_SCENES, SEMANTICS_SCENES
+
+    print(f"scenes: every move cold, goal <= {GOAL_SEC} s per update (the slowest move judged)")
+    results = [bench_scene(scene_type) for scene_type in (*SEMANTICS_SCENES, *FAILURE_SCENES)]
+    ok = all(results)
+    print(f"scenes: {sum(results)} of {len(results)} within the goal: {_verdict(ok)}")
+    return ok
+
+
+def main(argv: list[str]) -> int:
+    """Run both parts (``--scenes-only``: the scenes alone); 1 on any miss."""
+    scenes_only = "--scenes-only" in argv
+    paths = [arg for arg in argv if not arg.startswith("--")]
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+    ok = True
+    if not scenes_only:
+        ok = bench_explorer(Path(paths[0]) if paths else default_corpus()) and ok
+        print()
+    ok = bench_scenes() and ok
     return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -136,6 +136,21 @@ def test_the_release_button_updates_the_scene():
         scene.run.release()
 
 
+def test_running_again_keeps_the_page_live_and_shows_a_fresh_wedged_episode():
+    """The button releases the old worker and, once the fresh episode ends, shows it loose."""
+    scene = AbandonmentScene()
+    old = scene.run
+    try:
+        scene.again_button.click()
+        assert old.released
+        assert scene.wait() and scene.run is not old
+        state = scene.state
+        assert not state.running and not state.released and state.loose_workers == 1
+        assert 'data-outcome="loose"' in scene.caption.value
+    finally:
+        scene.run.release()
+
+
 # -- the crediting rule ------------------------------------------------------------------------
 
 

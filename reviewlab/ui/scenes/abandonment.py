@@ -16,7 +16,7 @@ retired). Nothing here sleeps to wait: the release waits on the executor's ``set
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import ipywidgets as w
@@ -148,6 +148,8 @@ class AbandonmentState:
     sends: tuple[tuple[float, float], ...]
     ended_at: float
     now_sec: float
+    running: bool = False
+    """Whether a fresh episode is under way (the figure still shows this one)."""
 
     @property
     def credited_lines(self) -> int:
@@ -176,6 +178,9 @@ class AbandonmentScene(Scene):
         super().__init__()
         self.bound_sec = bound_sec
         self.run = AbandonmentRun(bound_sec)
+        self._running = False
+        self._idle = threading.Event()
+        self._idle.set()
         self.release_button = w.Button(
             description="release the wedged worker", icon="unlock", button_style="warning",
             layout=w.Layout(width="16em"),
@@ -192,14 +197,35 @@ class AbandonmentScene(Scene):
         self.run.release()
 
     def again(self) -> None:
-        """Release the old run's worker, then run a fresh episode (the other button's action)."""
+        """Release the old run's worker and start a fresh episode on a thread of its own (the
+        other button's action). The page stays live while the episode waits out its bound and
+        shows it when it ends; :meth:`wait` blocks until then. A click while one runs does
+        nothing."""
+        if not self._idle.is_set():
+            return
+        self._idle.clear()
+        self._running = True
         self.run.release()
-        self.run = AbandonmentRun(self.bound_sec)
+        threading.Thread(target=self._rerun, name="scene-abandonment-rerun", daemon=True).start()
+
+    def _rerun(self) -> None:
+        try:
+            self.run = AbandonmentRun(self.bound_sec)
+        finally:
+            self._running = False
+            self._changed(None)
+            self._idle.set()
+
+    def wait(self, timeout: float | None = REAL_WAIT_LIMIT_SEC) -> bool:
+        """Block until no fresh episode is running and the last one is shown; False if
+        ``timeout`` real seconds passed first."""
+        return self._idle.wait(timeout)
 
     def compute(self) -> AbandonmentState:
-        """The run's state now."""
-        state = self.run.state()
-        self.release_button.disabled = state.released
+        """The run's state now (``running`` while a fresh episode is under way)."""
+        state = replace(self.run.state(), running=self._running)
+        self.release_button.disabled = state.released or state.running
+        self.again_button.disabled = state.running
         return state
 
     def draw(self, state: AbandonmentState) -> None:
@@ -234,9 +260,14 @@ class AbandonmentScene(Scene):
             "released": str(state.released).lower(),
             "loose_workers": state.loose_workers,
             "receipts_unchanged": str(state.receipts_unchanged).lower(),
-            "outcome": "released" if state.released else "loose",
+            "outcome": "running" if state.running else "released" if state.released else "loose",
         }
-        if not state.released:
+        if state.running:
+            sentences = [
+                "<b class='rl-outcome'>Running</b> a fresh episode: it waits out its bound "
+                f"({seconds_text(self.bound_sec)} on the scene clock) before it lets go."
+            ]
+        elif not state.released:
             sentences = [
                 f"<b class='rl-outcome'>Loose</b>: the episode ended without waiting; "
                 f"{state.loose_workers} worker still holds <code>{WEDGED_TOOL}</code>.",
