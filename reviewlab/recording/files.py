@@ -1,47 +1,17 @@
 """Episode files: JSON Lines (plain or gzip) in and out, and the per-call frame.
 
-File format
------------
-One :class:`~reviewlab.recording.schema.Episode` per line, encoded as UTF-8 JSON
-by :meth:`Episode.to_json_line`, each line ending in ``\\n``. A file whose name
-ends in ``.gz`` is written gzip-compressed; a file is *read* as gzip when it
-starts with the gzip magic bytes, whatever its name.
+One :class:`~reviewlab.recording.schema.Episode` per line, UTF-8 JSON ending in ``\\n``; a
+name ending in ``.gz`` is written gzip-compressed, and a file is read as gzip when it starts
+with the gzip magic bytes. :func:`iter_episodes` decodes one line at a time (bounded memory),
+:func:`load_episodes` collects them; a ``.parquet`` path or a directory is the columnar form
+(:mod:`reviewlab.recording.columnar`). :func:`episodes_frame` is one row per call.
 
-* **Blank lines** (empty or whitespace only) carry no episode and are ignored
-  when reading; they still count for line numbers. :func:`save_episodes` never
-  writes one.
-* **Line numbers** in errors and reports are 1-based, counted in the
-  decompressed text.
-* **Episode ids** must be unique within a file: a repeated id is an error on the
-  later line (field ``id``).
-* **A last line without its newline** is accepted when it is a complete,
-  valid episode (hand-edited files often lack the final newline); when it does
-  not parse, it is reported as a *truncated last line*.
-
-Reading streams
----------------
-:func:`iter_episodes` decodes one line at a time, so memory stays bounded by the
-largest line plus what the caller keeps; :func:`load_episodes` collects the
-episodes into a list.
-
-Errors
-------
-Every defect becomes one :class:`EpisodeFormatError` (a :class:`ValueError`)
-naming the file, the line and the field (a dotted path such as
-``rounds.0.calls.2.duration_sec``; ``<json>`` for a line that is not JSON,
-``<gzip>`` for a damaged compressed stream). With ``on_error="raise"`` (the
-default) the first defect is raised. With ``on_error="skip"`` the reader goes
-on with the next line and records a :class:`SkippedLine` per defect: nothing is
-dropped without a record. A damaged gzip stream ends the read (nothing after it
-can be decoded); in skip mode it is the last record of the report.
-
-Writing is atomic
------------------
-:func:`save_episodes` writes to a temporary file in the destination directory,
-flushes and fsyncs it, then :func:`os.replace` s it over the destination: a
-reader (or a crash) sees either the old file or the complete new one, never a
-half-written one. gzip output is deterministic (header ``mtime`` 0, no file
-name), so the same episodes always give the same bytes.
+Invariants: line numbers are 1-based in the decompressed text, blank lines ignored but
+counted; ids are unique within a file (:mod:`reviewlab.recording.ids`); every defect is one
+:class:`EpisodeFormatError` naming file, line and field, raised, or with ``on_error="skip"``
+recorded as a :class:`SkippedLine`, never dropped silently; :func:`save_episodes` is atomic
+and gzip output deterministic. The rules in full: docs/recording-format.md, "JSON Lines
+files".
 """
 
 from __future__ import annotations

@@ -1,22 +1,15 @@
 """The recorded-episode schema ``reviewlab.episode/1`` and ``/2``: a versioned pydantic contract.
 
-One :class:`Episode` per JSON line. An episode is a sequence of :class:`Round`
-objects; a round is one model send (``send_sec`` long) followed by the tool
-calls that send asked for, run in order. The last round of an episode that
-ended with a final answer has no calls.
+One :class:`Episode` per JSON line: a sequence of :class:`Round` objects, each one model send
+(``send_sec`` long) followed by the tool calls it asked for, run in order; an episode that
+ended with a final answer has a last round without calls. A :class:`Call` with
+``completed=False`` is right-censored: it had not returned ``duration_sec`` after it started.
+Version 2 adds per-call transport, progress, cancellation, late results and the clock that
+ended the call (:data:`V2_CALL_FIELDS`), and per-round token usage (:data:`V2_ROUND_FIELDS`).
 
-A :class:`Call` with ``completed=False`` is right-censored: it had not returned
-``duration_sec`` after it started (a wedge, a kill, or the end of the log).
-Unknown fields and values outside the closed vocabularies are errors.
-
-Version 2 (``reviewlab.episode/2``) adds, per call, how it reached its tool
-(``transport``), when it reported progress (``progress_sec``, which lets a replay
-apply an idle timeout) and what became of a cancellation sent to a remote server
-(``cancel_sent``, ``cancel_honoured_sec``), a valid answer that came after the abandonment
-(``late_result_sec``, ``late_result_chars``) and which clock ended it (``ended_by``). Version 1
-files load unchanged; a
-version 1 episode may not carry those fields, and is written without them, byte
-for byte as before.
+Invariants: unknown fields and values outside the closed vocabularies are errors; version 1
+files load unchanged, and a version 1 episode may not carry the version 2 fields and is written
+without them, byte for byte as before. Every field: docs/recording-format.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
 """Capture a live run as a recorded episode: :func:`episode_from_result` and :func:`record_live`.
 
 A live :class:`~reviewlab.live.episode.EpisodeResult` knows what each call did on the real
-clock; the recorded format (``reviewlab.episode/1``) knows what a replay needs. The mapping:
+clock; the recorded format knows what a replay needs. A call that returned is a completed call
+of its measured duration; an abandoned call is right-censored at its bound, with
+``returned_after_sec`` once its loose worker came back (strictly past the bound); a refused
+call is an ``error`` call of 0 s; a read records the lines it asked for and, credited, the
+lines it rendered; a round records its tokens when the model reported them (:class:`UsageTap`),
+which makes the episode ``reviewlab.episode/2``.
 
-* a call that returned inside its bound is a completed call of its measured duration
-  (``status="error"`` when the tool raised);
-* an abandoned call is right-censored at its bound (``completed=False``, ``duration_sec`` = the
-  bound), with ``returned_after_sec`` once its loose worker has come back — strictly past the
-  bound, so a replay never counts it as returned in time;
-* a call refused before it ran (bad arguments, unknown tool, loose-worker cap) is an ``error``
-  call of 0 s, listed in ``meta["refused_calls"]``;
-* a read (``read_file``, or an MCP server's read tool) records the lines it asked for; a
-  credited read records the lines it rendered (a range past the end of the file is clipped),
-  so a replay credits what the live run credited;
-* a round records the tokens its send consumed when the model reported them (the OpenAI
-  ``usage`` of its reply, ``prompt_tokens``/``completion_tokens``), else they stay unknown;
-  usage, or the model's name, makes the episode ``reviewlab.episode/2``. :func:`record_live`
-  taps the replies of its model for that usage (:class:`UsageTap`).
-
-The live layer does not know this format; recording imports live, never the reverse.
+Invariant: the live layer does not know this format; recording imports live, never the
+reverse. The mapping in full: docs/recording-format.md, "A live run as an episode".
 """
 
 from __future__ import annotations

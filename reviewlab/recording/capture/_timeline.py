@@ -1,20 +1,14 @@
 """Calls seen on a timeline, grouped into the rounds of the recorded format.
 
-Some sources know each call's start and end but not the model sends between
-them (a trace without model spans, the calls of a wrapped tool). Their rounds
-are inferred here, by one rule for all of them:
+Some sources know each call's start and end but not the model sends between them (a trace
+without model spans, the calls of a wrapped tool). Their rounds are inferred by one rule:
+calls are taken in start order; a call that starts before every call of the current round has
+ended joins it (the model asked for them together); one that starts after opens a new round,
+whose ``send_sec`` is the gap since the previous round's last end.
 
-* calls are taken in the order they started;
-* a call that starts before every call of the current round has ended joins
-  that round (the model asked for them together: they ran in parallel);
-* a call that starts after they all ended opens a new round, whose
-  ``send_sec`` is the gap since the previous round's last end (the first
-  round's: since the episode started), i.e. the model's time plus overhead.
-
-The recorded format runs a round's calls one after the other. When calls of a
-round overlapped, :func:`offsets_meta` keeps each call's start, in seconds
-after the round's send ended, under ``meta["call_offsets_sec"]`` (one JSON list
-per round), so the overlap survives a round trip.
+Invariant: a round's calls run one after the other in the format, so when they overlapped
+:func:`offsets_meta` keeps each call's start under ``meta["call_offsets_sec"]`` and the overlap
+survives a round trip (:func:`read_offsets`).
 """
 
 from __future__ import annotations

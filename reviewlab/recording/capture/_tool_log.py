@@ -1,32 +1,17 @@
 """The calls of bounded tools (:func:`reviewlab.bounded_tool`) grouped into recorded episodes.
 
-A framework's agent loop is not ours, so its model sends are not seen: only
-the calls of the wrapped tools are. :class:`ToolCallLog` is the
-``recorder=`` of :func:`~reviewlab.live.bounded.bounded_tool` (it has
-``record_call``) and hands whole episodes to a
-:class:`~reviewlab.recording.capture.Recorder` (ids ``<prefix>-<n>`` as the
-recorder's own, its ``slot`` and ``source``).
+A framework's agent loop is not ours, so only the calls of the wrapped tools are seen.
+:class:`ToolCallLog` is the ``recorder=`` of :func:`~reviewlab.live.bounded.bounded_tool` and
+hands whole episodes to a :class:`~reviewlab.recording.capture.Recorder`.
 
-Lifecycle::
+Lifecycle: ``ToolCallLog(path or Recorder)`` → ``[with log.episode(): run the agent]*`` →
+``close``. The calls of one ``episode`` block make one episode, recorded when the block ends
+(``final_answer``, or ``log_end`` when it raised); calls outside any block make one open
+episode, recorded by :meth:`end_episode` or :meth:`close`, never dropped. Rounds are inferred
+from the calls' overlap (:mod:`reviewlab.recording.capture`).
 
-    log = ToolCallLog(path or Recorder) ─> [ with log.episode(): run the agent ]* ─> close
-
-* Inside ``with log.episode(task=...)`` the calls of that block make one
-  episode, recorded when the block ends: ``final_answer`` when it ended
-  normally, ``log_end`` when it raised (``meta["error"]`` names the exception).
-  Its last round is the time from the last call's end to the block's end.
-* Calls outside any ``episode`` block are kept as one open episode, recorded by
-  :meth:`end_episode` or :meth:`close` (never dropped).
-* Rounds are inferred from the calls' overlap
-  (:mod:`reviewlab.recording.capture._timeline`): calls the model asked for together
-  (run in parallel by the framework) share a round; ``send_sec`` is the gap
-  before a round. Overlap is kept in ``meta["call_offsets_sec"]``.
-
-Calls are recorded as the executor's episodes record them: an abandoned call
-is right-censored at its bound, with ``returned_after_sec`` once its worker
-came back (strictly past the bound); a call refused before it ran is an
-``error`` call of 0 s; a tool that raised is ``status="error"``.
-Thread-safe: tools running in parallel may share one log.
+Invariants: calls are recorded as the executor's episodes record them (abandoned:
+right-censored at the bound; refused: an ``error`` call of 0 s); thread-safe.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ Written by :func:`write_columnar` (atomically, deterministic bytes), read back b
 :func:`check_table` (one :class:`ColumnarFormatError` lists every bad value with file,
 row, episode id and dotted field), and flattened once by :func:`flat_columns` for the
 vectorized engine. The layout and its versioning: docs/recording-format.md, "The
-columnar form (Parquet)". Internals: ``_write`` (schema, tables, partitions), ``_read``, ``_checks``,
-``_flat``, ``_urls`` (fsspec targets).
+columnar form (Parquet)". Internals: ``_write`` (schema, tables, partitions), ``_read``,
+``_checks``, ``_flat``, ``_urls`` (fsspec targets).
 """
 
 from reviewlab.recording.columnar._checks import (

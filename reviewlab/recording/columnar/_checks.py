@@ -1,23 +1,16 @@
 """Vectorized checks of a columnar corpus, and its flat per-episode, per-round, per-call columns.
 
 Lifecycle: :func:`conform` makes a table read from Parquet match
-:data:`~reviewlab.recording.columnar.ARROW_SCHEMA` (a missing, unknown or
-uncastable column is one error naming it); :func:`flat_columns` flattens its
-nested lists once into :class:`FlatColumns` (NumPy arrays plus each value's
-parent); :func:`check_table` runs every rule of
-:mod:`reviewlab.recording.schema` as array operations on those columns and
-returns one :class:`BadValue` per bad value — its 1-based row, the episode id
-and the dotted field (``rounds.2.calls.0.duration_sec``, as the JSONL reader
-names it). Nothing here builds a Python object per row, except the messages
-of the bad values found.
+:data:`~reviewlab.recording.columnar.ARROW_SCHEMA` (a bad column is one error naming it);
+:func:`flat_columns` flattens its nested lists once; :func:`check_table` runs every rule of
+:mod:`reviewlab.recording.schema` as array operations and returns one :class:`BadValue` per
+bad value (row, episode id, dotted field as the JSONL reader names it). No Python object per
+row, except the messages of the bad values found.
 
-Invariants: the rules are the schema's (closed vocabularies from
-:mod:`reviewlab.core.vocab`; seconds finite and non-negative; an extent's lines
-at least 1 and ordered; ids non-empty and unique); a null where the schema has
-a value is a bad value; ``args`` must at least look like a JSON object (its
-full decoding is left to the episode reader); the usage columns (``model``,
-``round_tokens``) are null in a version 1 episode, and ``round_tokens`` has one
-entry per round, its counts integers >= 0 (named ``rounds.N.input_tokens``).
+Invariants: the rules are the schema's (closed vocabularies, seconds finite and non-negative,
+extents ordered, ids non-empty and unique: :mod:`reviewlab.recording.ids`); a null where the
+schema has a value is a bad value; ``args`` must look like a JSON object; the usage columns
+are null in a version 1 episode.
 """
 
 from __future__ import annotations

@@ -1,21 +1,15 @@
 """Reading columnar corpora: partitions, version checks, vectorized validation, Episodes.
 
-Lifecycle of a read: :func:`partition_paths` lists the files (one ``.parquet``
-file, or a directory's ``*.parquet`` in name order) → :func:`iter_tables`
-opens each, refuses a file without the version metadata of
-:mod:`reviewlab.recording.columnar` and yields its rows as tables, whole or in
-batches, each through :func:`read_table` (:func:`~reviewlab.recording.columnar.conform`,
-then :func:`~reviewlab.recording.columnar.check_table`: bad rows raise
-one :class:`~reviewlab.recording.columnar.ColumnarFormatError` listing
-every bad value, or, with ``on_error="skip"``, are dropped with one
-:class:`~reviewlab.recording.files.SkippedLine` per bad value) → the engines
-take the columns (:func:`~reviewlab.recording.columnar.flat_columns`),
-code that wants objects takes :class:`Episode` s (:func:`iter_columnar`,
-which also decodes ``args`` and lets pydantic check what the columns cannot).
+Lifecycle of a read: :func:`partition_paths` lists the files (one ``.parquet`` file, or a
+directory's ``*.parquet`` in name order) → :func:`iter_tables` opens each, refuses a file
+without the version metadata, and yields its rows as tables (whole or in batches), each
+through :func:`read_table` (conform, then check: bad rows raise one
+:class:`~reviewlab.recording.columnar.ColumnarFormatError`, or with ``on_error="skip"`` are
+dropped with a record each) → the engines take the columns, code that wants objects takes
+``Episode`` s (:func:`iter_columnar`).
 
-Invariants: ids are unique across every file of a corpus; rows are numbered
-from 1 within their file and errors name that file; nothing is skipped without
-a record.
+Invariants: ids are unique across every file of a corpus; rows are numbered from 1 within
+their file and errors name that file; nothing is skipped without a record.
 """
 
 from __future__ import annotations

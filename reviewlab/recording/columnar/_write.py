@@ -1,63 +1,17 @@
 """Columnar episode files: the episode schema as Parquet, one file or a directory of partitions.
 
-Layout
-------
-One Parquet row per :class:`~reviewlab.recording.schema.Episode`, in corpus
-order, with nested lists for its rounds and their calls (``list<struct>``), so
-one file is one self-contained corpus and a reader that wants flat columns gets
-them without copying (:func:`flat_columns`: Arrow's list flattening hands out
-the per-round and per-call arrays with their parent indices). Columns
-(:data:`ARROW_SCHEMA`):
+One Parquet row per episode, in corpus order, with nested lists for its rounds and calls
+(:data:`ARROW_SCHEMA`), so one file is one self-contained corpus and flat columns come without
+copying. A path ending in ``.parquet`` is one file; any other path a directory of
+``part-NNNNN.parquet`` files, each valid on its own. Reading lives in ``_read``, the checks in
+``_checks``; this module holds the format and the writers.
 
-* ``schema`` — each episode's own version (``reviewlab.episode/1`` or ``/2``),
-  so that a version 1 episode comes back as version 1;
-* ``id``, ``source``, ``slot``, ``end_reason``, ``task`` — strings, as in JSONL;
-* ``started_at`` — ``timestamp[us, UTC]``, and ``utc_offset_sec`` (int32): the
-  UTC offset the episode's time stamp was written with, so that it comes back
-  as the same aware ``datetime`` (and a JSONL round trip gives the same bytes);
-* ``deadline_sec`` — float64, null when the episode inherited no deadline;
-* ``meta`` — ``map<string, string>`` in insertion order;
-* ``model`` — string, null when unknown (version 2);
-* ``round_tokens`` — ``list<struct<input_tokens: int64, output_tokens: int64>>``,
-  one entry per round (null fields: unknown), or null when no round of the
-  episode reports usage (version 2; kept beside ``rounds`` rather than inside
-  it, so the nested round type stays what readers of the flat columns expect);
-* ``rounds`` — ``list<struct<send_sec: float64, calls: list<struct<...>>>>``;
-  a call is ``tool``, ``args`` (the arguments' JSON text, compact, in key
-  order), ``duration_sec``, ``completed``, ``status``, ``result_chars``,
-  ``extent`` (``struct<path, start_line, end_line>``, null when none),
-  ``returned_after_sec`` (null when unknown) and the version 2 fields
-  ``transport``, ``progress_sec`` (``list<float64>``), ``cancel_sent``,
-  ``cancel_honoured_sec``, ``late_result_sec``, ``late_result_chars``, ``ended_by`` (null in a
-  version 1 episode, as the schema wants; a file written before the last three reads them as
-  null).
-
-Versioning: the Parquet key-value metadata ``reviewlab.schema`` holds the
-newest episode schema the columns can hold (:data:`FILE_SCHEMA`,
-``reviewlab.episode/2``) and ``reviewlab.layout`` the layout above
-(``nested/1``). A file without them, or with a version this reader does not
-know, is refused, as a JSON line without ``"schema"`` is; a file whose
-metadata says ``reviewlab.episode/1`` may lack the version 2 columns. The usage
-columns (:data:`OPTIONAL_COLUMNS`) came later: a file without them reads as if
-every value were null (usage unknown).
-
-Partitions: a path ending in ``.parquet`` is one file; any other path is a
-directory of ``part-NNNNN.parquet`` files read in name order, each a valid
-file on its own (a Dask worker reads only its own). Ids are unique across the
-whole corpus. Rows are numbered from 1 within each file; errors name the file.
-
-Validation (:mod:`reviewlab.recording.columnar._checks`) is vectorized over the
-columns and reports every bad value with its file, row, episode id and dotted
-field (``rounds.2.calls.0.duration_sec``, as the JSONL reader's). The JSON of
-``args`` is checked to be an object only when episodes are decoded (the replay
-engines read it only for argument overrides).
-
-Writing is atomic: a file is written to a temporary name and renamed; a
-directory is written as a temporary directory, then renamed into place.
-
-Reading lives in :mod:`reviewlab.recording.columnar._read` (partitions, version
-checks, the vectorized checks of :mod:`reviewlab.recording.columnar._checks`,
-Episodes); this module holds the format and the writers.
+Invariants: the file metadata ``reviewlab.schema`` and ``reviewlab.layout`` version the
+columns (a file without them is refused); each row keeps its own episode schema, so a version
+1 episode comes back as version 1 and a JSONL round trip gives the same bytes; ids are unique
+across the corpus; writing is atomic (a file renamed into place, a directory likewise). The
+columns and the versioning: docs/recording-format.md, "The columnar form (Parquet)" and "The
+columnar layout".
 """
 
 from __future__ import annotations

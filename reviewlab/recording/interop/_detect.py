@@ -1,19 +1,12 @@
 """Which importer reads a file: format detection by content, never by name alone.
 
-Rules, in order (the first that holds decides):
-
-1. zip magic bytes → ``inspect`` (an Inspect ``.eval`` archive);
-2. bytes that are not UTF-8 text (or hold NUL) → :class:`UnknownFormatError`
-   ("binary data"), naming the file;
-3. the whole file is one JSON document: an object with ``resourceSpans`` →
-   ``otel``; with a ``trajectory`` list of steps → ``swe_agent``; with
-   ``eval`` → ``inspect``; with a ``history`` list → ``openhands``; a list of
-   events carrying ``timestamp`` → ``openhands``;
-4. JSON Lines: the first non-blank line decides, as in 3 (``resourceSpans``,
-   ``resourceLogs`` or ``resourceMetrics`` → ``otel``; ``history`` →
-   ``openhands``);
-5. anything else → :class:`UnknownFormatError` naming the file and the known
-   formats.
+Rules, in order, the first that holds decides: zip magic bytes → ``inspect`` (an ``.eval``
+archive); bytes that are not UTF-8 text → :class:`UnknownFormatError` ("binary data"); one JSON
+document: ``resourceSpans`` → ``otel``, a ``trajectory`` of steps → ``swe_agent``, ``eval`` →
+``inspect``, a ``history`` list or a list of events with ``timestamp`` → ``openhands``; JSON
+Lines: the first non-blank line decides likewise (``resourceSpans``, ``resourceLogs`` or
+``resourceMetrics`` → ``otel``; ``history`` → ``openhands``); anything else →
+:class:`UnknownFormatError` naming the file and the known formats.
 """
 
 from __future__ import annotations

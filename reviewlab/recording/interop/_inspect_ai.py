@@ -1,38 +1,14 @@
 """Inspect AI eval logs → episodes (``source="inspect"``), one per sample and epoch.
 
-Accepted files: a ``.json`` eval log (``samples`` inline) and a ``.eval`` log
-(a zip: ``header.json`` plus one ``samples/<id>_epoch_<n>.json`` per sample),
-told apart by the zip magic bytes, not the name.
-
-Timing comes from the sample's ``events``:
-
-* a ``model`` event opens a round; its ``send_sec`` is ``completed −
-  timestamp`` (``working_time`` when ``completed`` is missing);
-* each ``tool`` event that follows is a call of that round, its duration
-  ``completed − timestamp`` (Inspect's ``working_time`` agrees to 0.1 ms);
-* a last ``model`` event followed by no call is the final-answer round.
-
-Censoring: a tool event with ``error.type == "timeout"`` was cancelled by
-Inspect at its time limit: right-censored (``completed=False``) at its observed
-duration. A tool event without ``completed`` (the log ended while it ran) is
-censored at ``working_time``. Any other ``error`` is ``status="error"``.
-
-Tool mapping: ``bash`` by its ``cmd`` (``ls`` → ``list_files``, ``grep``/``find``
-→ ``search_code``, ``cat`` → ``read_file``, else ``run_command``; see
-:func:`~reviewlab.recording.interop.classify_command`); ``text_editor`` with
-``command="view"`` → ``read_file`` (extent from ``view_range``); any other
-name is kept as it is (``python``, ``web_browser_click``…).
-
-Usage: a ``model`` event's ``output.usage`` (``input_tokens``,
-``output_tokens``) is its round's tokens; a model event without usage (e.g. a
-scripted ``hardcoded`` model) leaves its round unknown. The episode's ``model``
-is the one the log's ``eval.model`` names (``openai/gpt-4o-mini``). Usage makes
-the episode ``reviewlab.episode/2``.
-
-The sample's ``time_limit`` / ``working_limit`` (from the eval config), when
-set, becomes the inherited deadline. A sample without events has no timings
-(e.g. hand-written schema fixtures): :class:`ImportFormatError`, never a
-silently empty episode.
+Accepted: a ``.json`` eval log and a ``.eval`` zip, told apart by the zip magic bytes. Timing
+comes from the sample's ``events``: a ``model`` event opens a round, each ``tool`` event after
+it is a call of that round, a last ``model`` event with no call is the final answer. A tool
+event Inspect cancelled at its time limit, or one still running when the log ended, is
+right-censored; any other ``error`` is ``status="error"``. ``bash`` is mapped by its command
+(:func:`~reviewlab.recording.interop.classify_command`), ``text_editor`` ``view`` is a
+``read_file``; other names are kept. Per-round usage makes the episode
+``reviewlab.episode/2``. The mapping in full: docs/recording-format.md, "Inspect AI eval
+logs".
 """
 
 from __future__ import annotations

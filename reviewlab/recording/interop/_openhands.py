@@ -1,44 +1,14 @@
 """OpenHands trajectories → episodes (``source="openhands"``).
 
-Accepted files: a JSON list of events (``tests/runtime/trajs/*.json``), one
-JSON object with a ``history`` list, or JSON Lines of such objects (the
-evaluation ``output.jsonl``, e.g. Multi-SWE-bench); one episode per trajectory.
-
-Which events are calls: an *action* that carries ``tool_call_metadata`` and has
-an *observation* whose ``cause`` is the action's ``id``. Its duration is the
-observation's ``timestamp`` minus the action's. ``finish`` (terminal, no
-observation by design) and agent messages end the episode; ``recall``,
-``system`` and user messages are not tool calls. An action with metadata but no
-observation (the log ended first) is a censored call observed until the last
-event of the log.
-
-Tool mapping (their name → ours):
-
-* ``read`` (str_replace_editor ``view``) of a file → ``read_file`` with the
-  extent asked for: ``view_range`` when both ends are given, else the first and
-  last line numbers the ``cat -n`` output shows (a whole-file view OpenHands
-  clipped counts the lines it showed); of a directory → ``list_files``.
-* ``run`` (execute_bash) → :func:`~reviewlab.recording.interop.classify_command`:
-  ``search_code`` (grep/rg/find…), ``list_files`` (ls/tree), ``read_file``
-  (cat/head/tail, no extent) or ``run_command``.
-* anything else keeps its function name (``str_replace_editor`` edits, ``think``…).
-
-Censoring: a ``run`` whose observation has ``exit_code == -1`` hit OpenHands'
-no-output timeout; the process kept running, so the call is right-censored
-(``completed=False``) at its observed duration. An ``error`` observation is
-``status="error"``.
-
-Rounds: consecutive calls sharing one model response id form one round. A
-round's ``send_sec`` is estimated as the time from the last event before its
-first action to that action (the model's think time plus agent overhead).
-Timestamps are naive in OpenHands logs and are read as UTC
-(``meta["timezone"]``).
-
-Usage: a round's tokens are its model response's ``usage`` (``prompt_tokens``,
-``completion_tokens``), the same for every call of the response; the episode's
-``model`` is the model the responses name (else ``llm_config.model``). A round
-whose response carries no usage (a final agent message without metadata) is
-unknown. Usage makes the episode ``reviewlab.episode/2``.
+An action with its observation is a call; consecutive calls sharing one model response form a
+round, whose ``send_sec`` is the time from the last event before its first action. ``read``
+is a ``read_file`` with its extent (a directory: ``list_files``), ``run`` is classified by its
+command (:func:`~reviewlab.recording.interop.classify_command`), other names are kept. A
+``run`` that hit OpenHands' no-output timeout (``exit_code == -1``) kept running, so it is
+right-censored; an action the log ended before is censored at the log's last event. Naive
+time stamps are read as UTC. A round's tokens are its response's ``usage``, which makes the
+episode ``reviewlab.episode/2``. The mapping in full: docs/recording-format.md, "OpenHands
+trajectories".
 """
 
 from __future__ import annotations

@@ -1,28 +1,15 @@
 """Recorded episodes written as an OpenTelemetry trace (OTLP/JSON), one trace per episode.
 
-The file has one ``{"resourceSpans": [...]}`` line per episode, as the
-Collector's file exporter writes them, so any OTLP/JSON reader (and
-:func:`reviewlab.recording.interop.import_otel`) takes it. Layout of one
-episode's trace, on the episode's own wall clock from ``started_at``:
+One ``{"resourceSpans": [...]}`` line per episode, as the Collector's file exporter writes
+them: an ``invoke_agent reviewlab`` root span over the episode (its fields as
+``reviewlab.episode.*``), per round a ``chat`` span then its calls as ``execute_tool {tool}``
+spans with the GenAI attributes and ``reviewlab.*`` ones; a censored call ends with an error
+status and ``error.type = "timeout"``.
 
-* an ``invoke_agent reviewlab`` root span over the whole episode, carrying the
-  episode's fields as ``reviewlab.episode.*`` (id, source, slot, task,
-  end_reason, deadline_sec, meta as JSON);
-* per round, a ``chat`` span of ``send_sec``, then its calls as
-  ``execute_tool {tool}`` spans laid end to end after the send (or at their
-  kept offsets when the calls overlapped, see :mod:`reviewlab.recording.capture`);
-* a call's span has the GenAI attributes (``gen_ai.tool.name``,
-  ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``) and
-  ``reviewlab.call.*``, ``reviewlab.result_chars``, ``reviewlab.extent.*``,
-  ``reviewlab.returned_after_sec``, ``reviewlab.round``,
-  ``reviewlab.call.index``; a censored call ends
-  with an error status and ``error.type = "timeout"``, a call whose tool failed
-  with ``error.type = "tool_error"``.
-
-Invariant (tested): importing the file gives back the same episodes; times
-agree to the nanosecond, the resolution of OTLP timestamps. Trace and span ids
-are derived from the episode id, so the same corpus always gives the same bytes.
-The file is written to a temporary sibling and renamed over the destination.
+Invariants (tested): importing the file gives back the same episodes, times to the
+nanosecond; trace and span ids are derived from the episode id, so the same corpus gives the
+same bytes; the file is written atomically. The layout in full: docs/recording-format.md,
+"OpenTelemetry traces out".
 """
 
 from __future__ import annotations

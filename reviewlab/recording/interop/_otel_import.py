@@ -1,54 +1,16 @@
 """OpenTelemetry traces (OTLP/JSON) → episodes (``source="otel"``).
 
-Accepted files: what the OpenTelemetry Collector's file exporter writes (one
-``{"resourceSpans": [...]}`` object per line; lines of other signals are
-counted and skipped, wherever they stand, first line included), or one such
-JSON document. A trace may be split over several lines: every span of the file
-is read before any episode is built. A file of other signals only (OTLP logs
-such as GenAI log events, metrics) holds no tool call span and is refused with
-an error naming the file and what it holds.
+Accepted: the Collector's file exporter output (one ``resourceSpans`` object per line, other
+signals counted and skipped) or one such document; every span is read before any episode is
+built. Tool calls, model sends and agent invocations are told by the GenAI semantic
+conventions or OpenInference; one episode per agent invocation, each model span opening a
+round (else rounds inferred from the calls' overlap). A tool span that timed out, that
+reviewlab marked abandoned, or that never ended is right-censored. A file written by
+``reviewlab export otel`` imports as the episodes it was written from.
 
-Which spans mean what (GenAI semantic conventions, or OpenInference):
-
-* *tool call*: ``gen_ai.operation.name == "execute_tool"`` or
-  ``openinference.span.kind == "TOOL"``; the tool is ``gen_ai.tool.name`` or
-  ``tool.name`` (else the span name after ``execute_tool``), the arguments
-  ``gen_ai.tool.call.arguments`` (or ``tool_arguments``, ``input.value``) when
-  they are a JSON object;
-* *model send*: operation ``chat`` / ``text_completion`` / ``generate_content``,
-  or kind ``LLM``; tokens from ``gen_ai.usage.input_tokens`` and ``output_tokens`` (or
-  the older ``prompt_tokens`` / ``completion_tokens``, or ``llm.token_count.*``) are
-  its round's ``input_tokens`` and ``output_tokens`` (unknown when absent), the
-  model (``gen_ai.response.model``, else ``gen_ai.request.model``) the
-  episode's ``model``; usage makes the episode ``reviewlab.episode/2``, and the
-  totals stay in ``meta`` as before;
-* *agent invocation*: operation ``invoke_agent`` or kind ``AGENT``.
-
-Episodes: one per agent invocation, holding the tool and model spans whose
-nearest agent ancestor it is; the spans of a trace under no agent form one
-episode of their own. Rounds: each model span opens a round (``send_sec`` its
-duration) and owns the tool spans that start after it started and before the
-next one; tool spans before the first model span form a leading round with
-``send_sec = 0``. With no model span at all, rounds are inferred from the
-calls' overlap (:mod:`reviewlab.recording.capture`). Calls of a round are in
-start order; when they overlapped, their offsets are kept in ``meta``.
-
-Censoring: a tool span with an error status whose ``error.type``, status
-message or exception event says timeout, one that reviewlab marked abandoned
-(``reviewlab.source_gap``), or one that has no end, is
-right-censored (``completed=False``): at its end (a reviewlab-abandoned call at
-its ``reviewlab.bound_sec``, as reviewlab records it), or when it never ended
-at the last time the trace shows. Any other error status is ``status="error"``.
-
-Nothing is dropped silently: spans that are not placed (no tool name, no
-start, an end before the start, a tool span inside another tool span, an
-agent invocation with no model or tool span, spans of other kinds) are counted
-by reason in :attr:`OtelImport.unplaced`; the CLI prints the counts.
-
-A file written by ``reviewlab export otel`` carries ``reviewlab.*`` attributes
-(episode id, source, slot, deadline, end reason, task, meta; per call the
-completion, status, result size, extent and loose-worker return); they are
-read back, so such a file imports as the episodes it was written from.
+Invariant: nothing is dropped silently: spans that are not placed are counted by reason in
+:attr:`OtelImport.unplaced`. The span mapping in full: docs/recording-format.md,
+"OpenTelemetry traces in".
 """
 
 from __future__ import annotations

@@ -1,36 +1,14 @@
 """SWE-agent trajectories (``.traj``) → episodes (``source="swe_agent"``), one per file.
 
-A ``.traj`` is one JSON object with a ``trajectory`` list: one step per model
-response, each with the ``action`` the model asked for, the ``observation`` it
-got back and the action's ``execution_time`` in seconds (a number, or a
-decimal string in older files). Each step is one round of one call whose
-duration is its ``execution_time``.
-
-What the file does not hold, and how that shows in the episode:
-
-* *no timestamps*: ``started_at`` is the Unix epoch (1970-01-01 UTC) and
-  ``meta["started_at"]`` says it is unknown; durations are still real;
-* *no model send times*: every ``send_sec`` is 0 (``meta["send_sec"]``);
-* *no usage per model response*: ``info.model_stats`` holds only the totals of
-  the whole run, so every round's tokens stay unknown (a cost says they were
-  unpriced) and the totals are kept in ``meta["tokens_sent"]`` and
-  ``meta["tokens_received"]``, the model in ``meta["model"]``
-  (``replay_config.agent.model.name``), never spread over the rounds.
-
-A step without ``execution_time`` has no timing to import: an
-:class:`ImportFormatError` naming the step, never a made-up duration.
-
-Tool mapping: SWE-agent's file commands (``open``, ``goto``, ``scroll_up``,
-``scroll_down``) → ``read_file``; ``find_file``, ``search_dir``,
-``search_file`` → ``search_code``; other named commands (``edit``, ``create``,
-``submit``…) keep their name; anything else is a shell command classified by
-:func:`~reviewlab.recording.interop.classify_command`. The
-arguments are ``{"command": <the action text>}``.
-
-Censoring: a step whose observation is SWE-agent's "cancelled because it took
-more than N seconds" message is right-censored at its ``execution_time``. End:
-``info.exit_status == "submitted"`` is a
-``final_answer``; any other exit (cost or context limit, error) ``log_end``.
+Each step of the ``trajectory`` is one round of one call lasting its ``execution_time``. What
+the file does not hold shows in the episode: no time stamps (``started_at`` is the Unix epoch,
+``meta`` says so), no send times (every ``send_sec`` is 0), no usage per response (the run's
+totals kept in ``meta``, never spread over rounds). A step without ``execution_time`` is an
+:class:`ImportFormatError`, never a made-up duration. File commands map to ``read_file`` or
+``search_code``, other named commands keep their name, shell commands are classified
+(:func:`~reviewlab.recording.interop.classify_command`); a step SWE-agent cancelled for taking
+too long is right-censored. The mapping in full: docs/recording-format.md, "SWE-agent
+trajectories".
 """
 
 from __future__ import annotations

@@ -1,23 +1,15 @@
 """A fast JSONL decoder: episode lines straight into the columnar table, no ``Episode`` per line.
 
-Lifecycle: :func:`jsonl_table` reads a JSONL file (plain or gzip) a batch of
-lines at a time; each line is parsed with :func:`json.loads` and appended to
-flat column lists when it has the canonical shape :meth:`Episode.to_json_line`
-writes (known keys only, ``schema`` present, JSON types as the schema has
-them). Any other line — an unknown or missing key, a number written as a
-string, a time stamp without a zone, JSON that does not parse — goes through
-:meth:`Episode.model_validate_json` exactly as :func:`~reviewlab.recording.files.iter_episodes`
-reads it, so the decoder accepts and refuses what the episode reader does,
-with the same ``file:line: field`` errors. The finished table then passes the
-vectorized checks of :mod:`reviewlab.recording.columnar` (vocabularies,
-seconds, extents, unique ids), whose row numbers are mapped back to line
-numbers.
+Lifecycle: :func:`jsonl_table` reads a JSONL file (plain or gzip) a batch of lines at a time;
+a line of the canonical shape :meth:`Episode.to_json_line` writes is appended to flat column
+lists; any other line goes through :meth:`Episode.model_validate_json` exactly as
+:func:`~reviewlab.recording.files.iter_episodes` reads it, with the same ``file:line: field``
+errors. The finished table then passes the columnar checks, whose rows are mapped back to
+lines.
 
-Invariants: the table equals :func:`~reviewlab.recording.columnar.episodes_table`
-of the file's episodes; blank lines are skipped but counted; the first
-defect raises :class:`~reviewlab.recording.files.EpisodeFormatError` (or
-:class:`~reviewlab.recording.columnar.ColumnarFormatError` listing every
-bad value the column checks found).
+Invariants: the table equals :func:`~reviewlab.recording.columnar.episodes_table` of the
+file's episodes; the decoder accepts and refuses what the episode reader does; blank lines are
+skipped but counted; the first defect raises.
 """
 
 from __future__ import annotations

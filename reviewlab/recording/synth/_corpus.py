@@ -1,45 +1,17 @@
 """Seeded synthetic corpora of reviewer episodes (``source="synthetic"``).
 
-The generative model, one draw per quantity, all from one
-``numpy.random.default_rng(seed)`` in a fixed order (so the same seed and spec
-give the same episodes, and :func:`write_synthetic` the same bytes):
+The generative model draws every quantity from one ``numpy.random.default_rng(seed)`` in a
+fixed order: Poisson arrivals over ``slots`` slots, inherited deadlines for a share of
+episodes, geometric tool rounds of 1–3 calls then a final answer, lognormal sends, per-tool
+heavy-tailed durations (a lognormal body and a Pareto tail), errors, wedges (a right-censored
+call that ends its episode ``wedged``) and read extents over a synthetic tree.
+:func:`synth_corpus` validates each episode with the schema.
 
-* **Arrivals.** Review requests arrive as a Poisson process: gaps between
-  consecutive ``started_at`` are exponential with mean ``mean_gap_sec``,
-  starting at ``start``. Each episode is served by a slot drawn uniformly from
-  ``slot-1 … slot-<slots>``.
-* **Inherited deadlines.** A share ``deadline_share`` of episodes inherits a
-  deadline, drawn uniformly from ``deadline_choices_sec``; the rest have none.
-* **Rounds.** An episode has ``G`` tool rounds with ``G`` geometric (mean
-  ``mean_tool_rounds``, at most ``max_tool_rounds``) and then a final-answer
-  round without calls. A tool round asks for 1, 2 or 3 calls with
-  probabilities ``calls_per_round_p``. Every round's model send takes a
-  lognormal time (median ``send_median_sec``, shape ``send_sigma``).
-* **Calls.** The tool is drawn with the weights of :data:`TOOLS`. A completed
-  call's duration is heavy-tailed: with probability ``tail_p`` a Pareto draw
-  (scale ``tail_scale × median``, index ``tail_alpha``), else the lognormal
-  body (``median_sec``, ``sigma``); capped at ``max_duration_sec``. With
-  probability ``error_p`` the tool raised (``status="error"``).
-* **Wedges.** With the tool's ``wedge_p`` the call never returns: it is
-  recorded right-censored (``completed=False``) with an observed duration
-  uniform in ``wedge_observed_sec``, the episode ends there
-  (``end_reason="wedged"``) and the rest of its draws are unused.
-* **Read extents.** ``read_file`` reads a file of a synthetic tree of
-  ``files`` paths whose lengths are lognormal (median 240 lines); the extent
-  starts uniformly in the file and spans a geometric number of lines (mean 120),
-  clipped to the file. ``result_chars`` ≈ 38 characters per line read.
-
-Durations are rounded to microseconds. :func:`synth_corpus` builds the
-episodes as plain dicts and validates each with the schema, so a generated
-corpus is always loadable.
-
-Memory: :func:`draw` makes every draw first (the order above fixes the bytes)
-and keeps only the arrays the episodes need, about
-:data:`DRAW_BYTES_PER_EPISODE` bytes per episode; :func:`iter_synth_rows`,
-:func:`iter_synth` and :func:`write_synthetic` then build, validate and write
-one episode (or one column batch) at a time, so nothing grows with ``n`` but
-the draws. A size whose draws would not fit in free memory is refused with a
-:class:`SynthSizeError` (a ``ValueError``), before anything is drawn.
+Invariants: the same seed and spec give the same episodes, and :func:`write_synthetic` the
+same bytes; :func:`draw` makes every draw first and keeps about :data:`DRAW_BYTES_PER_EPISODE`
+bytes per episode, then episodes (or column batches) are built and written one at a time; a
+size whose draws would not fit in free memory is refused with :class:`SynthSizeError` before
+anything is drawn. The model in full: docs/recording-format.md, "The synthetic corpus".
 """
 
 from __future__ import annotations

@@ -1,23 +1,15 @@
 """The wedged-``query_code`` incident as a corpus (``source="incident"``).
 
-A working day (08:00–20:00 UTC, 2025-06-12) of one reviewer pool of
-``slots`` slots (``reviewer-1`` …). Each slot serves review requests back to
-back, separated by exponential idle gaps (mean ``mean_idle_sec``); each
-ordinary episode is a synthetic one (:mod:`reviewlab.recording.synth`, wedges switched
-off) re-timed onto its slot.
+A working day (08:00–20:00 UTC, 2025-06-12) of one reviewer pool: each slot serves ordinary
+synthetic episodes back to back (wedges switched off), separated by exponential idle gaps. On
+``reviewer-3`` the request arriving at 09:41:07 calls ``query_code``, alone in its third round,
+which never returns: right-censored at 26,160 s (7 h 16 min), the episode ends ``wedged`` and
+the slot serves nothing until the observation ends. It had inherited the pool's 21,600 s
+deadline, which the pre-fix loop never enforced.
 
-On ``reviewer-3`` the request that arrives at 09:41:07 is the incident: after a
-``read_file`` and a ``list_files`` round and a ``search_code`` round it calls
-``query_code``, alone in its round, which never returns. The call is recorded right-censored
-(``completed=False``) with ``duration_sec = 26160.0`` (7 h 16 min), the episode
-ends ``wedged``, and ``reviewer-3`` serves nothing until the call's observation
-ends; it resumes afterwards. The episode had inherited the pool's 21,600 s
-deadline (``deadline_sec``), which the pre-fix loop never enforced because it
-checked its clock only before model sends. Replaying it under
-``Narrowing.unbounded()`` reproduces the 26,160 s silence; under any bounded
+Invariants: ``seed`` changes only the ordinary episodes, the incident episode is fixed;
+replayed under ``Narrowing.unbounded()`` it reproduces the 26,160 s silence, under any bounded
 policy the call is abandoned at its bound.
-
-``seed`` changes only the ordinary episodes; the incident episode is fixed.
 """
 
 from __future__ import annotations
