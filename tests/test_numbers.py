@@ -11,9 +11,9 @@ from reviewlab.ui.numbers import (
     INFINITY,
     LABELS,
     cell,
+    column_kind,
     count_text,
     infinity_footnote,
-    kind_of,
     number_text,
     rate_text,
     seconds_text,
@@ -83,13 +83,13 @@ def test_counts_are_integers_even_when_held_as_floats() -> None:
 )
 def test_the_kind_of_a_column_is_read_off_its_name(name, kind) -> None:
     """A column's key or its label says what it holds, the same in every output."""
-    assert kind_of(name) == kind
+    assert column_kind(name) == kind
 
 
 def test_every_summary_label_has_the_kind_of_its_key() -> None:
     """A summary row printed under its label is written like its key."""
     for key, label in LABELS.items():
-        assert kind_of(label) == kind_of(key), key
+        assert column_kind(label) == column_kind(key), key
 
 
 def test_other_values_keep_four_significant_digits_and_words() -> None:

@@ -152,7 +152,7 @@ def test_the_command_lists_and_scores_the_presets(tmp_path, capsys):
     assert main(["presets", "score", str(path), "-o", str(tmp_path / "s.csv")]) == 0
     out = capsys.readouterr().out
     assert "reviewlab ouroboros" in out and "reviewlab recommended" in out
-    assert "assumptions: " in out and (tmp_path / "s.csv").is_file()
+    assert "assumes: " in out and (tmp_path / "s.csv").is_file()
     assert main(["presets", "--preset", "swe-agnt"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "did you mean swe-agent" in err[0] and "--preset" in err[0]

@@ -3,7 +3,7 @@ their unit, ∞ once per table with a footnote (docs/metrics.md, "How numbers ar
 
 Every table the report, the CLI, the demo, the notebooks' helpers and the dashboard print goes
 through :func:`cell`; what kind of number a column holds is read off its name by
-:func:`kind_of` (a summary key such as ``wall_p95_sec`` or the label a person reads, such as
+:func:`column_kind` (a summary key such as ``wall_p95_sec`` or the label a person reads, such as
 "wall p95"). Nothing here computes a figure; it only writes one.
 
 Rules (each a function below):
@@ -29,10 +29,10 @@ __all__ = [
     "SILENCE",
     "Kind",
     "cell",
+    "column_kind",
     "count_text",
     "infinity_footnote",
     "is_infinite",
-    "kind_of",
     "label_of",
     "number_text",
     "rate_text",
@@ -134,7 +134,7 @@ def label_of(key: str) -> str:
     return LABELS.get(key, key)
 
 
-def kind_of(name: str) -> Kind:
+def column_kind(name: str) -> Kind:
     """What a column (or a summary row) named ``name`` holds: a rate, seconds, a count, a plain
     number or text — read off the name, so every output writes it the same way."""
     key = _BY_LABEL.get(name, name)

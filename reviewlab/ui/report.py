@@ -30,7 +30,7 @@ import pandas as pd
 
 from reviewlab.core.atomic import atomic_path, write_text_atomic
 from reviewlab.ui.calls import RECEIPT_COLUMNS, receipts_table
-from reviewlab.ui.numbers import INFINITY, Kind, cell, kind_of
+from reviewlab.ui.numbers import INFINITY, Kind, cell, column_kind
 from reviewlab.ui.sweeps import SWEEP_METRICS, sweep_view
 from reviewlab.ui.tables import (
     SUMMARY_ROWS,
@@ -63,7 +63,7 @@ def format_value(value: Any, kind: Kind | None = None, *, name: str | None = Non
     """One value in the one number style (:func:`reviewlab.ui.numbers.cell`): of ``kind``, or
     of the kind the column ``name`` holds, else a plain number."""
     if kind is None:
-        kind = kind_of(name) if name is not None else "number"
+        kind = column_kind(name) if name is not None else "number"
     return cell(value, kind)
 
 

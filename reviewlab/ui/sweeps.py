@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from reviewlab.ui.numbers import cell, kind_of, label_of
+from reviewlab.ui.numbers import cell, column_kind, label_of
 from reviewlab.ui.tables import Table, as_table
 
 __all__ = [
@@ -85,7 +85,7 @@ def sweep_assumptions(
 
 
 def _axis_values(values: pd.Series) -> str:
-    kind = kind_of(str(values.name))
+    kind = column_kind(str(values.name))
     distinct = sorted(values.dropna().unique(), key=lambda v: (str(type(v)), v))
     return ", ".join(cell(v, kind) for v in distinct)
 
@@ -108,7 +108,7 @@ def no_effect_axes(frame: pd.DataFrame, params: Sequence[str], metrics: Sequence
 
 
 def _values_text(values: pd.Series, limit: int = 4) -> str:
-    kind = kind_of(str(values.name))
+    kind = column_kind(str(values.name))
     distinct = sorted(values.dropna().unique(), key=lambda v: (str(type(v)), v))
     texts = [
         cell(v, kind).removesuffix(" s") if kind == "seconds" else cell(v, kind) for v in distinct

@@ -25,9 +25,9 @@ import pandas as pd
 from reviewlab.ui.numbers import (
     LABELS,
     cell,
+    column_kind,
     infinity_footnote,
     is_infinite,
-    kind_of,
     label_of,
 )
 
@@ -107,9 +107,9 @@ class Table(pd.DataFrame):
             frame = frame.reset_index()
         columns = [str(c) for c in frame.columns]
         if self.orient == "rows":
-            kinds = [[kind_of(str(row[0]))] * len(columns) for row in frame.itertuples(False)]
+            kinds = [[column_kind(str(row[0]))] * len(columns) for row in frame.itertuples(False)]
         else:
-            kinds = [[kind_of(c) for c in columns]] * len(frame)
+            kinds = [[column_kind(c) for c in columns]] * len(frame)
         infinite = False
         rows = []
         for row, row_kinds in zip(frame.itertuples(index=False, name=None), kinds, strict=True):
@@ -385,7 +385,7 @@ def changes(
             continue
         if _missing(old) and _missing(new):
             continue
-        kind = kind_of(key)
+        kind = column_kind(key)
         text = f"{label_of(key)} {cell(old, kind)} → {cell(new, kind)}"
         (saved if new < old else paid).append(text)
     return saved, paid

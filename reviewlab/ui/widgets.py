@@ -34,7 +34,7 @@ from reviewlab.recording.schema import Episode
 from reviewlab.ui.charts import LiveRates
 from reviewlab.ui.charts.tradeoff import TRADEOFF_AXES, tradeoff_curve, tradeoff_frame
 from reviewlab.ui.editor import DEFAULT_TOOLS, PolicyEditor, default_presets
-from reviewlab.ui.numbers import cell, infinity_footnote, is_infinite, kind_of
+from reviewlab.ui.numbers import cell, column_kind, infinity_footnote, is_infinite
 from reviewlab.ui.tables import assumptions_line
 
 __all__ = [
@@ -87,7 +87,7 @@ def summary_html(
     for key in _SUMMARY_ROWS:
         if key not in summary:
             continue
-        kind = kind_of(key)
+        kind = column_kind(key)
         infinite = infinite or is_infinite(summary[key])
         cells = (
             f"<td>{html.escape(label_of(key))}</td>"
@@ -121,10 +121,12 @@ def tradeoff_html(curve: Any, presets: Mapping[str, Mapping[str, Any]] | None = 
         current = row["scale"] == 1.0
         mark = " data-current='1' style='font-weight:bold'" if current else ""
         name = "current policy" if current else f"× {row['scale']:g}"
-        cells = "".join(f"<td data-curve='{c}'>{cell(row[c], kind_of(c))}</td>" for c in columns)
+        cells = "".join(
+            f"<td data-curve='{c}'>{cell(row[c], column_kind(c))}</td>" for c in columns
+        )
         rows.append(f"<tr class='rl-curve'{mark}><td>{name}</td>{cells}</tr>")
     for name, summary in (presets or {}).items():
-        cells = "".join(f"<td>{cell(summary[c], kind_of(c))}</td>" for c in columns)
+        cells = "".join(f"<td>{cell(summary[c], column_kind(c))}</td>" for c in columns)
         rows.append(f"<tr class='rl-preset'><td>preset: {html.escape(name)}</td>{cells}</tr>")
     return (
         "<table class='rl-tradeoff'><caption>the trade-off: the current policy with every "
