@@ -1,22 +1,16 @@
 """Path confinement for the inspection tools: nothing outside a root is opened, listed or searched.
 
-Lifecycle of one path argument: :func:`confine` checks the raw text, resolves
-it through every symlink and refuses it unless its real location lies inside
-the root; a file is then opened with :func:`open_confined`, which re-checks the
-file actually opened; directories are walked with :func:`walk`, which reports
-symlinks and never follows them.
+Lifecycle of one path argument: :func:`confine` checks the raw text, resolves it through every
+symlink and refuses it unless its real location lies inside the root; a file is then opened
+with :func:`open_confined`, which re-checks the file actually opened; directories are walked
+with :func:`walk`, which reports symlinks and never follows them.
 
-Invariants:
-
-* Every path argument is relative to the root. An absolute path, a ``..``
-  component, a NUL byte, an over-long path or name, or a path whose real
-  location (after following every symlink) lies outside the root is a
-  :class:`ToolError` that names the path. ``~`` and ``%2e%2e`` are ordinary
-  file names.
-* The text checks come first: a refused argument never reaches the file system.
-* The check and the open are two steps, so a component could be swapped for a
-  symlink in between; :func:`open_confined` never follows a final symlink and,
-  on Linux, looks the opened file up again through ``/proc``.
+Invariants: every path argument is relative to the root (an absolute path, ``..``, a NUL
+byte, an over-long path or a real location outside the root is a :class:`ToolError` naming
+the path; ``~`` and ``%2e%2e`` are ordinary names); the text checks come first, so a refused
+argument never reaches the file system; :func:`open_confined` never follows a final symlink
+and, on Linux, looks the opened file up again through ``/proc`` (the check and the open are
+two steps).
 """
 
 from __future__ import annotations

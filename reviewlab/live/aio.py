@@ -1,46 +1,17 @@
 """The asyncio-native bounded executor: await a tool call at most its bound, abandon it after.
 
-Lifecycle of one call (the same states as :class:`~reviewlab.live.executor.CallStatus`)::
+Lifecycle of one call (the states of :class:`~reviewlab.live.executor.CallStatus`): pending →
+running → returned | raised | abandoned (the hard bound or the idle timeout passed first), or
+pending → refused (the loose-call cap is full). An ``async`` tool runs as its own task, a sync
+tool on a fresh daemon thread; the caller awaits one waiter future that the tool's completion
+or a loop timer resolves, so the fate is decided once, on the loop thread.
 
-    pending ──> running ──> returned   (the tool returned inside its bound)
-       │           ├──────> raised     (the tool raised inside its bound)
-       │           └──────> abandoned  (the hard bound or the idle timeout passed first)
-       └──────────────────> refused    (never started: the loose-call cap is full)
-
-An ``async`` tool runs as its own task; a sync tool runs on a fresh daemon
-thread, exactly as the thread executor would run it. Either way the caller
-awaits a single waiter future that the tool's completion or a loop timer
-resolves, whichever comes first: the fate is decided once, on the loop thread
-(a sync tool's thread claims its call under a lock, as in the thread executor).
-
-Abandonment:
-
-* an abandoned ``async`` tool is *cancelled*; control returns to the caller at
-  once, whether or not the task honours the cancellation. Until the task stops
-  it is *loose*. A task still running ``grace_sec`` after the abandonment is a
-  *zombie* (it swallowed the cancellation or keeps working past it); when it
-  finally stops, its time-to-stop is recorded (:attr:`AsyncCallResult.zombie_sec`
-  and the ledger).
-* an abandoned sync tool cannot be cancelled: its thread is loose until the tool
-  returns, and it counts as a zombie once past the grace period, like any other.
-
-Idle timeouts: with ``idle_sec`` the call is also abandoned once it has shown no
-progress (:func:`~reviewlab.live.call_notes.report_progress`, or an MCP server's progress
-notifications) for ``idle_sec`` seconds; progress resets that clock, the hard bound caps it.
-The result then says ``bound.by == "idle"`` and its ``bound_sec`` is the moment the idle
-timeout fired (last progress plus ``idle_sec``), so a recording censors the call exactly there.
-
-Each call carries a :class:`CallNotes` object in its context
-(:func:`current_notes`): the tool (an MCP client, say) writes progress times and
-cancel facts there, and the episode copies them onto the receipt.
-
-Only the waits are this executor's own (loop timers and one waiter future); admission, the
-refusal at the cap, the terms of a call and its results are
-:class:`~reviewlab.live.executor_base.ExecutorBase`'s, shared with the thread executor. Hedging
-is the thread executor's alone: this executor takes no hedge admission, and the episode refuses
-a policy with hedges on this path by name (``Policy.refuse``). Timers are converted by the
-clock in force at dispatch (:class:`~reviewlab.core.deadline.ScaledClock` included), and so is
-``grace_sec``.
+Invariants: an abandoned ``async`` tool is cancelled and control returns at once; until it
+stops it is loose, past ``grace_sec`` a zombie whose time-to-stop is recorded; an abandoned
+sync tool is loose until it returns. Only the waits are this executor's own: admission,
+terms and results are :class:`~reviewlab.live.executor_base.ExecutorBase`'s; it does not
+hedge (a hedging policy is refused by name). In full: docs/architecture.md, "The asyncio
+executor".
 """
 
 from __future__ import annotations

@@ -1,51 +1,17 @@
 """Bound the tools of one's own agent: :func:`bounded_tool` wraps a sync or async callable.
 
-Lifecycle of one call of a wrapped tool (the executor's states)::
+Lifecycle of one call: resolve the bound (once per call, the arguments bound to the
+function's parameter names, the caller's inherited deadline) → run → returned (the value) |
+raised (re-raised) | abandoned (the standard timeout text, which any framework passes on) |
+refused (the loose-worker refusal text). A sync tool runs on a
+:class:`~reviewlab.live.executor.BoundedExecutor` worker; an async tool as its own task,
+never cancelled when abandoned.
 
-    resolve the bound ─> run ──> returned   → the tool's value is returned
-                          ├───> raised     → the tool's exception is re-raised
-                          ├───> abandoned  → the standard timeout text is returned
-                          └───> refused    → the loose-worker refusal text is returned
-
-* **The policy** is anything :meth:`~reviewlab.core.policy.Policy.of` takes (a
-  :class:`~reviewlab.core.policy.Policy`; a bare ``TimeoutPolicy`` or rule with a separate
-  ``narrowing=``), converted once when the tool is wrapped.
-* **The terms** are resolved once per call (:func:`~reviewlab.live.executor_base.call_terms`):
-  the bound for ``tools=None``, with the call's arguments bound to the function's parameter
-  names, positional ones included (so per-tool and per-argument policies apply, e.g. a
-  ``timeout_sec`` override given positionally), and the inherited deadline of the calling
-  context; and the policy's idle timeout for the tool.
-* **A sync tool** runs on a :class:`~reviewlab.live.executor.BoundedExecutor`
-  worker thread (one shared executor unless one is given; a policy with hedges gets an
-  executor of its own with a :class:`~reviewlab.core.hedge.ShareBudget`): abandoned, its
-  worker is never joined nor killed, and is loose until it returns. It may report progress
-  (:func:`~reviewlab.live.call_notes.report_progress`) to hold off its idle timeout.
-* **An async tool** runs as its own task inside ``execution_deadline_scope``
-  of its bound; the wrapper awaits it at most the bound. Abandoned, the task is
-  *not cancelled* (as a thread cannot be): it is loose until it finishes, and
-  its late value or exception is dropped, credited to nothing. This path has no idle
-  timeouts and no hedges: a policy with either is refused by name when the tool is wrapped.
-* **A breaker** needs rounds of an episode; a wrapped tool has none, so a policy with a
-  ``breaker`` part is refused by name.
-* **The model sees** the value, or for an abandoned call
-  :func:`~reviewlab.core.receipts.tool_timeout_text` with the bound — the text
-  the executor's episodes send — so any framework passes it on unchanged.
-
-Recording: each finished call is handed as a :class:`BoundedCall` to
-``recorder.record_call(call)`` (any object with that method, see
-:class:`CallSink`; :class:`reviewlab.recording.capture.ToolCallLog` groups
-calls into recorded episodes). An abandoned call's record is handed over at
-once; its ``zombie_sec`` fills in when its worker comes back.
-
-Tracing: a call running inside a framework's own recording ``execute_tool``
-span (pydantic-ai's, say) adds the ``reviewlab.*`` attributes to that span, and
-marks it censored when abandoned; otherwise, when a tracer provider is
-configured (process-wide or by :func:`~reviewlab.live.otel.tracer_provider_scope`),
-it emits its own ``execute_tool`` span. With a provider, an abandoned call's
-late return is a span linked to it (see :mod:`reviewlab.live.otel`).
-
-Cancellation: a caller cancelled while it waits (not the bound) passes the
-cancellation on to its async tool, and the call is not recorded.
+Invariants: the policy is converted once when the tool is wrapped; a policy this path cannot
+honour (a breaker; hedges or idle timeouts on an async tool) is refused by name; each finished
+call is handed to ``recorder.record_call`` (:class:`CallSink`), an abandoned one at once, its
+``zombie_sec`` filled in later; spans go into a framework's own ``execute_tool`` span or one of
+ours. In full: docs/architecture.md, "Bounded tools".
 """
 
 from __future__ import annotations

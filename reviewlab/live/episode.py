@@ -1,42 +1,17 @@
 """The review episode: a model inspecting a workspace over rounds of read-only tool calls.
 
-Lifecycle of :meth:`ReviewEpisode.execute` (one episode, one attempt)::
+Lifecycle of :meth:`ReviewEpisode.execute`: open a fresh registry → [check the episode's own
+deadline → send → run the calls in order]* → end (``final_answer``, ``deadline_exhausted``
+before a send, or ``model_error``). Each call runs through the
+:class:`~reviewlab.live.executor.BoundedExecutor` with its terms resolved once from the
+:class:`~reviewlab.core.policy.Policy`; the inherited deadline only narrows the bounds. The
+round loop lives in :mod:`reviewlab.live.rounds`, the traces and the result in
+:mod:`reviewlab.live.traces` (re-exported here).
 
-    open a fresh registry ─> [ check own deadline ─> send ─> run the calls in order ]* ─> end
-
-* **Before every send** the episode's own ``deadline_at`` (on
-  :func:`~reviewlab.core.deadline.monotonic_now`) is checked; once passed the episode
-  ends with ``deadline_exhausted`` without sending.
-* **A send** gives the model the whole transcript and the tool schemas. A
-  reply without tool calls ends the episode with ``final_answer``; a model
-  exception ends it with ``model_error`` (the failed send still counts as a round).
-* **Each call** of a reply runs in order on the episode thread's behalf through
-  the :class:`~reviewlab.live.executor.BoundedExecutor`, with its bound and idle timeout
-  resolved once from the :class:`~reviewlab.core.policy.Policy`
-  (:func:`~reviewlab.live.executor_base.call_terms`, ``registry`` being the very object the
-  factory returned). The inherited deadline (a scope around ``execute()``) only narrows
-  these bounds: once it has passed every call gets a bound of 0 and is abandoned at once,
-  and the model is still asked again.
-
-The round loop itself lives in :mod:`reviewlab.live.rounds`; the traces and the result
-in :mod:`reviewlab.live.traces` (re-exported here).
-
-Invariants: every call the model asked for gets exactly one receipt and one tool
-message. An abandoned call's late value never reaches the model or a receipt.
-After the first abandonment no read is credited a line extent
-(:class:`~reviewlab.core.crediting.Crediting`), and the reader stamp is read only for a
-call that returned inside its bound (it is cleared before each dispatch).
-
-The policy: ``policy`` is anything :meth:`Policy.of <reviewlab.core.policy.Policy.of>` takes
-(a :class:`~reviewlab.core.policy.Policy`, a bare ``TimeoutPolicy`` or custom rule with the
-separate ``narrowing=``, ``None`` for ouroboros), converted once here and read by name. The
-breaker: by default the policy's ``breaker`` part, with a fresh
-:class:`~reviewlab.core.breaker.BreakerState` per run. A reviewer slot whose breaker is
-slot-scoped passes one shared ``BreakerState`` to each of its episodes, run one after another
-in start order; ``breaker=None`` turns it off. Hedges: an episode that runs its own thread
-executor gives it a :class:`~reviewlab.core.hedge.ShareBudget` of the policy's ``hedges``; a
-shared executor brings its own hedge admission, and one without refuses a hedging policy by
-name (so does the asyncio path, which does not hedge).
+Invariants: every call the model asked for gets exactly one receipt and one tool message; an
+abandoned call's late value never reaches the model or a receipt; after the first abandonment
+no read is credited a line extent. The policy, breaker and hedges on this path:
+docs/architecture.md, "The review episode".
 """
 
 from __future__ import annotations

@@ -1,64 +1,16 @@
 """The bounded executor: run a tool call on a worker thread, wait its bound, abandon it after.
 
-Lifecycle of one call (:class:`CallStatus`)::
+Lifecycle of one call (:class:`CallStatus`): pending → running → returned | raised (inside
+the bound) | abandoned (the bound passed first), or pending → refused (the loose-worker cap is
+full). The fate of a running call is decided exactly once, by whichever side wins its claim
+lock; a tool that finishes a hair after the bound but before the caller claimed it returned.
 
-    pending ──> running ──> returned   (the tool returned inside its bound)
-       │           ├──────> raised     (the tool raised inside its bound)
-       │           └──────> abandoned  (the bound passed first)
-       └──────────────────> refused    (never started: the loose-worker cap is full)
-
-*pending* and *running* are transient: :meth:`BoundedExecutor.run` only ever
-hands back a call in one of the four final states. The fate of a running call is
-decided exactly once, by whichever side wins the call's *claim* lock: the worker
-when the tool finishes (returned or raised), the caller when its wait times out
-(abandoned). A tool that finishes a hair after the bound but before the caller
-claimed it counts as returned, so nothing it produced is ever both delivered and
-abandoned.
-
-Invariants:
-
-* A worker is never joined and never killed (Python cannot kill a thread). An
-  abandoned worker is a *loose worker* until its tool returns; whatever it
-  returns then is recorded in the ledger (zombie seconds) and credited to
-  nothing: the :class:`CallResult` the caller got never changes, except for
-  :attr:`CallResult.zombie_sec`, filled in when the loose worker comes back.
-* Workers are reused while they behave. An abandoned worker is retired: when it
-  finally returns it exits instead of rejoining the pool, so a wedged tool costs
-  one thread, never a pool slot.
-* With a loose-worker cap, a call that finds ``loose >= cap`` is refused before
-  any thread is touched. Calls already running when the cap is reached may still
-  be abandoned, so the peak can exceed the cap by at most the calls in flight.
-* The worker runs in a copy of the caller's context, inside
-  ``execution_deadline_scope(monotonic_now() + bound)``: the tool sees a deadline
-  that ends at its own bound (and any earlier one the caller inherited).
-* Workers are daemon threads, so a wedged tool never blocks interpreter exit.
-
-Waiting is a blocking ``Lock.acquire(timeout=...)`` (the primitive under
-``Condition.wait``): control returns as soon as the bound passes, with no polling. The waits
-are this executor's only own part: admission, refusal, the terms of a call, hedge admission
-and the results are :class:`~reviewlab.live.executor_base.ExecutorBase`'s, shared with the
-asyncio executor. Every wait is converted by the clock in force at dispatch, so under a
-:class:`~reviewlab.core.deadline.ScaledClock` all times are in its seconds.
-
-Idle timeouts (``idle_sec=``): the worker runs with the call's
-:class:`~reviewlab.live.call_notes.CallNotes` in its context; a tool that calls
-:func:`~reviewlab.live.call_notes.report_progress` resets the idle clock. The caller wakes
-when the idle timeout would fire, and abandons the call (``bound.by == "idle"``, ``bound_sec``
-the last progress plus ``idle_sec``) unless progress came meanwhile, in which case it waits
-again; the hard bound caps it.
-
-Hedged calls (``hedging=``, a :class:`~reviewlab.core.hedge.HedgeAdmission`): a
-call of a tool with a hedge rule whose bound leaves time for it (unbounded, or
-``bound > after_sec``) is first waited on for ``after_sec``. If it has not
-answered by then and the admission object agrees, a second attempt of the same
-call starts on another worker (same arguments, same deadline scope). Both
-attempts share one claim lock and one ``done`` lock: the first to finish claims
-the call and its value (or exception) is the answer; the other is a *loose
-worker* in the ledger from that moment until it returns (``hedge_losers``), and
-is retired like an abandoned one. If neither answers by the bound, the call is
-abandoned and both attempts are loose. :class:`CallResult` says ``hedged``,
-which attempt answered (``winner``), and each attempt's zombie seconds once it
-came back; ``settled`` is set when all its loose workers are back.
+Invariants: a worker is never joined or killed; an abandoned worker is loose until its tool
+returns, then recorded in the ledger (zombie seconds) and retired; a call that finds the cap
+full is refused before any thread is touched; the worker runs inside a deadline scope ending
+at its bound; waits are blocking (no polling) and converted by the clock in force at dispatch.
+Idle timeouts and hedged calls (two attempts, one claim): docs/architecture.md, "The thread
+executor".
 """
 
 from __future__ import annotations

@@ -1,29 +1,16 @@
 """What the thread and the asyncio executor share: everything about a call that does not wait.
 
-httpx keeps one ``BaseClient`` under ``Client`` and ``AsyncClient``; reviewlab keeps one
-:class:`ExecutorBase` under :class:`~reviewlab.live.executor.BoundedExecutor` (threads) and
-:class:`~reviewlab.live.aio.AsyncBoundedExecutor` (an event loop). Each executor keeps only its
-waits; the rest lives here, once:
+One :class:`ExecutorBase` under :class:`~reviewlab.live.executor.BoundedExecutor` and
+:class:`~reviewlab.live.aio.AsyncBoundedExecutor` (httpx's ``BaseClient`` under ``Client`` and
+``AsyncClient``): the terms of a call (:func:`call_terms`: its bound and idle timeout, resolved
+once), admission (:meth:`ExecutorBase.admit`: refused when the loose-worker cap is full, else a
+:class:`Dispatched` record), the moments a wait ends (the hard bound, the idle timeout
+re-armed by progress, the hedge delay), hedge admission, and the results (:class:`CallResult`,
+the :class:`LooseLedger`).
 
-* **terms** (:func:`call_terms`): a call's bound, resolved once from the
-  :class:`~reviewlab.core.policy.Policy` for THIS registry and arguments, and its idle timeout
-  (the policy's ``idle_sec`` part; none for an unbounded call);
-* **admission** (:meth:`ExecutorBase.admit`): the bound normalised, the call refused when the
-  loose-worker cap is full, else a :class:`Dispatched` record of the call with its
-  :class:`~reviewlab.live.call_notes.CallNotes` and its hedge rule;
-* **the moments a wait ends**, in seconds on the call's clock and as real times
-  (:meth:`Dispatched.real_at`): the hard bound, the idle timeout (re-armed by progress,
-  :meth:`Dispatched.idle_due`), the hedge delay;
-* **hedge admission**: which calls may start a second attempt (the executor's
-  :class:`~reviewlab.core.hedge.HedgeAdmission`: a running :class:`~reviewlab.core.hedge.
-  ShareBudget` live, the replay's static plan in the real engine);
-* **results**: the :class:`CallResult` of each final state (:meth:`Dispatched.finished`,
-  :meth:`Dispatched.abandoned`, the refusal) and the :class:`LooseLedger`.
-
-Times: every moment is read on the :class:`~reviewlab.core.deadline.Clock` in force when the
-call was dispatched and every wait is converted by it, so under a
-:class:`~reviewlab.core.deadline.ScaledClock` durations, bounds, idle timeouts, hedge delays
-and zombie seconds are all in the clock's (recorded) seconds.
+Invariant: every moment is read on the :class:`~reviewlab.core.deadline.Clock` in force when
+the call was dispatched and every wait is converted by it, so under a
+:class:`~reviewlab.core.deadline.ScaledClock` every time is in recorded seconds.
 """
 
 from __future__ import annotations

@@ -1,33 +1,15 @@
 """The read-only inspection registry a reviewer episode calls its tools on.
 
-:func:`inspection_registry` builds a fresh ``(registry, ctx, schemas)`` triple
-for one episode. The registry offers three tools, all read-only:
+:func:`inspection_registry` builds a fresh ``(registry, ctx, schemas)`` triple per episode:
+``read_file`` renders a file or a line range with line numbers, then stamps
+``ctx.last_read_view``; ``list_files`` lists a directory; ``search_code`` answers
+``path:line: text`` rows.
 
-* ``read_file`` renders a file (or a 1-based inclusive line range of it) with
-  line numbers, then stamps ``ctx.last_read_view`` with what it rendered;
-* ``list_files`` lists a directory, optionally recursively and filtered by glob;
-* ``search_code`` finds a regular expression (or literal text) in files and
-  answers ``path:line: text`` rows.
-
-Invariants:
-
-* **Confinement.** Every path argument is relative to the workspace root and
-  goes through :mod:`reviewlab.live._confine`: an absolute path, a ``..``
-  component, a NUL byte, an over-long path, or a path whose real location lies
-  outside the root is a :class:`ToolError` that names the path; nothing outside
-  the root is ever opened, listed or searched. Directory walks never follow
-  symlinks; a symlinked file is read only when its target is inside the root.
-* **The stamp.** ``ctx.last_read_view`` changes only when a ``read_file`` has
-  finished rendering successfully, as its very last step, so a reader that is
-  abandoned or fails midway never leaves a stamp describing text nobody got.
-  The registry never clears the stamp; the episode does that before a dispatch.
-* **Bounded output.** Binary files are replaced by ``[binary file: N bytes, not
-  shown]``, files over ``max_file_bytes`` by a ``[file too large: …]`` marker,
-  and rendered text is cut at ``max_chars`` on a line boundary with a marker
-  naming the lines shown and the total.
-
-Errors are raised, not returned: the episode turns exceptions into the host
-text the model sees (one place decides how errors look).
+Invariants: every path goes through :mod:`reviewlab.live._confine`, so nothing outside the
+root is opened, listed or searched and walks never follow symlinks; the stamp changes only as
+the very last step of a successful ``read_file`` (the episode clears it before a dispatch);
+output is bounded (binary and oversized files replaced by markers, text cut at ``max_chars``
+on a line boundary); errors are raised, and the episode turns them into the host text.
 """
 
 from __future__ import annotations

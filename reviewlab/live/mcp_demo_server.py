@@ -1,36 +1,15 @@
 """A small MCP server whose tools misbehave on purpose, over stdio or Streamable HTTP.
 
-Run it as ``python mcp_demo_server.py [ROOT]`` for stdio (newline-delimited JSON-RPC 2.0 on
-stdin/stdout), or ``python mcp_demo_server.py ROOT --http PORT [--modern]`` for Streamable HTTP on
-``127.0.0.1:PORT/mcp`` (``0``: any free port; the first stdout line says
-``listening on URL``). It needs nothing but the standard library, so notebooks and tests can
-use it without npm. Over HTTP it speaks the 2025-11-25 handshake (``initialize``, a session id,
-``notifications/cancelled`` POSTed), and with ``--modern`` also answers ``server/discover`` for
-the stateless 2026-07-28 revision, where a client cancels a request by closing its stream.
+Run it as ``python mcp_demo_server.py [ROOT]`` for stdio, or ``python mcp_demo_server.py ROOT
+--http PORT [--modern]`` for Streamable HTTP on ``127.0.0.1:PORT/mcp`` (the first stdout line
+says ``listening on URL``). It needs only the standard library, so notebooks and tests use it
+without npm. Over HTTP it speaks the 2025-11-25 handshake, and with ``--modern`` the stateless
+2026-07-28 revision.
 
-Tools:
-
-* ``read_file(path)``: the text of a file under ROOT (default: the working directory); a path
-  that leaves ROOT is an error result.
-* ``list_files(path=".")``: the names in a folder under ROOT, one per line.
-* ``wedge()``: never answers, and ignores cancellation.
-* ``ignore_cancel(after_sec=0.5)``: keeps working after a cancellation and answers
-  ``after_sec`` seconds after the cancellation arrived (never answers without one).
-* ``honour_cancel()``: waits for a cancellation, then answers at once with a JSON-RPC error
-  (code -32800), so a client sees the server stop (over HTTP at 2026-07-28 nothing can be
-  answered: the stream is closed).
-* ``progress(steps=5, interval_sec=0.1, then="return")``: sends ``steps`` progress
-  notifications ``interval_sec`` apart (when the request carries a progress token), then
-  returns (``then="return"``) or goes silent for good (``then="wedge"``).
-* ``drop_stream()``: (HTTP) closes the request's stream without answering.
-* ``drop_once(key)``: (HTTP) the first call with ``key`` closes its stream without answering;
-  every later call answers ``answered on attempt N``.
-* ``malformed()``: answers with a result whose ``content`` is not a list.
-* ``seen_cancels()``: the request ids whose cancel reached the server (a notification, or the
-  client closing the stream at 2026-07-28), as a JSON list.
-
-Each request runs on its own thread; writes to stdout are serialised by a lock. The stdio
-process exits when stdin closes; the HTTP one when it is terminated.
+Tools: ``read_file``, ``list_files``, and the misbehaving ones — ``wedge``, ``ignore_cancel``,
+``honour_cancel``, ``progress``, ``drop_stream``, ``drop_once``, ``malformed``,
+``seen_cancels``. Each request runs on its own thread. What each tool does:
+docs/architecture.md, "The MCP demo server".
 """
 
 from __future__ import annotations

@@ -1,22 +1,14 @@
 """A live model for review episodes: any OpenAI-compatible chat-completions endpoint.
 
-:class:`OpenAIChatModel` speaks the ``model.chat(messages=..., tools=..., **kw)
--> dict`` protocol the episode expects, over a hosted API, vLLM, Ollama or any
-other server that implements ``POST /chat/completions``.
-:func:`reviewlab.recording.capture.record_live` runs one live review episode with it and
-saves it as a recorded episode (``reviewlab record`` is a thin layer over that).
+:class:`OpenAIChatModel` speaks the ``model.chat(messages=..., tools=..., **kw) -> dict``
+protocol the episode expects, over any server of ``POST /chat/completions``;
+:func:`reviewlab.recording.capture.record_live` records a live episode with it.
 
-Lifecycle of one ``chat``: the outgoing messages are reduced to the fields the
-wire format knows (the episode may keep extra bookkeeping keys on them), one
-request is sent with no automatic retries (a retry would hide a slow send
-inside the recorded ``send_sec``), and the first choice comes back as
-``{"role": "assistant", "content", "tool_calls", "finish_reason", "usage"}``
-with ``tool_calls`` in the OpenAI shape and ``arguments`` always a JSON string.
-Anything that goes wrong on the endpoint raises :class:`ModelEndpointError`
-naming the endpoint and the model; the episode records that as a model error.
-
-The ``openai`` package is an optional extra (``pip install 'reviewlab[openai]'``)
-imported only when a client is first needed.
+Lifecycle of one ``chat``: the messages are reduced to the wire fields, one request goes out
+with no automatic retry (a retry would hide a slow send inside ``send_sec``), and the first
+choice comes back with ``tool_calls`` in the OpenAI shape and ``usage``. Anything that goes
+wrong raises :class:`ModelEndpointError` naming the endpoint and the model. The ``openai``
+package is an optional extra, imported when a client is first needed.
 """
 
 from __future__ import annotations

@@ -1,34 +1,13 @@
 """Live calls as OpenTelemetry spans: ``execute_tool`` per call, a linked span per late return.
 
-Emission is on only while a tracer provider is configured (an SDK provider set
-with ``opentelemetry.trace.set_tracer_provider``, or one given to
-:func:`tracer_provider_scope` for a block);
-without ``opentelemetry-api`` installed, or with the default no-op provider,
-every function here returns at once and costs one attribute check.
-
-Each finished live call becomes one ``execute_tool {tool}`` span, written after
-the fact with the call's own start and end (so emitting never delays a call):
-
-* GenAI attributes: ``gen_ai.operation.name = "execute_tool"``,
-  ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``
-  (JSON);
-* reviewlab's: ``reviewlab.bound_sec`` (absent when unbounded),
-  ``reviewlab.bound_by``, ``reviewlab.outcome``, ``reviewlab.source_gap``
-  (``""`` when none), ``reviewlab.result_chars``;
-* an abandoned call ends with an error status and ``error.type =
-  "tool_timeout"`` (so an importer reads it as right-censored at its bound); a
-  tool that raised, with ``error.type`` = the exception's class name.
-
-When the loose worker of an abandoned call comes back, a
-``reviewlab.loose_worker_returned {tool}`` span (abandonment → return) is
-emitted with a *link* to the abandoned call's span, ``reviewlab.zombie_sec``,
-and an event of the same name at the return. A daemon thread waits (blocking,
-no polling) on the call's ``settled`` event for that; a worker that never
-returns leaves that thread waiting, as the worker itself does.
-
-:class:`~reviewlab.live.otlp_json.OtlpJsonFileExporter` (re-exported here) writes
-any SDK span as OTLP/JSON lines, so such a trace can be read back with
-``reviewlab import otel``.
+Emission is on only while a tracer provider is configured (process-wide, or
+:func:`tracer_provider_scope`); otherwise every function returns at once. Each finished call
+becomes one ``execute_tool {tool}`` span written after the fact (GenAI attributes and
+``reviewlab.*``; an abandoned call ends with ``error.type = "tool_timeout"``, so an importer
+reads it as censored at its bound). When an abandoned call's loose worker comes back, a
+``reviewlab.loose_worker_returned`` span linked to it records the zombie seconds.
+:class:`~reviewlab.live.otlp_json.OtlpJsonFileExporter` writes spans as OTLP/JSON lines for
+``reviewlab import otel``. The attributes: docs/architecture.md, "Live spans".
 """
 
 from __future__ import annotations

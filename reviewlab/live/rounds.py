@@ -1,30 +1,16 @@
 """The round loop of a review episode: send, run the calls in order, settle each into a receipt.
 
-:class:`RoundLoop` holds one run's mutable state. :meth:`RoundLoop.loop` drives a sync model
-with the thread executor; :meth:`RoundLoop.aloop` drives a sync or async model with the
-asyncio executor. Both share every decision: :meth:`~RoundLoop.open_round` (the episode's own
-deadline, checked before each send), :meth:`~RoundLoop.take_reply`, :meth:`~RoundLoop.prepare`
-(decode a call, resolve its terms once, :func:`~reviewlab.live.executor_base.call_terms`: its
-bound and its idle timeout, or refuse or withhold it) and :meth:`~RoundLoop.settle` (the one
-place where a call's fate becomes the tool message and the receipt). Both loops hand the
-executor the same terms (bound and idle timeout) and the model's call id (it lands on the call's
-:class:`~reviewlab.live.call_notes.CallNotes`). A registry may say which calls report progress
-(``registry.reports_progress(tool_name, call_id) -> bool``, e.g. the real replay engine's, for
-calls recorded without progress): an idle timeout is given only to those; without the hook,
-to every call. Every call gets exactly one receipt and one tool message.
+:class:`RoundLoop` holds one run's mutable state; :meth:`RoundLoop.loop` drives a sync model
+with the thread executor, :meth:`RoundLoop.aloop` a sync or async model with the asyncio
+executor. Both share every decision: :meth:`~RoundLoop.open_round` (the episode's deadline),
+:meth:`~RoundLoop.take_reply`, :meth:`~RoundLoop.prepare` (decode a call, resolve its terms
+once, or refuse or withhold it) and :meth:`~RoundLoop.settle` (the one place a call's fate
+becomes the tool message and the receipt).
 
-The policy (:class:`~reviewlab.core.policy.Policy`) is read by name: ``timeouts`` and
-``narrowing`` through the bound, ``idle_sec`` per call, ``breaker`` through the
-:class:`~reviewlab.core.breaker.BreakerState` the episode passes, ``hedges`` by the executor's
-hedge admission: an executor without one (the asyncio executor, or a thread executor made
-without) refuses a policy with hedges by name when the loop starts.
-
-The breaker (:class:`~reviewlab.core.breaker.BreakerState`, optional): :meth:`~RoundLoop.prepare`
-withholds a call whose tool is open in this round at this instant (never started, waits 0,
-receipt ``withheld`` / ``native_tool_withheld``); :meth:`~RoundLoop.settle` records every
-dispatched call's fate (abandoned or not) at the instant it settled. Refused and withheld calls
-are not recorded. A slot-scoped state is shared by the slot's episodes: the loop opens and
-closes its episode on it (:meth:`~reviewlab.core.breaker.BreakerState.start_episode`).
+Invariants: every call gets exactly one receipt and one tool message; the policy is read by
+name (a part this path cannot honour is refused when the loop starts); the breaker withholds a
+call whose tool is open and records every dispatched call's fate, refused and withheld calls
+not recorded. In full: docs/architecture.md, "The round loop".
 """
 
 from __future__ import annotations

@@ -1,22 +1,14 @@
 """One ``tools/call`` on an open session: progress, the cancel the negotiated version asks for,
 late answers recorded and never credited, and one re-issue after a dropped stream.
 
-Lifecycle of a call: ``tools/call`` goes out under a request id of ours (``reviewlab-N``) with a
-progress token; each ``notifications/progress`` is recorded on the call's
-:class:`~reviewlab.live.call_notes.CallNotes` (it re-arms an idle timeout). Then one of:
-
-* the answer comes inside the bound: its text is the call's result (an ``isError`` result or a
-  JSON-RPC error raises :class:`MCPToolError`, a result that is not a ``tools/call`` result
-  too);
-* the executor abandons the call (it cancels this coroutine): the cancel goes out the way the
-  negotiated version says (``notifications/cancelled``; at 2026-07-28 over Streamable HTTP,
-  closing the request's stream), ``cancel_sent`` and ``cancel_kind`` are recorded, and the
-  request keeps listening for ``cancel_watch_sec``: an error answer means the server stopped
-  (``cancel_honoured_sec``), a valid result is recorded as ``late_result_sec`` and
-  ``late_result_chars`` and goes to nobody;
-* the server closes the stream without an answer: an idempotent tool is re-issued once under a
-  new id (``reissued``); any other call raises :class:`MCPStreamDropped`, because it may have
-  run.
+Lifecycle of a call: ``tools/call`` goes out under a request id of ours (``reviewlab-N``) with
+a progress token, each ``notifications/progress`` recorded on the call's
+:class:`~reviewlab.live.call_notes.CallNotes`; then the answer comes inside the bound (an
+error result raises :class:`MCPToolError`), or the executor abandons the call (the cancel goes
+out as the negotiated version says, and the request keeps listening for ``cancel_watch_sec``:
+an error answer is ``cancel_honoured_sec``, a valid one ``late_result_sec`` and
+``late_result_chars``, credited to nobody), or the stream closes without an answer (an
+idempotent tool is re-issued once, any other call raises :class:`MCPStreamDropped`).
 """
 
 from __future__ import annotations
