@@ -24,7 +24,9 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path]:
 
 def _tables(html: str) -> list[str]:
     """Each table of the report with what follows it up to the next table or heading."""
-    return re.findall(r"<table>.*?</table>(?:<p class=\"(?:note|assumes)\">.*?</p>)*", html)
+    return re.findall(
+        r"<table>.*?</table><div class=\"foot\">(?:<p class=\"(?:note|assumes)\">.*?</p>)*", html
+    )
 
 
 def test_the_quick_demo_prints_at_most_80_lines(quick) -> None:

@@ -57,6 +57,20 @@ def write_report(
     )
     report.table(summary_table(runs))
 
+    report.heading("1. A live review episode with a wedged tool")
+    report.paragraph(
+        "A real episode over the bundled demo workspace, ouroboros scaled 1/1000; "
+        "search_code blocks until the demo ends."
+    )
+    report.table(receipts_table(live.receipts, assumptions=live_assumptions))
+    report.code(
+        "\n".join(
+            f"{key} = {value!r}"
+            for key, value in live.usage.items()
+            if key != "native_tool_receipts"
+        )
+    )
+
     report.heading("2. The incident: a wedged query_code, before and after the fix")
     report.paragraph(
         "A recorded day of a reviewer pool. One query_code call never returned while the "
@@ -136,18 +150,5 @@ def write_report(
     )
     report.code(recommended.to_toml())
 
-    report.heading("1. A live review episode with a wedged tool")
-    report.paragraph(
-        "A real episode over the bundled demo workspace, ouroboros scaled 1/1000; "
-        "search_code blocks until the demo ends."
-    )
-    report.table(receipts_table(live.receipts, assumptions=live_assumptions))
-    report.code(
-        "\n".join(
-            f"{key} = {value!r}"
-            for key, value in live.usage.items()
-            if key != "native_tool_receipts"
-        )
-    )
     report.write()
     return report

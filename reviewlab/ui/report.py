@@ -95,8 +95,9 @@ figure { margin: 1em 0 2em; }
 figure img { max-width: 100%; border: 1px solid #ddd; }
 figcaption, caption { color: #555; font-size: .9em; text-align: left; padding: .3em 0; }
 pre { background: #f6f6f6; padding: .8em; overflow-x: auto; }
-p.assumes, p.note { color: #555; font-size: .85em; margin: -1.2em 0 .3em; }
-p.assumes { margin-bottom: 1.5em; font-style: italic; }
+div.foot { margin: -1.2em 0 1.5em; }
+p.assumes, p.note { color: #555; font-size: .85em; margin: .15em 0; }
+p.assumes { font-style: italic; }
 """
 
 

@@ -162,7 +162,7 @@ class Table(pd.DataFrame):
         )
         return (
             f'<div class="wide"><table>{caption}<thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table>{notes}</div>"
+            f'<tbody>{body}</tbody></table><div class="foot">{notes}</div></div>'
         )
 
     def __repr__(self) -> str:
