@@ -198,7 +198,9 @@ def test_replay_unbounded_preset_wedges_and_writes_parquet(
     # Under censored=wedge the wedged call never returns: Parquet keeps the infinity.
     assert frame["max_silence_sec"].max() == math.inf
     printed = capsys.readouterr().out
-    assert "assumes: censored=wedge (a call the recording never saw return never returns)" in printed
+    assert "assumes: censored=wedge (a call the recording never saw return never returns)" in (
+        printed
+    )
     assert "∞: never ends — under censored=wedge" in printed
     assert (
         main(
