@@ -1,25 +1,13 @@
 """Baselines a recommendation must beat, compared on held-out episodes.
 
 Three ways people choose timeouts without reviewlab, each fitted on the same training episodes
-as the recommendation and replayed on episodes neither saw (docs/metrics.md, "Baselines"):
-
-* **Percentile rule** (:func:`percentile_rule`): per tool, ``factor`` × the ``q``-quantile of
-  its *completed* calls only (default p99 × 1.5), the calls that never returned dropped, as a
-  dashboard shows them. Dropping them biases the quantile low: each tightening censors more
-  slow calls, and the next estimate falls further.
-* **Adaptive timer** (:func:`rfc6298_bounds`): RFC 6298's retransmission timer per tool, run
-  online over the calls in recorded order: ``RTO = SRTT + max(G, K·RTTVAR)`` with α = 1/8,
-  β = 1/4, K = 4, first RTO 1 s, never below ``min_sec`` (1 s) nor above ``max_sec``; a call
-  that outlives its RTO is abandoned, its sample is not used (Karn) and the RTO doubles. Warmed
-  on the training calls, then continued over the held-out ones.
-* **Best preset**: the preset (:mod:`reviewlab.analysis.presets`) with the best objective on
-  the training episodes among those whose timeout coverage loss there is within the
-  recommendation's budget.
-
-:func:`compare_baselines` splits a corpus's episodes in two (seeded), recommends on one part,
-fits the baselines on it, replays all of them on the other, and says per baseline whether the
-recommendation dominates it (no worse on abandoned-call rate, coverage lost to timeouts and the
-objective) or on which figures it does not.
+as the recommendation and replayed on episodes neither saw: the percentile rule
+(:func:`percentile_rule`, ``factor`` × a quantile of the completed calls only), RFC 6298's
+adaptive timer per tool (:func:`rfc6298_bounds`, run online over the calls in recorded order)
+and the best preset within the recommendation's budget. :func:`compare_baselines` splits the
+corpus (seeded), recommends on one part, replays everything on the other, and says per
+baseline whether the recommendation dominates it or on which figures it does not. The rules:
+docs/metrics.md, "Baselines".
 """
 
 from __future__ import annotations

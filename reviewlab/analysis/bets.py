@@ -1,24 +1,12 @@
 """Why a timeout is a bet: the completed-only spiral, restart cutoffs, redundant requests.
 
-Three results notebook 06 shows on data, each computed here (nothing lives only in a notebook):
-
-* **The completed-only spiral** (:func:`completed_only_spiral`). Setting a timeout at
-  ``factor`` × a quantile of the calls that *completed* under the previous timeout drops the
-  ones it cut; each round censors more slow calls, so the estimate falls round after round,
-  below the true quantile. A censoring-aware (Kaplan–Meier) estimate of the same quantile
-  cannot fall below what it saw cut: it says "beyond the timeout" (``inf``) instead.
-* **Restart cutoffs** (Luby, Sinclair & Zuckerman 1993). Abandoning a call at ``t`` and
-  issuing it again, independently, until one answers takes on average
-  ``E[min(T, t)] / F(t)`` (:func:`restart_expectation`); :func:`optimal_cutoff` finds the best
-  fixed ``t*`` over the censoring-aware distribution. Restarting helps only when the hazard
-  falls somewhere (heavy tails, calls that never return): with a rising hazard the best
-  cutoff is never to restart.
-* **Redundant requests** (Shah, Lee & Ramchandran, "When do redundant requests reduce
-  latency?"). Sending each request to ``copies`` reviewer slots and taking the first answer,
-  with the losers *not* cancelled (they run to the end, holding their slot, as zombies hold
-  threads): :func:`redundancy_latency` replays it in the twin. At low load a high-variance
-  service time makes the minimum of two copies much shorter; at high load the doubled work
-  makes every queue longer, and redundancy hurts.
+Three results notebook 06 shows on data, each computed here: the completed-only spiral
+(:func:`completed_only_spiral`: a timeout set from the calls that completed under the previous
+one falls round after round, where a censoring-aware estimate cannot); restart cutoffs (Luby,
+Sinclair and Zuckerman: :func:`restart_expectation`, :func:`optimal_cutoff`; restarting helps
+only where the hazard falls); redundant requests with uncancelled losers, replayed in the twin
+(Shah, Lee and Ramchandran: :func:`redundancy_latency`; helps at low load, hurts at high).
+The three arguments: docs/metrics.md, "Why a timeout is a bet".
 """
 
 from __future__ import annotations

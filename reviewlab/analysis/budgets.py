@@ -1,28 +1,16 @@
 """The budgets of :mod:`reviewlab.analysis.tune`: per policy, each budgeted rate measured on the
 corpus (with its upper confidence bound over episodes) and predicted for unseen episodes.
 
-:class:`BudgetEvaluator` replays a policy with the vectorized engine on one
-compiled corpus and measures, per episode, the lines lost because of
-abandonment (:func:`reviewlab.core.metrics.timeout_lost_lines`), the abandoned
-and the dispatched calls. :func:`ratio_upper` turns per-episode sums into a
-ratio estimate and its one-sided upper confidence limit (delta method;
-episodes are the sampling unit because one abandonment withholds the credit of
-every later read of its episode). The prediction for unseen episodes anchors at
-the loosest timeouts (what no timeout avoids, as replayed) and adds what
-:class:`reviewlab.analysis.tails.LossModel` says the tighter timeouts add.
+Lifecycle: construct a :class:`BudgetEvaluator` on one compiled corpus,
+:meth:`BudgetEvaluator.start` at the loosest timeouts, then :meth:`BudgetEvaluator.point` per
+candidate (one vectorized replay each, cached by its timeouts). :func:`ratio_upper` turns
+per-episode sums into a ratio and its one-sided upper confidence limit (delta method, episodes
+the sampling unit); the prediction for unseen episodes anchors at the loosest timeouts and adds
+what :class:`reviewlab.analysis.tails.LossModel` says tighter timeouts add.
 
-The *added* abandonment (the default abandoned-call budget, docs/metrics.md, "What tune may
-tighten") counts the calls a candidate abandons that the loosest timeouts do not: over all
-dispatched calls, and per tool over that tool's calls, each with its upper bound over episodes
-and the tail model's prediction of what the tighter timeout adds.
-Lifecycle: construct, :meth:`BudgetEvaluator.start` at the loosest timeouts,
-then :meth:`BudgetEvaluator.point` per candidate (cached by its timeouts; one replay each).
-
-Cost: a sparse replay (:class:`~reviewlab.engines.vectorized.evaluation.Sparse`) differs from the
-static replay only in the episodes with an abandoned call or a read credited otherwise, so a
-point's per-episode figures are read off those episodes alone, and each upper bound is
-:func:`ratio_upper` of a numerator that is 0 elsewhere (:func:`sparse_ratio_upper`, the same
-figure up to rounding): no corpus-sized pass per candidate.
+Invariant: a point's per-episode figures are read off the episodes a sparse replay changed
+(:func:`sparse_ratio_upper`), with no corpus-sized pass per candidate. In full:
+docs/metrics.md, "Budgets".
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """Cancel faithfulness: when a cancel was sent, did the server stop, and how fast?
 
-From the recorded facts of every abandoned remote call (a live run's receipts become a
-recording's calls: ``cancel_sent``, ``progress_sec``, ``cancel_honoured_sec``,
-``late_result_sec``), each cancel gets one verdict:
-
-* ``answered_anyway``: a valid result came after the cancel (a valid result dropped);
-* ``kept_working``: progress came after the cancel, and no result;
-* ``stopped``: neither progress nor a result after the cancel (the evidence the protocol
-  allows: a server that acknowledges with an error, or goes silent; at 2026-07-28 over HTTP the
-  closed stream can carry nothing, so silence is all a client can see).
-
-``stop_sec`` is how long stopping took: the error answer's delay when the server said so, else
-the last progress after the cancel (for a server that kept working: how long it was seen
-working). :func:`cancel_calls` gives the calls, :func:`cancel_faithfulness` the table per
-server and tool; :func:`reviewlab.ui.charts.cancels.cancel_chart` draws it.
+From the recorded facts of every abandoned remote call (``cancel_sent``, ``progress_sec``,
+``cancel_honoured_sec``, ``late_result_sec``) each cancel gets one verdict:
+``answered_anyway`` (a valid result came after the cancel), ``kept_working`` (progress came
+after it, no result) or ``stopped`` (neither: the evidence the protocol allows). ``stop_sec``
+is how long stopping took: the error answer's delay when the server said so, else the last
+progress after the cancel. :func:`cancel_calls` gives the calls, :func:`cancel_faithfulness`
+the table per server and tool; :func:`reviewlab.ui.charts.cancels.cancel_chart` draws it.
 """
 
 from __future__ import annotations

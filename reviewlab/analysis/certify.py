@@ -1,27 +1,14 @@
 """Certified timeouts: per tool, the shortest timeout ``t`` with ``P(a call finishes within t)
 >= guarantee``, stated with a finite-sample confidence, from censored recordings.
 
-The claim and why it holds (docs/metrics.md, "Certified timeouts"). A tool's calls are ``n``
-independent draws ``T_1 … T_n`` of its duration. A call that completed is seen as
-``Y_i = T_i``; a call that had not returned when the recording stopped watching (censored at
-its bound, or when the log ended) is seen as ``Y_i = +inf``: all we know is ``T_i > c_i``, and
-``+inf >= T_i`` whatever ``T_i`` is. So ``Y_(k) >= T_(k)`` for every order statistic, and with
-``k`` the smallest rank whose binomial tail ``P(Bin(n, p) >= k)`` is at most ``1 - confidence``,
-
-    P( F(Y_(k)) < p ) <= P( T_(k) < q_p ) = P( #{i: T_i < q_p} >= k ) <= P(Bin(n, p) >= k)
-                      <= 1 - confidence,
-
-where ``F`` is the duration's distribution function and ``q_p`` its ``p``-quantile (for a
-discrete ``F`` the middle count is binomial with a success probability at most ``p``, so the
-bound still holds). No distribution is assumed; censored calls are never dropped. Under Type-I
-censoring at a common bound above ``t`` (every timed-out call was cut at the same timeout) the
-count ``#{Y_i <= t}`` equals ``#{T_i <= t}`` and the bound is exact, not merely conservative.
-This is the training-conditional ("PAC") split-conformal upper bound (Vovk 2012) with censored
-scores at ``+inf``.
-
-A tool cannot support the guarantee when even ``k = n`` leaves the tail above
-``1 - confidence`` (too few calls: :func:`calls_needed`) or when ``Y_(k)`` is a censored call
-(too many calls that never returned); :func:`certify` then says which.
+A tool's calls are independent draws of its duration; a call that never returned is seen as
+``+inf``, so every order statistic seen is at least the true one, and the ``k``-th with a
+binomial tail ``P(Bin(n, p) >= k) <= 1 - confidence`` is a distribution-free upper bound of
+the ``p``-quantile (the training-conditional split-conformal bound, Vovk 2012, with censored
+scores at ``+inf``; exact under Type-I censoring above ``t``). No distribution is assumed and
+censored calls are never dropped. :func:`certify` says when a tool cannot support the
+guarantee (too few calls: :func:`calls_needed`; too many that never returned). The proof:
+docs/metrics.md, "Certified timeouts".
 """
 
 from __future__ import annotations

@@ -1,41 +1,16 @@
 """The price of waiting: what a replay costs in model tokens, slot seconds and zombie seconds.
 
-A replay (:class:`~reviewlab.engines.result.ReplayResult`) says how long each
-episode held its reviewer slot and how long its loose workers ran; the corpus
-says how many tokens each recorded round consumed (``reviewlab.episode/2``
-usage); a :class:`~reviewlab.core.prices.PriceTable` prices all three.
-:func:`replay_cost` puts them together, one row per episode
-(:data:`COST_COLUMNS`):
+:func:`replay_cost` puts a replay's frames, the corpus's recorded token usage and a
+:class:`~reviewlab.core.prices.PriceTable` together, one row per episode (:data:`COST_COLUMNS`):
+tokens of every recorded round plus every round the replay added (priced like the round it
+repeats), slot seconds (``wall_sec``), zombie seconds, and the second threads of hedged calls;
+``cost = token_cost + slot_cost + zombie_cost + hedge_cost``. :func:`cost_summary` sums a frame
+into :data:`COST_KEYS`.
 
-* **tokens**: every recorded round of the episode, plus every round the
-  replay *added* — under the ``reissue`` reaction
-  (:mod:`reviewlab.engines.reaction`) the model is asked once more after a
-  round whose calls were abandoned, and that re-asked round is priced like the
-  round it repeats (same tokens). An added round is recognised in the call
-  frame by its calls: rows whose ``call_index`` is past the episode's recorded
-  calls, one added round per distinct ``round`` among them. A round is priced
-  at its episode's model (:meth:`PriceTable.price_of`: ``Episode.model``, else
-  ``meta["model"]``, else the table's default model) when both its token counts
-  are known; any other round is *unpriced* and counted in
-  ``unpriced_rounds`` — never priced as 0 silently.
-* **slot**: the episode's ``wall_sec`` × the slot price (an infinite wall —
-  an unbounded replay waiting on a wedge — costs infinitely much when the
-  slot price is above 0).
-* **zombies**: the finite zombie seconds of its calls × the zombie price; a
-  zombie that never returns (``zombie_sec = inf``) is priced for the table's
-  ``wedged_sec`` when it has one, else counted in ``unpriced_zombies``.
-* **hedges**: a hedged call's second attempt is a thread too. While the episode
-  waits, from the hedge's ``after_sec`` to the first answer (or the bound), two
-  threads run: ``hedge_sec`` sums ``wait_sec − after_sec`` over the hedged calls
-  (the ``hedged`` column), priced at the zombie price; what the losing attempt
-  runs after that is already in ``zombie_sec``.
-
-``cost = token_cost + slot_cost + zombie_cost + hedge_cost``. Every recorded round is
-priced, also in a replay that ended an episode early at its own deadline (an
-upper bound there). The cost is a function of the replay's frames, so engines
-whose frames agree (the twin and the vectorized engine) give the same cost.
-:func:`cost_summary` sums the frame into :data:`COST_KEYS` (``cost_per_episode``
-is the objective ``cost`` of sweeps and :func:`~reviewlab.analysis.tune.recommend`).
+Invariants: nothing is priced as 0 silently (unpriced rounds and zombies are counted); an
+infinite wall or zombie costs infinitely much unless the table says otherwise; the cost is a
+function of the frames, so engines that agree give the same cost. docs/metrics.md, "The price
+of waiting" and "How a replay is priced".
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
-"""Post-incident analysis: the longest silences of a recorded corpus,
-and what a policy makes of them.
+"""Post-incident analysis: the longest silences of a recorded corpus, and what a policy makes of
+them.
 
-A *silence* is the time a reviewer slot spends between two model sends: the
-calls of one round, run in order (docs/metrics.md, "Silence"). The
-incident in the seed was one such silence of 7 h 16 min. :func:`longest_silences`
-answers the on-call questions about the longest ones:
+A *silence* is the time a reviewer slot spends between two model sends: the calls of one
+round, run in order (docs/metrics.md, "Silence"). :func:`longest_silences` answers the on-call
+questions about the longest ones: where (slot, episode, round), what (the tool and arguments
+of the call that took most of the round), when it began (read off the recording), how long it
+really was (a lower bound when a call was still running), and what each candidate policy would
+have bounded it to, under one stated censoring assumption.
 
-* where: the slot, the episode, the round;
-* what: the tool and the arguments of the call that took most of the round;
-* when: the wall-clock time the silence began, read off the recording
-  (``started_at`` plus every earlier send and call, plus this round's send);
-* how long it really was: the round's recorded call durations, summed (a call
-  still running when the log ended makes it a lower bound, ``completed=False``);
-* what each candidate policy would have bounded it to: the same round's
-  silence in a replay of the episode under that policy (the sum of the
-  round's ``wait_sec``), under one stated censoring assumption.
-
-Lifecycle: the recorded silences are computed from the episodes alone (no
-replay), the top ``top`` are chosen, and only their episodes are replayed, once
-per candidate policy; a pool-free replay treats every episode on its own, so the
+Lifecycle: the recorded silences come from the episodes alone; only the top ``top`` episodes
+are replayed, once per candidate; a pool-free replay treats every episode on its own, so the
 subset answers exactly what the whole corpus would.
 """
 

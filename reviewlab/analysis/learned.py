@@ -1,21 +1,13 @@
 """Fitting learned conditional timeouts from recordings, and measuring what they gain.
 
-:func:`fit_learned` fits, per tool with at least ``min_calls`` recorded calls, a Weibull
-accelerated-failure-time model with lifelines (``WeibullAFTFitter``): durations with the calls
-that never returned as *censored* observations (never dropped), covariates from the call's
-arguments (:func:`candidate_features`: a read's lines, the size of numeric and text arguments,
-indicators of frequent values). The fitted coefficients become a
+:func:`fit_learned` fits, per tool with at least ``min_calls`` calls, a Weibull
+accelerated-failure-time model with lifelines (the calls that never returned as censored,
+never dropped; covariates from :func:`candidate_features`), giving a
 :class:`~reviewlab.core.learned.LearnedTimeouts` rule inside a
-:class:`~reviewlab.core.policy.Policy` (saved to TOML, replayed by every engine, run live).
-lifelines is needed to fit (``pip install reviewlab[survival]``), not to use the rule.
-
-:func:`learned_gain` answers whether the arguments buy anything on episodes the fit did not
-see: at the same quantile levels, the learned policy (a per-call conditional quantile) and the
-static per-tool policy (each tool's Kaplan–Meier quantile, the same level for every tool) are
-fitted on the training episodes and replayed on the held-out ones; each learned point's
-abandoned-call rate is compared with the static curve's at the same coverage lost to timeouts
-(linear interpolation between static points). The verdict says "gain" only where the learned
-policy abandons fewer calls at equal coverage, else that no gain was found.
+:class:`~reviewlab.core.policy.Policy`. lifelines is needed to fit, not to use the rule.
+:func:`learned_gain` compares the learned policy with the static per-tool one at equal
+coverage lost to timeouts on held-out episodes, and says "gain" only where the learned one
+abandons fewer calls. The comparison: docs/metrics.md, "Learned timeouts against static ones".
 """
 
 from __future__ import annotations

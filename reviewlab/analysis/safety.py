@@ -1,24 +1,13 @@
 """What :func:`reviewlab.analysis.tune.recommend` may tighten: the rules that keep its answer
 safe to act on (docs/metrics.md, "What tune may tighten").
 
-* **Rarely seen tools keep the base.** A tool with fewer than ``min_calls`` recorded calls
-  (default :data:`DEFAULT_MIN_CALLS`) keeps the base policy's timeout: two observations say
-  nothing about the next call.
-* **Side effects are not abandoned on a guess.** A side-effecting tool, and a tool whose kind
-  the policy does not know (:meth:`~reviewlab.core.policy.Policy.kind_of`), is never given a
-  timeout below its slowest completed call, so no call that completed in the recording would
-  have been abandoned: an abandoned edit or command may still act, or act twice when the model
-  retries. Only tools the user names in ``allow_abandoning`` are exempt.
-* **An abandoned-call budget by default.** The calls a recommendation abandons beyond what the
-  loosest timeouts abandon (the calls that never return, lost under every bound) stay within
-  ``max_added_abandoned_rate`` of all dispatched calls (default
-  :data:`DEFAULT_MAX_ADDED_ABANDONED_RATE`) and within ``max_tool_added_abandoned_rate`` of each
-  tool's own calls (default :data:`DEFAULT_MAX_TOOL_ADDED_ABANDONED_RATE`), each at its upper
-  bound over episodes and in the tail model's prediction for unseen episodes
-  (:meth:`reviewlab.analysis.budgets.BudgetEvaluator.added_abandoned`).
-
-Every rule is stated in the output (:meth:`SafetyRules.describe`) and applied per tool
-(:func:`standings`: each tool's kind, calls, status and the floor its ladder is cut at).
+Rarely seen tools keep the base timeout (fewer than :data:`DEFAULT_MIN_CALLS` calls); a
+side-effecting or unknown tool is never given a timeout below its slowest completed call
+(unless named in ``allow_abandoning``); and the calls a recommendation abandons beyond what the
+loosest timeouts abandon stay within :data:`DEFAULT_MAX_ADDED_ABANDONED_RATE` of all calls and
+:data:`DEFAULT_MAX_TOOL_ADDED_ABANDONED_RATE` of each tool's, at the upper bound over episodes
+and in the tail model's prediction. Every rule is stated in the output
+(:meth:`SafetyRules.describe`) and applied per tool (:func:`standings`).
 """
 
 from __future__ import annotations

@@ -1,32 +1,15 @@
 """What a timeout would cost on episodes the corpus does not hold: per-tool tails and exposure.
 
-A replay says exactly what a policy costs on the recorded episodes. A timeout
-just above a tool's slowest recorded call costs nothing there, yet the next
-corpus will hold a slower call, and one abandonment withholds the credit of
-every later read of its episode. Tuning to the edge of the recording would
-promise too much. :class:`LossModel` predicts the cost for a corpus like the
-recorded one:
+A timeout just above a tool's slowest recorded call costs nothing on the recording, yet the
+next corpus will hold a slower call. :class:`LossModel` predicts the cost for a corpus like
+the recorded one from, per tool, a survival estimate (Kaplan–Meier up to the slowest calls,
+then the larger of it and a Pareto tail fitted by Hill's estimator) and an exposure (the lines
+a call's abandonment would cost: its own and every later read's of its episode).
 
-* **Survival.** Per tool, ``S(t) = P(a call lasts longer than t)``: the
-  Kaplan–Meier estimate (:mod:`reviewlab.engines.censoring`) up to the
-  threshold ``u`` of the tool's slowest calls (the ``max(10, 5 %)`` slowest that
-  completed); beyond ``u``, the larger of the estimate and a Pareto tail
-  ``S(u)·(t/u)^−α`` whose index ``α`` is the Hill estimate from those slowest
-  calls. Calls that never returned keep ``S`` above the share they make up,
-  whatever ``t``. A tool with fewer than 20 completed calls has no fitted
-  tail; beyond its slowest call ``S`` is at least ``1/(n+1)`` (the chance the
-  next call is the slowest yet).
-* **Exposure.** Per call, the lines its abandonment would cost: its own
-  requested lines plus every later read's in its episode (crediting stops at
-  the first abandonment, docs/semantics.md, "Crediting"). A tool's exposure is the sum over its
-  calls.
-
-Predicted timeout coverage loss of a policy: ``Σ_tool S(t_tool) · exposure /
-requested lines``; predicted abandoned-call rate: ``Σ_tool S(t_tool) · calls /
-calls``. Both are expectations (an episode with two abandonments is counted
-twice, which errs on the side of caution). Calls that never return are lost
-under every bound, so :mod:`reviewlab.analysis.tune` uses the *difference*
-between two policies' predictions: what a tighter timeout adds.
+Invariants: calls that never returned keep the survival above their share; the predictions are
+expectations that err on the side of caution; calls lost under every bound are in every
+prediction, so the tuner uses the difference between two policies'. The formulas:
+docs/metrics.md, "The tail model".
 """
 
 from __future__ import annotations

@@ -1,52 +1,17 @@
 """Timeout tuning: per tool, the shortest timeout the budgets allow, and what it buys.
 
-The question a tuner asks: *for each tool, the shortest timeout whose
-timeout-caused coverage loss and abandoned-call rate stay within my budgets,
-and what does that buy?* :func:`recommend` answers it with one stated rule
-(:data:`RULE`), on one corpus, under one stated censoring assumption.
+:func:`recommend` answers one question with one stated rule (:data:`RULE`), on one corpus,
+under one stated censoring assumption. Lifecycle: each tool's ladder of candidate timeouts
+comes from its censoring-aware quantiles (:data:`LADDER_QUANTILES`) plus its loosest rung;
+every tool starts loosest, and one step at a time the allowed tighter step with the best
+objective is taken (allowed: the budgets hold, on the corpus at their upper confidence bound
+and for unseen episodes in the tail model, and the objective gets no worse); then each tool's
+choice is explained. With ``prices`` the objective may be the cost.
 
-Lifecycle of :func:`recommend`:
-
-1. Each tool's duration distribution is estimated with censoring taken into
-   account (:class:`reviewlab.engines.censoring.KaplanMeier`). Its *ladder* of
-   candidate timeouts: its quantiles (:data:`LADDER_QUANTILES`), rounded up to
-   two significant digits, plus the loosest rung, the larger of the base
-   policy's timeout and the tool's longest completed call (rounded up), at
-   which no call that returns is ever abandoned.
-2. Every tool starts on its loosest rung. One step at a time, every tool's
-   next tighter rung is tried with the others held; a step is *allowed* when
-   the budgets hold (below) and the objective gets no worse. The allowed step
-   with the best objective is taken (ties: the least timeout loss replayed,
-   then predicted, then the least abandonment); when no step is allowed, the
-   search stops. So each
-   tool ends on the shortest rung the budgets allow, and the objective's
-   gains are taken first when budget is scarce.
-3. A budget holds when two figures stay within it. On the corpus: the
-   one-sided upper confidence limit (default 95 %) over episodes of the
-   *timeout* coverage-loss rate (docs/metrics.md: the lines lost because of
-   abandonment, ``timeout_coverage_loss_rate``), resp. of the abandoned-call
-   rate: a ratio estimate with its delta-method standard error, episodes being
-   the sampling unit (one abandonment withholds the credit of every later read
-   of its episode, so losses come in lumps). On episodes the corpus does not
-   hold: the prediction of :class:`reviewlab.analysis.tails.LossModel`, whose
-   fitted tails charge a timeout just above the slowest recorded call for the
-   slower calls a corpus like this one will bring: the figure replayed at the
-   loosest rungs (what no timeout avoids: calls that never return are abandoned
-   under every bound) plus what the model says each tighter rung adds.
-4. The explanation: per tool, the chosen timeout, its place on the tool's
-   survival curve, what the choice buys (the objective with this tool back at
-   its base timeout, minus the recommendation's), and what one step tighter
-   and one step looser would change.
-
-The objective ``cost`` (``cost_per_episode``, :mod:`reviewlab.analysis.cost`)
-needs a price table (``prices=``): every candidate's replay is then priced
-(tokens of the recorded rounds, slot seconds, zombie seconds), and the
-summaries of the recommendation and of ``base`` carry the cost columns.
-
-Invariants: the recommended policy never has a worse objective than its
-starting point; its budgets are checked and reported (``budgets``), never
-assumed; every figure is a replay of the same corpus with the vectorized
-engine under ``censored``, which ``reviewlab replay --policy`` reproduces.
+Invariants: the recommended policy never has a worse objective than its start; its budgets are
+checked and reported, never assumed; every figure is a vectorized replay of the same corpus
+that ``reviewlab replay --policy`` reproduces. The search in full: docs/metrics.md, "How tune
+searches".
 """
 
 from __future__ import annotations

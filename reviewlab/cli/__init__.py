@@ -1,23 +1,15 @@
 """The ``reviewlab`` command line: one module per subcommand, thin over the library.
 
-Layout: each subcommand is a module of this package (``replay.py``, ``sweep.py`` …) holding
-its options beside its handler, as one :class:`~reviewlab.cli._command.Command`; the shared
-argument syntax is in ``_args.py``, the corpus handling in ``_corpus.py``, the error mapping in
-``_errors.py``. This module registers the commands and runs one.
+Each subcommand is a module of this package holding its options beside its handler, as one
+:class:`~reviewlab.cli._command.Command`; shared argument syntax is in ``_args``, corpus
+handling in ``_corpus``, the error mapping in ``_errors``. This module registers the commands
+and runs one: parse → the handler (opens the corpus, calls the library function a user would)
+→ exit status; :func:`main` returns the status, so tests can call it.
 
-Lifecycle of one invocation: parse → run the subcommand's handler (which opens the corpus with
-:func:`~reviewlab.engines.corpus.open_corpus` and calls the library function a user would) →
-exit status. :func:`main` returns the status instead of exiting, so tests can call it.
-
-Invariants:
-
-* A user error (missing file, malformed recording, invalid policy TOML, bad grid spec,
-  unwritable output, an option the library refuses…) is ONE line on stderr, ``reviewlab:
-  error: …``, with exit status 2, never a traceback; a library error names the option
-  (``--slots: …``). ``--debug`` re-raises instead.
-* Outputs are written whole or not at all (:func:`reviewlab.ui.report.write_table`).
-* Heavy imports (pandas, SimPy, Dask, Jupyter) happen inside the handler that needs them, so
-  ``reviewlab --help`` answers at once.
+Invariants: a user error is ONE stderr line, ``reviewlab: error: …``, exit status 2, never a
+traceback (``--debug`` re-raises), and a library error names the option; outputs are written
+whole or not at all; heavy imports happen inside the handler that needs them, so
+``reviewlab --help`` answers at once.
 """
 
 from __future__ import annotations
