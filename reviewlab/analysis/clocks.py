@@ -1,23 +1,13 @@
 """Which clock ended each call of a corpus: reviewlab's, a host's, the TypeScript SDK's.
 
 :func:`clock_table` replays a corpus in the twin under a policy (and, with a preset, under the
-host's ceilings too) and lists, per call, every clock that applied and which one ended it:
-
-* ``tool_timeout_sec``, ``deadline_sec`` (the inherited deadline's remainder at dispatch),
-  ``idle_sec``, ``total_cap_sec`` (the hard bound): the policy's clocks;
-* ``host_sec``: the preset's bound on the call (its ceiling), when a preset is given;
-* ``ended_by``: ``returned`` when the call came back before every clock, else the clock that
-  fired first (:data:`~reviewlab.core.vocab.CLOCK_NAMES`; the host's is ``host_ceiling``);
-* ``recorded_ended_by``: what the recording says ended it when it ran (``None``: not recorded);
-* ``dropped_late_sec``: for a valid result dropped — a call that came back after its
-  abandonment — how late it came (the recorded late answer of an abandoned MCP call, or a
-  recorded return past the replayed bound); else NaN;
-* with ``typescript_sdk=(timeout, cap)``: ``sdk_end_sec``, ``sdk_ended_by`` and
-  ``sdk_overrun_sec`` — when the TypeScript SDK's clocks (timeout reset on progress, cap
-  checked on progress, :mod:`reviewlab.core.caps`) would end a call that never answered, and
-  how far past its cap.
-
-:func:`clock_summary` counts them (docs/mcp.md, "Which clock fired").
+host's ceilings too) and lists, per call, every clock that applied — ``tool_timeout_sec``,
+``deadline_sec``, ``idle_sec``, ``total_cap_sec``, and ``host_sec`` with a preset — which one
+ended it (``ended_by``: ``returned`` or the clock that fired first), what the recording says
+ended it, how late a dropped valid result came (``dropped_late_sec``), and with
+``typescript_sdk=(timeout, cap)`` when the TypeScript SDK's clocks (:mod:`reviewlab.core.caps`)
+would end a call that never answered and how far past its cap. :func:`clock_summary` counts
+them (docs/mcp.md, "Which clock fired").
 """
 
 from __future__ import annotations

@@ -1,32 +1,16 @@
 """The main job (``reviewlab demo``, ``make demo``): reviewlab end to end in under two minutes.
 
-Steps, in order, each printed as it finishes:
+Steps, each printed as it finishes: a live episode over the bundled workspace with one tool
+wedged on purpose (abandoned at its bound, the model told, the episode carrying on); the
+recorded incident replayed before and after the fix; the bundled corpus under both policies;
+a default sweep and its Pareto front; a recommendation within a budget, replayed; and
+``OUT/report.html`` with its charts (:mod:`reviewlab.ui._demo_report`). The terminal gets the
+short form (at most :data:`MAX_LINES` lines), ``verbose`` the full tables; every table states
+its assumptions.
 
-1. **Live episode.** A real :class:`~reviewlab.live.episode.ReviewEpisode` over the
-   bundled demo workspace with a :class:`~reviewlab.live.episode.ScriptedModel`,
-   under the ouroboros policy scaled 1/1000 (600 s → 0.6 s). One tool,
-   ``search_code``, is wedged: its worker blocks on an :class:`threading.Event`
-   that is set only when the demo ends. The episode abandons it at its bound,
-   tells the model, and carries on; the receipts and usage are printed.
-2. **Incident.** The recorded wedged ``query_code`` episode replayed under the
-   pre-fix behaviour and under the ouroboros policy, both with ``censored="observed"``
-   (the wedged call returns when the recording last saw it: 26,160 s of silence before
-   the fix, ≤ 600 s after).
-3. **Corpus.** The bundled synthetic corpus replayed under both policies.
-4. **Sweep.** A default grid swept; its Pareto front on the two objectives the chart draws.
-5. **Recommendation** within a budget of 1 % of read lines lost to timeouts, replayed.
-6. **Report.** ``OUT/report.html`` with its charts as PNG files beside it
-   (:mod:`reviewlab.ui._demo_report`).
-
-The terminal gets the short form (at most 80 lines: :data:`MAX_LINES`): identical rows
-collapsed, axes with no effect named once, the first ``top`` rows of the front;
-``verbose`` prints the full tables, which the report always holds, under the same labels.
-Every table states its assumptions (:class:`~reviewlab.ui.tables.Table`).
-
-Invariant: the wedged worker of step 1 is released whatever happens (a
-``finally``), so the demo never leaves a thread behind. Every figure is
-computed by the library (replay, sweep, tune, metrics); this module only
-chooses inputs and arranges outputs.
+Invariants: the wedged worker of the live step is released whatever happens, so the demo
+never leaves a thread behind; every figure is computed by the library, this module only
+chooses inputs and arranges outputs. The steps in full: docs/architecture.md, "The demo".
 """
 
 from __future__ import annotations

@@ -1,22 +1,15 @@
 """The policy editor (ipywidgets): :class:`PolicyEditor` edits one
 :class:`~reviewlab.core.policy.Policy`.
 
-A log-scale slider per tool, a slider for every other tool, the narrowing mode
-and its parameter, presets, and TOML load/save through
-:meth:`~reviewlab.core.policy.Policy.load` / :meth:`~reviewlab.core.policy.Policy.save`.
-Its :attr:`~PolicyEditor.policy` is always a valid, frozen ``Policy``
-built from the controls; callbacks registered with
-:meth:`~PolicyEditor.on_change` run once per user change (a preset or a file
-load that moves many controls is one change).
+A log-scale slider per tool, the narrowing mode and its parameter, presets, and TOML load and
+save (:meth:`~reviewlab.core.policy.Policy.load`, :meth:`~reviewlab.core.policy.Policy.save`).
+:attr:`~PolicyEditor.policy` is always a valid, frozen ``Policy`` built from the controls;
+callbacks registered with :meth:`~PolicyEditor.on_change` run once per user change.
 
-Slider timeouts are kept to three significant figures (the browser snaps a
-log slider to its step). The editor's policy has no floor: a preset's
-floor is folded into the slider
-values when the preset is applied (``base_for`` of each tool), so every tool
-resolves exactly as under the preset until a slider moves, and a slider moved
-below the old floor really lowers that tool's timeout. A tool name typed at the editor
-(:meth:`PolicyEditor.set_timeout`) or named by a loaded file is checked with the one
-did-you-mean (:mod:`reviewlab.ui.tool_names`).
+Invariants: slider timeouts keep three significant figures; the editor's policy has no floor
+(a preset's floor is folded into the slider values, so every tool resolves as under the preset
+until a slider moves); a tool name typed or loaded is checked with the one did-you-mean
+(:mod:`reviewlab.ui.tool_names`).
 """
 
 from __future__ import annotations

@@ -2,18 +2,10 @@
 their unit, ∞ once per table with a footnote (docs/metrics.md, "How numbers are written").
 
 Every table the report, the CLI, the demo, the notebooks' helpers and the dashboard print goes
-through :func:`cell`; what kind of number a column holds is read off its name by
-:func:`column_kind` (a summary key such as ``wall_p95_sec`` or the label a person reads, such as
-"wall p95"). Nothing here computes a figure; it only writes one.
-
-Rules (each a function below):
-
-* rate (``*_rate``, ``*_share``, budget figures …): ``100·x`` with three significant digits,
-  ``0 %`` for zero, ``< 0.0001 %`` below that, never scientific notation;
-* seconds (``*_sec``): ``0.418 s``, ``54.99 s``, ``610.9 s``, ``26,160 s``; ∞ is ``∞``;
-* count (``calls``, ``episodes``, ``*_lines`` …): ``6,308`` — a count held as a float prints
-  as the integer it is;
-* anything else: four significant digits with thousands separators.
+through :func:`cell`; the kind of number a column holds is read off its name by
+:func:`column_kind`. Rates are ``100·x`` with three significant digits, never scientific;
+seconds carry ``s`` (∞ is ``∞``); counts print as integers with thousands separators; anything
+else with four significant digits. Nothing here computes a figure; it only writes one.
 """
 
 from __future__ import annotations

@@ -1,21 +1,15 @@
 """The HTML report, and table files: what the demo writes into ``out/``.
 
-Thin over pandas and matplotlib: nothing here computes a metric. Tables are
-:class:`~reviewlab.ui.tables.Table` s (each written with its assumptions and footnotes in the
-one number style of :mod:`reviewlab.ui.numbers`); figures come from :mod:`reviewlab.ui.charts`.
+Thin over pandas and matplotlib: tables are :class:`~reviewlab.ui.tables.Table` s in the one
+number style of :mod:`reviewlab.ui.numbers`, figures come from :mod:`reviewlab.ui.charts`.
 
-Lifecycle of a report: ``Report(title)`` → ``heading`` / ``paragraph`` /
-``table`` / ``figure`` / ``code`` blocks in reading order → ``write(out_dir)``.
-``figure`` saves its PNG into ``out_dir`` as soon as it is added (and closes the
-figure, so a long demo does not hoard memory); ``write`` writes
-``report.html`` last, through a temporary file, so a reader never sees a
-half-written report. The HTML is self-contained apart from the PNGs beside it:
-inline CSS, no scripts, no network. Invariant: every table of a report states its
-assumptions (:meth:`Report.table` refuses one that does not).
-
-The table helpers the notebooks import from here (``summary_table``, ``sweep_view``,
-``receipts_table`` …) live in :mod:`reviewlab.ui.tables`, :mod:`reviewlab.ui.sweeps` and
-:mod:`reviewlab.ui.calls`, and are re-exported.
+Lifecycle of a report: ``Report(title)`` → ``heading`` / ``paragraph`` / ``table`` /
+``figure`` / ``code`` blocks in reading order → ``write(out_dir)``. A figure's PNG is saved
+(and the figure closed) as soon as it is added; ``report.html`` is written last, atomically.
+Invariants: the HTML is self-contained apart from the PNGs beside it (inline CSS, no scripts,
+no network); every table states its assumptions (:meth:`Report.table` refuses one that does
+not). The notebooks' table helpers live in :mod:`reviewlab.ui.tables`,
+:mod:`reviewlab.ui.sweeps` and :mod:`reviewlab.ui.calls`, re-exported here.
 """
 
 from __future__ import annotations
