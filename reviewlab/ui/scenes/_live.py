@@ -12,7 +12,6 @@ more than :data:`REAL_WAIT_LIMIT_SEC` real seconds.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from reviewlab.ui.scenes._timeline import Timeline
 __all__ = [
     "REAL_WAIT_LIMIT_SEC",
     "SCENE_CLOCK_FACTOR",
+    "SPARE_FACTOR",
     "LateValueRegistry",
     "LiveCall",
     "PacedModel",
@@ -41,6 +41,9 @@ __all__ = [
 
 SCENE_CLOCK_FACTOR = 0.01
 """Real seconds one scene second lasts: the live scenes run a hundred times faster than life."""
+SPARE_FACTOR = 10.0
+"""A call the scene needs to return gets this many times the held call's bound: it returns in
+milliseconds, and the margin keeps a busy machine from turning it into a second abandonment."""
 REAL_WAIT_LIMIT_SEC = 30.0
 """The longest a scene waits, in real seconds, for a worker it released (a slow machine's margin;
 never reached when the worker behaves)."""
@@ -173,8 +176,3 @@ def draw_live(
                 line.zombie(lane, at, max(0.0, loose_until - at), text="still loose")
             else:
                 line.zombie(lane, at, call.zombie_sec)
-
-
-def finite_or(value: float | None, default: float) -> float:
-    """``value`` when it is a finite number, else ``default``."""
-    return value if value is not None and math.isfinite(value) else default

@@ -2,7 +2,8 @@
 
 :class:`AbandonmentRun` runs a real review episode (the bundled workspace, the real inspection
 tools, the real :class:`~reviewlab.live.executor.BoundedExecutor`) whose ``search_code`` blocks
-until released, under a scene clock (:data:`~reviewlab.ui.scenes._live.SCENE_CLOCK_FACTOR`). At
+until released, under a scene clock (:data:`~reviewlab.ui.scenes._live.SCENE_CLOCK_FACTOR`); the
+read before it has a looser bound (:data:`~reviewlab.ui.scenes._live.SPARE_FACTOR`). At
 its bound the episode stops waiting: the receipt is an ``error`` with the abandonment gap, the
 model reads the host text, and the episode finishes. The worker is loose. The reader releases
 it with a button: it returns its value to nobody — the ledger records its zombie seconds, and
@@ -22,7 +23,7 @@ from typing import Any
 import ipywidgets as w
 
 from reviewlab.core.deadline import ScaledClock, clock_scope
-from reviewlab.core.policy import Policy
+from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.live.episode import ReviewEpisode, tool_call
 from reviewlab.live.executor import BoundedExecutor
 from reviewlab.live.inspection import demo_workspace
@@ -31,6 +32,7 @@ from reviewlab.ui.scenes._base import Scene, outcome_html
 from reviewlab.ui.scenes._live import (
     REAL_WAIT_LIMIT_SEC,
     SCENE_CLOCK_FACTOR,
+    SPARE_FACTOR,
     LateValueRegistry,
     LiveCall,
     PacedModel,
@@ -68,7 +70,13 @@ class AbandonmentRun:
             self.result = ReviewEpisode(
                 demo_workspace(),
                 self.model,
-                policy=Policy.uniform(bound_sec),
+                policy=Policy(
+                    timeouts=TimeoutPolicy(
+                        default_sec=bound_sec,
+                        tools_sec={"read_file": bound_sec * SPARE_FACTOR},
+                        name=f"search_code {bound_sec:g} s",
+                    )
+                ),
                 registry_factory=late_value_factory(WEDGED_TOOL, self.release_event, made),
                 executor=self.executor,
             ).execute()

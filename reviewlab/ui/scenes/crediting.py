@@ -34,6 +34,7 @@ from reviewlab.ui.scenes._base import Scene, outcome_html
 from reviewlab.ui.scenes._live import (
     REAL_WAIT_LIMIT_SEC,
     SCENE_CLOCK_FACTOR,
+    SPARE_FACTOR,
     LiveCall,
     PacedModel,
     draw_live,
@@ -50,6 +51,7 @@ __all__ = [
     "CreditingScene",
     "CreditingState",
     "ForgetfulCrediting",
+    "HeldReadTimeouts",
     "RacingRegistry",
     "credit_rows",
 ]
@@ -74,6 +76,23 @@ class ForgetfulCrediting(Crediting):
 
     def note_abandoned(self) -> None:
         """Forget the abandonment (the real rule remembers it for the rest of the episode)."""
+
+
+class HeldReadTimeouts:
+    """The scene's timeout rule: the held read of :data:`HELD_PATH` gets ``held_sec``, every
+    other call :data:`~reviewlab.ui.scenes._live.SPARE_FACTOR` times as much (they return in
+    milliseconds; the margin keeps a busy machine from abandoning the racing read too). Any
+    object with ``timeout_for`` is a timeout rule (docs/semantics.md)."""
+
+    def __init__(self, held_sec: float) -> None:
+        self.held_sec = held_sec
+        self.name = f"{HELD_PATH} {held_sec:g} s"
+
+    def timeout_for(self, tools: Any, tool_name: str, tool_args: Any = None) -> float:
+        """``held_sec`` for the held read, else the spare bound."""
+        args = tool_args if isinstance(tool_args, dict) else {}
+        held = tool_name == "read_file" and args.get("path") == HELD_PATH
+        return self.held_sec if held else self.held_sec * SPARE_FACTOR
 
 
 class RacingRegistry:
@@ -197,7 +216,7 @@ class CreditingRun:
             self.result = ReviewEpisode(
                 demo_workspace(),
                 PacedModel(_SCRIPT, send_sec),
-                policy=Policy.uniform(bound_sec),
+                policy=Policy(timeouts=HeldReadTimeouts(bound_sec)),
                 registry_factory=factory,
                 executor=self.executor,
             ).execute()
@@ -298,7 +317,8 @@ class CreditingScene(Scene):
         )
         line.note(lanes["c3"], c3.start_sec, credit, align="right", above=True)
         ax.set_title(
-            f"live ReviewEpisode, bound {seconds_text(self.run.bound_sec)}; {self.rule.value}",
+            f"live ReviewEpisode, pricing.py's bound {seconds_text(self.run.bound_sec)}; "
+            f"{self.rule.value}",
             fontsize=9,
         )
         line.legend()
