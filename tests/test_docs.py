@@ -93,3 +93,30 @@ def test_the_readme_links_the_docs() -> None:
     for page in sorted(DOCS.glob("*.md")):
         if page.name != "README.md":
             assert f"(docs/{page.name})" in readme, page.name
+
+
+def package_folders() -> list[str]:
+    """Every package of reviewlab (a folder with an ``__init__.py``) as ``reviewlab/x/y/``,
+    the shipped data folder left out."""
+    root = REPO / "reviewlab"
+    return sorted(
+        f"{init.parent.relative_to(REPO).as_posix()}/"
+        for init in root.rglob("__init__.py")
+        if init.parent != root and init.parent.relative_to(root).parts[0] != "data"
+    )
+
+
+def test_the_architecture_and_the_readme_layout_show_every_package() -> None:
+    """docs/architecture.md has a row per package and sub-package, and the README's layout
+    block a line for each: a newcomer finds every room from either."""
+    architecture = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    listed = {line.split()[0] for line in layout.splitlines() if line.strip()}
+    for folder in package_folders():
+        short = folder.removeprefix("reviewlab/")
+        in_table = re.search(
+            rf"^\| [^|]+ \| [^|]*`({re.escape(folder)}|{re.escape(short)})`", architecture, re.M
+        )
+        assert in_table, f"docs/architecture.md has no row for {folder}"
+        assert folder in listed, f"the README's layout does not list {folder}"
