@@ -104,7 +104,8 @@ def test_moving_the_deadline_slider_and_the_toggles_changes_the_drawn_bound_and_
     served, tmp_path
 ):
     """Dragging the inherited deadline down makes the deadline set a shorter bound, the narrowing
-    toggle gives the tool timeout back, and the crediting toggle shows wrong lines credited."""
+    toggle gives the tool timeout back, the crediting toggle shows wrong lines credited, and the
+    zombie scene's toggle posts the comment once instead of twice."""
     from playwright.sync_api import sync_playwright
 
     url, log = served
@@ -156,6 +157,12 @@ def test_moving_the_deadline_slider_and_the_toggles_changes_the_drawn_bound_and_
             after_rule = _changed(page, _CREDITING, "data-outcome", before_rule)
             crediting_text = credited.inner_text()
             page.locator(".rl-scene-crediting").screenshot(path=str(tmp_path / "crediting.png"))
+
+            zombie = ".rl-scene-outcome[data-scene='zombie']"
+            page.locator(".rl-scene-zombie button", has_text="side effects protected").click()
+            posted = _changed(page, zombie, "data-outcome", "posted-2")
+            page.locator(".rl-scene-zombie").screenshot(path=str(tmp_path / "zombie.png"))
+            page.locator(".rl-scene-hidden-clock").screenshot(path=str(tmp_path / "hidden.png"))
             page.screenshot(path=str(tmp_path / "lesson.png"), full_page=True)
         finally:
             browser.close()
@@ -168,5 +175,7 @@ def test_moving_the_deadline_slider_and_the_toggles_changes_the_drawn_bound_and_
     assert (by_none, bound_none) == ("tool_timeout", "30"), context
     assert (before_rule, after_rule) == ("uncredited", "wrong"), context
     assert "Wrong lines credited" in crediting_text
-    for name in ("lesson.png", "bound-deadline.png", "bound-none.png", "crediting.png"):
+    assert posted == "posted-1", context
+    names = ("lesson.png", "bound-deadline.png", "bound-none.png", "crediting.png", "zombie.png")
+    for name in names:
         assert (tmp_path / name).stat().st_size > 10_000, name

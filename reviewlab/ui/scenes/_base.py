@@ -87,9 +87,15 @@ class Scene:
     def __init__(self) -> None:
         # A fixed layout: the constrained layout engine would double the redraw time.
         self.figure = Figure(figsize=self.figsize, dpi=DPI)
+        # Its own size, top-aligned: a flex row would otherwise stretch it to the outcome's height.
+        width = f"{self.figsize[0] * DPI:g}px"
         self.image = w.Image(
-            format="png", layout=w.Layout(max_width=f"{self.figsize[0] * DPI:g}px")
-        )
+            format="png",
+            layout=w.Layout(
+                width=width, max_width=width, height="auto", align_self="flex-start",
+                object_fit="contain", flex="0 0 auto",
+            ),
+        )  # fmt: skip
         self.caption = w.HTML(layout=w.Layout(max_width="30em", margin="0 0 0 1em"))
         self.axes: list[Axes] = []
         """The figure's Axes, made once (:meth:`make_axes`) and cleared before each draw."""
