@@ -36,7 +36,7 @@ from reviewlab.cli._checks import (
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._errors import UserError, one_line
-from reviewlab.core.vocab import BREAKER_SCOPES, ENGINES
+from reviewlab.core.vocab import BREAKER_SCOPES, SWEEP_ENGINES
 
 __all__ = ["SWEEP", "cmd_sweep"]
 
@@ -66,7 +66,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", default=None, metavar="TOML", help="base policy; " + POLICY_HELP)
     p.add_argument(
         "--engine",
-        choices=tuple(engine for engine in ENGINES if engine != "real"),
+        choices=SWEEP_ENGINES,
         default="vectorized",
         help="vectorized: NumPy, fast (default); twin: the SimPy reference, slow",
     )

@@ -43,6 +43,7 @@ __all__ = [
     "SOURCE_GAP_SKIPPED",
     "SOURCE_GAP_WEDGED",
     "SOURCE_GAP_WITHHELD",
+    "SWEEP_ENGINES",
     "TOOL_KINDS",
     "TRANSPORTS",
     "ArrivalMode",
@@ -139,6 +140,9 @@ TOOL_KINDS: Final = get_args(ToolKind)
 EngineName = Literal["twin", "vectorized", "real"]
 """The replay engines."""
 ENGINES: Final = get_args(EngineName)
+SWEEP_ENGINES: Final[tuple[EngineName, ...]] = ("vectorized", "twin")
+"""The engines a sweep replays its points with (the real engine runs in real time: not a
+sweep's)."""
 
 ArrivalMode = Literal["recorded", "poisson"]
 """How a simulated reviewer pool receives its review requests."""

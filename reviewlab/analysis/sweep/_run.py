@@ -25,7 +25,7 @@ from reviewlab.analysis.sweep._grid import Grid, PolicyPoint, make_grid, replays
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
-from reviewlab.core.vocab import CensoringMode
+from reviewlab.core.vocab import SWEEP_ENGINES, CensoringMode
 from reviewlab.engines.corpus import Corpus, CorpusSource, open_corpus
 from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.recording.locations import is_url
@@ -33,7 +33,6 @@ from reviewlab.recording.schema import Episode
 
 __all__ = ["MAX_THREADS", "default_threads", "sweep", "tool_curves"]
 
-ENGINES = ("vectorized", "twin")
 _PROGRESS_MIN_POINTS = 50  # below this a bar is noise
 
 
@@ -187,8 +186,8 @@ def sweep(
     if threads is not None and threads > 1 and client is not None:
         raise ValueError("threads: points on a Dask cluster run on its workers, not threads")
     points = list(grid)
-    if engine not in ENGINES:
-        raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine not in SWEEP_ENGINES:
+        raise ValueError(f"engine: expected one of {', '.join(SWEEP_ENGINES)}, got {engine!r}")
     for index, point in enumerate(points):
         if not isinstance(point, PolicyPoint):
             raise TypeError(f"grid[{index}]: expected a PolicyPoint, got {type(point).__name__}")
