@@ -1,4 +1,12 @@
-"""Recorded episodes: the ``reviewlab.episode/1`` schema, files, frames and the recorder."""
+"""Recorded episodes: the ``reviewlab.episode/1`` and ``/2`` schema, files, frames, the recorder.
+
+At the top: ``schema`` (the contract), ``files`` (load, save, iterate, the per-call frame; a
+``.parquet`` path or a directory is the columnar form), ``file_errors``, ``locations`` (paths
+and fsspec URLs) and ``ids`` (the episode-id rule). The families are sub-packages: ``jsonl``
+(JSONL straight to columns), ``columnar`` (Parquet), ``synth`` (synthetic corpora and the
+incident day), ``capture`` (live runs and bounded-tool calls as episodes) and ``interop``
+(importers, the OTel exporter, format conversion).
+"""
 
 from reviewlab.recording.capture import Recorder
 from reviewlab.recording.files import (
