@@ -821,3 +821,60 @@ def test_every_colour_comes_from_the_palette_module():
         for hexcode in re.findall(r"#([0-9a-fA-F]{6})\b", module.read_text(encoding="utf-8")):
             red, green, blue = (int(hexcode[i : i + 2], 16) for i in (0, 2, 4))
             assert red == green == blue, f"{module.name}: #{hexcode} belongs in palette.py"
+
+
+def _extent(figure: Figure, artist) -> object:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    return artist.get_window_extent(canvas.get_renderer())
+
+
+def test_the_per_tool_legend_hides_no_bar():
+    """The per-tool chart's legend sits under the tick labels, outside the bars' Axes."""
+    figure = charts.per_tool_rates(_result())
+    ax = figure.axes[0]
+    legend = _extent(figure, ax.get_legend())
+    assert legend.y1 <= _extent(figure, ax).y0  # wholly below the plotting area
+
+
+def test_the_incident_episode_is_drawn_in_the_unit_its_span_needs():
+    """Under ouroboros the incident episode lasts about ten minutes: its axis is in minutes, not
+    the hours its loose worker runs on, and the zombie's length is written at the edge."""
+    from reviewlab.core.policy import Policy
+    from reviewlab.recording.files import load_episodes
+    from reviewlab.resources import incident_path
+
+    incident = load_episodes(incident_path())
+    run = replay(incident, Policy.ouroboros(), engine="twin", censored="observed")
+    ax = charts.episode_timeline(run, "incident-reviewer-3-0941", episode=incident).axes[0]
+    assert ax.get_xlabel() == "time since the request arrived (min)"
+    assert ax.get_xlim()[1] < 15  # minutes: the episode's own span, not the zombie's 7 h
+    assert any(t.get_text().startswith("runs on 7 h") for t in ax.texts)
+
+
+def test_the_tradeoff_curve_marks_the_current_policy_and_the_presets():
+    """Two panels against the coverage lost to timeouts; the current policy a ring on the
+    curve's × 1 point, each preset a diamond in its colour, the legend right of the Axes."""
+    curve = pd.DataFrame(
+        {
+            "scale": [0.5, 1.0, 2.0],
+            "timeout_coverage_loss_rate": [0.02, 0.01, 0.0],
+            "abandoned_call_rate": [0.03, 0.02, 0.01],
+            "wall_p95_sec": [40.0, 50.0, 60.0],
+            "max_silence_sec": [300.0, 600.0, 1200.0],
+        }
+    )
+    current = curve.iloc[1].to_dict()
+    preset = {"timeout_coverage_loss_rate": 0.0, "abandoned_call_rate": 0.0, "wall_p95_sec": 55.0}
+    figure = charts.tradeoff_curve(curve, current=current, presets={"ouroboros": preset})
+    left, right = figure.axes
+    assert left.get_ylabel() == "abandoned-call rate (%)"
+    assert right.get_ylabel() == "p95 episode wall time (s)"
+    ring = next(line for line in left.lines if line.get_label() == "current policy")
+    assert (float(ring.get_xdata()[0]), float(ring.get_ydata()[0])) == (1.0, 2.0)
+    diamond = next(line for line in right.lines if line.get_label() == "preset: ouroboros")
+    assert matplotlib.colors.to_hex(diamond.get_color()) == charts.policy_color("ouroboros")
+    legend = right.get_legend()
+    assert _extent(figure, legend).x0 >= _extent(figure, right).x1
