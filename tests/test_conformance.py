@@ -11,9 +11,11 @@ from reviewlab.testing import conformance
 from reviewlab.testing.conformance import PART_POLICIES, assert_same_calls, check, check_all
 
 PARTS = sorted(PART_POLICIES)
-REFUSED = {"cap_rule"}
-"""Parts only the twin replays; every other entry point must refuse them by name (the
-TypeScript SDK's cap rule is another SDK's flaw, replayed to show it, not an engine feature)."""
+REFUSED = {"cap_rule", "tasks"}
+"""Parts the entry points must refuse by name: the TypeScript SDK's cap rule (another SDK's
+flaw, replayed by the twin alone to show it) and tasks (run live through an MCP server only)."""
+TWIN_REFUSES = {"tasks"}
+"""Parts the twin itself refuses: no reference to hold the others to."""
 
 
 def assert_conforms(verdict, part):
@@ -86,7 +88,7 @@ def test_the_corpus_gives_every_part_something_to_change():
     base = replay(corpus, PART_POLICIES["timeouts"], engine="twin").calls
     columns = ["outcome", "bound_by", "bound_sec", "wait_sec", "source_gap"]
     for part, policy in PART_POLICIES.items():
-        if part == "timeouts":
+        if part == "timeouts" or part in TWIN_REFUSES:
             continue
         calls = replay(corpus, policy, engine="twin", seed=3).calls
         merged = base.merge(calls, on=["episode_id", "call_index"], how="outer", indicator=True)

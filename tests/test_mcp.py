@@ -80,6 +80,7 @@ def test_the_model_sees_the_servers_own_tools(workspace, server):
         "drop_once",
         "malformed",
         "seen_cancels",
+        "forgetful_task",
     }
     read = next(s for s in model.calls[0]["tools"] if s["function"]["name"] == "read_file")
     assert read["function"]["parameters"]["required"] == ["path"]

@@ -46,7 +46,7 @@ from reviewlab.core.timeouts import (
     reads_clock,
     timeout_at,
 )
-from reviewlab.core.vocab import CapRule, ToolKind
+from reviewlab.core.vocab import TASK_ACTIONS, CapRule, TaskAction, ToolKind
 
 __all__ = [
     "BOUND_BY",
@@ -74,11 +74,11 @@ IDEMPOTENT_TOOLS = ("list_files", "query_code", "read_file", "search_code")
 PRE_FIX_LABEL = "pre-fix (unbounded)"
 """The one spelling of the pre-fix policy's label (:attr:`Policy.label`)."""
 
-POLICY_PARTS = ("timeouts", "narrowing", "idle_sec", "hedges", "breaker", "cap_rule")
+POLICY_PARTS = ("timeouts", "narrowing", "idle_sec", "hedges", "breaker", "cap_rule", "tasks")
 """The parts an engine must honour or refuse by name (the conformance suite walks them)."""
 
 _UNSET: Any = object()
-_TABLES = ("policy", "narrowing", "idle", "hedges", "breaker", "kinds", "learned", "caps")
+_TABLES = ("policy", "narrowing", "idle", "hedges", "breaker", "kinds", "learned", "caps", "tasks")
 
 
 def _idle_table(value: Any) -> Mapping[str, float]:
@@ -110,6 +110,18 @@ def _hedge_table(value: Any, idempotent: tuple[str, ...]) -> Mapping[str, HedgeR
     return MappingProxyType(dict(sorted(table.items())))
 
 
+def _task_table(value: Any) -> Mapping[str, TaskAction]:
+    if not isinstance(value, Mapping):
+        raise PolicyError(f"tasks: expected a table of tool name -> cancel | detach, got {value!r}")
+    for tool, action in value.items():
+        check_tool_name("tasks", tool)
+        if action not in TASK_ACTIONS:
+            raise PolicyError(
+                f"tasks.{tool}: expected one of {', '.join(TASK_ACTIONS)}, got {action!r}"
+            )
+    return MappingProxyType(dict(sorted(value.items())))
+
+
 def _tool_list(field_name: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, Iterable):
         raise PolicyError(f"{field_name}: expected a list of tool names, got {value!r}")
@@ -131,6 +143,8 @@ class Policy:
       :data:`~reviewlab.core.kinds.DEFAULT_TOOL_KINDS` (no engine reads it; the tuner does).
     * ``cap_rule``: how the bound holds while a call reports progress (``hard``: a true total
       cap; ``checked_on_progress``: the TypeScript SDK's, :mod:`reviewlab.core.caps`).
+    * ``tasks``: tool -> ``cancel`` | ``detach``: the tools an MCP host calls as tasks, and
+      what it does with one at its bound (docs/mcp.md, "Tasks").
     """
 
     timeouts: Any = field(default_factory=TimeoutPolicy.ouroboros)
@@ -142,6 +156,7 @@ class Policy:
     name: str = ""
     tool_kinds: Mapping[str, ToolKind] = field(default_factory=lambda: DEFAULT_TOOL_KINDS)
     cap_rule: CapRule = "hard"
+    tasks: Mapping[str, TaskAction] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -168,6 +183,7 @@ class Policy:
             check_cap_rule(self.cap_rule)
         except ValueError as exc:
             raise PolicyError(str(exc)) from None
+        set_(self, "tasks", _task_table(self.tasks))
 
     def __hash__(self) -> int:
         timeouts = self.timeouts
@@ -186,6 +202,7 @@ class Policy:
                 self.name,
                 tuple(self.tool_kinds.items()),
                 self.cap_rule,
+                tuple(self.tasks.items()),
             )
         )
 
@@ -269,6 +286,11 @@ class Policy:
         """A copy with idle timeouts for some tools (seconds without progress)."""
         return self.replace(idle_sec={**self.idle_sec, **idle_sec})
 
+    def with_tasks(self, **actions: TaskAction) -> Policy:
+        """A copy that calls some tools as MCP tasks, each ``cancel`` or ``detach`` at its
+        bound."""
+        return self.replace(tasks={**self.tasks, **actions})
+
     def with_idempotent(self, *tools: str) -> Policy:
         """A copy in which ``tools`` are marked idempotent too (so they may be hedged)."""
         return self.replace(idempotent_tools=(*self.idempotent_tools, *tools))
@@ -326,6 +348,8 @@ class Policy:
             parts.append(f"breaker({self.breaker.label})")
         if self.cap_rule != "hard":
             parts.append(f"cap({self.cap_rule})")
+        if self.tasks:
+            parts.append("tasks(" + ",".join(f"{t}={a}" for t, a in self.tasks.items()) + ")")
         return "+".join(parts)
 
     @property
@@ -339,6 +363,7 @@ class Policy:
                 ("hedges", bool(self.hedges)),
                 ("breaker", self.breaker is not None),
                 ("cap_rule", self.cap_rule != "hard"),
+                ("tasks", bool(self.tasks)),
             )
             if on
         )
@@ -410,6 +435,8 @@ class Policy:
             document["learned"] = learned.to_dict()
         if self.cap_rule != "hard":
             document["caps"] = {"rule": self.cap_rule}
+        if self.tasks:
+            document["tasks"] = dict(self.tasks)
         return document
 
     @classmethod
@@ -433,7 +460,7 @@ class Policy:
             raise PolicyError(
                 f"{where}: unknown table(s) {', '.join(unknown)}; "
                 "expected [policy], [narrowing], [idle], [hedges.TOOL], [breaker], [kinds], "
-                "[learned], [caps]"
+                "[learned], [caps], [tasks]"
             )
         table = dict(data.get("policy", {}))
         if not table and "policy" in data and "learned" not in data:
@@ -478,6 +505,7 @@ class Policy:
                 name=name,
                 tool_kinds=kinds,
                 cap_rule=caps.get("rule", "hard"),
+                tasks=data.get("tasks", {}),
             )
         except PolicyError as exc:
             raise PolicyError(f"{where}: {exc}") from None
@@ -518,6 +546,7 @@ _WHERE = {
     "breaker": "a breaker is replayed by reviewlab.replay (the rewrite fixed point)",
     "hedges": "hedges need an engine that starts second attempts",
     "idle_sec": "idle timeouts need progress reports",
+    "tasks": "tasks run live through an MCP server (MCPServer); no replay engine replays them",
     "cap_rule": "the twin replays another SDK's cap rule; reviewlab's executors and the other "
     "engines hold the bound as a true total cap",
 }
@@ -539,8 +568,8 @@ def resolve_bound(
     ``remaining_sec`` defaults to :func:`deadline_remaining` on the current clock; the twin
     passes the remaining time on its virtual clock.
     """
-    spine = policy if isinstance(policy, Policy) and narrowing is None else Policy.of(
-        policy, narrowing
+    spine = (
+        policy if isinstance(policy, Policy) and narrowing is None else Policy.of(policy, narrowing)
     )
     remaining = deadline_remaining() if remaining_sec is _UNSET else remaining_sec
     if spine.narrowing.mode == "unbounded":

@@ -33,6 +33,7 @@ __all__ = [
     "arg_error_text",
     "exception_text",
     "refused_text",
+    "task_detached_text",
     "tool_timeout_text",
     "unavailable_text",
     "wall_stamp",
@@ -80,6 +81,17 @@ def refused_text(name: str, loose: int, cap: int) -> str:
         f"⚠️ TOOL_REFUSED ({name}): {loose} abandoned tool worker(s) are still running (cap {cap}); "
         f"the call was not started. Finish with the evidence you have, or try again later."
     )
+
+
+def task_detached_text(name: str, bound_sec: float, task_id: str, immediate: str | None) -> str:
+    """Host text for a task detached at its bound: the server's immediate-response text when it
+    gave one, else ours; the task runs on, its result does not come back in this episode."""
+    head = (
+        f"⏳ TOOL_TASK ({name}): still running as task {task_id} past its {float(bound_sec)}s limit"
+    )
+    if immediate:
+        return f"{head}. The server says: {immediate}"
+    return f"{head}; its result will not come back here. Continue with the evidence you have."
 
 
 def withheld_text(name: str, consecutive: int, cooldown: str) -> str:
@@ -138,6 +150,15 @@ class ToolReceipt:
     clocks: dict[str, float] | None = None
     """Every clock that applied, by name, in seconds after dispatch
     (:func:`~reviewlab.core.clocks.call_clocks`)."""
+    task_id: str | None = None
+    """MCP task-augmented calls: the server's task id."""
+    task_action: str | None = None
+    """MCP task-augmented calls: ``cancel`` or ``detach`` at the bound (the policy's)."""
+    task_states: list[str] | None = None
+    """MCP task-augmented calls: the task's states as seen, in order
+    (:data:`~reviewlab.core.vocab.TASK_STATES`)."""
+    task_cancel_ack: str | None = None
+    """MCP task-augmented calls: what ``tasks/cancel`` answered (a status, or ``refused: ...``)."""
 
     @property
     def abandoned(self) -> bool:
@@ -156,7 +177,17 @@ class ToolReceipt:
                 del data[key]
         if self.cancel_sent is None:
             del data["cancel_honoured_sec"]
-        for key in ("cancel_kind", "late_result_sec", "late_result_chars", "ended_by", "clocks"):
+        for key in (
+            "cancel_kind",
+            "late_result_sec",
+            "late_result_chars",
+            "ended_by",
+            "clocks",
+            "task_id",
+            "task_action",
+            "task_states",
+            "task_cancel_ack",
+        ):
             if data[key] is None:
                 del data[key]
         if not self.reissued:

@@ -44,6 +44,8 @@ __all__ = [
     "SOURCE_GAP_WEDGED",
     "SOURCE_GAP_WITHHELD",
     "SWEEP_ENGINES",
+    "TASK_ACTIONS",
+    "TASK_STATES",
     "TOOL_KINDS",
     "TRANSPORTS",
     "ArrivalMode",
@@ -68,6 +70,8 @@ __all__ = [
     "SlotState",
     "Source",
     "SourceGap",
+    "TaskAction",
+    "TaskState",
     "ToolKind",
     "Transport",
 ]
@@ -210,3 +214,16 @@ ClockName = Literal[
 tool's timeout, the inherited deadline's remainder, an idle timeout, a total cap, a transport's
 own timeout (an HTTP read timeout), or a host's ceiling (a preset's)."""
 CLOCK_NAMES: Final = get_args(ClockName)
+
+TaskAction = Literal["cancel", "detach"]
+"""What an MCP host does with a task-augmented call at its bound: ``cancel`` the task
+(``tasks/cancel``, acknowledged or not) and abandon it, or ``detach`` it (the model gets the
+server's immediate-response text and the task runs on, its end still watched)."""
+TASK_ACTIONS: Final = get_args(TaskAction)
+
+TaskState = Literal[
+    "working", "input_required", "completed", "failed", "cancelled", "running_after_cancel"
+]
+"""A task's states as a call records them: the protocol's five, and ``running_after_cancel``
+(``tasks/get`` still said ``working`` after the cancel was acknowledged or refused)."""
+TASK_STATES: Final = get_args(TaskState)

@@ -54,7 +54,10 @@ class CallNotes:
     abandonment is recorded, never credited: ``late_result_sec`` (seconds after the
     abandonment) and ``late_result_chars``. ``reissued`` says the call was sent again under a
     new id after its stream dropped (idempotent tools only); ``protocol_version`` is the
-    version the session negotiated.
+    version the session negotiated. A task-augmented call (MCP Tasks) records its
+    ``task_action`` (``cancel`` or ``detach`` at the bound), ``task_id``, the ``task_states``
+    seen in order, the server's ``task_immediate_response`` text and what ``tasks/cancel`` got
+    (``task_cancel_ack``).
     """
 
     transport: Transport
@@ -74,6 +77,13 @@ class CallNotes:
     late_result_chars: int | None = None
     reissued: bool = False
     protocol_version: str | None = None
+    task_action: str | None = None
+    task_id: str | None = None
+    task_states: list[str] = field(default_factory=list)
+    task_immediate_response: str | None = None
+    task_detached: bool = False
+    task_cancel_ack: str | None = None
+    detached_sec: float | None = None
     clock: Clock = field(default_factory=current_clock, repr=False)
 
     def progress(self) -> None:
@@ -94,10 +104,22 @@ class CallNotes:
             sent = self.cancel_sent_sec or 0.0
             self.cancel_honoured_sec = max(0.0, self.clock.now() - self.started - sent)
 
+    def detached(self) -> None:
+        """Record that the call's task was detached (not cancelled) now."""
+        self.task_detached = True
+        self.detached_sec = max(0.0, self.clock.now() - self.started)
+
+    def task_state(self, status: str) -> None:
+        """Record a task status seen now (a repeat of the last one is not recorded twice)."""
+        if status and (not self.task_states or self.task_states[-1] != status):
+            self.task_states.append(status)
+
     def late(self, result_chars: int) -> None:
         """Record a valid result that arrived after the abandonment (credited to nothing)."""
         if self.late_result_sec is None:
-            sent = self.cancel_sent_sec or 0.0
+            # How late: from the cancel, or from the detachment of a task that was not cancelled.
+            sent = self.cancel_sent_sec if self.cancel_sent_sec is not None else self.detached_sec
+            sent = sent or 0.0
             self.late_result_sec = max(0.0, self.clock.now() - self.started - sent)
             self.late_result_chars = result_chars
 
@@ -143,3 +165,8 @@ def notes_onto_receipt(notes: CallNotes, receipt: ToolReceipt) -> None:
     receipt.late_result_sec = notes.late_result_sec
     receipt.late_result_chars = notes.late_result_chars
     receipt.reissued = notes.reissued
+    if notes.task_id is not None:
+        receipt.task_id = notes.task_id
+        receipt.task_action = notes.task_action
+        receipt.task_states = list(notes.task_states)
+        receipt.task_cancel_ack = notes.task_cancel_ack

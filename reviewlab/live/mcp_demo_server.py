@@ -8,7 +8,7 @@ without npm. Over HTTP it speaks the 2025-11-25 handshake, and with ``--modern``
 
 Tools: ``read_file``, ``list_files``, and the misbehaving ones — ``wedge``, ``ignore_cancel``,
 ``honour_cancel``, ``progress``, ``drop_stream``, ``drop_once``, ``malformed``,
-``seen_cancels``. Each request runs on its own thread. What each tool does:
+``forgetful_task``, ``seen_cancels``. Each request runs on its own thread. What each tool does:
 docs/architecture.md, "The MCP demo server".
 """
 
@@ -72,6 +72,12 @@ TOOLS: list[dict[str, Any]] = [
         "inputSchema": {"type": "object", "properties": {"key": _STR}, "required": ["key"]},
     },
     {"name": "malformed", "description": "Answers with a malformed result.", "inputSchema": _NONE},
+    {
+        "name": "forgetful_task",
+        "description": "Runs as a task the server forgets at once (tasks/get: unknown task).",
+        "inputSchema": _NONE,
+        "execution": {"taskSupport": "optional"},
+    },
     {
         "name": "seen_cancels",
         "description": "The request ids whose cancel reached the server, as a JSON list.",
@@ -143,6 +149,18 @@ class _Tools:
                 raise _Drop
             reply(f"answered on attempt {attempt}")
             return
+        if name == "forgetful_task":
+            now = "2026-01-01T00:00:00Z"
+            task = {
+                "taskId": f"forgotten-{request_id}",
+                "status": "working",
+                "ttl": 60000,
+                "pollInterval": 50,
+                "createdAt": now,
+                "lastUpdatedAt": now,
+            }
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"task": task, **extra}})
+            return
         if name == "seen_cancels":
             with self.lock:
                 seen = [json.loads(key) for key, event in self.cancels.items() if event.is_set()]
@@ -189,6 +207,9 @@ class _Tools:
                 },
                 **extra,
             }
+        elif method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            error = {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+            return {"jsonrpc": "2.0", "id": request_id, "error": error}
         elif method == "ping":
             result = {}
         elif method == "tools/list":

@@ -32,6 +32,7 @@ from reviewlab.core.receipts import (
     ToolReceipt,
     arg_error_text,
     exception_text,
+    task_detached_text,
     tool_timeout_text,
     unavailable_text,
     wall_stamp,
@@ -99,6 +100,8 @@ class RoundLoop:
                 "hedges",
             )
         self.policy.refuse("a live episode (its executors hold a true total cap)", "cap_rule")
+        if not getattr(registry, "runs_tasks", False):
+            self.policy.refuse(f"a live episode on {type(registry).__name__}", "tasks")
         self.breaker = breaker
         if breaker is not None:
             breaker.start_episode()
@@ -296,6 +299,12 @@ class RoundLoop:
         elif result.status is CallStatus.ABANDONED:
             outcome, gap, error = Outcome.ERROR, SOURCE_GAP_ABANDONED, "abandoned"
             text = tool_timeout_text(name, result.bound_sec or 0.0)
+            notes = result.notes
+            if notes is not None and notes.task_action == "detach" and notes.task_id:
+                # Detached, not cancelled: the model hears the task runs on (MCP Tasks).
+                text = task_detached_text(
+                    name, result.bound_sec or 0.0, notes.task_id, notes.task_immediate_response
+                )
         else:  # refused by the loose-worker cap: never started
             receipt = ToolReceipt(
                 round=self.rounds,

@@ -29,6 +29,7 @@ from reviewlab.core.vocab import (
     ClockName,
     EndReason,
     Source,
+    TaskState,
     Transport,
 )
 
@@ -64,6 +65,7 @@ V2_CALL_FIELDS: Final = (
     "late_result_sec",
     "late_result_chars",
     "ended_by",
+    "task_states",
 )
 """Call fields that only a version 2 episode carries."""
 V2_ROUND_FIELDS: Final = ("input_tokens", "output_tokens")
@@ -162,6 +164,10 @@ class Call(BaseModel):
     ended_by: ClockName | None = None
     """(v2) What ended the call as it ran: ``returned`` (before any clock) or the clock that
     fired first (``tool_timeout``, ``deadline``, ``idle``...); ``None``: not recorded."""
+    task_states: list[TaskState] | None = None
+    """(v2, MCP Tasks) The states of the call's task as seen, in order (``working``,
+    ``input_required``, ``completed``, ``failed``, ``cancelled``, ``running_after_cancel``);
+    ``None``: not a task."""
 
     @field_validator("duration_sec", "returned_after_sec", "cancel_honoured_sec", "late_result_sec")
     @classmethod

@@ -111,6 +111,8 @@ def _part_policies() -> dict[str, Policy]:
         "hedges": table.with_hedge("search_code", after_sec=3.0, max_share=0.5),
         "breaker": table.with_breaker(consecutive=2, cooldown_rounds=1),
         "cap_rule": table.with_idle(read_file=3.0).replace(cap_rule="checked_on_progress"),
+        # Tasks run live through an MCP server; every replay engine, the twin too, refuses them.
+        "tasks": table.with_tasks(query_code="cancel"),
         "idle_sec+hedges": table.with_idle(read_file=2.0).with_hedge(
             "search_code", after_sec=3.0, max_share=0.5
         ),

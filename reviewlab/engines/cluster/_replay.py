@@ -56,7 +56,7 @@ def replay_on_cluster(
             "policy: its hedges or breaker are replayed on Episode objects, in-process; a replay "
             "on a cluster replays timeouts, narrowing and idle timeouts"
         )
-    policy.refuse("a replay on a cluster", "cap_rule")
+    policy.refuse("a replay on a cluster", "cap_rule", "tasks")
     if slots is not None or time_scale is not None:
         raise ValueError("slots, time_scale: the twin's and the real engine's, not a cluster's")
     if options:

@@ -64,7 +64,7 @@ def replay_real(
             f"concurrency: expected a positive number of episode threads, got {concurrency!r}"
         )
     spine = Policy.of(policy, narrowing)
-    spine.refuse("replay_real (reviewlab's executors hold a true total cap)", "cap_rule")
+    spine.refuse("replay_real (reviewlab's executors hold a true total cap)", "cap_rule", "tasks")
     corpus = list(episodes)
     check_corpus(corpus)
     arrival = arrival_times(corpus)

@@ -552,7 +552,7 @@ class CompiledCorpus:
         and a breaker (withheld calls: :func:`reviewlab.replay`) are refused by name.
         """
         spine = Policy.of(policy, narrowing)
-        spine.refuse(_COMPILED, "hedges", "breaker", "cap_rule")
+        spine.refuse(_COMPILED, "hedges", "breaker", "cap_rule", "tasks")
         if spine.narrowing.mode == "unbounded":
             return unbounded_evaluation(self)
         return evaluate_bounded(self, spine)

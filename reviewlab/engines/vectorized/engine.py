@@ -90,7 +90,7 @@ def replay_vectorized(
     A breaker is refused by name: :func:`reviewlab.replay` replays it.
     """
     spine = Policy.of(policy, narrowing)
-    spine.refuse("replay_vectorized", "breaker", "cap_rule")
+    spine.refuse("replay_vectorized", "breaker", "cap_rule", "tasks")
     if spine.hedges:  # hedged calls: one settling pass of a rewritten corpus
         return replay_hedged(
             compile_corpus, episodes, spine, censored=censored, seed=seed, plan=hedges, **options

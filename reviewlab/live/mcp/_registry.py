@@ -10,6 +10,7 @@ from typing import Any
 from reviewlab.core.policy import IDEMPOTENT_TOOLS
 from reviewlab.live.call_notes import CallNotes, current_notes
 from reviewlab.live.mcp._call import call_tool
+from reviewlab.live.mcp._tasks import call_task
 
 __all__ = ["MCPContext", "MCPRegistry"]
 
@@ -33,6 +34,8 @@ class MCPRegistry:
     """
 
     transport = "mcp"
+    runs_tasks = True
+    """Task-augmented calls (the policy's ``tasks`` part) run here (:mod:`._tasks`)."""
     HTTP_READ_TIMEOUT_SEC = 300.0
     """The SDK's Streamable HTTP read timeout (``MCP_DEFAULT_SSE_READ_TIMEOUT``): a stream
     silent this long ends, and its call with it (a transport clock on every HTTP call)."""
@@ -47,6 +50,13 @@ class MCPRegistry:
             if server.idempotent_tools is not None
             else frozenset(IDEMPOTENT_TOOLS)
         )
+        self.task_actions: dict[str, str] = {}
+        # A tool whose server requires tasks runs as one even when the policy names none.
+        self.task_required = frozenset(
+            tool["name"]
+            for tool in server.tools
+            if (tool.get("execution") or {}).get("taskSupport") == "required"
+        )
 
     @property
     def transport_timeout_sec(self) -> float | None:
@@ -54,9 +64,11 @@ class MCPRegistry:
         return self.HTTP_READ_TIMEOUT_SEC if self.server.url is not None else None
 
     def bind_policy(self, policy: Any) -> None:
-        """Take the episode policy's idempotent tools (unless the server named its own)."""
+        """Take the episode policy's idempotent tools (unless the server named its own) and its
+        ``tasks`` part (which tools run as tasks, cancelled or detached at the bound)."""
         if self.server.idempotent_tools is None:
             self.idempotent_tools = frozenset(getattr(policy, "idempotent_tools", ()))
+        self.task_actions = dict(getattr(policy, "tasks", {}))
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -68,8 +80,12 @@ class MCPRegistry:
         :class:`~reviewlab.live.mcp.MCPToolError`."""
         notes = current_notes() or CallNotes("mcp")
         notes.transport = "mcp"
-        idempotent = name in self.idempotent_tools
-        call = call_tool(self.server.link, name, dict(args), notes, idempotent)
+        action = self.task_actions.get(name) or ("cancel" if name in self.task_required else None)
+        link = self.server.link
+        if action is not None and link is not None:
+            call = call_task(link, name, dict(args), notes, action, self.server.task_ttl_sec)
+        else:
+            call = call_tool(link, name, dict(args), notes, name in self.idempotent_tools)
         if asyncio.get_running_loop() is self.server.loop:
             text = await call
         else:

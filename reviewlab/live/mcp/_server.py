@@ -28,10 +28,17 @@ from reviewlab.live.mcp._errors import MCPServerError
 from reviewlab.live.mcp._extents import FILESYSTEM_READ_TOOLS, ReadExtent
 from reviewlab.live.mcp._registry import MCPContext, MCPRegistry
 
-__all__ = ["DEFAULT_CANCEL_WATCH_SEC", "DEFAULT_START_TIMEOUT_SEC", "MCPServer"]
+__all__ = [
+    "DEFAULT_CANCEL_WATCH_SEC",
+    "DEFAULT_START_TIMEOUT_SEC",
+    "DEFAULT_TASK_TTL_SEC",
+    "MCPServer",
+]
 
 DEFAULT_CANCEL_WATCH_SEC = 30.0
 DEFAULT_START_TIMEOUT_SEC = 60.0
+DEFAULT_TASK_TTL_SEC = 300.0
+"""The TTL a task-augmented call asks for (the server may grant another)."""
 Protocol = Literal["auto", "legacy"]
 
 
@@ -44,7 +51,8 @@ class MCPServer:
     (``None``: all) limits what the model is offered, e.g. to keep a read-only reviewer away
     from write tools; ``idempotent_tools`` (``None``: the episode policy's) are the tools a
     dropped stream may re-issue once. ``cancel_watch_sec`` is how long an abandoned call is
-    still listened to; ``errlog`` receives a stdio server's stderr (default: discarded).
+    still listened to; ``task_ttl_sec`` the TTL a task-augmented call asks for; ``errlog``
+    receives a stdio server's stderr (default: discarded).
     """
 
     def __init__(
@@ -60,6 +68,7 @@ class MCPServer:
         protocol: Protocol = "auto",
         cancel_watch_sec: float = DEFAULT_CANCEL_WATCH_SEC,
         start_timeout_sec: float = DEFAULT_START_TIMEOUT_SEC,
+        task_ttl_sec: float = DEFAULT_TASK_TTL_SEC,
         errlog: IO[str] | None = None,
     ) -> None:
         if (command is None) == (url is None):
@@ -86,6 +95,9 @@ class MCPServer:
         self.protocol = protocol
         self.cancel_watch_sec = float(cancel_watch_sec)
         self.start_timeout_sec = float(start_timeout_sec)
+        if not task_ttl_sec > 0:
+            raise ValueError(f"task_ttl_sec: expected seconds > 0, got {task_ttl_sec!r}")
+        self.task_ttl_sec = float(task_ttl_sec)
         self.errlog = errlog
         self.tools: list[dict[str, Any]] = []
         self.server_name = ""

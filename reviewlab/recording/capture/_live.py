@@ -207,6 +207,8 @@ def _recorded_call(trace: CallTrace) -> Call:
             common["cancel_honoured_sec"] = notes.cancel_honoured_sec
             common["late_result_sec"] = notes.late_result_sec
             common["late_result_chars"] = notes.late_result_chars
+            if notes.task_id is not None:
+                common["task_states"] = list(notes.task_states)
     if result is None or result.status is CallStatus.REFUSED:
         return Call(duration_sec=0.0, status="error", **common)
     if result.status is CallStatus.ABANDONED:

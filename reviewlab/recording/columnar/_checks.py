@@ -23,7 +23,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reviewlab.core.vocab import CALL_STATUSES, CLOCK_NAMES, END_REASONS, SOURCES, TRANSPORTS
+from reviewlab.core.vocab import (
+    CALL_STATUSES,
+    CLOCK_NAMES,
+    END_REASONS,
+    SOURCES,
+    TASK_STATES,
+    TRANSPORTS,
+)
 from reviewlab.recording.columnar._flat import FlatColumns, _numpy, flat_columns
 from reviewlab.recording.file_errors import EpisodeFormatError
 from reviewlab.recording.ids import duplicate_id
@@ -392,6 +399,17 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
         rows,
         where("ended_by"),
         lambda k: f"{ended_text[k]!r} is not one of {', '.join(CLOCK_NAMES)}",
+    )
+    states = calls["task_states"]
+    bounds = np.asarray(states.offsets.to_numpy(), dtype=np.intp)
+    owner_of = np.repeat(np.arange(len(states)), np.diff(bounds))
+    values = states.values.slice(int(bounds[0]), len(owner_of))
+    value_text = _Text(values)
+    report(
+        _not_in(values, TASK_STATES),
+        rows[owner_of],
+        lambda k: where("task_states")(owner_of[k]),
+        lambda k: f"{value_text[k]!r} is not one of {', '.join(TASK_STATES)}",
     )
     progress = calls["progress_sec"]
     offsets = np.asarray(progress.offsets.to_numpy(), dtype=np.intp)

@@ -78,6 +78,7 @@ CALL_TYPE = pa.struct(
         ("late_result_sec", pa.float64()),
         ("late_result_chars", pa.int64()),
         ("ended_by", pa.string()),
+        ("task_states", pa.list_(pa.string())),
     ]
 )
 ROUND_TYPE = pa.struct([("send_sec", pa.float64()), ("calls", pa.list_(CALL_TYPE))])
@@ -174,6 +175,7 @@ def episodes_table(episodes: Iterable[Episode]) -> pa.Table:
                 calls["late_result_sec"].append(call.late_result_sec)
                 calls["late_result_chars"].append(call.late_result_chars)
                 calls["ended_by"].append(call.ended_by)
+                calls["task_states"].append(call.task_states)
                 extent = call.extent
                 no_extent.append(extent is None)
                 extents[0].append(None if extent is None else extent.path)

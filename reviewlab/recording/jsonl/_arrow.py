@@ -70,7 +70,7 @@ _V1_SIZE = len(_V1_CALL) + 1
 _V2_SIZE = len(CALL_TYPE.names)
 _NO_V2 = (None,) * (_V2_SIZE - _V1_SIZE)
 # Version 2 calls written before the late-answer and clock fields (issue 25) had 12 keys.
-_V2_LATE = ("late_result_sec", "late_result_chars", "ended_by")
+_V2_LATE = ("late_result_sec", "late_result_chars", "ended_by", "task_states")
 _V2_EARLY_GET = itemgetter(*(n for n in CALL_TYPE.names if n not in _V2_LATE))
 _V2_EARLY_SIZE = _V2_SIZE - len(_V2_LATE)
 _NO_LATE = (None,) * len(_V2_LATE)

@@ -194,5 +194,6 @@ def _calls(d: Draws, c: np.ndarray) -> pa.StructArray:
         "late_result_sec": pa.nulls(c.size, pa.float64()),
         "late_result_chars": pa.nulls(c.size, pa.int64()),
         "ended_by": pa.nulls(c.size, pa.string()),
+        "task_states": pa.nulls(c.size, pa.list_(pa.string())),
     }
     return pa.StructArray.from_arrays([fields[f.name] for f in CALL_TYPE], fields=list(CALL_TYPE))
