@@ -87,22 +87,26 @@ def declared_requirements(wheel: Path, extras: tuple[str, ...] = ()) -> list[Req
 
 
 def dependency_closure(requirements: list[Requirement]) -> dict[str, metadata.Distribution]:
-    """Every installed distribution the requirements need, transitively, by canonical name."""
+    """Every installed distribution the requirements need, transitively, by canonical name; a
+    requirement's extras (``pyjwt[crypto]``) bring that distribution's requirements for them."""
     closure: dict[str, metadata.Distribution] = {}
+    walked: set[tuple[str, str]] = set()
     todo = list(requirements)
     while todo:
         requirement = todo.pop()
         name = canonicalize_name(requirement.name)
-        if name in closure:
+        extras = {""} | set(requirement.extras)
+        if all((name, extra) in walked for extra in extras):
             continue
-        dist = metadata.distribution(requirement.name)
+        walked |= {(name, extra) for extra in extras}
+        dist = closure.get(name) or metadata.distribution(requirement.name)
         assert requirement.specifier.contains(dist.version, prereleases=True), (
             f"{requirement}: this environment has {dist.version}"
         )
         closure[name] = dist
         for text in dist.requires or []:
             nested = Requirement(text)
-            if nested.marker is None or nested.marker.evaluate({"extra": ""}):
+            if nested.marker is None or any(nested.marker.evaluate({"extra": e}) for e in extras):
                 todo.append(nested)
     return closure
 
