@@ -141,3 +141,14 @@ def test_sweep_names_the_objectives_of_its_pareto_flag(capsys) -> None:
     _, out, _ = _run(capsys, [*argv, "--pareto", "wall_p95,max_silence"])
     assert "pareto: on the Pareto front on wall p95, longest silence (all minimised)" in out
     assert "assumes: censored=wedge" in out
+
+
+def test_tune_names_the_budget_it_applied_and_every_objective_that_changed(capsys) -> None:
+    """``tune``'s answer opens with the budgets applied, in percent, and its saved line names
+    every objective the recommendation changed."""
+    _, out, _ = _run(capsys, ["tune", "bundled:corpus", "--max-timeout-coverage-loss", "0.005"])
+    first = out.splitlines()[0]
+    assert first.startswith("within: coverage lost to timeouts ≤ 0.5 %")
+    saved = next(line for line in out.splitlines() if line.startswith("saved (against"))
+    assert "wall max" in saved and "longest silence" in saved  # the real gain, named
+    assert out.count("assumes: censored=wedge") == 3  # budgets, per tool, whole policy

@@ -25,6 +25,7 @@ from reviewlab.ui.tables import Table, as_table, changes_lines, summary_table
 
 __all__ = [
     "BUDGET_LABELS",
+    "budgets_words",
     "incident_table",
     "incident_text",
     "slot_table",
@@ -111,6 +112,28 @@ def tune_budget_table(recommendation: Recommendation) -> Table:
     )
 
 
+def budgets_words(recommendation: Recommendation) -> str:
+    """The budgets applied, as a heading names them: ``coverage lost to timeouts ≤ 1 %; …``
+    (per-tool budgets summed up in one clause)."""
+    from reviewlab.ui.numbers import rate_text
+
+    budgets = recommendation.budgets
+    upper = next(c for c in budgets.columns if c.startswith("upper_"))
+    level = upper.removeprefix("upper_").replace("%", " %")
+    parts, per_tool = [], set()
+    for row in budgets.to_dict("records"):
+        if math.isinf(row["limit"]):
+            continue
+        if str(row["budget"]).startswith("added_abandoned_call_rate."):
+            per_tool.add(rate_text(row["limit"]))
+            continue
+        parts.append(f"{_budget_label(row['budget'])} ≤ {rate_text(row['limit'])}")
+    if per_tool:
+        parts.append(f"abandoned calls added per tool ≤ {', '.join(sorted(per_tool))} of its calls")
+    where = f" (each at its {level} upper bound over episodes and as predicted for unseen ones)"
+    return ("; ".join(parts) or "no budget") + (where if parts else "")
+
+
 def tune_text(recommendation: Recommendation, *, base_label: str | None = None) -> str:
     """The whole answer: the rule, each budget's verdict, the
     tools, the figures, the policy file."""
@@ -136,6 +159,7 @@ def tune_text(recommendation: Recommendation, *, base_label: str | None = None) 
         title="whole policy (every tool changed at once):",
     )
     lines = [
+        f"within: {budgets_words(recommendation)}",
         f"rule: {recommendation.rule}.",
         "",
         tune_budget_table(recommendation).text(),
