@@ -227,3 +227,20 @@ def test_everything_server_records_its_cancel_what_it_did_after_and_the_clocks(
     assert call.late_result_sec is None  # a cancelled request is never answered by this server
     (verdict,) = cancel_calls([episode])["verdict"]
     assert verdict == "kept_working"  # progress kept coming after the cancel
+
+
+def test_everything_server_cancels_a_task_over_streamable_http(everything_over_http, workspace):
+    """Over Streamable HTTP too, a task-augmented call cancelled at 1.5 s is acknowledged
+    ``cancelled`` and its states end there."""
+    research = "simulate-research-query"
+    policy = Policy(timeouts=TimeoutPolicy.uniform(1.5)).with_tasks(**{research: "cancel"})
+    with MCPServer(url=everything_over_http, read_tools={}, cancel_watch_sec=4.0) as server:
+        result, _model, texts = run(
+            workspace, server, [tool_call(research, {"topic": "t"}, "t")], policy
+        )
+        notes = [t for rnd in result.trace for t in rnd.calls][0].result.notes
+        assert server.wait_watched()
+    receipt = result.usage["native_tool_receipts"][0]
+    assert receipt["source_gap"] == "native_tool_abandoned"
+    assert receipt["task_cancel_ack"] == "cancelled" and notes.task_states[-1] == "cancelled"
+    assert texts[0].startswith(f"⚠️ TOOL_TIMEOUT ({research}): exceeded 1.5s limit.")
