@@ -152,3 +152,11 @@ def test_tune_names_the_budget_it_applied_and_every_objective_that_changed(capsy
     saved = next(line for line in out.splitlines() if line.startswith("saved (against"))
     assert "wall max" in saved and "longest silence" in saved  # the real gain, named
     assert out.count("assumes: censored=wedge") == 3  # budgets, per tool, whole policy
+
+
+def test_a_hedging_sweep_prints_what_the_hedges_cost(capsys) -> None:
+    """A grid that hedges shows, beside each point's delay, its hedged calls and extra-call
+    share."""
+    code, out, _ = _run(capsys, ["sweep", "bundled:corpus", "--hedge", "read_file=0.5,2"])
+    header = next(line for line in out.splitlines() if line.startswith("hedge.read_file"))
+    assert code == 0 and {"hedges", "extra_call_share"} <= set(header.split())

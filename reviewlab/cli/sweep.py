@@ -340,6 +340,10 @@ def _print_view(frame: Any, args: argparse.Namespace, prices: Any, objectives: A
     ]
     for index, column in enumerate(named):
         view.insert(index, column, shown[column].to_numpy())
+    if any(c.startswith("hedge.") for c in named):  # what the hedges cost, before the flag
+        for column in ("hedges", "extra_call_share"):
+            if column in shown.columns:
+                view.insert(len(view.columns) - 1, column, shown[column].to_numpy())
     if prices is not None:  # the cost columns go before the Pareto flag
         for column in ("prices", "cost_per_episode", "unpriced_rounds"):
             if column in shown.columns:
