@@ -64,3 +64,34 @@ def test_record_with_a_broken_mcp_command_is_one_error_and_writes_nothing(
     assert code != 0 and not out.exists()
     err = capsys.readouterr().err
     assert "--mcp 'no-such-mcp-server-xyz --flag'" in err and "Traceback" not in err
+
+
+def test_record_with_an_mcp_url_records_the_late_answer_and_the_clock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--mcp URL`` reaches the server over Streamable HTTP; a call abandoned at its bound whose
+    server answers 0.5 s after the cancel is recorded with that late answer and its clock; an
+    unreachable URL is one line naming --mcp and writes nothing."""
+    from reviewlab.live.mcp import demo_http_server
+
+    root = tmp_path / "subject"
+    root.mkdir()
+    out = tmp_path / "live.jsonl"
+    script = [
+        {"tool_calls": [tool_call("ignore_cancel", {"after_sec": 0.5}, "c1")]},
+        {"content": "[]"},
+    ]
+    with demo_http_server(root) as url, StubOpenAI(script) as stub:
+        argv = [*_argv(stub.base_url, root, out, url), "--policy", "uniform:0.3"]
+        assert main(argv) == 0
+    (episode,) = load_episodes(out)
+    (call,) = episode.calls
+    assert episode.meta["mcp"] == url and call.cancel_sent is True
+    assert call.ended_by == "tool_timeout" and call.late_result_sec >= 0.5
+    assert call.late_result_chars == len("finished anyway")
+    capsys.readouterr()
+    missing = tmp_path / "missing.jsonl"
+    with StubOpenAI([{"content": "[]"}]) as stub:
+        code = main(_argv(stub.base_url, root, missing, "http://127.0.0.1:9/mcp"))
+    assert code != 0 and not missing.exists()
+    assert "--mcp 'http://127.0.0.1:9/mcp'" in capsys.readouterr().err

@@ -42,9 +42,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mcp",
         default=None,
-        metavar="COMMAND",
+        metavar="COMMAND|URL",
         help="give the reviewer the tools of this MCP server, started over stdio in --root "
-        '(e.g. "npx @modelcontextprotocol/server-filesystem ."); recorded as reviewlab.episode/2',
+        '(e.g. "npx @modelcontextprotocol/server-filesystem .") or reached over Streamable HTTP '
+        "(an http:// or https:// URL); recorded as reviewlab.episode/2",
     )
 
 

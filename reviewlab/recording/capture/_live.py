@@ -153,9 +153,10 @@ def record_live(
     The file holds exactly that one episode (written atomically; an existing file is
     replaced). Its ``meta`` records the model and the endpoint, never the key. ``task=None``
     or ``""`` uses the episode's default review task. Returns the live result for printing.
-    With ``mcp`` (a server command) the reviewer's tools are that MCP server's, started over
-    stdio in ``root`` (:class:`~reviewlab.live.mcp.MCPServer`); the episode is recorded as
-    ``reviewlab.episode/2`` and ``meta["mcp"]`` names the command.
+    With ``mcp`` (a server command, or an ``http(s)://`` URL for Streamable HTTP) the
+    reviewer's tools are that MCP server's, started over stdio in ``root``
+    (:class:`~reviewlab.live.mcp.MCPServer`); the episode is recorded as
+    ``reviewlab.episode/2`` and ``meta["mcp"]`` names the command or URL.
     """
     root_dir = Path(root)
     if not root_dir.is_dir():
@@ -168,7 +169,9 @@ def record_live(
     if mcp:
         from reviewlab.live.mcp import MCPServer
 
-        with MCPServer(mcp, cwd=root_dir) as server:
+        remote = mcp.startswith(("http://", "https://"))  # Streamable HTTP, else a command
+        opened = MCPServer(url=mcp) if remote else MCPServer(mcp, cwd=root_dir)
+        with opened as server:
             options["registry_factory"] = server.registry_factory
             result = ReviewEpisode(root_dir, tap, **options).execute()
             server.wait_watched()  # late answers of abandoned calls reach the recording
