@@ -1,12 +1,10 @@
 """Cancel faithfulness: when a cancel was sent, did the server stop, and how fast?
 
-From the recorded facts of every abandoned remote call (``cancel_sent``, ``progress_sec``,
-``cancel_honoured_sec``, ``late_result_sec``) each cancel gets one verdict:
-``answered_anyway`` (a valid result came after the cancel), ``kept_working`` (progress came
-after it, no result) or ``stopped`` (neither: the evidence the protocol allows). ``stop_sec``
-is how long stopping took: the error answer's delay when the server said so, else the last
-progress after the cancel. :func:`cancel_calls` gives the calls, :func:`cancel_faithfulness`
-the table per server and tool; :func:`reviewlab.ui.charts.cancels.cancel_chart` draws it.
+Each recorded cancel gets one verdict (:data:`VERDICTS`): ``answered_anyway`` (a valid result
+came after it), ``kept_working`` (progress came, no result) or ``stopped`` (neither;
+``acknowledged`` when an error answer said so). ``stop_sec``: the error answer's delay, or for a
+server that kept working the last progress seen. :func:`cancel_calls` gives the cancels,
+:func:`cancel_faithfulness` the table per server and tool. docs/mcp.md, "Cancel faithfulness".
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Which clock ended each call of a corpus: reviewlab's, a host's, the TypeScript SDK's.
 
-:func:`clock_table` replays a corpus in the twin under a policy (and, with a preset, under the
-host's ceilings too) and lists, per call, every clock that applied — ``tool_timeout_sec``,
-``deadline_sec``, ``idle_sec``, ``total_cap_sec``, and ``host_sec`` with a preset — which one
-ended it (``ended_by``: ``returned`` or the clock that fired first), what the recording says
-ended it, how late a dropped valid result came (``dropped_late_sec``), and with
-``typescript_sdk=(timeout, cap)`` when the TypeScript SDK's clocks (:mod:`reviewlab.core.caps`)
-would end a call that never answered and how far past its cap. :func:`clock_summary` counts
-them (docs/mcp.md, "Which clock fired").
+:func:`clock_table` replays a corpus in the twin under a policy (and a preset's host ceilings)
+and gives per call every clock that applied and the one that ended it (:data:`CLOCK_COLUMNS`),
+the valid results dropped (a call that came back after its abandonment: how late), and with
+``typescript_sdk=(timeout, cap)`` when the SDK's clocks would end it and how far past the cap
+(:data:`SDK_COLUMNS`). :func:`clock_summary` counts them. docs/mcp.md, "Which clock fired".
 """
 
 from __future__ import annotations

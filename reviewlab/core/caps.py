@@ -1,17 +1,13 @@
 """Total caps while a call reports progress: reviewlab's true cap and the TypeScript SDK's.
 
-A call that reports progress (``progress_sec``) under an idle timeout and a total cap (its
-bound) ends by one of two rules, the policy's ``cap_rule`` part:
-
-* ``hard`` (reviewlab): the idle timer is re-armed at ``min(idle, cap - elapsed)``, so the cap
-  holds with or without progress (:func:`~reviewlab.core.idle.idle_fire_sec` below the bound);
-* ``checked_on_progress`` (the MCP TypeScript SDK's ``maxTotalTimeout`` with
-  ``resetTimeoutOnProgress``): each report re-arms the full idle timeout and the cap is checked
-  only when a report arrives, so a call can run one idle period past its cap, and without
-  progress the cap never fires (:func:`on_progress_fire_sec`).
-
+``hard`` (reviewlab): an idle timeout re-armed on progress is re-armed at ``min(idle, cap -
+elapsed)``, so a call ends at the first quiet gap or at the cap, with or without progress.
+``checked_on_progress`` (the MCP TypeScript SDK's ``maxTotalTimeout`` with
+``resetTimeoutOnProgress``): each report re-arms the full timeout and the cap is checked only
+when a report arrives (:func:`on_progress_fire_sec`), so a call can run one idle period past its
+cap, and past it for good without progress. A policy chooses with its ``cap_rule`` part;
 :meth:`Policy.typescript_sdk <reviewlab.core.policy.Policy.typescript_sdk>` is the SDK's
-documented configuration as a policy, to replay on a recording with progress.
+configuration. docs/mcp.md, "Which clock fired".
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """One ``tools/call`` on an open session: progress, the cancel the negotiated version asks for,
 late answers recorded and never credited, and one re-issue after a dropped stream.
 
-Lifecycle of a call: ``tools/call`` goes out under a request id of ours (``reviewlab-N``) with
-a progress token, each ``notifications/progress`` recorded on the call's
-:class:`~reviewlab.live.call_notes.CallNotes`; then the answer comes inside the bound (an
-error result raises :class:`MCPToolError`), or the executor abandons the call (the cancel goes
-out as the negotiated version says, and the request keeps listening for ``cancel_watch_sec``:
-an error answer is ``cancel_honoured_sec``, a valid one ``late_result_sec`` and
-``late_result_chars``, credited to nobody), or the stream closes without an answer (an
-idempotent tool is re-issued once, any other call raises :class:`MCPStreamDropped`).
+Lifecycle: sent under an id of ours (``reviewlab-N``) with a progress token (each report goes on
+the call's notes) → answered inside the bound (its text; an ``isError`` result, a JSON-RPC error
+or a malformed result raise :class:`MCPToolError`) | abandoned (the cancel goes out per the
+negotiated version — ``notifications/cancelled``, or the stream closed at 2026-07-28 — and the
+request is still watched: an error answer is the server stopping, a valid result a valid result
+dropped) | dropped (an idempotent tool is re-issued once under a new id, any other call raises
+:class:`MCPStreamDropped`). docs/mcp.md, "Cancel per negotiated version" and "Dropped streams
+and re-issue".
 """
 
 from __future__ import annotations

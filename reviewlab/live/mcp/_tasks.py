@@ -1,24 +1,12 @@
-"""A task-augmented ``tools/call`` (the 2025-11-25 Tasks): bounded like any other call.
+"""A task-augmented ``tools/call`` (2025-11-25 Tasks), bounded like any other call.
 
-Lifecycle: ``tools/call`` with ``task: {ttl}`` answers at once with a task (its id, status,
-``pollInterval``, ``ttl``); the call then polls ``tasks/get`` at the server's interval until the
-task is ``completed`` (its result comes from ``tasks/result``), ``failed`` or ``cancelled`` (an
-error receipt), or its TTL passes (the backstop: an error receipt, the task is the server's to
-forget). Every status seen goes on the call's notes (``task_states``). A server that answers
-the ``tools/call`` with a plain result ran it without a task: that result is the answer.
-
-At the bound the executor abandons the call like any other; then, per the policy's ``tasks``
-part:
-
-* ``cancel``: ``tasks/cancel`` is sent (its answer, acknowledged or refused, is
-  ``task_cancel_ack``), and the task is still polled until it ends, its TTL passes or
-  ``cancel_watch_sec`` runs out; a ``working`` after the cancel is recorded as
-  ``running_after_cancel``;
-* ``detach``: nothing is sent; the model is told the server's immediate-response text (or
-  ours), and the task is polled the same way, so a result it delivers later is recorded as a
-  valid result dropped (``late_result_sec``).
-
-A task id the server does not know (``tasks/get`` fails) ends the call with one error receipt.
+Lifecycle: created (``task: {ttl}``; a plain result means the server ran it without a task) →
+polled with ``tasks/get`` at the server's ``pollInterval`` → ``completed`` (the result from
+``tasks/result``) | ``failed``/``cancelled``/TTL passed/unknown task id (one error) | abandoned
+at the bound, then per the policy's ``tasks`` part ``cancel`` (``tasks/cancel``, its answer
+recorded) or ``detach`` (the model told the task runs on) — and in both cases still polled, so
+its end, a ``running_after_cancel`` and a result delivered late are recorded. Every status seen
+goes on the call's notes. docs/mcp.md, "Tasks".
 """
 
 from __future__ import annotations
