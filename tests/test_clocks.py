@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 
 from reviewlab.analysis.cancels import cancel_calls, cancel_faithfulness
-from reviewlab.analysis.clocks import clock_summary, clock_table
+from reviewlab.analysis.clocks import clock_summary, clock_table, ended_by_column
 from reviewlab.cli import main
 from reviewlab.core.clocks import call_clocks, ended_by
 from reviewlab.core.policy import Bound, Policy, TimeoutPolicy
@@ -203,3 +203,21 @@ def test_the_charts_draw_the_verdicts_and_the_drops(live_cancels):
     assert len(bars) == 4
     drops = dropped_results_chart(clock_table(corpus(), POLICY))
     assert sum(len(c.get_offsets()) for c in drops.axes[0].collections) == 4
+
+
+def test_every_engines_frame_says_which_clock_fired_and_they_agree():
+    """On the conformance corpus under the idle-timeout cell, the twin's and the vectorized
+    engine's call frames name the same clock for every call, and the counts are the frame's."""
+    from reviewlab.engines.replay import replay
+    from reviewlab.testing.conformance import PART_POLICIES, conformance_corpus
+
+    episodes, policy = conformance_corpus(), PART_POLICIES["idle_sec"]
+    twin = replay(episodes, policy, engine="twin").calls
+    fast = replay(episodes, policy, engine="vectorized").calls
+    keys = ["episode_id", "call_index"]
+    left = twin.assign(ended_by=ended_by_column(twin)).sort_values(keys)
+    right = fast.assign(ended_by=ended_by_column(fast)).sort_values(keys)
+    assert left["ended_by"].tolist() == right["ended_by"].tolist()
+    abandoned = int(twin["source_gap"].eq("native_tool_abandoned").sum())
+    named = left["ended_by"].isin(["tool_timeout", "deadline", "idle"]).sum()
+    assert named == abandoned and "idle" in set(left["ended_by"])

@@ -23,7 +23,7 @@ from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, CensoringMode
 from reviewlab.engines.corpus import CorpusSource, open_corpus
 from reviewlab.engines.replay import replay
 
-__all__ = ["CLOCK_COLUMNS", "SDK_COLUMNS", "clock_summary", "clock_table"]
+__all__ = ["CLOCK_COLUMNS", "SDK_COLUMNS", "clock_summary", "clock_table", "ended_by_column"]
 
 CLOCK_COLUMNS: Final = (
     "episode_id",
@@ -80,6 +80,19 @@ def clock_table(
             rows.append(_row(episode, index, call, row, host_row, spine, typescript_sdk))
     columns = list(CLOCK_COLUMNS) + (list(SDK_COLUMNS) if typescript_sdk is not None else [])
     return pd.DataFrame(rows, columns=columns)
+
+
+def ended_by_column(calls: pd.DataFrame) -> pd.Series:
+    """Which clock ended each call of any engine's replay call frame: ``returned`` for a call
+    that ran and came back, the bound's term for an abandoned one, ``None`` for a call that
+    never ran (refused, withheld, skipped)."""
+    ran = calls["outcome"].isin(("executed", "error")).to_numpy()
+    abandoned = calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
+    values = [
+        ended_by(bool(gone), str(by)) if took else None
+        for took, gone, by in zip(ran, abandoned, calls["bound_by"], strict=True)
+    ]
+    return pd.Series(values, index=calls.index, name="ended_by", dtype=object)
 
 
 def _keyed(calls: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
