@@ -280,7 +280,7 @@ class Policy:
             raise PolicyError(
                 f"timeouts: a custom rule ({type(self.timeouts).__name__}) has no per-tool table"
             )
-        return self.replace(timeouts=self.timeouts.with_tool_timeouts(**tools_sec))
+        return self.replace(timeouts=self.timeouts.with_tool_timeouts(None, **tools_sec))
 
     def with_idle(self, **idle_sec: float) -> Policy:
         """A copy with idle timeouts for some tools (seconds without progress)."""
