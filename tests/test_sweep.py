@@ -239,3 +239,16 @@ def test_threads_on_a_column_compiled_corpus_with_custom_policies(corpus, tmp_pa
     pd.testing.assert_frame_equal(threaded, serial)
     twin = simulate(corpus, _ReadsArgs(2.0), Narrowing()).summary
     assert serial.loc[2, "abandoned_call_rate"] == twin["abandoned_call_rate"] > 0
+
+
+def test_bases_that_differ_in_a_breaker_keep_two_names():
+    """make_grid over a base and the same base with a breaker names the two points apart."""
+    from reviewlab.analysis.sweep import make_grid
+    from reviewlab.core.policy import Policy
+
+    base = Policy.ouroboros()
+    grid = make_grid([base, base.with_breaker(3)], scales=[1.0])
+    names = [point.params["policy_name"] for point in grid]
+    assert len(set(names)) == 2
+    assert names[0] == "ouroborosx1" and "breaker(" in names[1]
+    assert grid.points[1].policy.breaker is not None

@@ -140,7 +140,13 @@ def make_grid(
         if narrowing is not None:
             point = point.replace(narrowing=narrowing)
         params: dict[str, Any] = {
-            "policy_name": timeouts is spine.timeouts and spine.name or timeouts.name,
+            # The base's own name, or its label with the scaled/tuned timeouts (so two bases that
+            # differ only in a hedge or a breaker keep two names).
+            "policy_name": (
+                spine.name
+                if timeouts is spine.timeouts and spine.name
+                else spine.replace(timeouts=timeouts, name="").label
+            ),
             "scale": 1.0 if scale is None else scale,
         }
         params.update({f"timeout.{tool}": sec for tool, sec in chosen.items()})
