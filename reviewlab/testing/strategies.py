@@ -21,9 +21,9 @@ from reviewlab.recording.schema import Round as _Round
 from reviewlab.testing.builders import START
 
 __all__ = [
+    "DRAWN_TOOLS",
     "PATHS",
     "SMALL_SECONDS",
-    "TOOLS",
     "breakers",
     "calls",
     "corpora",
@@ -31,7 +31,7 @@ __all__ = [
     "policies",
 ]
 
-TOOLS = ("read_file", "list_files", "search_code", "query_code")
+DRAWN_TOOLS = ("read_file", "list_files", "search_code", "query_code")
 """The tools a drawn call uses by default (the inspection tools and the slow query)."""
 PATHS = ("a.py", "b.py")
 """The paths drawn calls read and search (two, so skip_target has something to skip)."""
@@ -46,7 +46,7 @@ SMALL_SECONDS = st.one_of(
 def calls(
     draw: st.DrawFn,
     *,
-    tools: Sequence[str] = TOOLS,
+    tools: Sequence[str] = DRAWN_TOOLS,
     seconds: st.SearchStrategy[float] = SMALL_SECONDS,
     progress: bool = False,
 ) -> Call:
@@ -85,7 +85,7 @@ def calls(
 def corpora(
     draw: st.DrawFn,
     *,
-    tools: Sequence[str] = TOOLS,
+    tools: Sequence[str] = DRAWN_TOOLS,
     seconds: st.SearchStrategy[float] = SMALL_SECONDS,
     max_episodes: int = 6,
     max_rounds: int = 4,
