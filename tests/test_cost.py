@@ -131,7 +131,7 @@ def test_summary_sums_the_frame():
 
 def test_an_unbounded_wait_on_a_wedge_costs_infinitely_much_slot_time():
     """The unbounded policy waits on C's wedge forever: its slot cost is inf, not a number."""
-    result = replay(corpus(), BOUND, Narrowing.unbounded(), engine="vectorized")
+    result = replay(corpus(), BOUND.replace(narrowing=Narrowing.unbounded()), engine="vectorized")
     frame = replay_cost(result, corpus(), PRICES).episodes.set_index("episode_id")
     assert frame.loc["C", "slot_cost"] == float("inf")
     free = PriceTable(models=PRICES.models)  # a free slot is free even when held forever

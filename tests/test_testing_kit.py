@@ -38,7 +38,12 @@ def test_the_twin_and_the_vectorized_engine_agree_on_the_shared_strategies(
 ):
     """On any corpus and policy the one strategy module draws (idle, hedges, breaker included),
     the twin and the vectorized engine give the same frames and summary, exactly."""
-    twin = replay(corpus, policy, engine="twin", censored=censored, reaction=reaction, seed=1)
+    try:
+        twin = replay(corpus, policy, engine="twin", censored=censored, reaction=reaction, seed=1)
+    except ValueError as refusal:  # e.g. impute with no completed call: both say the same
+        with pytest.raises(ValueError, match=str(refusal).split(":")[0]):
+            replay(corpus, policy, engine="vectorized", censored=censored, reaction=reaction)
+        return
     try:
         fast = replay(
             corpus, policy, engine="vectorized", censored=censored, reaction=reaction, seed=1
