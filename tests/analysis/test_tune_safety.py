@@ -18,7 +18,7 @@ from reviewlab.engines.twin import simulate
 from reviewlab.recording.interop import import_auto
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
-REAL_LOGS = Path(__file__).resolve().parent / "fixtures"
+REAL_LOGS = Path(__file__).resolve().parents[1] / "fixtures"
 START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
 
 

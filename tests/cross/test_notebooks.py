@@ -20,7 +20,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS_DIR = (REPO / "notebooks").resolve()
 """The shipped notebooks, the link resolved (``reviewlab/notebooks``)."""
 NOTEBOOKS = tuple(sorted(path.name for path in NOTEBOOKS_DIR.glob("[0-9][0-9]-*.ipynb")))

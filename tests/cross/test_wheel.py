@@ -36,7 +36,7 @@ from packaging.utils import canonicalize_name
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SOURCES = ("pyproject.toml", "README.md", "reviewlab")
 """What the build reads; copied so the build writes nothing into the shared checkout."""
 SHIPPED = (

@@ -29,7 +29,7 @@ from reviewlab.recording.interop import (
 )
 from reviewlab.recording.schema import Call, Episode, Round
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 T0 = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
 V2 = "reviewlab.episode/2"
 

@@ -24,7 +24,7 @@ from reviewlab.recording.interop import import_openhands
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.resources import corpus_path
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ENGINES = ("twin", "vectorized")
 

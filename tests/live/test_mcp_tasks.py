@@ -21,7 +21,7 @@ from reviewlab.recording.capture import episode_from_result
 from reviewlab.recording.files import EpisodeFormatError, load_episodes, save_episodes
 
 EVERYTHING = (
-    Path(__file__).with_name("mcp")
+    Path(__file__).resolve().parents[1] / "mcp"
     / "node_modules"
     / "@modelcontextprotocol"
     / "server-everything"

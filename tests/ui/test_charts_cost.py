@@ -4,11 +4,11 @@ policies in their palette colours, infinite costs at the top edge, unpriced roun
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import FIXTURES
 from matplotlib.colors import to_hex
 
 from reviewlab.analysis.sweep import make_grid, sweep
@@ -17,7 +17,7 @@ from reviewlab.recording.interop import import_openhands
 from reviewlab.ui import charts
 from reviewlab.ui.charts.palette import policy_color
 
-FIXTURE = Path(__file__).parent / "fixtures/openhands/multi_swe_bench_examples_output.jsonl"
+FIXTURE = FIXTURES / "openhands/multi_swe_bench_examples_output.jsonl"
 
 
 def _legend(ax) -> list[str]:

@@ -28,8 +28,8 @@ from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 SUBCOMMANDS = ("demo", "record", "replay", "sweep", "tune", "synth", "import", "lab", "dashboard")
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 

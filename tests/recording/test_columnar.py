@@ -38,8 +38,8 @@ from reviewlab.recording.synth import (
     write_synthetic,
 )
 
-BUNDLED = Path(__file__).resolve().parents[1] / "reviewlab" / "data" / "episodes"
-FIXTURES = Path(__file__).parent / "fixtures"
+BUNDLED = Path(__file__).resolve().parents[2] / "reviewlab" / "data" / "episodes"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def imported() -> list[Episode]:

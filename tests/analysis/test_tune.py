@@ -16,7 +16,7 @@ from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import compile_corpus
 from reviewlab.recording.files import load_episodes
 
-BUNDLED = Path(__file__).resolve().parents[1] / "data" / "episodes" / "synthetic-1k.jsonl.gz"
+BUNDLED = Path(__file__).resolve().parents[2] / "data" / "episodes" / "synthetic-1k.jsonl.gz"
 
 
 @pytest.fixture(scope="module")

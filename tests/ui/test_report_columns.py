@@ -12,7 +12,7 @@ from reviewlab.ui.answers import incident_text
 from reviewlab.ui.demo import run_demo
 from reviewlab.ui.numbers import LABELS, SILENCE
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "metrics.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 
 
 def _documented() -> list[re.Pattern[str]]:

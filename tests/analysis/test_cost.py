@@ -5,10 +5,10 @@ identical in the twin and the vectorized engine."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import FIXTURES
 
 from reviewlab.analysis.cost import COST_COLUMNS, COST_KEYS, added_rounds, replay_cost
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
@@ -25,7 +25,7 @@ PRICES = PriceTable(
     zombie_per_sec=0.001,
 )
 BOUND = Policy.uniform(1.0)
-EXTERNAL = Path(__file__).parent / "fixtures/openhands/multi_swe_bench_examples_output.jsonl"
+EXTERNAL = FIXTURES / "openhands/multi_swe_bench_examples_output.jsonl"
 
 
 def _read(duration: float, completed: bool = True) -> Call:

@@ -24,7 +24,7 @@ from reviewlab.engines.twin import simulate
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 INCIDENT_FILE = (
-    Path(__file__).resolve().parents[1] / "data" / "incidents" / "wedged-query-code.jsonl"
+    Path(__file__).resolve().parents[2] / "data" / "incidents" / "wedged-query-code.jsonl"
 )
 SILENCE_SEC = 7 * 3600 + 16 * 60  # 26,160 s
 T0 = datetime(2026, 1, 12, 8, 0, tzinfo=UTC)

@@ -22,7 +22,7 @@ from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer
 from reviewlab.recording.capture import episode_from_result
 
-PINNED = Path(__file__).with_name("mcp")
+PINNED = Path(__file__).resolve().parents[1] / "mcp"
 MODULES = PINNED / "node_modules" / "@modelcontextprotocol"
 VERDICT = "[]"
 LONG_OP = "trigger-long-running-operation"

@@ -19,11 +19,11 @@ from reviewlab.recording.interop import (
     import_swe_agent,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TEST_REPO = FIXTURES / "swe_agent" / "6e44b9__sweagenttestrepo-1c2844.traj"
 MARSHMALLOW = FIXTURES / "swe_agent" / "marshmallow-code__marshmallow-1867.traj"
 # The shared folder of real logs sits beside the repository (locally and in CI).
-EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
+EXTERNAL = Path(__file__).resolve().parents[3] / "shared" / "external"
 
 
 def test_test_repo_trajectory_durations_match_the_hand_computed_figures():

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 
 from reviewlab.recording.interop import import_swe_agent
 
 TEST_REPO = (
-    Path(__file__).parent / "fixtures" / "swe_agent" / "6e44b9__sweagenttestrepo-1c2844.traj"
+    FIXTURES / "swe_agent" / "6e44b9__sweagenttestrepo-1c2844.traj"
 )
 
 

@@ -22,7 +22,7 @@ from reviewlab.recording.synth import (
     write_synthetic,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def test_same_seed_gives_the_same_bytes(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import FIXTURES
 
 from reviewlab.analysis.cost import replay_cost
 from reviewlab.cli import main
@@ -17,7 +18,7 @@ from reviewlab.core.prices import load_prices
 from reviewlab.engines.replay import replay
 from reviewlab.recording.files import load_episodes
 
-FIXTURE = Path(__file__).parent / "fixtures/openhands/multi_swe_bench_examples_output.jsonl"
+FIXTURE = FIXTURES / "openhands/multi_swe_bench_examples_output.jsonl"
 PRICES = """
 currency = "USD"
 
@@ -179,7 +180,7 @@ def test_import_says_how_many_rounds_report_token_usage(tmp_path, capsys):
     """reviewlab import counts the rounds with usage: all but one in basic_gui_mode.json."""
     out = tmp_path / "gui.jsonl"
     capsys.readouterr()
-    source = Path(__file__).parent / "fixtures/openhands/basic_gui_mode.json"
+    source = Path(__file__).resolve().parents[1] / "fixtures/openhands/basic_gui_mode.json"
     assert main(["import", "auto", str(source), "-o", str(out)]) == 0
     assert "token usage: 4 of 5 round(s) report it" in capsys.readouterr().out
 

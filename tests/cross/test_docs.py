@@ -12,7 +12,7 @@ from reviewlab.core import metrics, vocab
 from reviewlab.core.receipts import tool_timeout_text
 from reviewlab.recording.schema import Call, Episode, Extent, Round
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 
 

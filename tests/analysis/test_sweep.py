@@ -13,7 +13,7 @@ from reviewlab.core.policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.twin import simulate
 from reviewlab.recording.files import load_episodes
 
-BUNDLED = Path(__file__).resolve().parents[1] / "data" / "episodes" / "synthetic-1k.jsonl.gz"
+BUNDLED = Path(__file__).resolve().parents[2] / "data" / "episodes" / "synthetic-1k.jsonl.gz"
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 import pytest
+from conftest import REPO
 
 from reviewlab.core.breaker import BreakerRule, BreakerState
 from reviewlab.core.policy import Policy, TimeoutPolicy
@@ -162,9 +163,8 @@ def test_a_shared_state_carries_a_slots_breaker_into_its_next_episode(repo, wedg
 
 def test_the_semantics_quote_the_withheld_host_text():
     """docs/semantics.md shows exactly the text ``withheld_text`` builds."""
-    from pathlib import Path
 
-    text = (Path(__file__).parent.parent / "docs" / "semantics.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "semantics.md").read_text(encoding="utf-8")
     assert withheld_text("search_code", 3, "2 model round(s)") in text
 
 

@@ -22,7 +22,7 @@ from reviewlab.recording.interop import (
     import_openhands,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 OPENHANDS = FIXTURES / "openhands"
 INSPECT = FIXTURES / "inspect_ai"
 BROWSER = INSPECT / "2025-05-12T20-27-36-04-00_browser.json"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-PINNED = Path(__file__).with_name("mcp")
+PINNED = Path(__file__).resolve().parents[1] / "mcp"
 SUITE = PINNED / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 CLIENT = PINNED / "conformance_client.py"
 

@@ -1,0 +1,26 @@
+"""What every test folder shares: where the fixtures and the repository are.
+
+The tests mirror the package (``core/``, ``live/``, ``recording/``, ``engines/``, ``analysis/``,
+``ui/``, ``cli/``) and ``cross/`` holds the differential, conformance, architecture, exports,
+docs, notebook and wheel tests. This folder is on ``sys.path`` (pytest puts a root conftest's
+folder there), so helpers beside it, such as ``stub_openai``, import by name from any folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+"""This folder."""
+REPO = TESTS.parent
+"""The checkout."""
+FIXTURES = TESTS / "fixtures"
+"""The real logs of other agents (a link to the shipped ``reviewlab/data/real-logs``)."""
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    """The real agent logs the importers' tests read."""
+    return FIXTURES
