@@ -3,7 +3,7 @@
 Bound every tool call by its per-tool timeout narrowed by the inherited deadline, abandon the
 calls that outlive their bound, and measure what that costs: run it for real, simulate it,
 replay recorded episodes under other policies, sweep and tune policies. What a notebook user
-needs, by topic (``tests/test_exports.py`` checks this table against ``__all__``):
+needs, by topic (``tests/cross/test_exports.py`` checks this table against ``__all__``):
 
 Policy:
     Policy, TimeoutPolicy, Narrowing, Bound, PolicyError, resolve_bound

@@ -46,7 +46,7 @@ _MAX_IDLE = 64
 _after_wait_timeout: Callable[[Any], None] | None = None
 """Test seam, ``None`` in use: called with the job on the caller's thread after its wait for
 the bound timed out and before it tries to claim the call, so a test can let the worker
-claim first and reach that branch deterministically (tests/test_executor.py)."""
+claim first and reach that branch deterministically (tests/live/test_executor.py)."""
 
 
 class _Job:

@@ -5,7 +5,7 @@ corpus-wide sum of zombie seconds is assembled exactly from its partitions: a pa
 the sums of the maximal nodes of the shape inside its range and the values of the (at most
 two) leaves straddling its edges (:func:`partition_pieces`); the client adds the pieces as
 NumPy adds them (:func:`sum_of_pieces`). A partition sends ``O(log total)`` numbers. Checked
-against ``np.sum`` on random cuts (``tests/test_cluster_merge.py``); the shape:
+against ``np.sum`` on random cuts (``tests/engines/test_cluster_merge.py``); the shape:
 docs/cluster.md, "The exact sum of zombie seconds".
 """
 

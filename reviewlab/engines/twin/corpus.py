@@ -81,7 +81,7 @@ class TwinCorpus:
             for rnd in episode.rounds:
                 # Inlined (this loop is most of a cold replay): the effective observation is
                 # censoring.effective_observation's rule, the lines Call.requested_lines'
-                # (tests/test_vectorized.py compares with the engine that calls them).
+                # (tests/engines/test_vectorized.py compares with the engine that calls them).
                 calls = []
                 for call in rnd.calls:
                     returned = call.returned_after_sec

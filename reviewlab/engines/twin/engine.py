@@ -237,7 +237,7 @@ def column_summary(sim: Simulation, wall: np.ndarray) -> dict[str, Any]:
     :func:`~reviewlab.core.metrics.summarize_arrays` given exactly the arrays
     :func:`~reviewlab.core.metrics.summarize` reads off the frames :func:`_assembled`
     builds (the same values in the same row order), so it is that summary to the bit
-    (``tests/test_twin.py`` compares the two).
+    (``tests/engines/test_twin.py`` compares the two).
     """
     columns = sim.calls
     outcome = np.array(columns.outcome, dtype=object)

@@ -118,7 +118,7 @@ def with_idle(
     The twin asks :func:`~reviewlab.core.idle.idle_fire_sec` with ``until = min(return,
     bound)``; asking once with ``until = return`` (:func:`idle_fire`) and keeping the fire
     only when it is below the bound gives the same answer, because a fire before the bound
-    does not depend on the moments after it (``tests/test_vectorized_remote.py`` checks the
+    does not depend on the moments after it (``tests/engines/test_vectorized_remote.py`` checks the
     two forms against each other).
     """
     idle = fire < sec  # NaN: no fire, False
