@@ -220,6 +220,10 @@ class BudgetEvaluator:
             "abandoned_call_rate": sparse_ratio_upper(rows, counts, self._calls, self.z),
         }
 
+    def cached(self, chosen: dict[str, float]) -> bool:
+        """Whether :meth:`point` has already evaluated ``chosen``."""
+        return tuple(sorted(chosen.items())) in self.cache
+
     def point(self, chosen: dict[str, float]) -> BudgetPoint:
         """The base with the per-tool timeouts ``chosen``: its summary, bounds and predictions."""
         key = tuple(sorted(chosen.items()))

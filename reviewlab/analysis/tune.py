@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, NamedTuple
@@ -41,7 +42,12 @@ from reviewlab.analysis.safety import (
     restrict_ladder,
     standings,
 )
-from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column, replays_episodes
+from reviewlab.analysis.sweep import (
+    OBJECTIVE_ALIASES,
+    default_threads,
+    objective_column,
+    replays_episodes,
+)
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
@@ -349,6 +355,14 @@ def recommend(
     current = evaluator.point(chosen)
     while certificates is None:
         best: tuple[tuple[float, float, float, float, int], str, BudgetPoint] | None = None
+        _prefetch(
+            evaluator,
+            [
+                {**chosen, tool: ladders[tool][ladders[tool].index(chosen[tool]) - 1]}
+                for tool in tools
+                if ladders[tool].index(chosen[tool]) > 0
+            ],
+        )
         for order, tool in enumerate(tools):
             rung = ladders[tool].index(chosen[tool])
             if rung == 0:
@@ -485,3 +499,15 @@ def _certified_rung(ladder: list[float], certificate: Certificate, standing: Sta
         return ladder[-1]
     certified = _nice(certificate.timeout_sec)
     return max(certified, ladder[0]) if standing.status == "protected" else certified
+
+
+def _prefetch(evaluator: BudgetEvaluator, candidates: list[dict[str, float]]) -> None:
+    """Evaluate one step's candidate points side by side on threads (NumPy releases the GIL;
+    each point is a pure function of its timeouts, so the search's choices are the same as one
+    after another): the search then reads them from the evaluator's cache."""
+    fresh = [c for c in candidates if not evaluator.cached(c)]
+    workers = min(default_threads(), len(fresh))
+    if workers < 2:
+        return
+    with ThreadPoolExecutor(workers, thread_name_prefix="reviewlab-tune") as pool:
+        list(pool.map(evaluator.point, fresh))

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from reviewlab.analysis.tune import Recommendation, excess, km_quantile, recommend
@@ -111,3 +112,30 @@ def test_bad_arguments_are_clear_errors(corpus):
         recommend(corpus[:20], narrowing=Narrowing.unbounded())
     with pytest.raises(ValueError, match="no episodes"):
         recommend([])
+
+
+def test_the_search_prefetches_candidates_on_threads_and_chooses_the_same(monkeypatch):
+    """With two threads each step's candidates are evaluated on pool threads, and the
+    recommendation is exactly the one-thread search's."""
+    import threading
+
+    from reviewlab.analysis import budgets, tune
+    from reviewlab.resources import corpus_path
+
+    episodes = list(load_episodes(corpus_path()))[:300]
+    monkeypatch.setattr(tune, "default_threads", lambda: 1)
+    alone = recommend(episodes, max_timeout_coverage_loss=0.01)
+    seen: set[str] = set()
+    original = budgets.BudgetEvaluator.evaluation
+
+    def noting(self, chosen):
+        seen.add(threading.current_thread().name)
+        return original(self, chosen)
+
+    monkeypatch.setattr(budgets.BudgetEvaluator, "evaluation", noting)
+    monkeypatch.setattr(tune, "default_threads", lambda: 2)
+    together = recommend(episodes, max_timeout_coverage_loss=0.01)
+    assert any(name.startswith("reviewlab-tune") for name in seen)
+    assert together.policy == alone.policy
+    assert together.summary == alone.summary
+    pd.testing.assert_frame_equal(together.explain, alone.explain)
