@@ -37,6 +37,7 @@ __all__ = [
     "default_corpus",
     "lab_command",
     "serve",
+    "wait_for_server",
 ]
 
 CORPUS_ENV = "REVIEWLAB_DASHBOARD_CORPUS"
@@ -125,18 +126,7 @@ def main(
     """Serve until Voilà exits or the user interrupts; return Voilà's exit status (0 on Ctrl-C)."""
     process = serve(port, corpus, open_browser=open_browser)
     print(f"reviewlab dashboard: http://127.0.0.1:{_port(port)}/ (Ctrl-C stops it)", flush=True)
-    try:
-        return process.wait()
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    return wait_for_server(process)
 
 
 def lab_command(
@@ -189,3 +179,20 @@ def corpus_problem(path: str | os.PathLike[str], error: BaseException) -> Any:
         "<code>--on-error skip</code> in <code>reviewlab replay</code> lists every bad line) "
         "and reload this page.</p></div>"
     )
+
+
+def wait_for_server(process: subprocess.Popen[Any]) -> int:
+    """Wait for a served page's process; its exit status, or 0 when the user interrupts. The
+    process is stopped (terminated, killed after 10 s) whatever ended the wait."""
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

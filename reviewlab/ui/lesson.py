@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reviewlab.ui.dashboard import wait_for_server
+
 __all__ = [
     "LESSON_NOTEBOOK",
     "LESSON_PORT",
@@ -119,17 +121,8 @@ def run_lesson(port: int | None = None, *, open_browser: bool = True) -> int:
     process, folder = _start(port, open_browser, {})
     print(f"reviewlab lesson: http://127.0.0.1:{_port(port)}/ (Ctrl-C stops it)", flush=True)
     try:
-        return process.wait()
-    except KeyboardInterrupt:
-        return 0
+        return wait_for_server(process)
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
         shutil.rmtree(folder, ignore_errors=True)
 
 
