@@ -15,6 +15,8 @@ from reviewlab.core.breaker import BreakerRule, BreakerState
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.testing.strategies import breakers
+from reviewlab.testing.strategies import corpora as shared_corpora
 
 T0 = datetime(2026, 2, 2, 10, 0, tzinfo=UTC)
 GONE, HELD = "native_tool_abandoned", "native_tool_withheld"
@@ -225,60 +227,10 @@ def _frames_equal(a, b) -> None:
 SECONDS = st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 7.0, 30.0])
 
 
-@st.composite
-def corpora(draw: st.DrawFn) -> list[Episode]:
-    """Small corpora over two slots with wedges, slow calls, reads and some deadlines."""
-    episodes = []
-    for index in range(draw(st.integers(1, 4))):
-        rounds = []
-        for _ in range(draw(st.integers(1, 5))):
-            calls = []
-            for _ in range(draw(st.integers(0, 3))):
-                tool = draw(st.sampled_from(["read_file", "search_code", "query_code"]))
-                calls.append(
-                    Call(
-                        tool=tool,
-                        args={"path": draw(st.sampled_from(["a.py", "b.py"]))},
-                        duration_sec=draw(SECONDS),
-                        completed=draw(st.booleans()) or draw(st.booleans()),
-                        status=draw(st.sampled_from(["ok", "ok", "error"])),
-                        extent=Extent(path="a.py", start_line=1, end_line=draw(st.integers(1, 40)))
-                        if tool == "read_file"
-                        else None,
-                    )
-                )
-            rounds.append(Round(send_sec=draw(SECONDS), calls=calls))
-        episodes.append(
-            Episode(
-                id=f"e{index}",
-                source="synthetic",
-                slot=draw(st.sampled_from(["s", "t", ""])),
-                started_at=T0 + timedelta(seconds=draw(st.integers(0, 60))),
-                deadline_sec=draw(st.none() | st.sampled_from([5.5, 12.5, 40.5])),
-                rounds=rounds,
-            )
-        )
-    return episodes
-
-
-@st.composite
-def rules(draw: st.DrawFn) -> BreakerRule:
-    """Random breaker rules: counts, windows, cool-downs in rounds or seconds, both scopes."""
-    consecutive = draw(st.integers(1, 3))
-    in_rounds = draw(st.booleans())
-    return BreakerRule(
-        consecutive,
-        draw(st.none() | st.integers(consecutive, consecutive + 3)),
-        draw(st.integers(1, 3)) if in_rounds else None,
-        None if in_rounds else draw(st.sampled_from([0.5, 3.0, 20.0])),
-        draw(st.sampled_from(["episode", "slot"])),
-    )
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    corpus=corpora(),
-    rule=rules(),
+    corpus=shared_corpora(max_episodes=4, max_rounds=5, deadlines=(5.5, 12.5, 40.5)),
+    rule=breakers(),
     seconds=st.sampled_from([1.0, 2.5, 5.0]),
     reaction=st.sampled_from(["as_recorded", "reissue", "skip_target"]),
     censored=st.sampled_from(["wedge", "observed", "impute"]),

@@ -24,6 +24,7 @@ from reviewlab.engines.replay import replay
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import replay_vectorized
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
+from reviewlab.testing.strategies import corpora as shared_corpora
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ISSUE_POLICY = (
@@ -144,46 +145,6 @@ SECONDS = st.one_of(
 
 
 @st.composite
-def corpora(draw: st.DrawFn) -> list[Episode]:
-    """1-6 episodes over two slots (and none), 1-4 rounds of 0-3 calls: reads, searches and
-    listings of two paths, some censored, some failing, some deadlines."""
-    episodes = []
-    for index in range(draw(st.integers(1, 6))):
-        rounds = []
-        for _ in range(draw(st.integers(1, 4))):
-            calls = []
-            for _ in range(draw(st.integers(0, 3))):
-                tool = draw(
-                    st.sampled_from(["read_file", "read_file", "search_code", "list_files"])
-                )
-                path = draw(st.sampled_from(["a.py", "b.py"]))
-                calls.append(
-                    Call(
-                        tool=tool,
-                        args={"path": path},
-                        duration_sec=draw(SECONDS),
-                        completed=draw(st.integers(0, 5)) > 0,
-                        status=draw(st.sampled_from(["ok", "ok", "ok", "error"])),
-                        extent=Extent(path=path, start_line=1, end_line=draw(st.integers(1, 40)))
-                        if tool == "read_file"
-                        else None,
-                    )
-                )
-            rounds.append(Round(send_sec=draw(st.sampled_from([0.0, 0.25, 0.5, 1.0])), calls=calls))
-        episodes.append(
-            Episode(
-                id=f"e{index}",
-                source="synthetic",
-                slot=draw(st.sampled_from(["s", "t", ""])),
-                started_at=T0 + timedelta(seconds=draw(st.integers(0, 20))),
-                deadline_sec=draw(st.none() | st.sampled_from([2.5, 4.0, 9.5])),
-                rounds=rounds,
-            )
-        )
-    return episodes
-
-
-@st.composite
 def policies(draw: st.DrawFn) -> Policy:
     """A uniform bound with hedged reads (and sometimes searches), a random breaker and a
     narrowing."""
@@ -210,7 +171,7 @@ def policies(draw: st.DrawFn) -> Policy:
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    corpus=corpora(),
+    corpus=shared_corpora(max_rounds=4, seconds=SECONDS, deadlines=(2.5, 4.0, 9.5)),
     policy=policies(),
     reaction=st.sampled_from(REACTIONS),
     censored=st.sampled_from(CENSORING_MODES),
