@@ -28,8 +28,9 @@ from reviewlab.engines.vectorized.columns import compile_columns
 from reviewlab.engines.vectorized.evaluation import Evaluation
 from reviewlab.recording.columnar import episodes_table
 from reviewlab.recording.files import save_episodes
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.recording.schema import Call, Episode, Round
 from reviewlab.recording.synth import synth_corpus
+from reviewlab.testing.strategies import corpora as shared_corpora
 
 START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
 TOOLS = ("read_file", "list_files", "search_code", "query_code", "web_search", "run_command")
@@ -40,59 +41,17 @@ SECONDS = st.one_of(
 )
 
 
-@st.composite
-def calls(draw: Any) -> Call:
-    tool = draw(st.sampled_from(TOOLS))
-    args: dict[str, Any] = {}
-    if tool == "run_command":
-        args["timeout_sec"] = draw(st.sampled_from([None, 0, 5, 700, 5000, True, 2.5, "60"]))
-    extent = None
-    if tool == "read_file" and draw(st.booleans()):
-        first = draw(st.integers(1, 400))
-        extent = Extent(
-            path="src/a.py", start_line=first, end_line=first + draw(st.integers(0, 300))
-        )
-    completed = draw(st.booleans()) if draw(st.integers(0, 3)) == 0 else True
-    duration = draw(SECONDS)
-    returned_after = None
-    if not completed and draw(st.booleans()):
-        returned_after = duration + draw(SECONDS)
-    return Call(
-        tool=tool,
-        args=args,
-        duration_sec=duration,
-        completed=completed,
-        status=draw(st.sampled_from(["ok", "ok", "ok", "error"])),
-        extent=extent,
-        returned_after_sec=returned_after,
+def corpora() -> st.SearchStrategy[list[Episode]]:
+    """The shared strategy on this file's tools and durations (clustered on the policies' values
+    below) and its deadlines and slots."""
+    return shared_corpora(
+        tools=TOOLS,
+        seconds=SECONDS,
+        max_rounds=5,
+        max_calls=4,
+        deadlines=(0.0, 10.0, 130.0, 300.0, 900.0),
+        slots=("slot-0", "slot-1", "slot-2"),
     )
-
-
-@st.composite
-def corpora(draw: Any) -> list[Episode]:
-    episodes = []
-    for index in range(draw(st.integers(1, 6))):
-        rounds = [
-            Round(
-                send_sec=draw(SECONDS.filter(lambda s: s < 100)),
-                calls=draw(st.lists(calls(), max_size=4)),
-            )
-            for _ in range(draw(st.integers(0, 5)))
-        ]
-        deadline = draw(
-            st.one_of(st.none(), st.sampled_from([0.0, 10.0, 130.0, 300.0, 900.0]), SECONDS)
-        )
-        episodes.append(
-            Episode(
-                id=f"ep-{index}",
-                source="synthetic",
-                slot=f"slot-{draw(st.integers(0, 2))}",
-                started_at=START + timedelta(seconds=draw(st.floats(0, 5000, allow_nan=False))),
-                deadline_sec=deadline,
-                rounds=rounds,
-            )
-        )
-    return episodes
 
 
 POLICIES = st.sampled_from(
