@@ -22,6 +22,7 @@ from reviewlab.engines.replay import replay
 from reviewlab.engines.result import ReplayResult
 from reviewlab.engines.vectorized import replay_vectorized
 from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.testing.strategies import corpora as shared_corpora
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -53,37 +54,11 @@ _call = st.tuples(
 )
 
 
-@st.composite
-def corpora(draw: st.DrawFn) -> list[Episode]:
-    """Small corpora: 1-6 episodes of 1-3 rounds, some censored calls, some deadlines."""
-    episodes = []
-    for i in range(draw(st.integers(1, 6))):
-        rounds = []
-        for _ in range(draw(st.integers(1, 3))):
-            calls = [
-                Call(
-                    tool=tool,
-                    args={"path": f"f{i}.py"},
-                    duration_sec=duration,
-                    completed=draw(st.integers(0, 9)) > 0 or not censor,
-                    extent=Extent(path=f"f{i}.py", start_line=1, end_line=20)
-                    if tool == "read_file"
-                    else None,
-                )
-                for tool, duration, censor in draw(st.lists(_call, max_size=4))
-            ]
-            rounds.append(Round(send_sec=draw(st.floats(0.0, 3.0)), calls=calls))
-        episodes.append(
-            Episode(
-                id=f"e{i}",
-                source="synthetic",
-                slot="s1",
-                started_at=T0 + timedelta(seconds=draw(st.floats(0, 30))),
-                deadline_sec=draw(st.one_of(st.none(), st.floats(1.0, 40.0))),
-                rounds=rounds,
-            )
-        )
-    return episodes
+def corpora() -> st.SearchStrategy[list[Episode]]:
+    """The shared strategy on the hedgeable inspection tools, one slot."""
+    return shared_corpora(
+        tools=("read_file", "search_code", "list_files"), max_rounds=3, max_calls=4, slots=("s1",)
+    )
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
