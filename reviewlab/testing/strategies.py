@@ -49,9 +49,12 @@ def calls(
     tools: Sequence[str] = DRAWN_TOOLS,
     seconds: st.SearchStrategy[float] = SMALL_SECONDS,
     progress: bool = False,
+    remote: bool = False,
 ) -> Call:
     """One recorded call: a read with an extent, or another tool; some censored, some failing,
-    some censored calls seen coming back later; with ``progress``, some report progress."""
+    some censored calls seen coming back later; with ``progress``, some report progress (also
+    after the call was last seen); with ``remote``, each names its transport and some were
+    cancelled, with the server seen stopping some time after."""
     tool = draw(st.sampled_from(list(tools)))
     path = draw(st.sampled_from(PATHS))
     args: dict[str, Any] = {"path": path}
@@ -68,7 +71,14 @@ def calls(
         returned_after = duration + draw(seconds)
     moments = None
     if progress and draw(st.booleans()):
-        moments = sorted(draw(st.lists(st.floats(0.0, max(duration, 0.0)), max_size=4)))
+        moments = sorted(draw(st.lists(st.floats(0.0, duration * 1.5 + 3.0), max_size=4)))
+    more: dict[str, Any] = {}
+    if remote:
+        more = {
+            "transport": draw(st.sampled_from(["mcp", "async", "thread"])),
+            "cancel_sent": draw(st.booleans()),
+            "cancel_honoured_sec": draw(st.none() | st.sampled_from([0.0, 0.4]) | seconds),
+        }
     return Call(
         tool=tool,
         args=args,
@@ -78,6 +88,7 @@ def calls(
         extent=extent,
         returned_after_sec=returned_after,
         progress_sec=moments,
+        **more,
     )
 
 
@@ -93,6 +104,7 @@ def corpora(
     deadlines: Sequence[float] = (2.5, 4.0, 9.5, 40.0),
     slots: Sequence[str] = ("s", "t", ""),
     progress: bool = False,
+    remote: bool = False,
 ) -> list[Episode]:
     """1..``max_episodes`` episodes over ``slots``, each of 1..``max_rounds`` rounds of
     0..``max_calls`` calls (:func:`calls`), some with an inherited deadline from
@@ -104,13 +116,14 @@ def corpora(
                 send_sec=draw(st.sampled_from([0.0, 0.25, 0.5, 1.0])),
                 calls=draw(
                     st.lists(
-                        calls(tools=tools, seconds=seconds, progress=progress), max_size=max_calls
+                        calls(tools=tools, seconds=seconds, progress=progress, remote=remote),
+                        max_size=max_calls,
                     )
                 ),
             )
             for _ in range(draw(st.integers(1, max_rounds)))
         ]
-        v2 = any(c.progress_sec is not None for r in rounds for c in r.calls)
+        v2 = remote or any(c.progress_sec is not None for r in rounds for c in r.calls)
         episodes.append(
             Episode.model_validate(
                 {

@@ -11,7 +11,7 @@ checked against the twin's form on its own.
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from reviewlab.engines.vectorized.columns import compile_columns
 from reviewlab.engines.vectorized.settle import with_idle
 from reviewlab.recording.columnar import episodes_table, write_columnar
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
+from reviewlab.testing.strategies import corpora as shared_corpora
 
 START = datetime(2026, 3, 3, 8, 0, tzinfo=UTC)
 TOOLS = ("progress", "read_file", "ignore_cancel", "query_code")
@@ -42,40 +43,12 @@ MOMENTS = st.lists(
 ).map(sorted)
 
 
-@st.composite
-def remote_calls(draw: Any) -> Call:
-    completed = draw(st.integers(0, 4)) > 0
-    return Call(
-        tool=draw(st.sampled_from(TOOLS)),
-        duration_sec=draw(SECONDS),
-        completed=completed,
-        status=draw(st.sampled_from(["ok", "ok", "error"])),
-        transport=draw(st.sampled_from(["mcp", "async", "thread"])),
-        progress_sec=draw(st.one_of(st.none(), MOMENTS)),
-        cancel_sent=draw(st.booleans()),
-        cancel_honoured_sec=draw(st.one_of(st.none(), st.sampled_from([0.0, 0.4]), SECONDS)),
+def corpora() -> st.SearchStrategy[list[Episode]]:
+    """The shared strategy with remote calls (transports, cancels, progress) of this file's
+    tools and durations."""
+    return shared_corpora(
+        tools=TOOLS, seconds=SECONDS, max_episodes=5, max_calls=4, progress=True, remote=True
     )
-
-
-@st.composite
-def corpora(draw: Any) -> list[Episode]:
-    episodes = []
-    for index in range(draw(st.integers(1, 5))):
-        rounds = [
-            Round(send_sec=draw(SECONDS), calls=draw(st.lists(remote_calls(), max_size=4)))
-            for _ in range(draw(st.integers(1, 4)))
-        ]
-        episodes.append(
-            Episode(
-                schema=SCHEMA_VERSION_2,
-                id=f"ep-{index}",
-                source="live",
-                started_at=START + timedelta(seconds=draw(st.floats(0, 500, allow_nan=False))),
-                deadline_sec=draw(st.one_of(st.none(), st.sampled_from([3.0, 12.0]), SECONDS)),
-                rounds=rounds,
-            )
-        )
-    return episodes
 
 
 BASES = [
