@@ -19,7 +19,7 @@ import pandas as pd
 from reviewlab.core.caps import on_progress_fire_sec
 from reviewlab.core.clocks import ended_by
 from reviewlab.core.policy import Policy
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, CensoringMode
+from reviewlab.core.vocab import OUTCOMES_ANSWERED, SOURCE_GAP_ABANDONED, CensoringMode
 from reviewlab.engines.corpus import CorpusSource, open_corpus
 from reviewlab.engines.replay import replay
 
@@ -86,7 +86,7 @@ def ended_by_column(calls: pd.DataFrame) -> pd.Series:
     """Which clock ended each call of any engine's replay call frame: ``returned`` for a call
     that ran and came back, the bound's term for an abandoned one, ``None`` for a call that
     never ran (refused, withheld, skipped)."""
-    ran = calls["outcome"].isin(("executed", "error")).to_numpy()
+    ran = calls["outcome"].isin(OUTCOMES_ANSWERED).to_numpy()
     abandoned = calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy()
     values = [
         ended_by(bool(gone), str(by)) if took else None
@@ -108,7 +108,7 @@ def _row(
     policy: Policy,
     typescript_sdk: tuple[float, float] | None,
 ) -> dict[str, Any]:
-    ran = row["outcome"] in ("executed", "error")
+    ran = row["outcome"] in OUTCOMES_ANSWERED
     abandoned = row["source_gap"] == SOURCE_GAP_ABANDONED
     remaining = (
         max(0.0, episode.deadline_sec - row["start_sec"])

@@ -17,6 +17,12 @@ from __future__ import annotations
 import zlib
 
 from reviewlab.core.policy import PRE_FIX_LABEL
+from reviewlab.core.vocab import (
+    OUTCOME_ERROR,
+    OUTCOME_EXECUTED,
+    OUTCOME_REFUSED,
+    OUTCOME_WITHHELD,
+)
 
 __all__ = [
     "EXTRA_COLORS",
@@ -65,11 +71,11 @@ EXTRA_COLORS = (
 STATE_COLORS = {"busy": "#4c72b0", "silent": "#dd3333", "idle": "#e5e5e5", "zombie": "#e69f00"}
 """Reviewer-slot states on a pool timeline."""
 
-OUTCOME_COLORS = {
-    "executed": "#4c9f70",
-    "error": "#c44e52",
-    "refused": "#8c8c8c",
-    "withheld": "#8c8c8c",
+OUTCOME_COLORS: dict[str, str] = {
+    OUTCOME_EXECUTED: "#4c9f70",
+    OUTCOME_ERROR: "#c44e52",
+    OUTCOME_REFUSED: "#8c8c8c",
+    OUTCOME_WITHHELD: "#8c8c8c",
 }
 """Call outcomes on an episode timeline."""
 

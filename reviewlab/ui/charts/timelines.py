@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from reviewlab.core import metrics
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.core.vocab import OUTCOME_WITHHELD, SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
 from reviewlab.ui.charts._common import (
@@ -182,12 +182,12 @@ def episode_timeline(
     for row, call in enumerate(frame.itertuples(), start=1):
         labels.append(f"r{call.round} {call.tool}")
         start = min(call.start_sec / scale, right)
-        if call.outcome == "withheld":
+        if call.outcome == OUTCOME_WITHHELD:
             ax.plot(
                 [start],
                 [row],
                 "o",
-                color=_OUTCOME_COLORS["withheld"],
+                color=_OUTCOME_COLORS[OUTCOME_WITHHELD],
                 label=once("withheld (never ran)"),
             )
             continue

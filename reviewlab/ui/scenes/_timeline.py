@@ -20,6 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from reviewlab.core.policy import PRE_FIX_LABEL
 from reviewlab.ui.charts.palette import METRIC_COLORS, OUTCOME_COLORS, POLICY_COLORS
 from reviewlab.ui.numbers import INFINITY, count_text, seconds_text
 
@@ -38,7 +39,7 @@ __all__ = [
 
 SEND_COLOR = METRIC_COLORS["model_send"]
 ZOMBIE_COLOR = METRIC_COLORS["zombie"]
-BROKEN_COLOR = POLICY_COLORS["pre-fix (unbounded)"]
+BROKEN_COLOR = POLICY_COLORS[PRE_FIX_LABEL]
 REVIEWLAB_COLOR = POLICY_COLORS["recommended"]
 DEADLINE_COLOR = POLICY_COLORS["ouroboros"]
 CENSORED_COLOR = "#b8b8b8"

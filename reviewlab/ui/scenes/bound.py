@@ -20,6 +20,7 @@ from typing import Any
 import ipywidgets as w
 
 from reviewlab.core.policy import Bound, Narrowing, Policy, resolve_bound
+from reviewlab.core.vocab import OUTCOME_EXECUTED
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Call, Episode, Round
 from reviewlab.ui.numbers import seconds_text
@@ -243,6 +244,6 @@ class BoundScene(Scene):
         facts: dict[str, Any] = {
             "bound_sec": f"{state.bound_sec:g}",
             "bound_by": state.bound_by,
-            "outcome": "abandoned" if state.abandoned else "executed",
+            "outcome": "abandoned" if state.abandoned else OUTCOME_EXECUTED,
         }
         return outcome_html(self.name, facts, sentences, [receipt])

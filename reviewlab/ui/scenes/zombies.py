@@ -22,6 +22,7 @@ from matplotlib.axes import Axes
 
 from reviewlab.analysis.safety import SafetyRules, restrict_ladder, standings
 from reviewlab.core.policy import Policy, TimeoutPolicy
+from reviewlab.core.vocab import OUTCOME_EXECUTED
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
 from reviewlab.ui.numbers import seconds_text
@@ -126,7 +127,7 @@ def run_zombies(mode: str) -> ZombieRun:
     result = replay([episode], policy, engine="twin", reaction="reissue")
     calls = result.calls[result.calls["tool"] == SIDE_EFFECT_TOOL]
     zombies = calls["zombie_sec"].to_numpy(dtype=float)
-    returned = calls["outcome"].eq("executed").to_numpy()
+    returned = calls["outcome"].eq(OUTCOME_EXECUTED).to_numpy()
     came_back = calls["source_gap"].eq("native_tool_abandoned").to_numpy() & np.isfinite(zombies)
     # An attempt posted the comment if it returned: inside its bound, or later as a loose worker.
     executions = int((returned | came_back).sum())
