@@ -28,43 +28,97 @@ are described in docs/architecture.md; ``reviewlab.testing`` holds builders and 
 engine-conformance suite.
 """
 
-from reviewlab.analysis.incident import longest_silences
-from reviewlab.analysis.sweep import make_grid, sweep
-from reviewlab.analysis.tune import Recommendation, recommend
-from reviewlab.core.deadline import (
-    calendar_scope,
-    clock_scope,
-    deadline_remaining,
-    execution_deadline_scope,
-    monotonic_now,
-)
-from reviewlab.core.policy import (
-    Bound,
-    Narrowing,
-    Policy,
-    PolicyError,
-    TimeoutPolicy,
-    resolve_bound,
-)
-from reviewlab.core.receipts import Outcome, ToolReceipt, tool_timeout_text
-from reviewlab.core.vocab import (
-    SOURCE_GAP_ABANDONED,
-    SOURCE_GAP_SKIPPED,
-    SOURCE_GAP_WEDGED,
-    SOURCE_GAP_WITHHELD,
-)
-from reviewlab.engines.corpus import Corpus, open_corpus
-from reviewlab.engines.replay import ReplayBounds, replay, replay_bounds
-from reviewlab.engines.result import ReplayResult
-from reviewlab.live.aio import AsyncBoundedExecutor
-from reviewlab.live.bounded import bounded_tool
-from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
-from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
-from reviewlab.live.inspection import demo_workspace, inspection_registry
-from reviewlab.live.mcp import MCPServer
-from reviewlab.recording.capture import Recorder, ToolCallLog
-from reviewlab.recording.files import load_episodes, save_episodes
-from reviewlab.recording.schema import Episode
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reviewlab.analysis.incident import longest_silences
+    from reviewlab.analysis.sweep import make_grid, sweep
+    from reviewlab.analysis.tune import Recommendation, recommend
+    from reviewlab.core.deadline import (
+        calendar_scope,
+        clock_scope,
+        deadline_remaining,
+        execution_deadline_scope,
+        monotonic_now,
+    )
+    from reviewlab.core.policy import (
+        Bound,
+        Narrowing,
+        Policy,
+        PolicyError,
+        TimeoutPolicy,
+        resolve_bound,
+    )
+    from reviewlab.core.receipts import Outcome, ToolReceipt, tool_timeout_text
+    from reviewlab.core.vocab import (
+        SOURCE_GAP_ABANDONED,
+        SOURCE_GAP_SKIPPED,
+        SOURCE_GAP_WEDGED,
+        SOURCE_GAP_WITHHELD,
+    )
+    from reviewlab.engines.corpus import Corpus, open_corpus
+    from reviewlab.engines.replay import ReplayBounds, replay, replay_bounds
+    from reviewlab.engines.result import ReplayResult
+    from reviewlab.live.aio import AsyncBoundedExecutor
+    from reviewlab.live.bounded import bounded_tool
+    from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
+    from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
+    from reviewlab.live.inspection import demo_workspace, inspection_registry
+    from reviewlab.live.mcp import MCPServer
+    from reviewlab.recording.capture import Recorder, ToolCallLog
+    from reviewlab.recording.files import load_episodes, save_episodes
+    from reviewlab.recording.schema import Episode
+
+_HOMES = {
+    "AsyncBoundedExecutor": "reviewlab.live.aio",
+    "Bound": "reviewlab.core.policy",
+    "BoundedExecutor": "reviewlab.live.executor",
+    "CallResult": "reviewlab.live.executor",
+    "CallStatus": "reviewlab.live.executor",
+    "Corpus": "reviewlab.engines.corpus",
+    "Episode": "reviewlab.recording.schema",
+    "EpisodeResult": "reviewlab.live.episode",
+    "MCPServer": "reviewlab.live.mcp",
+    "Narrowing": "reviewlab.core.policy",
+    "Outcome": "reviewlab.core.receipts",
+    "Policy": "reviewlab.core.policy",
+    "PolicyError": "reviewlab.core.policy",
+    "Recommendation": "reviewlab.analysis.tune",
+    "Recorder": "reviewlab.recording.capture",
+    "ReplayBounds": "reviewlab.engines.replay",
+    "ReplayResult": "reviewlab.engines.result",
+    "ReviewEpisode": "reviewlab.live.episode",
+    "SOURCE_GAP_ABANDONED": "reviewlab.core.vocab",
+    "SOURCE_GAP_SKIPPED": "reviewlab.core.vocab",
+    "SOURCE_GAP_WEDGED": "reviewlab.core.vocab",
+    "SOURCE_GAP_WITHHELD": "reviewlab.core.vocab",
+    "ScriptedModel": "reviewlab.live.episode",
+    "TimeoutPolicy": "reviewlab.core.policy",
+    "ToolCallLog": "reviewlab.recording.capture",
+    "ToolReceipt": "reviewlab.core.receipts",
+    "bounded_tool": "reviewlab.live.bounded",
+    "calendar_scope": "reviewlab.core.deadline",
+    "clock_scope": "reviewlab.core.deadline",
+    "deadline_remaining": "reviewlab.core.deadline",
+    "demo_workspace": "reviewlab.live.inspection",
+    "execution_deadline_scope": "reviewlab.core.deadline",
+    "inspection_registry": "reviewlab.live.inspection",
+    "load_episodes": "reviewlab.recording.files",
+    "longest_silences": "reviewlab.analysis.incident",
+    "make_grid": "reviewlab.analysis.sweep",
+    "monotonic_now": "reviewlab.core.deadline",
+    "open_corpus": "reviewlab.engines.corpus",
+    "recommend": "reviewlab.analysis.tune",
+    "replay": "reviewlab.engines.replay",
+    "replay_bounds": "reviewlab.engines.replay",
+    "resolve_bound": "reviewlab.core.policy",
+    "save_episodes": "reviewlab.recording.files",
+    "sweep": "reviewlab.analysis.sweep",
+    "tool_call": "reviewlab.live.episode",
+    "tool_timeout_text": "reviewlab.core.receipts",
+}
+"""Where each public name lives: imported on first use, so ``import reviewlab`` (and every
+CLI command) loads only the layers it touches."""
 
 __version__ = "0.1.0"
 
@@ -116,3 +170,19 @@ __all__ = [
     "tool_call",
     "tool_timeout_text",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its home on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'reviewlab' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
