@@ -80,7 +80,9 @@ class KaplanMeier:
         self.survival_after = (
             np.cumprod(1.0 - deaths / at_risk) if event_times.size else np.empty(0)
         )
-        total = float(durations.sum())
+        # Summed in sorted order: the same multiset of durations gives the same bits whatever
+        # order a caller passes them in (the column compiler and the episode reader differ).
+        total = float(sorted_all.sum())
         # Constant-hazard tail beyond the last event time (MLE of an exponential rate).
         self.tail_hazard = self.events / total if self.events and total > 0 else math.inf
 

@@ -50,3 +50,18 @@ def test_survival_matches_lifelines_on_censored_samples_with_ties(sample):
     expected = theirs.survival_function_at_times(grid).to_numpy()
     got = np.array([ours.survival(float(t)) for t in grid])
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_the_estimate_does_not_depend_on_the_order_of_the_observations():
+    """The same observations in another order give the same tail to the bit (the column
+    compiler and the episode reader pass them in different orders)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    times = rng.exponential(900.0, 257)
+    events = rng.random(257) < 0.7
+    order = rng.permutation(257)
+    a = KaplanMeier(times, events)
+    b = KaplanMeier(times[order], events[order])
+    assert a.tail_hazard == b.tail_hazard
+    assert a.draw_beyond(float(times.max()), 0.3) == b.draw_beyond(float(times.max()), 0.3)
