@@ -3,17 +3,13 @@ and agreement with lifelines on random right-censored samples."""
 
 from __future__ import annotations
 
+import lifelines  # the reference estimate (the test extra installs it)
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reviewlab.engines.censoring import KaplanMeier
-
-try:  # the reference estimate (the test extra installs it)
-    import lifelines
-except ImportError:  # pragma: no cover - only without the test extra
-    lifelines = None
 
 
 def test_tied_event_times_all_leave_the_risk_set_at_once():
@@ -37,7 +33,6 @@ def test_a_call_censored_at_an_event_time_is_still_at_risk_then():
 _DURATIONS = st.sampled_from([0.0, 0.5, 1.0, 1.0, 2.0, 3.0, 7.5, 30.0])
 
 
-@pytest.mark.skipif(lifelines is None, reason="lifelines (pip install -e .[test]) is not installed")
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(_DURATIONS, st.booleans()), min_size=1, max_size=25))
 def test_survival_matches_lifelines_on_censored_samples_with_ties(sample):

@@ -16,6 +16,7 @@ the page says without parsing prose.
 
 from __future__ import annotations
 
+import abc
 import html
 import io
 import threading
@@ -64,7 +65,7 @@ def outcome_html(
     return "".join(parts)
 
 
-class Scene:
+class Scene(abc.ABC):
     """One idea of the lesson as a widget: controls, a drawn figure, an outcome (module doc).
 
     Subclasses set :attr:`name` and :attr:`title`, build their controls, call
@@ -113,17 +114,17 @@ class Scene:
         fit(self.figure, left=self.left)
         return [ax]
 
+    @abc.abstractmethod
     def compute(self) -> Any:
         """The scene's state for the controls' current values (the engines' answer)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def draw(self, state: Any) -> None:
         """Redraw :attr:`figure` for ``state``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def describe(self, state: Any) -> str:
         """The outcome beside the figure, as HTML (:func:`outcome_html`)."""
-        raise NotImplementedError
 
     # -- the lifecycle -------------------------------------------------------------------------
     def _finish(self, controls: Sequence[w.Widget]) -> None:

@@ -11,6 +11,7 @@ Replays are pure functions of their arguments, so each subclass caches them.
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -99,21 +100,21 @@ class FailureScene(Scene):
         """Controls besides the toggle (none by default)."""
         return []
 
+    @abc.abstractmethod
     def run(self, mode: str) -> Any:
         """The twin's replay of the scene's corpus under ``mode`` (cache it)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def compare(self, broken: Any, reviewlab: Any) -> tuple[Comparison, ...]:
         """The figures the right panel compares (seconds, then tokens or slot-seconds)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def draw_run(self, ax: Axes, run: Any, mode: str) -> None:
         """Draw ``run`` on the left panel."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def verdict(self, state: FailureState) -> SceneVerdict:
         """``(sentences, facts, rows)`` of the outcome for ``state``."""
-        raise NotImplementedError
 
     # -- shared ------------------------------------------------------------------------------
     def compute(self) -> FailureState:
