@@ -17,17 +17,16 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint
+from reviewlab.analysis.budgets import BudgetPoint, Evaluator
 from reviewlab.analysis.certify import Certificate
+from reviewlab.analysis.profiles import EXPLAIN_QUANTILES, ToolProfile
 from reviewlab.analysis.safety import SafetyRules, Standing
-from reviewlab.engines.censoring import KaplanMeier
 
 __all__ = ["QUANTILES", "difference", "explain_table"]
 
-QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.995, 0.999)
+QUANTILES = EXPLAIN_QUANTILES
 """The duration quantiles the explanation shows."""
 
 
@@ -37,9 +36,9 @@ def difference(a: float, b: float) -> float:
 
 
 def explain_table(
-    evaluator: BudgetEvaluator,
+    evaluator: Evaluator,
     *,
-    estimates: Mapping[str, KaplanMeier],
+    profiles: Mapping[str, ToolProfile],
     tools: Sequence[str],
     ladders: Mapping[str, list[float]],
     base_sec: Mapping[str, float],
@@ -49,33 +48,35 @@ def explain_table(
     allowed: Callable[[BudgetPoint], bool],
     standing: Mapping[str, Standing],
     rules: SafetyRules,
-    recorded_completed: np.ndarray,
     certificates: Mapping[str, Certificate] | None = None,
 ) -> pd.DataFrame:
     """One row per tool: its durations, its standing under the rules, its choice, its own effect
     (changed alone from the base), and one step tighter and looser (changed alone from the
     recommendation). Column meanings: docs/metrics.md, "tune's per-tool table"."""
-    corpus = evaluator.corpus
-    codes = np.asarray(corpus.tool_code)
     at_base = dict(base_sec)
+    steps = [
+        {**chosen, tool: ladders[tool][step]}
+        for tool in tools
+        for step in (ladders[tool].index(chosen[tool]) + side for side in (-1, 1))
+        if 0 <= step < len(ladders[tool])
+    ]
+    evaluator.prefetch([at_base, *({**at_base, tool: chosen[tool]} for tool in tools), *steps])
     base_point = evaluator.point(at_base)
-    base_ev = evaluator.evaluation(at_base)
-    base_abandoned = int(np.count_nonzero(base_ev.abandoned))
+    base_abandoned = evaluator.abandoned_counts(at_base).total
     value = current.summary[key]
     rows = []
     for tool in tools:
-        estimate = estimates[tool]
+        profile = profiles[tool]
         timeout = chosen[tool]
-        mine = codes == evaluator.tool_code[tool]
         row: dict[str, Any] = {
             "tool": tool,
             "kind": standing[tool].kind,
             "status": standing[tool].status,
             "reason": standing[tool].reason(rules.min_calls, base_sec[tool]),
-            "calls": estimate.observations,
-            "censored": estimate.observations - estimate.events,
+            "calls": profile.observations,
+            "censored": profile.observations - profile.events,
         }
-        row.update({f"duration_p{q * 100:g}_sec": estimate.quantile(q) for q in QUANTILES})
+        row.update({f"duration_p{q * 100:g}_sec": profile.quantiles[q] for q in QUANTILES})
         row["slowest_completed_sec"] = standing[tool].slowest_completed_sec
         row["base_timeout_sec"] = base_sec[tool]
         row["timeout_sec"] = timeout
@@ -89,7 +90,7 @@ def explain_table(
                 f"{certificate.rank} of {certificate.calls})"
             )
         # The share of the tool's calls that return within the timeout, by Kaplan–Meier.
-        row["survival_quantile"] = 1.0 - estimate.survival(timeout)
+        row["survival_quantile"] = 1.0 - profile.survival.survival(timeout)
         tail = evaluator.model.tools[tool]
         row["tail_alpha"] = tail.alpha
         row["predicted_timeout_loss"] = evaluator.model.timeout_coverage_loss(
@@ -98,12 +99,11 @@ def explain_table(
         # Own effect: the base with this tool alone at its recommended timeout.
         alone = {**at_base, tool: timeout}
         own_point = evaluator.point(alone)
-        own_ev = evaluator.evaluation(alone)
-        abandoned = np.asarray(own_ev.abandoned, dtype=bool)
-        calls = int(np.count_nonzero(mine))
-        row["abandoned_rate"] = float(np.count_nonzero(abandoned & mine)) / calls if calls else 0.0
-        row["completed_abandoned"] = int(np.count_nonzero(abandoned & mine & recorded_completed))
-        row["added_abandoned_calls"] = int(np.count_nonzero(abandoned)) - base_abandoned
+        own = evaluator.abandoned_counts(alone)
+        calls = profile.observations
+        row["abandoned_rate"] = float(own.by_tool.get(tool, 0)) / calls if calls else 0.0
+        row["completed_abandoned"] = int(own.completed_by_tool.get(tool, 0))
+        row["added_abandoned_calls"] = own.total - base_abandoned
         row["timeout_coverage_loss_rate"] = difference(
             own_point.summary["timeout_coverage_loss_rate"],
             base_point.summary["timeout_coverage_loss_rate"],

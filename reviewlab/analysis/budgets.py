@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import pandas as pd
 
+from reviewlab.analysis.sweep import default_threads
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
 from reviewlab.core.policy import Policy, TimeoutPolicy
@@ -29,9 +31,12 @@ from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.engines.vectorized.evaluation import EXECUTED, WITHHELD, Evaluation
 
 __all__ = [
+    "AbandonedCounts",
     "BudgetEvaluator",
     "BudgetPoint",
     "Denominator",
+    "Evaluator",
+    "Predictions",
     "budget_table",
     "ratio_upper",
     "sparse_ratio_upper",
@@ -107,14 +112,96 @@ def _counts(episodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows, counts.astype(float)
 
 
-class BudgetEvaluator:
+class AbandonedCounts(NamedTuple):
+    """The calls one replay abandons: in all, per tool, and per tool among the calls that
+    returned when recorded (what the tuner's per-tool table reads)."""
+
+    total: int
+    by_tool: Mapping[str, int]
+    completed_by_tool: Mapping[str, int]
+
+
+class Evaluator(Protocol):
+    """What the tuner's search reads of a corpus: :class:`BudgetEvaluator` in-process, or
+    :class:`~reviewlab.analysis.cluster_tune.ClusterBudgetEvaluator` on a cluster's workers."""
+
+    model: LossModel
+    loosest: dict[str, float]
+
+    def start(self, loosest: dict[str, float]) -> None:
+        """Anchor the predictions at the loosest rungs."""
+
+    def point(self, chosen: dict[str, float]) -> BudgetPoint:
+        """The base with the per-tool timeouts ``chosen``: its summary, bounds and predictions."""
+
+    def prefetch(self, candidates: list[dict[str, float]]) -> None:
+        """Evaluate these points ahead (one step's candidates), so :meth:`point` reads them."""
+
+    def rates(self, chosen: dict[str, float]) -> dict[str, tuple[float, float]]:
+        """``budget → (estimate, upper bound)`` with the per-tool timeouts ``chosen``."""
+
+    def summary(self, policy: Policy) -> dict[str, Any]:
+        """The corpus's summary under ``policy``."""
+
+    def abandoned_counts(self, chosen: dict[str, float]) -> AbandonedCounts:
+        """The calls the base with the per-tool timeouts ``chosen`` abandons."""
+
+
+class Predictions:
+    """What the tail model predicts for unseen episodes, anchored at the loosest rungs (every
+    evaluator's; the replayed floor is set by ``start``)."""
+
+    def __init__(self, model: LossModel) -> None:
+        self.model = model
+        self.loosest: dict[str, float] = {}
+        self.floor = (0.0, 0.0)
+
+    def predicted(self, chosen: dict[str, float]) -> tuple[float, float]:
+        """Timeout coverage loss and abandoned rate predicted for unseen episodes: the replayed
+        figures at the loosest rungs, plus what the tail model says the tighter rungs add."""
+        model = self.model
+        coverage = model.timeout_coverage_loss(chosen) - model.timeout_coverage_loss(self.loosest)
+        abandoned = model.abandoned_rate(chosen) - model.abandoned_rate(self.loosest)
+        return self.floor[0] + max(coverage, 0.0), self.floor[1] + max(abandoned, 0.0)
+
+    def tightened(self, chosen: dict[str, float]) -> tuple[dict[str, float], float]:
+        """The tools ``chosen`` tightens below their loosest rung, and the tail model's
+        prediction of the abandoned-call rate they add."""
+        model = self.model
+        tightened = {tool: t for tool, t in chosen.items() if t < self.loosest.get(tool, math.inf)}
+        predicted = max(
+            model.abandoned_rate(tightened)
+            - model.abandoned_rate({tool: self.loosest[tool] for tool in tightened}),
+            0.0,
+        )
+        return tightened, predicted
+
+    def tool_predicted(self, tool: str, t: float) -> float:
+        """The share of ``tool``'s calls the tail model predicts ``t`` abandons beyond its
+        loosest rung."""
+        tail = self.model.tools[tool]
+        return max(tail.survival(t) - tail.survival(self.loosest[tool]), 0.0)
+
+
+class BudgetEvaluator(Predictions):
     """Replays policies on one compiled corpus and measures the budgeted rates per episode."""
 
-    def __init__(self, corpus: CompiledCorpus, base: Policy, z: float, model: LossModel) -> None:
+    def __init__(
+        self,
+        corpus: CompiledCorpus,
+        base: Policy,
+        z: float,
+        model: LossModel,
+        *,
+        recorded_completed: np.ndarray | None = None,
+    ) -> None:
         if not isinstance(base.timeouts, TimeoutPolicy):
             raise ValueError("base: the tuner tunes a TimeoutPolicy's per-tool table")
+        super().__init__(model)
         self.corpus = corpus
-        self.model = model
+        self.recorded_completed = np.asarray(
+            corpus.completed if recorded_completed is None else recorded_completed, dtype=bool
+        )
         self.base = base
         self._timeouts: TimeoutPolicy = base.timeouts
         self.z = z
@@ -123,8 +210,6 @@ class BudgetEvaluator:
             corpus.episode_index, weights=corpus.requested_lines, minlength=n
         )
         self.cache: dict[tuple[tuple[str, float], ...], BudgetPoint] = {}
-        self.loosest: dict[str, float] = {}
-        self.floor = (0.0, 0.0)
         self.loosest_abandoned = np.zeros(corpus.calls, dtype=bool)
         self.tool_code = {name: code for code, name in enumerate(corpus.tools)}
         # What the sparse path reads: the static denominators, and the timeout-lost lines of the
@@ -154,14 +239,6 @@ class BudgetEvaluator:
         self.loosest_abandoned = np.asarray(ev.abandoned, dtype=bool).copy()
         self._loosest_hit = np.flatnonzero(self.loosest_abandoned)
         self.cache.clear()
-
-    def predicted(self, chosen: dict[str, float]) -> tuple[float, float]:
-        """Timeout coverage loss and abandoned rate predicted for unseen episodes: the replayed
-        figures at the loosest rungs, plus what the tail model says the tighter rungs add."""
-        model = self.model
-        coverage = model.timeout_coverage_loss(chosen) - model.timeout_coverage_loss(self.loosest)
-        abandoned = model.abandoned_rate(chosen) - model.abandoned_rate(self.loosest)
-        return self.floor[0] + max(coverage, 0.0), self.floor[1] + max(abandoned, 0.0)
 
     def evaluation(self, chosen: dict[str, float]) -> Evaluation:
         """The vectorized replay of the base with the per-tool timeouts ``chosen``."""
@@ -224,6 +301,35 @@ class BudgetEvaluator:
         """Whether :meth:`point` has already evaluated ``chosen``."""
         return tuple(sorted(chosen.items())) in self.cache
 
+    def prefetch(self, candidates: list[dict[str, float]]) -> None:
+        """Evaluate one step's candidate points side by side on threads (NumPy releases the GIL;
+        each point is a pure function of its timeouts, so the search's choices are the same as
+        one after another): the search then reads them from the cache."""
+        fresh = [c for c in candidates if not self.cached(c)]
+        workers = min(default_threads(), len(fresh))
+        if workers < 2:
+            return
+        with ThreadPoolExecutor(workers, thread_name_prefix="reviewlab-tune") as pool:
+            list(pool.map(self.point, fresh))
+
+    def summary(self, policy: Policy) -> dict[str, Any]:
+        """The corpus's summary under ``policy``."""
+        return self.corpus.summary(policy)
+
+    def abandoned_counts(self, chosen: dict[str, float]) -> AbandonedCounts:
+        """The calls the base with the per-tool timeouts ``chosen`` abandons, in all and per
+        tool (and per tool among those that returned when recorded)."""
+        abandoned = np.asarray(self.evaluation(chosen).abandoned, dtype=bool)
+        codes = np.asarray(self.corpus.tool_code)
+        tools = len(self.corpus.tools)
+        by_tool = np.bincount(codes[abandoned], minlength=tools)
+        completed = np.bincount(codes[abandoned & self.recorded_completed], minlength=tools)
+        return AbandonedCounts(
+            int(np.count_nonzero(abandoned)),
+            {tool: int(by_tool[code]) for code, tool in enumerate(self.corpus.tools)},
+            {tool: int(completed[code]) for code, tool in enumerate(self.corpus.tools)},
+        )
+
     def point(self, chosen: dict[str, float]) -> BudgetPoint:
         """The base with the per-tool timeouts ``chosen``: its summary, bounds and predictions."""
         key = tuple(sorted(chosen.items()))
@@ -258,7 +364,7 @@ class BudgetEvaluator:
         per_episode = np.bincount(c.episode_index, weights=added, minlength=n)
         estimate, upper = ratio_upper(per_episode, dispatched, self.z)
         model = self.model
-        tightened, predicted = self._tightened(chosen)
+        tightened, predicted = self.tightened(chosen)
         per_tool: dict[str, tuple[float, float, float]] = {}
         for tool, t in tightened.items():
             code = self.tool_code.get(tool)
@@ -269,21 +375,8 @@ class BudgetEvaluator:
             episodes = c.episode_index[mine]
             own = np.bincount(episodes, weights=added[mine], minlength=n)
             calls = np.bincount(episodes, minlength=n).astype(float)
-            own_predicted = max(tail.survival(t) - tail.survival(self.loosest[tool]), 0.0)
-            per_tool[tool] = (*ratio_upper(own, calls, self.z), own_predicted)
+            per_tool[tool] = (*ratio_upper(own, calls, self.z), self.tool_predicted(tool, t))
         return (estimate, upper, predicted), per_tool
-
-    def _tightened(self, chosen: dict[str, float]) -> tuple[dict[str, float], float]:
-        """The tools ``chosen`` tightens below their loosest rung, and the tail model's
-        prediction of the abandoned-call rate they add."""
-        model = self.model
-        tightened = {tool: t for tool, t in chosen.items() if t < self.loosest.get(tool, math.inf)}
-        predicted = max(
-            model.abandoned_rate(tightened)
-            - model.abandoned_rate({tool: self.loosest[tool] for tool in tightened}),
-            0.0,
-        )
-        return tightened, predicted
 
     def _sparse_added(
         self, chosen: dict[str, float], ev: Evaluation
@@ -295,7 +388,7 @@ class BudgetEvaluator:
         added = np.setdiff1d(p.hit, self._loosest_hit, assume_unique=True)
         rows, counts = _counts(c.episode_index[added])
         estimate, upper = sparse_ratio_upper(rows, counts, self._calls, self.z)
-        tightened, predicted = self._tightened(chosen)
+        tightened, predicted = self.tightened(chosen)
         codes = np.asarray(c.tool_code)[added]
         per_tool: dict[str, tuple[float, float, float]] = {}
         for tool, t in tightened.items():
@@ -310,8 +403,10 @@ class BudgetEvaluator:
                     np.bincount(mine, minlength=len(c.episode_ids))
                 )
             rows, counts = _counts(c.episode_index[added[codes == code]])
-            own_predicted = max(tail.survival(t) - tail.survival(self.loosest[tool]), 0.0)
-            per_tool[tool] = (*sparse_ratio_upper(rows, counts, calls, self.z), own_predicted)
+            per_tool[tool] = (
+                *sparse_ratio_upper(rows, counts, calls, self.z),
+                self.tool_predicted(tool, t),
+            )
         return (estimate, upper, predicted), per_tool
 
 

@@ -18,14 +18,17 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.corpus import CallObservations, open_corpus
 from reviewlab.recording.schema import Episode
 
-__all__ = ["LossModel", "ToolTail"]
+if TYPE_CHECKING:
+    from reviewlab.analysis.profiles import Survival
+
+__all__ = ["Hill", "LossModel", "ToolTail", "hill", "tail_of"]
 
 _MIN_TAIL = 10
 _TAIL_SHARE = 0.05
@@ -36,8 +39,9 @@ _MIN_FIT = 20
 class ToolTail:
     """One tool's survival model and exposure (see the module docstring)."""
 
-    estimate: KaplanMeier
-    """The Kaplan–Meier estimate of the tool's durations (censoring-aware)."""
+    estimate: Survival
+    """The Kaplan–Meier estimate of the tool's durations (censoring-aware; in the tuner, its
+    values at the profiled points, :class:`~reviewlab.analysis.profiles.SurvivalAt`)."""
     threshold_sec: float
     """``u``: beyond it the Pareto tail applies (``inf``: no fitted tail)."""
     alpha: float
@@ -85,7 +89,17 @@ class LossModel:
             completed = observed.duration_sec[mine][observed.completed[mine]]
             # Exposure: each call's own lines plus every later read's (exact integer sums).
             lines = float(exposure[mine].sum())
-            self.tools[tool] = _fit(estimate, completed.tolist(), int(mine.size), lines, z)
+            self.tools[tool] = tail_of(estimate, hill(completed), int(mine.size), lines, z)
+
+    @classmethod
+    def of_tails(cls, tails: Mapping[str, ToolTail], requested_lines: int, calls: int) -> LossModel:
+        """A model from tails fitted elsewhere (the tuner's profiles, in-process or on a
+        cluster's workers): ``requested_lines`` and ``calls`` are the corpus's totals."""
+        model = cls.__new__(cls)
+        model.requested_lines = int(requested_lines)
+        model.calls = int(calls)
+        model.tools = dict(tails)
+        return model
 
     def timeout_coverage_loss(self, timeouts: Mapping[str, float]) -> float:
         """Predicted timeout coverage-loss rate of per-tool
@@ -111,26 +125,50 @@ class LossModel:
         return abandoned / self.calls
 
 
-def _fit(
-    estimate: KaplanMeier, completed: list[float], calls: int, exposure: float, z: float
-) -> ToolTail:
-    """The Hill fit of one tool's slowest completed calls (none below :data:`_MIN_FIT` calls).
+class Hill(NamedTuple):
+    """What Hill's estimator reads of one tool's completed durations."""
+
+    slowest_sec: float
+    """The slowest completed call (0 when none completed)."""
+    threshold_sec: float
+    """``u``, the ``(m+1)``-th slowest (``inf``: too few calls, or no spread, to fit a tail)."""
+    m: int
+    """How many of the slowest calls the fit reads."""
+    spread: float
+    """``Σ log(x_i / u)`` over those ``m`` calls."""
+
+
+def hill(completed: Sequence[float] | np.ndarray) -> Hill:
+    """The Hill statistics of the slowest completed calls (none below :data:`_MIN_FIT` calls);
+    a pure function of the multiset of durations."""
+    durations = np.sort(np.asarray(completed, dtype=float))[::-1]
+    slowest = float(durations[0]) if durations.size else 0.0
+    m = max(_MIN_TAIL, math.ceil(_TAIL_SHARE * durations.size))
+    if durations.size < _MIN_FIT or durations.size <= m:
+        return Hill(slowest, math.inf, m, math.nan)
+    threshold = float(durations[m])
+    logs = np.log(durations[:m] / threshold) if threshold > 0 else np.zeros(m)
+    spread = float(logs.sum())
+    if threshold <= 0 or spread <= 0:
+        return Hill(slowest, math.inf, m, math.nan)
+    return Hill(slowest, threshold, m, spread)
+
+
+def tail_of(estimate: Survival, fit: Hill, calls: int, exposure: float, z: float) -> ToolTail:
+    """The :class:`ToolTail` of a Hill fit.
 
     The index is the lower confidence limit of the Hill estimate, ``α̂·(1 − z/√m)``
     (its standard error is ``α̂/√m``), so the tail errs on the heavy side; never
     below a quarter of ``α̂``.
     """
-    durations = np.sort(np.asarray(completed, dtype=float))[::-1]
-    slowest = float(durations[0]) if durations.size else 0.0
-    m = max(_MIN_TAIL, math.ceil(_TAIL_SHARE * durations.size))
-    if durations.size < _MIN_FIT or durations.size <= m:
-        return ToolTail(estimate, math.inf, math.nan, slowest, calls, exposure)
-    threshold = float(durations[m])
-    logs = np.log(durations[:m] / threshold) if threshold > 0 else np.zeros(m)
-    spread = float(logs.sum())
-    if threshold <= 0 or spread <= 0:
-        return ToolTail(estimate, math.inf, math.nan, slowest, calls, exposure)
-    alpha = m / spread
+    if math.isinf(fit.threshold_sec):
+        return ToolTail(estimate, math.inf, math.nan, fit.slowest_sec, calls, exposure)
+    alpha = fit.m / fit.spread
     return ToolTail(
-        estimate, threshold, alpha * max(0.25, 1.0 - z / math.sqrt(m)), slowest, calls, exposure
+        estimate,
+        fit.threshold_sec,
+        alpha * max(0.25, 1.0 - z / math.sqrt(fit.m)),
+        fit.slowest_sec,
+        calls,
+        exposure,
     )

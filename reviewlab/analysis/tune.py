@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, NamedTuple
@@ -28,10 +27,17 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.analysis.attribution import difference, explain_table
-from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint, budget_table
-from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE, Certificate, certify
+from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint, Evaluator, budget_table
+from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE, Certificate
 from reviewlab.analysis.certify import check_guarantee as _check_probability
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
+from reviewlab.analysis.profiles import (
+    LADDER_QUANTILES,
+    ToolProfile,
+    km_quantile,
+    nice,
+    profile_tool,
+)
 from reviewlab.analysis.safety import (
     DEFAULT_MAX_ADDED_ABANDONED_RATE,
     DEFAULT_MAX_TOOL_ADDED_ABANDONED_RATE,
@@ -42,19 +48,13 @@ from reviewlab.analysis.safety import (
     restrict_ladder,
     standings,
 )
-from reviewlab.analysis.sweep import (
-    OBJECTIVE_ALIASES,
-    default_threads,
-    objective_column,
-    replays_episodes,
-)
+from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column, replays_episodes
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
-from reviewlab.engines.censoring import KaplanMeier
-from reviewlab.engines.corpus import CorpusSource, open_corpus
+from reviewlab.engines.corpus import CallObservations, CorpusSource, open_corpus
 from reviewlab.engines.vectorized import CompiledCorpus
 
 __all__ = [
@@ -74,10 +74,6 @@ OBJECTIVES = {
     if column.startswith(("wall_", "max_silence", "zombie", "cost"))
 }
 """Objective names and the summary column each minimises (a summary column itself is accepted)."""
-LADDER_QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995)
-"""The survival quantiles each tool's candidate timeouts are read from."""
-_SERIES = tuple(m * 10.0**e for e in range(-1, 5) for m in (1.0, 2.0, 5.0))
-"""Round timeouts (0.1 s … 50,000 s) that fill a ladder between its quantile rungs and the top."""
 RULE = (
     "each tool starts at its loosest candidate (its base timeout, or beyond its longest "
     "completed call) and is tightened one step of its Kaplan–Meier quantile ladder at a time, "
@@ -141,53 +137,12 @@ class Recommendation(NamedTuple):
         return difference(self.baseline[self.objective], self.summary[self.objective])
 
 
-def km_quantile(estimate: KaplanMeier, q: float) -> float:
-    """The ``q``-quantile of a Kaplan–Meier estimate: the first event time with ``S(t) <= 1 - q``.
-
-    ``inf`` when censoring leaves the estimate above ``1 - q`` (the quantile lies
-    beyond what was observed).
-    """
-    if not 0.0 < q < 1.0:
-        raise ValueError(f"q: expected a probability in (0, 1), got {q!r}")
-    hit = int(np.searchsorted(-estimate.survival_after, -(1.0 - q), side="left"))
-    return float(estimate.event_times[hit]) if hit < estimate.event_times.size else math.inf
-
-
 def excess(summary: dict[str, Any], reference: dict[str, Any]) -> tuple[float, float]:
     """``(coverage loss, abandoned-call rate)`` of ``summary`` beyond a ``reference`` replay's."""
     return (
         summary["coverage_loss_rate"] - reference["coverage_loss_rate"],
         summary["abandoned_call_rate"] - reference["abandoned_call_rate"],
     )
-
-
-def _nice(seconds: float) -> float:
-    """Round a candidate timeout up to two significant digits (0.1 s at least)."""
-    if seconds <= 0.1:
-        return 0.1
-    step = 10.0 ** (math.floor(math.log10(seconds)) - 1)
-    return float(round(math.ceil(seconds / step - 1e-9) * step, 6))
-
-
-def _ladder(estimate: KaplanMeier, longest_completed: float, base_sec: float) -> list[float]:
-    """A tool's candidate timeouts, ascending; the last is the loosest (see the module docstring).
-
-    The quantile rungs, the tool's slowest completed call rounded up, and the
-    round values of :data:`_SERIES` between the median and the loosest rung (so
-    a step looser than the slowest call seen never jumps straight to the base).
-    """
-    slowest = _nice(longest_completed * 1.01) if longest_completed > 0 else 0.1
-    loosest = max(base_sec, slowest)
-    rungs = {loosest, slowest}
-    for q in LADDER_QUANTILES:
-        quantile = km_quantile(estimate, q)
-        if math.isfinite(quantile) and _nice(quantile) < loosest:
-            rungs.add(_nice(quantile))
-    median = min(rungs)
-    rungs.update(value for value in _SERIES if median < value < loosest)
-    if base_sec < loosest:
-        rungs.add(base_sec)
-    return sorted(rungs)
 
 
 def _check_rate(name: str, value: float | None) -> None:
@@ -215,6 +170,7 @@ def recommend(
     max_tool_added_abandoned_rate: float | None = DEFAULT_MAX_TOOL_ADDED_ABANDONED_RATE,
     guarantee: float | None = None,
     guarantee_confidence: float = DEFAULT_GUARANTEE_CONFIDENCE,
+    client: Any = None,
 ) -> Recommendation:
     """Per tool, the shortest timeout within the budgets, by :data:`RULE` (module docstring).
 
@@ -243,6 +199,11 @@ def recommend(
     ``guarantee`` (a probability in (0, 1)): instead of the search, each tool gets its
     certified timeout (:func:`~reviewlab.analysis.certify.certify` at
     ``guarantee_confidence``), under the same safety rules; the budgets are reported.
+
+    ``client`` (a ``distributed.Client`` or a scheduler address): tune a corpus of Parquet
+    partitions on a Dask cluster (:mod:`reviewlab.analysis.cluster_tune`). The workers profile
+    the tools and replay the points; the client receives fixed-size partials and makes the same
+    choices as in-process. ``prices`` and ``censored="impute"`` are refused there by name.
     """
     if max_coverage_loss is not None:
         if max_timeout_coverage_loss is not None:
@@ -293,6 +254,54 @@ def recommend(
     narrowing = spine.narrowing
     if narrowing.mode == "unbounded":
         raise ValueError("narrowing: an unbounded narrowing has no timeouts to tune")
+    z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
+    search = _Search(
+        spine=spine,
+        base_timeouts=base_timeouts,
+        rules=rules,
+        key=key,
+        max_timeout_coverage_loss=max_timeout_coverage_loss,
+        max_abandoned_rate=max_abandoned_rate,
+        confidence=confidence,
+        guarantee=guarantee,
+        guarantee_confidence=guarantee_confidence,
+    )
+    assumptions: dict[str, Any] = {
+        "censored": censored,
+        "reaction": "as_recorded",
+        "engine": "vectorized",
+        "confidence": confidence,
+        "base": spine.label,
+        "narrowing": narrowing.label,
+        "min_calls": rules.min_calls,
+        "allow_abandoning": ",".join(rules.allow_abandoning) or "none",
+        **(
+            {"guarantee": guarantee, "guarantee_confidence": guarantee_confidence}
+            if guarantee is not None
+            else {}
+        ),
+        **({"currency": prices.currency} if prices is not None else {}),
+    }
+    if client is not None:
+        if prices is not None:
+            raise ValueError(
+                "prices: the cost objective reads every episode's token counts, which a cluster "
+                "tune never gathers; tune with prices in-process"
+            )
+        from reviewlab.analysis.cluster_tune import tuning_on_cluster
+
+        with tuning_on_cluster(
+            episodes,
+            client,
+            spine,
+            z,
+            censored=censored,
+            guarantee=guarantee,
+            guarantee_confidence=guarantee_confidence,
+        ) as cluster:
+            return search.run(
+                cluster.profiles, cluster.evaluator, {**assumptions, **cluster.assumptions}
+            )
     # The corpus is replayed from its compiled columns and the duration and tail models are fitted
     # to its recorded observations: no Episode object unless prices read their token counts.
     source = open_corpus(episodes)
@@ -300,161 +309,202 @@ def recommend(
     if not observations.episodes:
         raise ValueError("recommend: no episodes to tune on")
     corpus = source.compiled(censored)
-    z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
-    model = LossModel(observations, confidence=confidence)
-    priced = None
-    if prices is not None:  # the token counts live in the episodes
-        priced = PricedCorpus.of(source.episodes(reason="prices: token counts"), prices)
-    evaluator = (
-        BudgetEvaluator(corpus, spine, z, model)
-        if priced is None
-        else _PricedEvaluator(corpus, spine, z, model, priced)
+    profiles = profile_observations(
+        observations, spine, z, guarantee=guarantee, guarantee_confidence=guarantee_confidence
     )
-    estimates, _ = observations.estimates_by_tool()
-    tools = sorted(estimates, key=lambda t: (-estimates[t].observations, t))
-    check_opted_in(rules.allow_abandoning, tools)
-    longest = observations.longest_completed()
-    base_sec = {tool: base_timeouts.timeout_for(None, tool, remaining_sec=None) for tool in tools}
-    standing = standings(
-        spine, {tool: estimates[tool].observations for tool in tools}, longest, rules
+    model = LossModel.of_tails(
+        {tool: profile.tail for tool, profile in profiles.items()},
+        requested_lines=int(observations.requested_lines.sum()),
+        calls=int(observations.tool_code.size),
     )
-    ladders = {
-        tool: restrict_ladder(
-            _ladder(estimates[tool], longest.get(tool, 0.0), base_sec[tool]),
-            standing[tool],
-            base_sec[tool],
+    evaluator: BudgetEvaluator
+    if prices is None:
+        evaluator = BudgetEvaluator(
+            corpus, spine, z, model, recorded_completed=observations.completed
         )
-        for tool in tools
-    }
-    chosen = {tool: ladders[tool][-1] for tool in tools}
-    evaluator.start(chosen)
+    else:  # the token counts live in the episodes
+        priced = PricedCorpus.of(source.episodes(reason="prices: token counts"), prices)
+        evaluator = _PricedEvaluator(
+            corpus, spine, z, model, priced, recorded_completed=observations.completed
+        )
+    return search.run(profiles, evaluator, assumptions)
 
-    def allowed(point: BudgetPoint) -> bool:
+
+def base_seconds(spine: Policy, tools: Sequence[str]) -> dict[str, float]:
+    """Each tool's timeout under the base policy's table (the top of its ladder)."""
+    timeouts = spine.timeouts
+    assert isinstance(timeouts, TimeoutPolicy)
+    return {tool: timeouts.timeout_for(None, tool, remaining_sec=None) for tool in tools}
+
+
+def profile_observations(
+    observations: CallObservations,
+    spine: Policy,
+    z: float,
+    *,
+    guarantee: float | None,
+    guarantee_confidence: float,
+) -> dict[str, ToolProfile]:
+    """Every tool's :class:`~reviewlab.analysis.profiles.ToolProfile` from a corpus's recorded
+    observations, in-process."""
+    exposure = observations.exposure_lines()
+    base_sec = base_seconds(spine, observations.tools)
+    profiles = {}
+    for tool in observations.tools:
+        mine = observations.of_tool(tool)
+        profiles[tool] = profile_tool(
+            tool,
+            observations.duration_sec[mine],
+            observations.completed[mine],
+            float(exposure[mine].sum()),
+            base_sec=base_sec[tool],
+            z=z,
+            guarantee=guarantee,
+            guarantee_confidence=guarantee_confidence,
+        )
+    return profiles
+
+
+class _Search(NamedTuple):
+    """The search of :data:`RULE` (or the guarantee's), over any :class:`Evaluator`."""
+
+    spine: Policy
+    base_timeouts: TimeoutPolicy
+    rules: SafetyRules
+    key: str
+    max_timeout_coverage_loss: float
+    max_abandoned_rate: float | None
+    confidence: float
+    guarantee: float | None
+    guarantee_confidence: float
+
+    def allowed(self, point: BudgetPoint) -> bool:
         coverage = max(point.timeout_loss_upper, point.timeout_loss_predicted)
         abandoned = max(point.abandoned_upper, point.abandoned_predicted)
         return (
-            coverage <= max_timeout_coverage_loss + 1e-12
-            and (max_abandoned_rate is None or abandoned <= max_abandoned_rate + 1e-12)
-            and rules.allows(point)
+            coverage <= self.max_timeout_coverage_loss + 1e-12
+            and (self.max_abandoned_rate is None or abandoned <= self.max_abandoned_rate + 1e-12)
+            and self.rules.allows(point)
         )
 
-    certificates: dict[str, Certificate] | None = None
-    if guarantee is not None:
-        certificates = {}
+    def run(
+        self,
+        profiles: dict[str, ToolProfile],
+        evaluator: Evaluator,
+        assumptions: dict[str, Any],
+    ) -> Recommendation:
+        rules, key = self.rules, self.key
+        tools = sorted(profiles, key=lambda t: (-profiles[t].observations, t))
+        check_opted_in(rules.allow_abandoning, tools)
+        longest = {t: p.longest_completed_sec for t, p in profiles.items() if p.events}
+        base_sec = base_seconds(self.spine, tools)
+        standing = standings(
+            self.spine, {tool: profiles[tool].observations for tool in tools}, longest, rules
+        )
+        ladders = {
+            tool: restrict_ladder(list(profiles[tool].ladder), standing[tool], base_sec[tool])
+            for tool in tools
+        }
+        chosen = {tool: ladders[tool][-1] for tool in tools}
+        evaluator.start(chosen)
+        certificates: dict[str, Certificate] | None = None
+        if self.guarantee is not None:
+            certificates = {}
+            for tool in tools:
+                certificate = profiles[tool].certificate
+                assert certificate is not None
+                certificates[tool] = certificate
+                chosen[tool] = _certified_rung(ladders[tool], certificate, standing[tool])
+                if chosen[tool] not in ladders[tool]:
+                    ladders[tool] = sorted({*ladders[tool], chosen[tool]})
+        current = evaluator.point(chosen)
+        while certificates is None:
+            best: tuple[tuple[float, float, float, float, int], str, BudgetPoint] | None = None
+            evaluator.prefetch(
+                [
+                    {**chosen, tool: ladders[tool][ladders[tool].index(chosen[tool]) - 1]}
+                    for tool in tools
+                    if ladders[tool].index(chosen[tool]) > 0
+                ]
+            )
+            for order, tool in enumerate(tools):
+                rung = ladders[tool].index(chosen[tool])
+                if rung == 0:
+                    continue
+                point = evaluator.point({**chosen, tool: ladders[tool][rung - 1]})
+                if not self.allowed(point) or point.summary[key] > current.summary[key]:
+                    continue
+                rank = (
+                    point.summary[key],
+                    point.timeout_loss_upper,
+                    point.timeout_loss_predicted,
+                    point.abandoned_upper,
+                    order,
+                )
+                if best is None or rank < best[0]:
+                    best = (rank, tool, point)
+            if best is None:
+                break
+            _, tool, current = best
+            chosen[tool] = ladders[tool][ladders[tool].index(chosen[tool]) - 1]
+
+        policy = self.spine.replace(
+            timeouts=self.base_timeouts.with_tool_timeouts(name="recommended", **chosen),
+            name="recommended",
+        )
+        added: dict[str, tuple[tuple[float, float, float], float | None]] = {
+            "added_abandoned_call_rate": (current.added_abandoned, rules.max_added_abandoned_rate)
+        }
         for tool in tools:
-            mine = observations.of_tool(tool)
-            certificates[tool] = certify(
-                observations.duration_sec[mine],
-                observations.completed[mine],
-                guarantee,
-                guarantee_confidence,
+            if standing[tool].status == "kept_rare":
+                continue  # held at its base timeout: it adds nothing
+            figures = current.tool_added_abandoned.get(tool, (0.0, 0.0, 0.0))
+            added[f"added_abandoned_call_rate.{tool}"] = (
+                figures,
+                rules.max_tool_added_abandoned_rate,
             )
-            chosen[tool] = _certified_rung(ladders[tool], certificates[tool], standing[tool])
-            if chosen[tool] not in ladders[tool]:
-                ladders[tool] = sorted({*ladders[tool], chosen[tool]})
-    current = evaluator.point(chosen)
-    while certificates is None:
-        best: tuple[tuple[float, float, float, float, int], str, BudgetPoint] | None = None
-        _prefetch(
+        budgets = budget_table(
+            evaluator.rates(chosen),
+            {
+                "timeout_coverage_loss_rate": current.timeout_loss_predicted,
+                "abandoned_call_rate": current.abandoned_predicted,
+            },
+            self.max_timeout_coverage_loss,
+            self.max_abandoned_rate,
+            self.confidence,
+            added,
+        )
+        explain = explain_table(
             evaluator,
-            [
-                {**chosen, tool: ladders[tool][ladders[tool].index(chosen[tool]) - 1]}
-                for tool in tools
-                if ladders[tool].index(chosen[tool]) > 0
-            ],
+            profiles=profiles,
+            tools=tools,
+            ladders=ladders,
+            base_sec=base_sec,
+            chosen=chosen,
+            current=current,
+            key=key,
+            allowed=self.allowed,
+            standing=standing,
+            rules=rules,
+            certificates=certificates,
         )
-        for order, tool in enumerate(tools):
-            rung = ladders[tool].index(chosen[tool])
-            if rung == 0:
-                continue
-            point = evaluator.point({**chosen, tool: ladders[tool][rung - 1]})
-            if not allowed(point) or point.summary[key] > current.summary[key]:
-                continue
-            rank = (
-                point.summary[key],
-                point.timeout_loss_upper,
-                point.timeout_loss_predicted,
-                point.abandoned_upper,
-                order,
+        rule = (
+            RULE.format(objective=key, confidence=self.confidence)
+            if self.guarantee is None
+            else RULE_GUARANTEE.format(
+                guarantee=self.guarantee, guarantee_confidence=self.guarantee_confidence
             )
-            if best is None or rank < best[0]:
-                best = (rank, tool, point)
-        if best is None:
-            break
-        _, tool, current = best
-        chosen[tool] = ladders[tool][ladders[tool].index(chosen[tool]) - 1]
-
-    policy = spine.replace(
-        timeouts=base_timeouts.with_tool_timeouts(name="recommended", **chosen), name="recommended"
-    )
-    baseline = _summary(corpus, spine, priced)
-    added: dict[str, tuple[tuple[float, float, float], float | None]] = {
-        "added_abandoned_call_rate": (current.added_abandoned, rules.max_added_abandoned_rate)
-    }
-    for tool in tools:
-        if standing[tool].status == "kept_rare":
-            continue  # held at its base timeout: it adds nothing
-        figures = current.tool_added_abandoned.get(tool, (0.0, 0.0, 0.0))
-        added[f"added_abandoned_call_rate.{tool}"] = (
-            figures,
-            rules.max_tool_added_abandoned_rate,
         )
-    budgets = budget_table(
-        evaluator.rates(chosen),
-        {
-            "timeout_coverage_loss_rate": current.timeout_loss_predicted,
-            "abandoned_call_rate": current.abandoned_predicted,
-        },
-        max_timeout_coverage_loss,
-        max_abandoned_rate,
-        confidence,
-        added,
-    )
-    explain = explain_table(
-        evaluator,
-        estimates=estimates,
-        tools=tools,
-        ladders=ladders,
-        base_sec=base_sec,
-        chosen=chosen,
-        current=current,
-        key=key,
-        allowed=allowed,
-        standing=standing,
-        rules=rules,
-        recorded_completed=observations.completed,
-        certificates=certificates,
-    )
-    rule = (
-        RULE.format(objective=key, confidence=confidence)
-        if guarantee is None
-        else RULE_GUARANTEE.format(guarantee=guarantee, guarantee_confidence=guarantee_confidence)
-    )
-    return Recommendation(
-        policy=policy,
-        explain=explain,
-        summary=_summary(corpus, policy, priced),
-        baseline=baseline,
-        budgets=budgets,
-        rule=f"{rule}; {rules.describe(confidence)}",
-        objective=key,
-        assumptions={
-            "censored": censored,
-            "reaction": "as_recorded",
-            "engine": "vectorized",
-            "confidence": confidence,
-            "base": spine.label,
-            "narrowing": narrowing.label,
-            "min_calls": rules.min_calls,
-            "allow_abandoning": ",".join(rules.allow_abandoning) or "none",
-            **(
-                {"guarantee": guarantee, "guarantee_confidence": guarantee_confidence}
-                if guarantee is not None
-                else {}
-            ),
-            **({"currency": prices.currency} if prices is not None else {}),
-        },
-    )
+        return Recommendation(
+            policy=policy,
+            explain=explain,
+            summary=evaluator.summary(policy),
+            baseline=evaluator.summary(self.spine),
+            budgets=budgets,
+            rule=f"{rule}; {rules.describe(self.confidence)}",
+            objective=key,
+            assumptions=assumptions,
+        )
 
 
 class _PricedEvaluator(BudgetEvaluator):
@@ -467,8 +517,10 @@ class _PricedEvaluator(BudgetEvaluator):
         z: float,
         model: LossModel,
         priced: PricedCorpus,
+        *,
+        recorded_completed: np.ndarray,
     ) -> None:
-        super().__init__(corpus, base, z, model)
+        super().__init__(corpus, base, z, model, recorded_completed=recorded_completed)
         self.priced = priced
 
     def point(self, chosen: dict[str, float]) -> BudgetPoint:
@@ -482,13 +534,10 @@ class _PricedEvaluator(BudgetEvaluator):
             self.cache[key] = point
         return point
 
-
-def _summary(corpus: CompiledCorpus, policy: Policy, priced: PricedCorpus | None) -> dict[str, Any]:
-    """The corpus's summary under ``policy``, priced when there is a price table."""
-    if priced is None:
-        return corpus.summary(policy)
-    result = corpus.result(policy)
-    return {**result.summary, **priced.cost(result).summary}
+    def summary(self, policy: Policy) -> dict[str, Any]:
+        """The corpus's summary under ``policy``, priced."""
+        result = self.corpus.result(policy)
+        return {**result.summary, **self.priced.cost(result).summary}
 
 
 def _certified_rung(ladder: list[float], certificate: Certificate, standing: Standing) -> float:
@@ -497,17 +546,5 @@ def _certified_rung(ladder: list[float], certificate: Certificate, standing: Sta
     cannot be certified."""
     if standing.status == "kept_rare" or not certificate.certified:
         return ladder[-1]
-    certified = _nice(certificate.timeout_sec)
+    certified = nice(certificate.timeout_sec)
     return max(certified, ladder[0]) if standing.status == "protected" else certified
-
-
-def _prefetch(evaluator: BudgetEvaluator, candidates: list[dict[str, float]]) -> None:
-    """Evaluate one step's candidate points side by side on threads (NumPy releases the GIL;
-    each point is a pure function of its timeouts, so the search's choices are the same as one
-    after another): the search then reads them from the evaluator's cache."""
-    fresh = [c for c in candidates if not evaluator.cached(c)]
-    workers = min(default_threads(), len(fresh))
-    if workers < 2:
-        return
-    with ThreadPoolExecutor(workers, thread_name_prefix="reviewlab-tune") as pool:
-        list(pool.map(evaluator.point, fresh))

@@ -119,11 +119,11 @@ def test_the_search_prefetches_candidates_on_threads_and_chooses_the_same(monkey
     recommendation is exactly the one-thread search's."""
     import threading
 
-    from reviewlab.analysis import budgets, tune
+    from reviewlab.analysis import budgets
     from reviewlab.resources import corpus_path
 
     episodes = list(load_episodes(corpus_path()))[:300]
-    monkeypatch.setattr(tune, "default_threads", lambda: 1)
+    monkeypatch.setattr(budgets, "default_threads", lambda: 1)
     alone = recommend(episodes, max_timeout_coverage_loss=0.01)
     seen: set[str] = set()
     original = budgets.BudgetEvaluator.evaluation
@@ -133,7 +133,7 @@ def test_the_search_prefetches_candidates_on_threads_and_chooses_the_same(monkey
         return original(self, chosen)
 
     monkeypatch.setattr(budgets.BudgetEvaluator, "evaluation", noting)
-    monkeypatch.setattr(tune, "default_threads", lambda: 2)
+    monkeypatch.setattr(budgets, "default_threads", lambda: 2)
     together = recommend(episodes, max_timeout_coverage_loss=0.01)
     assert any(name.startswith("reviewlab-tune") for name in seen)
     assert together.policy == alone.policy

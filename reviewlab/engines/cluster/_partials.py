@@ -17,7 +17,7 @@ statistics, the zombie sum is NumPy's own pairwise sum reassembled, the peak is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -91,6 +91,8 @@ class PointState:
     zombie: Pieces
     wall_keys: np.ndarray
     loose: LooseEvents
+    extra: Any = None
+    """What the caller's ``extra`` function made of this replay (sent on the first pass)."""
 
 
 @dataclass
@@ -111,6 +113,7 @@ class PointAnswer:
     loose: dict[Cell, tuple[np.ndarray, dict[str, np.ndarray]]]
     totals: Totals | None = None
     zombie: Pieces | None = None
+    extra: Any = None
 
 
 def loose_intervals(c: Any, ev: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -173,7 +176,14 @@ def sorted_walls(c: Any, ev: Any) -> np.ndarray:
     return np.insert(kept, np.searchsorted(kept, added), added)
 
 
-def _state(c: Any, policy: Any, offset: int, total_calls: int) -> PointState:
+def _state(
+    c: Any,
+    policy: Any,
+    offset: int,
+    total_calls: int,
+    extra: Callable[[Any, Any, Any], Any] | None = None,
+    extra_arg: Any = None,
+) -> PointState:
     ev = c.evaluate(policy)
     arguments = ev.summary_arguments(walls=True)  # the walls as the summary reads them
     start, end = loose_intervals(c, ev)
@@ -203,15 +213,23 @@ def _state(c: Any, policy: Any, offset: int, total_calls: int) -> PointState:
     )
     # The in-process summary sums the zombie seconds with the wedged ones as 0.
     pieces = partition_pieces(np.where(finite, zombie, 0.0), offset, total_calls)
-    return PointState(totals, pieces, float_keys(wall), LooseEvents(start, end))
+    made = None if extra is None else extra(c, ev, extra_arg)
+    return PointState(totals, pieces, float_keys(wall), LooseEvents(start, end), made)
 
 
 def evaluate_points(
-    c: Any, policies: Sequence[Any], offset: int, total_calls: int
+    c: Any,
+    policies: Sequence[Any],
+    offset: int,
+    total_calls: int,
+    extra: Callable[[Any, Any, Any], Any] | None = None,
+    extra_arg: Any = None,
 ) -> list[PointState]:
     """Replay each policy on the compiled partition ``c``, which holds calls
-    ``[offset, offset + calls)`` of the corpus's ``total_calls`` (a worker task)."""
-    return [_state(c, policy, offset, total_calls) for policy in policies]
+    ``[offset, offset + calls)`` of the corpus's ``total_calls`` (a worker task).
+    ``extra(c, evaluation, extra_arg)``: a fixed-size partial of the caller's own, made from
+    the same replay and sent with the first pass."""
+    return [_state(c, policy, offset, total_calls, extra, extra_arg) for policy in policies]
 
 
 def answer_points(
@@ -234,7 +252,11 @@ def answer_points(
         first = asked.first
         out.append(
             PointAnswer(
-                walls, loose, state.totals if first else None, state.zombie if first else None
+                walls,
+                loose,
+                state.totals if first else None,
+                state.zombie if first else None,
+                state.extra if first else None,
             )
         )
     return out
@@ -251,6 +273,8 @@ class PointMerge:
         self.peak = PeakSearch()
         self.totals = Totals()
         self.pieces: list[Pieces] = []
+        self.extras: dict[int, Any] = {}
+        """Each partition's ``extra`` partial, by partition number."""
         self._asked: PointRequests | None = None
         self._walls: dict[Request, Any] = {}
         self._loose: dict[Cell, CellSums] = {}
@@ -268,8 +292,10 @@ class PointMerge:
         self._loose = {cell: CellSums(SUMMARY_COLUMNS) for cell in asked.loose}
         return asked
 
-    def take(self, answer: PointAnswer) -> None:
+    def take(self, answer: PointAnswer, partition: int = 0) -> None:
         """Fold in one partition's answer to the current pass."""
+        if answer.extra is not None:
+            self.extras[partition] = answer.extra
         if answer.totals is not None:
             self.totals.add(answer.totals)
         if answer.zombie is not None:

@@ -114,6 +114,7 @@ class ClusterCorpus:
         self._compiled: list[Any] = []
         self._offsets: list[int] = []
         self.passes: list[int] = []
+        self._round = 0
         """Per chunk of points summarised, the answer passes it took (for the benchmark)."""
 
     # -- opening ------------------------------------------------------------------
@@ -271,14 +272,31 @@ class ClusterCorpus:
     ) -> list[dict[str, Any]]:
         """The summary of every policy on the whole corpus, in order (``done(n)`` after each
         chunk of ``n``)."""
+        return [row for row, _ in self.evaluate(policies, chunk_size=chunk_size, done=done)]
+
+    def evaluate(
+        self,
+        policies: Sequence[Any],
+        *,
+        chunk_size: int | None = None,
+        done: Callable[[int], None] | None = None,
+        extra: Callable[[Any, Any, Any], Any] | None = None,
+        extra_args: Sequence[Any] | None = None,
+    ) -> list[tuple[dict[str, Any], list[Any]]]:
+        """Per policy, in order: its summary, and each partition's ``extra(compiled, evaluation,
+        extra_args[p])`` partial in partition order (``[]`` without ``extra``). ``extra_args``:
+        one per partition (futures stay on the workers)."""
         size = chunk_size or CHUNK_POINTS
         chunks = [list(policies[i : i + size]) for i in range(0, len(policies), size)]
-        rows: list[dict[str, Any]] = []
+        args = list(extra_args) if extra_args is not None else [None] * len(self.partitions)
+        rows: list[tuple[dict[str, Any], list[Any]]] = []
         with self.watching():
-            launched: list[list[Any] | None] = [self._evaluate(c, 0) for c in chunks[:1]]
+            launched: list[list[Any] | None] = [
+                self._evaluate(c, 0, extra, args) for c in chunks[:1]
+            ]
             for number, chunk in enumerate(chunks):
                 if number + 1 < len(chunks):  # the workers evaluate it while this one merges
-                    launched.append(self._evaluate(chunks[number + 1], number + 1))
+                    launched.append(self._evaluate(chunks[number + 1], number + 1, extra, args))
                 states = launched[number]
                 launched[number] = None  # released once merged
                 assert states is not None
@@ -288,7 +306,14 @@ class ClusterCorpus:
                     done(len(chunk))
         return rows
 
-    def _evaluate(self, chunk: list[Any], number: int) -> list[Any]:
+    def _evaluate(
+        self,
+        chunk: list[Any],
+        number: int,
+        extra: Callable[[Any, Any, Any], Any] | None,
+        args: list[Any],
+    ) -> list[Any]:
+        self._round += 1
         return [
             self.client.submit(
                 evaluate_points,
@@ -296,12 +321,16 @@ class ClusterCorpus:
                 chunk,
                 self._offsets[p],
                 self.calls,
-                key=self._key("evaluate", p, f"-{number}"),
+                extra,
+                args[p],
+                key=self._key("evaluate", p, f"-{self._round}-{number}"),
             )
             for p, compiled in enumerate(self._compiled)
         ]
 
-    def _merge(self, chunk: list[Any], states: list[Any], number: int) -> list[dict[str, Any]]:
+    def _merge(
+        self, chunk: list[Any], states: list[Any], number: int
+    ) -> list[tuple[dict[str, Any], list[Any]]]:
         from distributed import as_completed
 
         merges = [PointMerge(self.episodes, self.calls) for _ in chunk]
@@ -311,28 +340,66 @@ class ClusterCorpus:
             requests = [m.requests(first) for m in merges]
             if all(r is None for r in requests):
                 break
-            futures = [
+            futures = {
                 self.client.submit(
                     answer_points,
                     state,
                     requests,
-                    key=self._key("answer", p, f"-{number}-{passes}"),
+                    key=self._key("answer", p, f"-{self._round}-{number}-{passes}"),
                     priority=_PASS_PRIORITY,
-                )
+                ): p
                 for p, state in enumerate(states)
-            ]
-            for future in as_completed(futures):
+            }
+            for future in as_completed(list(futures)):
                 answers = future.result()  # a failure raises here, in watching()
                 for merge, answer in zip(merges, answers, strict=True):
                     if answer is not None:
-                        merge.take(answer)
+                        merge.take(answer, futures[future])
             del futures
             for merge in merges:
                 merge.close_pass()
             first = False
             passes += 1
         self.passes.append(passes)
-        return [merge.summary() for merge in merges]
+        return [
+            (merge.summary(), [merge.extras[p] for p in sorted(merge.extras)]) for merge in merges
+        ]
+
+    # -- the partitions, for callers' own tasks ------------------------------------
+    def on_partitions(
+        self, function: Callable[..., Any], *args: Any, stage: str, wedge: bool = False
+    ) -> list[Any]:
+        """``function(compiled, *args)`` on every partition, as futures kept on the workers
+        (``wedge``: on the partition compiled with ``censored="wedge"``, the recorded
+        observations, compiled anew when this corpus is not)."""
+        compiled = self._compiled
+        if wedge and self.censored != "wedge":
+            compiled = [
+                self.client.submit(
+                    _compile,
+                    part,
+                    "wedge",
+                    self.seed,
+                    self.origin_us,
+                    key=self._key("wedge", p),
+                )
+                for p, part in enumerate(self.partitions)
+            ]
+        self._round += 1
+        return [
+            self.client.submit(function, c, *args, key=self._key(stage, p, f"-{self._round}"))
+            for p, c in enumerate(compiled)
+        ]
+
+    @property
+    def compiled_partitions(self) -> list[Any]:
+        """The compiled partitions, as futures on the workers (in partition order)."""
+        return list(self._compiled)
+
+    def results(self, futures: list[Any]) -> list[Any]:
+        """Every future's result in order (the first failure in order is raised, named)."""
+        with self.watching():
+            return self._in_order(futures)
 
     # -- lifetime -----------------------------------------------------------------
     def close(self) -> None:
