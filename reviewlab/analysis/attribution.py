@@ -21,7 +21,7 @@ import pandas as pd
 
 from reviewlab.analysis.budgets import BudgetPoint, Evaluator
 from reviewlab.analysis.certify import Certificate
-from reviewlab.analysis.profiles import EXPLAIN_QUANTILES, ToolProfile
+from reviewlab.analysis.profiles import EXPLAIN_QUANTILES, DurationProfile
 from reviewlab.analysis.safety import SafetyRules, Standing
 
 __all__ = ["QUANTILES", "difference", "explain_table"]
@@ -38,7 +38,7 @@ def difference(a: float, b: float) -> float:
 def explain_table(
     evaluator: Evaluator,
     *,
-    profiles: Mapping[str, ToolProfile],
+    profiles: Mapping[str, DurationProfile],
     tools: Sequence[str],
     ladders: Mapping[str, list[float]],
     base_sec: Mapping[str, float],

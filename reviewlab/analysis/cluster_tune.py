@@ -1,19 +1,16 @@
 """``recommend(corpus, client=...)``: the tuner's search on a Dask cluster, fed fixed-size partials.
 
-Lifecycle (:func:`tuning_on_cluster`): the partitions are compiled on the workers
-(:class:`~reviewlab.engines.cluster.ClusterCorpus`) → each partition's recorded observations
-stay on its worker (:class:`PartitionTuning`) → per tool, one worker gathers that tool's
-durations from every partition and profiles them
-(:func:`~reviewlab.analysis.profiles.profile_tool`): the client receives one fixed-size
-:class:`~reviewlab.analysis.profiles.ToolProfile` per tool → the search runs on the client as
-in-process, each step's candidate points replayed on the workers, which answer with the
-summary's partials and :class:`BudgetPartial` (per-episode moments of every budgeted ratio,
-abandonment counts per tool).
+Lifecycle (:func:`tuning_on_cluster`): the partitions are compiled on the workers and their
+recorded observations stay there (:class:`PartitionTuning`) → per tool, one worker gathers the
+tool's durations from every partition and profiles them
+(:func:`~reviewlab.analysis.profiles.profile_tool`) → the search runs on the client as
+in-process, each step's points replayed on the workers, which answer with the summary's
+partials and a :class:`BudgetPartial` (moments of every budgeted ratio, abandonment counts).
 
-Invariants: no episode, call or per-episode array reaches the client; the profiles, the
-summaries and every count are the in-process tuner's to the bit; the upper bounds merge the
-partitions' moments (Chan's pairwise update), equal to the in-process figures to rounding. In
-full: docs/cluster.md, "Tuning on a cluster".
+Invariants: no episode, call or per-episode array reaches the client; profiles, summaries and
+counts are the in-process tuner's to the bit; the upper bounds merge the partitions' moments
+(:func:`merge_ratio`), equal to the in-process figures to rounding. In full: docs/cluster.md,
+"Tuning on a cluster".
 """
 
 from __future__ import annotations
@@ -27,11 +24,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from reviewlab.analysis.budgets import AbandonedCounts, BudgetPoint, Predictions
-from reviewlab.analysis.profiles import ToolProfile, profile_tool
+from reviewlab.analysis.profiles import DurationProfile, base_seconds, profile_tool
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.cluster import ClusterCorpus, connect
+from reviewlab.engines.cluster._session import register_sizes
 from reviewlab.engines.vectorized.evaluation import EXECUTED, WITHHELD
 
 __all__ = [
@@ -123,6 +121,7 @@ def observe_partition(wedge: Any) -> PartitionTuning:
     """A partition's :class:`PartitionTuning` from its ``wedge`` compile (a worker task)."""
     from reviewlab.engines.corpus import CallObservations
 
+    register_sizes(PartitionTuning)
     observed = CallObservations.of(wedge)
     return PartitionTuning(
         episodes=observed.episodes,
@@ -162,7 +161,7 @@ def slice_tool(state: PartitionTuning, tool: str) -> ToolSlice:
     )
 
 
-def profile_slices(tool: str, settings: Mapping[str, Any], *slices: ToolSlice) -> ToolProfile:
+def profile_slices(tool: str, settings: Mapping[str, Any], *slices: ToolSlice) -> DurationProfile:
     """One tool's profile from its slices of every partition (a worker task)."""
     return profile_tool(
         tool,
@@ -177,6 +176,7 @@ def with_loosest(compiled: Any, state: PartitionTuning, policy: Policy) -> Parti
     """``state`` knowing which calls ``policy`` (the loosest timeouts) abandons (a worker
     task)."""
     ev = compiled.evaluate(policy)
+    register_sizes(PartitionTuning)
     return replace(state, loosest_abandoned=np.asarray(ev.abandoned, dtype=bool).copy())
 
 
@@ -369,7 +369,7 @@ class ClusterBudgetEvaluator(Predictions):
 class ClusterTuning:
     """What :func:`tuning_on_cluster` hands the search."""
 
-    profiles: dict[str, ToolProfile]
+    profiles: dict[str, DurationProfile]
     evaluator: ClusterBudgetEvaluator
     assumptions: dict[str, Any]
 
@@ -387,8 +387,6 @@ def tuning_on_cluster(
 ) -> Iterator[ClusterTuning]:
     """Open ``source``'s partitions on ``client``'s cluster and profile its tools there; yields
     the profiles and the evaluator the search reads (see the module docstring)."""
-    from reviewlab.analysis.tune import base_seconds
-
     connected, owned = connect(client)
     try:
         with ClusterCorpus.open(source, connected, censored=censored) as corpus:

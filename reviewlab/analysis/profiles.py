@@ -1,4 +1,4 @@
-"""What the tuner knows of one tool's recorded durations: a fixed-size :class:`ToolProfile`.
+"""What the tuner knows of one tool's recorded durations: a fixed-size :class:`DurationProfile`.
 
 :func:`profile_tool` reduces a tool's recorded calls (durations, completed flags, exposure) to
 what :func:`~reviewlab.analysis.tune.recommend` reads: counts, the Kaplan–Meier quantiles its
@@ -17,20 +17,21 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from reviewlab.analysis.certify import Certificate, certify
-from reviewlab.analysis.tails import ToolTail, hill, tail_of
+from reviewlab.analysis.tails import Survival, ToolTail, hill, tail_of
+from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.censoring import KaplanMeier
 
 __all__ = [
     "EXPLAIN_QUANTILES",
     "LADDER_QUANTILES",
+    "DurationProfile",
     "Survival",
     "SurvivalAt",
-    "ToolProfile",
+    "base_seconds",
     "km_quantile",
     "ladder",
     "nice",
@@ -43,14 +44,6 @@ EXPLAIN_QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.995, 0.999)
 """The duration quantiles the tuner's per-tool table shows."""
 _SERIES = tuple(m * 10.0**e for e in range(-1, 5) for m in (1.0, 2.0, 5.0))
 """Round timeouts (0.1 s … 50,000 s) that fill a ladder between its quantile rungs and the top."""
-
-
-class Survival(Protocol):
-    """A survival function ``S(t) = P(T > t)``."""
-
-    def survival(self, t: float) -> float:
-        """The share of calls lasting longer than ``t`` seconds."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -116,7 +109,7 @@ def ladder(
 
 
 @dataclass(frozen=True)
-class ToolProfile:
+class DurationProfile:
     """One tool's recorded durations as the tuner reads them (see the module docstring)."""
 
     tool: str
@@ -150,7 +143,7 @@ def profile_tool(
     guarantee: float | None = None,
     guarantee_confidence: float | None = None,
     extra_points: Iterable[float] = (),
-) -> ToolProfile:
+) -> DurationProfile:
     """The profile of ``tool`` from its recorded calls, in any order (a pure function of the
     multiset; see the module docstring). ``exposure_lines``: the lines its calls' abandonment
     would cost, summed; ``base_sec``: its timeout under the base policy (the ladder's top);
@@ -174,7 +167,7 @@ def profile_tool(
     if math.isfinite(fit.threshold_sec):
         points.add(fit.threshold_sec)
     survival = SurvivalAt(tool, {t: estimate.survival(t) for t in sorted(points)})
-    return ToolProfile(
+    return DurationProfile(
         tool=tool,
         observations=int(durations.size),
         events=int(completed.sum()),
@@ -185,3 +178,11 @@ def profile_tool(
         tail=tail_of(survival, fit, int(durations.size), float(exposure_lines), z),
         certificate=certificate,
     )
+
+
+def base_seconds(spine: Policy, tools: Iterable[str]) -> dict[str, float]:
+    """Each tool's timeout under the base policy's table (the top of its ladder)."""
+    timeouts = spine.timeouts
+    if not isinstance(timeouts, TimeoutPolicy):
+        raise ValueError("base: the tuner tunes a TimeoutPolicy's per-tool table")
+    return {tool: timeouts.timeout_for(None, tool, remaining_sec=None) for tool in tools}

@@ -18,21 +18,26 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from reviewlab.engines.corpus import CallObservations, open_corpus
 from reviewlab.recording.schema import Episode
 
-if TYPE_CHECKING:
-    from reviewlab.analysis.profiles import Survival
-
-__all__ = ["Hill", "LossModel", "ToolTail", "hill", "tail_of"]
+__all__ = ["Hill", "LossModel", "Survival", "ToolTail", "hill", "tail_of"]
 
 _MIN_TAIL = 10
 _TAIL_SHARE = 0.05
 _MIN_FIT = 20
+
+
+class Survival(Protocol):
+    """A survival function ``S(t) = P(T > t)``."""
+
+    def survival(self, t: float) -> float:
+        """The share of calls lasting longer than ``t`` seconds."""
+        ...
 
 
 @dataclass(frozen=True)

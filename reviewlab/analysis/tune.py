@@ -33,7 +33,8 @@ from reviewlab.analysis.certify import check_guarantee as _check_probability
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
 from reviewlab.analysis.profiles import (
     LADDER_QUANTILES,
-    ToolProfile,
+    DurationProfile,
+    base_seconds,
     km_quantile,
     nice,
     profile_tool,
@@ -330,13 +331,6 @@ def recommend(
     return search.run(profiles, evaluator, assumptions)
 
 
-def base_seconds(spine: Policy, tools: Sequence[str]) -> dict[str, float]:
-    """Each tool's timeout under the base policy's table (the top of its ladder)."""
-    timeouts = spine.timeouts
-    assert isinstance(timeouts, TimeoutPolicy)
-    return {tool: timeouts.timeout_for(None, tool, remaining_sec=None) for tool in tools}
-
-
 def profile_observations(
     observations: CallObservations,
     spine: Policy,
@@ -344,8 +338,8 @@ def profile_observations(
     *,
     guarantee: float | None,
     guarantee_confidence: float,
-) -> dict[str, ToolProfile]:
-    """Every tool's :class:`~reviewlab.analysis.profiles.ToolProfile` from a corpus's recorded
+) -> dict[str, DurationProfile]:
+    """Every tool's :class:`~reviewlab.analysis.profiles.DurationProfile` from a corpus's recorded
     observations, in-process."""
     exposure = observations.exposure_lines()
     base_sec = base_seconds(spine, observations.tools)
@@ -389,7 +383,7 @@ class _Search(NamedTuple):
 
     def run(
         self,
-        profiles: dict[str, ToolProfile],
+        profiles: dict[str, DurationProfile],
         evaluator: Evaluator,
         assumptions: dict[str, Any],
     ) -> Recommendation:

@@ -15,7 +15,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reviewlab.cli._errors import PROG, UserError, one_line
 
@@ -91,3 +91,18 @@ def computing_on(text: str, *, derives_policy: bool = False) -> Iterator[None]:
         if not derives_policy:
             raise
         raise UserError(f"{text}: {one_line(exc)}") from None
+
+
+def dask_client(address: str, timeout_sec: float) -> Any:
+    """Connect to an existing Dask scheduler (``--scheduler``); an unreachable address is a
+    user error."""
+    import logging
+
+    from distributed import Client
+
+    for name in ("distributed", "distributed.client"):  # Dask's log lines would break the
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # one-line errors (SchedulerLost)
+    try:
+        return Client(address, timeout=f"{timeout_sec}s")
+    except (OSError, TimeoutError) as exc:
+        raise UserError(f"--scheduler {address}: cannot connect ({exc})") from None

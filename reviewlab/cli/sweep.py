@@ -34,7 +34,13 @@ from reviewlab.cli._checks import (
     strict_option,
 )
 from reviewlab.cli._command import Command
-from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
+from reviewlab.cli._corpus import (
+    computing_on,
+    dask_client,
+    open_for,
+    report_skipped,
+    require_episodes,
+)
 from reviewlab.cli._errors import UserError, one_line
 from reviewlab.core.vocab import BREAKER_SCOPES, SWEEP_ENGINES
 
@@ -283,7 +289,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             check_typed_tools("--hedge", hedges, corpus.tools)
     client: Any = None
     if args.scheduler:
-        client = _dask_client(args.scheduler, connect_timeout)
+        client = dask_client(args.scheduler, connect_timeout)
     options: dict[str, Any] = {} if args.seed is None else {"seed": args.seed}
     try:
         with computing_on(args.corpus):
@@ -365,20 +371,6 @@ def _print_view(frame: Any, args: argparse.Namespace, prices: Any, objectives: A
     )
     assumptions = sweep_assumptions(args.engine, "wedge", args.seed)
     echo(as_table(view, title=title, assumptions=assumptions, notes=notes).text())
-
-
-def _dask_client(address: str, timeout_sec: float) -> Any:
-    """Connect to an existing Dask scheduler; an unreachable address is a user error."""
-    import logging
-
-    from distributed import Client
-
-    for name in ("distributed", "distributed.client"):  # Dask's log lines would break the
-        logging.getLogger(name).setLevel(logging.CRITICAL)  # one-line errors (SchedulerLost)
-    try:
-        return Client(address, timeout=f"{timeout_sec}s")
-    except (OSError, TimeoutError) as exc:
-        raise UserError(f"--scheduler {address}: cannot connect ({exc})") from None
 
 
 SWEEP = Command(

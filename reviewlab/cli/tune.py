@@ -21,12 +21,19 @@ from reviewlab.cli._args import (
     on_error_option,
     output_path,
     policy_arg,
+    positive_seconds,
     prices_arg,
     rate,
 )
 from reviewlab.cli._checks import check_policy_file, refuse_ignored, strict_option
 from reviewlab.cli._command import Command
-from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
+from reviewlab.cli._corpus import (
+    computing_on,
+    dask_client,
+    open_for,
+    report_skipped,
+    require_episodes,
+)
 from reviewlab.cli._errors import PROG, UserError
 
 if TYPE_CHECKING:
@@ -169,6 +176,21 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="with --baselines or --learned: the seed of the split (default 0)",
     )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="tune a corpus of Parquet partitions (a directory or an fsspec URL) on an existing "
+        "Dask cluster: its workers read the partitions and profile the tools; this machine "
+        "receives fixed-size partials (docs/cluster.md)",
+    )
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=None,
+        metavar="SEC",
+        help="how long to try reaching --scheduler (default 10; only with --scheduler)",
+    )
     strict_option(p)
     p.add_argument(
         "-o", "--output", default=None, metavar="TOML", help="write the recommended policy"
@@ -225,6 +247,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 "used only with --baselines or --learned",
             ),
             ("--seed", args.seed is not None, split, "used only with --baselines or --learned"),
+            (
+                "--connect-timeout",
+                args.connect_timeout is not None,
+                bool(args.scheduler),
+                "used only with --scheduler",
+            ),
             (
                 "--guarantee-confidence",
                 args.guarantee_confidence is not None,
@@ -296,6 +324,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         objective = args.objective  # recommend names the choices
     if objective.startswith("cost") and prices is None:
         raise UserError(f"--objective {args.objective}: needs --prices TOML (or --prices sample)")
+    if args.scheduler:
+        return _tune_on_cluster(args, typed_base, base, budget, added, tool_added, out)
     corpus = open_for(args.corpus, args.on_error)
     if len(corpus):
         check_policy_file(args.base, typed_base, corpus.tools, strict=args.strict, flag="--base")
@@ -348,6 +378,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
         )
     if comparison is not None:
         _print_baselines(comparison)
+    return _conclude(args, recommendation, out)
+
+
+def _conclude(args: argparse.Namespace, recommendation: Any, out: Any) -> int:
+    """The verdict on the budgets, then ``-o`` (exit 1, nothing written, when no candidate
+    keeps them)."""
     if not recommendation.met and args.guarantee is not None:
         echo(
             "note: the certified timeouts do not keep every budget (see the budget table); "
@@ -373,6 +409,64 @@ def cmd_tune(args: argparse.Namespace) -> int:
         recommendation.save(out)
         echo(f"wrote the recommended policy to {out} (use it with --policy {out})")
     return 0
+
+
+def _tune_on_cluster(
+    args: argparse.Namespace,
+    typed_base: Policy,
+    base: Policy,
+    budget: float | None,
+    added: float | None,
+    tool_added: float | None,
+    out: Any,
+) -> int:
+    """``reviewlab tune CORPUS --scheduler ADDRESS``: the search on the cluster's partials; the
+    corpus is never opened here, so its tools are checked against ``--base`` from the answer."""
+    for flag, given in (
+        ("--baselines", args.baselines),
+        ("--learned", args.learned),
+        ("--prices", args.prices is not None),
+        ("--on-error", args.on_error != "raise"),
+    ):
+        if given:
+            raise UserError(
+                f"{flag}: reads the episodes on this machine, which a tune on a cluster never "
+                "gathers; run it without --scheduler"
+            )
+    connect_timeout = 10.0 if args.connect_timeout is None else args.connect_timeout
+    positive_seconds(connect_timeout, "--connect-timeout")
+    from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE
+    from reviewlab.analysis.tune import recommend
+    from reviewlab.ui.answers import tune_text
+
+    client = dask_client(args.scheduler, connect_timeout)
+    try:
+        with computing_on(args.corpus, derives_policy=True):
+            recommendation = recommend(
+                args.corpus,
+                max_timeout_coverage_loss=budget,
+                max_abandoned_rate=args.max_abandoned_rate,
+                objective=args.objective,
+                base=base,
+                confidence=args.confidence,
+                min_calls=args.min_calls,
+                allow_abandoning=args.allow_abandoning,
+                max_added_abandoned_rate=added,
+                max_tool_added_abandoned_rate=tool_added,
+                guarantee=args.guarantee,
+                guarantee_confidence=(
+                    DEFAULT_GUARANTEE_CONFIDENCE
+                    if args.guarantee_confidence is None
+                    else args.guarantee_confidence
+                ),
+                client=client,
+            )
+    finally:
+        client.close()
+    tools = sorted(recommendation.explain["tool"])
+    check_policy_file(args.base, typed_base, tools, strict=args.strict, flag="--base")
+    echo(tune_text(recommendation, base_label=f"base ({base.label})"))
+    return _conclude(args, recommendation, out)
 
 
 def _learned(args: argparse.Namespace, corpus: Any, base: Policy, out: Any) -> int:

@@ -73,3 +73,23 @@ def test_what_needs_episodes_is_refused_by_name(parts: Path, client: object) -> 
     hedged = Policy.uniform(1.0).with_idempotent("read_file").with_hedge("read_file", after_sec=0.2)
     with pytest.raises(ValueError, match="policy: its hedges or breaker"):
         replay(parts, hedged, engine="vectorized", client=client)
+
+
+def test_a_compiled_partition_can_move_between_workers(parts: Path) -> None:
+    """Dask may hand a compiled partition to another worker (over TCP, pickled): it pickles
+    with its lazily read arguments, replays the same after the move, and Dask's ``sizeof``
+    knows its real size (so the scheduler keeps the work where the partition is)."""
+    import pickle
+
+    from dask.sizeof import sizeof
+
+    from reviewlab.engines.cluster._session import _compile
+    from reviewlab.recording.columnar import partition_paths
+
+    part = str(partition_paths(parts)[0])
+    compiled = _compile(part, "wedge", 0, 0)
+    moved = pickle.loads(pickle.dumps(compiled))
+    policy = Policy.of(TimeoutPolicy.uniform(0.5), Narrowing("reserve", reserve_sec=20.0))
+    assert moved.summary(policy) == compiled.summary(policy)
+    assert list(moved.call_args) == list(compiled.call_args)  # read again from the file
+    assert sizeof(compiled) >= compiled.duration_sec.nbytes + compiled.tool_code.nbytes

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import os
 import re
 import uuid
@@ -62,12 +63,12 @@ def partitions_of(source: Any) -> list[str]:
     from reviewlab.recording.locations import is_url
 
     path = getattr(source, "path", source)  # an opened corpus knows where it lives
-    if path is None:
+    if not isinstance(path, str | os.PathLike):
         raise ValueError(
             "corpus: a cluster reads the corpus's Parquet partitions where they are; pass a "
-            "path or URL (episodes in memory: sweep in-process)"
+            "path or URL (episodes in memory: run in-process)"
         )
-    where = path if is_url(path) else os.fspath(path)
+    where = str(path) if is_url(path) else os.fspath(path)
     if not is_url(where) and not (where.endswith(".parquet") or os.path.isdir(where)):
         raise ValueError(
             f"{where}: a cluster sweep reads Parquet partitions; convert it first "
@@ -76,9 +77,32 @@ def partitions_of(source: Any) -> list[str]:
     return [str(part) for part in partition_paths(where)]
 
 
+def array_bytes(obj: Any) -> int:
+    """The bytes of the arrays an object holds in its attributes (what Dask's ``sizeof`` says
+    of a compiled partition or a worker-side state: the scheduler then keeps the tasks that
+    read it where it is, rather than moving it as if it were small)."""
+    import numpy as np
+
+    held = vars(obj).values() if hasattr(obj, "__dict__") else ()
+    return 1024 + sum(value.nbytes for value in held if isinstance(value, np.ndarray))
+
+
+@functools.cache
+def register_sizes(*types: type) -> None:
+    """Tell Dask the size of these worker-side types (once per process and set of types)."""
+    from dask.sizeof import sizeof
+
+    for kind in types:
+        sizeof.register(kind)(array_bytes)
+
+
 def _compile(part: str, censored: str, seed: int, origin_us: int) -> Any:
     """One partition compiled on a worker, on the corpus's clock (a worker task)."""
     import pyarrow as pa
+
+    from reviewlab.engines.vectorized import CompiledCorpus
+
+    register_sizes(CompiledCorpus)
 
     from reviewlab.engines.vectorized.columns import compile_columns
     from reviewlab.recording.file_errors import EpisodeFormatError

@@ -14,6 +14,7 @@ columns".
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -65,6 +66,16 @@ class ArgsColumn(Sequence[Any]):
         self._load: Callable[[], list[str]] | None = load
         self._decoded: list[Any] | None = None
         self._lock = threading.Lock()  # a sweep's threads may all ask first
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (a Dask worker may hand a compiled partition to another): the lock stays."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def _all(self) -> list[Any]:
         decoded = self._decoded
@@ -168,7 +179,7 @@ def compile_columns(
         for part, first_row, flat in _parquet_batches(path, batch_rows):
             gathered.add(flat, part, first_row)
             del flat  # the batch's buffers go back before the next batch is read
-        load = lambda: [t for _, _, f in _parquet_batches(path, batch_rows) for t in _args(f)]  # noqa: E731
+        load: Callable[[], list[str]] = functools.partial(_parquet_args, path, batch_rows)
     elif isinstance(source, str | os.PathLike):  # JSONL through the fast decoder, in batches
         from reviewlab.recording.jsonl import jsonl_batches
 
@@ -178,11 +189,11 @@ def compile_columns(
             gathered.add(flat, path, int(lines[0]) if lines.size else 1, lines)
             del flat
             _return_freed_memory()
-        load = lambda: [t for _, _, f in jsonl_batches(path, batch_rows) for t in _args(f)]  # noqa: E731
+        load = functools.partial(_jsonl_args, path, batch_rows)
     else:
         _, flat = corpus_table(source)
         gathered.add(flat, Path("<table>"), 1)
-        load = lambda: _args(flat)  # noqa: E731
+        load = functools.partial(_args, flat)
     gathered.check_unique()
     corpus = _compile(gathered, censored=censored, seed=seed, origin_us=origin_us, load=load)
     del gathered
@@ -209,6 +220,18 @@ def _malloc_trim() -> Any:
 
 
 _TRIM = _malloc_trim()
+
+
+def _parquet_args(path: Path | str, rows: int) -> list[str]:
+    """Every call's argument text of a Parquet corpus, read again from its file."""
+    return [t for _, _, f in _parquet_batches(path, rows) for t in _args(f)]
+
+
+def _jsonl_args(path: Path, rows: int) -> list[str]:
+    """Every call's argument text of a JSONL corpus, read again from its file."""
+    from reviewlab.recording.jsonl import jsonl_batches
+
+    return [t for _, _, f in jsonl_batches(path, rows) for t in _args(f)]
 
 
 def _args(flat: FlatColumns) -> list[str]:
