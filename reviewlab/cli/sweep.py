@@ -280,13 +280,23 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         ) from None
     from reviewlab.recording.locations import is_url
 
-    url = is_url(args.corpus)  # Parquet behind an fsspec URL: read by --scheduler's workers
-    corpus: Any = args.corpus if url else open_for(args.corpus, args.on_error)
-    if not url:
+    # With --scheduler (or behind a URL) the workers read the partitions: the corpus is never
+    # opened here, and the options are checked against the tools the workers report.
+    remote = is_url(args.corpus) or bool(args.scheduler)
+    if remote and args.on_error != "raise":
+        raise UserError(
+            "--on-error: skipping bad lines reads the corpus on this machine; a corpus swept on "
+            "a cluster is read by its workers (run it without --scheduler)"
+        )
+    corpus: Any = args.corpus if remote else open_for(args.corpus, args.on_error)
+    if not remote:
         require_episodes(corpus, args.corpus)
-        check_policy_file(args.base, base, corpus.tools, strict=args.strict, flag="--base")
+
+    def check_options(tools: list[str]) -> None:
+        check_policy_file(args.base, base, tools, strict=args.strict, flag="--base")
         if hedges and not args.allow_unknown_tools:
-            check_typed_tools("--hedge", hedges, corpus.tools)
+            check_typed_tools("--hedge", hedges, tools)
+
     client: Any = None
     if args.scheduler:
         client = dask_client(args.scheduler, connect_timeout)
@@ -301,6 +311,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 allow_unknown_tools=args.allow_unknown_tools,
                 prices=prices,
                 threads=args.threads,
+                on_tools=check_options,
                 **options,
             )
     except ValueError as exc:
@@ -311,7 +322,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    if not url:
+    if not remote:
         report_skipped(corpus, args.corpus)
     frame["pareto"] = pareto(frame, objectives)
     if args.sort is not None and args.sort not in frame.columns:

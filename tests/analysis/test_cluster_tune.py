@@ -274,3 +274,113 @@ def test_tune_connect_timeout_needs_a_scheduler(
 ) -> None:
     assert main(["tune", str(parts), "--connect-timeout", "3"]) == 2
     assert "--connect-timeout" in capsys.readouterr().err
+
+
+# -- failures ------------------------------------------------------------------------------------
+
+
+def test_a_worker_killed_mid_tune_is_recomputed_not_dropped(
+    parts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker process killed once the search has started (its compiled partitions, their
+    observations and the loosest timeouts' marks are lost with it) is replaced and its
+    partitions recomputed from their lineage: the recommendation is the in-process one."""
+    import os
+    import signal
+
+    from reviewlab.analysis import cluster_tune
+
+    expected = recommend(parts, min_calls=5)
+    start = cluster_tune.ClusterBudgetEvaluator.start
+    killed: list[int] = []
+
+    def start_then_kill(self: Any, loosest: dict[str, float]) -> None:
+        start(self, loosest)
+        pids = self.corpus.client.run(os.getpid)
+        victim = sorted(pids.values())[0]
+        os.kill(victim, signal.SIGKILL)  # it held half the partitions
+        killed.append(victim)
+
+    monkeypatch.setattr(cluster_tune.ClusterBudgetEvaluator, "start", start_then_kill)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as local,
+        distributed.Client(local) as connected,
+    ):
+        got = recommend(parts, client=connected, min_calls=5)
+    assert killed
+    _same(got, expected)
+
+
+def test_a_lost_scheduler_is_one_line_and_writes_nothing(
+    parts: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    dask_log_levels: None,
+) -> None:
+    """A scheduler gone between ``--scheduler``'s connection and the tune: exit 2, one stderr
+    line naming the scheduler, the ``-o`` file untouched."""
+    from reviewlab.cli import tune as cli_tune
+
+    with distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as local:
+        address = local.scheduler_address
+        connect = cli_tune.dask_client
+
+        def connect_then_lose(where: str, timeout_sec: float) -> Any:
+            client = connect(where, timeout_sec)
+            local.close()
+            return client
+
+        monkeypatch.setattr(cli_tune, "dask_client", connect_then_lose)
+        out = tmp_path / "policy.toml"
+        out.write_text("# old policy\n")
+        code = main(["tune", str(parts), "--scheduler", address, "-o", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.count("\n") == 0 and f"scheduler {address}" in err, err
+    assert out.read_text() == "# old policy\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "suffix"),
+    [(["tune", "--min-calls", "5"], "toml"), (["sweep", "--scale", "1"], "csv")],
+)
+def test_with_a_scheduler_the_corpus_is_never_compiled_here(
+    parts: Path,
+    cluster: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dask_log_levels: None,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+    suffix: str,
+) -> None:
+    """``reviewlab tune|sweep DIR --scheduler``: the workers compile the partitions; the
+    command's own process never does (not even to check ``--base`` against the tools), and a
+    ``--base`` file naming a tool the corpus never calls is still refused with ``--strict``."""
+    from reviewlab.engines.corpus import Corpus
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the client compiled the corpus")
+
+    monkeypatch.setattr(Corpus, "compiled", refuse)
+    monkeypatch.setattr(Corpus, "any_compiled", refuse)
+    monkeypatch.setattr(Corpus, "episodes", refuse)
+    name, *options = command
+    at = ["--scheduler", cluster.scheduler_address]
+    assert main([name, str(parts), *options, *at, "-o", str(tmp_path / f"out.{suffix}")]) == 0
+    typo = tmp_path / "typo.toml"
+    typo.write_text("[policy]\ndefault_sec = 30.0\n\n[policy.tools_sec]\nread_fille = 5.0\n")
+    argv = [name, str(parts), *options, *at, "--base", str(typo), "--strict"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert "read_fille" in capsys.readouterr().err

@@ -218,7 +218,7 @@ def test_the_command_line_names_a_lost_scheduler_in_one_line(
     """A scheduler gone between ``--scheduler``'s connection and the sweep: exit 2, one stderr
     line naming the scheduler (Dask's own log lines quieted), the ``-o`` file untouched."""
     cluster, address = _scheduler_process()
-    connect = cli_sweep._dask_client
+    connect = cli_sweep.dask_client
 
     def connect_then_lose(where: str, timeout_sec: float) -> object:
         client = connect(where, timeout_sec)
@@ -226,7 +226,7 @@ def test_the_command_line_names_a_lost_scheduler_in_one_line(
         cluster.wait()
         return client
 
-    monkeypatch.setattr(cli_sweep, "_dask_client", connect_then_lose)
+    monkeypatch.setattr(cli_sweep, "dask_client", connect_then_lose)
     out = parts.parent / "frame.csv"
     out.write_text("old frame\n")
     try:

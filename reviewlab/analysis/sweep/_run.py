@@ -152,6 +152,7 @@ def sweep(
     allow_unknown_tools: bool = False,
     prices: PriceTable | Mapping[str, PriceTable] | None = None,
     threads: int | None = None,
+    on_tools: Callable[[list[str]], None] | None = None,
 ) -> pd.DataFrame:
     """Replay ``corpus`` under every point of ``grid``; one row per
     point (see the module docstring).
@@ -175,7 +176,8 @@ def sweep(
     replayed once. ``threads``: in-process, the vectorized engine replays this many points at
     once on threads (its array work runs without the GIL, so a sweep uses the machine's
     cores); default :func:`default_threads`, ``1`` one point after another. The frame is the
-    same whatever the number, in grid order.
+    same whatever the number, in grid order. ``on_tools(tools)`` sees the corpus's tools before
+    any point runs (on a cluster, as the workers report them: the client never reads them).
     """
     if threads is not None and (
         isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
@@ -211,7 +213,15 @@ def sweep(
                 "path otherwise"
             )
         rows = _sweep_partitions(
-            corpus, points, client, censored, seed, chunk_size, progress, allow_unknown_tools
+            corpus,
+            points,
+            client,
+            censored,
+            seed,
+            chunk_size,
+            progress,
+            allow_unknown_tools,
+            on_tools,
         )
         return _frame(points, rows)
     source = open_corpus(corpus)
@@ -227,9 +237,19 @@ def sweep(
         # Parquet partitions on a cluster: each worker reads and replays its own, and the
         # client merges fixed-size partials (reviewlab.analysis.partitioned).
         rows = _sweep_partitions(
-            source, points, client, censored, seed, chunk_size, progress, allow_unknown_tools
+            source,
+            points,
+            client,
+            censored,
+            seed,
+            chunk_size,
+            progress,
+            allow_unknown_tools,
+            on_tools,
         )
         return _frame(points, rows)
+    if on_tools is not None:
+        on_tools(source.tools)
     if not allow_unknown_tools:
         check_tools(grid_tools(points), source.tools, what="grid")
     if threads is not None and threads > 1 and engine != "vectorized":
@@ -285,10 +305,13 @@ def _sweep_partitions(
     chunk_size: int | None,
     progress: bool | None,
     allow_unknown_tools: bool,
+    on_tools: Callable[[list[str]], None] | None,
 ) -> list[dict[str, Any]]:
     from reviewlab.analysis.partitioned import sweep_partitions
 
     def known(tools: list[str]) -> None:
+        if on_tools is not None:
+            on_tools(tools)
         if not allow_unknown_tools:
             check_tools(grid_tools(points), tools, what="grid")
 
