@@ -1,8 +1,9 @@
 """Cluster-sweep figures of issue 26, each measured in a child process, with a verdict per goal.
 
-Run: ``.venv/bin/python benchmarks/bench_cluster.py`` (about 10 minutes on 2 cores; the
-corpora are generated once into ``--cache`` by the synthetic corpus's streaming writer,
-outside every figure; ``--only memory`` or ``--only large`` runs one part).
+Run: ``.venv/bin/python benchmarks/bench_cluster.py`` (about 10 minutes on 2 cores, the
+``tune`` part 1.5 of them; the corpora are generated once into ``--cache`` by the synthetic
+corpus's streaming writer, outside every figure; ``--only memory``, ``--only tune`` or
+``--only large`` runs one part).
 
 Figures and goals:
 
@@ -12,6 +13,13 @@ Figures and goals:
   for ``--small`` (50,000) and 4× as many episodes (200,000), 4 partitions each time — goal:
   ×1.5 at most for ×4 the episodes. The same 200,000 episodes in 16 partitions are measured
   beside it (what the client's memory grows with: partitions).
+* ``tune``: the client's peak traced memory (``tracemalloc``, started just before the call; the
+  scheduler traced with it) and wall time of ``recommend(corpus, client=...)`` (default
+  arguments) on the same 2-worker ``LocalCluster``, for the memory part's corpora: ``--small``
+  and 4× as many episodes, 4 partitions each time — goal: ×1.5 at most for ×4 the episodes.
+  Beside it, in-process ``recommend(corpus)`` on the 4× corpus: its time and peak traced
+  memory (no goal; context), and a goal: the cluster's recommended policy equals the
+  in-process one there.
 * ``large``: ``--large`` (4,000,000) episodes in ``--partitions`` (16) partitions on a
   2-worker ``LocalCluster``, end to end (open: survey + compile + id check, then a 10-point
   sweep), the client's peak RSS (its process's ``VmHWM``, the scheduler included) and each
@@ -33,6 +41,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +130,35 @@ def child_memory(path: str) -> dict[str, Any]:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     return {"episodes": int(frame["episodes"][0]), "traced_peak_bytes": peak, "sec": sec}
+
+
+def child_tune(path: str, cluster: int) -> dict[str, Any]:
+    """``recommend(path)``, default arguments, on a 2-worker cluster (``cluster`` 1) or in-process
+    (0): the client's peak traced memory during the call, its wall time, the policy's TOML."""
+    import tracemalloc
+    from contextlib import ExitStack
+
+    from distributed import Client
+
+    from reviewlab.analysis.tune import recommend
+
+    with ExitStack() as stack:
+        client = None
+        if cluster:
+            client = stack.enter_context(Client(stack.enter_context(_cluster())))
+        recommend(path, client=client)  # warm: imports, the workers' first tasks
+        tracemalloc.start()
+        start = time.perf_counter()
+        got = recommend(path, client=client)
+        sec = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return {
+        "episodes": int(got.summary["episodes"]),
+        "traced_peak_bytes": peak,
+        "sec": sec,
+        "policy": got.policy.to_toml(),
+    }
 
 
 def child_large(path: str, out: str) -> dict[str, Any]:
@@ -234,12 +272,13 @@ def child_partition(part: str) -> dict[str, Any]:
     }
 
 
-CHILDREN = {
+CHILDREN: dict[str, Callable[..., dict[str, Any]]] = {
     "check": child_check,
     "corpus": child_corpus,
     "large": child_large,
     "memory": child_memory,
     "partition": child_partition,
+    "tune": child_tune,
 }
 
 
@@ -291,6 +330,42 @@ def memory_part(cache: Path, small: int, figures: dict[str, Any]) -> bool:
     figures["memory_per_partition_bytes"] = per_partition
     print(f"  per partition beyond 4: {per_partition / 1024:.0f} KiB of client memory")
     return verdict("client peak traced memory, ×4 episodes (≤ ×1.5)", f"×{ratio:.2f}", ratio <= 1.5)
+
+
+def tune_part(cache: Path, small: int, figures: dict[str, Any]) -> bool:
+    """The cluster tuner's client memory at ×1 and ×4 the episodes, same partitions; beside it
+    the in-process tuner on the ×4 corpus, whose policy the cluster's must equal."""
+    from reviewlab.core.policy import Policy
+
+    runs = {}
+    for n in (small, 4 * small):
+        got = run_child("tune", ensure_corpus(cache, n, 4), 1)
+        runs[n] = got
+        print(
+            f"tune: {got['episodes']:,} episodes in 4 partitions, recommend on 2 workers: "
+            f"client peak traced {got['traced_peak_bytes'] / MIB:.1f} MiB ({got['sec']:.2f} s)"
+        )
+    local = run_child("tune", ensure_corpus(cache, 4 * small, 4), 0)
+    print(
+        f"  in-process recommend, {local['episodes']:,} episodes: peak traced "
+        f"{local['traced_peak_bytes'] / MIB:.1f} MiB ({local['sec']:.2f} s)"
+    )
+    ratio = runs[4 * small]["traced_peak_bytes"] / runs[small]["traced_peak_bytes"]
+    figures["tune"] = {f"{n}/4": got for n, got in runs.items()}
+    figures["tune"][f"{4 * small}/in-process"] = local
+    figures["tune_ratio"] = ratio
+    ok = verdict(
+        "cluster recommend, client peak traced memory, ×4 episodes (≤ ×1.5)",
+        f"×{ratio:.2f}",
+        ratio <= 1.5,
+    )
+    same = Policy.from_toml(runs[4 * small]["policy"]) == Policy.from_toml(local["policy"])
+    figures["tune_policy_equal"] = same
+    return ok & verdict(
+        f"cluster recommend's policy equals the in-process one ({4 * small:,} episodes)",
+        "equal" if same else "differs",
+        same,
+    )
 
 
 def large_part(cache: Path, n: int, partitions: int, check: bool, figures: dict[str, Any]) -> bool:
@@ -397,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", type=int, default=50_000)
     parser.add_argument("--large", type=int, default=4_000_000)
     parser.add_argument("--partitions", type=int, default=16)
-    parser.add_argument("--only", choices=("memory", "large"), default=None)
+    parser.add_argument("--only", choices=("memory", "tune", "large"), default=None)
     parser.add_argument("--no-check", action="store_true")
     parser.add_argument("--json", default=None, metavar="FILE")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -418,6 +493,8 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     if args.only in (None, "memory"):
         ok &= memory_part(cache, args.small, figures)
+    if args.only in (None, "tune"):
+        ok &= tune_part(cache, args.small, figures)
     if args.only in (None, "large"):
         ok &= large_part(cache, args.large, args.partitions, not args.no_check, figures)
     if args.json:
