@@ -23,7 +23,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "file",
         help="OpenHands trajectory (.json/.jsonl), Inspect AI eval log (.json/.eval), SWE-agent "
-        "trajectory (.traj) or OpenTelemetry trace (OTLP/JSON, e.g. the Collector's file exporter)",
+        "trajectory (.traj) or OpenTelemetry trace (OTLP/JSON, e.g. the Collector's file "
+        "exporter); bundled:real-logs/<file> names a shipped log",
     )
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl")
 
@@ -70,7 +71,9 @@ def _other_format(source: Path, name: str) -> str | None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import the log into ``-o``; print how many episodes, calls and priced rounds it held."""
-    source = existing_file(args.file)
+    from reviewlab.resources import resolve
+
+    source = existing_file(str(resolve(args.file)))
     out = output_path(args.output, JSONL_SUFFIXES)
     from reviewlab.recording.files import save_episodes
 
@@ -105,5 +108,6 @@ IMPORT = Command(
     examples="  reviewlab import openhands output.jsonl -o openhands.jsonl\n"
     "  reviewlab import inspect logs/run.eval -o inspect.jsonl\n"
     "  reviewlab import otel otelcol-traces.jsonl -o traces.jsonl\n"
-    "  reviewlab import auto run.traj -o swe.jsonl",
+    "  reviewlab import auto run.traj -o swe.jsonl\n"
+    "  reviewlab import auto bundled:real-logs/swe_agent/<file> -o swe.jsonl",
 )

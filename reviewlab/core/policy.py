@@ -12,6 +12,7 @@ call (docs/semantics.md, "The bound").
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -102,8 +103,10 @@ def _hedge_table(value: Any, idempotent: tuple[str, ...]) -> Mapping[str, HedgeR
         elif not isinstance(rule, HedgeRule):
             raise PolicyError(f"hedges.{tool}: expected a hedge rule, got {rule!r}")
         if tool not in idempotent:
+            close = difflib.get_close_matches(tool, idempotent, n=3, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
             raise PolicyError(
-                f"hedges.{tool}: {tool} is not marked idempotent (a hedge runs it twice); "
+                f"hedges.{tool}: {tool} is not marked idempotent (a hedge runs it twice){hint}; "
                 f"idempotent: {', '.join(idempotent) or 'none'} (with_idempotent marks more)"
             )
         table[tool] = rule

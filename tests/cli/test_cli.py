@@ -885,3 +885,24 @@ def test_extreme_durations_print_in_scientific_notation(
     out = capsys.readouterr().out
     assert "1e+308" in out
     assert max(len(token) for token in out.split()) < 40
+
+
+def test_import_takes_a_shipped_log_by_its_bundled_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``reviewlab import auto bundled:real-logs/<file>`` reads the shipped log (the same
+    episodes as its path); an unknown shipped name is one line listing the known ones."""
+    from reviewlab.resources import bundled
+
+    name = "bundled:real-logs/openhands/basic.json"
+    assert main(["import", "auto", name, "-o", str(tmp_path / "a.jsonl")]) == 0
+    path = str(bundled(name))
+    assert main(["import", "auto", path, "-o", str(tmp_path / "b.jsonl")]) == 0
+    assert load_episodes(tmp_path / "a.jsonl") == load_episodes(tmp_path / "b.jsonl")
+    capsys.readouterr()
+    assert (
+        main(["import", "auto", "bundled:real-logs/nope.json", "-o", str(tmp_path / "c.jsonl")])
+        == 2
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nope.json" in err[0]

@@ -93,7 +93,7 @@ def test_a_named_policy_keeps_its_name_through_a_file(tmp_path):
 
 def test_an_idle_policy_can_be_written_in_toml():
     """An [idle] table in a file sets the idle_sec part (it had no file form before)."""
-    policy = Policy.from_toml('[policy]\ndefault_sec = 10\n[idle]\nread_file = 1.5\n')
+    policy = Policy.from_toml("[policy]\ndefault_sec = 10\n[idle]\nread_file = 1.5\n")
     assert policy.idle_for("read_file") == 1.5
     assert policy.idle_for("list_files") is None
     assert policy.timeouts.default_sec == 10.0
@@ -149,8 +149,13 @@ def test_label_is_the_one_spelling_of_each_policy():
     assert Policy.unbounded().label == PRE_FIX_LABEL == "pre-fix (unbounded)"
     assert Policy.ouroboros().label == "ouroboros"
     label = _full().label
-    for piece in ("uniform-1s", "reserve-2s", "idle(read_file=1s)", "hedge(read_file@0.4s,0.5)",
-                  "breaker("):
+    for piece in (
+        "uniform-1s",
+        "reserve-2s",
+        "idle(read_file=1s)",
+        "hedge(read_file@0.4s,0.5)",
+        "breaker(",
+    ):
         assert piece in label
     assert Policy.uniform(3).replace(name="x").label == "x"
     assert Policy.of(_Rule()).label == "seven"
@@ -180,6 +185,17 @@ def test_hedges_need_idempotent_tools():
     policy = Policy.uniform(1).with_idempotent("edit").with_hedge("edit", after_sec=1)
     assert "edit" in policy.idempotent_tools
     assert Policy.from_toml(policy.to_toml()) == policy
+
+
+def test_a_typo_in_a_hedged_tool_says_which_tool_was_meant():
+    """``[hedges.read_fille]`` is refused naming the idempotent tool it is close to; a name
+    close to none gets no guess."""
+    text = "[policy]\ndefault_sec = 30.0\n\n[hedges.read_fille]\nafter_sec = 2.0\n"
+    with pytest.raises(PolicyError, match=r"read_fille .*\(did you mean read_file\?\)"):
+        Policy.from_toml(text)
+    with pytest.raises(PolicyError) as refused:
+        Policy.uniform(1).with_hedge("deploy", after_sec=1)
+    assert "did you mean" not in str(refused.value)
 
 
 def test_policies_are_hashable_and_equal_by_value():
