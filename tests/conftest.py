@@ -8,6 +8,8 @@ folder there), so helpers beside it, such as ``stub_openai``, import by name fro
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,3 +26,13 @@ FIXTURES = TESTS / "fixtures"
 def fixtures_dir() -> Path:
     """The real agent logs the importers' tests read."""
     return FIXTURES
+
+
+@pytest.fixture
+def dask_log_levels() -> Iterator[None]:
+    """Dask's logger levels as they were before the test (``--scheduler`` quiets them)."""
+    names = ("distributed", "distributed.client")
+    levels = {name: logging.getLogger(name).level for name in names}
+    yield
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)

@@ -289,7 +289,6 @@ def cmd_tune(args: argparse.Namespace) -> int:
     args.seed = 0 if args.seed is None else args.seed
     typed_base = policy_arg(args.base, "--base")
     base = _with_kinds(typed_base, args.kind)
-    from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE
     from reviewlab.analysis.safety import (
         DEFAULT_MAX_ADDED_ABANDONED_RATE,
         DEFAULT_MAX_TOOL_ADDED_ABANDONED_RATE,
@@ -324,18 +323,6 @@ def cmd_tune(args: argparse.Namespace) -> int:
         objective = args.objective  # recommend names the choices
     if objective.startswith("cost") and prices is None:
         raise UserError(f"--objective {args.objective}: needs --prices TOML (or --prices sample)")
-    if args.scheduler:
-        return _tune_on_cluster(args, typed_base, base, budget, added, tool_added, out)
-    corpus = open_for(args.corpus, args.on_error)
-    if len(corpus):
-        check_policy_file(args.base, typed_base, corpus.tools, strict=args.strict, flag="--base")
-    if args.learned:
-        require_episodes(corpus, args.corpus)
-        return _learned(args, corpus, base, out)
-    require_episodes(corpus, args.corpus)
-    from reviewlab.analysis.tune import recommend
-    from reviewlab.ui.answers import tune_text
-
     options = {
         "max_timeout_coverage_loss": budget,
         "max_abandoned_rate": args.max_abandoned_rate,
@@ -347,26 +334,20 @@ def cmd_tune(args: argparse.Namespace) -> int:
         "max_added_abandoned_rate": added,
         "max_tool_added_abandoned_rate": tool_added,
     }
+    if args.scheduler:
+        return _tune_on_cluster(args, typed_base, base, options, out)
+    corpus = open_for(args.corpus, args.on_error)
+    if len(corpus):
+        check_policy_file(args.base, typed_base, corpus.tools, strict=args.strict, flag="--base")
+    if args.learned:
+        require_episodes(corpus, args.corpus)
+        return _learned(args, corpus, base, out)
+    require_episodes(corpus, args.corpus)
+    from reviewlab.analysis.tune import recommend
+    from reviewlab.ui.answers import tune_text
+
     with computing_on(args.corpus, derives_policy=True):
-        recommendation = recommend(
-            corpus,
-            max_timeout_coverage_loss=budget,
-            max_abandoned_rate=args.max_abandoned_rate,
-            objective=args.objective,
-            base=base,
-            confidence=args.confidence,
-            prices=prices,
-            min_calls=args.min_calls,
-            allow_abandoning=args.allow_abandoning,
-            max_added_abandoned_rate=added,
-            max_tool_added_abandoned_rate=tool_added,
-            guarantee=args.guarantee,
-            guarantee_confidence=(
-                DEFAULT_GUARANTEE_CONFIDENCE
-                if args.guarantee_confidence is None
-                else args.guarantee_confidence
-            ),
-        )
+        recommendation = recommend(corpus, prices=prices, **options, **_guarantee(args))
     comparison = _baselines(args, corpus, options) if args.baselines else None
     report_skipped(corpus, args.corpus)
     echo(tune_text(recommendation, base_label=f"base ({base.label})"))
@@ -411,13 +392,22 @@ def _conclude(args: argparse.Namespace, recommendation: Any, out: Any) -> int:
     return 0
 
 
+def _guarantee(args: argparse.Namespace) -> dict[str, Any]:
+    """``--guarantee`` and its confidence as :func:`recommend`'s keywords."""
+    from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE
+
+    confidence = args.guarantee_confidence
+    return {
+        "guarantee": args.guarantee,
+        "guarantee_confidence": DEFAULT_GUARANTEE_CONFIDENCE if confidence is None else confidence,
+    }
+
+
 def _tune_on_cluster(
     args: argparse.Namespace,
     typed_base: Policy,
     base: Policy,
-    budget: float | None,
-    added: float | None,
-    tool_added: float | None,
+    options: dict[str, Any],
     out: Any,
 ) -> int:
     """``reviewlab tune CORPUS --scheduler ADDRESS``: the search on the cluster's partials; the
@@ -435,32 +425,13 @@ def _tune_on_cluster(
             )
     connect_timeout = 10.0 if args.connect_timeout is None else args.connect_timeout
     positive_seconds(connect_timeout, "--connect-timeout")
-    from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE
     from reviewlab.analysis.tune import recommend
     from reviewlab.ui.answers import tune_text
 
     client = dask_client(args.scheduler, connect_timeout)
     try:
         with computing_on(args.corpus, derives_policy=True):
-            recommendation = recommend(
-                args.corpus,
-                max_timeout_coverage_loss=budget,
-                max_abandoned_rate=args.max_abandoned_rate,
-                objective=args.objective,
-                base=base,
-                confidence=args.confidence,
-                min_calls=args.min_calls,
-                allow_abandoning=args.allow_abandoning,
-                max_added_abandoned_rate=added,
-                max_tool_added_abandoned_rate=tool_added,
-                guarantee=args.guarantee,
-                guarantee_confidence=(
-                    DEFAULT_GUARANTEE_CONFIDENCE
-                    if args.guarantee_confidence is None
-                    else args.guarantee_confidence
-                ),
-                client=client,
-            )
+            recommendation = recommend(args.corpus, **options, **_guarantee(args), client=client)
     finally:
         client.close()
     tools = sorted(recommendation.explain["tool"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import pickle
 import tomllib
 from collections.abc import Iterator
@@ -61,16 +60,6 @@ def cluster() -> Iterator[Any]:
         dashboard_address=None,
     ) as local:
         yield local
-
-
-@pytest.fixture
-def dask_log_levels() -> Iterator[None]:
-    """Dask's logger levels as they were before the test (``--scheduler`` quiets them)."""
-    names = ("distributed", "distributed.client")
-    levels = {name: logging.getLogger(name).level for name in names}
-    yield
-    for name, level in levels.items():
-        logging.getLogger(name).setLevel(level)
 
 
 # -- the merge of the partitions' moments (the core of the cluster's upper bounds) ------------

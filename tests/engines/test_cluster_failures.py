@@ -3,7 +3,6 @@ written, and a lost worker's partitions recomputed, never dropped."""
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import subprocess
@@ -197,16 +196,6 @@ def test_a_scheduler_that_goes_away_mid_sweep_is_named(parts: Path, tmp_path: Pa
     finally:
         cluster.kill()
         cluster.wait()
-
-
-@pytest.fixture
-def dask_log_levels() -> Iterator[None]:
-    """Dask's logger levels as they were before the test (the CLI quiets them)."""
-    names = ("distributed", "distributed.client")
-    levels = {name: logging.getLogger(name).level for name in names}
-    yield
-    for name, level in levels.items():
-        logging.getLogger(name).setLevel(level)
 
 
 def test_the_command_line_names_a_lost_scheduler_in_one_line(

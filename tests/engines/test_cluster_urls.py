@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,16 +122,6 @@ def test_a_url_sweep_needs_a_cluster_and_names_what_is_missing(
         sweep(f"{memory_url}/nothing-here", GRID, client=client)
     with pytest.raises(ValueError, match=r"nosuchfs://x/parts: .*reviewlab\[cloud\]"):
         sweep("nosuchfs://x/parts", GRID, client=client)
-
-
-@pytest.fixture
-def dask_log_levels() -> Iterator[None]:
-    """Dask's logger levels as they were before the test (``--scheduler`` quiets them)."""
-    names = ("distributed", "distributed.client")
-    levels = {name: logging.getLogger(name).level for name in names}
-    yield
-    for name, level in levels.items():
-        logging.getLogger(name).setLevel(level)
 
 
 def test_the_command_line_converts_to_a_url_and_sweeps_it_on_a_cluster(

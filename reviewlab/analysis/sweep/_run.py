@@ -204,16 +204,10 @@ def sweep(
                 raise TypeError(
                     f"prices[{name!r}]: expected a PriceTable, got {type(table).__name__}"
                 )
-    if is_url(corpus):  # Parquet behind an fsspec URL: swept where it lives, on a cluster
-        episodic = any(replays_episodes(point.policy) for point in points)
-        if client is None or engine != "vectorized" or tables is not None or episodic:
-            raise ValueError(
-                f"{corpus}: a corpus behind a URL is swept on a Dask cluster (client=...) by "
-                "the vectorized engine, without prices, hedges or breakers; copy it to a local "
-                "path otherwise"
-            )
+
+    def on_cluster(partitions: Any) -> pd.DataFrame:
         rows = _sweep_partitions(
-            corpus,
+            partitions,
             points,
             client,
             censored,
@@ -224,6 +218,16 @@ def sweep(
             on_tools,
         )
         return _frame(points, rows)
+
+    if is_url(corpus):  # Parquet behind an fsspec URL: swept where it lives, on a cluster
+        episodic = any(replays_episodes(point.policy) for point in points)
+        if client is None or engine != "vectorized" or tables is not None or episodic:
+            raise ValueError(
+                f"{corpus}: a corpus behind a URL is swept on a Dask cluster (client=...) by "
+                "the vectorized engine, without prices, hedges or breakers; copy it to a local "
+                "path otherwise"
+            )
+        return on_cluster(corpus)
     source = open_corpus(corpus)
     engine_of_points = engine
     if any(replays_episodes(point.policy) for point in points):
@@ -236,18 +240,7 @@ def sweep(
     if client is not None and engine == "vectorized" and _partitioned(source):
         # Parquet partitions on a cluster: each worker reads and replays its own, and the
         # client merges fixed-size partials (reviewlab.analysis.partitioned).
-        rows = _sweep_partitions(
-            source,
-            points,
-            client,
-            censored,
-            seed,
-            chunk_size,
-            progress,
-            allow_unknown_tools,
-            on_tools,
-        )
-        return _frame(points, rows)
+        return on_cluster(source)
     if on_tools is not None:
         on_tools(source.tools)
     if not allow_unknown_tools:
