@@ -36,3 +36,33 @@ def dask_log_levels() -> Iterator[None]:
     yield
     for name, level in levels.items():
         logging.getLogger(name).setLevel(level)
+
+
+@pytest.fixture(scope="session")
+def client() -> Iterator[object]:
+    """A real two-worker ``LocalCluster`` in this process (one thread per worker, in-process
+    transport: its workers see this process's memory filesystem), shared by the cluster tests."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as connected,
+    ):
+        yield connected
+
+
+@pytest.fixture(scope="session")
+def tcp_cluster() -> Iterator[object]:
+    """A two-worker ``LocalCluster`` in this process reachable over TCP (what a command's
+    ``--scheduler`` connects to)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster:
+        yield cluster

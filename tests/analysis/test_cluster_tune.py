@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pickle
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,32 +33,6 @@ def parts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     episodes = synth_corpus(1200, seed=21, tail_scale=40.0, deadline_share=0.6)
     write_columnar(episodes, root / "parts", rows_per_partition=300)
     return root / "parts"
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    """A real two-worker LocalCluster in this process."""
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-        ) as local,
-        distributed.Client(local) as connected,
-    ):
-        yield connected
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
-    """A two-worker LocalCluster reachable over TCP, for the command line's ``--scheduler``."""
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=False,
-        protocol="tcp",
-        host="127.0.0.1",
-        dashboard_address=None,
-    ) as local:
-        yield local
 
 
 # -- the merge of the partitions' moments (the core of the cluster's upper bounds) ------------
@@ -216,7 +189,7 @@ def test_what_a_cluster_cannot_tune_is_refused_by_name(parts: Path, client: Any)
 
 def test_tune_scheduler_writes_the_in_process_policy(
     parts: Path,
-    cluster: Any,
+    tcp_cluster: Any,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     dask_log_levels: None,
@@ -226,7 +199,7 @@ def test_tune_scheduler_writes_the_in_process_policy(
     local, remote = tmp_path / "local.toml", tmp_path / "remote.toml"
     assert main(["tune", str(parts), "--min-calls", "5", "-o", str(local)]) == 0
     printed_local = capsys.readouterr().out
-    address = cluster.scheduler_address
+    address = tcp_cluster.scheduler_address
     argv = ["tune", str(parts), "--min-calls", "5", "--scheduler", address, "-o", str(remote)]
     assert main(argv) == 0
     printed_remote = capsys.readouterr().out
@@ -246,13 +219,13 @@ def test_tune_scheduler_writes_the_in_process_policy(
 )
 def test_tune_scheduler_refuses_what_reads_episodes_here(
     parts: Path,
-    cluster: Any,
+    tcp_cluster: Any,
     capsys: pytest.CaptureFixture[str],
     extra: list[str],
     named: str,
     dask_log_levels: None,
 ) -> None:
-    argv = ["tune", str(parts), "--scheduler", cluster.scheduler_address, *extra]
+    argv = ["tune", str(parts), "--scheduler", tcp_cluster.scheduler_address, *extra]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and named in err[0] and "without --scheduler" in err[0]
@@ -345,7 +318,7 @@ def test_a_lost_scheduler_is_one_line_and_writes_nothing(
 )
 def test_with_a_scheduler_the_corpus_is_never_compiled_here(
     parts: Path,
-    cluster: Any,
+    tcp_cluster: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     dask_log_levels: None,
@@ -365,7 +338,7 @@ def test_with_a_scheduler_the_corpus_is_never_compiled_here(
     monkeypatch.setattr(Corpus, "any_compiled", refuse)
     monkeypatch.setattr(Corpus, "episodes", refuse)
     name, *options = command
-    at = ["--scheduler", cluster.scheduler_address]
+    at = ["--scheduler", tcp_cluster.scheduler_address]
     assert main([name, str(parts), *options, *at, "-o", str(tmp_path / f"out.{suffix}")]) == 0
     typo = tmp_path / "typo.toml"
     typo.write_text("[policy]\ndefault_sec = 30.0\n\n[policy.tools_sec]\nread_fille = 5.0\n")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -39,18 +38,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     save_episodes(episodes, root / "all.jsonl.gz")
     write_columnar(episodes, root / "parts", rows_per_partition=250)
     return root
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[object]:
-    """A real two-worker LocalCluster in this process (threads, no worker processes)."""
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as connected,
-    ):
-        yield connected
 
 
 def test_a_corpus_path_sweeps_like_its_episodes(corpus: Path) -> None:

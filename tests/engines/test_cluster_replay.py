@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,18 +21,6 @@ def parts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     episodes = synth_corpus(500, seed=21, tail_scale=40.0, deadline_share=0.6)
     write_columnar(episodes, root / "parts", rows_per_partition=200)
     return root / "parts"
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[object]:
-    """A two-worker LocalCluster in this process."""
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as connected,
-    ):
-        yield connected
 
 
 @pytest.mark.parametrize(

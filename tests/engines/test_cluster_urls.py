@@ -41,18 +41,6 @@ def memory_url() -> Iterator[str]:
         fs.rm(url, recursive=True)
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[object]:
-    """A two-worker LocalCluster in this process (its workers see the memory filesystem)."""
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as connected,
-    ):
-        yield connected
-
-
 def test_only_a_scheme_makes_a_url() -> None:
     """``proto://`` strings are URLs; paths, path objects and Windows drives are not."""
     assert is_url("s3://bucket/corpus") and is_url("file:///tmp/x") and is_url("memory://a")
