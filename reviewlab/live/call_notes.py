@@ -84,6 +84,11 @@ class CallNotes:
     task_detached: bool = False
     task_cancel_ack: str | None = None
     detached_sec: float | None = None
+    abandoned_sec: float | None = None
+    """When the executor abandoned the call (seconds after dispatch; ``None``: it did not)."""
+    abandoned: threading.Event = field(default_factory=threading.Event, repr=False)
+    """Set when the executor abandons the call: a tool that can stop early may watch it (the
+    real replay engine stops a call whose server was recorded honouring a cancel)."""
     clock: Clock = field(default_factory=current_clock, repr=False)
 
     def progress(self) -> None:
@@ -103,6 +108,12 @@ class CallNotes:
         if self.cancel_sent and self.cancel_honoured_sec is None:
             sent = self.cancel_sent_sec or 0.0
             self.cancel_honoured_sec = max(0.0, self.clock.now() - self.started - sent)
+
+    def abandon(self) -> None:
+        """Record that the executor abandoned the call now; tell the tool (:attr:`abandoned`)."""
+        if self.abandoned_sec is None:
+            self.abandoned_sec = max(0.0, self.clock.now() - self.started)
+        self.abandoned.set()
 
     def detached(self) -> None:
         """Record that the call's task was detached (not cancelled) now."""

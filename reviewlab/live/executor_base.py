@@ -323,7 +323,8 @@ class Dispatched:
         self, result_type: type[CallResult], why: str, workers: int, **extra: Any
     ) -> CallResult:
         """The result of a call abandoned by ``why`` (``"hard"``: its bound, ``"idle"``: its idle
-        timeout) with ``workers`` attempts left loose."""
+        timeout) with ``workers`` attempts left loose; the tool is told on its notes."""
+        self.notes.abandon()
         bound = self.bound
         if why == "idle":
             # The effective bound is the moment the idle timeout fired: last progress + idle_sec.

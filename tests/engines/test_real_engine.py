@@ -180,3 +180,40 @@ def test_hedges_follow_the_recorded_plan_under_reissue_in_the_real_engine():
     finite = np.isfinite(t["wait_sec"].to_numpy())
     np.testing.assert_allclose(r["wait_sec"][finite], t["wait_sec"][finite], atol=0.5)
     assert not math.isnan(r["bound_sec"].iloc[0])
+
+
+@pytest.mark.parametrize(
+    ("completed", "honoured", "zombie"),
+    [
+        (True, 3.0, 3.0),  # the server stopped 3 s after the cancel, long before its 20 s return
+        (True, 30.0, 19.0),  # it would have stopped later than it returned: the return wins
+        (False, 3.0, 3.0),  # a call that never returned stops 3 s after the cancel
+    ],
+)
+def test_a_server_that_honours_a_cancel_stops_that_long_after_it_in_every_engine(
+    completed: bool, honoured: float, zombie: float
+) -> None:
+    """A 20 s search abandoned at its 1 s bound whose server was recorded stopping ``honoured``
+    seconds after a cancel: its worker stays loose until ``min(return, bound + honoured)``,
+    in the twin and the vectorized engine exactly, in the real engine to 1 recorded second
+    (100 ms real at time scale 0.1)."""
+    call = Call(
+        tool="search_code",
+        args={"pattern": "x"},
+        duration_sec=20.0,
+        completed=completed,
+        transport="mcp",
+        cancel_sent=True,
+        cancel_honoured_sec=honoured,
+    )
+    corpus = [episode("honours", call)]
+    policy = Policy.uniform(1.0)
+    for engine in SIMULATED:
+        row = replay(corpus, policy, engine=engine).calls.iloc[0]
+        assert row["source_gap"] == "native_tool_abandoned" and row["wait_sec"] == 1.0, engine
+        assert row["zombie_sec"] == pytest.approx(zombie), engine
+    result = replay(corpus, policy, engine="real", time_scale=0.1, settle_sec=30.0)
+    real = result.calls.iloc[0]
+    assert real["source_gap"] == "native_tool_abandoned" and real["bound_sec"] == 1.0
+    assert real["zombie_sec"] == pytest.approx(zombie, abs=1.0)
+    assert result.summary["zombie_sec"] == pytest.approx(zombie, abs=1.0)

@@ -301,3 +301,36 @@ def test_durations_are_on_the_injected_monotonic_clock():
         result = ex.run(int, bound=None)
     assert result.duration_sec == pytest.approx(2.5)
     assert monotonic_now() > 0
+
+
+def test_an_abandoned_tool_is_told_on_its_notes_and_a_returned_one_is_not(executor):
+    """A tool can watch ``current_notes().abandoned`` to stop early: the executor sets it when
+    it abandons the call (with the moment, after the bound), never for a call that returned."""
+    from reviewlab.live.call_notes import current_notes
+
+    seen: dict[str, object] = {}
+
+    def cooperative() -> str:
+        notes = current_notes()
+        assert notes is not None
+        seen["notes"] = notes
+        told = notes.abandoned.wait(WAIT)  # stops as soon as it is told
+        seen["told"] = told
+        return "stopped"
+
+    result = executor.run(cooperative, bound=0.05, name="read_file")
+    assert result.status is CallStatus.ABANDONED
+    assert result.settled is not None and result.settled.wait(WAIT)
+    notes = seen["notes"]
+    assert seen["told"] is True
+    assert notes.abandoned_sec is not None and notes.abandoned_sec >= 0.05  # type: ignore[attr-defined]
+    # It stopped once told, long before its own WAIT: its zombie time is short.
+    assert result.zombie_sec is not None and result.zombie_sec < WAIT / 2
+
+    def quick() -> str:
+        seen["quick"] = current_notes()
+        return "ok"
+
+    assert executor.run(quick, bound=5.0).returned
+    quick_notes = seen["quick"]
+    assert not quick_notes.abandoned.is_set() and quick_notes.abandoned_sec is None  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ measured; hedges follow the replay's one plan, the breaker is the real episode's
 
 Invariants: calls within a few real milliseconds of their bound may go either way (the
 differential test allows for it); an unbounded wait on a wedge is recorded as ``inf``, as in
-the twin. Not replayed: a server's time-to-stop after a cancellation. In full:
+the twin; a server recorded stopping after a cancel stops that long after the abandonment. In full:
 docs/architecture.md, "The real engine".
 """
 

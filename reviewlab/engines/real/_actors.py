@@ -38,6 +38,11 @@ class _ReaderContext:
     last_read_view: dict[str, Any] | None = None
 
 
+_POLL_SEC = 0.05
+"""Real seconds between checks, while a call that never returns waits to be abandoned, that the
+run has not ended."""
+
+
 class ReplayRegistry:
     """The tools of one replayed episode: each call takes its recorded time.
 
@@ -103,11 +108,19 @@ class ReplayRegistry:
                 self.ended_at_call = index
                 raise LogEnded(f"call {index} was still running when the recorded log ended")
             self._progress(notes, call, math.inf)
-            self.release.wait()
+            if self._honours(call):
+                while not notes.abandoned.wait(_POLL_SEC):  # until abandoned, or the run ends
+                    if self.release.is_set():
+                        return ""
+                self._stop_after_cancel(notes, call, math.inf)
+            else:
+                self.release.wait()
             return ""
         else:
             self._progress(notes, call, call.duration_sec)
-            clock.wait_until(self._never, notes.started + call.duration_sec)
+            stop = notes.abandoned if self._honours(call) else self._never
+            if clock.wait_until(stop, notes.started + call.duration_sec):
+                self._stop_after_cancel(notes, call, call.duration_sec)
         if call.extent is not None:  # a recorded read (crediting.py), whatever its tool
             first, end = call.extent
             self.ctx.last_read_view = {
@@ -126,12 +139,27 @@ class ReplayRegistry:
 
     def _progress(self, notes: CallNotes, call: PlannedCall, until_sec: float) -> None:
         """Report the call's recorded progress, each at its time after dispatch, before
-        ``until_sec``."""
+        ``until_sec`` (and, for a server that honours a cancel, before its abandonment)."""
+        stop = notes.abandoned if self._honours(call) else self._never
         for moment in call.progress_sec or ():
             if moment >= until_sec:
                 return
-            self.clock.wait_until(self._never, notes.started + moment)
+            if self.clock.wait_until(stop, notes.started + moment):
+                return
             notes.progress()
+
+    @staticmethod
+    def _honours(call: PlannedCall) -> bool:
+        """Whether the call's server was recorded stopping after a cancel (a call the plan may
+        hedge keeps its recorded attempts, as in the twin)."""
+        return call.honoured_sec is not None and not call.planned
+
+    def _stop_after_cancel(self, notes: CallNotes, call: PlannedCall, end_sec: float) -> None:
+        """The call was abandoned: stop ``honoured_sec`` after the abandonment, or at its
+        recorded return ``end_sec`` if sooner (recorded seconds after dispatch)."""
+        assert call.honoured_sec is not None and notes.abandoned_sec is not None
+        stop = min(end_sec, notes.abandoned_sec + call.honoured_sec)
+        self.clock.wait_until(self._never, notes.started + stop)
 
     def factory(self, root: Any, drive_root: Any = None, task_id: str = "") -> tuple[Any, Any, Any]:
         names = sorted({c.tool for c in self.plan.calls})

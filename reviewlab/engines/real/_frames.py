@@ -71,7 +71,9 @@ def settle_loose(runs: list[RealRun], settle_sec: float) -> None:
                         ends = [ends[1] if result.winner == 1 else ends[0]]
                     comes_back = all(math.isfinite(end) for end in ends)
                 else:
-                    comes_back = result.status is CallStatus.ABANDONED and call.completed
+                    # A call that never returned comes back when its server honours a cancel.
+                    stops = call.completed or (call.honoured_sec is not None and not call.planned)
+                    comes_back = result.status is CallStatus.ABANDONED and stops
                 if comes_back:
                     result.settled.wait(max(0.0, give_up_at - time.monotonic()))
 
@@ -217,7 +219,15 @@ def _ran_row(
                 loose_starts.append(back)
                 loose_ends.append(back + loose)
     elif measured.status is CallStatus.ABANDONED:
-        if not call.completed:
+        if call.honoured_sec is not None and not call.planned:
+            # The server stops that long after the cancel, or at its return if sooner.
+            # Measured when the worker settled; a call that never returned and was not seen
+            # stopping stays loose for good.
+            stop = waited + call.honoured_sec
+            end = min(call.duration_sec, stop) if call.completed else math.inf
+            zombie = measured.zombie_sec if measured.zombie_sec is not None else end - waited
+            duration = waited + zombie
+        elif not call.completed:
             duration, zombie = call.duration_sec, math.inf
         elif measured.zombie_sec is not None:
             zombie = measured.zombie_sec

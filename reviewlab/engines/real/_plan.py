@@ -53,6 +53,9 @@ class PlannedCall:
     progress_sec: tuple[float, ...] | None = None
     """Recorded progress times (seconds after dispatch); ``None``: not recorded, so no idle
     timeout applies to the call (as in the twin)."""
+    honoured_sec: float | None = None
+    """How long after a cancel the server was recorded stopping (``cancel_honoured_sec``):
+    abandoned, the call stops that long after the abandonment, or at its return if sooner."""
     planned: bool = False
     """The replay's hedge plan lets this call hedge."""
     after_sec: float = math.nan
@@ -119,6 +122,7 @@ def plan_episode(
                 call.requested_lines,
                 extent,
                 None if call.progress_sec is None else tuple(call.progress_sec),
+                call.cancel_honoured_sec,
             )
             row = first_row + len(calls)
             if hedges is not None and hedges.planned[row]:
