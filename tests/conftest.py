@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,17 +53,22 @@ def client() -> Iterator[object]:
         yield connected
 
 
-@pytest.fixture(scope="session")
-def tcp_cluster() -> Iterator[object]:
-    """A two-worker ``LocalCluster`` in this process reachable over TCP (what a command's
-    ``--scheduler`` connects to)."""
+def tcp_local_cluster(workers: int = 2) -> Any:
+    """A ``LocalCluster`` in this process reachable over TCP (what a command's ``--scheduler``
+    connects to), one thread per worker; use it as a context manager."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2,
+    return distributed.LocalCluster(
+        n_workers=workers,
         threads_per_worker=1,
         processes=False,
         protocol="tcp",
         host="127.0.0.1",
         dashboard_address=None,
-    ) as cluster:
+    )
+
+
+@pytest.fixture(scope="session")
+def tcp_cluster() -> Iterator[object]:
+    """A two-worker :func:`tcp_local_cluster` shared by the command-line cluster tests."""
+    with tcp_local_cluster() as cluster:
         yield cluster

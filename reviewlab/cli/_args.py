@@ -243,3 +243,15 @@ def cost_line(summary: Mapping[str, Any], currency: str) -> str:
     if summary["unpriced_zombies"]:
         unpriced.append(f"{summary['unpriced_zombies']} never-returning zombies unpriced")
     return f"{text} ({'; '.join(unpriced)})"
+
+
+def scheduler_options(parser: Any, what: str) -> None:
+    """``--scheduler`` and ``--connect-timeout``: run ``what`` on an existing Dask cluster."""
+    parser.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT", help=what)
+    parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=None,
+        metavar="SEC",
+        help="how long to try reaching --scheduler (default 10; only with --scheduler)",
+    )

@@ -42,8 +42,10 @@ def strict_option(p: argparse.ArgumentParser) -> None:
 def is_preset(spec: str | None) -> bool:
     """Whether a ``--policy`` value names a preset (``ouroboros``, ``unbounded``, ``uniform:SEC``)
     rather than a file the user wrote."""
-    return spec is None or spec in ("ouroboros", "unbounded", "pre-fix", "prefix") or (
-        spec.startswith("uniform:")
+    return (
+        spec is None
+        or spec in ("ouroboros", "unbounded", "pre-fix", "prefix")
+        or (spec.startswith("uniform:"))
     )
 
 

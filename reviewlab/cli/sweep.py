@@ -25,6 +25,7 @@ from reviewlab.cli._args import (
     policy_arg,
     positive_seconds,
     prices_args,
+    scheduler_options,
     tool_grid,
 )
 from reviewlab.cli._checks import (
@@ -76,11 +77,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         default="vectorized",
         help="vectorized: NumPy, fast (default); twin: the SimPy reference, slow",
     )
-    p.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="tcp://HOST:PORT",
-        help="run the points on an existing Dask cluster (corpus scattered once)",
+    scheduler_options(
+        p,
+        "run the points on an existing Dask cluster (Parquet partitions are read by its "
+        "workers; any other corpus is sent to them once)",
     )
     p.add_argument(
         "--threads",
@@ -89,13 +89,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="in-process, replay N points at once (default: the cores, at most 8; "
         "the vectorized engine only)",
-    )
-    p.add_argument(
-        "--connect-timeout",
-        type=float,
-        default=None,
-        metavar="SEC",
-        help="how long to try reaching --scheduler (default 10; only with --scheduler)",
     )
     p.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
     p.add_argument(

@@ -24,6 +24,7 @@ from reviewlab.cli._args import (
     positive_seconds,
     prices_arg,
     rate,
+    scheduler_options,
 )
 from reviewlab.cli._checks import check_policy_file, refuse_ignored, strict_option
 from reviewlab.cli._command import Command
@@ -176,20 +177,11 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="with --baselines or --learned: the seed of the split (default 0)",
     )
-    p.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="tcp://HOST:PORT",
-        help="tune a corpus of Parquet partitions (a directory or an fsspec URL) on an existing "
-        "Dask cluster: its workers read the partitions and profile the tools; this machine "
-        "receives fixed-size partials (docs/cluster.md)",
-    )
-    p.add_argument(
-        "--connect-timeout",
-        type=float,
-        default=None,
-        metavar="SEC",
-        help="how long to try reaching --scheduler (default 10; only with --scheduler)",
+    scheduler_options(
+        p,
+        "tune a corpus of Parquet partitions (a directory or an fsspec URL) on an existing Dask "
+        "cluster: its workers read the partitions and profile the tools; this machine receives "
+        "fixed-size partials (docs/cluster.md)",
     )
     strict_option(p)
     p.add_argument(

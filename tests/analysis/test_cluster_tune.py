@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import tcp_local_cluster
 
 from reviewlab.analysis.budgets import ratio_upper
 from reviewlab.analysis.cluster_tune import Moments, merge_ratio
@@ -286,14 +287,7 @@ def test_a_lost_scheduler_is_one_line_and_writes_nothing(
     line naming the scheduler, the ``-o`` file untouched."""
     from reviewlab.cli import tune as cli_tune
 
-    with distributed.LocalCluster(
-        n_workers=1,
-        threads_per_worker=1,
-        processes=False,
-        protocol="tcp",
-        host="127.0.0.1",
-        dashboard_address=None,
-    ) as local:
+    with tcp_local_cluster(workers=1) as local:
         address = local.scheduler_address
         connect = cli_tune.dask_client
 

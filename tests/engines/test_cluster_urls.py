@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import fsspec
 import pandas as pd
@@ -118,6 +119,7 @@ def test_the_command_line_converts_to_a_url_and_sweeps_it_on_a_cluster(
     memory_url: str,
     capsys: pytest.CaptureFixture[str],
     dask_log_levels: None,
+    tcp_cluster: Any,
 ) -> None:
     """``reviewlab convert`` writes partitions behind a URL; ``reviewlab sweep URL --scheduler``
     writes the frame of the in-process sweep of the same corpus."""
@@ -125,18 +127,10 @@ def test_the_command_line_converts_to_a_url_and_sweeps_it_on_a_cluster(
     argv = ["convert", str(tmp_path / "c.jsonl.gz"), memory_url, "--rows-per-partition", "100"]
     assert main(argv) == 0
     assert f"wrote 300 episode(s) to {memory_url}" in capsys.readouterr().out
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=False,
-        protocol="tcp",
-        host="127.0.0.1",
-        dashboard_address=None,
-    ) as cluster:
-        scales = ["--scale", "0.1,1"]
-        out = tmp_path / "frame.csv"
-        argv = ["sweep", memory_url, *scales, "--scheduler", cluster.scheduler_address]
-        assert main([*argv, "-o", str(out)]) == 0
+    scales = ["--scale", "0.1,1"]
+    out = tmp_path / "frame.csv"
+    argv = ["sweep", memory_url, *scales, "--scheduler", tcp_cluster.scheduler_address]
+    assert main([*argv, "-o", str(out)]) == 0
     assert (
         main(["sweep", str(tmp_path / "c.jsonl.gz"), *scales, "-o", str(tmp_path / "in.csv")]) == 0
     )
