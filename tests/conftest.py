@@ -39,10 +39,11 @@ def dask_log_levels() -> Iterator[None]:
         logging.getLogger(name).setLevel(level)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def client() -> Iterator[object]:
     """A real two-worker ``LocalCluster`` in this process (one thread per worker, in-process
-    transport: its workers see this process's memory filesystem), shared by the cluster tests."""
+    transport: its workers see this process's memory filesystem), one per test module: a cluster
+left running would slow every later test (its event loops share this process)."""
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(
@@ -67,8 +68,8 @@ def tcp_local_cluster(workers: int = 2) -> Any:
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def tcp_cluster() -> Iterator[object]:
-    """A two-worker :func:`tcp_local_cluster` shared by the command-line cluster tests."""
+    """A two-worker :func:`tcp_local_cluster`, one per test module."""
     with tcp_local_cluster() as cluster:
         yield cluster

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import tcp_local_cluster
 
 from reviewlab.analysis.budgets import ratio_upper
 from reviewlab.analysis.cluster_tune import Moments, merge_ratio
@@ -274,69 +273,3 @@ def test_a_worker_killed_mid_tune_is_recomputed_not_dropped(
         got = recommend(parts, client=connected, min_calls=5)
     assert killed
     _same(got, expected)
-
-
-def test_a_lost_scheduler_is_one_line_and_writes_nothing(
-    parts: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    dask_log_levels: None,
-) -> None:
-    """A scheduler gone between ``--scheduler``'s connection and the tune: exit 2, one stderr
-    line naming the scheduler, the ``-o`` file untouched."""
-    from reviewlab.cli import tune as cli_tune
-
-    with tcp_local_cluster(workers=1) as local:
-        address = local.scheduler_address
-        connect = cli_tune.dask_client
-
-        def connect_then_lose(where: str, timeout_sec: float) -> Any:
-            client = connect(where, timeout_sec)
-            local.close()
-            return client
-
-        monkeypatch.setattr(cli_tune, "dask_client", connect_then_lose)
-        out = tmp_path / "policy.toml"
-        out.write_text("# old policy\n")
-        code = main(["tune", str(parts), "--scheduler", address, "-o", str(out)])
-    err = capsys.readouterr().err.strip()
-    assert code == 2
-    assert err.count("\n") == 0 and f"scheduler {address}" in err, err
-    assert out.read_text() == "# old policy\n"
-
-
-@pytest.mark.parametrize(
-    ("command", "suffix"),
-    [(["tune", "--min-calls", "5"], "toml"), (["sweep", "--scale", "1"], "csv")],
-)
-def test_with_a_scheduler_the_corpus_is_never_compiled_here(
-    parts: Path,
-    tcp_cluster: Any,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    dask_log_levels: None,
-    capsys: pytest.CaptureFixture[str],
-    command: list[str],
-    suffix: str,
-) -> None:
-    """``reviewlab tune|sweep DIR --scheduler``: the workers compile the partitions; the
-    command's own process never does (not even to check ``--base`` against the tools), and a
-    ``--base`` file naming a tool the corpus never calls is still refused with ``--strict``."""
-    from reviewlab.engines.corpus import Corpus
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the client compiled the corpus")
-
-    monkeypatch.setattr(Corpus, "compiled", refuse)
-    monkeypatch.setattr(Corpus, "any_compiled", refuse)
-    monkeypatch.setattr(Corpus, "episodes", refuse)
-    name, *options = command
-    at = ["--scheduler", tcp_cluster.scheduler_address]
-    assert main([name, str(parts), *options, *at, "-o", str(tmp_path / f"out.{suffix}")]) == 0
-    typo = tmp_path / "typo.toml"
-    typo.write_text("[policy]\ndefault_sec = 30.0\n\n[policy.tools_sec]\nread_fille = 5.0\n")
-    argv = [name, str(parts), *options, *at, "--base", str(typo), "--strict"]
-    capsys.readouterr()
-    assert main(argv) == 2
-    assert "read_fille" in capsys.readouterr().err

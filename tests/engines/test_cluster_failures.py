@@ -231,3 +231,36 @@ def test_the_command_line_names_a_lost_scheduler_in_one_line(
         "during the work; nothing was returned"
     )
     assert out.read_text() == "old frame\n"
+
+
+def test_tune_names_a_lost_scheduler_in_one_line_and_writes_nothing(
+    parts: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    dask_log_levels: None,
+) -> None:
+    """``reviewlab tune --scheduler``: a scheduler gone between the connection and the tune is
+    exit 2, one stderr line naming it, and the ``-o`` policy file untouched."""
+    from reviewlab.cli import tune as cli_tune
+
+    cluster, address = _scheduler_process()
+    connect = cli_tune.dask_client
+
+    def connect_then_lose(where: str, timeout_sec: float) -> object:
+        client = connect(where, timeout_sec)
+        cluster.kill()
+        cluster.wait()
+        return client
+
+    monkeypatch.setattr(cli_tune, "dask_client", connect_then_lose)
+    out = parts.parent / "policy.toml"
+    out.write_text("# old policy\n")
+    try:
+        code = main(["tune", str(parts), "--scheduler", address, "-o", str(out)])
+    finally:
+        cluster.kill()
+        cluster.wait()
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.count("\n") == 0 and f"scheduler {address}" in err, err
+    assert out.read_text() == "# old policy\n"
