@@ -280,7 +280,6 @@ class ClusterBudgetEvaluator(Predictions):
             for compiled, state in zip(self.compiled, self.states, strict=True)
         ]
         self.loosest = dict(loosest)
-        self.cache.clear()
         rates = self._merge(
             loosest,
             *self.corpus.evaluate([policy], extra=budget_partial, extra_args=self.states)[0],

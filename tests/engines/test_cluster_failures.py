@@ -20,6 +20,7 @@ from cluster_rules import OnceInAWorker
 from reviewlab.analysis.sweep import make_grid, points_grid, sweep
 from reviewlab.cli import main
 from reviewlab.cli import sweep as cli_sweep
+from reviewlab.cli import tune as cli_tune
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.cluster import ClusterCorpus, SchedulerLost
 from reviewlab.recording.columnar import write_columnar
@@ -198,16 +199,25 @@ def test_a_scheduler_that_goes_away_mid_sweep_is_named(parts: Path, tmp_path: Pa
         cluster.wait()
 
 
+@pytest.mark.parametrize(
+    ("command", "output", "old"),
+    [("sweep", "frame.csv", "old frame\n"), ("tune", "policy.toml", "# old policy\n")],
+)
 def test_the_command_line_names_a_lost_scheduler_in_one_line(
     parts: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     dask_log_levels: None,
+    command: str,
+    output: str,
+    old: str,
 ) -> None:
-    """A scheduler gone between ``--scheduler``'s connection and the sweep: exit 2, one stderr
-    line naming the scheduler (Dask's own log lines quieted), the ``-o`` file untouched."""
+    """A scheduler gone between ``--scheduler``'s connection and the sweep or the tune: exit 2,
+    one stderr line naming the scheduler (Dask's own log lines quieted), the ``-o`` file
+    untouched."""
+    module = cli_sweep if command == "sweep" else cli_tune
     cluster, address = _scheduler_process()
-    connect = cli_sweep.dask_client
+    connect = module.dask_client
 
     def connect_then_lose(where: str, timeout_sec: float) -> object:
         client = connect(where, timeout_sec)
@@ -215,11 +225,11 @@ def test_the_command_line_names_a_lost_scheduler_in_one_line(
         cluster.wait()
         return client
 
-    monkeypatch.setattr(cli_sweep, "dask_client", connect_then_lose)
-    out = parts.parent / "frame.csv"
-    out.write_text("old frame\n")
+    monkeypatch.setattr(module, "dask_client", connect_then_lose)
+    out = parts.parent / output
+    out.write_text(old)
     try:
-        argv = ["sweep", str(parts), "--scheduler", address, "--connect-timeout", "1"]
+        argv = [command, str(parts), "--scheduler", address, "--connect-timeout", "1"]
         code = main([*argv, "-o", str(out)])
     finally:
         cluster.kill()
@@ -230,37 +240,4 @@ def test_the_command_line_names_a_lost_scheduler_in_one_line(
         f"reviewlab: error: scheduler {address}: the connection to the scheduler was lost "
         "during the work; nothing was returned"
     )
-    assert out.read_text() == "old frame\n"
-
-
-def test_tune_names_a_lost_scheduler_in_one_line_and_writes_nothing(
-    parts: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    dask_log_levels: None,
-) -> None:
-    """``reviewlab tune --scheduler``: a scheduler gone between the connection and the tune is
-    exit 2, one stderr line naming it, and the ``-o`` policy file untouched."""
-    from reviewlab.cli import tune as cli_tune
-
-    cluster, address = _scheduler_process()
-    connect = cli_tune.dask_client
-
-    def connect_then_lose(where: str, timeout_sec: float) -> object:
-        client = connect(where, timeout_sec)
-        cluster.kill()
-        cluster.wait()
-        return client
-
-    monkeypatch.setattr(cli_tune, "dask_client", connect_then_lose)
-    out = parts.parent / "policy.toml"
-    out.write_text("# old policy\n")
-    try:
-        code = main(["tune", str(parts), "--scheduler", address, "-o", str(out)])
-    finally:
-        cluster.kill()
-        cluster.wait()
-    err = capsys.readouterr().err.strip()
-    assert code == 2
-    assert err.count("\n") == 0 and f"scheduler {address}" in err, err
-    assert out.read_text() == "# old policy\n"
+    assert out.read_text() == old
