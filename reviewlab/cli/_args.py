@@ -50,7 +50,7 @@ CORPUS_HELP = "recorded episodes: .jsonl, .jsonl.gz, .parquet or a directory of 
 POLICY_HELP = (
     "policy: a TOML file with [policy] and optional [narrowing], [idle], [hedges.TOOL] and "
     "[breaker] tables, or a preset: ouroboros (default), unbounded (the pre-fix behaviour), "
-    "uniform:SEC"
+    "uniform:SEC, or another framework's defaults by name (reviewlab presets lists them)"
 )
 PRICES_HELP = (
     "a price table in TOML (per-model token prices, slot and zombie seconds); 'sample' is "
@@ -179,27 +179,17 @@ def output_path(text: str, suffixes: Sequence[str], flag: str = "-o") -> Path:
     return path
 
 
-PRESETS = ("ouroboros", "unbounded", "uniform:SEC")
-
-
 def policy_arg(spec: str | None, flag: str = "--policy") -> Policy:
-    """``--policy``: a TOML file (:meth:`Policy.load`), or a preset ``ouroboros`` |
-    ``unbounded`` | ``uniform:SEC``."""
+    """``--policy``: anything :meth:`Policy.parse` reads (a preset or a TOML file); ``None``
+    is ouroboros. What it refuses is one line naming ``flag``."""
     from reviewlab.core.policy import Policy
 
-    if spec is None or spec == "ouroboros":
+    if spec is None:
         return Policy.ouroboros()
-    if spec in ("unbounded", "pre-fix", "prefix"):
-        return Policy.unbounded()
-    if spec.startswith("uniform:"):
-        seconds = number(f"{flag} uniform", spec.partition(":")[2])
-        try:
-            return Policy.uniform(seconds)
-        except ValueError as exc:
-            raise UserError(f"{flag} {spec}: {one_line(exc)}") from None
-    if not spec.endswith(".toml") and not Path(spec).exists():
-        raise UserError(f"{flag}: {spec}: no such policy file (or use {', '.join(PRESETS)})")
-    return Policy.load(spec)
+    try:
+        return Policy.parse(spec)
+    except ValueError as exc:
+        raise UserError(f"{flag}: {one_line(exc)}") from None
 
 
 def prices_arg(spec: str | None) -> Any:

@@ -13,6 +13,7 @@ call (docs/semantics.md, "The bound").
 from __future__ import annotations
 
 import difflib
+import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -191,7 +192,7 @@ class Policy:
     def __hash__(self) -> int:
         timeouts = self.timeouts
         if isinstance(timeouts, TimeoutPolicy):
-            key: Any = timeouts.to_json()
+            key: Any = hash(timeouts)
         else:  # a learned rule is a value; any other rule is itself
             key = hash(timeouts) if isinstance(timeouts, LearnedTimeouts) else id(timeouts)
         return hash(
@@ -539,6 +540,22 @@ class Policy:
                 f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
             ) from None
         return cls.from_toml(text, where=str(path))
+
+    @classmethod
+    def parse(cls, spec: str | os.PathLike[str]) -> Policy:
+        """The policy ``spec`` names: ``ouroboros | unbounded | uniform:SEC | PRESET | FILE.toml``
+        (:mod:`reviewlab.core.presets`, or :meth:`load`); else a ``ValueError`` naming it."""
+        from reviewlab.core.presets import named_parts, unknown_spec
+
+        if isinstance(spec, os.PathLike):
+            return cls.load(Path(spec))
+        text = str(spec).strip()
+        parts = named_parts(text)
+        if parts is not None:
+            return cls(**parts)
+        if text.endswith(".toml") or Path(text).is_file():
+            return cls.load(text)
+        raise unknown_spec(text)
 
     def save(self, path: str | Path) -> None:
         """Write the policy as a TOML file that :meth:`load` reads back (atomically)."""

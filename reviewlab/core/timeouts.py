@@ -12,14 +12,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-import tomli_w
 
 from reviewlab.core.deadline import deadline_remaining
 from reviewlab.core.narrowing import CLAMP_JITTER_SEC, PolicyError
@@ -461,31 +459,3 @@ class TimeoutPolicy:
             return cls(**dict(data))
         except PolicyError as exc:
             raise PolicyError(f"{where}.{exc}") from None
-
-    def to_json(self) -> str:
-        """The policy as a JSON object (sorted keys), the inverse of :meth:`from_json`."""
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> TimeoutPolicy:
-        """A policy from JSON text; an error names the field."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PolicyError(f"policy JSON: {exc}") from None
-        return cls.from_dict(data)
-
-    def to_toml(self) -> str:
-        """The policy as TOML, the inverse of :meth:`from_toml`."""
-        return tomli_w.dumps(self.to_dict())
-
-    @classmethod
-    def from_toml(cls, text: str) -> TimeoutPolicy:
-        """A policy from TOML text; an error names the field."""
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise PolicyError(f"policy TOML: {exc}") from None
-        return cls.from_dict(data)
-
-

@@ -47,15 +47,16 @@ def _nice(seconds: float) -> float:
 
 
 def default_presets() -> dict[str, Policy]:
-    """The presets every editor offers: the reference policy, uniform
-    bounds and the pre-fix behaviour."""
-    return {
-        "ouroboros": Policy.ouroboros(),
-        "uniform 30 s": Policy.uniform(30.0),
-        "uniform 120 s": Policy.uniform(120.0),
-        "uniform 600 s": Policy.uniform(600.0),
-        PRE_FIX_LABEL: Policy.unbounded(),
+    """The presets every editor offers, read from the one registry (:meth:`Policy.parse`): the
+    reference policy, uniform bounds and the pre-fix behaviour."""
+    specs = {
+        "ouroboros": "ouroboros",
+        "uniform 30 s": "uniform:30",
+        "uniform 120 s": "uniform:120",
+        "uniform 600 s": "uniform:600",
+        PRE_FIX_LABEL: "unbounded",
     }
+    return {name: Policy.parse(spec) for name, spec in specs.items()}
 
 
 def _clamp_log(seconds: float) -> float:
