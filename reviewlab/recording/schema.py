@@ -4,8 +4,9 @@ One :class:`Episode` per JSON line: a sequence of :class:`Round` objects, each o
 (``send_sec`` long) followed by the tool calls it asked for, run in order; an episode that
 ended with a final answer has a last round without calls. A :class:`Call` with
 ``completed=False`` is right-censored: it had not returned ``duration_sec`` after it started.
-Version 2 adds per-call transport, progress, cancellation, late results and the clock that
-ended the call (:data:`V2_CALL_FIELDS`), and per-round token usage (:data:`V2_ROUND_FIELDS`).
+Version 2 adds per-call transport, progress, cancellation, late results, the clock that
+ended the call and, for a gateway's calls, the upstream server and an argument digest
+(:data:`V2_CALL_FIELDS`, :func:`args_digest`), and per-round token usage (:data:`V2_ROUND_FIELDS`).
 
 Invariants: unknown fields and values outside the closed vocabularies are errors; version 1
 files load unchanged, and a version 1 episode may not carry the version 2 fields and is written
@@ -14,7 +15,10 @@ without them, byte for byte as before. Every field: docs/recording-format.md.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final, Literal, get_args
 
@@ -50,6 +54,7 @@ __all__ = [
     "Extent",
     "Round",
     "SchemaVersion",
+    "args_digest",
 ]
 
 SchemaVersion = Literal["reviewlab.episode/1", "reviewlab.episode/2"]
@@ -66,6 +71,9 @@ V2_CALL_FIELDS: Final = (
     "late_result_chars",
     "ended_by",
     "task_states",
+    "server",
+    "args_sha256",
+    "args_chars",
 )
 """Call fields that only a version 2 episode carries."""
 V2_ROUND_FIELDS: Final = ("input_tokens", "output_tokens")
@@ -89,6 +97,14 @@ _V1_EXCLUDE: Final[dict[str, Any]] = {
 }
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def args_digest(args: Mapping[str, Any]) -> tuple[str, int]:
+    """``(sha256 hex, characters)`` of ``args`` as canonical JSON (sorted keys, no spaces,
+    UTF-8 text kept as is): what a call records in ``args_sha256`` and ``args_chars`` when
+    its arguments are not kept. Equal arguments give equal digests whatever their key order."""
+    text = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest(), len(text)
 
 
 def _finite_non_negative(name: str, value: float | None) -> float | None:
@@ -168,6 +184,15 @@ class Call(BaseModel):
     """(v2, MCP Tasks) The states of the call's task as seen, in order (``working``,
     ``input_required``, ``completed``, ``failed``, ``cancelled``, ``running_after_cancel``);
     ``None``: not a task."""
+    server: str | None = Field(default=None, min_length=1, max_length=200)
+    """(v2, gateway) The upstream MCP server that served the call, as the gateway's
+    ``SERVERS.json`` names it; ``None``: not a gateway's call."""
+    args_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    """(v2, gateway) Hex SHA-256 of the call's arguments as canonical JSON
+    (:func:`args_digest`), so calls with equal arguments can be matched when ``args`` is
+    not kept (``{}``); ``None``: not recorded."""
+    args_chars: int | None = Field(default=None, ge=0, validate_default=True)
+    """(v2, gateway) Characters of that canonical JSON; set exactly when ``args_sha256`` is."""
 
     @field_validator("duration_sec", "returned_after_sec", "cancel_honoured_sec", "late_result_sec")
     @classmethod
@@ -183,6 +208,19 @@ class Call(BaseModel):
             _finite_non_negative(f"progress_sec[{index}]", moment)
             if index and moment < value[index - 1]:
                 raise ValueError(f"progress_sec[{index}] = {moment!r} is before the one before it")
+        return value
+
+    @field_validator("args_chars")
+    @classmethod
+    def _digest_whole(cls, value: int | None, info: Any) -> int | None:
+        # Runs on the default too: a hash without its size (or a size without a hash) is
+        # half a record. A bad args_sha256 is reported on its own and not seen here.
+        if "args_sha256" not in info.data:
+            return value
+        if value is None and info.data["args_sha256"] is not None:
+            raise ValueError("args_sha256 is set without args_chars: record both or neither")
+        if value is not None and info.data["args_sha256"] is None:
+            raise ValueError("args_chars is set without args_sha256: record both or neither")
         return value
 
     @property

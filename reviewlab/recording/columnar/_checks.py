@@ -428,6 +428,7 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
             f"must be finite seconds >= 0 and not before the one before it, got {moments[k]!r}"
         ),
     )
+    _check_gateway(calls, rows, where, report)
     v1 = schema.equals(SCHEMA_VERSION)[rows]
     for name in V2_CALL_FIELDS:
         report(
@@ -436,6 +437,44 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
             where(name),
             f"needs schema 'reviewlab.episode/2' (this episode is {SCHEMA_VERSION!r})",
         )
+
+
+def _check_gateway(calls: dict[str, pa.Array], rows: np.ndarray, where: Any, report: Any) -> None:
+    """The gateway's call fields: a server name of 1 to 200 characters, a digest of 64 lower
+    hex digits with its size (>= 0), both or neither."""
+    server = calls["server"]
+    server_len = _numpy(pc.utf8_length(server), 1)
+    report(
+        ~_null(server) & ((server_len < 1) | (server_len > 200)),
+        rows,
+        where("server"),
+        "must be a string of 1 to 200 characters, or null",
+    )
+    digest = calls["args_sha256"]
+    hexed = _numpy(pc.match_substring_regex(digest, r"^[0-9a-f]{64}$"), True).astype(bool)
+    report(
+        ~hexed, rows, where("args_sha256"), "must be 64 lowercase hex digits (a SHA-256), or null"
+    )
+    chars = calls["args_chars"]
+    report(
+        ~_null(chars) & (_numpy(chars, 0) < 0),
+        rows,
+        where("args_chars"),
+        _with_value("must not be negative", chars),
+    )
+    no_digest, no_chars = _null(digest), _null(chars)
+    report(
+        ~no_digest & no_chars,
+        rows,
+        where("args_chars"),
+        "args_sha256 is set without args_chars: record both or neither",
+    )
+    report(
+        no_digest & ~no_chars,
+        rows,
+        where("args_chars"),
+        "args_chars is set without args_sha256: record both or neither",
+    )
 
 
 def _check_usage(table: pa.Table, flat: FlatColumns, schema: _Text, report: Any) -> None:

@@ -79,6 +79,9 @@ CALL_TYPE = pa.struct(
         ("late_result_chars", pa.int64()),
         ("ended_by", pa.string()),
         ("task_states", pa.list_(pa.string())),
+        ("server", pa.string()),
+        ("args_sha256", pa.string()),
+        ("args_chars", pa.int64()),
     ]
 )
 ROUND_TYPE = pa.struct([("send_sec", pa.float64()), ("calls", pa.list_(CALL_TYPE))])
@@ -176,6 +179,9 @@ def episodes_table(episodes: Iterable[Episode]) -> pa.Table:
                 calls["late_result_chars"].append(call.late_result_chars)
                 calls["ended_by"].append(call.ended_by)
                 calls["task_states"].append(call.task_states)
+                calls["server"].append(call.server)
+                calls["args_sha256"].append(call.args_sha256)
+                calls["args_chars"].append(call.args_chars)
                 extent = call.extent
                 no_extent.append(extent is None)
                 extents[0].append(None if extent is None else extent.path)

@@ -63,17 +63,14 @@ class _Odd(Exception):
 _EP_GET = itemgetter(
     "schema", "id", "source", "slot", "started_at", "deadline_sec", "rounds", "end_reason"
 )
-_V1_CALL = ("tool", "args", "duration_sec", "completed", "status", "result_chars", "extent")
-_V1_GET = itemgetter(*_V1_CALL, "returned_after_sec")
-_V2_GET = itemgetter(*CALL_TYPE.names)
-_V1_SIZE = len(_V1_CALL) + 1
-_V2_SIZE = len(CALL_TYPE.names)
-_NO_V2 = (None,) * (_V2_SIZE - _V1_SIZE)
-# Version 2 calls written before the late-answer and clock fields (issue 25) had 12 keys.
-_V2_LATE = ("late_result_sec", "late_result_chars", "ended_by", "task_states")
-_V2_EARLY_GET = itemgetter(*(n for n in CALL_TYPE.names if n not in _V2_LATE))
-_V2_EARLY_SIZE = _V2_SIZE - len(_V2_LATE)
-_NO_LATE = (None,) * len(_V2_LATE)
+_CALL_NAMES = CALL_TYPE.names
+# The call shapes writers have written, each a prefix of CALL_TYPE: version 1 (8 keys),
+# version 2 before the late-answer and clock fields of issue 25 (12), before the gateway's
+# server and argument digest of issue 35 (16), and now (19). Absent fields read as null.
+_SHAPES = {
+    size: (itemgetter(*_CALL_NAMES[:size]), (None,) * (len(_CALL_NAMES) - size))
+    for size in (8, 12, 16, len(_CALL_NAMES))
+}
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
@@ -83,13 +80,10 @@ def _canonical_call(call: Any) -> tuple[Any, ...]:
     if not isinstance(call, dict):
         raise _Odd
     # With every expected key present (else KeyError), the length rules out any other key.
-    size = len(call)
-    if size == _V1_SIZE:
-        return _V1_GET(call) + _NO_V2  # type: ignore[no-any-return]
-    if size == _V2_SIZE:
-        return _V2_GET(call)  # type: ignore[no-any-return]
-    if size == _V2_EARLY_SIZE:
-        return _V2_EARLY_GET(call) + _NO_LATE  # type: ignore[no-any-return]
+    shape = _SHAPES.get(len(call))
+    if shape is not None:
+        getter, padding = shape
+        return getter(call) + padding  # type: ignore[no-any-return]
     raise _Odd
 
 

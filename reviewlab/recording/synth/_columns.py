@@ -195,5 +195,8 @@ def _calls(d: Draws, c: np.ndarray) -> pa.StructArray:
         "late_result_chars": pa.nulls(c.size, pa.int64()),
         "ended_by": pa.nulls(c.size, pa.string()),
         "task_states": pa.nulls(c.size, pa.list_(pa.string())),
+        "server": pa.nulls(c.size, pa.string()),
+        "args_sha256": pa.nulls(c.size, pa.string()),
+        "args_chars": pa.nulls(c.size, pa.int64()),
     }
     return pa.StructArray.from_arrays([fields[f.name] for f in CALL_TYPE], fields=list(CALL_TYPE))
