@@ -31,10 +31,9 @@ __all__ = [
 ]
 
 CLAMP_JITTER_SEC = 0.25
-"""The real clock's allowance, in the policy's seconds: a clamp window this close below a whole
-second counts as that second, and a deadline window this close below the tool timeout is a tie
-that counts as the tool timeout (docs/semantics.md, "Ties on the real clock"). On a real clock
-the time left is always a little short of the round figure a plan or a simulation sees."""
+"""The clamp's allowance, in the policy's seconds: a clamp window this close below a whole second
+counts as that second (docs/semantics.md, "Ties on the real clock"). It is not a tie rule for
+labels: where time is exact a window shorter than the tool timeout is the deadline's."""
 
 
 class PolicyError(ValueError):
@@ -59,9 +58,9 @@ class Bound:
     """The bound of one dispatched call and the term that set it.
 
     ``sec`` is ``None`` only under :meth:`Narrowing.unbounded` (``by ==
-    "unbounded"``). ``by`` is ``"deadline"`` only when the narrowed deadline is
-    shorter than the tool timeout by more than :data:`CLAMP_JITTER_SEC` (a closer window
-    is a tie on the real clock; ``sec`` is still the window).
+    "unbounded"``). ``by`` is ``"deadline"`` exactly when the narrowed deadline is
+    shorter than the tool timeout (by more than a tie tolerance, which only the real engine
+    passes: its clock's measured resolution; ``sec`` is still the window).
     """
 
     sec: float | None
@@ -121,11 +120,14 @@ class Narrowing:
         return self.mode
 
     def narrow_sec(
-        self, tool_timeout_sec: float, remaining_sec: float | None
+        self, tool_timeout_sec: float, remaining_sec: float | None, *, tie_sec: float = 0.0
     ) -> tuple[float | None, BoundBy]:
         """THE narrowing rule, as scalars: ``(bound_sec, by)`` for a call (``None`` seconds:
         unbounded).
 
+        ``by`` is ``"deadline"`` when the window is shorter than the tool timeout by more than
+        ``tie_sec``: 0 (exact) wherever time is exact; the real engine alone reads a window
+        within its clock's resolution as a tie (docs/semantics.md, "Ties on the real clock").
         :meth:`narrow` wraps this in a :class:`Bound`; hot loops (the twin) call
         it directly to skip allocating one object per call.
         """
@@ -142,20 +144,22 @@ class Narrowing:
             window = max(0.0, remaining_sec)
         if window >= tool_timeout_sec:
             return tool_timeout_sec, "tool_timeout"
-        # A window within the clock's jitter of the tool timeout is a tie: the tool timeout.
-        tie = window >= tool_timeout_sec - CLAMP_JITTER_SEC
+        # Only a tolerance the caller measured makes a shorter window a tie.
+        tie = window >= tool_timeout_sec - tie_sec
         return window, "tool_timeout" if tie else "deadline"
 
-    def narrow(self, tool_timeout_sec: float, remaining_sec: float | None) -> Bound:
+    def narrow(
+        self, tool_timeout_sec: float, remaining_sec: float | None, *, tie_sec: float = 0.0
+    ) -> Bound:
         """Fold the time remaining before the inherited deadline into a tool timeout
         (:meth:`narrow_sec`)."""
-        sec, by = self.narrow_sec(tool_timeout_sec, remaining_sec)
+        sec, by = self.narrow_sec(tool_timeout_sec, remaining_sec, tie_sec=tie_sec)
         return Bound(sec, by, None if by == "unbounded" else tool_timeout_sec, remaining_sec)
 
     def narrow_array(
         self, tool_timeout_sec: np.ndarray, remaining_sec: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`narrow` element-wise: ``(bound_sec, by_deadline)``.
+        """:meth:`narrow` element-wise, where time is exact: ``(bound_sec, by_deadline)``.
 
         A NaN in ``remaining_sec`` stands for ``None`` (no inherited deadline).
         Under ``unbounded`` every bound is NaN (``None``) and ``by_deadline`` is
@@ -174,8 +178,7 @@ class Narrowing:
         else:
             window = np.maximum(0.0, rem)
         shorter = window < tool  # NaN (no deadline) is never shorter
-        by_deadline = window < tool - CLAMP_JITTER_SEC  # a tie within the jitter: tool timeout
-        return np.where(shorter, window, tool), by_deadline
+        return np.where(shorter, window, tool), shorter
 
     def to_dict(self) -> dict[str, Any]:
         """The ``[narrowing]`` table of a policy file."""

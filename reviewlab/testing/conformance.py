@@ -7,7 +7,9 @@ the CLI's ``replay``, or a user's own) replays :func:`conformance_corpus` and mu
 with the twin call for call (:func:`assert_same_calls`) or raise a ``ValueError`` that names the
 part. :func:`check` runs one cell and returns its :class:`Verdict`; a new engine or a new policy
 part is done when every cell passes. The corpus is built so that every call ends at least two
-recorded seconds from any bound, which keeps the real engine's clock jitter out of the answers.
+recorded seconds from any bound, which keeps the real engine's clock jitter out of the answers;
+its closest deadline window is 0.2 s below the tool timeout (the ``deadline``'s, exactly), so an
+engine's tie tolerance (the real engine's ``tie_sec``) must be shorter for its labels to count.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Extent, 
 __all__ = [
     "ENTRY_POINTS",
     "EXACT_COLUMNS",
+    "NEAR_TIE_SEC",
     "PART_POLICIES",
     "TIMED_COLUMNS",
     "Verdict",
@@ -67,6 +70,9 @@ _LEARNED = LearnedTimeouts(
 REAL_TIME_SCALE = 0.1
 """The real engine's ``time_scale`` in the suite: one recorded second is 100 ms of real time, so
 every call of the corpus ends at least 200 ms of real time from its bound."""
+NEAR_TIE_SEC = 0.2
+"""How far the corpus's closest deadline window (``near-tie``) is below its tool timeout: the real
+engine's tie tolerance (``assumptions["tie_sec"]``) must be shorter, or the case is undecidable."""
 REAL_TOLERANCE_SEC = 2.5
 """How far (in recorded seconds, 250 ms of real time) the real engine's times may be from the
 twin's: its clock is late by the machine's scheduling jitter, which adds up along an episode
@@ -216,6 +222,9 @@ def conformance_corpus() -> list[Episode]:
                 [_read("e.py", 61, 70, 12.5, progress_sec=[1.0, 2.0, 3.0, 4.0, 4.5])],
             ],
         ),
+        # A 4.8 s deadline window under read_file's 5 s: exactly the deadline's where time is
+        # exact (1 s send, 5.8 s deadline); the real engine's tie tolerance must stay below 0.2 s.
+        episode("near-tie", [[_read("f.py", 1, 40, 0.5)]], deadline_sec=5.8),
         episode(
             "slow-search",
             [
@@ -250,7 +259,9 @@ def replay_engine(engine: str) -> Callable[..., pd.DataFrame]:
             seed=seed,
             **options,
         )
-        return result.calls
+        calls = result.calls
+        calls.attrs["tie_sec"] = float(result.assumptions.get("tie_sec", 0.0))
+        return calls
 
     run.__name__ = f"replay_{engine}"
     return run
@@ -414,6 +425,12 @@ def check(
         reaction=reaction,  # type: ignore[arg-type]
         seed=seed,
     ).calls
+    tie_sec = float(calls.attrs.get("tie_sec", 0.0))
+    if tie_sec >= NEAR_TIE_SEC:
+        raise AssertionError(
+            f"{where}: the engine's tie tolerance {tie_sec:.3g} s reaches the corpus's "
+            f"{NEAR_TIE_SEC} s near-tie; run it at a slower time_scale"
+        )
     assert_same_calls(reference, calls, tolerance_sec=tolerance_sec, what=where)
     return Verdict(part, censored, reaction, name, "agrees")
 

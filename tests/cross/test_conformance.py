@@ -145,3 +145,36 @@ def test_assert_same_calls_compares_times_within_the_tolerance():
         assert_same_calls(left, pd.DataFrame([{**row, "credited_lines": 0}]))
     with pytest.raises(AssertionError, match="missing"):
         assert_same_calls(left, pd.DataFrame([{**row, "call_index": 1}]))
+
+
+@pytest.mark.parametrize("engine", ["twin", "vectorized"])
+def test_a_window_a_fifth_of_a_second_short_is_the_deadlines(engine):
+    """The corpus's near-tie read: 5.8 s deadline, 1 s send, so 4.8 s left under read_file's
+    5 s; both exact engines bound it at 4.8 s and say ``deadline`` (no allowance)."""
+    calls = replay(
+        conformance.conformance_corpus(), PART_POLICIES["timeouts"], engine=engine
+    ).calls
+    (row,) = calls[calls["episode_id"] == "near-tie"].itertuples()
+    assert row.bound_sec == pytest.approx(4.8, abs=1e-12)
+    assert row.bound_by == "deadline" and row.outcome == "executed"
+    assert 5.0 - row.bound_sec == pytest.approx(conformance.NEAR_TIE_SEC, abs=1e-12)
+
+
+def test_a_tie_tolerance_that_reaches_the_near_tie_fails_the_check():
+    """An entry point whose tie tolerance is 0.2 s or more cannot decide the near-tie case, and
+    its cell fails naming the tolerance; one at 0.19 s is held to the labels."""
+
+    def coarse(tie_sec):
+        def run(corpus, policy, *, censored, reaction, seed):
+            calls = replay(
+                corpus, policy, engine="vectorized", censored=censored,
+                reaction=reaction, seed=seed,
+            ).calls
+            calls.attrs["tie_sec"] = tie_sec
+            return calls
+
+        return run
+
+    with pytest.raises(AssertionError, match="tie tolerance 0.2 s"):
+        check(coarse(0.2), "timeouts", "wedge", "as_recorded")
+    assert check(coarse(0.19), "timeouts", "wedge", "as_recorded").outcome == "agrees"

@@ -12,12 +12,18 @@ from reviewlab.engines.censoring import effective_observation
 from reviewlab.live.executor import BoundedExecutor
 from reviewlab.recording.schema import Episode
 
-__all__ = ["OVERHEAD_SHARE_GOAL", "default_time_scale", "measure_overhead_sec"]
+__all__ = [
+    "OVERHEAD_SHARE_GOAL",
+    "clock_resolution_sec",
+    "default_time_scale",
+    "measure_overhead_sec",
+]
 
 OVERHEAD_SHARE_GOAL = 0.01
 """The default ``time_scale`` keeps the engine's own overhead under this share of wall time."""
 _SCALE_RANGE = (1e-4, 1.0)
 _overhead_cache: list[float] = []
+"""The calibration's measurements, once per process: the mean and the largest lateness."""
 
 
 def measure_overhead_sec(samples: int = 64) -> float:
@@ -28,8 +34,24 @@ def measure_overhead_sec(samples: int = 64) -> float:
     :class:`BoundedExecutor` and returns the mean time beyond 0.5 ms (measured
     once per process, then cached).
     """
+    _calibrate(samples)
+    return _overhead_cache[0]
+
+
+def clock_resolution_sec() -> float:
+    """The real clock's measured resolution, in real seconds: the largest lateness one handed-off
+    wait showed in :func:`measure_overhead_sec`'s calibration.
+
+    The real engine reads a deadline window this close (divided by its ``time_scale``) below the
+    tool timeout as a tie (docs/semantics.md, "Ties on the real clock").
+    """
+    _calibrate(64)
+    return _overhead_cache[1]
+
+
+def _calibrate(samples: int) -> None:
     if _overhead_cache:
-        return _overhead_cache[0]
+        return
     executor = BoundedExecutor(loose_cap=None, name="replay-calibrate")
     pause = threading.Event()
     try:
@@ -40,8 +62,7 @@ def measure_overhead_sec(samples: int = 64) -> float:
             extra.append(time.perf_counter() - started - 0.0005)
     finally:
         executor.shutdown()
-    _overhead_cache.append(max(float(np.mean(extra)), 1e-6))
-    return _overhead_cache[0]
+    _overhead_cache.extend([max(float(np.mean(extra)), 1e-6), max(float(np.max(extra)), 1e-6)])
 
 
 def default_time_scale(episodes: Iterable[Episode], overhead_sec: float | None = None) -> float:

@@ -17,7 +17,7 @@ from reviewlab.engines._shared import arrival_times, check_corpus
 from reviewlab.engines.censoring import completion_times, hedge_plan
 from reviewlab.engines.reaction import check_reaction
 from reviewlab.engines.real._actors import PlannedHedges, ReplayModel, ReplayRegistry
-from reviewlab.engines.real._calibrate import default_time_scale
+from reviewlab.engines.real._calibrate import clock_resolution_sec, default_time_scale
 from reviewlab.engines.real._frames import RealRun, overhead, replay_result, settle_loose
 from reviewlab.engines.real._plan import plan_episode
 from reviewlab.engines.result import ReplayResult
@@ -137,7 +137,9 @@ def replay_real(
                     f"episode {run.plan.episode.id!r}: real replay failed: {run.error!r}"
                 ) from run.error
         settle_loose(runs, settle_sec)
-        assumptions = {"censored": censored, "seed": seed, "time_scale": scale}
+        # The clock's measured resolution in recorded seconds: within it, a window is a tie.
+        tie_sec = clock_resolution_sec() / scale
+        assumptions = {"censored": censored, "seed": seed, "time_scale": scale, "tie_sec": tie_sec}
         replayed = replay_result(runs, spine, assumptions, hedging=hedges is not None)
         replayed.assumptions["reaction"] = reaction
         replayed.assumptions.update(overhead(replayed, runs, scale))

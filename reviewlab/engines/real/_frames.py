@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
-from reviewlab.core.policy import Policy
+from reviewlab.core.policy import Bound, Policy
 from reviewlab.core.receipts import Outcome
 from reviewlab.core.vocab import (
     OUTCOMES_ANSWERED,
@@ -166,6 +166,15 @@ def _withheld_row(
     return (*row[:10], requested, *row[11:])
 
 
+def _bound_by(by: str, bound: Bound | None, tie_sec: float) -> str:
+    """The term that set a measured bound, read with the real clock's tolerance: a deadline
+    window within ``tie_sec`` (the clock's measured resolution, in recorded seconds) below the
+    tool timeout is a tie, the tool timeout's (docs/semantics.md, "Ties on the real clock")."""
+    if by != "deadline" or bound is None or bound.sec is None or bound.tool_timeout_sec is None:
+        return by
+    return "tool_timeout" if bound.sec >= bound.tool_timeout_sec - tie_sec else by
+
+
 def _is_withheld(trace: CallTrace | None) -> bool:
     return trace is not None and trace.receipt.source_gap == SOURCE_GAP_WITHHELD
 
@@ -182,6 +191,7 @@ def _ran_row(
     loose_ends: list[float],
     *,
     requested: int,
+    tie_sec: float,
 ) -> tuple[Any, ...]:
     """The row of a call the real episode dispatched (and, last, whether it was hedged)."""
     episode_id = run.plan.episode.id
@@ -252,7 +262,7 @@ def _ran_row(
         duration,
         call.completed,
         bound_sec,
-        receipt.bound_by,
+        _bound_by(receipt.bound_by, measured.bound, tie_sec),
         str(receipt.outcome),
         gap,
         requested,
@@ -268,7 +278,8 @@ def replay_result(
     runs: list[RealRun], policy: Policy, assumptions: dict[str, Any], *, hedging: bool = False
 ) -> ReplayResult:
     """The :class:`ReplayResult` of the runs (rows in corpus order, re-issues after their
-    round)."""
+    round); ``assumptions["tie_sec"]`` is the engine's tie tolerance (:func:`_bound_by`)."""
+    tie_sec = float(assumptions.get("tie_sec", 0.0))
     rows: list[tuple[Any, ...]] = []
     loose_starts: list[float] = []
     loose_ends: list[float] = []
@@ -313,6 +324,7 @@ def replay_result(
                         loose_starts,
                         loose_ends,
                         requested=call.requested_lines,
+                        tie_sec=tie_sec,
                     )
                 )
             last_of_round = index + 1 == n or plan.calls[index + 1].round != call.round
@@ -337,6 +349,7 @@ def replay_result(
                                 loose_starts,
                                 loose_ends,
                                 requested=0,
+                                tie_sec=tie_sec,
                             )
                         )
         if run.model.skipped:
