@@ -8,13 +8,25 @@ import shlex
 from reviewlab.cli._args import CORPUS_HELP, EXAMPLE_CORPUS, echo, port
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import open_for, require_episodes
+from reviewlab.cli._errors import UserError
 from reviewlab.cli.lab import require_lab_extra
 
 __all__ = ["DASHBOARD", "cmd_dashboard"]
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--corpus", default=None, help=CORPUS_HELP + " (default: the bundled corpus)")
+    p.add_argument(
+        "corpus_path",
+        nargs="?",
+        default=None,
+        metavar="CORPUS",
+        help=CORPUS_HELP + ", or a gateway's recording folder (the same as --corpus)",
+    )
+    p.add_argument(
+        "--corpus",
+        default=None,
+        help=CORPUS_HELP + ", or a gateway's recording folder (default: the bundled corpus)",
+    )
     p.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default 8866)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
     p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
@@ -27,10 +39,13 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     from reviewlab.ui import dashboard
 
     port(args.port)
+    if args.corpus_path is not None and args.corpus is not None:
+        raise UserError("give the corpus once: as CORPUS or as --corpus, not both")
+    text = args.corpus if args.corpus is not None else args.corpus_path
     corpus = None
-    if args.corpus is not None:
-        opened = open_for(args.corpus)
-        require_episodes(opened, args.corpus)
+    if text is not None:
+        opened = open_for(text)
+        require_episodes(opened, text)
         opened.compiled()  # reads and checks every episode's columns
         corpus = opened.path
     if args.dry_run:
@@ -47,5 +62,6 @@ DASHBOARD = Command(
     help="serve the interactive dashboard with Voilà",
     arguments=_arguments,
     handler=cmd_dashboard,
-    examples=f"  reviewlab dashboard --corpus {EXAMPLE_CORPUS} --port 8866",
+    examples=f"  reviewlab dashboard --corpus {EXAMPLE_CORPUS} --port 8866\n"
+    "  reviewlab dashboard recordings/  # a gateway's --record folder, read on each visit",
 )

@@ -1,13 +1,14 @@
 """The corpus handle: one value every replay, sweep, tuner and command takes.
 
 :func:`open_corpus` takes a path (``.jsonl``, ``.jsonl.gz``, a ``.parquet`` file, a directory
-of partitions, a ``bundled:`` name), a list of episodes, a compiled corpus, or a
-:class:`Corpus` (returned as is).
+of partitions, a gateway's folder of sessions, a ``bundled:`` name), a list of episodes, a
+compiled corpus, or a :class:`Corpus` (returned as is).
 
 Lifecycle of a :class:`Corpus`: opened (nothing read yet) → compiled on first ask, once per
 ``(censored, seed)`` (:meth:`Corpus.compiled`: from a file's columns, no ``Episode`` per row)
 → loaded on first ask (:meth:`Corpus.episodes`, the reason recorded in
-:attr:`Corpus.loaded_because`). A replay the compiled columns answer never loads the objects.
+:attr:`Corpus.loaded_because`; a gateway's folder is loaded when opened: one snapshot of a
+recording that may still grow). A replay the compiled columns answer never loads the objects.
 
 Invariants: every error names the file (and line, row and field where known); with
 ``on_error="skip"`` bad lines are dropped and recorded in :attr:`Corpus.skipped`, never
@@ -308,6 +309,15 @@ def open_corpus(source: CorpusSource, *, on_error: str = "raise") -> Corpus:
         path = resolve(source) if isinstance(source, str) else Path(source)  # bundled: names
         if not path.exists():
             raise FileNotFoundError(2, "No such file or directory", str(path))
+        from reviewlab.recording.journal import is_session_folder
+
+        if is_session_folder(path):  # a gateway's sessions, read now: one snapshot while it writes
+            from reviewlab.recording.files import load_episodes
+
+            loaded = load_episodes(path, on_error="skip" if on_error == "skip" else "raise")
+            corpus = Corpus(path=path, episodes=list(loaded), on_error=on_error)
+            corpus.skipped = list(loaded.skipped)
+            return corpus
         return Corpus(path=path, on_error=on_error)
     if isinstance(source, bytes) or not isinstance(source, Iterable):
         raise TypeError(

@@ -5,7 +5,8 @@ At the top: ``schema`` (the contract), ``files`` (load, save, iterate, the per-c
 and fsspec URLs) and ``ids`` (the episode-id rule). The families are sub-packages: ``jsonl``
 (JSONL straight to columns), ``columnar`` (Parquet), ``synth`` (synthetic corpora and the
 incident day), ``capture`` (live runs and bounded-tool calls as episodes) and ``interop``
-(importers, the OTel exporter, format conversion).
+(importers, the OTel exporter, format conversion), ``journal`` (a gateway's crash-safe
+session files; a folder of them reads as a corpus).
 """
 
 from reviewlab.recording.capture import Recorder
@@ -19,7 +20,8 @@ from reviewlab.recording.files import (
     load_episodes,
     save_episodes,
 )
-from reviewlab.recording.schema import SCHEMA_VERSION, Call, Episode, Extent, Round
+from reviewlab.recording.journal import SessionJournal, is_session_folder, read_session
+from reviewlab.recording.schema import SCHEMA_VERSION, Call, Episode, Extent, Round, args_digest
 
 __all__ = [
     "FRAME_COLUMNS",
@@ -31,9 +33,13 @@ __all__ = [
     "LoadedEpisodes",
     "Recorder",
     "Round",
+    "SessionJournal",
     "SkippedLine",
+    "args_digest",
     "episodes_frame",
+    "is_session_folder",
     "iter_episodes",
     "load_episodes",
+    "read_session",
     "save_episodes",
 ]

@@ -4,7 +4,8 @@ One :class:`~reviewlab.recording.schema.Episode` per line, UTF-8 JSON ending in 
 name ending in ``.gz`` is written gzip-compressed, and a file is read as gzip when it starts
 with the gzip magic bytes. :func:`iter_episodes` decodes one line at a time (bounded memory),
 :func:`load_episodes` collects them; a ``.parquet`` path or a directory is the columnar form
-(:mod:`reviewlab.recording.columnar`). :func:`episodes_frame` is one row per call.
+(:mod:`reviewlab.recording.columnar`), a directory of ``*.session.jsonl`` files a gateway's
+sessions (:mod:`reviewlab.recording.journal`). :func:`episodes_frame` is one row per call.
 
 Invariants: line numbers are 1-based in the decompressed text, blank lines ignored but
 counted; ids are unique within a file (:mod:`reviewlab.recording.ids`); every defect is one
@@ -94,6 +95,12 @@ def iter_episodes(
     if on_error == "skip" and skipped is None:
         raise ValueError("on_error='skip' needs a list to report skipped lines into (skipped=[])")
     where = Path(path)
+    if where.is_dir():
+        from reviewlab.recording.journal import is_session_folder, iter_sessions
+
+        if is_session_folder(where):  # a gateway's recording: one episode per session file
+            yield from iter_sessions(where, on_error=on_error, skipped=skipped)
+            return
     if where.suffix == ".parquet" or where.is_dir():  # a columnar corpus (file or partitions)
         from reviewlab.recording.columnar import iter_columnar
 

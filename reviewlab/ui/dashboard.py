@@ -8,7 +8,9 @@ returns the running process (the folder goes with it); Voilà starts a kernel pe
 which runs the template, which calls :func:`dashboard_explorer` — so every
 line of logic lives here, none in the notebook. The corpus to explore travels
 to the kernel in the environment variable :data:`CORPUS_ENV` (the kernel
-inherits Voilà's environment); without it the bundled 1k corpus is used.
+inherits Voilà's environment); without it the bundled 1k corpus is used. It
+may be a folder: Parquet partitions, or a gateway's sessions, read again on
+every visit (so a page reload shows the calls recorded since).
 :func:`main` is the blocking form for the command line: it serves until
 interrupted and then stops Voilà.
 
@@ -87,8 +89,8 @@ def dashboard_env(
     env = dict(os.environ if base is None else base)
     if corpus is not None:
         path = Path(corpus).resolve()
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such corpus file")
+        if not path.exists():  # a file, or a folder (Parquet partitions, a gateway's sessions)
+            raise FileNotFoundError(f"{path}: no such corpus file or folder")
         env[CORPUS_ENV] = str(path)
     return env
 
