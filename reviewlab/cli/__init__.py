@@ -26,6 +26,7 @@ from reviewlab.cli.convert import CONVERT
 from reviewlab.cli.dashboard import DASHBOARD
 from reviewlab.cli.demo import DEMO
 from reviewlab.cli.export import EXPORT
+from reviewlab.cli.gateway import GATEWAY
 from reviewlab.cli.import_log import IMPORT
 from reviewlab.cli.incident import INCIDENT
 from reviewlab.cli.lab import LAB
@@ -42,6 +43,7 @@ __all__ = ["COMMANDS", "UserError", "build_parser", "main"]
 COMMANDS: tuple[Command, ...] = (
     DEMO,
     RECORD,
+    GATEWAY,
     REPLAY,
     SWEEP,
     TUNE,

@@ -9,8 +9,9 @@ Layers, bottom to top (a module may import its own layer and the layers below it
 - ``reviewlab.resources`` (-1): paths of the shipped files; imports nothing of reviewlab.
 - ``reviewlab.core`` (0): deadlines, policy, narrowing, receipts, crediting, metrics, vocab.
 - ``reviewlab.live`` (1): executor, episode loop, inspection tools, model adapters.
-- ``reviewlab.recording`` (2), ``reviewlab.engines`` (3), ``reviewlab.analysis`` (4),
-  ``reviewlab.ui`` (5).
+- ``reviewlab.recording`` (2), ``reviewlab.gateway`` (2.5: the MCP gateway, which bounds with
+  ``live`` and records with ``recording``), ``reviewlab.engines`` (3), ``reviewlab.analysis``
+  (4), ``reviewlab.ui`` (5).
 - the top (6): ``reviewlab`` itself (``__init__``), ``__main__``, ``cli``, ``_cli_commands``,
   and ``reviewlab.testing`` (builders, strategies, the engine-conformance suite, which drives
   every engine and the CLI; the package never imports it).
@@ -41,6 +42,7 @@ LAYERS: dict[str, float] = {
     "live": 1.0,
     "testing": TOP,
     "recording": 2.0,
+    "gateway": 2.5,
     "engines": 3.0,
     "analysis": 4.0,
     "ui": 5.0,

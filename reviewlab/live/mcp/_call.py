@@ -24,7 +24,7 @@ from typing import Any
 from reviewlab.live.call_notes import CallNotes
 from reviewlab.live.mcp._errors import MCPServerError, MCPStreamDropped, MCPToolError
 
-__all__ = ["Link", "call_tool", "result_text"]
+__all__ = ["Link", "call_tool", "call_tool_raw", "result_text"]
 
 _CONNECTION_CLOSED = -32000
 _MODERN = ("2026-07-28",)
@@ -72,12 +72,35 @@ async def call_tool(
     link: Link | None, name: str, args: dict[str, Any], notes: CallNotes, idempotent: bool
 ) -> str:
     """The text of ``name(args)`` on the server (see the module docstring for its lifecycle)."""
+    return result_text(await call_tool_raw(link, name, args, notes, idempotent))
+
+
+async def call_tool_raw(
+    link: Link | None,
+    name: str,
+    args: dict[str, Any],
+    notes: CallNotes,
+    idempotent: bool,
+    *,
+    meta: Mapping[str, Any] | None = None,
+    on_progress: Any = None,
+    linger: bool = False,
+) -> dict[str, Any]:
+    """The ``tools/call`` result of ``name(args)`` as the server sent it (a proxy passes it on
+    whole: ``isError`` results included); a JSON-RPC error raises :class:`MCPToolError`.
+
+    ``meta`` goes into the request's ``_meta`` (a proxy forwards its host's keys);
+    ``on_progress(progress, total, message)`` is awaited on each progress report, after the
+    notes record it. ``linger``: once abandoned (cancelled), the call's task stays alive until
+    the server answers or its watch ends, so an executor's ledger counts it loose as long as
+    the server may still be working on it.
+    """
     if link is None:
         raise MCPServerError("the MCP server is closed")
     notes.protocol_version = link.protocol_version
     while True:
         try:
-            return await _attempt(link, name, args, notes)
+            return await _attempt(link, name, args, notes, meta, on_progress, linger)
         except _Dropped as dropped:
             if idempotent and not notes.reissued:
                 notes.reissued = True  # once, under a new id: the first may never have run
@@ -90,19 +113,32 @@ async def call_tool(
             ) from None
 
 
-async def _attempt(link: Link, name: str, args: dict[str, Any], notes: CallNotes) -> str:
+async def _attempt(
+    link: Link,
+    name: str,
+    args: dict[str, Any],
+    notes: CallNotes,
+    meta: Mapping[str, Any] | None,
+    forward: Any,
+    linger: bool = False,
+) -> dict[str, Any]:
     request_id = f"reviewlab-{next(link.ids)}"
     notes.request_id = request_id
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         notes.progress()
+        if forward is not None:
+            await forward(progress, total, message)
 
     opts: dict[str, Any] = {
         "request_id": request_id,
         "on_progress": on_progress,
         "cancel_on_abandon": False,  # the cancel is ours: sent once, the answer still watched
     }
-    params = link.stamp("tools/call", {"name": name, "arguments": args}, opts)
+    params: dict[str, Any] = {"name": name, "arguments": args}
+    if meta:
+        params["_meta"] = dict(meta)
+    params = link.stamp("tools/call", params, opts)
     request = asyncio.get_running_loop().create_task(
         link.dispatcher.send_raw_request("tools/call", params, opts)
     )
@@ -112,16 +148,24 @@ async def _attempt(link: Link, name: str, args: dict[str, Any], notes: CallNotes
     except asyncio.CancelledError:
         if not request.done():
             await _cancel(link, request_id, request, notes)
+            if linger and not request.done():
+                with contextlib.suppress(BaseException):  # cancelled again: stop lingering
+                    await asyncio.wait({request})
         raise
     except Exception as exc:
         if _dropped(exc):
             raise _Dropped(_error_text(exc)) from None
         if _closed(exc):
             raise MCPServerError(f"MCP server {link.label!r} closed: {_error_text(exc)}") from None
-        raise MCPToolError(_error_text(exc)) from None
+        raise MCPToolError(_error_text(exc), error=getattr(exc, "error", None)) from None
     finally:
         settled.set()
-    return result_text(raw)
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("content"), list):
+        shape = type(raw.get("content")).__name__ if isinstance(raw, Mapping) else "no object"
+        raise MCPToolError(
+            f"malformed tools/call result: 'content' is {shape}, not a list of content blocks"
+        )
+    return dict(raw)
 
 
 async def _cancel(

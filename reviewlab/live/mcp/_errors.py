@@ -12,7 +12,12 @@ class MCPServerError(RuntimeError):
 
 class MCPToolError(RuntimeError):
     """The server answered a call with an error result (``isError``), a JSON-RPC error, or a
-    result that is not a ``tools/call`` result."""
+    result that is not a ``tools/call`` result. ``error`` is the JSON-RPC error as the server
+    sent it (the SDK's ``ErrorData``), when that is what it was: a proxy passes it on whole."""
+
+    def __init__(self, message: str, *, error: object = None) -> None:
+        super().__init__(message)
+        self.error = error
 
 
 class MCPStreamDropped(MCPToolError):

@@ -1,0 +1,309 @@
+"""One host ``tools/call`` through the gateway: bounded, answered, counted and recorded.
+
+Lifecycle: the bound is resolved when the call starts, from the policy in force (its per-tool
+timeout) narrowed by the deadline: the seconds the host sent in the request's ``_meta``
+(:data:`DEADLINE_META_KEY`) or what is left of the session budget, whichever is sooner. The
+call then runs on its upstream's :class:`~reviewlab.live.aio.AsyncBoundedExecutor` (the idle
+timeout re-armed by upstream progress under the hard cap; the loose-call cap per upstream) and
+ends one of five ways, each answered as a ``CallToolResult`` or as the upstream's own error:
+
+* returned inside its bound: the upstream's result as it was sent (``isError`` ones too);
+* the upstream failed (JSON-RPC error: passed on as it came; died or sent a malformed result:
+  an ``isError`` result naming the server);
+* abandoned at its bound: ``isError`` with the standard ``⚠️ TOOL_TIMEOUT`` text; the upstream
+  gets the cancel its negotiated version calls for and stays loose until it answers or its
+  watch ends; a late answer is recorded, never delivered;
+* refused (the upstream's loose-call cap is full): ``isError`` with the standard refusal text;
+* cancelled by the host (or its disconnection): the upstream is cancelled, nothing is answered.
+
+Every call is written to the host session's recording before its answer leaves the gateway,
+so a crash loses only calls still in flight (:class:`~reviewlab.recording.SessionJournal`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from reviewlab.core.clocks import ended_by
+from reviewlab.core.policy import resolve_bound
+from reviewlab.core.receipts import tool_timeout_text
+from reviewlab.live.call_notes import CallNotes, current_notes
+from reviewlab.live.executor_base import CallStatus
+from reviewlab.live.mcp import MCPServerError, MCPToolError
+from reviewlab.live.mcp._call import call_tool_raw
+
+DEADLINE_META_KEY = "reviewlab.dev/deadline_sec"
+"""The ``_meta`` key of a ``tools/call`` by which a host gives the seconds left before its own
+deadline; the call's bound is narrowed to it (the key is not passed upstream)."""
+_OWN_META = frozenset({DEADLINE_META_KEY, "progressToken"})
+
+
+class Pending:
+    """What both sides of an abandoned call share: the recording's index of the call, written
+    by the handler, and the late facts the lingering upstream call learns afterwards."""
+
+    __slots__ = ("index", "journal", "late")
+
+    def __init__(self) -> None:
+        self.index: int | None = None
+        self.journal: Any = None
+        self.late: dict[str, Any] | None = None
+
+    def settle(self, notes: CallNotes) -> None:
+        """The abandoned call stopped being watched: record what came after the cancel."""
+        late = late_fields(notes)
+        if self.index is not None and self.journal is not None:
+            if any(value is not None for value in late.values()):
+                self.journal.update(self.index, **late)
+        else:
+            self.late = late
+
+
+def late_fields(notes: CallNotes) -> dict[str, Any]:
+    """The four facts a recording learns after an abandonment."""
+    returned_after = None
+    if notes.late_result_sec is not None and notes.cancel_sent_sec is not None:
+        # Seconds after dispatch; strictly past the bound, or a replay would count it in time.
+        floor = notes.abandoned_sec if notes.abandoned_sec is not None else notes.cancel_sent_sec
+        returned_after = max(
+            notes.cancel_sent_sec + notes.late_result_sec, math.nextafter(floor, math.inf)
+        )
+    return {
+        "late_result_sec": notes.late_result_sec,
+        "late_result_chars": notes.late_result_chars,
+        "cancel_honoured_sec": notes.cancel_honoured_sec,
+        "returned_after_sec": returned_after,
+    }
+
+
+def remaining_sec(host: Any, meta: Mapping[str, Any], now: float) -> float | None:
+    """Seconds left before the sooner of the host's ``_meta`` deadline and the session budget."""
+    left = []
+    given = meta.get(DEADLINE_META_KEY)
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, int | float) or math.isnan(given):
+            raise ValueError(f"_meta[{DEADLINE_META_KEY!r}]: expected seconds, got {given!r}")
+        left.append(max(0.0, float(given)))
+    if host.deadline_at is not None:
+        left.append(max(0.0, host.deadline_at - now))
+    return min(left) if left else None
+
+
+def content_chars(result: Mapping[str, Any]) -> int:
+    """The size of a ``tools/call`` result: its text blocks' characters, and the JSON size of
+    any other block (an image, a resource) and of ``structuredContent``."""
+    total = 0
+    for block in result.get("content") or []:
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            total += len(str(block.get("text", "")))
+        else:
+            total += len(json.dumps(block, separators=(",", ":"), ensure_ascii=False))
+    if result.get("structuredContent") is not None:
+        total += len(json.dumps(result["structuredContent"], separators=(",", ":")))
+    return total
+
+
+def error_result(text: str) -> dict[str, Any]:
+    """A ``CallToolResult`` the host reads as the tool's failure."""
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+async def call_tool(gateway: Any, ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one host ``tools/call`` (see the module docstring)."""
+    from mcp.shared.exceptions import MCPError
+
+    from reviewlab.core.deadline import monotonic_now
+
+    shown = params.get("name")
+    if not isinstance(shown, str):
+        raise MCPError(-32602, "tools/call: params.name must be a string")
+    route = gateway.tools.get(shown)
+    if route is None:
+        await gateway._list_tools()  # the upstream's tools may have changed since the last list
+        route = gateway.tools.get(shown)
+    if route is None:
+        raise MCPError(-32602, f"Unknown tool: {shown}")
+    args = params.get("arguments") or {}
+    if not isinstance(args, Mapping):
+        raise MCPError(-32602, "tools/call: params.arguments must be an object")
+    meta = params.get("_meta") or {}
+    host = gateway.host_of(ctx)
+    policy = gateway.policy
+    try:
+        left = remaining_sec(host, meta, monotonic_now())
+    except ValueError as exc:
+        raise MCPError(-32602, str(exc)) from None
+    bound = resolve_bound(policy, gateway.tools, shown, args, remaining_sec=left)
+    upstream = gateway.upstreams[route.upstream]
+    token = meta.get("progressToken")
+    forward_meta = {key: value for key, value in meta.items() if key not in _OWN_META}
+    from reviewlab.gateway._gateway import progress_forwarder
+
+    forward = progress_forwarder(ctx, token) if token is not None else None
+    pending = Pending()
+    idempotent = shown in policy.idempotent_tools
+
+    async def upstream_call() -> dict[str, Any]:
+        notes = current_notes() or CallNotes("mcp")
+        try:
+            return await call_tool_raw(
+                upstream.link,
+                route.name,
+                dict(args),
+                notes,
+                idempotent,
+                meta=forward_meta,
+                on_progress=forward,
+                linger=True,
+            )
+        except asyncio.CancelledError:
+            pending.settle(notes)
+            raise
+
+    executor = gateway.executors[route.upstream]
+    gateway.inflight[route.upstream].append(ctx)
+    started = monotonic_now()
+    try:
+        result = await executor.run(
+            upstream_call,
+            bound=bound,
+            name=shown,
+            idle_sec=policy.idle_for(shown),
+            transport="mcp",
+            call_id=str(ctx.request_id),
+        )
+    except asyncio.CancelledError:
+        # The host cancelled the request or went away: the executor cancelled the upstream call.
+        _record_cancelled(gateway, host, route, shown, args, bound, started)
+        raise
+    finally:
+        gateway.inflight[route.upstream].remove(ctx)
+        if forward is not None:
+            forward.answered = True  # type: ignore[attr-defined]
+    answer, outcome = _answer(result, shown, route.upstream)
+    _record(gateway, host, route, shown, args, result, answer, outcome, pending)
+    gateway.metrics.count(route.upstream, shown, outcome, result.duration_sec)
+    if isinstance(answer, BaseException):
+        raise answer
+    return answer
+
+
+def _answer(result: Any, shown: str, server: str) -> tuple[Any, str]:
+    """What the host gets, and the outcome the metrics and the recording name."""
+    from mcp.shared.exceptions import MCPError
+
+    status = result.status
+    if status is CallStatus.RETURNED:
+        answer = result.value
+        return answer, "error" if answer.get("isError") else "returned"
+    if status is CallStatus.ABANDONED:
+        bound_sec = result.bound.sec if result.bound is not None else 0.0
+        return error_result(tool_timeout_text(shown, bound_sec)), "abandoned"
+    if status is CallStatus.REFUSED:
+        return error_result(result.text), "refused"
+    exc = result.exc
+    if isinstance(exc, MCPToolError) and exc.error is not None:
+        # the upstream's own JSON-RPC error, as it was sent
+        return MCPError.from_error_data(exc.error), "error"  # type: ignore[arg-type]
+    if isinstance(exc, MCPServerError):
+        return error_result(f"reviewlab gateway: upstream server {server!r} failed: {exc}"), "error"
+    return error_result(f"reviewlab gateway: upstream server {server!r}: {exc}"), "error"
+
+
+def _args_fields(gateway: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+    from reviewlab.recording import args_digest
+
+    digest, chars = args_digest(dict(args))
+    kept = dict(args) if gateway.record_args else {}
+    return {"args": kept, "args_sha256": digest, "args_chars": chars}
+
+
+def _record(
+    gateway: Any,
+    host: Any,
+    route: Any,
+    shown: str,
+    args: Mapping[str, Any],
+    result: Any,
+    answer: Any,
+    outcome: str,
+    pending: Pending,
+) -> None:
+    journal = gateway.journal_of(host)
+    if journal is None:
+        return
+    from reviewlab.recording.schema import Call
+
+    notes = result.notes
+    bound = result.bound
+    fields: dict[str, Any] = {
+        "tool": shown[:200],
+        "server": route.upstream,
+        "transport": "mcp",
+        **_args_fields(gateway, args),
+    }
+    if notes is not None and notes.progress_sec:
+        fields["progress_sec"] = [round(sec, 6) for sec in sorted(notes.progress_sec)]
+    status = result.status
+    if status is CallStatus.REFUSED:
+        call = Call(duration_sec=0.0, status="error", **fields)
+    elif status is CallStatus.ABANDONED:
+        late = pending.late or {}
+        call = Call(
+            duration_sec=bound.sec if bound is not None else result.duration_sec,
+            completed=False,
+            cancel_sent=bool(notes is not None and notes.cancel_sent),
+            ended_by=ended_by(True, bound.by if bound is not None else "unbounded"),
+            **{key: value for key, value in late.items() if value is not None},
+            **fields,
+        )
+    else:
+        chars = content_chars(answer) if isinstance(answer, Mapping) else 0
+        call = Call(
+            duration_sec=max(0.0, result.duration_sec),
+            status="ok" if outcome == "returned" else "error",
+            result_chars=chars,
+            ended_by="returned",
+            **fields,
+        )
+    pending.journal = journal
+    pending.index = journal.call(call, at_sec=max(0.0, result.started_wall - host.started_wall))
+    host.calls += 1
+
+
+def _record_cancelled(
+    gateway: Any,
+    host: Any,
+    route: Any,
+    shown: str,
+    args: Mapping[str, Any],
+    bound: Any,
+    started: float,
+) -> None:
+    """A call the host cancelled (or left): right-censored where it stopped being waited on."""
+    import time
+
+    from reviewlab.core.deadline import monotonic_now
+
+    gateway.metrics.count(route.upstream, shown, "cancelled", None)
+    journal = gateway.journal_of(host)
+    if journal is None:
+        return
+    from reviewlab.recording.schema import Call
+
+    elapsed = max(0.0, monotonic_now() - started)
+    call = Call(
+        duration_sec=elapsed,
+        completed=False,
+        cancel_sent=True,
+        tool=shown[:200],
+        server=route.upstream,
+        transport="mcp",
+        **_args_fields(gateway, args),
+    )
+    journal.call(call, at_sec=max(0.0, time.time() - elapsed - host.started_wall))
+    host.calls += 1

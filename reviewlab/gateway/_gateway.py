@@ -1,0 +1,402 @@
+"""The gateway: one MCP server in front of the upstream servers, transparent except for the bound.
+
+Lifecycle: ``async with Gateway(...)`` opens every upstream (:mod:`._upstream`), starts the
+policy file's watch, and yields; :meth:`Gateway.server` is the SDK ``Server`` a transport serves
+(:mod:`._serve`). Every request a host sends is passed on as it came (the upstream's answer or
+JSON-RPC error comes back as it was sent), with three exceptions: ``initialize`` is the SDK's
+handshake with the upstreams' capabilities, ``tools/list`` shows the host's names, and
+``tools/call`` is bounded (:mod:`._calls`). What an upstream sends on its own goes to the host
+whose request is in flight there (its own stream), else to every host. Leaving the block
+closes the hosts' recordings and the upstreams (a stdio server is terminated).
+
+Host sessions: each connection (the stdio host, or one ``Mcp-Session-Id`` over HTTP) is one
+:class:`HostSession`, recorded as one episode; the upstreams are shared by every host session
+(docs/gateway.md, "Several hosts").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from reviewlab.core.deadline import monotonic_now
+from reviewlab.gateway._config import UpstreamSpec
+from reviewlab.gateway._metrics import GatewayMetrics
+from reviewlab.gateway._policy_file import PolicyFile
+from reviewlab.gateway._routes import Route, effective_policy, host_names, shown_entry
+from reviewlab.gateway._upstream import Upstream
+from reviewlab.live.aio import AsyncBoundedExecutor
+from reviewlab.live.executor_base import DEFAULT_LOOSE_CAP
+from reviewlab.live.mcp import MCPServerError
+
+log = logging.getLogger("reviewlab.gateway")
+
+DEFAULT_CANCEL_WATCH_SEC = 60.0
+"""How long an abandoned call's upstream is still listened to (and the call counted loose)."""
+_LIST_METHODS = {
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+    "prompts/list": "prompts",
+}
+_CAPABILITY_OF = {
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+    "resources/read": "resources",
+    "resources/subscribe": "resources",
+    "resources/unsubscribe": "resources",
+    "prompts/list": "prompts",
+    "prompts/get": "prompts",
+    "completion/complete": "completions",
+    "logging/setLevel": "logging",
+}
+
+
+class HostSession:
+    """One host connection: its recording and, under a session budget, its deadline."""
+
+    def __init__(self, key: int, budget_sec: float | None) -> None:
+        self.key = key
+        self.started_wall = time.time()
+        self.deadline_at = None if budget_sec is None else monotonic_now() + budget_sec
+        self.journal: Any = None
+        self.calls = 0
+
+
+class Gateway:
+    """Fronts ``specs`` for any MCP host (see the module docstring).
+
+    ``policy`` is the policy file (or spec) in force; ``record`` the folder of the recording
+    (``None``: nothing recorded); ``record_args`` keeps the calls' arguments (default: their
+    hash and size only); ``session_budget_sec`` narrows every call by what is left of a budget
+    counted from the host session's start; ``loose_cap`` is the loose-call cap per upstream.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[UpstreamSpec],
+        *,
+        policy: PolicyFile,
+        record: str | Path | None = None,
+        record_args: bool = False,
+        session_budget_sec: float | None = None,
+        loose_cap: int | None = DEFAULT_LOOSE_CAP,
+        cancel_watch_sec: float = DEFAULT_CANCEL_WATCH_SEC,
+        grace_sec: float = 0.5,
+        metrics: GatewayMetrics | None = None,
+        errlog: IO[str] | None = None,
+    ) -> None:
+        if session_budget_sec is not None and not session_budget_sec > 0:
+            raise ValueError(
+                f"session_budget_sec: expected seconds > 0, got {session_budget_sec!r}"
+            )
+        self.specs = tuple(specs)
+        self.policy_file = policy
+        self.record_dir = None if record is None else Path(record)
+        self.record_args = record_args
+        self.session_budget_sec = session_budget_sec
+        self.metrics = metrics if metrics is not None else GatewayMetrics()
+        self.upstreams = {
+            spec.name: Upstream(spec, self, cancel_watch_sec=cancel_watch_sec, errlog=errlog)
+            for spec in self.specs
+        }
+        self.executors = {
+            name: AsyncBoundedExecutor(loose_cap=loose_cap, grace_sec=grace_sec, name=f"gw-{name}")
+            for name in self.upstreams
+        }
+        self.tools: dict[str, Route] = {}
+        self.prompts: dict[str, Route] = {}
+        self.resource_owner: dict[str, str] = {}
+        self.hosts: dict[int, HostSession] = {}
+        self.connections: dict[int, Any] = {}
+        self.inflight: dict[str, list[Any]] = {name: [] for name in self.upstreams}
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._policy_in_force: tuple[int, Any] | None = None
+
+    # -- lifecycle -------------------------------------------------------------
+    async def __aenter__(self) -> Gateway:
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            for upstream in self.upstreams.values():
+                await upstream.open(stack)
+            self._set_tools({name: up.tools for name, up in self.upstreams.items()})
+            watch = asyncio.get_running_loop().create_task(self.policy_file.watch())
+            stack.callback(watch.cancel)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for host in list(self.hosts.values()):
+            self._close_host(host)
+        if self._stack is not None:
+            stack, self._stack = self._stack, None
+            with contextlib.suppress(Exception):
+                await stack.aclose()
+
+    @property
+    def policy(self) -> Any:
+        """The policy in force, with the upstreams' annotations laid under it (kept per file
+        version, so a call pays for the merge only after a reload)."""
+        current = self.policy_file.current
+        cached = self._policy_in_force
+        if cached is None or cached[0] != id(current):
+            cached = self._policy_in_force = (id(current), effective_policy(current, self.tools))
+        return cached[1]
+
+    def _set_tools(self, listings: Mapping[str, list[dict[str, Any]]]) -> None:
+        self.tools = host_names(listings)
+        self._policy_in_force = None
+
+    # -- hosts -----------------------------------------------------------------
+    def host_of(self, ctx: Any) -> HostSession:
+        """The host session a request came on (made on its first request)."""
+        connection = getattr(ctx.session, "_connection", None)
+        key = id(connection)
+        host = self.hosts.get(key)
+        if host is None:
+            host = self.hosts[key] = HostSession(key, self.session_budget_sec)
+            self.connections[key] = connection
+            stack = getattr(connection, "exit_stack", None)
+            if stack is not None:
+                stack.callback(self._host_gone, key)
+        return host
+
+    def _host_gone(self, key: int) -> None:
+        host = self.hosts.pop(key, None)
+        self.connections.pop(key, None)
+        if host is not None:
+            self._close_host(host)
+
+    def _close_host(self, host: HostSession) -> None:
+        journal, host.journal = host.journal, None
+        if journal is not None:
+            with contextlib.suppress(OSError):
+                journal.close("final_answer")
+
+    def journal_of(self, host: HostSession) -> Any:
+        """The host session's recording, opened on its first call (``None``: not recording)."""
+        if self.record_dir is None:
+            return None
+        if host.journal is None:
+            from reviewlab.recording import SessionJournal
+
+            meta = {
+                "recorded_by": "reviewlab gateway",
+                "servers": ",".join(self.upstreams),
+                "rounds": "inferred from the tool calls' overlap",
+                "args": "kept" if self.record_args else "sha256 and size only",
+            }
+            host.journal = SessionJournal(
+                self.record_dir, meta=meta, started_wall=host.started_wall
+            )
+        return host.journal
+
+    # -- the SDK server ------------------------------------------------------------
+    def server(self) -> Any:
+        """The SDK ``Server`` the transports serve: every request goes through :meth:`handle`."""
+        from mcp.server.lowlevel.server import Server
+
+        from reviewlab.gateway._front import Front
+
+        info = self._server_info()
+        server: Any = Server(
+            info.get("name", "reviewlab-gateway"),
+            version=info.get("version", ""),
+            instructions=self._instructions(),
+        )
+        server.middleware = [Front(self)]
+        return server
+
+    def capabilities(self) -> dict[str, Any]:
+        """The capabilities the host is offered: the upstream's (one), or their union."""
+        merged: dict[str, Any] = {}
+        for upstream in self.upstreams.values():
+            for key, value in upstream.capabilities.items():
+                if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+                    merged[key] = {**merged[key], **value}
+                else:
+                    merged.setdefault(key, value)
+        return merged
+
+    def _server_info(self) -> dict[str, Any]:
+        if len(self.upstreams) == 1:
+            return dict(next(iter(self.upstreams.values())).server_info)
+        return {"name": "reviewlab-gateway", "version": _version()}
+
+    def _instructions(self) -> str | None:
+        parts = [up.instructions for up in self.upstreams.values() if up.instructions]
+        return "\n\n".join(parts) if parts else None
+
+    # -- requests from a host ---------------------------------------------------------
+    async def handle(self, ctx: Any) -> dict[str, Any]:
+        """The answer to one host request (see the module docstring)."""
+        from reviewlab.gateway._calls import call_tool
+
+        method = ctx.method
+        params = dict(ctx.params or {})
+        if method == "tools/call":
+            return await call_tool(self, ctx, params)
+        if method == "tools/list":
+            return await self._list_tools()
+        if len(self.upstreams) == 1:
+            only = next(iter(self.upstreams.values()))
+            return await self.forward(only, ctx, method, params)
+        return await self._route(ctx, method, params)
+
+    async def forward(
+        self, upstream: Upstream, ctx: Any, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``method`` on ``upstream`` as the host sent it; its progress goes back to the host."""
+        token = (params.get("_meta") or {}).get("progressToken")
+        on_progress = progress_forwarder(ctx, token) if token is not None else None
+        self.inflight[upstream.name].append(ctx)
+        try:
+            return await upstream.request(method, params, on_progress=on_progress)
+        except MCPServerError as exc:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(-32603, f"reviewlab gateway: {exc}") from None
+        finally:
+            self.inflight[upstream.name].remove(ctx)
+
+    async def _list_tools(self) -> dict[str, Any]:
+        listings = {}
+        for name, upstream in self.upstreams.items():
+            try:
+                listings[name] = await upstream._list_all(upstream.session, "tools/list", "tools")
+            except Exception as exc:  # noqa: BLE001 - a dead upstream lists what it last listed
+                log.warning("reviewlab gateway: upstream %r: tools/list failed (%s)", name, exc)
+                listings[name] = [
+                    dict(route.entry) for route in self.tools.values() if route.upstream == name
+                ]
+        self._set_tools(listings)
+        return {"tools": [shown_entry(shown, route) for shown, route in self.tools.items()]}
+
+    async def _route(self, ctx: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A request when several upstreams are fronted: merged, routed by name or URI."""
+        from mcp.shared.exceptions import MCPError
+
+        capability = _CAPABILITY_OF.get(method)
+        serving = [
+            up
+            for up in self.upstreams.values()
+            if capability is None or capability in up.capabilities
+        ]
+        if method in _LIST_METHODS:
+            return await self._merged_list(ctx, method, serving)
+        if method == "logging/setLevel":
+            for upstream in serving:
+                await self.forward(upstream, ctx, method, params)
+            return {}
+        if method == "prompts/get":
+            route = self.prompts.get(str(params.get("name")))
+            if route is None:
+                raise MCPError(-32602, f"Unknown prompt: {params.get('name')}")
+            return await self.forward(
+                self.upstreams[route.upstream], ctx, method, {**params, "name": route.name}
+            )
+        uri = params.get("uri") or (params.get("ref") or {}).get("uri")
+        if (
+            method == "completion/complete"
+            and (params.get("ref") or {}).get("type") == "ref/prompt"
+        ):
+            route = self.prompts.get(str(params["ref"].get("name")))
+            if route is not None:
+                ref = {**params["ref"], "name": route.name}
+                served = self.upstreams[route.upstream]
+                return await self.forward(served, ctx, method, {**params, "ref": ref})
+        if isinstance(uri, str) and uri in self.resource_owner:
+            return await self.forward(self.upstreams[self.resource_owner[uri]], ctx, method, params)
+        last: Exception | None = None
+        for upstream in serving:  # a URI no listing showed (a template's): the first that knows it
+            try:
+                return await self.forward(upstream, ctx, method, params)
+            except MCPError as exc:
+                last = exc
+        if last is not None:
+            raise last
+        raise MCPError(-32601, "Method not found", method)
+
+    async def _merged_list(self, ctx: Any, method: str, serving: list[Upstream]) -> dict[str, Any]:
+        key = _LIST_METHODS[method]
+        listings: dict[str, list[dict[str, Any]]] = {}
+        for upstream in serving:
+            items: list[dict[str, Any]] = []
+            cursor = None
+            while True:
+                ask: dict[str, Any] = {"cursor": cursor} if cursor else {}
+                page = await self.forward(upstream, ctx, method, ask)
+                items.extend(page.get(key) or [])
+                cursor = page.get("nextCursor")
+                if not cursor:
+                    break
+            listings[upstream.name] = items
+        if key == "prompts":
+            self.prompts = host_names(listings)
+            return {key: [shown_entry(shown, route) for shown, route in self.prompts.items()]}
+        for name, items in listings.items():
+            for item in items:
+                if isinstance(item.get("uri"), str):
+                    self.resource_owner.setdefault(item["uri"], name)
+        return {key: [item for items in listings.values() for item in items]}
+
+    async def host_notification(self, ctx: Any) -> None:
+        """A host's notification that the upstreams must hear too (the roots changed)."""
+        if ctx.method == "notifications/roots/list_changed":
+            for upstream in self.upstreams.values():
+                await upstream.notify(ctx.method, ctx.params)
+
+    # -- what an upstream sends on its own (HostRouter) ------------------------------------
+    async def upstream_request(self, upstream: str, method: str, params: dict[str, Any]) -> Any:
+        """Ask the host whose request is in flight on ``upstream`` (on that request's stream),
+        else the newest host connection (on its own stream)."""
+        inflight = self.inflight.get(upstream) or []
+        if inflight:
+            outbound = inflight[-1].session._request_outbound
+            return await outbound.send_raw_request(method, params, None)
+        for connection in reversed(list(self.connections.values())):
+            if connection is not None:
+                return await connection.send_raw_request(method, params, None)
+        raise RuntimeError(f"no host is connected to answer {method}")
+
+    async def upstream_notification(self, upstream: str, method: str, params: Any) -> None:
+        """Tell the host whose request is in flight on ``upstream``, else every host."""
+        inflight = self.inflight.get(upstream) or []
+        if inflight:
+            with contextlib.suppress(Exception):
+                await inflight[-1].session._request_outbound.notify(method, params)
+            return
+        for connection in list(self.connections.values()):
+            if connection is not None:
+                await connection.notify(method, params)
+
+
+def progress_forwarder(ctx: Any, token: Any) -> Any:
+    """An ``on_progress`` that reports to the host under its own token until it is answered."""
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        if getattr(forward, "answered", False):
+            return  # the host's request is answered: progress for it would be a protocol error
+        with contextlib.suppress(Exception):
+            await ctx.session.send_progress_notification(
+                token, progress, total, message, related_request_id=ctx.request_id
+            )
+
+    return forward
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("reviewlab")
+    except PackageNotFoundError:
+        return ""
