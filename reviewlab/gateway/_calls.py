@@ -23,6 +23,7 @@ so a crash loses only calls still in flight (:class:`~reviewlab.recording.Sessio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 from collections.abc import Mapping
@@ -58,7 +59,8 @@ class Pending:
         late = late_fields(notes)
         if self.index is not None and self.journal is not None:
             if any(value is not None for value in late.values()):
-                self.journal.update(self.index, **late)
+                with contextlib.suppress(Exception):  # the host session's recording has closed
+                    self.journal.update(self.index, **late)
         else:
             self.late = late
 
@@ -256,7 +258,7 @@ def _record(
         call = Call(
             duration_sec=bound.sec if bound is not None else result.duration_sec,
             completed=False,
-            cancel_sent=bool(notes is not None and notes.cancel_sent),
+            cancel_sent=True,  # sent by the upstream call as it is cancelled, right after this
             ended_by=ended_by(True, bound.by if bound is not None else "unbounded"),
             **{key: value for key, value in late.items() if value is not None},
             **fields,

@@ -9,7 +9,10 @@ params as they came, so nothing the SDK would not model is lost on the way.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+log = logging.getLogger("reviewlab.gateway")
 
 _SDK_OWNED = frozenset({"initialize", "ping", "server/discover"})
 
@@ -30,4 +33,12 @@ class Front:
             if ctx.method == "initialize" and isinstance(result, dict):
                 result = {**result, "capabilities": self.gateway.capabilities()}
             return result
-        return await self.gateway.handle(ctx)
+        try:
+            return await self.gateway.handle(ctx)
+        except Exception as exc:
+            from mcp.shared.exceptions import MCPError
+
+            if isinstance(exc, MCPError):
+                raise  # an upstream's or the host's own error, passed on as it is
+            log.exception("reviewlab gateway: %s failed inside the gateway", ctx.method)
+            raise MCPError(-32603, f"reviewlab gateway: internal error: {exc!r}") from None

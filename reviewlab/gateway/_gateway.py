@@ -191,7 +191,6 @@ class Gateway:
             meta = {
                 "recorded_by": "reviewlab gateway",
                 "servers": ",".join(self.upstreams),
-                "rounds": "inferred from the tool calls' overlap",
                 "args": "kept" if self.record_args else "sha256 and size only",
             }
             host.journal = SessionJournal(

@@ -15,6 +15,7 @@ docs/architecture.md, "The MCP demo server".
 from __future__ import annotations
 
 import json
+import os
 import select
 import socket
 import sys
@@ -36,11 +37,13 @@ TOOLS: list[dict[str, Any]] = [
         "name": "read_file",
         "description": "Read a text file under the server's root.",
         "inputSchema": {"type": "object", "properties": {"path": _STR}, "required": ["path"]},
+        "annotations": {"readOnlyHint": True, "idempotentHint": True},
     },
     {
         "name": "list_files",
         "description": "List the names in a folder under the server's root.",
         "inputSchema": {"type": "object", "properties": {"path": _STR}},
+        "annotations": {"readOnlyHint": True, "idempotentHint": True},
     },
     {"name": "wedge", "description": "Never answers; ignores cancellation.", "inputSchema": _NONE},
     {
@@ -77,6 +80,12 @@ TOOLS: list[dict[str, Any]] = [
         "description": "Runs as a task the server forgets at once (tasks/get: unknown task).",
         "inputSchema": _NONE,
         "execution": {"taskSupport": "optional"},
+    },
+    {
+        "name": "crash",
+        "description": "The server process exits in the middle of the call (a crashing server).",
+        "inputSchema": _NONE,
+        "annotations": {"readOnlyHint": False, "destructiveHint": True},
     },
     {
         "name": "seen_cancels",
@@ -166,6 +175,9 @@ class _Tools:
                 seen = [json.loads(key) for key, event in self.cancels.items() if event.is_set()]
             reply(json.dumps(sorted(seen, key=str)))
             return
+        if name == "crash":
+            threading.Event().wait(0.05)
+            os._exit(3)
         if name == "malformed":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"content": "not a list"}})
             return
