@@ -165,13 +165,25 @@ CallStatusName = Literal["ok", "error"]
 CALL_STATUSES: Final = get_args(CallStatusName)
 
 Source = Literal[
-    "live", "synthetic", "incident", "openhands", "inspect", "replay", "otel", "swe_agent"
+    "live",
+    "synthetic",
+    "incident",
+    "openhands",
+    "inspect",
+    "replay",
+    "otel",
+    "swe_agent",
+    "mini_swe_agent",
+    "openai_agents",
 ]
 """Where a recorded episode came from (``otel``: an OpenTelemetry trace; ``swe_agent``: a
-SWE-agent ``.traj``)."""
+SWE-agent ``.traj``; ``mini_swe_agent``: a mini-swe-agent ``.traj.json``; ``openai_agents``: the
+OpenAI Agents SDK's exported trace)."""
 SOURCES: Final = get_args(Source)
 
-ImportFormat = Literal["openhands", "inspect", "swe_agent", "otel"]
+ImportFormat = Literal[
+    "openhands", "inspect", "swe_agent", "mini_swe_agent", "openai_agents", "otel"
+]
 """The foreign log formats ``reviewlab import`` reads (``auto`` detects one of them)."""
 IMPORT_FORMATS: Final = get_args(ImportFormat)
 

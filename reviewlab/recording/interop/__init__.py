@@ -1,7 +1,9 @@
 """Other systems' logs in and out: importers, the OpenTelemetry exporter, format conversion.
 
 * :func:`import_openhands`, :func:`import_inspect`, :func:`import_swe_agent`,
-  :func:`import_otel`, and :func:`import_auto` (the format detected from the content).
+  :func:`import_mini_swe_agent`, :func:`import_openai_agents`, :func:`import_otel`, and
+  :func:`import_auto` (the format detected from the content); :class:`AgentsTraceFile`, the
+  Agents SDK tracing processor that writes what :func:`import_openai_agents` reads.
 * :func:`export_otel`: recorded episodes as OTLP/JSON, one trace per episode.
 * :func:`convert_corpus`: a corpus copied between JSONL and columnar Parquet.
 
@@ -20,6 +22,8 @@ from reviewlab.recording.interop._detect import (
     import_auto,
 )
 from reviewlab.recording.interop._inspect_ai import import_inspect
+from reviewlab.recording.interop._mini_swe_agent import import_mini_swe_agent
+from reviewlab.recording.interop._openai_agents import AgentsTraceFile, import_openai_agents
 from reviewlab.recording.interop._openhands import import_openhands
 from reviewlab.recording.interop._otel_export import episode_document, export_otel
 from reviewlab.recording.interop._otel_import import OtelImport, import_otel, read_otel
@@ -28,6 +32,7 @@ from reviewlab.recording.interop._swe_agent import import_swe_agent
 __all__ = [
     "FORMATS",
     "IMPORTERS",
+    "AgentsTraceFile",
     "ImportFormatError",
     "OtelImport",
     "UnknownFormatError",
@@ -38,6 +43,8 @@ __all__ = [
     "export_otel",
     "import_auto",
     "import_inspect",
+    "import_mini_swe_agent",
+    "import_openai_agents",
     "import_openhands",
     "import_otel",
     "import_swe_agent",

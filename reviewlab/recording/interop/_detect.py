@@ -2,10 +2,12 @@
 
 Rules, in order, the first that holds decides: zip magic bytes → ``inspect`` (an ``.eval``
 archive); bytes that are not UTF-8 text → :class:`UnknownFormatError` ("binary data"); one JSON
-document: ``resourceSpans`` → ``otel``, a ``trajectory`` of steps → ``swe_agent``, ``eval`` →
-``inspect``, a ``history`` list or a list of events with ``timestamp`` → ``openhands``; JSON
-Lines: the first non-blank line decides likewise (``resourceSpans``, ``resourceLogs`` or
-``resourceMetrics`` → ``otel``; ``history`` → ``openhands``); anything else →
+document: ``resourceSpans`` → ``otel``, a ``trajectory`` of steps → ``swe_agent``, a
+``trajectory_format`` of ``mini-swe-agent…`` → ``mini_swe_agent``, an ``object`` of ``trace`` or
+``trace.span`` (or a ``data`` list of them) → ``openai_agents``, ``eval`` → ``inspect``, a
+``history`` list or a list of events with ``timestamp`` → ``openhands``; JSON Lines: the first
+non-blank line decides likewise (``resourceSpans``, ``resourceLogs`` or ``resourceMetrics`` →
+``otel``; ``trace.span`` → ``openai_agents``; ``history`` → ``openhands``); anything else →
 :class:`UnknownFormatError` naming the file and the known formats.
 """
 
@@ -20,6 +22,11 @@ from typing import Any, Final
 from reviewlab.core.vocab import IMPORT_FORMATS, ImportFormat
 from reviewlab.recording.interop._common import ImportFormatError
 from reviewlab.recording.interop._inspect_ai import import_inspect
+from reviewlab.recording.interop._mini_swe_agent import (
+    import_mini_swe_agent,
+    is_mini_swe_agent_trajectory,
+)
+from reviewlab.recording.interop._openai_agents import import_openai_agents, is_openai_agents_trace
 from reviewlab.recording.interop._openhands import import_openhands
 from reviewlab.recording.interop._otel_import import import_otel
 from reviewlab.recording.interop._swe_agent import import_swe_agent, is_swe_agent_trajectory
@@ -31,6 +38,8 @@ IMPORTERS: Final[dict[ImportFormat, Callable[[str | os.PathLike[str]], list[Epis
     "openhands": import_openhands,
     "inspect": import_inspect,
     "swe_agent": import_swe_agent,
+    "mini_swe_agent": import_mini_swe_agent,
+    "openai_agents": import_openai_agents,
     "otel": import_otel,
 }
 """Each known format and the function that imports it."""
@@ -94,6 +103,10 @@ def _document_format(document: Any) -> ImportFormat | None:
             return "otel"
         if is_swe_agent_trajectory(document):
             return "swe_agent"
+        if is_mini_swe_agent_trajectory(document):
+            return "mini_swe_agent"
+        if is_openai_agents_trace(document):
+            return "openai_agents"
         if "eval" in document:
             return "inspect"
         if isinstance(document.get("history"), list):

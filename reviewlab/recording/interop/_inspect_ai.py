@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import zipfile
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from reviewlab.recording.interop._archive import member_names, read_members
 from reviewlab.recording.interop._common import (
     ImportFormatError,
     classify_command,
@@ -65,17 +65,19 @@ def import_inspect(path: str | os.PathLike[str]) -> list[Episode]:
 
 
 def _read_eval_zip(where: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and samples of an ``.eval`` archive (members in any compression Inspect
+    writes, zstd included: :mod:`reviewlab.recording.interop._archive`)."""
+    names = member_names(where)
+    header_name = "header.json" if "header.json" in names else "_journal/start.json"
+    sample_names = sorted(
+        (n for n in names if n.startswith("samples/") and n.endswith(".json")),
+        key=_sample_order,
+    )
+    members = read_members(where, [header_name, *sample_names])
     try:
-        with zipfile.ZipFile(where) as archive:
-            names = archive.namelist()
-            header_name = "header.json" if "header.json" in names else "_journal/start.json"
-            header = json.loads(archive.read(header_name))
-            sample_names = sorted(
-                (n for n in names if n.startswith("samples/") and n.endswith(".json")),
-                key=_sample_order,
-            )
-            samples = [json.loads(archive.read(name)) for name in sample_names]
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
+        header = json.loads(members[header_name])
+        samples = [json.loads(members[name]) for name in sample_names]
+    except json.JSONDecodeError as exc:
         raise ImportFormatError(where, "zip", f"unreadable .eval archive: {exc}") from None
     return header, samples
 
@@ -180,8 +182,8 @@ def _call(event: dict[str, Any], path: Path, where: str) -> Call:
 
 
 def _map_tool(function: str, arguments: dict[str, Any]) -> tuple[str, Extent | None]:
-    if function == "bash":
-        return classify_command(str(arguments.get("cmd", ""))), None
+    if function == "bash":  # the argument is "command" in current Inspect, "cmd" before
+        return classify_command(str(arguments.get("command", arguments.get("cmd", "")))), None
     if function == "text_editor" and arguments.get("command") == "view":
         view = arguments.get("view_range")
         extent = None
