@@ -10,8 +10,8 @@ Two formats, told apart by ``trajectory_format``:
   reply, its observation the next ``user`` message (``<returncode>`` in it), or the
   "timed out and has been killed" message.
 
-Each assistant message opens a round; its ``send_sec`` runs from the previous step's last stamp
-(0 for the first: the task messages carry no stamp). A step's calls ran one after another
+Each assistant message opens a round; its ``send_sec`` runs from the previous stamp (format 1.1:
+0 for the first, the task messages carry no stamp). A step's calls ran one after another
 between the reply's stamp and the observations' stamp. A call that the environment's timeout
 killed (``TimeoutExpired``, "timed out after N seconds") is right-censored at the limit (``N``,
 else ``info.config.environment.timeout``). With several actions in one step only their total
@@ -76,7 +76,8 @@ def import_mini_swe_agent(path: str | os.PathLike[str]) -> list[Episode]:
     split = False
     previous: float | None = None
     for step in steps:
-        send = 0.0 if previous is None else max(0.0, step.replied_at - previous)
+        asked = step.asked_at if step.asked_at is not None else previous
+        send = 0.0 if asked is None else max(0.0, step.replied_at - asked)
         calls = []
         if step.observations:
             done_at = max(stamp for _, stamp in step.observations)
@@ -97,7 +98,8 @@ def import_mini_swe_agent(path: str | os.PathLike[str]) -> list[Episode]:
     if end_reason == "final_answer" and rounds[-1].calls:
         rounds.append(Round())
     meta = {"origin": where.name, "format": "mini_swe_agent", "trajectory_format": version}
-    meta["send_sec_first"] = "unknown: the task messages carry no time stamp (0)"
+    if steps[0].asked_at is None:
+        meta["send_sec_first"] = "unknown: the task messages carry no time stamp (0)"
     if exit_status:
         meta["exit_status"] = exit_status
     if limit is not None:
@@ -123,9 +125,12 @@ def import_mini_swe_agent(path: str | os.PathLike[str]) -> list[Episode]:
 class _Step:
     """One model reply: when it arrived, the actions it asked for, and their observations."""
 
-    def __init__(self, index: int, replied_at: float, actions: list[str]) -> None:
+    def __init__(
+        self, index: int, replied_at: float, actions: list[str], asked_at: float | None = None
+    ) -> None:
         self.index = index
         self.replied_at = replied_at
+        self.asked_at = asked_at
         self.actions = actions
         self.observations: list[tuple[dict[str, Any], float]] = []
 
@@ -154,13 +159,15 @@ def _steps(messages: list[Any], where: Path) -> list[_Step]:
 
 def _steps_v1(messages: list[Any], where: Path) -> list[_Step]:
     steps: list[_Step] = []
+    last: float | None = None
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
             raise ImportFormatError(where, f"messages[{index}]", "a message is not an object")
         role, content = message.get("role"), str(message.get("content") or "")
         if role == "assistant":
             action = message.get("action") or ""
-            steps.append(_Step(index, _stamp(message.get("timestamp"), where, index), [action]))
+            replied = _stamp(message.get("timestamp"), where, index)
+            steps.append(_Step(index, replied, [action], asked_at=last))
         elif role == "user" and steps and not steps[-1].observations:
             killed = _KILLED_V1 in content
             if "<returncode>" in content or killed:
@@ -172,6 +179,8 @@ def _steps_v1(messages: list[Any], where: Path) -> list[_Step]:
                 }
                 stamp = _stamp(message.get("timestamp"), where, index)
                 steps[-1].observations.append((extra, stamp))
+        if message.get("timestamp") is not None:
+            last = _stamp(message.get("timestamp"), where, index)
     return steps
 
 
