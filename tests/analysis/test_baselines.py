@@ -110,3 +110,24 @@ def test_a_held_out_share_outside_zero_and_one_is_refused():
     """held_out must leave both parts non-empty."""
     with pytest.raises(ValueError, match=r"^held_out: expected a share strictly between"):
         compare_baselines(corpus_path(), held_out=1.0)
+
+
+def test_a_call_returning_exactly_at_its_rto_is_a_sample_not_a_timeout():
+    """RFC 6298 backs off only when the timer expires first: a 1 s call under the 1 s initial
+    RTO is a sample (SRTT 1, RTTVAR 0.5, RTO 1 + 4 x 0.5 = 3), not a doubling to 2."""
+    assert rfc6298_bounds([1.0, 0.5], [True, True]).tolist() == [1.0, 3.0]
+
+
+def test_the_variance_term_takes_the_absolute_error():
+    """A call slower than SRTT raises RTTVAR by a quarter of |SRTT - R|: 0.5 then 1.0 s with a
+    0.01 s floor give RTO 1.5, then RTTVAR 0.75 x 0.25 + 0.25 x 0.5 = 0.3125 and SRTT
+    0.5625, RTO 0.5625 + 1.25 = 1.8125 (a signed error would give 0.8125)."""
+    bounds = rfc6298_bounds([0.5, 1.0, 0.1], [True] * 3, min_sec=0.01)
+    assert bounds.tolist() == pytest.approx([1.0, 1.5, 1.8125])
+
+
+def test_the_clock_granularity_floors_the_variance_term():
+    """RTO = SRTT + max(G, 4 RTTVAR): with G = 0.5 s and steady 0.2 s calls (4 RTTVAR 0.4,
+    then 0.3) the RTO is 0.2 + 0.5 = 0.7 both times, not 0.6 and 0.5."""
+    bounds = rfc6298_bounds([0.2, 0.2, 0.2], [True] * 3, min_sec=0.01, granularity_sec=0.5)
+    assert bounds.tolist() == pytest.approx([1.0, 0.7, 0.7])

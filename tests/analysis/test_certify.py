@@ -101,3 +101,20 @@ def test_recommend_with_a_guarantee_gives_each_tool_its_certified_timeout():
         mine = observed.of_tool(str(tool))
         within = observed.completed[mine] & (observed.duration_sec[mine] <= row["timeout_sec"])
         assert within.mean() >= 0.95
+
+
+def test_a_tail_exactly_on_the_limit_certifies():
+    """Two calls, guarantee 0.5, confidence 0.75: P(Bin(2, 0.5) >= 2) = 0.25 equals
+    1 - 0.75 exactly, so rank 2 certifies and 2 calls are enough (0.5 ** 2 = 0.25)."""
+    assert certify_rank(2, 0.5, 0.75) == 2
+    assert calls_needed(0.5, 0.75) == 2
+    assert calls_needed(0.5, 0.875) == 3  # 0.5 ** 3 = 0.125
+    cert = certify([0.3, 0.7], [True, True], 0.5, 0.75)
+    assert cert.certified and cert.rank == 2 and cert.timeout_sec == 0.7
+
+
+def test_a_tool_with_one_call_too_few_is_told_the_exact_count():
+    """One call at guarantee 0.5, confidence 0.75 cannot certify, and the reason names 2 calls
+    (the smallest n with 0.5 ** n <= 0.25), not 3."""
+    cert = certify([0.3], [True], 0.5, 0.75)
+    assert not cert.certified and cert.reason.endswith("needs at least 2")

@@ -221,3 +221,41 @@ def test_every_engines_frame_says_which_clock_fired_and_they_agree():
     abandoned = int(twin["source_gap"].eq("native_tool_abandoned").sum())
     named = left["ended_by"].isin(["tool_timeout", "deadline", "idle"]).sum()
     assert named == abandoned and "idle" in set(left["ended_by"])
+
+
+def test_on_a_tie_with_the_hosts_ceiling_the_tool_timeout_is_named():
+    """Our tool timeout (5 s) and the openai-agents-sdk host's 5 s bound end a 7 s call at the
+    same moment: the table names our own clock, ``tool_timeout``, not the host's ceiling."""
+    table = clock_table(
+        [episode("tie", [Call(tool="query", duration_sec=7.0)])],
+        Policy.uniform(5.0),
+        preset="openai-agents-sdk",
+    )
+    assert table.loc[0, "host_sec"] == 5.0
+    assert (table.loc[0, "ended_by"], table.loc[0, "end_sec"]) == ("tool_timeout", 5.0)
+
+
+def test_the_sdk_overrun_stops_when_the_call_returns():
+    """The same reports (last at 4.5 s, so the SDK's clocks end it at 7.5 s) but the call
+    returns at 6 s: it ran 6 - 5 = 1 s past the 5 s cap, not 2.5."""
+    calls = [Call(tool="watch", duration_sec=6.0, progress_sec=[1.0, 2.0, 3.0, 4.0, 4.5])]
+    table = clock_table([episode("sdk", calls)], POLICY, typescript_sdk=(3.0, 5.0))
+    assert table.loc[0, "sdk_ended_by"] == "returned"
+    assert table.loc[0, "sdk_overrun_sec"] == 1.0
+
+
+def test_progress_at_the_cancel_instant_is_not_work_after_it():
+    """A call cancelled at its 10 s bound whose last report came at exactly 10 s and nothing
+    later: the server stopped (no report after the cancel); one report at 10.5 s kept it
+    working half a second."""
+    stopped = Call(
+        tool="a", duration_sec=10.0, completed=False, cancel_sent=True,
+        progress_sec=[5.0, 10.0],
+    )
+    working = Call(
+        tool="b", duration_sec=10.0, completed=False, cancel_sent=True,
+        progress_sec=[5.0, 10.5],
+    )
+    rows = cancel_calls([episode("cancels", [stopped, working])]).set_index("tool")
+    assert rows.loc["a", "verdict"] == "stopped"
+    assert rows.loc["b", "verdict"] == "kept_working"

@@ -187,3 +187,13 @@ def test_the_gain_verdict_matches_its_curves():
             assert math.isnan(row["gain"])
     found = bool((curves["gain"] > 0).any())
     assert gain.verdict.startswith("gain:" if found else "no gain found")
+
+
+def test_the_learned_rule_never_goes_below_its_min_sec():
+    """A model whose quantile is 0.01 s (Weibull scale 0.01, shape 1, at the 1 - 1/e quantile)
+    gets the rule's floor, 0.1 s; with a floor of 0.001 s it gets its own 0.01 s."""
+    model = ToolModel((), (), math.log(0.01), 1.0)
+    q = -math.expm1(-1.0)
+    assert LearnedTimeouts({"q": model}, quantile=q).timeout_for(None, "q") == 0.1
+    loose = LearnedTimeouts({"q": model}, quantile=q, min_sec=0.001)
+    assert loose.timeout_for(None, "q") == pytest.approx(0.01)

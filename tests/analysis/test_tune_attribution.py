@@ -3,6 +3,7 @@ changed, checked against independent twin replays (reviewlab/analysis/attributio
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
 import pytest
@@ -103,3 +104,13 @@ def test_own_abandonment_counts_match_a_replay_of_that_tool_alone(tuned):
             (base_calls["source_gap"] == "native_tool_abandoned").sum()
         )
         assert row["abandoned_rate"] == pytest.approx((abandoned & mine).sum() / mine.sum())
+
+
+def test_no_change_between_two_infinite_figures_is_zero():
+    """inf - inf (a wedge that waits forever before and after) is no change, 0, not NaN;
+    finite figures subtract as usual and inf - 5 stays inf."""
+    from reviewlab.analysis.attribution import difference
+
+    assert difference(math.inf, math.inf) == 0.0
+    assert difference(7.5, 5.0) == 2.5
+    assert difference(math.inf, 5.0) == math.inf

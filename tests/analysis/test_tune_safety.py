@@ -189,3 +189,46 @@ def test_bad_rules_are_one_line_errors_naming_the_parameter():
         recommend(corpus, allow_abandoning=["edt"])
     with pytest.raises(ValueError, match="allow_abandoning: expected a list"):
         SafetyRules(allow_abandoning="edit")  # type: ignore[arg-type]
+
+
+def test_a_tool_of_unknown_kind_is_protected_like_a_side_effecting_one():
+    """A tool no table names (kind ``unknown``) with enough calls is protected at its slowest
+    completed call (4 s), exactly as ``edit`` is; only a read-only tool is tunable from 0."""
+    from reviewlab.analysis.safety import standings
+
+    rules = SafetyRules(min_calls=5)
+    calls = {"mystery_tool": 10, "edit": 10, "read_file": 10}
+    slowest = {"mystery_tool": 4.0, "edit": 4.0, "read_file": 4.0}
+    got = standings(Policy.ouroboros(), calls, slowest, rules)
+    assert got["mystery_tool"].kind == "unknown"
+    assert (got["mystery_tool"].status, got["mystery_tool"].floor_sec) == ("protected", 4.0)
+    assert (got["edit"].status, got["edit"].floor_sec) == ("protected", 4.0)
+    assert (got["read_file"].status, got["read_file"].floor_sec) == ("tunable", 0.0)
+
+
+def test_the_rung_equal_to_the_slowest_completed_call_is_kept():
+    """A protected tool whose slowest completed call took exactly 2 s keeps the 2 s rung (a
+    timeout of 2 s abandons nothing that returned), so its ladder is 2, 5, 10, not 5, 10."""
+    from reviewlab.analysis.safety import Standing, restrict_ladder
+
+    standing = Standing("edit", "side_effect", 50, 2.0, "protected", 2.0)
+    assert restrict_ladder([1.0, 2.0, 5.0, 10.0], standing, 10.0) == [2.0, 5.0, 10.0]
+
+
+def test_a_guarantee_never_takes_a_protected_tool_below_its_slowest_completed_call():
+    """Under a guarantee a side-effecting tool whose calls are almost all 0.2 s (certified well
+    under 1 s) but once took 30 s and returned keeps a timeout of at least 30 s; a read-only
+    tool with the same calls gets its certificate."""
+    corpus = []
+    for index in range(40):
+        edit_sec = 30.0 if index == 0 else 0.2
+        calls = [
+            Call(tool="edit", duration_sec=edit_sec),
+            Call(tool="read_file", duration_sec=edit_sec),
+        ]
+        corpus.append(episode(index, calls))
+    rec = recommend(corpus, guarantee=0.5, min_calls=5)
+    explain = rec.explain.set_index("tool")
+    assert explain.loc["edit", "certified_sec"] < 1.0
+    assert rec.policy.timeout_for(None, "edit") >= 30.0
+    assert rec.policy.timeout_for(None, "read_file") < 1.0

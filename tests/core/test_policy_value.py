@@ -203,3 +203,15 @@ def test_policies_are_hashable_and_equal_by_value():
     assert _full() == _full()
     assert hash(_full()) == hash(_full())
     assert _full() != _full().replace(idle_sec={})
+
+
+def test_an_old_file_with_both_hedge_tables_keeps_the_hedges_table():
+    """A file from before the parts were separate, with a hedge in ``[policy]`` (1 s, share
+    0.5) and another in ``[hedges.read_file]`` (2 s, share 0.25) for the same tool: the
+    ``[hedges]`` table, the newer home, wins."""
+    text = (
+        "[policy]\ndefault_sec = 30.0\n"
+        "hedges = { read_file = { after_sec = 1.0, max_share = 0.5 } }\n\n"
+        "[hedges.read_file]\nafter_sec = 2.0\nmax_share = 0.25\n"
+    )
+    assert Policy.from_toml(text).hedges == {"read_file": HedgeRule(after_sec=2.0, max_share=0.25)}

@@ -155,3 +155,17 @@ def test_an_idle_timeout_at_or_past_the_bound_never_fires_first():
     finally:
         release.set()
     assert result.bound is not None and result.bound.by == "tool_timeout"
+
+
+@pytest.mark.parametrize("executor", sorted(EXECUTORS))
+def test_an_idle_timeout_equal_to_the_bound_leaves_the_bound_to_fire(executor):
+    """Idle 0.05 s under a hard bound of 0.05 s, no progress: the idle timeout can never fire
+    first, so the call is abandoned by its tool timeout at 0.05 s, not reported ``idle``."""
+    release = threading.Event()
+    try:
+        result = EXECUTORS[executor](release.wait, bound=0.05, idle_sec=0.05, name="slow")
+    finally:
+        release.set()
+    assert result.status is CallStatus.ABANDONED
+    assert result.bound is not None and result.bound.by == "tool_timeout"
+    assert result.bound_sec == 0.05

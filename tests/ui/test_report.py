@@ -307,3 +307,15 @@ def test_sweep_view_keeps_varying_parameters_and_key_metrics() -> None:
         "pareto",
     ]
     assert list(view["timeout.read_file"]) == [30.0, 5.0]
+
+
+def test_an_assumption_without_a_value_is_left_out_of_the_footer():
+    """A replay with no seed (None) says nothing about a seed: the footer names the censoring
+    in words and the engine, and no ``seed=None``."""
+    from reviewlab.ui.tables import assumptions_line
+
+    line = assumptions_line({"censored": "wedge", "seed": None, "engine": "twin"})
+    assert line == (
+        "assumes: censored=wedge (a call the recording never saw return never returns), "
+        "engine=twin"
+    )
