@@ -15,10 +15,7 @@ Invariant: nothing is dropped silently: spans that are not placed are counted by
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -26,29 +23,24 @@ from pathlib import Path
 from typing import Any, cast
 
 from reviewlab.core.vocab import (
-    CALL_STATUSES,
     END_REASONS,
-    SOURCE_GAP_ABANDONED,
     SOURCES,
-    CallStatusName,
     EndReason,
     Source,
 )
 from reviewlab.recording.capture import TimedCall, inferred_rounds, offsets_meta
 from reviewlab.recording.interop._common import ImportFormatError
+from reviewlab.recording.interop._otel_calls import json_dict, span_call
 from reviewlab.recording.interop._otlp import OtlpSpan, read_spans
 from reviewlab.recording.schema import (
     SCHEMA_VERSION,
     SCHEMA_VERSION_2,
-    Call,
     Episode,
-    Extent,
     Round,
 )
 
 __all__ = ["OtelImport", "import_otel", "read_otel"]
 
-_TIMEOUT = re.compile(r"time[ _-]?out|timed[ _-]?out|deadline[ _-]?exceeded", re.IGNORECASE)
 _STATUS_ERROR = 2
 _NS = 1_000_000_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -134,6 +126,7 @@ def _episodes(spans: list[OtlpSpan], where: Path, unplaced: Counter[str]) -> lis
         key = (span.trace_id, owner.span_id if owner is not None else "")
         group = groups.setdefault(key, _Group(span.trace_id, owner))
         (group.tools if kind == "tool" else group.models).append(span)
+    _merge_tool_less_agents(groups)
     episodes = []
     for group in groups.values():
         if not group.tools and not group.models:
@@ -144,6 +137,19 @@ def _episodes(spans: list[OtlpSpan], where: Path, unplaced: Counter[str]) -> lis
             episodes.append(episode)
     episodes.sort(key=lambda episode: episode.started_at)
     return episodes
+
+
+def _merge_tool_less_agents(groups: dict[tuple[str, str], _Group]) -> None:
+    """Fold agent spans that hold no call into their trace's agent-less group, when that group
+    holds the calls: LangGraph's ``agent`` node is an AGENT span per model step, while its tool
+    node runs beside it, so the trace (not the node) is the agent invocation."""
+    for (trace_id, owner), loose in list(groups.items()):
+        if owner or not loose.tools:
+            continue
+        for key, group in list(groups.items()):
+            if key[0] == trace_id and key[1] and not group.tools:
+                loose.models.extend(group.models)
+                del groups[key]
 
 
 def _owner(span: OtlpSpan, by_id: dict[tuple[str, str], OtlpSpan]) -> tuple[OtlpSpan | None, bool]:
@@ -175,7 +181,7 @@ def _episode(
     calls = []
     tools = sorted(group.tools, key=_tool_order)
     for span in tools:
-        call = _call(span, observed_ns, where)
+        call = span_call(span, observed_ns, where)
         start = ((span.start_ns or 0) - origin_ns) / _NS
         calls.append(TimedCall(call, start, start + call.duration_sec))
     models = sorted(group.models, key=lambda s: (s.start_ns or 0, s.span_id))
@@ -186,7 +192,7 @@ def _episode(
     root = agent.attrs if agent is not None else {}
     meta = _meta(group, where)
     meta.update(offsets_meta(rounds, offsets))
-    saved_meta = _json_dict(root.get("reviewlab.episode.meta"))
+    saved_meta = json_dict(root.get("reviewlab.episode.meta"))
     end_reason = _end_reason(group, models, rounds, root)
     source = root.get("reviewlab.episode.source")
     span_id = f":{agent.span_id}" if agent is not None else ""
@@ -268,100 +274,6 @@ def _end_reason(
     if last is not None and last.end_ns is None:
         return "log_end"
     return "final_answer"
-
-
-def _call(span: OtlpSpan, observed_ns: int, where: Path) -> Call:
-    attrs = span.attrs
-    assert span.start_ns is not None
-    tool = _tool_name(span)
-    ended = span.end_ns is not None
-    end_ns = span.end_ns if span.end_ns is not None else max(observed_ns, span.start_ns)
-    duration = (end_ns - span.start_ns) / _NS
-    failed = span.status_code == _STATUS_ERROR
-    # A reviewlab-bounded call that was abandoned is censored whatever the framework's status says.
-    abandoned = attrs.get("reviewlab.source_gap") == SOURCE_GAP_ABANDONED
-    timed_out = abandoned or (failed and _says_timeout(span))
-    bound = attrs.get("reviewlab.bound_sec")
-    if abandoned and isinstance(bound, int | float) and 0 <= bound < duration:
-        # As reviewlab records its own abandoned calls: censored at the bound (the span also
-        # holds the scheduler's lateness in noticing it).
-        duration = float(bound)
-    completed = attrs.get("reviewlab.call.completed")
-    if not isinstance(completed, bool):
-        completed = ended and not timed_out
-    saved_status = attrs.get("reviewlab.call.status")
-    status: CallStatusName = "error" if failed and not timed_out else "ok"
-    if saved_status in CALL_STATUSES:
-        status = cast(CallStatusName, saved_status)
-    result = attrs.get(
-        "gen_ai.tool.call.result", attrs.get("tool_response", attrs.get("output.value"))
-    )
-    chars = attrs.get("reviewlab.result_chars")
-    if not isinstance(chars, int):
-        chars = len(result) if isinstance(result, str) else 0
-    returned_after = attrs.get("reviewlab.returned_after_sec")
-    return Call(
-        tool=tool[:200],
-        args=_arguments(attrs),
-        duration_sec=duration,
-        completed=completed,
-        status=status,
-        result_chars=max(0, chars),
-        extent=_extent(attrs),
-        returned_after_sec=float(returned_after)
-        if isinstance(returned_after, int | float) and math.isfinite(returned_after)
-        else None,
-    )
-
-
-def _tool_name(span: OtlpSpan) -> str:
-    for key in ("gen_ai.tool.name", "tool.name"):
-        value = span.attrs.get(key)
-        if isinstance(value, str) and value:
-            return value
-    name = span.name.strip()
-    if name.startswith("execute_tool "):
-        name = name.removeprefix("execute_tool ").strip()
-    return name or "unknown"
-
-
-def _says_timeout(span: OtlpSpan) -> bool:
-    texts = [str(span.attrs.get("error.type", "")), span.status_message]
-    for event in span.events:
-        if event["name"] == "exception":
-            texts.append(str(event["attrs"].get("exception.type", "")))
-            texts.append(str(event["attrs"].get("exception.message", "")))
-    return any(_TIMEOUT.search(text) for text in texts if text)
-
-
-def _arguments(attrs: dict[str, Any]) -> dict[str, Any]:
-    for key in ("gen_ai.tool.call.arguments", "tool_arguments", "input.value"):
-        value = attrs.get(key)
-        if isinstance(value, dict):
-            return value
-        decoded = _json_dict(value)
-        if decoded is not None:
-            return decoded
-    return {}
-
-
-def _json_dict(value: Any) -> dict[str, Any] | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        decoded = json.loads(value)
-    except json.JSONDecodeError:
-        return None
-    return decoded if isinstance(decoded, dict) else None
-
-
-def _extent(attrs: dict[str, Any]) -> Extent | None:
-    path = attrs.get("reviewlab.extent.path")
-    start = attrs.get("reviewlab.extent.start_line")
-    end = attrs.get("reviewlab.extent.end_line")
-    if isinstance(path, str) and isinstance(start, int) and isinstance(end, int):
-        return Extent(path=path, start_line=start, end_line=end)
-    return None
 
 
 def _meta(group: _Group, where: Path) -> dict[str, str]:
