@@ -10,13 +10,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-pytest.importorskip("mcp")
-
-from reviewlab.gateway import Gateway, PolicyFile, load_servers  # noqa: E402
-from reviewlab.live.mcp import demo_server_command  # noqa: E402
-from reviewlab.live.inspection import demo_workspace  # noqa: E402
+from reviewlab.gateway import Gateway, PolicyFile, load_servers
+from reviewlab.live.inspection import demo_workspace
+from reviewlab.live.mcp import demo_server_command
 
 
 def servers_file(folder: Path, servers: dict[str, Any]) -> Path:
