@@ -23,8 +23,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "file",
         help="OpenHands trajectory (.json/.jsonl), Inspect AI eval log (.json/.eval), SWE-agent "
-        "trajectory (.traj) or OpenTelemetry trace (OTLP/JSON, e.g. the Collector's file "
-        "exporter); bundled:real-logs/<file> names a shipped log",
+        "trajectory (.traj), mini-swe-agent trajectory (.traj.json), OpenAI Agents SDK trace "
+        "export (AgentsTraceFile) or OpenTelemetry trace (OTLP/JSON, e.g. the Collector's file "
+        "exporter); a folder: every file in it a format is recognised in; "
+        "bundled:real-logs/<file> names a shipped log",
     )
     p.add_argument("-o", "--output", required=True, metavar="OUT.jsonl")
 
@@ -71,12 +73,15 @@ def _other_format(source: Path, name: str) -> str | None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import the log into ``-o``; print how many episodes, calls and priced rounds it held."""
+    from reviewlab.recording.files import save_episodes
     from reviewlab.resources import resolve
 
-    source = existing_file(str(resolve(args.file)))
+    resolved = Path(str(resolve(args.file)))
+    if resolved.is_dir():
+        out = output_path(args.output, JSONL_SUFFIXES)
+        return _import_folder(resolved, args.format, out)
+    source = existing_file(str(resolved))
     out = output_path(args.output, JSONL_SUFFIXES)
-    from reviewlab.recording.files import save_episodes
-
     importer = _log_importer(args.format)
     try:
         episodes = importer(source)
@@ -88,6 +93,32 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not episodes:
         raise UserError(f"{args.file}: no episodes found in this {args.format} log")
     save_episodes(episodes, out)
+    _summary(episodes, str(source), out)
+    return 0
+
+
+def _import_folder(folder: Path, name: str, out: Path) -> int:
+    """Import every recognised log under ``folder``; list each file read or skipped, and why."""
+    from reviewlab.recording.files import save_episodes
+    from reviewlab.recording.interop import import_folder
+
+    result = import_folder(folder, None if name == "auto" else name)  # type: ignore[arg-type]
+    for line in result.report():
+        echo(line)
+    if not result.episodes:
+        raise UserError(
+            f"{folder}: no file in this folder is a log reviewlab reads "
+            f"({len(result.skipped)} skipped, listed above)"
+        )
+    save_episodes(result.episodes, out)
+    _summary(result.episodes, f"{len(result.imported)} file(s) of {folder}", out)
+    if result.skipped:
+        echo(f"skipped {len(result.skipped)} file(s) (reasons above)")
+    return 0
+
+
+def _summary(episodes: list[Any], source: str, out: Path) -> None:
+    """The two lines every import prints: what was imported, and how much usage it reports."""
     calls = sum(len(episode.calls) for episode in episodes)
     censored = sum(not call.completed for episode in episodes for call in episode.calls)
     echo(
@@ -97,7 +128,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     rounds = sum(len(episode.rounds) for episode in episodes)
     priced = sum(rnd.usage_known for episode in episodes for rnd in episode.rounds)
     echo(f"token usage: {priced} of {rounds} round(s) report it (the others are unknown)")
-    return 0
 
 
 IMPORT = Command(
@@ -109,5 +139,6 @@ IMPORT = Command(
     "  reviewlab import inspect logs/run.eval -o inspect.jsonl\n"
     "  reviewlab import otel otelcol-traces.jsonl -o traces.jsonl\n"
     "  reviewlab import auto run.traj -o swe.jsonl\n"
+    "  reviewlab import auto logs/ -o all.jsonl   # every log of a folder\n"
     "  reviewlab import auto bundled:real-logs/swe_agent/<file> -o swe.jsonl",
 )

@@ -2,7 +2,8 @@
 
 * :func:`import_openhands`, :func:`import_inspect`, :func:`import_swe_agent`,
   :func:`import_mini_swe_agent`, :func:`import_openai_agents`, :func:`import_otel`, and
-  :func:`import_auto` (the format detected from the content); :class:`AgentsTraceFile`, the
+  :func:`import_auto` (the format detected from the content), :func:`import_folder` (every
+  log of a folder, the files it skipped listed with why); :class:`AgentsTraceFile`, the
   Agents SDK tracing processor that writes what :func:`import_openai_agents` reads.
 * :func:`export_otel`: recorded episodes as OTLP/JSON, one trace per episode.
 * :func:`convert_corpus`: a corpus copied between JSONL and columnar Parquet.
@@ -21,6 +22,7 @@ from reviewlab.recording.interop._detect import (
     detect_format,
     import_auto,
 )
+from reviewlab.recording.interop._folder import FolderImport, import_folder
 from reviewlab.recording.interop._inspect_ai import import_inspect
 from reviewlab.recording.interop._mini_swe_agent import import_mini_swe_agent
 from reviewlab.recording.interop._openai_agents import AgentsTraceFile, import_openai_agents
@@ -33,6 +35,7 @@ __all__ = [
     "FORMATS",
     "IMPORTERS",
     "AgentsTraceFile",
+    "FolderImport",
     "ImportFormatError",
     "OtelImport",
     "UnknownFormatError",
@@ -42,6 +45,7 @@ __all__ = [
     "episode_document",
     "export_otel",
     "import_auto",
+    "import_folder",
     "import_inspect",
     "import_mini_swe_agent",
     "import_openai_agents",
