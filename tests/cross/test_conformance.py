@@ -150,13 +150,15 @@ def test_assert_same_calls_compares_times_within_the_tolerance():
 @pytest.mark.parametrize("engine", ["twin", "vectorized"])
 def test_a_window_a_fifth_of_a_second_short_is_the_deadlines(engine):
     """The corpus's near-tie read: 5.8 s deadline, 1 s send, so 4.8 s left under read_file's
-    5 s; both exact engines bound it at 4.8 s and say ``deadline`` (no allowance)."""
+    5 s; both exact engines bound it at 4.8 s and say ``deadline`` (no allowance), and the 7 s
+    read is abandoned there."""
     calls = replay(
         conformance.conformance_corpus(), PART_POLICIES["timeouts"], engine=engine
     ).calls
     (row,) = calls[calls["episode_id"] == "near-tie"].itertuples()
     assert row.bound_sec == pytest.approx(4.8, abs=1e-12)
-    assert row.bound_by == "deadline" and row.outcome == "executed"
+    assert row.bound_by == "deadline" and row.source_gap == "native_tool_abandoned"
+    assert row.wait_sec == pytest.approx(4.8, abs=1e-12)
     assert 5.0 - row.bound_sec == pytest.approx(conformance.NEAR_TIE_SEC, abs=1e-12)
 
 
