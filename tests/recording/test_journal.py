@@ -128,32 +128,40 @@ def test_the_gateway_fields_survive_a_save_and_a_load(tmp_path, suffix):
 
 
 def episode_line(schema: str, **call_fields) -> dict:
-    call = {"tool": "t", "args": {}, "duration_sec": 1.0, **call_fields}
-    return {"schema": schema, "id": "e", "source": "live", "started_at": STARTED,
-            "rounds": [{"send_sec": 0.0, "calls": [call]}]}  # fmt: skip
+    """A line in the exact shape a writer writes (so the fast columnar decoder takes it and the
+    columnar checks judge it), with ``call_fields`` changed."""
+    episode = Episode(
+        schema="reviewlab.episode/2", id="e", source="live", started_at=STARTED,
+        rounds=[Round(calls=[Call(tool="t", duration_sec=1.0)])],
+    )  # fmt: skip
+    document = json.loads(episode.to_json_line())
+    document["schema"] = schema
+    document["rounds"][0]["calls"][0].update(call_fields)
+    return document
 
 
 @pytest.mark.parametrize(
-    ("schema", "fields", "field", "words"),
+    ("schema", "fields", "name", "words"),
     [
         ("reviewlab.episode/2", {"args_sha256": "ab" * 32}, "args_chars", "without args_chars"),
         ("reviewlab.episode/2", {"args_chars": 3}, "args_chars", "without args_sha256"),
         ("reviewlab.episode/2", {"args_sha256": "AB" * 32, "args_chars": 3}, "args_sha256", ""),
         ("reviewlab.episode/2", {"server": ""}, "server", ""),
-        ("reviewlab.episode/1", {"server": "fs"}, "rounds", "calls.0.server needs schema"),
+        ("reviewlab.episode/1", {"server": "fs"}, "server", "needs schema"),
     ],
 )
-def test_a_bad_gateway_field_is_refused_by_both_readers(tmp_path, schema, fields, field, words):
-    """The episode reader and the columnar checks (the compiled path) name the same field."""
+def test_a_bad_gateway_field_is_refused_by_both_readers(tmp_path, schema, fields, name, words):
+    """The episode reader and the columnar checks (the compiled path) refuse line 1, naming the
+    call's field."""
     path = tmp_path / "bad.jsonl"
     path.write_text(line(episode_line(schema, **fields)))
     with pytest.raises(EpisodeFormatError) as by_objects:
         load_episodes(path)
-    assert by_objects.value.line == 1 and by_objects.value.field.endswith(field)
-    assert words in by_objects.value.message
     with pytest.raises(EpisodeFormatError) as by_columns:
         open_corpus(path).compiled()
-    assert field in by_columns.value.field or field in by_columns.value.message
+    for error in (by_objects.value, by_columns.value):
+        assert error.line == 1 and f"rounds.0.calls.0.{name}" in f"{error.field}: {error.message}"
+        assert words in error.message
 
 
 # -- reading a session ---------------------------------------------------------------------
@@ -225,6 +233,25 @@ def test_a_bad_update_is_an_error_naming_line_and_field(tmp_path, update, field,
         read_session(write(tmp_path, text + line(update)))
     assert (caught.value.line, caught.value.field) == (4, field)
     assert words in caught.value.message
+
+
+@pytest.mark.parametrize("document", [{"at_sec": 1.0}, {"call": A, "at_sec": 1.0, "end": {}}])
+def test_a_line_of_no_kind_or_two_kinds_is_an_error(tmp_path, document):
+    """A line is a call, an update or an end: one key says which."""
+    with pytest.raises(EpisodeFormatError, match="expected one of the keys") as caught:
+        read_session(write(tmp_path, line(HEADER) + line(document)))
+    assert (caught.value.line, caught.value.field) == (2, "<json>")
+
+
+def test_the_meta_keys_the_reader_writes_are_refused_in_a_header(tmp_path):
+    """``rounds`` and ``call_offsets_sec`` are the reader's: the writer and the reader refuse
+    them in the header."""
+    with pytest.raises(ValueError, match="'rounds' is the reader's"):
+        SessionJournal(tmp_path, id="m", meta={"rounds": "by hand"})
+    header = dict(HEADER, meta={"call_offsets_sec": "[[0.0]]"})
+    with pytest.raises(EpisodeFormatError, match="call_offsets_sec") as caught:
+        read_session(write(tmp_path, line(header)))
+    assert (caught.value.line, caught.value.field) == (1, "meta")
 
 
 def test_a_line_after_the_end_line_is_an_error(tmp_path):
