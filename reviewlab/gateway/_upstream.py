@@ -119,7 +119,7 @@ class Upstream:
             env={**os.environ, **self.spec.env},
             cwd=self.spec.cwd,
         )
-        return stdio_client(params, errlog=cast(TextIO, self.errlog or sys.stderr))
+        return stdio_client(params, errlog=cast(TextIO, self.errlog or _stderr()))
 
     async def _list_all(self, session: Any, method: str, key: str) -> list[dict[str, Any]]:
         """Every page of a ``*/list`` answer, as the server sent its entries."""
@@ -213,6 +213,16 @@ class Upstream:
         if method == "notifications/progress":
             return  # progress of the gateway's own requests reaches their callbacks
         await self.router.upstream_notification(self.name, method, data.get("params"))
+
+
+def _stderr() -> IO[str]:
+    """Where a stdio upstream's stderr goes: ours, or the process's own when ours is not a file
+    (a test's capture, a notebook's stream)."""
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return sys.__stderr__ or open(os.devnull, "w")  # noqa: SIM115 - lives as long as we do
+    return sys.stderr
 
 
 def _wire(model: Any) -> dict[str, Any]:

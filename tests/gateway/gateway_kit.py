@@ -60,3 +60,100 @@ def demo_gateway(tmp_path: Path, policy: str | Path = "uniform:5", **options: An
 def text_of(result: Any) -> str:
     """The text blocks of a ``CallToolResult``, joined."""
     return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (now)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class GatewayProcess:
+    """``reviewlab gateway`` as a user runs it: a subprocess, over HTTP unless ``stdio``; the
+    block waits for its 'serving' line and, at its end, stops it if it still runs."""
+
+    def __init__(self, folder: Path, *options: str, stdio: bool = False) -> None:
+        import subprocess
+        import sys
+
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        config = servers_file(folder, {"demo": demo_entry()})
+        argv = [sys.executable, "-m", "reviewlab", "gateway", "--config", str(config), *options]
+        if not stdio:
+            argv += ["--listen", f"127.0.0.1:{self.port}"]
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if stdio else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.log: list[str] = []
+
+    def __enter__(self) -> GatewayProcess:
+        import time
+
+        assert self.process.stderr is not None
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            line = self.process.stderr.readline()
+            if not line:
+                raise RuntimeError(f"the gateway exited: {''.join(self.log)}")
+            self.log.append(line)
+            if "serving" in line:
+                return self
+        raise RuntimeError("the gateway did not start within 120 s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(30)
+
+    def children(self) -> list[int]:
+        """The gateway's child processes (its stdio upstreams)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == self.process.pid:
+                    found.append(int(entry.name))
+        return found
+
+    def rest_of_log(self) -> str:
+        """What the gateway wrote to stderr after its 'serving' line (once it has exited)."""
+        assert self.process.stderr is not None
+        return "".join(self.log) + self.process.stderr.read()
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@contextlib.asynccontextmanager
+async def http_host(url: str, token: str | None = None) -> AsyncIterator[Any]:
+    """An initialized SDK ``ClientSession`` connected to ``url`` over Streamable HTTP."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    client = create_mcp_http_client(headers=headers)
+    async with (
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as host,
+    ):
+        await host.initialize()
+        yield host
