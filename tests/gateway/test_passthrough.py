@@ -83,6 +83,7 @@ class Host:
         self.logged = asyncio.Event()
         self.sampling: list[dict[str, Any]] = []
         self.elicitation: list[dict[str, Any]] = []
+        self.capabilities: Any = None
 
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.logs.append(wire(params))
@@ -116,7 +117,7 @@ class Host:
                     logging_callback=self.log,
                 ) as session,
             ):
-                await session.initialize()
+                self.capabilities = (await session.initialize()).capabilities
                 yield session
 
 
@@ -129,12 +130,13 @@ def untimed(read: dict[str, Any]) -> dict[str, Any]:
     return {**read, "contents": contents}
 
 
-async def everything_script(argv: list[str], folder: Path) -> dict[str, Any]:
+async def everything_script(argv: list[str], folder: Path, label: str) -> dict[str, Any]:
     """One host's session: each feature of server-everything once, and what came back."""
     host = Host(folder / "subject")
     seen: dict[str, Any] = {}
-    async with host.session(argv, folder / "servers.log") as session:
+    async with host.session(argv, folder / f"{label}.log") as session:
         seen["tools"] = wire(await session.list_tools())["tools"]
+        seen["sum"] = wire(await session.call_tool("get-sum", {"a": 2, "b": 40}))
         seen["resources"] = wire(await session.list_resources())
         seen["templates"] = wire(await session.list_resource_templates())
         seen["static"] = wire(await session.read_resource(STATIC))
@@ -185,10 +187,15 @@ def everything(node, workspace) -> dict[str, dict[str, Any]]:
     """The same host script run against server-everything directly and through the gateway."""
     upstream = [node, str(EVERYTHING), "stdio"]
     through = gateway_argv(workspace, {"everything": upstream})
-    return {
-        "direct": asyncio.run(everything_script(upstream, workspace)),
-        "gateway": asyncio.run(everything_script(through, workspace)),
-    }
+
+    async def both() -> list[dict[str, Any]]:
+        return await asyncio.gather(
+            everything_script(upstream, workspace, "direct"),
+            everything_script(through, workspace, "gateway"),
+        )
+
+    direct, gateway = asyncio.run(both())
+    return {"direct": direct, "gateway": gateway}
 
 
 @pytest.mark.slow
@@ -259,3 +266,69 @@ def test_sampling_elicitation_and_roots_requests_reach_the_host_and_go_back(ever
     assert SAMPLED in json.dumps(direct["sampling-tool"])  # the host's answer went back
     assert "Ada Lovelace" in json.dumps(direct["elicitation-tool"])
     assert (workspace / "subject").as_uri() in json.dumps(direct["roots-tool"])
+
+
+async def listed_and_called(
+    argv: list[str], folder: Path, label: str, calls: list[tuple[str, str, dict[str, Any]]]
+) -> dict[str, Any]:
+    """The tools and prompts a host is shown, and the answers to ``calls`` (kind, name, args)."""
+    host = Host(folder / "subject")
+    seen: dict[str, Any] = {"answers": [], "prompts": []}
+    async with host.session(argv, folder / f"{label}.log") as session:
+        seen["tools"] = wire(await session.list_tools())["tools"]
+        if host.capabilities.prompts is not None:
+            seen["prompts"] = wire(await session.list_prompts())["prompts"]
+        for kind, name, args in calls:
+            if kind == "tool":
+                seen["answers"].append(wire(await session.call_tool(name, args)))
+            else:
+                seen["answers"].append(wire(await session.get_prompt(name, args)))
+    return seen
+
+
+@pytest.mark.slow
+def test_with_several_upstreams_a_shared_name_is_prefixed_and_a_unique_one_is_not(
+    node, workspace, everything
+):
+    """Two copies of server-everything and one server-filesystem behind one gateway: every name
+    both copies serve is shown as SERVER__NAME, filesystem's names as they are, each entry is its
+    upstream's own, and calls and prompts under either name reach the right server."""
+    files = [node, str(FILESYSTEM), str(workspace / "subject")]
+    copy = [node, str(EVERYTHING), "stdio"]
+    listing = {"path": str(workspace / "subject")}
+    gateway = gateway_argv(workspace, {"everything": copy, "again": copy, "files": files})
+
+    async def both() -> list[dict[str, Any]]:
+        return await asyncio.gather(
+            listed_and_called(files, workspace, "files", [("tool", "list_directory", listing)]),
+            listed_and_called(
+                gateway,
+                workspace,
+                "gateway-3",
+                [
+                    ("tool", "again__get-sum", {"a": 2, "b": 40}),
+                    ("prompt", "everything__args-prompt", {"city": "Oslo"}),
+                    ("tool", "list_directory", listing),
+                ],
+            ),
+        )
+
+    alone_f, through = asyncio.run(both())
+    alone_e = everything["direct"]
+    e_tools = {tool["name"]: tool for tool in alone_e["tools"]}
+    f_tools = {tool["name"]: tool for tool in alone_f["tools"]}
+    assert e_tools and f_tools and not set(e_tools) & set(f_tools)
+    expected = {
+        f"{server}__{name}": {**tool, "name": f"{server}__{name}"}
+        for server in ("everything", "again")
+        for name, tool in e_tools.items()
+    }
+    expected.update(f_tools)
+    assert {tool["name"]: tool for tool in through["tools"]} == expected
+    e_prompts = {prompt["name"] for prompt in alone_e["prompts"]["prompts"]}
+    assert {prompt["name"] for prompt in through["prompts"]} == {
+        f"{server}__{name}" for server in ("everything", "again") for name in e_prompts
+    }
+    assert through["answers"] == [alone_e["sum"], alone_e["args-prompt"], *alone_f["answers"]]
+    assert "42" in json.dumps(alone_e["sum"])  # get-sum really summed 2 and 40
+    assert "pricing.py" in json.dumps(alone_f["answers"][0])
