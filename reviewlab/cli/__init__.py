@@ -31,6 +31,7 @@ from reviewlab.cli.import_log import IMPORT
 from reviewlab.cli.incident import INCIDENT
 from reviewlab.cli.lab import LAB
 from reviewlab.cli.lesson import LESSON
+from reviewlab.cli.policy import POLICY
 from reviewlab.cli.presets import PRESETS
 from reviewlab.cli.record import RECORD
 from reviewlab.cli.replay import REPLAY
@@ -48,6 +49,7 @@ COMMANDS: tuple[Command, ...] = (
     SWEEP,
     TUNE,
     PRESETS,
+    POLICY,
     CLOCKS,
     INCIDENT,
     SYNTH,
