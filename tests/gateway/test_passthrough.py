@@ -38,7 +38,7 @@ TEMPLATE_REF = types.ResourceTemplateReference(
 )
 SAMPLED = "a haiku about gateways"
 pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
-ELICITED = {"name": "Ada Lovelace", "check": True, "color": "teal"}
+ELICITED: dict[str, Any] = {"name": "Ada Lovelace", "check": True, "color": "teal"}
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,9 @@ class Host:
         return types.ElicitResult(action="accept", content=ELICITED)
 
     async def list_roots(self, context: Any) -> Any:
-        return types.ListRootsResult(roots=[types.Root(uri=self.roots.as_uri(), name="subject")])
+        return types.ListRootsResult(
+            roots=[types.Root.model_validate({"uri": self.roots.as_uri(), "name": "subject"})]
+        )
 
     @contextlib.asynccontextmanager
     async def session(self, argv: list[str], errlog: Path) -> AsyncIterator[ClientSession]:
@@ -157,10 +159,10 @@ async def everything_script(argv: list[str], folder: Path, label: str) -> dict[s
         await session.call_tool("toggle-simulated-logging", {})  # one message at once
         await asyncio.wait_for(host.logged.wait(), 10.0)
         await session.call_tool("toggle-simulated-logging", {})  # and no more
-        progress: list[tuple[float, float | None]] = []
+        reports: list[tuple[float, float | None]] = []
 
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            progress.append((done, total))
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            reports.append((progress, total))
 
         seen["long"] = wire(
             await session.call_tool(
@@ -169,7 +171,7 @@ async def everything_script(argv: list[str], folder: Path, label: str) -> dict[s
                 progress_callback=on_progress,
             )
         )
-        seen["progress"] = progress
+        seen["progress"] = reports
         sampling_args = {"prompt": "a gateway", "maxTokens": 20}
         seen["sampling-tool"] = wire(
             await session.call_tool("trigger-sampling-request", sampling_args)
@@ -188,7 +190,7 @@ def everything(node, workspace) -> dict[str, dict[str, Any]]:
     upstream = [node, str(EVERYTHING), "stdio"]
     through = gateway_argv(workspace, {"everything": upstream})
 
-    async def both() -> list[dict[str, Any]]:
+    async def both() -> tuple[dict[str, Any], dict[str, Any]]:
         return await asyncio.gather(
             everything_script(upstream, workspace, "direct"),
             everything_script(through, workspace, "gateway"),
@@ -298,7 +300,7 @@ def test_with_several_upstreams_a_shared_name_is_prefixed_and_a_unique_one_is_no
     listing = {"path": str(workspace / "subject")}
     gateway = gateway_argv(workspace, {"everything": copy, "again": copy, "files": files})
 
-    async def both() -> list[dict[str, Any]]:
+    async def both() -> tuple[dict[str, Any], dict[str, Any]]:
         return await asyncio.gather(
             listed_and_called(files, workspace, "files", [("tool", "list_directory", listing)]),
             listed_and_called(
