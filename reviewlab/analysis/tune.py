@@ -57,6 +57,7 @@ from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.corpus import CallObservations, CorpusSource, open_corpus
 from reviewlab.engines.vectorized import CompiledCorpus
+from reviewlab.recording.annotations import with_recorded_kinds
 
 __all__ = [
     "LADDER_QUANTILES",
@@ -240,7 +241,8 @@ def recommend(
     if guarantee is not None:
         _check_probability("guarantee", guarantee)
     _check_probability("guarantee_confidence", guarantee_confidence)
-    spine = Policy.of(base, narrowing)
+    # A gateway's recording says which tools its servers annotated read-only or destructive.
+    spine = with_recorded_kinds(Policy.of(base, narrowing), episodes)
     if replays_episodes(spine):
         raise ValueError(
             "base: it hedges or has a breaker, which the tuner's compiled replays do not apply; "

@@ -119,6 +119,10 @@ class Gateway:
 
     # -- lifecycle -------------------------------------------------------------
     async def __aenter__(self) -> Gateway:
+        if self.record_dir is not None:
+            # Before any call: imported lazily by the first recorded answer, the recording
+            # package (about 1 s: it loads pandas) stalled every call then in flight.
+            import reviewlab.recording  # noqa: F401
         stack = contextlib.AsyncExitStack()
         await stack.__aenter__()
         try:
