@@ -5,6 +5,7 @@ its HTTP front asks for the token, checks Origin and serves its metrics."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import time
 
@@ -66,10 +67,12 @@ def test_a_sigkill_in_a_burst_keeps_every_answered_call(tmp_path):
     paths = ["README.md", "CHANGES.md", "inventory/__init__.py", "inventory/pricing.py"]
     calls = [{"path": paths[i % 4], "n": i} for i in range(40)]  # n makes every call distinct
 
+    answered: list[dict] = []  # filled before the host's session dies with the gateway
+
     with GatewayProcess(tmp_path, "--record", str(tmp_path / "rec")) as gateway:
 
         async def burst():
-            answered = []
+            count = 0
             async with http_host(gateway.url) as host:
                 tasks = [asyncio.create_task(host.call_tool("read_file", a)) for a in calls]
                 order = {task: args for task, args in zip(tasks, calls, strict=True)}
@@ -78,21 +81,19 @@ def test_a_sigkill_in_a_burst_keeps_every_answered_call(tmp_path):
                         await finished
                     except Exception:  # noqa: BLE001 - the calls cut by the kill
                         break
-                    answered.append(None)
-                    if len(answered) == 15:
+                    count += 1
+                    if count == 15:
                         gateway.process.kill()
                         break
-                done = [order[t] for t in tasks if t.done() and not t.exception()]
+                answered.extend(order[t] for t in tasks if t.done() and not t.exception())
                 for task in tasks:
                     task.cancel()
-                return done
 
-        try:
-            answered = asyncio.run(burst())
-        except BaseException:  # noqa: BLE001 - the host's session dies with the gateway
-            answered = None
+        # the host's session may fail on leaving: it dies with the gateway
+        with contextlib.suppress(BaseException):
+            asyncio.run(burst())
         gateway.process.wait(30)
-    assert answered is not None and len(answered) >= 15
+    assert len(answered) >= 15
     recorded = {
         call.args_sha256: call
         for episode in load_episodes(tmp_path / "rec")
@@ -193,3 +194,66 @@ def test_gateway_check_lists_bounds_and_kinds_and_names_a_typo(tmp_path, capsys)
     assert rows["wedge"][2] == "7s"
     assert status == 1
     assert "policy names 'read_fle', which no upstream serves (did you mean read_file?)" in out
+
+
+def test_a_host_that_disconnects_mid_call_cancels_the_upstream_and_is_recorded(tmp_path):
+    """An HTTP host leaves (its session closed) while a wedged call runs under a 30 s bound:
+    the upstream hears the cancel (a second host asks it) and the call is recorded, cut where
+    the host left."""
+    import json
+
+    with GatewayProcess(
+        tmp_path, "--policy", "uniform:30", "--record", str(tmp_path / "rec")
+    ) as gateway:
+
+        async def leave_mid_call():
+            async with http_host(gateway.url) as host:
+                call = asyncio.create_task(host.call_tool("wedge", {}))
+                await asyncio.sleep(0.5)  # the call is in flight (a wedge never answers)
+                assert not call.done()
+                call.cancel()
+
+        async def ask_seen():
+            async with http_host(gateway.url) as host:
+                for _ in range(100):
+                    seen = json.loads(text_of(await host.call_tool("seen_cancels", {})))
+                    if seen:
+                        return seen
+                    await asyncio.sleep(0.1)
+                return []
+
+        with contextlib.suppress(BaseException):
+            asyncio.run(leave_mid_call())
+        seen = asyncio.run(ask_seen())
+        gateway.process.send_signal(signal.SIGTERM)
+        wait_exit(gateway)
+    assert seen and str(seen[0]).startswith("reviewlab-")
+    wedges = [
+        call
+        for episode in load_episodes(tmp_path / "rec")
+        for call in episode.calls
+        if call.tool == "wedge"
+    ]
+    assert len(wedges) == 1
+    assert wedges[0].completed is False and wedges[0].cancel_sent is True
+    assert 0.4 <= wedges[0].duration_sec < 30
+
+
+def test_metrics_on_their_own_address_beside_a_stdio_gateway(tmp_path):
+    """--metrics HOST:PORT serves the Prometheus text while the host talks over stdio."""
+    from gateway_kit import free_port
+
+    port = free_port()
+    with GatewayProcess(tmp_path, "--metrics", f"127.0.0.1:{port}", stdio=True) as gateway:
+        text = ""
+        for _ in range(100):
+            try:
+                text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text
+                break
+            except httpx.ConnectError:
+                time.sleep(0.1)
+        assert gateway.process.stdin is not None
+        gateway.process.stdin.close()
+        assert wait_exit(gateway) == 0
+    assert "# TYPE reviewlab_gateway_calls_total counter" in text
+    assert 'reviewlab_gateway_loose_workers{server="demo"} 0.0' in text
