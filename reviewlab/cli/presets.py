@@ -18,6 +18,7 @@ from reviewlab.cli._args import (
     echo,
     on_error_option,
     output_path,
+    policy_arg,
     seed,
 )
 from reviewlab.cli._command import Command
@@ -81,6 +82,20 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     score.add_argument(
         "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the score table"
     )
+    score.add_argument(
+        "--policy",
+        default=None,
+        metavar="POLICY",
+        help="a policy of yours (POLICY.toml, ouroboros, uniform:SEC) replayed beside them",
+    )
+    score.add_argument(
+        "--export",
+        action="append",
+        default=[],
+        metavar="TARGET",
+        help="also replay each reviewlab policy as TARGET's configuration holds it "
+        "(reviewlab policy export; repeatable)",
+    )
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
@@ -115,6 +130,19 @@ def cmd_presets(args: argparse.Namespace) -> int:
     return _score(args, presets)
 
 
+def _as_hosts(policies: dict, targets: list[str]) -> dict:
+    """Each policy as each target's configuration would hold it (``NAME as TARGET``)."""
+    from reviewlab.analysis.export import host_policy, target_of
+
+    for target in targets:
+        target_of(target)  # an unknown target is refused before anything is replayed
+    return {
+        f"{name} as {target}": host_policy(policy, target)
+        for target in targets
+        for name, policy in policies.items()
+    }
+
+
 def _score(args: argparse.Namespace, presets: dict) -> int:
     from reviewlab.analysis.presets import score_presets
     from reviewlab.cli._checks import refuse_ignored
@@ -143,6 +171,9 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
 
             recommendation = recommend(corpus, censored=args.censored)
             extra["reviewlab recommended"] = recommendation.policy
+        if args.policy is not None:
+            extra[f"your {args.policy}"] = policy_arg(args.policy, "--policy")
+        extra.update(_as_hosts(extra, args.export))
         frame = score_presets(
             corpus,
             presets=presets,
@@ -172,5 +203,6 @@ PRESETS = Command(
     examples="  reviewlab presets\n"
     "  reviewlab presets --preset swe-agent\n"
     f"  reviewlab presets score {EXAMPLE_CORPUS}\n"
-    f"  reviewlab presets score {EXAMPLE_CORPUS} --censored observed -o presets.csv",
+    f"  reviewlab presets score {EXAMPLE_CORPUS} --censored observed -o presets.csv\n"
+    f"  reviewlab presets score {EXAMPLE_CORPUS} --policy tuned.toml --export codex-cli",
 )

@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -208,3 +209,22 @@ def test_the_cli_writes_the_file_and_lists_the_losses(
     assert "cline: cannot express idle timeouts; instead: the hard bound alone" in printed
     assert main(["policy", "export", str(source), "--to", "vscode"]) == 2
     assert "invalid choice: 'vscode'" in capsys.readouterr().err
+
+
+def test_presets_score_replays_the_hosts_approximation_beside_the_policy(tmp_path: Path) -> None:
+    """A 50 s command runs under the policy's 60 s but Codex keeps its own 10 s: 0 % vs 100 %."""
+    from reviewlab.recording import save_episodes
+    from reviewlab.testing.builders import call, episode
+
+    corpus = tmp_path / "c.jsonl"
+    save_episodes([episode("e1", [[call("run_command", 50.0)]])], corpus)
+    policy = tmp_path / "p.toml"
+    Policy(timeouts=TimeoutPolicy(default_sec=30.0, tools_sec={"run_command": 60.0})).save(policy)
+    out = tmp_path / "scores.csv"
+    argv = ["presets", "score", str(corpus), "--no-recommend", "--preset", "cline"]
+    argv += ["--policy", str(policy), "--export", "codex-cli", "-o", str(out)]
+    assert main(argv) == 0
+    rates = pd.read_csv(out).set_index("preset")["abandoned_call_rate"]
+    assert rates[f"your {policy}"] == 0.0
+    assert rates[f"your {policy} as codex-cli"] == 1.0
+    assert rates["reviewlab ouroboros as codex-cli"] == 1.0
