@@ -6,13 +6,10 @@ the notebook's folder, where ``reviewlab/ui``'s own modules — ``numbers``, ``t
 shadow the standard library's), starts ``python -m voila`` on the copy bound to localhost and
 returns the running process (the folder goes with it); Voilà starts a kernel per visit,
 which runs the template, which calls :func:`dashboard_explorer` — so every
-line of logic lives here, none in the notebook. The corpus to explore travels
-to the kernel in the environment variable :data:`CORPUS_ENV` (the kernel
-inherits Voilà's environment); without it the bundled 1k corpus is used. It
-may be a folder: Parquet partitions, or a gateway's sessions, read again on
-every visit (so a page reload shows the calls recorded since).
-:func:`main` is the blocking form for the command line: it serves until
-interrupted and then stops Voilà.
+line of logic lives here, none in the notebook. The corpus to explore (a file or a folder,
+read on every visit) travels to the kernel in the environment variable :data:`CORPUS_ENV`
+(the kernel inherits Voilà's); without it the bundled 1k corpus is used. :func:`main` is the
+blocking form for the command line: it serves until interrupted and then stops Voilà.
 
 :func:`lab_command` is the argv of ``make lab``: JupyterLab on ``notebooks/``.
 """
