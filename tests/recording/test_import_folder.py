@@ -7,6 +7,8 @@ The folder holds copies of shipped real logs (their episode and call counts are 
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,19 @@ def test_a_format_named_for_a_folder_skips_the_others(folder: Path) -> None:
     result = import_folder(folder, "swe_agent")
     assert [fmt for _, fmt, _ in result.imported] == ["swe_agent", "swe_agent"]
     assert len(result.skipped) == 4
+
+
+def test_a_fresh_process_imports_the_shipped_framework_logs(tmp_path: Path) -> None:
+    """A clean install reads the shipped zstd .eval and mini-swe-agent trajectory from the CLI."""
+    for name, completed in (
+        ("inspect_ai-0.3.285_bash-timeout.eval", [True, True, False]),
+        ("mini-swe-agent-2.4.6_timeout.traj.json", [True, False, True]),
+    ):
+        out = tmp_path / f"{name}.jsonl"
+        argv = ["import", "auto", f"bundled:real-logs/frameworks/{name}", "-o", str(out)]
+        done = subprocess.run(
+            [sys.executable, "-m", "reviewlab", *argv], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert "imported 1 episode(s), 3 call(s) (1 censored)" in done.stdout
+        assert [c.completed for c in load_episodes(out)[0].calls] == completed
