@@ -36,6 +36,8 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -254,7 +256,17 @@ def report_latency(transport: str, measured: Rounds, goal_ms: float) -> bool:
 
 
 # -- 2. a burst with wedged calls ----------------------------------------------------------------
-async def burst(folder: Path, errlog: Any) -> tuple[list[tuple[str, float, Any]], Path]:
+@dataclass(frozen=True)
+class Answered:
+    """One call of the burst as the host saw it: sent at ``sent_wall``, answered ``sec`` later."""
+
+    tool: str
+    sent_wall: float
+    sec: float
+    result: Any
+
+
+async def burst(folder: Path, errlog: Any) -> tuple[list[Answered], Path]:
     """Send the burst at once on one host session; each call's (tool, seconds, result)."""
     root = folder / "workspace"
     root.mkdir()
@@ -266,12 +278,12 @@ async def burst(folder: Path, errlog: Any) -> tuple[list[tuple[str, float, Any]]
     gateway += ["--policy", f"uniform:{BURST_BOUND_SEC}", "--loose-cap", "64"]
     gateway += ["--record", str(record)]
 
-    async def one(session: Any, index: int) -> tuple[str, float, Any]:
+    async def one(session: Any, index: int) -> Answered:
         wedged = index % BURST_WEDGED_EVERY == 0
         name, args = ("wedge", {}) if wedged else ("read_file", {"path": "notes.txt"})
-        start = time.perf_counter()
+        sent_wall, start = time.time(), time.perf_counter()
         result = await session.call_tool(name, args)
-        return name, time.perf_counter() - start, result
+        return Answered(name, sent_wall, time.perf_counter() - start, result)
 
     async with stdio_session(gateway, errlog) as session:
         await session.list_tools()
@@ -307,26 +319,48 @@ def check_recording(record: Path) -> list[str]:
     return problems
 
 
-def report_burst(answered: list[tuple[str, float, Any]], problems: list[str]) -> bool:
+def gateway_starts(record: Path, tool: str) -> list[float]:
+    """Wall times at which the gateway started ``tool``'s calls, in order, from the session
+    files (``reviewlab.session/1``: the header's ``started_at`` plus each call's ``at_sec``)."""
+    starts = []
+    for path in sorted(record.glob("*.session.jsonl")):
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        began = datetime.fromisoformat(lines[0]["started_at"]).timestamp()
+        starts += [began + x["at_sec"] for x in lines[1:] if x.get("call", {}).get("tool") == tool]
+    return sorted(starts)
+
+
+def report_burst(answered: list[Answered], record: Path, problems: list[str]) -> bool:
     from reviewlab.core.receipts import tool_timeout_text
 
     timeout_text = tool_timeout_text("wedge", BURST_BOUND_SEC)
     wrong = [
-        name
-        for name, _sec, result in answered
-        if (name == "wedge") != (bool(result.is_error) and result.content[0].text == timeout_text)
+        a.tool
+        for a in answered
+        if (a.tool == "wedge")
+        != (bool(a.result.is_error) and a.result.content[0].text == timeout_text)
     ]
-    slack_ms = [(sec - BURST_BOUND_SEC) * 1e3 for _name, sec, _r in answered]
-    wedge_late = [(sec - BURST_BOUND_SEC) * 1e3 for name, sec, _r in answered if name == "wedge"]
-    reads_ms = [sec * 1e3 for name, sec, _r in answered if name != "wedge"]
-    worst = max(slack_ms)
+    wedged = sorted((a for a in answered if a.tool == "wedge"), key=lambda a: a.sent_wall)
+    late_ms = [(a.sec - BURST_BOUND_SEC) * 1e3 for a in wedged]
+    reads_ms = [a.sec * 1e3 for a in answered if a.tool != "wedge"]
+    worst = max((a.sec - BURST_BOUND_SEC) * 1e3 for a in answered)
     ok_time = worst <= SLACK_GOAL_MS and not wrong
     print(
-        f"{BURST_CALLS} calls at once on one host session, {len(wedge_late)} wedged, bound "
+        f"{BURST_CALLS} calls at once on one host session, {len(wedged)} wedged, bound "
         f"{BURST_BOUND_SEC:g} s: wedged answered after the bound p50 "
-        f"{statistics.median(wedge_late):.1f} ms max {max(wedge_late):.1f} ms; reads answered "
+        f"{statistics.median(late_ms):.1f} ms max {max(late_ms):.1f} ms; reads answered "
         f"in p50 {statistics.median(reads_ms):.1f} ms max {max(reads_ms):.1f} ms"
     )
+    starts = gateway_starts(record, "wedge")
+    if len(starts) == len(wedged):  # matched in order: the gateway starts calls as they come
+        waited = [(start - a.sent_wall) * 1e3 for a, start in zip(wedged, starts, strict=True)]
+        after = [late - wait for late, wait in zip(late_ms, waited, strict=True)]
+        print(
+            f"  of which, for the wedged calls: from the host's send to the gateway starting "
+            f"the call p50 {statistics.median(waited):.1f} ms max {max(waited):.1f} ms; from "
+            f"the bound to the host's answer p50 {statistics.median(after):.1f} ms max "
+            f"{max(after):.1f} ms"
+        )
     print(
         f"  latest answer past its bound: {worst:+.1f} ms (goal <= {SLACK_GOAL_MS:g} ms); "
         f"answers not as expected: {len(wrong)}: {'PASS' if ok_time else 'MISS'}"
@@ -355,6 +389,8 @@ async def main(argv: list[str] | None = None) -> int:
         open(os.devnull, "w") as errlog,
     ):
         folder = Path(tmp)
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"machine: {os.cpu_count()} CPUs, load average {load} (1, 5, 15 min), unpinned")
         (folder / "stdio").mkdir()
         (folder / "http").mkdir()
         (folder / "burst").mkdir()
@@ -363,7 +399,7 @@ async def main(argv: list[str] | None = None) -> int:
         http = await latency_http(rounds, calls, warm, folder / "http")
         ok_http = report_latency("Streamable HTTP", http, HTTP_GOAL_MS)
         answered, record = await burst(folder / "burst", errlog)
-        ok_burst = report_burst(answered, check_recording(record))
+        ok_burst = report_burst(answered, record, check_recording(record))
     return 0 if ok_stdio and ok_http and ok_burst else 1
 
 
