@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -114,6 +115,8 @@ class Gateway:
         self.hosts: dict[int, HostSession] = {}
         self.connections: dict[int, Any] = {}
         self.inflight: dict[str, list[Any]] = {name: [] for name in self.upstreams}
+        self.asked: dict[str, tuple[str, Any]] = {}  # host-side token -> (upstream, its token)
+        self._asks = itertools.count(1)
         self._stack: contextlib.AsyncExitStack | None = None
         self._policy_in_force: tuple[int, Any] | None = None
 
@@ -352,23 +355,54 @@ class Gateway:
         return {key: [item for items in listings.values() for item in items]}
 
     async def host_notification(self, ctx: Any) -> None:
-        """A host's notification that the upstreams must hear too (the roots changed)."""
+        """A host's notification that the upstreams must hear too: the roots changed, or the
+        host's progress on a request an upstream asked it (back under the upstream's token).
+        A host that offers roots has, once initialized, roots the upstreams never heard of (they
+        asked when no host was there): they are told the roots changed, and ask again."""
         if ctx.method == "notifications/roots/list_changed":
             for upstream in self.upstreams.values():
                 await upstream.notify(ctx.method, ctx.params)
+        elif ctx.method == "notifications/initialized":
+            offered = getattr(ctx.session, "client_capabilities", None)
+            if offered is not None and offered.roots is not None:
+                for upstream in self.upstreams.values():
+                    await upstream.notify("notifications/roots/list_changed", None)
+        elif ctx.method == "notifications/progress":
+            params = dict(ctx.params or {})
+            asked = self.asked.get(str(params.get("progressToken")))
+            if asked is not None:
+                name, token = asked
+                await self.upstreams[name].notify(ctx.method, {**params, "progressToken": token})
 
     # -- what an upstream sends on its own (HostRouter) ------------------------------------
     async def upstream_request(self, upstream: str, method: str, params: dict[str, Any]) -> Any:
         """Ask the host whose request is in flight on ``upstream`` (on that request's stream),
-        else the newest host connection (on its own stream)."""
-        inflight = self.inflight.get(upstream) or []
-        if inflight:
-            outbound = inflight[-1].session._request_outbound
-            return await outbound.send_raw_request(method, params, None)
-        for connection in reversed(list(self.connections.values())):
-            if connection is not None:
-                return await connection.send_raw_request(method, params, None)
-        raise RuntimeError(f"no host is connected to answer {method}")
+        else the newest host connection (on its own stream).
+
+        A progress token the upstream put in ``_meta`` is swapped for one of the gateway's own
+        while the host answers (two upstreams may pick the same token), so the host's progress
+        goes back to the upstream that asked (:meth:`host_notification`). A cancel from the
+        upstream needs nothing here: the SDK cancels this await, which sends the host a cancel
+        for the id the host knows.
+        """
+        meta = params.get("_meta")
+        own = None
+        if isinstance(meta, Mapping) and meta.get("progressToken") is not None:
+            own = f"reviewlab-ask-{next(self._asks)}"
+            self.asked[own] = (upstream, meta["progressToken"])
+            params = {**params, "_meta": {**meta, "progressToken": own}}
+        try:
+            inflight = self.inflight.get(upstream) or []
+            if inflight:
+                outbound = inflight[-1].session._request_outbound
+                return await outbound.send_raw_request(method, params, None)
+            for connection in reversed(list(self.connections.values())):
+                if connection is not None:
+                    return await connection.send_raw_request(method, params, None)
+            raise RuntimeError(f"no host is connected to answer {method}")
+        finally:
+            if own is not None:
+                self.asked.pop(own, None)
 
     async def upstream_notification(self, upstream: str, method: str, params: Any) -> None:
         """Tell the host whose request is in flight on ``upstream``, else every host."""

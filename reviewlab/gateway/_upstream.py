@@ -212,6 +212,10 @@ class Upstream:
         method = data.get("method", "")
         if method == "notifications/progress":
             return  # progress of the gateway's own requests reaches their callbacks
+        if method == "notifications/cancelled":
+            # The SDK has cancelled the request it names (the host's answer to it), which sent
+            # the host a cancel under the id the host knows; the upstream's id means nothing there.
+            return
         await self.router.upstream_notification(self.name, method, data.get("params"))
 
 
