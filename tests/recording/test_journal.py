@@ -299,15 +299,17 @@ def test_is_session_folder_wants_a_directory_with_a_session_file(tmp_path):
 
 
 def test_the_writer_writes_what_the_reader_reads(tmp_path):
-    """Indices in write order; updates folded; the header's id, start and meta; the end line."""
+    """Indices in write order; updates folded (a None is a fact not learnt, never a clearing);
+    the header's id, start and meta; the end line."""
     start = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
     journal = SessionJournal(tmp_path, id="h1", meta={"host": "claude"},
                              started_wall=start.timestamp())  # fmt: skip
     assert journal.path == tmp_path / "h1.session.jsonl"
     assert [journal.call(Call(**B), at_sec=1.5), journal.call(Call(**A), at_sec=1.0)] == [0, 1]
     assert journal.call(Call(**C), at_sec=4.0) == 2
-    journal.update(2, late_result_sec=0.5, late_result_chars=42)
-    journal.update(2, returned_after_sec=1.5)
+    journal.update(2, late_result_sec=0.5, late_result_chars=42, returned_after_sec=None)
+    journal.update(2, returned_after_sec=1.5, late_result_sec=None, cancel_honoured_sec=None)
+    journal.update(1, late_result_sec=None)  # nothing learnt: nothing written
     assert read_session(journal.path) == expected_episode(end=False)  # read while open
     journal.close()
     journal.close()  # idempotent: one end line
@@ -316,6 +318,11 @@ def test_the_writer_writes_what_the_reader_reads(tmp_path):
         episode.end_reason == "final_answer" and episode.rounds[:2] == expected_episode().rounds[:2]
     )
     assert journal.path.read_text().count('"end"') == 1
+    updates = [json.loads(x) for x in journal.path.read_text().splitlines() if '"update"' in x]
+    assert [u["fields"] for u in updates] == [
+        {"late_result_sec": 0.5, "late_result_chars": 42},
+        {"returned_after_sec": 1.5},
+    ]
 
 
 def test_the_writer_refuses_what_the_reader_would(tmp_path):

@@ -96,7 +96,11 @@ class SessionJournal:
         return index
 
     def update(self, index: int, **fields: float | int | None) -> None:
-        """Append what call ``index`` learnt after it was written (:data:`UPDATABLE_FIELDS`)."""
+        """Append what call ``index`` learnt after it was written (:data:`UPDATABLE_FIELDS`).
+
+        A ``None`` value is a fact not learnt: it is left out and never clears what an earlier
+        update set; when every value is ``None`` nothing is written (the index is still checked).
+        """
         unknown = sorted(set(fields) - set(UPDATABLE_FIELDS))
         if unknown:
             raise ValueError(
@@ -105,14 +109,12 @@ class SessionJournal:
             )
         if not fields:
             raise ValueError("update: give at least one field")
-        for name, value in fields.items():
-            if value is None:
-                continue
+        learnt = {name: value for name, value in fields.items() if value is not None}
+        for name, value in learnt.items():
             if name.endswith("_sec"):
                 seconds(name, value)
             elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-        body = json.dumps({"update": index, "fields": fields}, separators=(",", ":"))
         with self._lock:
             self._writable()
             if (
@@ -121,7 +123,9 @@ class SessionJournal:
                 or not 0 <= index < self._calls
             ):
                 raise ValueError(f"update: no call {index!r} (calls written: {self._calls})")
-            _write_all(self._fd, (body + "\n").encode("utf-8"))
+            if learnt:
+                body = json.dumps({"update": index, "fields": learnt}, separators=(",", ":"))
+                _write_all(self._fd, (body + "\n").encode("utf-8"))
 
     def close(self, end_reason: EndReason = "final_answer") -> None:
         """Write the end line and close the file (fsynced); a second call does nothing."""
