@@ -1,23 +1,16 @@
 """One host ``tools/call`` through the gateway: bounded, answered, counted and recorded.
 
-Lifecycle: the bound is resolved when the call starts, from the policy in force (its per-tool
-timeout) narrowed by the deadline: the seconds the host sent in the request's ``_meta``
-(:data:`DEADLINE_META_KEY`) or what is left of the session budget, whichever is sooner. The
-call then runs on its upstream's :class:`~reviewlab.live.aio.AsyncBoundedExecutor` (the idle
-timeout re-armed by upstream progress under the hard cap; the loose-call cap per upstream) and
-ends one of five ways, each answered as a ``CallToolResult`` or as the upstream's own error:
-
-* returned inside its bound: the upstream's result as it was sent (``isError`` ones too);
-* the upstream failed (JSON-RPC error: passed on as it came; died or sent a malformed result:
-  an ``isError`` result naming the server);
-* abandoned at its bound: ``isError`` with the standard ``⚠️ TOOL_TIMEOUT`` text; the upstream
-  gets the cancel its negotiated version calls for and stays loose until it answers or its
-  watch ends; a late answer is recorded, never delivered;
-* refused (the upstream's loose-call cap is full): ``isError`` with the standard refusal text;
-* cancelled by the host (or its disconnection): the upstream is cancelled, nothing is answered.
-
-Every call is written to the host session's recording before its answer leaves the gateway,
-so a crash loses only calls still in flight (:class:`~reviewlab.recording.SessionJournal`).
+Lifecycle: the bound is resolved when the call starts — the policy in force's timeout, narrowed
+by the sooner of the host's ``_meta`` deadline (:data:`DEADLINE_META_KEY`) and the session
+budget — and the call runs on its upstream's :class:`~reviewlab.live.aio.AsyncBoundedExecutor`
+(idle timeout re-armed by progress under the hard cap; a loose-call cap per upstream). It ends
+returned (the upstream's result as sent), failed (its JSON-RPC error as sent; a dead or
+malformed upstream: an ``isError`` result naming the server), abandoned (``isError`` with the
+standard ``⚠️ TOOL_TIMEOUT`` text; the upstream is cancelled and stays loose until it answers,
+and a late answer is recorded, never delivered), refused (the cap is full: the standard
+refusal), or cancelled by the host (the upstream is cancelled, nothing answered). Each call is
+recorded before its answer leaves, so a crash loses only calls in flight (docs/gateway.md,
+"The bound").
 """
 
 from __future__ import annotations
@@ -36,6 +29,17 @@ from reviewlab.live.call_notes import CallNotes, current_notes
 from reviewlab.live.executor_base import CallStatus
 from reviewlab.live.mcp import MCPServerError, MCPToolError
 from reviewlab.live.mcp._call import call_tool_raw
+
+__all__ = [
+    "DEADLINE_META_KEY",
+    "Pending",
+    "bounded_tools_call",
+    "content_chars",
+    "error_result",
+    "late_fields",
+    "remaining_sec",
+]
+
 
 DEADLINE_META_KEY = "reviewlab.dev/deadline_sec"
 """The ``_meta`` key of a ``tools/call`` by which a host gives the seconds left before its own
@@ -114,7 +118,7 @@ def error_result(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
-async def call_tool(gateway: Any, ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
     """The answer to one host ``tools/call`` (see the module docstring)."""
     from mcp.shared.exceptions import MCPError
 

@@ -12,6 +12,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+__all__ = [
+    "Front",
+]
+
+
 log = logging.getLogger("reviewlab.gateway")
 
 _SDK_OWNED = frozenset({"initialize", "ping", "server/discover"})

@@ -35,9 +35,17 @@ from reviewlab.live.aio import AsyncBoundedExecutor
 from reviewlab.live.executor_base import DEFAULT_LOOSE_CAP
 from reviewlab.live.mcp import MCPServerError
 
+__all__ = [
+    "GATEWAY_CANCEL_WATCH_SEC",
+    "Gateway",
+    "HostSession",
+    "progress_forwarder",
+]
+
+
 log = logging.getLogger("reviewlab.gateway")
 
-DEFAULT_CANCEL_WATCH_SEC = 60.0
+GATEWAY_CANCEL_WATCH_SEC = 60.0
 """How long an abandoned call's upstream is still listened to (and the call counted loose)."""
 _LIST_METHODS = {
     "resources/list": "resources",
@@ -86,7 +94,7 @@ class Gateway:
         record_args: bool = False,
         session_budget_sec: float | None = None,
         loose_cap: int | None = DEFAULT_LOOSE_CAP,
-        cancel_watch_sec: float = DEFAULT_CANCEL_WATCH_SEC,
+        cancel_watch_sec: float = GATEWAY_CANCEL_WATCH_SEC,
         grace_sec: float = 0.5,
         metrics: GatewayMetrics | None = None,
         errlog: IO[str] | None = None,
@@ -244,12 +252,12 @@ class Gateway:
     # -- requests from a host ---------------------------------------------------------
     async def handle(self, ctx: Any) -> dict[str, Any]:
         """The answer to one host request (see the module docstring)."""
-        from reviewlab.gateway._calls import call_tool
+        from reviewlab.gateway._calls import bounded_tools_call
 
         method = ctx.method
         params = dict(ctx.params or {})
         if method == "tools/call":
-            return await call_tool(self, ctx, params)
+            return await bounded_tools_call(self, ctx, params)
         if method == "tools/list":
             return await self._list_tools()
         if len(self.upstreams) == 1:

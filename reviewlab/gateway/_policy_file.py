@@ -17,9 +17,15 @@ from pathlib import Path
 
 from reviewlab.core.policy import Policy
 
+__all__ = [
+    "POLICY_POLL_SEC",
+    "PolicyFile",
+]
+
+
 log = logging.getLogger("reviewlab.gateway")
 
-POLL_SEC = 0.25
+POLICY_POLL_SEC = 0.25
 """How often the file's stamp is looked at (a change is in force within a second)."""
 
 
@@ -70,7 +76,7 @@ class PolicyFile:
         log.info("reviewlab gateway: %s: policy %r in force", self.path, policy.label)
         return True
 
-    async def watch(self, poll_sec: float = POLL_SEC) -> None:
+    async def watch(self, poll_sec: float = POLICY_POLL_SEC) -> None:
         """Look for changes until cancelled."""
         while True:
             await asyncio.sleep(poll_sec)

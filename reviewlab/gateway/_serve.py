@@ -25,6 +25,14 @@ from typing import Any
 
 from reviewlab.gateway._gateway import Gateway
 
+__all__ = [
+    "BearerToken",
+    "Listen",
+    "is_loopback",
+    "run_gateway",
+]
+
+
 log = logging.getLogger("reviewlab.gateway")
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -130,9 +138,9 @@ async def _serve_http(gateway: Gateway, listen: Listen, extra: list[Any], ready:
     from starlette.routing import Route
 
     async def metrics(request: Any) -> Any:
-        from reviewlab.gateway._metrics import CONTENT_TYPE
+        from reviewlab.gateway._metrics import METRICS_CONTENT_TYPE
 
-        return Response(gateway.metrics.render(), media_type=CONTENT_TYPE)
+        return Response(gateway.metrics.render(), media_type=METRICS_CONTENT_TYPE)
 
     if is_loopback(listen.host):
         hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
@@ -203,10 +211,10 @@ def _metrics_server(gateway: Gateway, host: str, port: int) -> Any:
     from starlette.responses import Response
     from starlette.routing import Route
 
-    from reviewlab.gateway._metrics import CONTENT_TYPE
+    from reviewlab.gateway._metrics import METRICS_CONTENT_TYPE
 
     async def metrics(request: Any) -> Any:
-        return Response(gateway.metrics.render(), media_type=CONTENT_TYPE)
+        return Response(gateway.metrics.render(), media_type=METRICS_CONTENT_TYPE)
 
     return _uvicorn(Starlette(routes=[Route("/metrics", metrics)]), host, port)
 

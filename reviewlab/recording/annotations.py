@@ -18,6 +18,15 @@ from reviewlab.core.kinds import kinds_overrides
 from reviewlab.core.policy import Policy
 from reviewlab.core.vocab import TOOL_KINDS
 
+__all__ = [
+    "IDEMPOTENT_META_KEY",
+    "KINDS_META_KEY",
+    "kinds_meta",
+    "recorded_kinds",
+    "with_recorded_kinds",
+]
+
+
 KINDS_META_KEY = "tool_kinds"
 """The episode meta key holding the annotations' kinds (JSON object)."""
 IDEMPOTENT_META_KEY = "idempotent_tools"
