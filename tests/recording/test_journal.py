@@ -346,6 +346,22 @@ def test_the_writer_refuses_what_the_reader_would(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w.session.jsonl"]  # no stray file
 
 
+def test_without_hard_links_the_file_still_appears_whole_and_once(tmp_path, monkeypatch):
+    """Where ``os.link`` is refused, the header file is renamed into place; a taken id is
+    still refused, and no hidden file is left behind."""
+
+    def no_links(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    journal = SessionJournal(tmp_path, id="h1", started_wall=1_764_568_800.0)
+    journal.call(Call(**A), at_sec=1.0)
+    assert read_session(journal.path).calls == [Call(**A)]
+    with pytest.raises(FileExistsError):
+        SessionJournal(tmp_path, id="h1")
+    assert [p.name for p in tmp_path.iterdir()] == ["h1.session.jsonl"]
+
+
 def test_a_journal_without_an_id_gets_a_fresh_one_with_its_time(tmp_path):
     """``session-<UTC time>-<8 hex digits>``, a different one each time."""
     first, second = SessionJournal(tmp_path), SessionJournal(tmp_path)

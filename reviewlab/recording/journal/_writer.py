@@ -9,6 +9,7 @@ death (it is in the kernel's cache), not the machine's; ``close`` fsyncs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -171,23 +172,28 @@ def _check_id(id: str) -> None:
 
 def _create_with_header(path: Path, header: str) -> int:
     """The session file, opened for appending, that appears under ``path`` with its whole
-    header: written to a hidden sibling (O_EXCL), then linked to its name (which must be new)."""
+    header: written to a hidden sibling (O_EXCL), then linked to its name (which must be new;
+    on a filesystem without hard links, renamed there after checking that it is)."""
     hidden = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(hidden, flags, 0o666)
+    taken = FileExistsError(17, "a session of this id is already recorded here", str(path))
     try:
         _write_all(fd, (header + "\n").encode("utf-8"))
         try:
             os.link(hidden, path)
         except FileExistsError:
-            raise FileExistsError(
-                17, "a session of this id is already recorded here", str(path)
-            ) from None
+            raise taken from None
+        except OSError:  # no hard links here (some network or FUSE filesystems)
+            if os.path.lexists(path):
+                raise taken from None
+            os.rename(hidden, path)
     except BaseException:
         os.close(fd)
         raise
     finally:
-        os.unlink(hidden)
+        with contextlib.suppress(FileNotFoundError):  # gone when it was renamed
+            os.unlink(hidden)
     return fd
 
 
