@@ -116,6 +116,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     )
     table_name = args.table or "calls"
     from reviewlab.engines.replay import replay, replay_bounds
+    from reviewlab.engines.result import ReplayResult
 
     corpus = open_for(args.corpus, args.on_error)
     require_episodes(corpus, args.corpus)
@@ -146,6 +147,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         else:
             result = replay(corpus, policy, censored=args.censored, **options)
             runs = {policy.label: result}
+        assert isinstance(result, ReplayResult)  # an in-process engine: frames
         tools = per_tool_table(
             result,
             title="per tool"

@@ -385,6 +385,6 @@ SWEEP = Command(
     examples=f"  reviewlab sweep {EXAMPLE_CORPUS} --tool read_file=5,30,120 "
     "--tool query_code=60,120 \\\n"
     "      --narrowing inherit,reserve:30 --sort wall_p95_sec -o sweep.csv\n"
-    f"  reviewlab sweep {EXAMPLE_CORPUS} --scale 0.25,0.5,1,2 --scheduler tcp://10.0.0.5:8786\n"
+    "  reviewlab sweep parts/ --scale 0.25,0.5,1,2 --scheduler tcp://10.0.0.5:8786\n"
     "  reviewlab sweep corpus.parquet --scale 0.5,1,2 --threads 2",
 )

@@ -19,16 +19,32 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
+from reviewlab.core.policy import Narrowing, Policy
 from reviewlab.core.vocab import OUTCOME_EXECUTED, SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
 
-__all__ = ["FramesOnDemand", "PoolFrames", "ReplayResult", "assemble"]
+__all__ = ["FramesOnDemand", "PoolFrames", "ReplayResult", "ReplaySummary", "assemble"]
+
+
+@dataclass
+class ReplaySummary:
+    """What a replay says without frames: its summary, the engine, the policy and what it
+    assumed. An engine that gathers no call to the caller (a replay on a cluster) answers with
+    this; it has no ``calls`` or ``episodes`` to read, rather than frames that raise."""
+
+    summary: dict[str, Any]
+    """:func:`reviewlab.core.metrics.summarize`'s keys, merged exactly."""
+    engine: str
+    """The engine that computed this answer."""
+    policy: Policy
+    """The policy replayed: the one record of it (every part)."""
+    assumptions: dict[str, Any] = field(default_factory=dict)
+    """What the answer rests on (docs/semantics.md, "What a replay assumes")."""
 
 
 @dataclass
 class ReplayResult:
     """What a replay says: per-call and per-episode frames, per-slot timelines for pools, a
-    summary."""
+    summary, and the policy replayed (its narrowing included: the one record)."""
 
     calls: pd.DataFrame
     """One row per call: :data:`reviewlab.core.metrics.CALL_COLUMNS`."""
@@ -41,13 +57,22 @@ class ReplayResult:
     (``slot_id, state, start_sec, end_sec, episode_id``)."""
     engine: str = "twin"
     """The engine that computed this answer."""
-    policy: Policy | None = None
-    """The policy replayed (every part, the breaker included)."""
-    narrowing: Narrowing = field(default_factory=Narrowing)
-    """The deadline narrowing replayed: the policy's ``narrowing`` part."""
+    policy: Policy = field(default_factory=Policy.ouroboros)
+    """The policy replayed (every part, the narrowing and the breaker included)."""
     assumptions: dict[str, Any] = field(default_factory=dict)
     """What the answer rests on (docs/semantics.md, "What a replay assumes"): censoring mode,
     the model's reaction, engine, seed."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.policy, Policy):
+            raise TypeError(
+                f"policy: expected the Policy replayed, got {type(self.policy).__name__}"
+            )
+
+    @property
+    def narrowing(self) -> Narrowing:
+        """The deadline narrowing replayed: read from :attr:`policy`, never stored apart."""
+        return self.policy.narrowing
 
     def per_tool(self) -> pd.DataFrame:
         """Breakdown of the call metrics per tool."""
@@ -76,15 +101,11 @@ def assemble(
     max_silence_sec: Any,
     peak_loose_workers: int,
     engine: str,
-    policy: Policy | SupportsTimeoutFor | None,
+    policy: Policy,
     assumptions: Mapping[str, Any],
-    narrowing: Narrowing | None = None,
     pool: PoolFrames | None = None,
 ) -> ReplayResult:
     """The :class:`ReplayResult` of one replay, from an engine's call frame and per-episode arrays.
-
-    ``policy`` is named in the result as :meth:`Policy.of` gives it (with ``narrowing``, for
-    an engine that still holds a bare rule and a narrowing).
 
     ``calls`` holds :data:`~reviewlab.core.metrics.CALL_COLUMNS` and
     :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`; the derived columns
@@ -107,7 +128,6 @@ def assemble(
     )
     episodes = metrics.episode_rows(calls, base)
     summary = metrics.summarize(calls, episodes, peak_loose_workers=peak_loose_workers)
-    spine = Policy.of(policy, narrowing)
     slots = None
     if pool is not None:
         episodes["arrival_sec"] = pool.arrival_sec
@@ -123,8 +143,7 @@ def assemble(
         summary=summary,
         slots=slots,
         engine=engine,
-        policy=spine,
-        narrowing=spine.narrowing,
+        policy=policy,
         assumptions={"engine": engine, "reaction": "as_recorded", **assumptions},
     )
 
@@ -161,7 +180,6 @@ class FramesOnDemand(ReplayResult):
         self.slots = None
         self.engine = engine
         self.policy = policy
-        self.narrowing = policy.narrowing
         self.assumptions = {"engine": engine, **assumptions}
 
     @property

@@ -28,6 +28,8 @@ import ipywidgets as w
 from matplotlib.figure import Figure
 
 from reviewlab.core.policy import Policy, PolicyError
+from reviewlab.engines.corpus import open_corpus
+from reviewlab.engines.engine import Engine
 from reviewlab.engines.replay import replay
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
@@ -159,7 +161,7 @@ class Explorer:
         episodes: Sequence[Episode],
         *,
         editor: PolicyEditor | None = None,
-        engine: str = "vectorized",
+        engine: Engine | str = "vectorized",
         debounce_sec: float = 0.15,
         chart: bool = True,
         **replay_options: Any,
@@ -172,7 +174,7 @@ class Explorer:
         self.replay_options = replay_options
         tools = sorted({call.tool for episode in self.episodes for call in episode.calls})
         self.editor = editor or PolicyEditor(tools=tools or DEFAULT_TOOLS)
-        self._corpus = self._compile()
+        self._corpus = open_corpus(self.episodes)  # one handle: compiled once, cached there
         self.baseline = self._replay(self.editor.policy).summary
         self.baseline_title = self.editor.name
         self.preset_summaries = self._preset_summaries()
@@ -241,18 +243,13 @@ class Explorer:
             f"{html.escape('; '.join(parts))}: those sliders change nothing</p>"
         )
 
-    def _compile(self) -> Any:
-        """The corpus compiled once for the vectorized engine, so each update only evaluates it."""
-        if self.engine != "vectorized":
-            return None
-        from reviewlab.engines.vectorized import compile_corpus
-
-        return compile_corpus(self.episodes, **self.replay_options)
-
     def _replay(self, policy: Policy) -> ReplayResult:
-        if self._corpus is not None:
-            return self._corpus.result(policy)
-        return replay(self.episodes, policy, engine=self.engine, **self.replay_options)  # type: ignore[arg-type]
+        """One replay through the dispatch, on the one opened corpus (whose handle keeps the
+        compiled columns between updates)."""
+        result = replay(self._corpus, policy, engine=self.engine, **self.replay_options)
+        if not isinstance(result, ReplayResult):
+            raise ValueError("engine: the explorer draws frames; pick an in-process engine")
+        return result
 
     def schedule(self) -> None:
         """Run :meth:`update` once the controls have been still for ``debounce_sec``."""

@@ -90,35 +90,22 @@ def test_twin_engine_sweep_agrees(corpus):
     )
 
 
-@pytest.mark.slow
-def test_sweep_on_a_local_dask_cluster_equals_in_process(corpus):
-    """On a real LocalCluster (2 worker processes) the corpus is scattered
-    once and the frame is identical."""
-    from distributed import Client, LocalCluster
+def test_a_cluster_sweep_reads_partitions_and_refuses_an_in_memory_corpus(
+    corpus, client, tmp_path
+):
+    """On a cluster the sweep reads Parquet partitions where they live (the frame equals the
+    in-process one); an in-memory corpus, which the cluster could only get by scattering it
+    from the client, is refused in one line saying what to do."""
+    from reviewlab.recording.columnar import write_columnar
 
     points = grid()
+    write_columnar(corpus, tmp_path / "parts", rows_per_partition=120)
     local = sweep(corpus, points)
-    with (
-        LocalCluster(
-            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        scattered = []
-        scatter = client.scatter
-
-        def counting_scatter(data, **kwargs):
-            scattered.append(kwargs)
-            return scatter(data, **kwargs)
-
-        client.scatter = counting_scatter
-        remote = sweep(
-            corpus, points, client=client, chunk_size=5
-        )  # 5 tasks share one scattered corpus
-        pd.testing.assert_frame_equal(local, remote)
-        assert scattered == [{"broadcast": True}]
-        by_address = sweep(corpus, points, client=cluster.scheduler_address)
-        pd.testing.assert_frame_equal(local, by_address)
+    remote = sweep(tmp_path / "parts", points, client=client, chunk_size=5)
+    pd.testing.assert_frame_equal(local, remote, check_exact=True)
+    with pytest.raises(ValueError, match="client: a sweep on a cluster reads Parquet") as caught:
+        sweep(corpus, points, client=client)
+    assert "\n" not in str(caught.value) and "write_columnar" in str(caught.value)
 
 
 def test_pareto_and_tool_curves(corpus):

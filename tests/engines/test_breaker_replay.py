@@ -314,9 +314,9 @@ def test_an_engine_called_on_its_own_refuses_a_breaker_and_replay_names_the_poli
     corpus = [wedging_episode()]
     idle = POLICY.with_idle(search_code=50.0)
     for policy in (POLICY, idle):
-        with pytest.raises(ValueError, match="simulate: the policy's breaker"):
+        with pytest.raises(ValueError, match="the twin: the policy's breaker"):
             simulate(corpus, policy)
-        with pytest.raises(ValueError, match="replay_vectorized: the policy's breaker"):
+        with pytest.raises(ValueError, match="the vectorized engine: the policy's breaker"):
             replay_vectorized(corpus, policy)
         with pytest.raises(ValueError, match="compiled corpus.*the policy's breaker"):
             compile_corpus(corpus).summary(policy)

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines.engine import Cluster, Twin
 from reviewlab.engines.replay import replay
+from reviewlab.engines.result import ReplaySummary
 from reviewlab.recording.columnar import write_columnar
 from reviewlab.recording.synth import synth_corpus
 
@@ -44,22 +46,36 @@ def test_a_cluster_replay_has_the_in_process_summary(
     assert got.assumptions["censored"] == censored and got.assumptions["partitions"] == 3
 
 
-def test_a_cluster_replay_gathers_no_frames(parts: Path, client: object) -> None:
-    """Reading the frames of a cluster replay is refused by name, not gathered to the client."""
+def test_a_cluster_replay_is_a_summary_without_frames(parts: Path, client: object) -> None:
+    """A cluster replay answers with a ReplaySummary: the summary, no call or episode frame
+    gathered to the client (nothing that raises when read: there is nothing to read)."""
     result = replay(parts, Policy.uniform(1.0), engine="vectorized", client=client)
-    with pytest.raises(ValueError, match="frames: a replay on a cluster gathers no call"):
-        result.calls  # noqa: B018
+    assert isinstance(result, ReplaySummary)
+    assert not hasattr(result, "calls") and not hasattr(result, "episodes")
+    assert result.summary["episodes"] == 500
 
 
-def test_what_needs_episodes_is_refused_by_name(parts: Path, client: object) -> None:
-    """The twin, a reaction that rewrites rounds, hedges and breakers name themselves."""
-    with pytest.raises(ValueError, match="engine: a replay on a cluster is the vectorized"):
-        replay(parts, Policy.uniform(1.0), client=client)
-    with pytest.raises(ValueError, match="reaction: 'reissue'"):
-        replay(parts, Policy.uniform(1.0), engine="vectorized", reaction="reissue", client=client)
+def test_the_defaults_pick_the_cluster(parts: Path, client: object) -> None:
+    """replay(path, client=c) with every default picks the cluster, the in-process vectorized
+    summary to the bit; Cluster(client) as the engine is the same replay."""
+    expected = replay(parts, Policy.uniform(1.0), engine="vectorized").summary
+    assert replay(parts, Policy.uniform(1.0), client=client).summary == expected
+    assert replay(parts, Policy.uniform(1.0), engine=Cluster(client)).summary == expected
+
+
+def test_what_the_cluster_cannot_replay_is_one_line_why(parts: Path, client: object) -> None:
+    """The twin, a reaction that rewrites rounds, hedges and breakers say in one line why."""
+    for engine in ("twin", Twin(slots=2)):
+        with pytest.raises(ValueError, match="engine: a replay on a cluster is Cluster") as caught:
+            replay(parts, Policy.uniform(1.0), engine=engine, client=client)
+        assert "\n" not in str(caught.value) and "in-process" in str(caught.value)
+    with pytest.raises(ValueError, match="reaction: a replay on a cluster replays as_recorded"):
+        replay(parts, Policy.uniform(1.0), reaction="reissue", client=client)
     hedged = Policy.uniform(1.0).with_idempotent("read_file").with_hedge("read_file", after_sec=0.2)
-    with pytest.raises(ValueError, match="policy: its hedges or breaker"):
-        replay(parts, hedged, engine="vectorized", client=client)
+    with pytest.raises(ValueError, match="the policy's hedges cannot be honoured"):
+        replay(parts, hedged, client=client)
+    with pytest.raises(ValueError, match="the policy's breaker cannot be honoured"):
+        replay(parts, Policy.uniform(1.0).with_breaker(2), client=client)
 
 
 def test_a_compiled_partition_can_move_between_workers(parts: Path) -> None:

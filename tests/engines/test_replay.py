@@ -84,7 +84,7 @@ def test_the_default_policy_is_ouroboros_and_the_default_narrowing_inherits():
         ({"censored": "guess"}, "censored: expected one of wedge, observed, impute"),
         (
             {"engine": "vectorized", "slots": 2},
-            "slots: a reviewer pool is simulated only by engine='twin'",
+            "slots: not an option of Vectorized",
         ),
     ],
 )

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines.replay import replay
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Call, Episode, Extent, Round
@@ -112,9 +112,7 @@ def _result() -> ReplayResult:
     episodes = metrics.episode_rows(calls, base)
     summary = metrics.summarize(calls, episodes, peak_loose_workers=2)
     policy = TimeoutPolicy.uniform(20.0).with_tools(read_file=10.0)
-    return ReplayResult(
-        calls, episodes, summary, engine="twin", policy=policy, narrowing=Narrowing()
-    )
+    return ReplayResult(calls, episodes, summary, engine="twin", policy=Policy(timeouts=policy))
 
 
 def _bars(ax, height: float) -> list[Rectangle]:
@@ -230,7 +228,7 @@ def _pool_result() -> ReplayResult:
     )
     result = _result()
     result.slots = slots
-    result.narrowing = Narrowing.unbounded()
+    result.policy = result.policy.replace(narrowing=Narrowing.unbounded())
     return result
 
 
@@ -520,7 +518,7 @@ def test_episode_timeline_shows_a_wedge_and_the_calls_it_withheld():
         calls,
         episodes,
         metrics.summarize(calls, episodes, peak_loose_workers=0),
-        narrowing=Narrowing.unbounded(),
+        policy=Policy.unbounded(),
     )
     ax = charts.episode_timeline(result, "w", episode=episode).axes[0]
     assert any(t.get_text() == "wedged: silent 7 h 16 min, episode ends" for t in ax.texts)

@@ -1,17 +1,19 @@
 """Running a sweep: one replay per policy point, in-process or on a Dask cluster, as one frame.
 
-Lifecycle: open the corpus (:func:`~reviewlab.engines.corpus.open_corpus`) and compile it
-once; in-process, evaluate the points on a few threads (``threads=``); with ``client=``,
-scatter the compiled corpus to every worker once and send the points in chunks (Parquet
-partitions are read where they live: :mod:`reviewlab.analysis.partitioned`). Points that hedge
-or have a breaker are replayed on the episodes. The frame is the same either way: one row per
-point, its parameters then every summary metric (and, with ``prices``, its cost), in grid
-order. :func:`tool_curves` varies one tool's timeout at a time.
+Lifecycle: the engine object (:func:`~reviewlab.engines.engine.engine_of`) admits every point
+or refuses one by name before any work; in-process, the corpus is opened once
+(:func:`~reviewlab.engines.corpus.open_corpus`) and each point is the engine's summary on it
+(the vectorized engine's from the compiled columns, on a few threads: ``threads=``; points that
+hedge or have a breaker, and the twin, from the episodes); with ``client=`` (the
+:class:`~reviewlab.engines.engine.Cluster` engine) the Parquet partitions are read and replayed
+where they live (:mod:`reviewlab.analysis.partitioned`, the one cluster adapter). The frame is
+the same either way: one row per point, its parameters then every summary metric (and, with
+``prices``, its cost), in grid order. :func:`tool_curves` varies one tool's timeout at a
+time.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,15 +23,15 @@ import pandas as pd
 
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
 from reviewlab.analysis.known_tools import check_tools, grid_tools
-from reviewlab.analysis.sweep._grid import Grid, PolicyPoint, make_grid, replays_episodes
+from reviewlab.analysis.sweep._grid import Grid, PolicyPoint, make_grid
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import SWEEP_ENGINES, CensoringMode
 from reviewlab.engines.corpus import Corpus, CorpusSource, open_corpus
-from reviewlab.engines.vectorized import CompiledCorpus
+from reviewlab.engines.engine import Cluster, Engine, Vectorized, engine_of, episodes_needed
+from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.locations import is_url
-from reviewlab.recording.schema import Episode
 
 __all__ = ["MAX_THREADS", "default_threads", "sweep", "tool_curves"]
 
@@ -45,63 +47,30 @@ def _costs(priced: Priced, result: Any) -> dict[str, Any]:
     return {"_costs": {name: corpus.cost(result).summary for name, corpus in priced.items()}}
 
 
-def _evaluate_chunk(
-    corpus: CompiledCorpus, points: Sequence[PolicyPoint], priced: Priced | None = None
-) -> list[dict[str, Any]]:
-    """Summaries of ``points`` on one compiled corpus (the unit of work of a Dask task)."""
-    if priced is None:
-        return [corpus.summary(point.policy) for point in points]
-    out = []
-    for point in points:
-        result = corpus.result(point.policy)
-        out.append({**result.summary, **_costs(priced, result)})
-    return out
-
-
-def _replay_chunk(
-    episodes: Sequence[Episode],
+def _summaries(
+    source: Corpus,
     points: Sequence[PolicyPoint],
-    engine: str,
+    engine: Engine,
     censored: CensoringMode,
     seed: int,
     priced: Priced | None = None,
 ) -> list[dict[str, Any]]:
-    """Summaries of ``points`` replayed on the episodes by :func:`~reviewlab.engines.replay.replay`
-    (points that hedge or have a breaker)."""
-    from reviewlab.engines.replay import replay
-
+    """Summaries of ``points`` by ``engine`` on one opened corpus, through the dispatch's
+    engine objects (the vectorized engine answers from the compiled columns when it can)."""
     out = []
     for point in points:
-        result = replay(
-            episodes,
-            point.policy,
-            engine=engine,  # type: ignore[arg-type]
-            censored=censored,
-            seed=seed,
+        if priced is None:
+            out.append(
+                engine.summary(
+                    source, point.policy, censored=censored, reaction="as_recorded", seed=seed
+                )
+            )
+            continue
+        result = engine.result(
+            source, point.policy, censored=censored, reaction="as_recorded", seed=seed
         )
-        row = {key: result.summary[key] for key in metrics.SUMMARY_KEYS}
-        if priced is not None:
-            row.update(_costs(priced, result))
-        out.append(row)
-    return out
-
-
-def _twin_chunk(
-    episodes: Sequence[Episode],
-    points: Sequence[PolicyPoint],
-    censored: CensoringMode,
-    seed: int,
-    priced: Priced | None = None,
-) -> list[dict[str, Any]]:
-    from reviewlab.engines.twin import simulate
-
-    out = []
-    for point in points:
-        result = simulate(episodes, point.policy, censored=censored, seed=seed)
-        row = {key: result.summary[key] for key in metrics.SUMMARY_KEYS}
-        if priced is not None:
-            row.update(_costs(priced, result))
-        out.append(row)
+        assert isinstance(result, ReplayResult)  # an in-process engine: frames to price
+        out.append({**result.summary, **_costs(priced, result)})
     return out
 
 
@@ -143,7 +112,7 @@ def sweep(
     corpus: CorpusSource,
     grid: Grid | Iterable[PolicyPoint],
     *,
-    engine: str = "vectorized",
+    engine: Engine | str = "vectorized",
     client: Any = None,
     progress: bool | None = None,
     censored: CensoringMode = "wedge",
@@ -157,16 +126,17 @@ def sweep(
     """Replay ``corpus`` under every point of ``grid``; one row per
     point (see the module docstring).
 
-    ``engine``: ``"vectorized"`` (default) or ``"twin"`` (the reference, slow).
-    ``client``: a ``dask.distributed.Client`` or a scheduler address
-    (``"tcp://host:port"``) to run the points on a cluster. ``progress``: a tqdm
-    bar (notebook-aware); by default only for grids of 50 points or more.
+    ``engine``: ``"vectorized"`` (default), ``"twin"`` (the reference, slow) or an engine
+    object (:mod:`reviewlab.engines.engine`). ``client``: a ``dask.distributed.Client`` or a
+    scheduler address (``"tcp://host:port"``) to run the points on a cluster's Parquet
+    partitions (an in-memory corpus or a JSONL file is refused there: write it as
+    partitions). ``progress``: a tqdm bar (notebook-aware); by default only for grids of 50
+    points or more.
     ``censored``/``seed``: as in :func:`reviewlab.engines.replay.replay`.
     ``corpus``: anything :func:`~reviewlab.engines.corpus.open_corpus` takes (a path — JSONL,
     ``.parquet`` or a partition directory —, episodes, a compiled corpus or an open
     :class:`~reviewlab.engines.corpus.Corpus`); a path is compiled from its columns once, with
-    no ``Episode`` object unless a point needs one, and with ``client`` each worker reads and
-    replays its own Parquet partitions (:mod:`reviewlab.analysis.partitioned`).
+    no ``Episode`` object unless a point needs one.
     A grid that sets the timeout of a tool the corpus never calls is refused
     (:func:`check_tools`) unless ``allow_unknown_tools``. ``prices`` appends the
     cost columns :data:`~reviewlab.analysis.cost.COST_KEYS` (Episode objects or a
@@ -188,7 +158,7 @@ def sweep(
     if threads is not None and threads > 1 and client is not None:
         raise ValueError("threads: points on a Dask cluster run on its workers, not threads")
     points = list(grid)
-    if engine not in SWEEP_ENGINES:
+    if isinstance(engine, str) and engine not in SWEEP_ENGINES:
         raise ValueError(f"engine: expected one of {', '.join(SWEEP_ENGINES)}, got {engine!r}")
     for index, point in enumerate(points):
         if not isinstance(point, PolicyPoint):
@@ -205,11 +175,28 @@ def sweep(
                     f"prices[{name!r}]: expected a PriceTable, got {type(table).__name__}"
                 )
 
-    def on_cluster(partitions: Any) -> pd.DataFrame:
+    chosen = engine_of(engine, client=client)
+    for point in points:  # every point admitted (or refused by name) before any work
+        chosen.admit(point.policy, censored, "as_recorded")
+    if isinstance(chosen, Cluster):  # the one cluster adapter: partitions read where they live
+        if tables is not None:
+            raise ValueError(
+                "prices: the token counts live in Episode objects, which a sweep on a cluster "
+                "never gathers; sweep in-process for costs"
+            )
+        source: Any = corpus
+        if not is_url(corpus):
+            source = open_corpus(corpus)
+            if not _partitioned(source):
+                raise ValueError(
+                    f"client: a sweep on a cluster reads Parquet partitions where they live; "
+                    f"{source.name} is not (write it with write_columnar or reviewlab convert "
+                    "first, or sweep in-process)"
+                )
         rows = _sweep_partitions(
-            partitions,
+            source,
             points,
-            client,
+            chosen.client,
             censored,
             seed,
             chunk_size,
@@ -218,71 +205,55 @@ def sweep(
             on_tools,
         )
         return _frame(points, rows)
-
-    if is_url(corpus):  # Parquet behind an fsspec URL: swept where it lives, on a cluster
-        episodic = any(replays_episodes(point.policy) for point in points)
-        if client is None or engine != "vectorized" or tables is not None or episodic:
-            raise ValueError(
-                f"{corpus}: a corpus behind a URL is swept on a Dask cluster (client=...) by "
-                "the vectorized engine, without prices, hedges or breakers; copy it to a local "
-                "path otherwise"
-            )
-        return on_cluster(corpus)
+    if is_url(corpus):
+        raise ValueError(
+            f"{corpus}: a corpus behind a URL is swept on a Dask cluster (client=...); copy it "
+            "to a local path otherwise"
+        )
     source = open_corpus(corpus)
-    engine_of_points = engine
-    if any(replays_episodes(point.policy) for point in points):
-        # Hedges and breakers are replayed on episodes (reviewlab.engines.replay).
-        source.episodes(reason="grid: a point hedges or has a breaker (replayed by replay())")
-        engine = "episodes"
+    columns_only = isinstance(chosen, Vectorized) and all(
+        episodes_needed(point.policy, chosen.name, "as_recorded") is None for point in points
+    )
+    if not columns_only:  # hedges, breakers and the twin replay Episode objects
+        source.episodes(
+            reason="grid: a point hedges or has a breaker (replayed on Episode objects)"
+            if isinstance(chosen, Vectorized)
+            else f"engine={chosen.name!r} replays Episode objects"
+        )
     if tables is not None:  # the token counts live in the episodes
         episodes = source.episodes(reason="prices: the token counts live in the episodes")
         priced = {name: PricedCorpus.of(episodes, table) for name, table in tables.items()}
-    if client is not None and engine == "vectorized" and _partitioned(source):
-        # Parquet partitions on a cluster: each worker reads and replays its own, and the
-        # client merges fixed-size partials (reviewlab.analysis.partitioned).
-        return on_cluster(source)
     if on_tools is not None:
         on_tools(source.tools)
     if not allow_unknown_tools:
         check_tools(grid_tools(points), source.tools, what="grid")
-    if threads is not None and threads > 1 and engine != "vectorized":
-        # Only the vectorized engine's points run on threads; say so rather than ignore it.
+    if threads is not None and threads > 1 and not columns_only:
+        # Only the vectorized engine's column points run on threads; say so, not ignore it.
         raise ValueError(
             "threads: engine='twin' and points that hedge or have a breaker run one after "
             "another; leave threads unset"
         )
-    if engine == "episodes":
-        shared: Any = source.episodes()
-        run: Callable[..., list[dict[str, Any]]] = _replay_chunk
-        extra: tuple[Any, ...] = (engine_of_points, censored, seed, priced)
-    elif engine == "twin":
-        shared = source.episodes(reason="engine='twin' replays Episode objects")
-        run = _twin_chunk
-        extra = (censored, seed, priced)
-    else:  # compiled once, from the columns of a file or the objects of a list
-        shared = source.compiled(censored, seed)
-        run, extra = _evaluate_chunk, (priced,)
     bar = _progress_bar(len(points), progress)
+
+    def run(chunk: Sequence[PolicyPoint]) -> list[dict[str, Any]]:
+        return _summaries(source, chunk, chosen, censored, seed, priced)
+
     try:
-        if client is None:
-            rows = []
-            workers = (threads or default_threads()) if engine == "vectorized" else 1
-            chunks = _chunks(points, chunk_size or (1 if workers > 1 else 16))
-            workers = min(workers, len(chunks))
-            if workers > 1:
-                with ThreadPoolExecutor(workers, thread_name_prefix="reviewlab-sweep") as pool:
-                    done = pool.map(lambda chunk: run(shared, chunk, *extra), chunks)
-                    for chunk, got in zip(chunks, done, strict=True):
-                        rows.extend(got)
-                        if bar is not None:
-                            bar.update(len(chunk))
-            else:  # one after another, on the caller's thread
-                for chunk in chunks:
-                    rows.extend(run(shared, chunk, *extra))
+        rows = []
+        workers = (threads or default_threads()) if columns_only else 1
+        chunks = _chunks(points, chunk_size or (1 if workers > 1 else 16))
+        workers = min(workers, len(chunks))
+        if workers > 1:
+            with ThreadPoolExecutor(workers, thread_name_prefix="reviewlab-sweep") as pool:
+                for chunk, got in zip(chunks, pool.map(run, chunks), strict=True):
+                    rows.extend(got)
                     if bar is not None:
                         bar.update(len(chunk))
-        else:
-            rows = _run_on_cluster(client, shared, points, run, extra, chunk_size, bar)
+        else:  # one after another, on the caller's thread
+            for chunk in chunks:
+                rows.extend(run(chunk))
+                if bar is not None:
+                    bar.update(len(chunk))
     finally:
         if bar is not None:
             bar.close()
@@ -323,40 +294,6 @@ def _sweep_partitions(
     finally:
         if bar is not None:
             bar.close()
-
-
-def _run_on_cluster(
-    client: Any,
-    corpus: Any,
-    points: list[PolicyPoint],
-    run: Callable[..., Any],
-    extra: tuple[Any, ...],
-    chunk_size: int | None,
-    bar: Any,
-) -> list[dict[str, Any]]:
-    """Scatter the corpus once, map chunks of points over it, gather in grid order."""
-    from distributed import as_completed
-
-    from reviewlab.engines.cluster import connect
-
-    client, made = connect(client)  # an address that cannot be reached is SchedulerLost
-    owned = client if made else None
-    try:
-        workers = max(1, len(client.scheduler_info().get("workers", {})))
-        size = chunk_size or max(1, math.ceil(len(points) / (4 * workers)))
-        chunks = _chunks(points, size)
-        shared = client.scatter(corpus, broadcast=True)
-        futures = [client.submit(run, shared, chunk, *extra, pure=False) for chunk in chunks]
-        index = {future.key: i for i, future in enumerate(futures)}
-        results: list[list[dict[str, Any]] | None] = [None] * len(chunks)
-        for future in as_completed(futures):
-            results[index[future.key]] = future.result()
-            if bar is not None:
-                bar.update(len(chunks[index[future.key]]))
-        return [row for part in results for row in (part or [])]
-    finally:
-        if owned is not None:
-            owned.close()
 
 
 def _frame(

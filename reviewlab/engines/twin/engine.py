@@ -37,6 +37,7 @@ from reviewlab.core.vocab import (
 )
 from reviewlab.engines._shared import arrival_times
 from reviewlab.engines.censoring import HedgePlan, completion_times
+from reviewlab.engines.honours import TWIN
 from reviewlab.engines.result import FramesOnDemand, PoolFrames, ReplayResult, assemble
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import TwinCorpus, compiled
@@ -127,7 +128,7 @@ def simulate(
             f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
     spine = Policy.of(policy, narrowing)
-    spine.refuse("simulate", "breaker")
+    TWIN.check(spine, censored, single_pass=True)  # the breaker is the dispatch's fixed point
     corpus = list(episodes)
     sim, arrival = run_simulation(
         corpus,

@@ -162,8 +162,6 @@ class Simulation:
         self.timeline: Any = None
         """A :class:`~reviewlab.engines.twin.pool.SlotTimeline` when reviewer slots are
         simulated."""
-        # Recorded task states are not replayed (a task's own clock is the server's).
-        resolver.policy.refuse("the twin", "tasks")
         self.idle_rows, self.honoured_rows = remote_rows(corpus, resolver.policy)
         """Rows with recorded progress and an idle timeout; rows with a recorded cancel stop
         time."""

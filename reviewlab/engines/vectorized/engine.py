@@ -16,6 +16,7 @@ from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.censoring import HedgePlan
 from reviewlab.engines.corpus_cache import CorpusCache
+from reviewlab.engines.honours import VECTORIZED
 from reviewlab.engines.result import ReplayResult
 from reviewlab.engines.vectorized.compiled import CompiledCorpus
 from reviewlab.engines.vectorized.hedging import replay_hedged
@@ -90,7 +91,7 @@ def replay_vectorized(
     A breaker is refused by name: :func:`reviewlab.replay` replays it.
     """
     spine = Policy.of(policy, narrowing)
-    spine.refuse("replay_vectorized", "breaker", "cap_rule", "tasks")
+    VECTORIZED.check(spine, censored, single_pass=True)  # the breaker: the dispatch's point
     if spine.hedges:  # hedged calls: one settling pass of a rewritten corpus
         return replay_hedged(
             compile_corpus, episodes, spine, censored=censored, seed=seed, plan=hedges, **options

@@ -14,7 +14,6 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from reviewlab.core.policy import Policy
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
 
@@ -62,10 +61,7 @@ def time_scale(span_sec: float) -> tuple[float, str]:
 
 def policy_label(result: ReplayResult) -> str:
     """How a chart title names the policy a replay ran under (:attr:`Policy.label`)."""
-    if isinstance(result.policy, Policy):
-        return result.policy.label
-    # A bare timeout rule ran under the result's own narrowing (the pre-fix one, say).
-    return Policy.of(result.policy, result.narrowing).label
+    return result.policy.label
 
 
 def legend_outside(ax: Axes, *handles_and_labels: Any) -> None:
