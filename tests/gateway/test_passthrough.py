@@ -334,3 +334,145 @@ def test_with_several_upstreams_a_shared_name_is_prefixed_and_a_unique_one_is_no
     assert through["answers"] == [alone_e["sum"], alone_e["args-prompt"], *alone_f["answers"]]
     assert "42" in json.dumps(alone_e["sum"])  # get-sum really summed 2 and 40
     assert "pricing.py" in json.dumps(alone_f["answers"][0])
+
+
+ASKER = '''"""An upstream whose tools ask the host: one wants the host's progress, one gives up."""
+import asyncio
+
+from mcp import types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.message import ServerMessageMetadata
+
+server = MCPServer("asker")
+
+
+def ask(ctx, text, **options):
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=text))
+    params = types.CreateMessageRequestParams(messages=[message], max_tokens=5)
+    related = ServerMessageMetadata(related_request_id=ctx.request_id)
+    return ctx.session.send_request(
+        types.CreateMessageRequest(params=params), types.CreateMessageResult,
+        metadata=related, **options,
+    )
+
+
+@server.tool()
+async def ask_with_progress(ctx: Context) -> str:
+    reports = []
+    both = asyncio.Event()
+
+    async def on_progress(progress, total, message):
+        reports.append([progress, total, message])
+        if len(reports) == 2:
+            both.set()
+
+    answer = await ask(ctx, "report", progress_callback=on_progress)
+    await asyncio.wait_for(both.wait(), 10)
+    return f"answer={answer.content.text} reports={reports}"
+
+
+@server.tool()
+async def ask_briefly(ctx: Context) -> str:
+    try:
+        await ask(ctx, "wait", request_read_timeout_seconds=0.3)
+    except Exception as exc:
+        return f"gave up: {type(exc).__name__}"
+    return "answered"
+
+
+server.run("stdio")
+'''
+
+
+class AskedHost(Host):
+    """A host that reports progress on what it is asked, or waits until it is cancelled."""
+
+    def __init__(self, roots: Path) -> None:
+        super().__init__(roots)
+        self.cancelled = asyncio.Event()
+
+    async def sample(self, context: Any, params: types.CreateMessageRequestParams) -> Any:
+        content = params.messages[0].content
+        if getattr(content, "text", None) == "wait":
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                self.cancelled.set()
+                raise
+        token = (context.meta or {}).get("progress_token")
+        await context.session.send_progress_notification(token, 1, 2, "half")
+        await context.session.send_progress_notification(token, 2, 2, "all")
+        return await super().sample(context, params)
+
+
+async def asked_script(
+    argv: list[str], folder: Path, label: str, *, asker: bool, files: bool
+) -> dict[str, Any]:
+    """The asker's two tools as the host saw them, and server-filesystem's allowed directories
+    once it has the host's root (polled for 10 s at most)."""
+    host = AskedHost(folder / "subject")
+    seen: dict[str, Any] = {}
+    async with host.session(argv, folder / f"{label}.log") as session:
+        if asker:
+            seen["progress"] = wire(await session.call_tool("ask_with_progress", {}))
+            seen["brief"] = wire(await session.call_tool("ask_briefly", {}))
+            await asyncio.wait_for(host.cancelled.wait(), 10.0)
+            seen["cancelled"] = host.cancelled.is_set()
+        for _ in range(200 if files else 0):
+            answer = wire(await session.call_tool("list_allowed_directories", {}))
+            seen["allowed"] = answer["content"][0]["text"]
+            if str(host.roots) in seen["allowed"]:
+                break
+            await asyncio.sleep(0.05)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def asked(node, workspace) -> dict[str, Any]:
+    """The asker and server-filesystem (given another folder than the host's root), directly
+    and behind one gateway."""
+    script = workspace / "asker.py"
+    script.write_text(ASKER, encoding="utf-8")
+    asker = [sys.executable, str(script)]
+    elsewhere = workspace / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    files = [node, str(FILESYSTEM), str(elsewhere)]
+    gateway = gateway_argv(workspace, {"asker": asker, "files": files})
+
+    async def run() -> dict[str, Any]:
+        direct, files_alone, through = await asyncio.gather(
+            asked_script(asker, workspace, "asker", asker=True, files=False),
+            asked_script(files, workspace, "files-roots", asker=False, files=True),
+            asked_script(gateway, workspace, "gateway-asked", asker=True, files=True),
+        )
+        return {"direct": {**direct, **files_alone}, "gateway": through}
+
+    return asyncio.run(run())
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:Client-to-server progress is deprecated")
+def test_the_hosts_progress_on_an_upstreams_request_reaches_that_upstream(asked):
+    """The host's two progress reports on a sampling request reach the upstream that asked, as
+    directly (the gateway swaps the token there and back)."""
+    expected = "answer=a haiku about gateways reports=[[1.0, 2.0, 'half'], [2.0, 2.0, 'all']]"
+    assert asked["direct"]["progress"]["content"][0]["text"] == expected
+    assert asked["gateway"]["progress"] == asked["direct"]["progress"]
+
+
+@pytest.mark.slow
+def test_an_upstream_that_gives_up_on_its_request_cancels_it_at_the_host(asked):
+    """An upstream that stops waiting for its sampling request after 0.3 s cancels it: the host's
+    callback is cancelled through the gateway as directly, and the tool's answer is the same."""
+    assert asked["direct"]["cancelled"] and asked["gateway"]["cancelled"]
+    assert asked["direct"]["brief"]["content"][0]["text"].startswith("gave up")
+    assert asked["gateway"]["brief"] == asked["direct"]["brief"]
+
+
+@pytest.mark.slow
+def test_an_upstream_learns_the_hosts_roots_through_the_gateway(asked, workspace):
+    """server-filesystem started on another folder serves the host's root once the host is
+    there, through the gateway as directly."""
+    assert str(workspace / "subject") in asked["direct"]["allowed"]
+    assert str(workspace / "elsewhere") not in asked["direct"]["allowed"]
+    assert asked["gateway"]["allowed"] == asked["direct"]["allowed"]
