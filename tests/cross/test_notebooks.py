@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS_DIR = (REPO / "notebooks").resolve()
 """The shipped notebooks, the link resolved (``reviewlab/notebooks``)."""
 NOTEBOOKS = tuple(sorted(path.name for path in NOTEBOOKS_DIR.glob("[0-9][0-9]-*.ipynb")))
-"""Every numbered notebook that exists (01–07 as they land)."""
+"""Every numbered notebook that exists (01–08 as they land)."""
 KERNEL = "python3"
 
 

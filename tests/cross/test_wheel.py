@@ -44,6 +44,7 @@ SHIPPED = (
     "reviewlab/data/incidents/wedged-query-code.jsonl",
     "reviewlab/data/workspace/inventory/pricing.py",
     "reviewlab/notebooks/01-abandonment-semantics.ipynb",
+    "reviewlab/notebooks/08-gateway-record-tune-enforce.ipynb",
     "reviewlab/py.typed",
 )
 
