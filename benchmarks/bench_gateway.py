@@ -94,7 +94,7 @@ def free_port() -> int:
 @contextlib.contextmanager
 def background(
     command: list[str], ready: str, *, env: dict[str, str] | None = None
-) -> Iterator[None]:
+) -> Iterator[int]:
     """A process whose stderr says ``ready`` once it serves; terminated when the block ends."""
     with tempfile.TemporaryFile("w+") as log:
         process = subprocess.Popen(
@@ -110,7 +110,7 @@ def background(
                     log.seek(0)
                     raise SystemExit(f"bench_gateway: {command[:3]} did not start:\n{log.read()}")
                 time.sleep(0.05)
-            yield
+            yield process.pid
         finally:
             process.terminate()
             try:
@@ -179,6 +179,7 @@ class Rounds:
         self.direct: list[tuple[float, float]] = []
         self.through: list[tuple[float, float]] = []
         self.samples: dict[str, list[float]] = {"direct": [], "through": []}
+        self.gateway_cpu_sec: float | None = None
 
     def add(self, side: str, samples: list[float]) -> None:
         self.samples[side].extend(samples)
@@ -196,16 +197,48 @@ class Rounds:
         )
 
 
-async def interleave(direct: Any, through: Any, rounds: int, calls: int, warm: int) -> Rounds:
+def cpu_sec(pid: int | None) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used so far (Linux ``/proc``; ``None``
+    elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except (OSError, TypeError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_gateway() -> int | None:
+    """The pid of the ``reviewlab gateway`` this process started over stdio (Linux)."""
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, IndexError):
+                parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                if parent == os.getpid() and b"gateway" in argv:
+                    return int(entry.name)
+    return None
+
+
+async def interleave(
+    direct: Any, through: Any, rounds: int, calls: int, warm: int, gateway_pid: int | None
+) -> Rounds:
+    """Warm both sessions, then time ``rounds`` rounds of ``calls`` calls on each, the order
+    alternating; the gateway's CPU seconds per call over the timed rounds go on the result."""
     await _timed_echoes(direct, warm)
     await _timed_echoes(through, warm)
     result = Rounds()
+    cpu_before = cpu_sec(gateway_pid)
     for index in range(rounds):
         order = [("direct", direct), ("through", through)]
         if index % 2:
             order.reverse()
         for side, session in order:
             result.add(side, await _timed_echoes(session, calls))
+    cpu_after = cpu_sec(gateway_pid)
+    if cpu_before is not None and cpu_after is not None:
+        result.gateway_cpu_sec = (cpu_after - cpu_before) / (rounds * calls)
     return result
 
 
@@ -214,7 +247,7 @@ async def latency_stdio(rounds: int, calls: int, warm: int, folder: Path, errlog
     config = servers_file(folder, {"command": server[0], "args": server[1:]})
     gateway = [*gateway_command(), "gateway", "--config", str(config), "--policy", "uniform:60"]
     async with stdio_session(server, errlog) as direct, stdio_session(gateway, errlog) as through:
-        return await interleave(direct, through, rounds, calls, warm)
+        return await interleave(direct, through, rounds, calls, warm, child_gateway())
 
 
 async def latency_http(rounds: int, calls: int, warm: int, folder: Path) -> Rounds:
@@ -226,13 +259,13 @@ async def latency_http(rounds: int, calls: int, warm: int, folder: Path) -> Roun
     gateway += ["--listen", f"127.0.0.1:{front}"]
     with (
         background(server, "listening on port", env={**os.environ, "PORT": str(port)}),
-        background(gateway, "serving 1 server(s) on http"),
+        background(gateway, "serving 1 server(s) on http") as gateway_pid,
     ):
         async with (
             http_session(upstream) as direct,
             http_session(f"http://127.0.0.1:{front}/mcp") as through,
         ):
-            return await interleave(direct, through, rounds, calls, warm)
+            return await interleave(direct, through, rounds, calls, warm, gateway_pid)
 
 
 def report_latency(transport: str, measured: Rounds, goal_ms: float) -> bool:
@@ -252,6 +285,11 @@ def report_latency(transport: str, measured: Rounds, goal_ms: float) -> bool:
         f"{goal_ms:g} ms): {'PASS' if ok else 'MISS'}; p99 {added_p99:+.3f} ms; p99 over all "
         f"calls: direct {pooled['direct']:.3f} ms, through {pooled['through']:.3f} ms"
     )
+    if measured.gateway_cpu_sec is not None:
+        print(
+            f"  the gateway process's CPU per call (user + system, over the timed rounds): "
+            f"{measured.gateway_cpu_sec * 1e6:.0f} us"
+        )
     return ok
 
 
