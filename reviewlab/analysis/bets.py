@@ -3,8 +3,9 @@
 Three results notebook 06 shows on data, each computed here: the completed-only spiral
 (:func:`completed_only_spiral`: a timeout set from the calls that completed under the previous
 one falls round after round, where a censoring-aware estimate cannot); restart cutoffs (Luby,
-Sinclair and Zuckerman: :func:`restart_expectation`, :func:`optimal_cutoff`; restarting helps
-only where the hazard falls); redundant requests with uncancelled losers, replayed in the twin
+Sinclair and Zuckerman: :func:`restart_expectation`, :func:`optimal_cutoff`, which chooses on a
+quarter of the calls and reports on the rest; restarting helps only where the hazard falls);
+redundant requests with uncancelled losers, replayed in the twin
 (Shah, Lee and Ramchandran: :func:`redundancy_latency`; helps at low load, hurts at high).
 The three arguments: docs/metrics.md, "Why a timeout is a bet".
 """
@@ -14,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from statistics import NormalDist
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -24,6 +27,8 @@ from reviewlab.engines.twin import simulate
 from reviewlab.recording.schema import Call, Episode, Round
 
 __all__ = [
+    "MIN_EVENTS",
+    "RestartCutoff",
     "completed_only_spiral",
     "optimal_cutoff",
     "redundancy_latency",
@@ -85,18 +90,144 @@ def _mean_until(estimate: KaplanMeier, cutoff: float) -> float:
     return float(np.sum(levels * np.diff(edges)))
 
 
-def optimal_cutoff(estimate: KaplanMeier) -> tuple[float, float, float]:
-    """``(t*, E with restarts at t*, E without restarts)`` over the estimate's event times.
-    Without restarts the mean is ``inf`` when some calls never return (the estimate ends above
-    0); with a rising hazard ``t*`` is the last event time and both are equal."""
+MIN_EVENTS = 10
+"""The fewest completed calls at or below a cutoff for it to be considered: below that the
+empirical ``F(t)`` rests on a handful of events and the restart expectation ``E[min(T, t)] /
+F(t)``, a ratio over it, is mostly noise (its relative error is about ``1 / sqrt(events)``;
+docs/metrics.md, "Restart cutoffs, honestly")."""
+CHOOSE_SHARE = 0.25
+"""The share of calls (drawn at random, seeded) the cutoff is chosen on; the other three
+quarters report its expectation, so the reported figure rests on most of the data."""
+PESSIMISM_Z = 2.0
+"""Candidates are scored ``z`` standard errors of ``F(t)`` pessimistic: a cutoff resting on few
+events must beat one resting on many by more than its noise, and the reported figure stays
+precise where the curve is flat."""
+
+
+class RestartCutoff(NamedTuple):
+    """A restart cutoff chosen on one part of the calls and its expectation reported on the other.
+
+    ``expected_sec`` and its interval come from calls the choice never saw, so the minimum of a
+    noisy curve does not report itself (docs/metrics.md, "Restart cutoffs, honestly").
+    """
+
+    cutoff_sec: float
+    """``t*``: each attempt is abandoned at this and re-issued (the last event time: a restart
+    never pays)."""
+    expected_sec: float
+    """``E[min(T, t*)] / F(t*)`` on the held-out calls (``inf``: none of them answered by t*)."""
+    low_sec: float
+    """The lower end of the ``confidence`` interval of ``expected_sec`` (held-out calls)."""
+    high_sec: float
+    """The upper end (``inf`` when none of the held-out calls answered by ``t*``)."""
+    without_sec: float
+    """The mean time to an answer without restarts, on every call (``inf``: some never return)."""
+    chosen_on: int
+    """Calls the cutoff was chosen on."""
+    reported_on: int
+    """Held-out calls the expectation is reported on."""
+    events_below: int
+    """Held-out calls that answered by ``t*``: the figure's relative error is about
+    ``1 / sqrt(events_below)``."""
+
+
+def optimal_cutoff(
+    durations: Sequence[float] | np.ndarray,
+    completed: Sequence[bool] | np.ndarray,
+    *,
+    min_events: int = MIN_EVENTS,
+    confidence: float = 0.9,
+    seed: int = 0,
+) -> RestartCutoff:
+    """The restart cutoff of one tool's calls (``completed`` False: seen running for
+    ``durations``, never back), chosen on a quarter of them and reported on the rest.
+
+    The quarter (drawn with ``seed``) scores the event times with ``min_events · 2^j`` events
+    at or below them (a coarse ladder: fewer candidates, less room to pick noise) by
+    ``E[min(T, t)] / F_low(t)``, ``F_low`` being ``PESSIMISM_Z`` standard errors below its
+    estimate, and takes the lowest. The other calls report ``E`` at that cutoff with a
+    ``confidence`` interval (delta method for the ratio). A refusal names the counts when the
+    quarter holds fewer than ``min_events`` completed calls.
+    """
+    seen = np.asarray(durations, dtype=float)
+    done = np.asarray(completed, dtype=bool)
+    if seen.shape != done.shape or seen.ndim != 1:
+        raise ValueError("optimal_cutoff: durations and completed must be 1-D and of equal length")
+    if isinstance(min_events, bool) or not isinstance(min_events, int) or min_events < 1:
+        raise ValueError(f"min_events: expected a whole number >= 1, got {min_events!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence: expected a probability in (0, 1), got {confidence!r}")
+    order = np.random.default_rng(seed).permutation(seen.size)
+    cut = int(round(seen.size * CHOOSE_SHARE))
+    chooser, reporter = order[:cut], order[cut:]
+    if int(done[chooser].sum()) < min_events or not reporter.size:
+        raise ValueError(
+            f"optimal_cutoff: {int(done.sum())} of {seen.size} call(s) completed; the quarter "
+            f"a cutoff is chosen on needs at least min_events={min_events} of them"
+        )
+    cutoff = _choose(seen[chooser], done[chooser], min_events)
+    expected, low, high, events = _held_out(seen[reporter], done[reporter], cutoff, confidence)
+    return RestartCutoff(
+        cutoff_sec=cutoff,
+        expected_sec=expected,
+        low_sec=low,
+        high_sec=high,
+        without_sec=float(seen.mean()) if done.all() else math.inf,
+        chosen_on=int(chooser.size),
+        reported_on=int(reporter.size),
+        events_below=events,
+    )
+
+
+def _choose(seen: np.ndarray, done: np.ndarray, min_events: int) -> float:
+    """The candidate cutoff of these calls with the lowest pessimistic expectation (see
+    :func:`optimal_cutoff`); the last event time when none beats it."""
+    estimate = KaplanMeier(seen, done)
     times = estimate.event_times
-    if not times.size:
-        return math.inf, math.inf, math.inf
-    expectations = np.array([restart_expectation(estimate, t) for t in times])
-    best = int(np.argmin(expectations))
-    tail = float(estimate.survival_after[-1])
-    without = math.inf if tail > 0 else _mean_until(estimate, float(times[-1]))
-    return float(times[best]), float(expectations[best]), without
+    answered = 1.0 - estimate.survival_after
+    events = np.searchsorted(np.sort(seen[done]), times, side="right")
+    best, best_score = float(times[-1]), math.inf
+    rung = min_events
+    for t, share, count in zip(times, answered, events, strict=True):
+        last = t == times[-1]
+        if count < rung and not last:
+            continue
+        while rung <= count:
+            rung *= 2  # the next candidate is the first event time past twice as many events
+        score = _mean_until(estimate, float(t)) / _pessimistic(float(share), int(count))
+        if score < best_score:
+            best, best_score = float(t), score
+    return best
+
+
+def _pessimistic(share: float, events: int) -> float:
+    """``share`` lowered by ``PESSIMISM_Z`` of its binomial standard errors (``n`` is
+    ``events / share``, which also holds for a Kaplan–Meier share); at least a hair above 0."""
+    n = events / share
+    return max(share - PESSIMISM_Z * math.sqrt(share * (1.0 - share) / n), 1e-12)
+
+
+def _held_out(
+    seen: np.ndarray, done: np.ndarray, cutoff: float, confidence: float
+) -> tuple[float, float, float, int]:
+    """``E`` at ``cutoff`` on these calls, its ``confidence`` interval and the events under it.
+
+    ``E`` is the Kaplan–Meier ``E[min(T, t)] / F(t)``; its standard error is the ratio
+    estimator's, ``sqrt(Σ r²) / k`` with ``r = min(T, t) − E · 1{answered by t}`` and ``k`` the
+    calls answered by ``t``.
+    """
+    estimate = KaplanMeier(seen, done)
+    answered = done & (seen <= cutoff)
+    events = int(answered.sum())
+    share = 1.0 - estimate.survival(cutoff)
+    if events == 0 or share <= 0:
+        # No event: F is under 3 / n (the rule of three), so E is at least mean / (3 / n).
+        return math.inf, _mean_until(estimate, cutoff) * seen.size / 3.0, math.inf, events
+    expected = _mean_until(estimate, cutoff) / share
+    residual = np.minimum(seen, cutoff) - expected * answered
+    error = math.sqrt(float(np.sum(residual * residual))) / events
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    return expected, max(expected - z * error, 0.0), expected + z * error, events
 
 
 def redundancy_latency(
