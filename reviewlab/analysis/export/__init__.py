@@ -1,7 +1,7 @@
 """A policy written as the configuration of the host that runs the agent (``policy export``).
 
 Lifecycle: :func:`export_policy` ``(policy, target)`` → a :class:`~reviewlab.analysis.export.
-_plan.Plan` (what the format holds, by the target's declaration, and what it cannot express)
+_plan.ExportPlan` (what the format holds, by the target's declaration, and what it cannot express)
 → the target's writer → an :class:`Export` (the text, where the host reads it, and the lines
 lost). :func:`host_policy` is the same plan read back as a reviewlab
 :class:`~reviewlab.core.policy.Policy`, so a replay shows what the host's limits cost
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reviewlab.analysis.export._plan import Plan, Target, plan
+from reviewlab.analysis.export._plan import ExportPlan, Target, plan
 from reviewlab.analysis.export._targets import TARGETS
 from reviewlab.core.narrowing import Narrowing
 from reviewlab.core.policy import Policy
@@ -35,7 +35,7 @@ class Export:
     """The configuration file's text."""
     cannot: tuple[str, ...]
     """What the format cannot express and the setting chosen instead, one line each."""
-    plan: Plan
+    plan: ExportPlan
 
 
 def target_of(name: str) -> Target:
@@ -79,7 +79,7 @@ def host_policy(policy: Policy | TimeoutPolicy, target: str) -> Policy:
     return Policy(timeouts=timeouts, narrowing=Narrowing(mode="none"), breaker=breaker, name=label)
 
 
-def _host_shell(target: str, steps: Plan) -> float:
+def _host_shell(target: str, steps: ExportPlan) -> float:
     """The host's own shell bound (its preset's hard one), else the policy's shell number."""
     try:
         preset = find_preset(target)

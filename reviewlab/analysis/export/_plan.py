@@ -2,7 +2,7 @@
 
 A :class:`Target` declares what its format expresses (per tool, per server or one number; a
 separate shell bound; its unit; an idle bound; a breaker; the abandonment text). :func:`plan`
-reads a :class:`~reviewlab.core.policy.Policy` once and gives the :class:`Plan` every writer
+reads a :class:`~reviewlab.core.policy.Policy` once and gives the :class:`ExportPlan` every writer
 uses: the seconds per tool the host can hold and one line per part of the policy the format
 cannot express.
 
@@ -23,7 +23,7 @@ from reviewlab.core.policy import Policy
 from reviewlab.core.presets import SHELL_TOOLS
 from reviewlab.core.timeouts import TimeoutPolicy
 
-__all__ = ["Granularity", "Plan", "ShellBound", "Target", "plan", "rounded_up"]
+__all__ = ["ExportPlan", "Granularity", "ShellBound", "Target", "plan", "rounded_up"]
 
 Granularity = Literal["exact", "per_tool", "per_server", "global"]
 """How finely a format sets tool bounds: reviewlab's own policy, one number per tool, one per
@@ -59,7 +59,7 @@ class Target:
 
 
 @dataclass(frozen=True)
-class Plan:
+class ExportPlan:
     """The numbers a target's configuration gets from one policy, and what it loses."""
 
     target: Target
@@ -82,7 +82,7 @@ def rounded_up(seconds: float, unit: float) -> float:
     return max(1, steps) * unit if unit >= 1 else round(max(1, steps) * unit, 6)
 
 
-def plan(policy: Policy, target: Target) -> Plan:
+def plan(policy: Policy, target: Target) -> ExportPlan:
     """The export plan of ``policy`` for ``target`` (see the module docstring for the rule)."""
     timeouts = policy.timeouts
     if not isinstance(timeouts, TimeoutPolicy):
@@ -98,18 +98,18 @@ def plan(policy: Policy, target: Target) -> Plan:
     unit = target.unit_sec
     cannot: list[str] = []
     if target.granularity == "exact":
-        return Plan(target, policy, each, default, max(shells.values(), default=default))
+        return ExportPlan(target, policy, each, default, max(shells.values(), default=default))
     if target.shell_only:
         number = rounded_up(max([default, *each.values()]), unit)
         if len(set(each.values()) | {default}) > 1:
             chosen = f"one number for every command, the maximum: {number:g} s"
             cannot.append(_lost("per-tool timeouts", chosen))
-        return _finish(Plan(target, policy, {}, number, number, cannot))
+        return _finish(ExportPlan(target, policy, {}, number, number, cannot))
     if target.granularity == "per_tool":
         tools_sec = {tool: rounded_up(sec, unit) for tool, sec in each.items()}
         other_sec = rounded_up(default, unit)
         own = rounded_up(max(shells.values(), default=default), unit)
-        return _finish(Plan(target, policy, tools_sec, other_sec, own, cannot))
+        return _finish(ExportPlan(target, policy, tools_sec, other_sec, own, cannot))
     pool = [default, *(each if target.shell == "shared" else others).values()]
     other_sec = rounded_up(max(pool), unit)
     scope = "one per MCP server" if target.granularity == "per_server" else "one for all tools"
@@ -121,10 +121,10 @@ def plan(policy: Policy, target: Target) -> Plan:
         "shared": other_sec,
         "none": None,
     }[target.shell]
-    return _finish(Plan(target, policy, {}, other_sec, shell_sec, cannot))
+    return _finish(ExportPlan(target, policy, {}, other_sec, shell_sec, cannot))
 
 
-def _finish(result: Plan) -> Plan:
+def _finish(result: ExportPlan) -> ExportPlan:
     """Add the lines every non-exact target shares: narrowing, idle, breaker, text, hedges."""
     policy, target, cannot = result.policy, result.target, result.cannot
     timeouts = policy.timeouts

@@ -1,6 +1,6 @@
 """The hosts ``policy export`` writes for, each a :class:`Target` and the writer of its format.
 
-Every writer takes a :class:`~reviewlab.analysis.export._plan.Plan` and the MCP server names
+Every writer takes a :class:`~reviewlab.analysis.export._plan.ExportPlan` and the MCP server names
 the settings go under, and returns the text of the file the host reads. Formats with comments
 open with one naming the policy, the target release and what the format cannot express; JSON
 has none, so those lines are printed by the command instead. Keys and units were read in each
@@ -16,15 +16,15 @@ from typing import Final
 
 import tomli_w
 
-from reviewlab.analysis.export._plan import Plan, Target
+from reviewlab.analysis.export._plan import ExportPlan, Target
 
 __all__ = ["TARGETS", "Writer"]
 
-Writer = Callable[[Plan, tuple[str, ...]], str]
+Writer = Callable[[ExportPlan, tuple[str, ...]], str]
 """A target's writer: the plan and the MCP server names → the configuration text."""
 
 
-def _comment(plan: Plan, mark: str = "#") -> str:
+def _comment(plan: ExportPlan, mark: str = "#") -> str:
     target = plan.target
     lines = [
         f"reviewlab policy export: policy {plan.policy.label!r} as {target.framework} "
@@ -42,11 +42,11 @@ def _whole(seconds: float) -> int:
     return math.ceil(round(seconds, 6))
 
 
-def _gateway(plan: Plan, servers: tuple[str, ...]) -> str:
+def _gateway(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     return _comment(plan) + plan.policy.to_toml()
 
 
-def _claude_code(plan: Plan, servers: tuple[str, ...]) -> str:
+def _claude_code(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     shell = plan.shell_sec if plan.shell_sec is not None else plan.other_sec
     env = {
         "BASH_DEFAULT_TIMEOUT_MS": str(_ms(shell)),
@@ -56,27 +56,27 @@ def _claude_code(plan: Plan, servers: tuple[str, ...]) -> str:
     return json.dumps({"env": env}, indent=2) + "\n"
 
 
-def _codex(plan: Plan, servers: tuple[str, ...]) -> str:
+def _codex(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     tables = {name: {"tool_timeout_sec": plan.other_sec} for name in servers}
     return _comment(plan) + tomli_w.dumps({"mcp_servers": tables})
 
 
-def _gemini(plan: Plan, servers: tuple[str, ...]) -> str:
+def _gemini(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     entries = {name: {"timeout": _ms(plan.other_sec)} for name in servers}
     return json.dumps({"mcpServers": entries}, indent=2) + "\n"
 
 
-def _cline(plan: Plan, servers: tuple[str, ...]) -> str:
+def _cline(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     entries = {name: {"timeout": _whole(plan.other_sec)} for name in servers}
     return json.dumps({"mcpServers": entries}, indent=2) + "\n"
 
 
-def _python(plan: Plan, body: list[str]) -> str:
+def _python(plan: ExportPlan, body: list[str]) -> str:
     doc = '"""Timeouts exported by reviewlab; import the names you use."""\n\n'
     return _comment(plan) + doc + "\n".join(body) + "\n"
 
 
-def _agents_sdk(plan: Plan, servers: tuple[str, ...]) -> str:
+def _agents_sdk(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     sessions = {name: plan.other_sec for name in servers}
     return _python(
         plan,
@@ -90,7 +90,7 @@ def _agents_sdk(plan: Plan, servers: tuple[str, ...]) -> str:
     )
 
 
-def _pydantic_ai(plan: Plan, servers: tuple[str, ...]) -> str:
+def _pydantic_ai(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     reads = {name: plan.other_sec for name in servers}
     return _python(
         plan,
@@ -104,7 +104,7 @@ def _pydantic_ai(plan: Plan, servers: tuple[str, ...]) -> str:
     )
 
 
-def _langchain_mcp(plan: Plan, servers: tuple[str, ...]) -> str:
+def _langchain_mcp(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     seconds = plan.other_sec
     return _python(
         plan,
@@ -129,7 +129,7 @@ def _langchain_mcp(plan: Plan, servers: tuple[str, ...]) -> str:
     )
 
 
-def _inspect(plan: Plan, servers: tuple[str, ...]) -> str:
+def _inspect(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     shell = _whole(plan.shell_sec if plan.shell_sec is not None else plan.other_sec)
     return _python(
         plan,
@@ -141,11 +141,11 @@ def _inspect(plan: Plan, servers: tuple[str, ...]) -> str:
     )
 
 
-def _mini(plan: Plan, servers: tuple[str, ...]) -> str:
+def _mini(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     return _comment(plan) + f"environment:\n  timeout: {_whole(plan.other_sec)}\n"
 
 
-def _swe_agent(plan: Plan, servers: tuple[str, ...]) -> str:
+def _swe_agent(plan: ExportPlan, servers: tuple[str, ...]) -> str:
     lines = ["agent:", "  tools:", f"    execution_timeout: {_whole(plan.other_sec)}"]
     breaker = plan.policy.breaker
     if breaker is not None and breaker.window is None:

@@ -1,22 +1,12 @@
 """mini-swe-agent trajectories (``*.traj.json``) → episodes (``source="mini_swe_agent"``).
 
-Two formats, told apart by ``trajectory_format``:
-
-* ``mini-swe-agent-1.1`` (releases 2.x): an assistant message per model reply, stamped
-  (``extra.timestamp``) when the reply arrived, then one observation per action: a
-  ``role == "tool"`` message (tool calling) or a ``role == "user"`` message carrying
-  ``extra.returncode`` (text actions), all stamped when the step's actions had run.
-* ``mini-swe-agent-1`` (releases 1.x): every message stamped (``timestamp``), one action per
-  reply, its observation the next ``user`` message (``<returncode>`` in it), or the
-  "timed out and has been killed" message.
-
-Each assistant message opens a round; its ``send_sec`` runs from the previous stamp (format 1.1:
-0 for the first, the task messages carry no stamp). A step's calls ran one after another
-between the reply's stamp and the observations' stamp. A call that the environment's timeout
-killed (``TimeoutExpired``, "timed out after N seconds") is right-censored at the limit (``N``,
-else ``info.config.environment.timeout``). With several actions in one step only their total
-is stamped: killed calls take their limit and the others share the rest evenly (``meta``
-says so). The mapping in full: docs/recording-format.md, "mini-swe-agent trajectories".
+Formats ``mini-swe-agent-1.1`` (releases 2.x: the reply stamped in ``extra.timestamp``, its
+observations ``role == "tool"`` or ``user`` messages with ``extra.returncode``, stamped once the
+step's actions ran) and ``mini-swe-agent-1`` (1.x: every message stamped). Each reply opens a
+round; a call lasts from the reply's stamp to its observation's, several actions of one step
+sharing their stamped total. A call the environment's timeout killed is right-censored at the
+limit (``N`` of "timed out after N seconds", else ``info.config.environment.timeout``). The
+mapping in full: docs/recording-format.md, "mini-swe-agent trajectories".
 """
 
 from __future__ import annotations
