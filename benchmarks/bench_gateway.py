@@ -7,18 +7,24 @@ Prints, with a verdict per goal (exit status 1 when one is missed):
   over stdio (goal: at most 1 ms added at p50) and over Streamable HTTP (goal: at most 2 ms).
   The host is the official SDK's ``ClientSession``, as a user's agent is. Direct:
   host -> server; through: host -> ``reviewlab gateway --config ...`` -> server (over HTTP the
-  gateway listens with ``--listen`` and reaches the same server over HTTP). Both sides are
-  warmed, then timed call by call in interleaved rounds (the order alternates), so load from
-  other processes hits both alike; the figures are the medians of the per-round p50 and p99,
-  and the verdict is on the median of the per-round differences of p50;
+  gateway listens with ``--listen`` and reaches the same server over HTTP). Beside them, for
+  reading the figures and not judged, the SDK's own floor: a pass-through proxy made of the
+  SDK's public API alone (this file started with a hidden flag). Every side is warmed, then
+  timed call by call in interleaved rounds (the order rotates), so load from other processes
+  hits all alike; the figures are the medians of the per-round p50 and p99, the verdict is on
+  the median of the per-round differences of p50, and the gateway process's CPU per call is
+  printed (Linux);
 * 200 calls sent at once by one host session through the gateway to the demo MCP server, one
   in ten to its ``wedge`` tool (never answers), under ``uniform:1.0`` and ``--loose-cap 64``,
   recorded with ``--record``. Goal: every call is answered within its bound plus 50 ms
   (measured by the host, from just before the call is sent), and the recording read back with
   ``open_corpus`` holds all 200 calls with their outcomes: 20 abandoned at the bound, 180
-  completed.
+  completed. A wedged call's lateness is split, from the session file's ``at_sec``, into the
+  wait before the gateway started it and the time from its bound to the host's answer.
 
-Run: ``.venv/bin/python benchmarks/bench_gateway.py [--quick] [--rounds N] [--calls N]``.
+The machine's load average is printed first: on a shared machine the figures move with it.
+Run: ``.venv/bin/python benchmarks/bench_gateway.py [--quick] [--rounds N] [--calls N]``
+(``--quick``: 4 rounds of 50 calls, a smoke run; the default is 10 rounds of 200).
 """
 
 from __future__ import annotations
@@ -154,6 +160,47 @@ async def http_session(url: str) -> AsyncIterator[Any]:
         yield session
 
 
+# -- the SDK's own floor: a pass-through proxy written with its public API ----------------------
+async def serve_floor(upstream: str, listen_port: int | None) -> None:
+    """Serve a proxy of ``upstream`` (a command line, or a URL) made of nothing but the SDK's
+    public API: ``tools/list`` and ``tools/call`` passed on through a ``ClientSession``; over
+    stdio, or Streamable HTTP on ``listen_port``. What it adds is what any proxy on this SDK
+    pays; the gateway's figures are read against it."""
+    from mcp.server.lowlevel.server import Server
+    from mcp.server.stdio import stdio_server
+
+    async with contextlib.AsyncExitStack() as stack:
+        if upstream.startswith("http"):
+            session = await stack.enter_async_context(http_session(upstream))
+        else:
+            command = upstream.split()
+            session = await stack.enter_async_context(stdio_session(command, sys.stderr))
+
+        async def list_tools(ctx: Any, params: Any) -> Any:
+            return await session.list_tools()
+
+        async def call_tool(ctx: Any, params: Any) -> Any:
+            return await session.call_tool(params.name, params.arguments)
+
+        server: Any = Server("floor", on_list_tools=list_tools, on_call_tool=call_tool)
+        if listen_port is None:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            return
+        import uvicorn
+
+        config = uvicorn.Config(
+            server.streamable_http_app(), host="127.0.0.1", port=listen_port, log_level="warning"
+        )
+        sys.stderr.write(f"floor proxy listening on {listen_port}\n")
+        await uvicorn.Server(config).serve()
+
+
+def floor_command(upstream: str, listen_port: int | None = None) -> list[str]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--serve-floor", upstream]
+    return command if listen_port is None else [*command, "--floor-port", str(listen_port)]
+
+
 # -- 1. latency added per call -------------------------------------------------------------------
 async def _timed_echoes(session: Any, calls: int) -> list[float]:
     """Seconds per ``echo`` call, one after the other."""
@@ -173,28 +220,27 @@ def _p99(samples: list[float]) -> float:
 
 
 class Rounds:
-    """Per-round p50 and p99 (ms) of the direct and the gateway side, and every sample."""
+    """Per-round p50 and p99 (ms) of each side (``direct``, ``floor``, ``through``), every
+    sample, and the gateway's CPU seconds per call."""
+
+    SIDES = ("direct", "floor", "through")
 
     def __init__(self) -> None:
-        self.direct: list[tuple[float, float]] = []
-        self.through: list[tuple[float, float]] = []
-        self.samples: dict[str, list[float]] = {"direct": [], "through": []}
+        self.rounds: dict[str, list[tuple[float, float]]] = {side: [] for side in self.SIDES}
+        self.samples: dict[str, list[float]] = {side: [] for side in self.SIDES}
         self.gateway_cpu_sec: float | None = None
 
     def add(self, side: str, samples: list[float]) -> None:
         self.samples[side].extend(samples)
-        figures = (statistics.median(samples) * 1e3, _p99(samples) * 1e3)
-        (self.direct if side == "direct" else self.through).append(figures)
+        self.rounds[side].append((statistics.median(samples) * 1e3, _p99(samples) * 1e3))
 
     def median(self, side: str, which: int) -> float:
-        rounds = self.direct if side == "direct" else self.through
-        return statistics.median(r[which] for r in rounds)
+        return statistics.median(r[which] for r in self.rounds[side])
 
-    def added(self, which: int) -> float:
-        """The median over rounds of (gateway - direct)."""
-        return statistics.median(
-            t[which] - d[which] for d, t in zip(self.direct, self.through, strict=True)
-        )
+    def added(self, side: str, which: int) -> float:
+        """The median over rounds of (``side`` - direct)."""
+        pairs = zip(self.rounds["direct"], self.rounds[side], strict=True)
+        return statistics.median(t[which] - d[which] for d, t in pairs)
 
 
 def cpu_sec(pid: int | None) -> float | None:
@@ -222,20 +268,19 @@ def child_gateway() -> int | None:
 
 
 async def interleave(
-    direct: Any, through: Any, rounds: int, calls: int, warm: int, gateway_pid: int | None
+    sessions: dict[str, Any], rounds: int, calls: int, warm: int, gateway_pid: int | None
 ) -> Rounds:
-    """Warm both sessions, then time ``rounds`` rounds of ``calls`` calls on each, the order
-    alternating; the gateway's CPU seconds per call over the timed rounds go on the result."""
-    await _timed_echoes(direct, warm)
-    await _timed_echoes(through, warm)
+    """Warm every session, then time ``rounds`` rounds of ``calls`` calls on each, the order
+    rotating; the gateway's CPU seconds per call over the timed rounds go on the result."""
+    for session in sessions.values():
+        await _timed_echoes(session, warm)
     result = Rounds()
+    sides = list(sessions)
     cpu_before = cpu_sec(gateway_pid)
     for index in range(rounds):
-        order = [("direct", direct), ("through", through)]
-        if index % 2:
-            order.reverse()
-        for side, session in order:
-            result.add(side, await _timed_echoes(session, calls))
+        shift = index % len(sides)
+        for side in sides[shift:] + sides[:shift]:
+            result.add(side, await _timed_echoes(sessions[side], calls))
     cpu_after = cpu_sec(gateway_pid)
     if cpu_before is not None and cpu_after is not None:
         result.gateway_cpu_sec = (cpu_after - cpu_before) / (rounds * calls)
@@ -246,12 +291,18 @@ async def latency_stdio(rounds: int, calls: int, warm: int, folder: Path, errlog
     server = [node(), str(everything_script()), "stdio"]
     config = servers_file(folder, {"command": server[0], "args": server[1:]})
     gateway = [*gateway_command(), "gateway", "--config", str(config), "--policy", "uniform:60"]
-    async with stdio_session(server, errlog) as direct, stdio_session(gateway, errlog) as through:
-        return await interleave(direct, through, rounds, calls, warm, child_gateway())
+    floor = floor_command(" ".join(server))
+    async with (
+        stdio_session(server, errlog) as direct,
+        stdio_session(floor, errlog) as floor_session,
+        stdio_session(gateway, errlog) as through,
+    ):
+        sessions = {"direct": direct, "floor": floor_session, "through": through}
+        return await interleave(sessions, rounds, calls, warm, child_gateway())
 
 
 async def latency_http(rounds: int, calls: int, warm: int, folder: Path) -> Rounds:
-    port, front = free_port(), free_port()
+    port, front, floor_port = free_port(), free_port(), free_port()
     upstream = f"http://127.0.0.1:{port}/mcp"
     config = servers_file(folder, {"url": upstream})
     server = [node(), str(everything_script()), "streamableHttp"]
@@ -260,36 +311,46 @@ async def latency_http(rounds: int, calls: int, warm: int, folder: Path) -> Roun
     with (
         background(server, "listening on port", env={**os.environ, "PORT": str(port)}),
         background(gateway, "serving 1 server(s) on http") as gateway_pid,
+        background(floor_command(upstream, floor_port), "floor proxy listening"),
     ):
         async with (
             http_session(upstream) as direct,
+            http_session(f"http://127.0.0.1:{floor_port}/mcp") as floor,
             http_session(f"http://127.0.0.1:{front}/mcp") as through,
         ):
-            return await interleave(direct, through, rounds, calls, warm, gateway_pid)
+            sessions = {"direct": direct, "floor": floor, "through": through}
+            return await interleave(sessions, rounds, calls, warm, gateway_pid)
 
 
 def report_latency(transport: str, measured: Rounds, goal_ms: float) -> bool:
-    added_p50, added_p99 = measured.added(0), measured.added(1)
+    added_p50 = measured.added("through", 0)
     ok = added_p50 <= goal_ms
-    rounds = len(measured.direct)
+    rounds = len(measured.rounds["direct"])
     per_round = len(measured.samples["direct"]) // rounds
-    print(
-        f"echo over {transport}, UNPINNED, {rounds} interleaved rounds of {per_round} calls per "
-        f"side: direct p50 {measured.median('direct', 0):.3f} ms p99 "
-        f"{measured.median('direct', 1):.3f} ms   through the gateway p50 "
-        f"{measured.median('through', 0):.3f} ms p99 {measured.median('through', 1):.3f} ms"
-    )
-    pooled = {side: _p99(samples) * 1e3 for side, samples in measured.samples.items()}
-    print(
-        f"  added (median of per-round differences): p50 {added_p50:+.3f} ms (goal <= "
-        f"{goal_ms:g} ms): {'PASS' if ok else 'MISS'}; p99 {added_p99:+.3f} ms; p99 over all "
-        f"calls: direct {pooled['direct']:.3f} ms, through {pooled['through']:.3f} ms"
-    )
-    if measured.gateway_cpu_sec is not None:
+    print(f"echo over {transport}, {rounds} rounds of {per_round} calls per side, interleaved:")
+    names = {
+        "direct": "direct to the server",
+        "floor": "through a bare SDK proxy",
+        "through": "through reviewlab gateway",
+    }
+    for side in Rounds.SIDES:
+        added = ""
+        if side != "direct":
+            added = (
+                f"   added: p50 {measured.added(side, 0):+.3f} ms, "
+                f"p99 {measured.added(side, 1):+.3f} ms"
+            )
+        pooled = _p99(measured.samples[side]) * 1e3
         print(
-            f"  the gateway process's CPU per call (user + system, over the timed rounds): "
-            f"{measured.gateway_cpu_sec * 1e6:.0f} us"
+            f"  {names[side]:26s} p50 {measured.median(side, 0):7.3f} ms   p99 "
+            f"{measured.median(side, 1):7.3f} ms (over all calls {pooled:7.3f}){added}"
         )
+    cpu = measured.gateway_cpu_sec
+    cpu_text = "" if cpu is None else f"; the gateway process's CPU per call {cpu * 1e6:.0f} us"
+    print(
+        f"  added by the gateway at p50 (median of per-round differences): {added_p50:+.3f} ms "
+        f"(goal <= {goal_ms:g} ms): {'PASS' if ok else 'MISS'}{cpu_text}"
+    )
     return ok
 
 
@@ -417,7 +478,12 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer calls (a smoke run)")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (10)")
     parser.add_argument("--calls", type=int, default=None, help="calls per side per round (200)")
+    parser.add_argument("--serve-floor", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--floor-port", type=int, default=None, help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if options.serve_floor is not None:  # this file, started as the floor proxy
+        await serve_floor(options.serve_floor, options.floor_port)
+        return 0
     rounds = options.rounds or (4 if options.quick else 10)
     calls = options.calls or (50 if options.quick else 200)
     warm = 50 if options.quick else 200
