@@ -72,8 +72,10 @@ class Honours:
                     f"(policy {policy.label!r}); {why}".rstrip("; ")
                 )
         if censored not in self.censoring:
+            why = self.why.get(censored, "")
             raise ValueError(
                 f"censored: {self.engine} replays {', '.join(self.censoring)}, not {censored!r}"
+                + (f" ({why})" if why else "")
             )
         if reaction not in self.reactions:
             raise ValueError(
@@ -123,10 +125,12 @@ REAL = Honours(
 CLUSTER = Honours(
     "a replay on a cluster",
     frozenset({"timeouts", "narrowing", "idle_sec"}),
+    censoring=("wedge", "observed"),
     reactions=("as_recorded",),
     options=("seed",),
     frames=False,
     why={
+        "impute": "imputation draws from the whole corpus's Kaplan-Meier estimates",
         "hedges": "hedges are replayed on Episode objects, in-process",
         "breaker": "a breaker is replayed on Episode objects, in-process",
     },

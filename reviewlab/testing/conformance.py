@@ -3,13 +3,16 @@
 For every policy part (:data:`PART_POLICIES`: the per-tool table, the floor, argument
 overrides, the deadline clamp, each narrowing, idle timeouts, hedges, the breaker) × censoring
 mode × reaction, an entry point (:data:`ENTRY_POINTS`: the vectorized engine, the real engine,
-the CLI's ``replay``, or a user's own) replays :func:`conformance_corpus` and must either agree
-with the twin call for call (:func:`assert_same_calls`) or raise a ``ValueError`` that names the
-part. :func:`check` runs one cell and returns its :class:`Verdict`; a new engine or a new policy
-part is done when every cell passes. The corpus is built so that every call ends at least two
-recorded seconds from any bound, which keeps the real engine's clock jitter out of the answers;
-its closest deadline window is 0.2 s below the tool timeout (the ``deadline``'s, exactly), so an
-engine's tie tolerance (the real engine's ``tie_sec``) must be shorter for its labels to count.
+the CLI's ``replay``; :func:`replay_engine` for any engine object through the dispatch,
+:func:`reviewlab.testing.summaries.replay_on_partitions` for ``Cluster(client)``; or a user's
+own) replays :func:`conformance_corpus` and must either agree with the twin call for call
+(:func:`assert_same_calls`; an engine without frames, summary for summary) or raise a
+``ValueError`` that names the part. :func:`check` runs one cell and returns its
+:class:`Verdict`; a new engine or a new policy part is done when every cell passes. The corpus
+is built so that every call ends at least two recorded seconds from any bound, which keeps the
+real engine's clock jitter out of the answers; its closest deadline window is 0.2 s below the
+tool timeout (the ``deadline``'s, exactly), so an engine's tie tolerance (the real engine's
+``tie_sec``) must be shorter for its labels to count.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import contextlib
 import io
 import math
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +33,10 @@ import pandas as pd
 from reviewlab.core.learned import LearnedTimeouts, ToolModel
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.vocab import CENSORING_MODES, REACTIONS
+from reviewlab.engines.engine import Engine, Real, engine_of
+from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
+from reviewlab.testing.summaries import assert_summary_conforms
 
 __all__ = [
     "ENTRY_POINTS",
@@ -241,31 +247,29 @@ def conformance_corpus() -> list[Episode]:
 # -- entry points -------------------------------------------------------------
 
 
-def replay_engine(engine: str) -> Callable[..., pd.DataFrame]:
-    """An entry point that calls :func:`reviewlab.replay` with ``engine`` and returns its calls."""
+def replay_engine(engine: str | Engine) -> Callable[..., Any]:
+    """An entry point that calls :func:`reviewlab.replay` with ``engine`` (a name or an engine
+    object; the real engine at :data:`REAL_TIME_SCALE` unless the object sets a scale) and
+    returns its calls, or the summary of an engine without frames."""
 
     def run(
         corpus: list[Episode], policy: Policy, *, censored: str, reaction: str, seed: int
-    ) -> pd.DataFrame:
+    ) -> pd.DataFrame | dict[str, Any]:
         from reviewlab.engines.replay import replay
 
-        options: dict[str, Any] = {}
-        if engine == "real":
-            options["time_scale"] = REAL_TIME_SCALE
+        chosen = engine_of(engine)
+        if isinstance(chosen, Real) and chosen.time_scale is None:
+            chosen = chosen.with_options(time_scale=REAL_TIME_SCALE)
         result = replay(
-            corpus,
-            policy,
-            engine=engine,  # type: ignore[arg-type]
-            censored=censored,  # type: ignore[arg-type]
-            reaction=reaction,  # type: ignore[arg-type]
-            seed=seed,
-            **options,
+            corpus, policy, engine=chosen, censored=censored, reaction=reaction, seed=seed
         )
+        if not isinstance(result, ReplayResult):
+            return dict(result.summary)
         calls = result.calls
         calls.attrs["tie_sec"] = float(result.assumptions.get("tie_sec", 0.0))
         return calls
 
-    run.__name__ = f"replay_{engine}"
+    run.__name__ = f"replay_{engine if isinstance(engine, str) else type(engine).__name__}"
     return run
 
 
@@ -307,7 +311,7 @@ def replay_cli(
         return pd.read_parquet(out)
 
 
-ENTRY_POINTS: dict[str, Callable[..., pd.DataFrame]] = {
+ENTRY_POINTS: dict[str, Callable[..., Any]] = {
     "vectorized": replay_engine("vectorized"),
     "real": replay_engine("real"),
     "cli": replay_cli,
@@ -388,7 +392,7 @@ class Verdict:
 
 
 def check(
-    entry: str | Callable[..., pd.DataFrame],
+    entry: str | Callable[..., Any],
     part: str,
     censored: str,
     reaction: str,
@@ -415,18 +419,18 @@ def check(
     try:
         calls = run(episodes, policy, censored=censored, reaction=reaction, seed=seed)
     except ValueError as error:
-        named = [piece for piece in part.replace("+", ".").split(".") if piece in str(error)]
-        if not named and part.split(".")[0] not in str(error):
+        # A refusal names the part, or the censoring mode or reaction the engine does not take.
+        names = [*part.replace("+", ".").split("."), f"{censored!r}", f"{reaction!r}"]
+        if not any(piece in str(error) for piece in names):
             raise AssertionError(f"{where}: refused without naming the part: {error}") from error
         return Verdict(part, censored, reaction, name, "refused", str(error))
-    reference = replay(
-        episodes,
-        policy,
-        engine="twin",
-        censored=censored,  # type: ignore[arg-type]
-        reaction=reaction,  # type: ignore[arg-type]
-        seed=seed,
-    ).calls
+    twin = replay(
+        episodes, policy, engine="twin", censored=censored, reaction=reaction, seed=seed
+    )
+    if isinstance(calls, Mapping):  # an engine without frames: its summary is held
+        assert_summary_conforms(twin.summary, calls, what=where)
+        return Verdict(part, censored, reaction, name, "agrees")
+    reference = twin.calls
     tie_sec = float(calls.attrs.get("tie_sec", 0.0))
     if tie_sec >= NEAR_TIE_SEC:
         raise AssertionError(
@@ -438,7 +442,7 @@ def check(
 
 
 def check_all(
-    entry: str | Callable[..., pd.DataFrame],
+    entry: str | Callable[..., Any],
     cells: Sequence[tuple[str, str, str]],
     *,
     workers: int = 1,

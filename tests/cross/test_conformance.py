@@ -6,9 +6,11 @@ import pandas as pd
 import pytest
 
 from reviewlab.core.vocab import CENSORING_MODES, REACTIONS
+from reviewlab.engines.engine import Cluster, Twin, Vectorized
 from reviewlab.engines.replay import replay
 from reviewlab.testing import conformance
 from reviewlab.testing.conformance import PART_POLICIES, assert_same_calls, check, check_all
+from reviewlab.testing.summaries import declared_refusal, replay_on_partitions
 
 PARTS = sorted(PART_POLICIES)
 REFUSED = {"cap_rule", "tasks"}
@@ -180,3 +182,63 @@ def test_a_tie_tolerance_that_reaches_the_near_tie_fails_the_check():
     with pytest.raises(AssertionError, match="tie tolerance 0.2 s"):
         check(coarse(0.2), "timeouts", "wedge", "as_recorded")
     assert check(coarse(0.19), "timeouts", "wedge", "as_recorded").outcome == "agrees"
+
+
+ENGINES_DECLARED = {
+    "twin": Twin(),
+    "vectorized": Vectorized(),
+}
+"""The in-process engines held to their own declarations on every cell (the real engine, which
+waits on real threads, has its cells above)."""
+DECLARED_CELLS = [(p, c, "as_recorded") for p in PARTS for c in CENSORING_MODES] + [
+    (p, "wedge", r) for p in ("timeouts", "breaker", "hedges") for r in REACTIONS[1:]
+]
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES_DECLARED))
+@pytest.mark.parametrize(("part", "censored", "reaction"), DECLARED_CELLS)
+def test_an_engine_object_does_what_it_declares(engine, part, censored, reaction):
+    """Through the dispatch, an engine object agrees with the twin where its declaration
+    (honours) says it honours the cell, and refuses by name exactly where it says it does not."""
+    chosen = ENGINES_DECLARED[engine]
+    verdict = check(conformance.replay_engine(chosen), part, censored, reaction)
+    refused = declared_refusal(chosen, PART_POLICIES[part], censored, reaction)
+    if refused is None:
+        assert verdict.outcome == "agrees", verdict.detail
+    else:
+        assert verdict.outcome == "refused" and refused in verdict.detail, verdict
+
+
+CLUSTER_CELLS = [(p, c, "as_recorded") for p in PARTS for c in CENSORING_MODES] + [
+    ("timeouts", "wedge", r) for r in REACTIONS[1:]
+]
+
+
+@pytest.mark.parametrize(("part", "censored", "reaction"), CLUSTER_CELLS)
+def test_the_cluster_engine_conforms_on_a_local_cluster(client, part, censored, reaction):
+    """Cluster(client) on a real LocalCluster, through the dispatch, on the corpus written as
+    Parquet partitions: its merged summary is the twin's for every cell its declaration honours,
+    and every other cell is refused by name before any work."""
+    verdict = check(replay_on_partitions(client), part, censored, reaction)
+    refused = declared_refusal(Cluster(client), PART_POLICIES[part], censored, reaction)
+    if refused is None:
+        assert verdict.outcome == "agrees", verdict.detail
+    else:
+        assert verdict.outcome == "refused" and refused in verdict.detail, verdict
+    assert refused is not None or part.split(".")[0] in ("timeouts", "narrowing", "idle_sec")
+
+
+def test_a_summary_that_differs_is_caught_and_named():
+    """An engine without frames whose summary drops a part (idle timeouts) fails the check,
+    naming the summary key that differs."""
+
+    def drops_idle(corpus, policy, *, censored, reaction, seed):
+        return dict(
+            replay(
+                corpus, policy.replace(idle_sec={}), engine="vectorized", censored=censored,
+                reaction=reaction, seed=seed,
+            ).summary
+        )
+
+    with pytest.raises(AssertionError, match="summary"):
+        check(drops_idle, "idle_sec", "wedge", "as_recorded")
