@@ -17,7 +17,8 @@ Run live:
 Record:
     Episode, Recorder, ToolCallLog, load_episodes, save_episodes
 Open and replay:
-    open_corpus, Corpus, replay, replay_bounds, ReplayResult, ReplayBounds
+    open_corpus, Corpus, replay, replay_bounds, ReplayResult, ReplayBounds, ReplaySummary,
+    Twin, Vectorized, Real, Cluster
 Analyse:
     sweep, make_grid, recommend, Recommendation, longest_silences
 Test:
@@ -57,8 +58,9 @@ if TYPE_CHECKING:
         SOURCE_GAP_WITHHELD,
     )
     from reviewlab.engines.corpus import Corpus, open_corpus
+    from reviewlab.engines.engine import Cluster, Real, Twin, Vectorized
     from reviewlab.engines.replay import ReplayBounds, replay, replay_bounds
-    from reviewlab.engines.result import ReplayResult
+    from reviewlab.engines.result import ReplayResult, ReplaySummary
     from reviewlab.live.aio import AsyncBoundedExecutor
     from reviewlab.live.bounded import bounded_tool
     from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
@@ -75,6 +77,7 @@ _HOMES = {
     "BoundedExecutor": "reviewlab.live.executor",
     "CallResult": "reviewlab.live.executor",
     "CallStatus": "reviewlab.live.executor",
+    "Cluster": "reviewlab.engines.engine",
     "Corpus": "reviewlab.engines.corpus",
     "Episode": "reviewlab.recording.schema",
     "EpisodeResult": "reviewlab.live.episode",
@@ -83,10 +86,12 @@ _HOMES = {
     "Outcome": "reviewlab.core.receipts",
     "Policy": "reviewlab.core.policy",
     "PolicyError": "reviewlab.core.policy",
+    "Real": "reviewlab.engines.engine",
     "Recommendation": "reviewlab.analysis.tune",
     "Recorder": "reviewlab.recording.capture",
     "ReplayBounds": "reviewlab.engines.replay",
     "ReplayResult": "reviewlab.engines.result",
+    "ReplaySummary": "reviewlab.engines.result",
     "ReviewEpisode": "reviewlab.live.episode",
     "SOURCE_GAP_ABANDONED": "reviewlab.core.vocab",
     "SOURCE_GAP_SKIPPED": "reviewlab.core.vocab",
@@ -96,6 +101,8 @@ _HOMES = {
     "TimeoutPolicy": "reviewlab.core.policy",
     "ToolCallLog": "reviewlab.recording.capture",
     "ToolReceipt": "reviewlab.core.receipts",
+    "Twin": "reviewlab.engines.engine",
+    "Vectorized": "reviewlab.engines.engine",
     "bounded_tool": "reviewlab.live.bounded",
     "calendar_scope": "reviewlab.core.deadline",
     "clock_scope": "reviewlab.core.deadline",
@@ -132,6 +139,7 @@ __all__ = [
     "BoundedExecutor",
     "CallResult",
     "CallStatus",
+    "Cluster",
     "Corpus",
     "Episode",
     "EpisodeResult",
@@ -140,15 +148,19 @@ __all__ = [
     "Outcome",
     "Policy",
     "PolicyError",
+    "Real",
     "Recommendation",
     "Recorder",
     "ReplayBounds",
     "ReplayResult",
+    "ReplaySummary",
     "ReviewEpisode",
     "ScriptedModel",
     "TimeoutPolicy",
     "ToolCallLog",
     "ToolReceipt",
+    "Twin",
+    "Vectorized",
     "bounded_tool",
     "calendar_scope",
     "clock_scope",

@@ -15,6 +15,7 @@ from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode, Reaction
 from reviewlab.engines._shared import arrival_times, check_corpus
 from reviewlab.engines.censoring import completion_times, hedge_plan
+from reviewlab.engines.honours import REAL
 from reviewlab.engines.reaction import check_reaction
 from reviewlab.engines.real._actors import PlannedHedges, ReplayModel, ReplayRegistry
 from reviewlab.engines.real._calibrate import clock_resolution_sec, default_time_scale
@@ -64,7 +65,7 @@ def replay_real(
             f"concurrency: expected a positive number of episode threads, got {concurrency!r}"
         )
     spine = Policy.of(policy, narrowing)
-    spine.refuse("replay_real (reviewlab's executors hold a true total cap)", "cap_rule", "tasks")
+    REAL.check(spine, censored, reaction)
     corpus = list(episodes)
     check_corpus(corpus)
     arrival = arrival_times(corpus)
