@@ -133,7 +133,8 @@ def test_import_auto_on_each_external_file_imports_it_or_says_why_in_one_line(
 
 
 def test_the_known_external_files_import_and_the_two_untimed_ones_are_refused(tmp_path, capsys):
-    """Of the fixture copies, only the untimed Inspect schema fixture and the README are refused."""
+    """Of the fixture copies, only the untimed ones (Inspect's schema fixture, SWE-agent's 0.x
+    trajectory) and the README are refused."""
     refused = []
     for source in sorted(
         path for path in FIXTURES.rglob("*") if path.is_file() and path.name != "LICENSES.md"
@@ -141,7 +142,15 @@ def test_the_known_external_files_import_and_the_two_untimed_ones_are_refused(tm
         if main(["import", "auto", str(source), "-o", str(tmp_path / "o.jsonl")]) != 0:
             refused.append(source.name)
     capsys.readouterr()
-    assert refused == ["README.md", "log_tool_call_error.json"]
+    assert refused == ["README.md", "log_tool_call_error.json", "networking_1.traj"]
+
+
+def test_the_older_trajectory_format_is_refused_by_name():
+    """SWE-agent's 0.x trajectories (2024-09) carry no execution_time: refused naming the step."""
+    with pytest.raises(
+        ImportFormatError, match=r"networking_1\.traj: trajectory step 0: no execution_time"
+    ):
+        import_swe_agent(FIXTURES / "swe_agent" / "networking_1.traj")
 
 
 def test_a_traj_given_as_openhands_gets_a_hint_to_the_right_format(tmp_path, capsys):
