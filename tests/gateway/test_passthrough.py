@@ -294,8 +294,13 @@ def test_sampling_elicitation_and_roots_requests_reach_the_host_and_go_back(
     assert (workspace / "subject").as_uri() in json.dumps(direct["roots-tool"])
 
 
-ASKER = '''"""An upstream whose tools ask the host: one wants the host's progress, one gives up."""
+ASKER = '''"""An upstream whose tools ask the host (one wants the host's progress, one gives up),
+and a tool and a prompt that wait until the host cancels them (and say which were)."""
 import asyncio
+import json
+import warnings
+
+warnings.simplefilter("ignore")  # the logging capability's deprecation, on our stderr
 
 from mcp import types
 from mcp.server.mcpserver import Context, MCPServer
@@ -338,6 +343,34 @@ async def ask_briefly(ctx: Context) -> str:
     return "answered"
 
 
+cancelled = []
+
+
+async def wait_for_cancel(ctx, name):
+    await ctx.info("waiting")
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        cancelled.append(name)
+        raise
+    return "not cancelled"
+
+
+@server.tool()
+async def waiting_tool(ctx: Context) -> str:
+    return await wait_for_cancel(ctx, "waiting_tool")
+
+
+@server.prompt()
+async def waiting_prompt(ctx: Context) -> str:
+    return await wait_for_cancel(ctx, "waiting_prompt")
+
+
+@server.tool()
+def cancels_seen() -> str:
+    return json.dumps(cancelled)
+
+
 server.run("stdio")
 '''
 
@@ -348,6 +381,12 @@ class AskedHost(Host):
     def __init__(self, roots: Path) -> None:
         super().__init__(roots)
         self.cancelled = asyncio.Event()
+        self.waiting = asyncio.Event()
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        await super().log(params)
+        if params.data == "waiting":
+            self.waiting.set()
 
     async def sample(self, context: Any, params: types.CreateMessageRequestParams) -> Any:
         text = getattr(params.messages[0].content, "text", None)
@@ -373,7 +412,8 @@ async def several_script(
     """The tools and prompts a host is shown, and what each step (kind, name, args) answered:
     ``tool`` a call, ``prompt`` a prompts/get, ``roots`` calls ``name`` until its answer names
     the host's root (10 s at most), ``cancel`` a call whose sampling request the host must see
-    cancelled."""
+    cancelled, ``host-cancels`` a call or prompts/get the host cancels once the server says it
+    waits (then ``cancels_seen`` until it names as many as were cancelled, 10 s at most)."""
     host = AskedHost(folder / "subject")
     seen: dict[str, Any] = {"prompts": []}
     async with host.session(target, folder / f"{label}.log") as session:
@@ -381,6 +421,25 @@ async def several_script(
         if host.capabilities.prompts is not None:
             seen["prompts"] = wire(await session.list_prompts())["prompts"]
         for kind, name, args in steps:
+            if kind == "host-cancels":
+                host.waiting.clear()
+                asked: asyncio.Future[Any]
+                if name.endswith("prompt"):
+                    asked = asyncio.ensure_future(session.get_prompt(name, args))
+                else:
+                    asked = asyncio.ensure_future(session.call_tool(name, args))
+                await asyncio.wait_for(host.waiting.wait(), 10.0)
+                asked.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asked
+                seen.setdefault("host-cancelled", []).append(name)
+                for _ in range(200):
+                    answer = wire(await session.call_tool("cancels_seen", {}))
+                    seen["cancels_seen"] = json.loads(answer["content"][0]["text"])
+                    if len(seen["cancels_seen"]) == len(seen["host-cancelled"]):
+                        break
+                    await asyncio.sleep(0.05)
+                continue
             if kind == "prompt":
                 seen[name] = wire(await session.get_prompt(name, args))
                 continue
@@ -412,7 +471,12 @@ def several(node, workspace, everything) -> dict[str, Any]:
         ("roots", "list_allowed_directories", {}),
         ("tool", "list_directory", listing),
     ]
-    on_asker: list[Step] = [("tool", "ask_with_progress", {}), ("cancel", "ask_briefly", {})]
+    on_asker: list[Step] = [
+        ("tool", "ask_with_progress", {}),
+        ("cancel", "ask_briefly", {}),
+        ("host-cancels", "waiting_tool", {}),
+        ("host-cancels", "waiting_prompt", {}),
+    ]
     gateway = gateway_argv(
         workspace, {"everything": copy, "again": copy, "files": files, "asker": asker}
     )
@@ -461,7 +525,9 @@ def test_with_several_upstreams_a_shared_name_is_prefixed_and_a_unique_one_is_no
     expected.update(own["asker"])
     assert {tool["name"]: tool for tool in through["tools"]} == expected
     prompts = {prompt["name"] for prompt in several["everything"]["prompts"]["prompts"]}
-    assert {prompt["name"] for prompt in through["prompts"]} == {
+    asker_prompts = {prompt["name"] for prompt in several["asker"]["prompts"]}
+    assert asker_prompts == {"waiting_prompt"}
+    assert {prompt["name"] for prompt in through["prompts"]} == asker_prompts | {
         f"{copy}__{name}" for copy in ("everything", "again") for name in prompts
     }
     assert through["again__get-sum"] == several["everything"]["sum"]
@@ -497,3 +563,12 @@ def test_an_upstream_learns_the_hosts_roots_through_the_gateway(several, workspa
     assert str(workspace / "subject") in json.dumps(allowed)
     assert str(workspace / "elsewhere") not in json.dumps(allowed)
     assert several["gateway"]["list_allowed_directories"] == allowed
+
+
+@pytest.mark.slow
+def test_a_host_that_cancels_a_call_or_a_prompt_cancels_it_at_the_upstream(several):
+    """The host gives up on a tools/call and on a prompts/get once the asker says it waits: the
+    asker's handlers are cancelled through the gateway as directly (its cancels_seen tool names
+    both, in order)."""
+    assert several["asker"]["cancels_seen"] == ["waiting_tool", "waiting_prompt"]
+    assert several["gateway"]["cancels_seen"] == several["asker"]["cancels_seen"]
