@@ -110,3 +110,18 @@ def test_a_fresh_process_imports_the_shipped_framework_logs(tmp_path: Path) -> N
         assert done.returncode == 0, done.stderr
         assert "imported 1 episode(s), 3 call(s) (1 censored)" in done.stdout
         assert [c.completed for c in load_episodes(out)[0].calls] == completed
+
+
+@pytest.mark.parametrize(
+    ("magic", "name"),
+    [(b"\x1f\x8b\x08\x00", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"BZh91AY", "bzip2")],
+)
+def test_a_compressed_log_is_one_line_naming_the_compression(
+    magic: bytes, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A whole-file compression no importer reads: exit 2, one line naming it and the file."""
+    path = tmp_path / "run.json.x"
+    path.write_bytes(magic + b"rest of the stream")
+    assert main(["import", "auto", str(path), "-o", str(tmp_path / "o.jsonl")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"{path}: unknown format: {name}-compressed data: decompress it first" in line

@@ -1,7 +1,8 @@
 """Which importer reads a file: format detection by content, never by name alone.
 
 Rules, in order, the first that holds decides: zip magic bytes → ``inspect`` (an ``.eval``
-archive); bytes that are not UTF-8 text → :class:`UnknownFormatError` ("binary data"); one JSON
+archive); gzip, zstd, bzip2 or xz magic bytes → :class:`UnknownFormatError` naming the
+compression; bytes that are not UTF-8 text → :class:`UnknownFormatError` ("binary data"); one JSON
 document: ``resourceSpans`` → ``otel``, a ``trajectory`` of steps → ``swe_agent``, a
 ``trajectory_format`` of ``mini-swe-agent…`` → ``mini_swe_agent``, an ``object`` of ``trace`` or
 ``trace.span`` (or a ``data`` list of them) → ``openai_agents``, ``eval`` → ``inspect``, a
@@ -48,6 +49,13 @@ FORMATS: Final = IMPORT_FORMATS
 assert set(IMPORTERS) == set(FORMATS), "every import format has its importer"
 
 _ZIP_MAGIC = b"PK\x03\x04"
+_COMPRESSED: Final = {
+    b"\x1f\x8b": "gzip",
+    b"\x28\xb5\x2f\xfd": "zstd",
+    b"BZh": "bzip2",
+    b"\xfd7zXZ\x00": "xz",
+}
+"""Magic bytes of a whole-file compression no importer reads, and its name."""
 _SNIFF_BYTES = 1 << 16
 
 
@@ -65,6 +73,9 @@ def detect_format(path: str | os.PathLike[str]) -> ImportFormat:
         head = handle.read(_SNIFF_BYTES)
     if head.startswith(_ZIP_MAGIC):
         return "inspect"
+    for magic, name in _COMPRESSED.items():
+        if head.startswith(magic):
+            raise UnknownFormatError(where, f"{name}-compressed data: decompress it first")
     if b"\x00" in head:
         raise UnknownFormatError(where, "binary data, not a JSON log")
     try:
