@@ -15,6 +15,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -449,6 +451,33 @@ def test_a_session_folder_is_a_corpus_of_its_sessions_in_name_order(tmp_path):
     corpus = open_corpus(folder)
     assert len(corpus) == 2 and list(corpus.compiled().episode_ids) == ["h1", "h2"]
     assert corpus.episodes() == [expected_episode(), second]
+
+
+def test_a_folder_reads_while_its_writer_appends(tmp_path):
+    """Read over and over while a thread appends 200 calls of 5 kB: every read succeeds, and
+    each sees at least the calls ``call()`` had returned for before the read began."""
+    journal = SessionJournal(tmp_path / "gw", id="live")
+    written = [0]
+
+    def append() -> None:
+        for n in range(200):
+            journal.call(Call(tool=f"t{n}", args={"pad": "x" * 5000}, duration_sec=0.1), at_sec=n)
+            written[0] = n + 1
+            time.sleep(0.0005)  # spreads the writes over the reads; no outcome depends on it
+
+    writer = threading.Thread(target=append)
+    writer.start()
+    reads = 0
+    try:
+        while writer.is_alive() or reads < 3:
+            before = written[0]
+            (episode,) = load_episodes(tmp_path / "gw")
+            assert len(episode.calls) >= before and episode.end_reason == "log_end"
+            reads += 1
+    finally:
+        writer.join()
+    journal.close()
+    assert len(load_episodes(tmp_path / "gw")[0].calls) == written[0] == 200
 
 
 def test_a_folder_read_with_skip_names_the_session_file_of_each_record(tmp_path):
