@@ -4,7 +4,8 @@
 | {"url": ..., "headers": {...}}}}`` — a stdio server the gateway starts, or a Streamable HTTP
 server it connects to. A host's own keys that say nothing about how to reach a server
 (``type``, ``disabled``, ``autoApprove``, ``timeout``…) are tolerated; ``"disabled": true``
-leaves the server out. Every error names the file and the key.
+leaves the server out. An entry that runs a gateway on the very file being read is refused (it
+would start itself without end). Every error names the file and the key.
 """
 
 from __future__ import annotations
@@ -69,7 +70,32 @@ def load_servers(path: str | os.PathLike[str]) -> tuple[UpstreamSpec, ...]:
         raise GatewayConfigError(
             f"{where}: line {exc.lineno}, column {exc.colno}: not JSON ({exc.msg})"
         ) from None
-    return parse_servers(data, where=str(where))
+    specs = parse_servers(data, where=str(where))
+    for spec in specs:
+        if _runs_a_gateway_on(spec, where):
+            raise GatewayConfigError(
+                f"{where}: mcpServers.{spec.name}: runs a gateway on this same file, which would "
+                "start itself without end; list the servers it fronts in a file of their own"
+            )
+    return specs
+
+
+def _runs_a_gateway_on(spec: UpstreamSpec, path: Path) -> bool:
+    """Whether ``spec`` runs ``reviewlab gateway`` with ``--config`` naming ``path`` itself (a
+    host's file that lists the gateway cannot be the gateway's own servers file)."""
+    argv = spec.command
+    if "gateway" not in argv:
+        return False
+    named = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--config"]
+    named += [arg.removeprefix("--config=") for arg in argv if arg.startswith("--config=")]
+    here = path.expanduser().resolve()
+    for value in named:
+        target = Path(value).expanduser()
+        if not target.is_absolute() and spec.cwd is not None:
+            target = Path(spec.cwd).expanduser() / target
+        if target.resolve() == here:
+            return True
+    return False
 
 
 def parse_servers(data: Any, *, where: str = "servers") -> tuple[UpstreamSpec, ...]:
