@@ -166,6 +166,27 @@ def test_a_bad_gateway_field_is_refused_by_both_readers(tmp_path, schema, fields
         assert words in error.message
 
 
+@pytest.mark.parametrize("dropped", [(), ("server", "args_sha256", "args_chars")])
+def test_version_2_lines_with_and_without_the_gateway_fields_take_the_fast_decoder(
+    tmp_path, monkeypatch, dropped
+):
+    """A call line as written now (19 keys) or before the gateway fields (16) is compiled
+    straight into columns, without building an Episode."""
+    document = episode_line("reviewlab.episode/2", server="fs")
+    for name in dropped:
+        del document["rounds"][0]["calls"][0][name]
+    path = tmp_path / "c.jsonl"
+    path.write_text(line(document))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the line went through pydantic")
+
+    monkeypatch.setattr(Episode, "model_validate_json", refuse)
+    monkeypatch.setattr(Episode, "model_validate", refuse)
+    compiled = open_corpus(path).compiled()
+    assert list(compiled.episode_ids) == ["e"] and list(compiled.tools) == ["t"]
+
+
 # -- reading a session ---------------------------------------------------------------------
 
 
