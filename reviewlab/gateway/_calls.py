@@ -153,7 +153,7 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
     upstream = gateway.upstreams[route.upstream]
     token = meta.get("progressToken")
     forward_meta = {key: value for key, value in meta.items() if key not in _OWN_META}
-    from reviewlab.gateway._gateway import progress_forwarder
+    from reviewlab.gateway._front import progress_forwarder
 
     forward = progress_forwarder(ctx, token) if token is not None else None
     pending = Pending()

@@ -9,6 +9,7 @@ params as they came, so nothing the SDK would not model is lost on the way.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
@@ -47,3 +48,17 @@ class Front:
                 raise  # an upstream's or the host's own error, passed on as it is
             log.exception("reviewlab gateway: %s failed inside the gateway", ctx.method)
             raise MCPError(-32603, f"reviewlab gateway: internal error: {exc!r}") from None
+
+
+def progress_forwarder(ctx: Any, token: Any) -> Any:
+    """An ``on_progress`` that reports to the host under its own token until it is answered."""
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        if getattr(forward, "answered", False):
+            return  # the host's request is answered: progress for it would be a protocol error
+        with contextlib.suppress(Exception):
+            await ctx.session.send_progress_notification(
+                token, progress, total, message, related_request_id=ctx.request_id
+            )
+
+    return forward

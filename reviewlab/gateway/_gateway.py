@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from reviewlab.core.deadline import monotonic_now
 from reviewlab.gateway._config import UpstreamSpec
+from reviewlab.gateway._front import progress_forwarder
 from reviewlab.gateway._metrics import GatewayMetrics
 from reviewlab.gateway._policy_file import PolicyFile
 from reviewlab.gateway._routes import Route, effective_policy, host_names, shown_entry
@@ -422,20 +423,6 @@ class Gateway:
         for connection in list(self.connections.values()):
             if connection is not None:
                 await connection.notify(method, params)
-
-
-def progress_forwarder(ctx: Any, token: Any) -> Any:
-    """An ``on_progress`` that reports to the host under its own token until it is answered."""
-
-    async def forward(progress: float, total: float | None, message: str | None) -> None:
-        if getattr(forward, "answered", False):
-            return  # the host's request is answered: progress for it would be a protocol error
-        with contextlib.suppress(Exception):
-            await ctx.session.send_progress_notification(
-                token, progress, total, message, related_request_id=ctx.request_id
-            )
-
-    return forward
 
 
 def _version() -> str:
