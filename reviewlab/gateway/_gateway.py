@@ -40,7 +40,6 @@ __all__ = [
     "GATEWAY_CANCEL_WATCH_SEC",
     "Gateway",
     "HostSession",
-    "progress_forwarder",
 ]
 
 
