@@ -68,9 +68,15 @@ class Engine(ABC):
         own = {f.name for f in fields(self)}  # type: ignore[arg-type]
         unknown = sorted(set(options) - own)
         if unknown:
+            homes = [
+                f"engine={name!r}"
+                for name, kind in _BY_NAME.items()
+                if set(unknown) <= {f.name for f in fields(kind)}  # type: ignore[arg-type]
+            ]
             raise ValueError(
-                f"{', '.join(unknown)}: not an option of {type(self).__name__}; "
-                f"it takes {', '.join(sorted(own)) or 'none'}"
+                f"{', '.join(unknown)}: not an option of {type(self).__name__} "
+                f"(engine={self.name!r}), which takes {', '.join(sorted(own)) or 'none'}"
+                + (f"; it belongs to {' or '.join(homes)}" if homes else "")
             )
         return replace(self, **options)  # type: ignore[type-var]
 

@@ -237,7 +237,10 @@ def test_the_venv_sees_only_what_the_wheel_declares(
 def test_reviewlab_demo_from_an_empty_directory_writes_the_report_and_its_charts(
     installed: dict[str, Path], tmp_path: Path
 ) -> None:
-    """``reviewlab demo`` (the venv's own script) writes out/report.html and the PNGs it shows."""
+    """``reviewlab demo`` (the venv's own script) writes out/report.html and the PNGs it shows,
+    in a venv without dask (the ``cluster`` extra is not installed)."""
+    absent = run(installed, [str(installed["python"]), "-c", "import dask"], tmp_path)
+    assert absent.returncode != 0 and "No module named 'dask'" in absent.stderr
     done = run(installed, [str(installed["venv"] / "bin" / "reviewlab"), "demo"], tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     report = tmp_path / "out" / "report.html"

@@ -11,14 +11,22 @@ an existing cluster: ``docs/cluster.md``.
 
 from reviewlab.engines.cluster._errors import ClusterError, PartitionFailed, SchedulerLost
 from reviewlab.engines.cluster._replay import replay_on_cluster
-from reviewlab.engines.cluster._session import ClusterCorpus, connect, partitions_of
+from reviewlab.engines.cluster._session import (
+    CLUSTER_EXTRA,
+    ClusterCorpus,
+    connect,
+    distributed_module,
+    partitions_of,
+)
 
 __all__ = [
+    "CLUSTER_EXTRA",
     "ClusterCorpus",
     "ClusterError",
     "PartitionFailed",
     "SchedulerLost",
     "connect",
+    "distributed_module",
     "partitions_of",
     "replay_on_cluster",
 ]

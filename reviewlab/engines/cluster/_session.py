@@ -29,7 +29,15 @@ from reviewlab.engines.cluster import _ids
 from reviewlab.engines.cluster._errors import PartitionFailed, SchedulerLost
 from reviewlab.engines.cluster._partials import PointMerge, answer_points, evaluate_points
 
-__all__ = ["CHUNK_POINTS", "ID_BUCKETS", "ClusterCorpus", "connect", "partitions_of"]
+__all__ = [
+    "CHUNK_POINTS",
+    "CLUSTER_EXTRA",
+    "ID_BUCKETS",
+    "ClusterCorpus",
+    "connect",
+    "distributed_module",
+    "partitions_of",
+]
 
 CHUNK_POINTS = 16
 """Points evaluated per task (each keeps its wall keys and loose workers on the worker)."""
@@ -39,6 +47,22 @@ _PASS_PRIORITY = 10  # a pass's answers before the next chunk's evaluations
 _KEY = re.compile(r"^reviewlab-[a-z]+-p(\d+)-")
 
 
+CLUSTER_EXTRA = "pip install 'reviewlab[cluster]'"
+"""How to install what a Dask cluster needs (the base install has no dask)."""
+
+
+def distributed_module() -> Any:
+    """``dask.distributed``, or a ``ValueError`` saying in one line which extra installs it."""
+    try:
+        import distributed
+    except ImportError:
+        raise ValueError(
+            f"client: a Dask cluster needs dask.distributed, which this install lacks: "
+            f"{CLUSTER_EXTRA}"
+        ) from None
+    return distributed
+
+
 def connect(client: Any, timeout_sec: float | None = None) -> tuple[Any, bool]:
     """``client`` (a ``distributed.Client`` or a scheduler address) and whether it was made
     here (and must be closed here). An address that cannot be reached within ``timeout_sec``
@@ -46,7 +70,7 @@ def connect(client: Any, timeout_sec: float | None = None) -> tuple[Any, bool]:
     :class:`~._errors.SchedulerLost`."""
     if not isinstance(client, str):
         return client, False
-    from distributed import Client
+    Client = distributed_module().Client
 
     try:
         if timeout_sec is None:
