@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reviewlab.core.policy import Policy
 from reviewlab.core.prices import PriceTable
 from reviewlab.engines.corpus import CorpusSource, open_corpus
 from reviewlab.engines.result import ReplayResult
@@ -277,7 +276,7 @@ def _hedge_seconds(result: ReplayResult, replayed: list[str]) -> np.ndarray:
     calls = result.calls
     if "hedged" not in calls.columns or not calls["hedged"].any():
         return np.zeros(len(replayed), dtype=float)
-    rules = Policy.of(result.policy).hedges
+    rules = result.policy.hedges
     hedged = calls.loc[calls["hedged"].to_numpy(dtype=bool)]
     after = hedged["tool"].map(lambda tool: rules[tool].after_sec if tool in rules else np.nan)
     if after.isna().any():

@@ -250,12 +250,9 @@ def policy_rows(result: Any) -> dict[str, Any]:
     """The rows a replay's policy adds to its summary: hedged calls and the extra-call share
     (hedges), calls the breaker withheld (a breaker), calls bounded by idleness (idle
     timeouts); empty for a policy that sets none of them."""
-    from reviewlab.core.policy import Policy
     from reviewlab.core.vocab import SOURCE_GAP_WITHHELD
 
-    policy = Policy.of(result.policy) if result.policy is not None else None
-    if policy is None:
-        return {}
+    policy = result.policy  # the one record of the policy replayed
     rows: dict[str, Any] = {}
     summary = result.summary
     if policy.hedges:
