@@ -69,16 +69,6 @@ class SessionJournal:
         self.path = directory / f"{self.id}{SESSION_SUFFIX}"
         self._fd = _create_with_header(self.path, header.model_dump_json(by_alias=True))
 
-    @property
-    def calls(self) -> int:
-        """How many call lines were written."""
-        return self._calls
-
-    @property
-    def closed(self) -> bool:
-        """Whether :meth:`close` has run."""
-        return self._closed
-
     def elapsed_sec(self) -> float:
         """Seconds since the session start (monotonic): what ``at_sec`` is measured in."""
         return time.monotonic() - self._started_mono
