@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import shlex
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,14 +43,19 @@ def require_lab_extra(command: str, *modules: str) -> None:
 
 
 def launch(argv: Sequence[str], dry_run: bool) -> int:
-    """Run ``argv`` (its exit status), or print it with ``dry_run``."""
+    """Run ``argv`` until it exits or this command is told to stop (SIGTERM, SIGHUP, Ctrl-C, its
+    parent gone: the server and its kernels are stopped too; status 0), or print it with
+    ``dry_run``."""
     if dry_run:
         echo(shlex.join(argv))
         return 0
+    from reviewlab.ui._serving import start_server, supervise
+
     try:
-        return subprocess.call(list(argv))
+        process = start_server(argv)
     except FileNotFoundError:
         raise UserError(f"cannot start {argv[0]}: not installed") from None
+    return supervise(process)
 
 
 def _working_notebooks() -> Path:

@@ -9,7 +9,8 @@ which runs the template, which calls :func:`dashboard_explorer` — so every
 line of logic lives here, none in the notebook. The corpus to explore (a file or a folder,
 read on every visit) travels to the kernel in the environment variable :data:`CORPUS_ENV`
 (the kernel inherits Voilà's); without it the bundled 1k corpus is used. :func:`main` is the
-blocking form for the command line: it serves until interrupted and then stops Voilà.
+blocking form for the command line: it serves until Voilà exits or the command is told to stop,
+then stops Voilà and its kernels (:mod:`reviewlab.ui._serving`).
 
 :func:`lab_command` is the argv of ``make lab``: JupyterLab on ``notebooks/``.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewlab.resources import BUNDLED_CORPUS, data_path, notebooks_dir
+from reviewlab.ui._serving import start_server, supervise
 
 __all__ = [
     "CORPUS_ENV",
@@ -36,7 +38,6 @@ __all__ = [
     "default_corpus",
     "lab_command",
     "serve",
-    "wait_for_server",
 ]
 
 CORPUS_ENV = "REVIEWLAB_DASHBOARD_CORPUS"
@@ -111,7 +112,7 @@ def serve(
     page = folder / "dashboard.ipynb"
     shutil.copyfile(NOTEBOOK, page)
     argv = dashboard_command(port, corpus, open_browser=open_browser, notebook=page)
-    process = subprocess.Popen(argv, env=env, cwd=str(folder), **popen)
+    process = start_server(argv, env=env, cwd=str(folder), **popen)
     weakref.finalize(process, shutil.rmtree, folder, True)
     return process
 
@@ -122,10 +123,11 @@ def main(
     *,
     open_browser: bool = True,
 ) -> int:
-    """Serve until Voilà exits or the user interrupts; return Voilà's exit status (0 on Ctrl-C)."""
+    """Serve until Voilà exits or this process is told to stop (SIGTERM, SIGHUP, Ctrl-C, its
+    parent gone: Voilà and its kernels are stopped too); Voilà's exit status, 0 when stopped."""
     process = serve(port, corpus, open_browser=open_browser)
     print(f"reviewlab dashboard: http://127.0.0.1:{_port(port)}/ (Ctrl-C stops it)", flush=True)
-    return wait_for_server(process)
+    return supervise(process)
 
 
 def lab_command(
@@ -178,20 +180,3 @@ def corpus_problem(path: str | os.PathLike[str], error: BaseException) -> Any:
         "<code>--on-error skip</code> in <code>reviewlab replay</code> lists every bad line) "
         "and reload this page.</p></div>"
     )
-
-
-def wait_for_server(process: subprocess.Popen[Any]) -> int:
-    """Wait for a served page's process; its exit status, or 0 when the user interrupts. The
-    process is stopped (terminated, killed after 10 s) whatever ended the wait."""
-    try:
-        return process.wait()
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()

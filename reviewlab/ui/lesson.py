@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reviewlab.ui.dashboard import wait_for_server
+from reviewlab.ui._serving import start_server, supervise
 
 __all__ = [
     "LESSON_NOTEBOOK",
@@ -113,15 +113,16 @@ def _start(
     page = folder / "lesson.ipynb"
     shutil.copyfile(LESSON_NOTEBOOK, page)
     argv = lesson_command(port, open_browser=open_browser, notebook=page)
-    return subprocess.Popen(argv, cwd=str(folder), **popen), folder
+    return start_server(argv, cwd=str(folder), **popen), folder
 
 
 def run_lesson(port: int | None = None, *, open_browser: bool = True) -> int:
-    """Serve until Voilà exits or the user interrupts; return Voilà's exit status (0 on Ctrl-C)."""
+    """Serve until Voilà exits or this process is told to stop (SIGTERM, SIGHUP, Ctrl-C, its
+    parent gone: Voilà and its kernels are stopped too); Voilà's exit status, 0 when stopped."""
     process, folder = _start(port, open_browser, {})
     print(f"reviewlab lesson: http://127.0.0.1:{_port(port)}/ (Ctrl-C stops it)", flush=True)
     try:
-        return wait_for_server(process)
+        return supervise(process)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
