@@ -141,3 +141,68 @@ def test_the_upload_payload_reads_as_the_lines(run: tuple[Path, list[Any]], tmp_
     (ours,), (theirs,) = import_openai_agents(payload), import_openai_agents(run[0])
     assert ours.rounds == theirs.rounds
     assert (ours.id, ours.started_at) == (theirs.id, theirs.started_at)
+
+
+def _span(span_id: str, start: str, end: str | None, data: dict[str, Any], **more: Any) -> str:
+    """One exported span line of trace ``t1`` (times are seconds past 12:00:00 UTC)."""
+    stamp = "2026-01-01T12:00:{}+00:00"
+    item = {
+        "object": "trace.span",
+        "id": span_id,
+        "trace_id": "t1",
+        "parent_id": None,
+        "started_at": stamp.format(start),
+        "ended_at": stamp.format(end) if end is not None else None,
+        "span_data": data,
+        "error": None,
+        **more,
+    }
+    return json.dumps(item)
+
+
+def test_model_spans_are_the_rounds_and_both_timeout_shapes_are_censored(tmp_path: Path) -> None:
+    """Two generation spans (2 s and 1 s, 100/5 and 120/7 tokens) are the rounds; a call with
+    the raise_exception error and one that never ended are censored, the latter at the last
+    stamp (12:00:09)."""
+    raised = {
+        "message": "Error running tool",
+        "data": {"tool_name": "grep", "error": "Tool 'grep' timed out after 3 seconds."},
+    }
+    lines = [
+        _span(
+            "g1",
+            "00",
+            "02",
+            {"type": "generation", "usage": {"input_tokens": 100, "output_tokens": 5}},
+        ),
+        _span(
+            "f1",
+            "02",
+            "05",
+            {"type": "function", "name": "grep", "input": "{}", "output": None},
+            error=raised,
+        ),
+        _span(
+            "f2",
+            "02.5",
+            None,
+            {"type": "function", "name": "read", "input": '{"p": 1}', "output": None},
+        ),
+        _span(
+            "g2",
+            "08",
+            "09",
+            {"type": "generation", "usage": {"input_tokens": 120, "output_tokens": 7}},
+        ),
+    ]
+    path = tmp_path / "hand.agents.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    (episode,) = import_openai_agents(path)
+    first, last = episode.rounds
+    assert (first.send_sec, first.input_tokens, first.output_tokens) == (2.0, 100, 5)
+    assert [(c.tool, c.duration_sec, c.completed, c.status) for c in first.calls] == [
+        ("grep", 3.0, False, "ok"),
+        ("read", 6.5, False, "ok"),
+    ]
+    assert (last.send_sec, last.calls, last.output_tokens) == (1.0, [], 7)
+    assert episode.end_reason == "final_answer"
