@@ -172,3 +172,44 @@ def test_an_unknown_trajectory_format_names_it(tmp_path: Path) -> None:
     path.write_text(json.dumps({"trajectory_format": "mini-swe-agent-9", "messages": []}))
     with pytest.raises(ImportFormatError, match=r"'mini-swe-agent-9' is not a format"):
         import_mini_swe_agent(path)
+
+
+def test_a_text_action_run_is_read_from_its_user_observations(tmp_path: Path) -> None:
+    """Text actions (``mini_textbased.yaml``, ``DeterministicModel``): the observations are user
+    messages with ``extra.returncode``; the killed ``sleep 5`` is censored at its 1 s limit."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MSWEA_GLOBAL_CONFIG_DIR", str(tmp_path / "home"))
+        from minisweagent.agents.default import DefaultAgent
+        from minisweagent.environments.local import LocalEnvironment
+        from minisweagent.models.test_models import DeterministicModel, make_output
+
+        class Stamped(DeterministicModel):
+            """The release's scripted text model, stamping a reply when it is asked for."""
+
+            def query(self, messages: list[dict[str, str]], **kwargs: Any) -> dict[str, Any]:
+                reply = super().query(messages, **kwargs)
+                return {**reply, "extra": {**reply["extra"], "timestamp": time.time()}}
+
+        config = yaml.safe_load(
+            (importlib.resources.files("minisweagent.config") / "mini_textbased.yaml").read_text()
+        )
+        script = [
+            make_output("look", [{"command": "ls"}]),
+            make_output("wait", [{"command": "sleep 5"}]),
+            make_output("done", [{"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}]),
+        ]
+        path = tmp_path / "text.traj.json"
+        agent = DefaultAgent(
+            Stamped(outputs=script),
+            LocalEnvironment(timeout=1, cwd=str(tmp_path)),
+            **{**config["agent"], "output_path": path},
+        )
+        assert agent.run("look around")["exit_status"] == "Submitted"
+    roles = [m["role"] for m in json.loads(path.read_text())["messages"]]
+    assert "tool" not in roles and roles.count("user") >= 3
+    (episode,) = import_mini_swe_agent(path)
+    assert [(c.tool, c.completed) for c in episode.calls] == [
+        ("list_files", True),
+        ("run_command", False),
+    ]
+    assert episode.calls[1].duration_sec == 1.0
