@@ -208,7 +208,7 @@ def test_a_host_that_cancels_mid_call_cancels_the_upstream_and_is_recorded(tmp_p
         async with hosted(demo_gateway(tmp_path, "uniform:30")) as host:
             with pytest.raises(Exception):  # noqa: B017 - the SDK's timeout error
                 await host.call_tool("wedge", {}, read_timeout_seconds=0.3)
-            for _ in range(100):
+            for _ in range(400):  # the cancel crosses two hops: give a loaded machine 20 s
                 seen = json.loads(text_of(await host.call_tool("seen_cancels", {})))
                 if seen:
                     return seen
@@ -220,7 +220,9 @@ def test_a_host_that_cancels_mid_call_cancels_the_upstream_and_is_recorded(tmp_p
     calls = recorded_calls(tmp_path / "rec")
     wedge = [c for c in calls if c.tool == "wedge"]
     assert len(wedge) == 1 and wedge[0].completed is False and wedge[0].cancel_sent is True
-    assert wedge[0].duration_sec >= 0.3
+    # Cut where the gateway stopped waiting: the host's 0.3 s counts from its send, the
+    # gateway's from its receipt, so only "cut, well before the 30 s bound" is certain.
+    assert 0 < wedge[0].duration_sec < 30
 
 
 def test_with_one_upstream_an_unlisted_name_gets_the_upstreams_own_answer(tmp_path):

@@ -215,7 +215,7 @@ def test_a_host_that_disconnects_mid_call_cancels_the_upstream_and_is_recorded(t
 
         async def ask_seen():
             async with http_host(gateway.url) as host:
-                for _ in range(100):
+                for _ in range(200):  # two hops on a loaded machine: up to 20 s
                     seen = json.loads(text_of(await host.call_tool("seen_cancels", {})))
                     if seen:
                         return seen
@@ -236,7 +236,7 @@ def test_a_host_that_disconnects_mid_call_cancels_the_upstream_and_is_recorded(t
     ]
     assert len(wedges) == 1
     assert wedges[0].completed is False and wedges[0].cancel_sent is True
-    assert 0.4 <= wedges[0].duration_sec < 30
+    assert 0 < wedges[0].duration_sec < 30  # cut where the host left, not at the bound
 
 
 def test_metrics_on_their_own_address_beside_a_stdio_gateway(tmp_path):
