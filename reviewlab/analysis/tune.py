@@ -56,6 +56,7 @@ from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
 from reviewlab.engines.corpus import CallObservations, CorpusSource, open_corpus
+from reviewlab.engines.engine import Cluster, Engine, Vectorized, engine_of
 from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.recording.annotations import with_recorded_kinds
 
@@ -173,6 +174,7 @@ def recommend(
     guarantee: float | None = None,
     guarantee_confidence: float = DEFAULT_GUARANTEE_CONFIDENCE,
     client: Any = None,
+    engine: Engine | str = "vectorized",
 ) -> Recommendation:
     """Per tool, the shortest timeout within the budgets, by :data:`RULE` (module docstring).
 
@@ -202,10 +204,13 @@ def recommend(
     certified timeout (:func:`~reviewlab.analysis.certify.certify` at
     ``guarantee_confidence``), under the same safety rules; the budgets are reported.
 
-    ``client`` (a ``distributed.Client`` or a scheduler address): tune a corpus of Parquet
-    partitions on a Dask cluster (:mod:`reviewlab.analysis.cluster_tune`). The workers profile
-    the tools and replay the points; the client receives fixed-size partials and makes the same
-    choices as in-process. ``prices`` and ``censored="impute"`` are refused there by name.
+    ``client`` (a ``distributed.Client`` or a scheduler address), or ``engine=Cluster(client)``:
+    tune a corpus of Parquet partitions on a Dask cluster (:mod:`reviewlab.analysis.cluster_tune`).
+    The workers profile the tools and replay the points; the client receives fixed-size partials
+    and makes the same choices as in-process. What the cluster does not honour (its
+    declaration: ``censored="impute"``) and ``prices`` are refused there by name. ``engine``:
+    the tuner's replays are the vectorized engine's, in-process (``"vectorized"``) or on a
+    cluster; another engine is refused by name.
     """
     if max_coverage_loss is not None:
         if max_timeout_coverage_loss is not None:
@@ -253,6 +258,13 @@ def recommend(
             f"base: its timeouts are a custom rule ({type(spine.timeouts).__name__}); "
             "recommend tunes a TimeoutPolicy's per-tool table"
         )
+    chosen = engine_of(engine, client=client)
+    if not isinstance(chosen, Vectorized | Cluster):
+        raise ValueError(
+            f"engine: the tuner replays with the vectorized engine, in-process or "
+            f"Cluster(client), not {type(chosen).__name__}"
+        )
+    chosen.admit(spine, censored, "as_recorded")  # its declaration, before any work
     base_timeouts: TimeoutPolicy = spine.timeouts
     narrowing = spine.narrowing
     if narrowing.mode == "unbounded":
@@ -285,7 +297,7 @@ def recommend(
         ),
         **({"currency": prices.currency} if prices is not None else {}),
     }
-    if client is not None:
+    if isinstance(chosen, Cluster):
         if prices is not None:
             raise ValueError(
                 "prices: the cost objective reads every episode's token counts, which a cluster "
@@ -295,7 +307,7 @@ def recommend(
 
         with tuning_on_cluster(
             episodes,
-            client,
+            chosen.client,
             spine,
             z,
             censored=censored,

@@ -19,6 +19,7 @@ from reviewlab.cli import main
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import load_prices
 from reviewlab.engines.cluster import ClusterCorpus
+from reviewlab.engines.engine import Cluster, Twin
 from reviewlab.recording.columnar import write_columnar
 from reviewlab.recording.synth import synth_corpus
 from reviewlab.resources import data_path
@@ -174,11 +175,23 @@ def test_what_reaches_the_client_does_not_grow_with_the_corpus(
     assert sizes[1600][1] <= 1.5 * sizes[400][1]
 
 
+def test_the_cluster_engine_object_tunes_as_client_does(parts: Path, client: Any) -> None:
+    """recommend(parts, engine=Cluster(client)) is the tune client=client makes, which the
+    in-process one equals (above)."""
+    _same(recommend(parts, engine=Cluster(client), min_calls=5), recommend(parts, min_calls=5))
+
+
 def test_what_a_cluster_cannot_tune_is_refused_by_name(parts: Path, client: Any) -> None:
+    """Prices, imputation, an in-memory corpus and an engine other than the vectorized one (or
+    the cluster's) are refused by name, imputation by the cluster's declaration."""
     with pytest.raises(ValueError, match="prices: .*in-process"):
         recommend(parts, client=client, prices=load_prices(data_path("prices.toml")))
-    with pytest.raises(ValueError, match="censored='impute'"):
+    with pytest.raises(ValueError, match="on a cluster replays wedge, observed, not 'impute'"):
         recommend(parts, client=client, censored="impute")
+    with pytest.raises(ValueError, match="engine: the tuner replays with the vectorized engine"):
+        recommend(parts, engine=Twin())
+    with pytest.raises(ValueError, match="engine: a replay on a cluster is Cluster"):
+        recommend(parts, client=client, engine="twin")
     episodes = synth_corpus(30, seed=1)
     with pytest.raises(ValueError, match="pass a path or URL"):
         recommend(episodes, client=client)

@@ -390,30 +390,28 @@ def test_sweep_on_threads_writes_the_one_thread_table(corpus: Path, tmp_path: Pa
     assert len(pd.read_csv(outs[1])) == 6
 
 
-def test_sweep_runs_on_an_existing_dask_scheduler(corpus: Path, tmp_path: Path) -> None:
-    """``--scheduler`` sends the points to a running Dask cluster and gives the in-process frame."""
+def test_sweep_runs_on_an_existing_dask_scheduler(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--scheduler`` sweeps the corpus's Parquet partitions (``reviewlab convert``) on a
+    running Dask cluster and gives the in-process frame; a JSONL corpus, which the cluster
+    could only get scattered from this machine, is one line saying to convert it."""
     from distributed import LocalCluster
 
     local, remote = tmp_path / "local.csv", tmp_path / "remote.csv"
     grid = ["--scale", "0.001,1", "--narrowing", "inherit,none"]
     assert main(["sweep", str(corpus), *grid, "-o", str(local)]) == 0
+    parts = tmp_path / "parts"
+    assert main(["convert", str(corpus), str(parts), "--rows-per-partition", "2"]) == 0
     with LocalCluster(
         n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
     ) as cluster:
-        assert (
-            main(
-                [
-                    "sweep",
-                    str(corpus),
-                    *grid,
-                    "--scheduler",
-                    cluster.scheduler_address,
-                    "-o",
-                    str(remote),
-                ]
-            )
-            == 0
-        )
+        address = cluster.scheduler_address
+        argv = ["sweep", str(parts), *grid, "--scheduler", address, "-o", str(remote)]
+        assert main(argv) == 0
+        capsys.readouterr()
+        assert main(["sweep", str(corpus), *grid, "--scheduler", address]) == 2
+        assert "reads Parquet partitions" in _error_line(capsys)
     pd.testing.assert_frame_equal(pd.read_csv(remote), pd.read_csv(local))
 
 
