@@ -47,6 +47,7 @@ SAMPLED = "a haiku about gateways"
 pytestmark = [  # both still in the 2025-11-25 revision the reference servers negotiate
     pytest.mark.filterwarnings("ignore:The logging capability is deprecated"),
     pytest.mark.filterwarnings("ignore:Client-to-server progress is deprecated"),
+    pytest.mark.filterwarnings("ignore:resources/.*subscribe is removed as of 2026-07-28"),
 ]
 ELICITED: dict[str, Any] = {"name": "Ada Lovelace", "check": True, "color": "teal"}
 
@@ -81,6 +82,13 @@ class Host:
         self.sampling: list[dict[str, Any]] = []
         self.elicitation: list[dict[str, Any]] = []
         self.capabilities: Any = None
+        self.updated: list[dict[str, Any]] = []
+        self.was_updated = asyncio.Event()
+
+    async def notified(self, message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            self.updated.append(wire(message.params))
+            self.was_updated.set()
 
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.logs.append(wire(params))
@@ -121,6 +129,7 @@ class Host:
                     elicitation_callback=self.elicit,
                     list_roots_callback=self.list_roots,
                     logging_callback=self.log,
+                    message_handler=self.notified,
                 )
             )
             self.capabilities = (await session.initialize()).capabilities
@@ -163,6 +172,11 @@ async def everything_script(target: list[str] | str, folder: Path, label: str) -
         await session.call_tool("toggle-simulated-logging", {})  # one message at once
         await asyncio.wait_for(host.logged.wait(), 10.0)
         await session.call_tool("toggle-simulated-logging", {})  # and no more
+        seen["subscribe"] = wire(await session.subscribe_resource(STATIC))
+        await session.call_tool("toggle-subscriber-updates", {})  # one update at once
+        await asyncio.wait_for(host.was_updated.wait(), 10.0)
+        await session.call_tool("toggle-subscriber-updates", {})  # and no more
+        seen["unsubscribe"] = wire(await session.unsubscribe_resource(STATIC))
         reports: list[tuple[float, float | None]] = []
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -183,6 +197,7 @@ async def everything_script(target: list[str] | str, folder: Path, label: str) -
         seen["elicitation-tool"] = wire(await session.call_tool("trigger-elicitation-request", {}))
         seen["roots-tool"] = wire(await session.call_tool("get-roots-list", {}))
     seen["logs"] = host.logs
+    seen["updated"] = host.updated
     seen["sampling"] = host.sampling
     seen["elicitation"] = host.elicitation
     return seen
@@ -248,6 +263,18 @@ def test_prompt_arguments_and_completions_pass_through(everything, via):
     assert "Oslo" in json.dumps(direct["args-prompt"])  # the argument reached the server
     assert through["completions"] == direct["completions"]
     assert direct["completions"][0]["completion"]["values"] == ["Engineering"]
+
+
+@pytest.mark.slow
+@THROUGH
+def test_a_subscribed_resources_update_reaches_the_host(everything, via):
+    """resources/subscribe and unsubscribe answer as directly, and the update server-everything
+    sends at once for the subscribed resource reaches the host naming its URI."""
+    direct, through = everything["direct"], everything[via]
+    assert direct["updated"][0] == {"uri": STATIC}
+    assert through["updated"][0] == direct["updated"][0]
+    assert (through["subscribe"], through["unsubscribe"]) == (direct["subscribe"], {})
+    assert direct["unsubscribe"] == {}
 
 
 @pytest.mark.slow
