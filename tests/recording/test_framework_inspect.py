@@ -183,3 +183,39 @@ def test_the_header_names_the_inspect_release(eval_log: Path) -> None:
 
     header = json.loads(read_members(eval_log, ["header.json"])["header.json"])
     assert header["eval"]["packages"]["inspect_ai"] == version("inspect_ai")
+
+
+class _FramePerWrite:
+    """A zstd compressor emitting one whole frame per write, as Inspect's writer does past
+    200 MiB of input (zipfile's own reader stops at the first frame)."""
+
+    def compress(self, data: bytes) -> bytes:
+        from backports import zstd
+
+        return zstd.compress(data)
+
+    def flush(self) -> bytes:
+        return b""
+
+
+def test_a_member_of_several_zstd_frames_is_read_whole(
+    eval_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same log rewritten with its sample in two zstd frames imports to the same episode."""
+    from reviewlab.recording.interop._archive import read_members
+
+    members = read_members(eval_log)
+    module = zip_module()
+    framed = tmp_path / "framed.eval"
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "_get_compressor", lambda *args, **kwargs: _FramePerWrite())
+        with module.ZipFile(framed, "w", compression=93) as archive:
+            for name, data in members.items():
+                with archive.open(name, "w") as handle:
+                    half = len(data) // 2
+                    handle.write(data[:half])
+                    handle.write(data[half:])
+    raw = framed.read_bytes()
+    assert raw.count(b"\x28\xb5\x2f\xfd") >= 2 * len(members)  # two frames per member
+    (ours,), (theirs,) = import_inspect(framed), import_inspect(eval_log)
+    assert ours.rounds == theirs.rounds

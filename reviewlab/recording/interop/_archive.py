@@ -2,7 +2,8 @@
 
 Inspect writes its members with Zstandard (zip method 93) since its 0.3.1xx releases. The
 standard library reads method 93 only from Python 3.14; before that the reader is
-``backports.zstd``'s copy of :mod:`zipfile` (a dependency of reviewlab on those versions). A
+``backports.zstd``'s copy of :mod:`zipfile` (a dependency of reviewlab on those versions); a zstd
+member is decompressed whole, every frame (zipfile alone stops at the first). A
 member in a method that neither reads (an encrypted one, a method number nobody registered) is an
 :class:`~reviewlab.recording.interop.ImportFormatError` naming the member and the method, never
 the library's bare ``NotImplementedError``.
@@ -10,11 +11,13 @@ the library's bare ``NotImplementedError``.
 
 from __future__ import annotations
 
+import copy
 import sys
 import zipfile as _stdlib_zipfile
+import zlib
 from pathlib import Path
 from types import ModuleType
-from typing import Final
+from typing import Any, Final
 
 from reviewlab.recording.interop._common import ImportFormatError
 
@@ -65,7 +68,11 @@ def read_members(path: Path, names: list[str] | None = None) -> dict[str, bytes]
                 if info is None:
                     raise ImportFormatError(path, name, "member missing from the archive")
                 _check_readable(path, info, module)
-                out[name] = archive.read(info)
+                out[name] = (
+                    _zstd_member(archive, info, path)
+                    if info.compress_type == _ZSTD
+                    else (archive.read(info))
+                )
             return out
     except (_stdlib_zipfile.BadZipFile, module.BadZipFile) as exc:
         raise ImportFormatError(
@@ -111,6 +118,29 @@ def _check_readable(path: Path, info: _stdlib_zipfile.ZipInfo, module: ModuleTyp
         raise ImportFormatError(
             path, info.filename, f"member is compressed with {name} (zip method {method}): {exc}"
         ) from None
+
+
+def _zstd_member(archive: Any, info: _stdlib_zipfile.ZipInfo, path: Path) -> bytes:
+    """A zstd member's bytes, every frame of it: Inspect caps a frame at 200 MiB of input, and
+    zipfile's reader stops at the first frame (then fails the CRC). The raw stream is read as
+    stored and decompressed whole; the CRC is checked here."""
+    raw_info = copy.copy(info)
+    raw_info.compress_type = _stdlib_zipfile.ZIP_STORED
+    raw_info.file_size = info.compress_size
+    raw_info.CRC = None  # type: ignore[assignment]  # the stored bytes have no CRC of their own
+    with archive.open(raw_info) as handle:
+        data = _zstd_decompress()(handle.read())
+    if zlib.crc32(data) != info.CRC or len(data) != info.file_size:
+        raise ImportFormatError(path, info.filename, "member fails its CRC or size check")
+    return data
+
+
+def _zstd_decompress() -> Any:
+    if sys.version_info >= (3, 14):
+        from compression import zstd  # type: ignore[import-not-found]
+    else:
+        from backports import zstd
+    return zstd.decompress
 
 
 def _reads_zstd(module: ModuleType) -> bool:
