@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reviewlab.analysis.holdout import check_held_out, split_episodes
 from reviewlab.analysis.presets import load_presets, preset_policy
 from reviewlab.analysis.tune import Recommendation, recommend
 from reviewlab.core.policy import Policy
@@ -194,17 +195,10 @@ def compare_baselines(
     """Recommend on a seeded ``1 - held_out`` share of the episodes, fit the baselines there,
     replay all on the rest (see the module docstring). ``recommend_options`` go to
     :func:`~reviewlab.analysis.tune.recommend` (its ``base`` is the baselines' base too)."""
-    if not 0.0 < held_out < 1.0:
-        raise ValueError(f"held_out: expected a share strictly between 0 and 1, got {held_out!r}")
+    check_held_out(held_out)  # before the corpus is read
     episodes = open_corpus(corpus).episodes(reason="baselines: a split of the episodes")
-    order = np.random.default_rng(seed).permutation(len(episodes))
-    cut = int(round(len(episodes) * (1 - held_out)))
-    if cut < 1 or cut >= len(episodes):
-        raise ValueError(
-            f"held_out: {held_out:g} of {len(episodes)} episode(s) leaves a part empty"
-        )
-    train = [episodes[i] for i in sorted(order[:cut])]
-    held = _keyed([episodes[i] for i in sorted(order[cut:])])
+    train, rest = split_episodes(episodes, held_out, seed)
+    held = _keyed(rest)
     rec = recommend(train, censored=censored, **recommend_options)
     key = rec.objective
     base = Policy.of(recommend_options.get("base"), recommend_options.get("narrowing"))

@@ -1,18 +1,17 @@
 """Hedge delays from a corpus, and the sweep over them that the hedging chart draws.
 
-"Hedge ``read_file`` at its p95" needs the tool's p95 *duration*, and a corpus's
-recorded durations are right-censored: the wedged calls are exactly the long
-ones. :func:`hedge_delays` reads the delays off the tool's Kaplan–Meier estimate
-(:meth:`~reviewlab.engines.censoring.KaplanMeier.quantile`); a quantile the
-estimate never reaches (past the last observed return) has no finite delay and
-is left out.
+"Hedge ``read_file`` at its p95" needs the tool's p95 *duration*, and recorded durations are
+right-censored (the wedged calls are exactly the long ones): :func:`hedge_delays` reads the
+delays off the tool's Kaplan–Meier estimate; a quantile past the last observed return has no
+finite delay and is left out.
 
 :func:`sweep_hedge_delays` replays the corpus under a base policy with the tool
 hedged at each delay — a :func:`~reviewlab.analysis.sweep.sweep` of
 ``make_grid(base, hedges={tool: delays})`` — and returns that frame with the
 quantile of each delay (``hedge.quantile``) and the base's summary without hedges, the
 two inputs of :func:`reviewlab.ui.charts.hedging.hedge_tradeoff` (p99 wall
-against extra load).
+against extra load). With ``held_out`` the delays come from one part of the corpus and the
+figures from the other, so the best delay is not reported on the data that picked it.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from reviewlab.analysis.holdout import split_episodes
 from reviewlab.analysis.sweep import make_grid, sweep
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.core.vocab import CensoringMode, EngineName
@@ -73,17 +73,25 @@ def sweep_hedge_delays(
     engine: EngineName = "vectorized",
     censored: CensoringMode = "wedge",
     seed: int = 0,
+    held_out: float | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Replay ``episodes`` with ``tool`` hedged at each of its duration ``quantiles``.
 
     Returns the sweep frame (one row per delay, in quantile order, with
     ``hedge.quantile``, ``hedge.<tool>.after_sec``, ``hedges``,
     ``extra_call_share``, ``wall_p99_sec`` and every other summary figure) and
-    the summary of ``base`` without hedges (the chart's reference line).
+    the summary of ``base`` without hedges (the chart's reference line). With ``held_out``
+    (a share), the delays are read off a seeded ``1 - held_out`` share of the episodes and
+    every figure is replayed on the rest, which the delays never saw
+    (:func:`~reviewlab.analysis.holdout.split_episodes`); ``frame.attrs`` says how many
+    episodes each part had.
     """
     corpus = list(episodes)
+    chosen_on = corpus
+    if held_out is not None:
+        chosen_on, corpus = split_episodes(corpus, held_out, seed)
     base_policy = Policy.of(base)
-    delays = hedge_delays(corpus, tool, quantiles)
+    delays = hedge_delays(chosen_on, tool, quantiles)
     if not delays:
         raise ValueError(f"quantiles: none gives {tool!r} a finite hedge delay")
     by_delay: dict[float, float] = {}
@@ -94,4 +102,7 @@ def sweep_hedge_delays(
     frame.insert(0, "hedge.quantile", frame[f"hedge.{tool}.after_sec"].map(by_delay))
     without_hedges = base_policy.replace(hedges={})
     reference = replay(corpus, without_hedges, engine=engine, censored=censored, seed=seed).summary
-    return frame.sort_values("hedge.quantile", kind="stable").reset_index(drop=True), reference
+    frame = frame.sort_values("hedge.quantile", kind="stable").reset_index(drop=True)
+    frame.attrs["delays_chosen_on"] = len(chosen_on)
+    frame.attrs["reported_on"] = len(corpus)
+    return frame, reference

@@ -92,3 +92,33 @@ def test_the_sweep_rows_are_the_replays_of_each_delay() -> None:
     # Longer delays hedge fewer calls (a delay past the 3 s bound, none); the base, none.
     assert frame["hedges"].iloc[0] > 0 and frame["hedges"].is_monotonic_decreasing
     assert reference["hedges"] == 0
+
+
+def test_held_out_delays_come_from_one_part_and_every_figure_from_the_other() -> None:
+    """With held_out=0.5 the delays are the quantiles of the 15 episodes the split chose on
+    (the same seeded split, redone here), and every row and the reference are replays of the
+    other 15 alone (the seed also seeds the hedges' draws): the figures never include the
+    episodes that set the delays."""
+    corpus = _corpus()
+    base = Policy.uniform(3.0)
+    frame, reference = sweep_hedge_delays(
+        corpus, "read_file", (0.5, 0.9), base=base, max_share=0.2, held_out=0.5, seed=4
+    )
+    order = np.random.default_rng(4).permutation(len(corpus))
+    chosen = [corpus[i] for i in sorted(order[:15])]
+    reported = [corpus[i] for i in sorted(order[15:])]
+    delays = hedge_delays(chosen, "read_file", (0.5, 0.9))
+    assert delays != hedge_delays(corpus, "read_file", (0.5, 0.9))
+    assert frame.attrs["delays_chosen_on"] == 15 and frame.attrs["reported_on"] == 15
+    for _, row in frame.iterrows():
+        after = row["hedge.read_file.after_sec"]
+        assert after == delays[row["hedge.quantile"]]
+        direct = replay(
+            reported, base.with_hedge("read_file", after_sec=after, max_share=0.2),
+            engine="vectorized", seed=4,
+        ).summary
+        assert row["wall_p99_sec"] == pytest.approx(direct["wall_p99_sec"])
+        assert row["hedges"] == direct["hedges"]
+    assert reference == replay(reported, base, engine="vectorized", seed=4).summary
+    with pytest.raises(ValueError, match="held_out"):
+        sweep_hedge_delays(corpus, "read_file", held_out=1.0)
