@@ -311,7 +311,7 @@ class Gateway:
                 await self.forward(upstream, ctx, method, params)
             return {}
         if method == "prompts/get":
-            route = self.prompts.get(str(params.get("name")))
+            route = await self._prompt_route(ctx, str(params.get("name")))
             if route is None:
                 raise MCPError(-32602, f"Unknown prompt: {params.get('name')}")
             return await self.forward(
@@ -322,7 +322,7 @@ class Gateway:
             method == "completion/complete"
             and (params.get("ref") or {}).get("type") == "ref/prompt"
         ):
-            route = self.prompts.get(str(params["ref"].get("name")))
+            route = await self._prompt_route(ctx, str(params["ref"].get("name")))
             if route is not None:
                 ref = {**params["ref"], "name": route.name}
                 served = self.upstreams[route.upstream]
@@ -338,6 +338,16 @@ class Gateway:
         if last is not None:
             raise last
         raise MCPError(-32601, "Method not found", method)
+
+    async def _prompt_route(self, ctx: Any, shown: str) -> Route | None:
+        """Where the prompt the host names is served; the prompts are listed first when the
+        name is not known yet (a host may get a prompt it never listed, or one added since)."""
+        route = self.prompts.get(shown)
+        if route is None:
+            serving = [up for up in self.upstreams.values() if "prompts" in up.capabilities]
+            await self._merged_list(ctx, "prompts/list", serving)
+            route = self.prompts.get(shown)
+        return route
 
     async def _merged_list(self, ctx: Any, method: str, serving: list[Upstream]) -> dict[str, Any]:
         key = _LIST_METHODS[method]

@@ -445,8 +445,6 @@ async def several_script(
     seen: dict[str, Any] = {"prompts": []}
     async with host.session(target, folder / f"{label}.log") as session:
         seen["tools"] = wire(await session.list_tools())["tools"]
-        if host.capabilities.prompts is not None:
-            seen["prompts"] = wire(await session.list_prompts())["prompts"]
         for kind, name, args in steps:
             if kind == "host-cancels":
                 host.waiting.clear()
@@ -479,6 +477,8 @@ async def several_script(
             if kind == "cancel":
                 await asyncio.wait_for(host.cancelled.wait(), 10.0)
                 seen["cancelled"] = host.cancelled.is_set()
+        if host.capabilities.prompts is not None:  # last: a prompt is got before it is listed
+            seen["prompts"] = wire(await session.list_prompts())["prompts"]
     return seen
 
 
