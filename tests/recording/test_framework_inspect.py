@@ -17,11 +17,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from backports.zstd import zipfile as zstd_zipfile
 
 from reviewlab.cli import main
 from reviewlab.recording import load_episodes
 from reviewlab.recording.interop import import_auto, import_inspect
-from reviewlab.recording.interop._archive import zip_module
 
 _RUN = textwrap.dedent(
     """
@@ -135,7 +135,7 @@ def test_a_fresh_process_imports_it_from_the_cli(eval_log: Path, tmp_path: Path)
 
 def _with_method(source: Path, target: Path, method: int) -> None:
     """A copy of a stored-member zip whose members claim compression ``method``."""
-    with zip_module().ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+    with zstd_zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
         for info in old.infolist():
             new.writestr(info.filename, old.read(info), compress_type=zipfile.ZIP_STORED)
     data = bytearray(target.read_bytes())
@@ -164,13 +164,13 @@ def test_an_unreadable_compression_is_one_line_and_exit_2(
 def test_zstd_without_a_reader_says_what_to_install(
     eval_log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a Python without zstd in its zipfile, the error names backports-zstd."""
+    """On a Python without a zstd decompressor, the error names backports-zstd."""
     from reviewlab.recording.interop import ImportFormatError, _archive
 
-    plain = type(sys)("plain_zipfile")
-    plain.__dict__.update(zipfile.__dict__)
-    plain.ZIP_ZSTANDARD = None  # type: ignore[attr-defined]
-    monkeypatch.setattr(_archive, "zip_module", lambda: plain)
+    def missing() -> None:
+        raise ImportError("No module named 'backports.zstd'")
+
+    monkeypatch.setattr(_archive, "_zstd_decompress", missing)
     with pytest.raises(ImportFormatError, match=r"zstd \(zip method 93\).*backports-zstd"):
         import_inspect(eval_log)
 
@@ -205,7 +205,7 @@ def test_a_member_of_several_zstd_frames_is_read_whole(
     from reviewlab.recording.interop._archive import read_members
 
     members = read_members(eval_log)
-    module = zip_module()
+    module = zstd_zipfile
     framed = tmp_path / "framed.eval"
     with monkeypatch.context() as patch:
         patch.setattr(module, "_get_compressor", lambda *args, **kwargs: _FramePerWrite())
