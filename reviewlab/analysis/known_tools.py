@@ -16,7 +16,31 @@ from typing import Any
 from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.recording.schema import Episode
 
-__all__ = ["check_tools", "closest", "corpus_tools", "grid_tools"]
+__all__ = ["UnknownTools", "check_tools", "closest", "corpus_tools", "grid_tools"]
+
+
+class UnknownTools(ValueError):
+    """Tools a grid or an option names that the corpus never calls. It carries what a caller
+    needs to say it in its own words: ``parameter`` (the library's name for what named them),
+    ``unknown``, ``known`` and ``override`` (the parameter that allows them anyway)."""
+
+    def __init__(
+        self, parameter: str, unknown: Sequence[str], known: Sequence[str], override: str
+    ) -> None:
+        self.parameter, self.unknown, self.known = parameter, list(unknown), list(known)
+        self.override = override
+        super().__init__(self.message())
+
+    def message(self, parameter: str | None = None, override: str | None = None) -> str:
+        """The one line, naming ``parameter`` and ``override`` (default: the library's)."""
+        parts = []
+        for tool in self.unknown:
+            close = closest(tool, self.known)
+            parts.append(tool + (f" (did you mean {' or '.join(close)}?)" if close else ""))
+        return (
+            f"{parameter or self.parameter}: the corpus never calls {'; '.join(parts)}; it calls "
+            f"{', '.join(self.known) or 'no tool'} ({override or self.override} sweeps it anyway)"
+        )
 
 
 def closest(name: str, known: Iterable[str]) -> list[str]:
@@ -40,22 +64,13 @@ def check_tools(
 ) -> None:
     """Refuse a tool name the corpus never calls: a typo would otherwise sweep nothing.
 
-    The error is one line naming every unknown tool with the closest known names
-    (:func:`difflib.get_close_matches`) and the known tools.
+    The error (:class:`UnknownTools`, a ``ValueError``) is one line naming every unknown tool
+    with the closest known names (:func:`difflib.get_close_matches`) and the known tools.
     """
     known = sorted(set(known))
     unknown = [tool for tool in tools if tool not in known]
-    if not unknown:
-        return
-    parts = []
-    for tool in unknown:
-        close = closest(tool, known)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-        parts.append(f"{tool}{hint}")
-    raise ValueError(
-        f"{what}: the corpus never calls {'; '.join(parts)}; it calls "
-        f"{', '.join(known) or 'no tool'} ({override} sweeps it anyway)"
-    )
+    if unknown:
+        raise UnknownTools(what, unknown, known, override)
 
 
 def grid_tools(points: Iterable[Any]) -> list[str]:

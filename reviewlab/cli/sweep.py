@@ -249,6 +249,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.threads is not None and args.scheduler:  # refused before connecting to the cluster
         raise UserError("--threads: points on a Dask cluster run on its workers, not threads")
     objectives = [part.strip() for part in args.pareto.split(",")] if args.pareto else None
+    from reviewlab.analysis.known_tools import UnknownTools
     from reviewlab.analysis.sweep import make_grid, objective_column, pareto, sweep
     from reviewlab.ui.report import write_table
 
@@ -307,11 +308,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 on_tools=check_options,
                 **options,
             )
-    except ValueError as exc:
-        if "allow_unknown_tools" not in str(exc):
+    except UnknownTools as exc:
+        if exc.parameter != "grid":
             raise
-        text = one_line(exc).replace("allow_unknown_tools=True", "--allow-unknown-tools")
-        raise UserError(text.replace("grid: ", "--tool: ", 1)) from None  # a tool never called
+        # The grid's tools are the ones --tool named: said with the command's own options.
+        raise UserError(exc.message("--tool", "--allow-unknown-tools")) from None
     finally:
         if client is not None:
             client.close()

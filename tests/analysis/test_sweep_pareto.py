@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.analysis.known_tools import check_tools, corpus_tools
+from reviewlab.analysis.known_tools import UnknownTools, check_tools, corpus_tools
 from reviewlab.analysis.sweep import (
     PARETO_OBJECTIVES,
     make_grid,
@@ -118,6 +118,25 @@ def test_check_tools_lists_every_unknown_name():
     assert message.startswith("--tool:")
     assert "raed_file (did you mean read_file?)" in message and "zzz" in message
     check_tools(["read_file"], ["read_file"])  # known names pass
+
+
+def test_an_unknown_tool_carries_what_a_caller_says_it_with():
+    """The refusal carries the parameter, the unknown and known tools and the override, so a
+    caller words it with its own names (the CLI's --tool) without reading the text."""
+    with pytest.raises(UnknownTools) as caught:
+        check_tools(["raed_file"], ["read_file", "list_files"], what="grid")
+    error = caught.value
+    assert (error.parameter, error.unknown, error.known) == (
+        "grid",
+        ["raed_file"],
+        ["list_files", "read_file"],
+    )
+    assert error.override == "allow_unknown_tools=True"
+    assert str(error).startswith("grid: the corpus never calls raed_file (did you mean read_file?)")
+    assert error.message("--tool", "--allow-unknown-tools") == (
+        "--tool: the corpus never calls raed_file (did you mean read_file?); it calls "
+        "list_files, read_file (--allow-unknown-tools sweeps it anyway)"
+    )
 
 
 def test_corpus_tools_agree_for_episodes_and_compiled(corpus):

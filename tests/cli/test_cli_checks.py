@@ -67,6 +67,15 @@ def test_a_hedge_on_a_tool_the_corpus_never_calls_is_refused(capsys) -> None:
     assert code == 2 and "--hedge" in err and "did you mean read_file" in err
 
 
+def test_a_tool_option_on_a_tool_the_corpus_never_calls_names_the_options(capsys) -> None:
+    """``sweep --tool raed_file=3``: one line naming --tool, the meant tool and
+    --allow-unknown-tools (the library's parameter names never reach the user)."""
+    code, _, err = _run(capsys, ["sweep", "bundled:corpus", "--tool", "raed_file=3"])
+    assert code == 2 and err.startswith("reviewlab: error: --tool: the corpus never calls")
+    assert "did you mean read_file" in err and "(--allow-unknown-tools sweeps it anyway)" in err
+    assert "grid" not in err and "allow_unknown_tools" not in err
+
+
 @pytest.mark.parametrize(
     "argv, option",
     [
