@@ -192,8 +192,12 @@ async def serve_floor(upstream: str, listen_port: int | None) -> None:
         config = uvicorn.Config(
             server.streamable_http_app(), host="127.0.0.1", port=listen_port, log_level="warning"
         )
+        http = uvicorn.Server(config)
+        serving = asyncio.create_task(http.serve())
+        while not http.started and not serving.done():
+            await asyncio.sleep(0.02)
         sys.stderr.write(f"floor proxy listening on {listen_port}\n")
-        await uvicorn.Server(config).serve()
+        await serving
 
 
 def floor_command(upstream: str, listen_port: int | None = None) -> list[str]:
