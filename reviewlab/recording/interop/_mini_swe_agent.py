@@ -74,7 +74,7 @@ def import_mini_swe_agent(path: str | os.PathLike[str]) -> list[Episode]:
             durations = _durations(step, done_at, limit)
             split = split or len(step.observations) > 1
             calls = [
-                _call(action, observation, duration, limit)
+                _call(action, observation, duration)
                 for (action, (observation, _)), duration in zip(
                     zip(step.actions, step.observations, strict=True), durations, strict=True
                 )
@@ -96,9 +96,8 @@ def import_mini_swe_agent(path: str | os.PathLike[str]) -> list[Episode]:
         meta["environment_timeout_sec"] = repr(limit)
     if split:
         meta["durations"] = "a step's actions are stamped together: its total is shared"
-    for key in ("mini_version",):
-        if key in info:
-            meta[key] = str(info[key])
+    if "mini_version" in info:
+        meta["mini_version"] = str(info["mini_version"])
     return [
         Episode(
             id=where.name.removesuffix(".json").removesuffix(".traj"),
@@ -199,7 +198,7 @@ def _killed_limit(extra: dict[str, Any], limit: float | None) -> float | None:
     return float(said.group(1)) if said else limit
 
 
-def _call(action: str, extra: dict[str, Any], duration: float, limit: float | None) -> Call:
+def _call(action: str, extra: dict[str, Any], duration: float) -> Call:
     killed = _is_killed(extra)
     code = extra.get("returncode")
     output = extra.get("raw_output")
