@@ -359,7 +359,7 @@ class _DeadlinePass:
     threshold (duration; infinite if censored) passes ``v_k`` (a static hit) or ``w``. ``w``
     and the calls whose threshold passes it depend on the narrowing alone
     (:meth:`CompiledCorpus.deadline_windows`, kept across points). Which bounds the deadline
-    set (a window within the tie allowance of ``v_k`` does not) is
+    set (exactly those whose window is shorter than ``v_k``) is
     :meth:`Narrowing.narrow_array` of ``v_k`` and the key's times left, counted per key
     (:meth:`~reviewlab.engines.vectorized.DeadlineWindows.deadline_bounds`). Keys
     the policy clamps (their ``v`` reads the clock) are decided call by call. Single calls are
@@ -393,7 +393,7 @@ class _DeadlinePass:
                 by_count += int(np.count_nonzero(by))
                 found.append(c.dl_calls[positions[ab]])
                 continue
-            # The shared rule says which of the key's bounds the deadline set (ties included).
+            # The shared rule says which of the key's bounds the deadline set (exactly).
             by_count += windows.deadline_bounds(key, float(tool_sec[key]))
         self.hits = np.unique(np.concatenate(found)).astype(np.intp)
         self.by_count = by_count

@@ -73,7 +73,7 @@ class DeadlineWindows:
 
     def deadline_bounds(self, key: int, tool_sec: float) -> int:
         """How many deadline calls of ``key`` the deadline bounds when the key's tool timeout is
-        ``tool_sec``: :meth:`Narrowing.narrow_array` (the shared rule, ties included) of
+        ``tool_sec``: :meth:`Narrowing.narrow_array` (the shared rule, exact) of
         ``tool_sec`` and their static time left, remembered per ``(key, tool_sec)`` (a sweep
         asks again for every key it does not vary)."""
         found = self._deadline_bounds.get((key, tool_sec))
