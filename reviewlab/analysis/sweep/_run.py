@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -163,27 +164,65 @@ def sweep(
     for index, point in enumerate(points):
         if not isinstance(point, PolicyPoint):
             raise TypeError(f"grid[{index}]: expected a PolicyPoint, got {type(point).__name__}")
-    priced: dict[str, PricedCorpus] | None = None
-    tables: dict[str, PriceTable] | None = None
-    if prices is not None:
-        tables = {"": prices} if isinstance(prices, PriceTable) else dict(prices)
-        if not tables:
-            raise ValueError("prices: expected a price table or at least one named table")
-        for name, table in tables.items():
-            if not isinstance(table, PriceTable):
-                raise TypeError(
-                    f"prices[{name!r}]: expected a PriceTable, got {type(table).__name__}"
-                )
-
+    tables = _price_tables(prices)
     chosen = engine_of(engine, client=client)
     for point in points:  # every point admitted (or refused by name) before any work
         chosen.admit(point.policy, censored, "as_recorded")
+    run = _Run(points, chosen, censored, seed, chunk_size, progress, allow_unknown_tools, on_tools)
     if isinstance(chosen, Cluster):  # the one cluster adapter: partitions read where they live
         if tables is not None:
             raise ValueError(
                 "prices: the token counts live in Episode objects, which a sweep on a cluster "
                 "never gathers; sweep in-process for costs"
             )
+        return run.on_cluster(corpus, chosen.client)
+    if is_url(corpus):
+        raise ValueError(
+            f"{corpus}: a corpus behind a URL is swept on a Dask cluster (client=...); copy it "
+            "to a local path otherwise"
+        )
+    return run.in_process(open_corpus(corpus), tables, threads)
+
+
+def _price_tables(
+    prices: PriceTable | Mapping[str, PriceTable] | None,
+) -> dict[str, PriceTable] | None:
+    """The price tables of a sweep by name (``""``: the one unnamed table), checked."""
+    if prices is None:
+        return None
+    tables = {"": prices} if isinstance(prices, PriceTable) else dict(prices)
+    if not tables:
+        raise ValueError("prices: expected a price table or at least one named table")
+    for name, table in tables.items():
+        if not isinstance(table, PriceTable):
+            raise TypeError(f"prices[{name!r}]: expected a PriceTable, got {type(table).__name__}")
+    return tables
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One sweep's settings, shared by its in-process and its cluster route."""
+
+    points: list[PolicyPoint]
+    engine: Engine
+    censored: CensoringMode
+    seed: int
+    chunk_size: int | None
+    progress: bool | None
+    allow_unknown_tools: bool
+    on_tools: Callable[[list[str]], None] | None
+
+    def known(self, tools: list[str]) -> None:
+        """Show ``tools`` to ``on_tools``, and refuse a grid tool the corpus never calls."""
+        if self.on_tools is not None:
+            self.on_tools(tools)
+        if not self.allow_unknown_tools:
+            check_tools(grid_tools(self.points), tools, what="grid")
+
+    def on_cluster(self, corpus: Any, client: Any) -> pd.DataFrame:
+        """The points on a cluster's Parquet partitions (:mod:`reviewlab.analysis.partitioned`)."""
+        from reviewlab.analysis.partitioned import sweep_partitions
+
         source: Any = corpus
         if not is_url(corpus):
             source = open_corpus(corpus)
@@ -193,56 +232,70 @@ def sweep(
                     f"{source.name} is not (write it with write_columnar or reviewlab convert "
                     "first, or sweep in-process)"
                 )
-        rows = _sweep_partitions(
-            source,
-            points,
-            chosen.client,
-            censored,
-            seed,
-            chunk_size,
-            progress,
-            allow_unknown_tools,
-            on_tools,
-        )
-        return _frame(points, rows)
-    if is_url(corpus):
-        raise ValueError(
-            f"{corpus}: a corpus behind a URL is swept on a Dask cluster (client=...); copy it "
-            "to a local path otherwise"
-        )
-    source = open_corpus(corpus)
-    columns_only = isinstance(chosen, Vectorized) and all(
-        episodes_needed(point.policy, chosen.name, "as_recorded") is None for point in points
-    )
-    if not columns_only:  # hedges, breakers and the twin replay Episode objects
-        source.episodes(
-            reason="grid: a point hedges or has a breaker (replayed on Episode objects)"
-            if isinstance(chosen, Vectorized)
-            else f"engine={chosen.name!r} replays Episode objects"
-        )
-    if tables is not None:  # the token counts live in the episodes
-        episodes = source.episodes(reason="prices: the token counts live in the episodes")
-        priced = {name: PricedCorpus.of(episodes, table) for name, table in tables.items()}
-    if on_tools is not None:
-        on_tools(source.tools)
-    if not allow_unknown_tools:
-        check_tools(grid_tools(points), source.tools, what="grid")
-    if threads is not None and threads > 1 and not columns_only:
-        # Only the vectorized engine's column points run on threads; say so, not ignore it.
-        raise ValueError(
-            "threads: engine='twin' and points that hedge or have a breaker run one after "
-            "another; leave threads unset"
-        )
-    bar = _progress_bar(len(points), progress)
+        bar = _progress_bar(len(self.points), self.progress)
+        try:
+            rows = sweep_partitions(
+                source,
+                self.points,
+                client=client,
+                censored=self.censored,
+                seed=self.seed,
+                chunk_size=self.chunk_size,
+                check_tools=self.known,
+                done=None if bar is None else bar.update,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        return _frame(self.points, rows)
 
-    def run(chunk: Sequence[PolicyPoint]) -> list[dict[str, Any]]:
-        return _summaries(source, chunk, chosen, censored, seed, priced)
+    def in_process(
+        self, source: Corpus, tables: dict[str, PriceTable] | None, threads: int | None
+    ) -> pd.DataFrame:
+        """The points on this machine: the vectorized engine's column points on threads, the
+        others one after another on the caller's thread."""
+        engine = self.engine
+        columns_only = isinstance(engine, Vectorized) and all(
+            episodes_needed(point.policy, engine.name, "as_recorded") is None
+            for point in self.points
+        )
+        if not columns_only:  # hedges, breakers and the twin replay Episode objects
+            source.episodes(
+                reason="grid: a point hedges or has a breaker (replayed on Episode objects)"
+                if isinstance(engine, Vectorized)
+                else f"engine={engine.name!r} replays Episode objects"
+            )
+        priced: dict[str, PricedCorpus] | None = None
+        if tables is not None:  # the token counts live in the episodes
+            episodes = source.episodes(reason="prices: the token counts live in the episodes")
+            priced = {name: PricedCorpus.of(episodes, table) for name, table in tables.items()}
+        self.known(source.tools)
+        if threads is not None and threads > 1 and not columns_only:
+            # Only the vectorized engine's column points run on threads; say so, not ignore it.
+            raise ValueError(
+                "threads: engine='twin' and points that hedge or have a breaker run one after "
+                "another; leave threads unset"
+            )
 
-    try:
-        rows = []
+        def run(chunk: Sequence[PolicyPoint]) -> list[dict[str, Any]]:
+            return _summaries(source, chunk, engine, self.censored, self.seed, priced)
+
         workers = (threads or default_threads()) if columns_only else 1
-        chunks = _chunks(points, chunk_size or (1 if workers > 1 else 16))
-        workers = min(workers, len(chunks))
+        chunks = _chunks(self.points, self.chunk_size or (1 if workers > 1 else 16))
+        rows = _run_chunks(run, chunks, min(workers, len(chunks)), self.progress)
+        return _frame(self.points, rows, priced=None if tables is None else list(tables))
+
+
+def _run_chunks(
+    run: Callable[[Sequence[PolicyPoint]], list[dict[str, Any]]],
+    chunks: Sequence[Sequence[PolicyPoint]],
+    workers: int,
+    progress: bool | None,
+) -> list[dict[str, Any]]:
+    """Every chunk's rows in grid order: on ``workers`` threads, or on the caller's thread."""
+    bar = _progress_bar(sum(len(chunk) for chunk in chunks), progress)
+    rows: list[dict[str, Any]] = []
+    try:
         if workers > 1:
             with ThreadPoolExecutor(workers, thread_name_prefix="reviewlab-sweep") as pool:
                 for chunk, got in zip(chunks, pool.map(run, chunks), strict=True):
@@ -257,43 +310,7 @@ def sweep(
     finally:
         if bar is not None:
             bar.close()
-    return _frame(points, rows, priced=None if tables is None else list(tables))
-
-
-def _sweep_partitions(
-    source: Any,
-    points: list[PolicyPoint],
-    client: Any,
-    censored: CensoringMode,
-    seed: int,
-    chunk_size: int | None,
-    progress: bool | None,
-    allow_unknown_tools: bool,
-    on_tools: Callable[[list[str]], None] | None,
-) -> list[dict[str, Any]]:
-    from reviewlab.analysis.partitioned import sweep_partitions
-
-    def known(tools: list[str]) -> None:
-        if on_tools is not None:
-            on_tools(tools)
-        if not allow_unknown_tools:
-            check_tools(grid_tools(points), tools, what="grid")
-
-    bar = _progress_bar(len(points), progress)
-    try:
-        return sweep_partitions(
-            source,
-            points,
-            client=client,
-            censored=censored,
-            seed=seed,
-            chunk_size=chunk_size,
-            check_tools=known,
-            done=None if bar is None else bar.update,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
+    return rows
 
 
 def _frame(
