@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from reviewlab.core.policy import Policy
@@ -65,13 +65,13 @@ class Engine(ABC):
         it has no field for is a ``ValueError`` naming it and the engine."""
         if not options:
             return self
-        own = {f.name for f in fields(self)}  # type: ignore[arg-type]
+        own = set(self.honours.options)  # the declared options are the object's fields
         unknown = sorted(set(options) - own)
         if unknown:
             homes = [
                 f"engine={name!r}"
                 for name, kind in _BY_NAME.items()
-                if set(unknown) <= {f.name for f in fields(kind)}  # type: ignore[arg-type]
+                if set(unknown) <= set(kind.honours.options)
             ]
             raise ValueError(
                 f"{', '.join(unknown)}: not an option of {type(self).__name__} "

@@ -43,8 +43,8 @@ class Honours:
     """The censoring modes it replays."""
     reactions: tuple[str, ...] = REACTIONS
     """The model's reactions it replays."""
-    options: tuple[str, ...] = ("seed",)
-    """The options a replay may pass it (beyond the engine object's own fields)."""
+    options: tuple[str, ...] = ()
+    """The options it takes (the engine object's fields: ``replay(..., slots=6)`` sets one)."""
     frames: bool = True
     """Whether its answer has call and episode frames (else a summary only)."""
     rewritten: frozenset[str] = frozenset()
@@ -95,6 +95,7 @@ class Honours:
             "parts": sorted(self.parts),
             "censoring": list(self.censoring),
             "reactions": list(self.reactions),
+            "options": list(self.options),
             "frames": self.frames,
         }
 
@@ -104,21 +105,20 @@ _ALL = frozenset(POLICY_PARTS)
 TWIN = Honours(
     "the twin",
     _ALL - {"tasks"},
-    options=("seed",),
+    options=("arrival_rate", "arrivals", "slots", "workers"),
     rewritten=frozenset({"breaker"}),
 )
 """The SimPy reference: every replayed part, the other SDKs' cap rule too."""
 VECTORIZED = Honours(
     "the vectorized engine",
     _ALL - {"tasks", "cap_rule"},
-    options=("seed",),
     rewritten=frozenset({"breaker"}),
 )
 """NumPy over every call: the twin's answers without a pool or another SDK's cap rule."""
 REAL = Honours(
     "the real engine",
     _ALL - {"tasks", "cap_rule"},
-    options=("seed",),
+    options=("concurrency", "settle_sec", "time_scale"),
     why={"cap_rule": "reviewlab's executors hold a true total cap"},
 )
 """Every episode through the real executor on threads; it replays the breaker itself."""
@@ -127,7 +127,7 @@ CLUSTER = Honours(
     frozenset({"timeouts", "narrowing", "idle_sec"}),
     censoring=("wedge", "observed"),
     reactions=("as_recorded",),
-    options=("seed",),
+    options=("client",),
     frames=False,
     why={
         "impute": "imputation draws from the whole corpus's Kaplan-Meier estimates",

@@ -3,6 +3,7 @@ defaults, options set its fields, and its declaration refuses by name before any
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,8 @@ def test_the_declarations_say_what_each_engine_honours() -> None:
     assert CLUSTER.parts == {"timeouts", "narrowing", "idle_sec"}
     assert Twin.honours is TWIN and Cluster.honours is CLUSTER
     assert TWIN.describe()["parts"] == sorted(TWIN.parts)
+    for kind in (Twin, Vectorized, Real, Cluster):  # the declared options are its fields
+        assert set(kind.honours.options) == {f.name for f in fields(kind)}
 
 
 def test_a_summary_only_result_has_no_frames_to_read() -> None:
