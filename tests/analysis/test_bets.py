@@ -183,3 +183,16 @@ def test_redundant_requests_help_at_low_load_and_hurt_at_high_load():
     assert low[1]["mean_sec"] < 0.5 * low[0]["mean_sec"]
     assert high[1]["mean_sec"] > 1.5 * high[0]["mean_sec"]
     assert high[1]["load"] == pytest.approx(2 * high[0]["load"])
+
+
+def test_bad_arguments_are_refused_naming_the_parameter():
+    """Arrays of different lengths, a confidence outside (0, 1) and a min_events below 1 are
+    each one error naming what is wrong."""
+    ones = np.ones(400)
+    done = np.ones(400, dtype=bool)
+    with pytest.raises(ValueError, match="equal length"):
+        optimal_cutoff(ones, done[:-1])
+    with pytest.raises(ValueError, match="^confidence: "):
+        optimal_cutoff(ones, done, confidence=1.0)
+    with pytest.raises(ValueError, match="^min_events: "):
+        optimal_cutoff(ones, done, min_events=0)
