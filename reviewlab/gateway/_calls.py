@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import math
 from collections.abc import Mapping
@@ -25,6 +26,7 @@ from typing import Any
 from reviewlab.core.clocks import ended_by
 from reviewlab.core.policy import resolve_bound
 from reviewlab.core.receipts import tool_timeout_text
+from reviewlab.gateway._stdio import received_at
 from reviewlab.live.call_notes import CallNotes, current_notes
 from reviewlab.live.executor_base import CallStatus
 from reviewlab.live.mcp import MCPServerError, MCPToolError
@@ -33,6 +35,7 @@ from reviewlab.live.mcp._call import call_tool_raw
 __all__ = [
     "DEADLINE_META_KEY",
     "Pending",
+    "Taken",
     "bounded_tools_call",
     "content_chars",
     "error_result",
@@ -45,6 +48,7 @@ DEADLINE_META_KEY = "reviewlab.dev/deadline_sec"
 """The ``_meta`` key of a ``tools/call`` by which a host gives the seconds left before its own
 deadline; the call's bound is narrowed to it (the key is not passed upstream)."""
 _OWN_META = frozenset({DEADLINE_META_KEY, "progressToken"})
+_BOUND_PARAMS = frozenset({"name", "arguments", "_meta"})  # the rest (a ``task``) goes as sent
 
 
 class Pending:
@@ -86,14 +90,17 @@ def late_fields(notes: CallNotes) -> dict[str, Any]:
     }
 
 
-def remaining_sec(host: Any, meta: Mapping[str, Any], now: float) -> float | None:
-    """Seconds left before the sooner of the host's ``_meta`` deadline and the session budget."""
+def remaining_sec(
+    host: Any, meta: Mapping[str, Any], now: float, waited: float = 0.0
+) -> float | None:
+    """Seconds left before the sooner of the host's ``_meta`` deadline (given when the request
+    arrived, ``waited`` seconds ago) and the session budget."""
     left = []
     given = meta.get(DEADLINE_META_KEY)
     if given is not None:
         if isinstance(given, bool) or not isinstance(given, int | float) or math.isnan(given):
             raise ValueError(f"_meta[{DEADLINE_META_KEY!r}]: expected seconds, got {given!r}")
-        left.append(max(0.0, float(given)))
+        left.append(max(0.0, float(given) - waited))
     if host.deadline_at is not None:
         left.append(max(0.0, host.deadline_at - now))
     return min(left) if left else None
@@ -145,14 +152,23 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
     meta = params.get("_meta") or {}
     host = gateway.host_of(ctx)
     policy = gateway.policy
+    now = monotonic_now()
+    arrived = received_at(ctx)
+    # The bound counts from the request's arrival: a call that waited behind others in the
+    # gateway (a burst) is still answered at its bound, as the host counts it.
+    queued = 0.0 if arrived is None else max(0.0, now - arrived)
     try:
-        left = remaining_sec(host, meta, monotonic_now())
+        left = remaining_sec(host, meta, now, queued)
     except ValueError as exc:
         raise MCPError(-32602, str(exc)) from None
     bound = resolve_bound(policy, gateway.tools, shown, args, remaining_sec=left)
+    waits = bound
+    if queued > 0 and bound.sec is not None:
+        waits = dataclasses.replace(bound, sec=max(0.0, bound.sec - queued))
     upstream = gateway.upstreams[route.upstream]
     token = meta.get("progressToken")
     forward_meta = {key: value for key, value in meta.items() if key not in _OWN_META}
+    extra = {key: value for key, value in params.items() if key not in _BOUND_PARAMS}
     from reviewlab.gateway._front import progress_forwarder
 
     forward = progress_forwarder(ctx, token) if token is not None else None
@@ -171,6 +187,7 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
                 meta=forward_meta,
                 on_progress=forward,
                 linger=True,
+                extra=extra,
             )
         except asyncio.CancelledError:
             pending.settle(notes)
@@ -182,7 +199,7 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
     try:
         result = await executor.run(
             upstream_call,
-            bound=bound,
+            bound=waits,
             name=shown,
             idle_sec=policy.idle_for(shown),
             transport="mcp",
@@ -190,21 +207,41 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
         )
     except asyncio.CancelledError:
         # The host cancelled the request or went away: the executor cancelled the upstream call.
-        _record_cancelled(gateway, host, route, shown, args, bound, started)
+        _record_cancelled(gateway, host, route, shown, args, started - queued)
         raise
     finally:
         gateway.inflight[route.upstream].remove(ctx)
         if forward is not None:
             forward.answered = True  # type: ignore[attr-defined]
-    answer, outcome = _answer(result, shown, route.upstream)
-    _record(gateway, host, route, shown, args, result, answer, outcome, pending)
-    gateway.metrics.count(route.upstream, shown, outcome, result.duration_sec)
+    answer, outcome = _answer(result, bound, shown, route.upstream)
+    taken = Taken(result, bound, queued)
+    _record(gateway, host, route, shown, args, taken, answer, outcome, pending)
+    gateway.metrics.count(route.upstream, shown, outcome, taken.duration_sec)
     if isinstance(answer, BaseException):
         raise answer
     return answer
 
 
-def _answer(result: Any, shown: str, server: str) -> tuple[Any, str]:
+class Taken:
+    """A call as the host saw it: from its arrival, its bound the policy's (the executor waited
+    what was left of it after the call's time in the gateway's queue)."""
+
+    __slots__ = ("bound", "by", "duration_sec", "notes", "queued", "started_wall", "status")
+
+    def __init__(self, result: Any, bound: Any, queued: float) -> None:
+        self.status = result.status
+        self.bound = bound
+        # which clock ended it: the executor's word (an idle timeout), else the bound's term
+        self.by = result.bound.by if result.bound is not None else bound.by
+        self.queued = queued
+        self.notes = result.notes
+        self.started_wall = result.started_wall - queued
+        self.duration_sec = max(0.0, result.duration_sec) + (
+            queued if result.status is not CallStatus.REFUSED else 0.0
+        )
+
+
+def _answer(result: Any, bound: Any, shown: str, server: str) -> tuple[Any, str]:
     """What the host gets, and the outcome the metrics and the recording name."""
     from mcp.shared.exceptions import MCPError
 
@@ -213,7 +250,7 @@ def _answer(result: Any, shown: str, server: str) -> tuple[Any, str]:
         answer = result.value
         return answer, "error" if answer.get("isError") else "returned"
     if status is CallStatus.ABANDONED:
-        bound_sec = result.bound.sec if result.bound is not None else 0.0
+        bound_sec = bound.sec if bound is not None and bound.sec is not None else 0.0
         return error_result(tool_timeout_text(shown, bound_sec)), "abandoned"
     if status is CallStatus.REFUSED:
         return error_result(result.text), "refused"
@@ -240,7 +277,7 @@ def _record(
     route: Any,
     shown: str,
     args: Mapping[str, Any],
-    result: Any,
+    result: Taken,
     answer: Any,
     outcome: str,
     pending: Pending,
@@ -259,7 +296,8 @@ def _record(
         **_args_fields(gateway, args),
     }
     if notes is not None and notes.progress_sec:
-        fields["progress_sec"] = [round(sec, 6) for sec in sorted(notes.progress_sec)]
+        shift = result.queued  # progress times count from the call's arrival, as its duration
+        fields["progress_sec"] = [round(sec + shift, 6) for sec in sorted(notes.progress_sec)]
     status = result.status
     if status is CallStatus.REFUSED:
         call = Call(duration_sec=0.0, status="error", **fields)
@@ -269,7 +307,7 @@ def _record(
             duration_sec=bound.sec if bound is not None else result.duration_sec,
             completed=False,
             cancel_sent=True,  # sent by the upstream call as it is cancelled, right after this
-            ended_by=ended_by(True, bound.by if bound is not None else "unbounded"),
+            ended_by=ended_by(True, result.by),
             **{key: value for key, value in late.items() if value is not None},
             **fields,
         )
@@ -293,7 +331,6 @@ def _record_cancelled(
     route: Any,
     shown: str,
     args: Mapping[str, Any],
-    bound: Any,
     started: float,
 ) -> None:
     """A call the host cancelled (or left): right-censored where it stopped being waited on."""

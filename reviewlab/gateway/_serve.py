@@ -28,6 +28,7 @@ from reviewlab.gateway._gateway import Gateway
 __all__ = [
     "BearerToken",
     "Listen",
+    "Stamped",
     "is_loopback",
     "run_gateway",
 ]
@@ -115,10 +116,10 @@ def _loose_of(executor: Any) -> Callable[[], int]:
 
 
 async def _serve_stdio(gateway: Gateway, extra: list[Any], ready: Any) -> None:
-    from mcp.server.stdio import stdio_server
+    from reviewlab.gateway._stdio import host_stdio
 
     server = gateway.server()
-    async with stdio_server() as (read, write):
+    async with host_stdio() as (read, write):
         tasks = [asyncio.create_task(s.serve()) for s in extra]
         if ready is not None:
             ready("stdio")
@@ -156,7 +157,7 @@ async def _serve_http(gateway: Gateway, listen: Listen, extra: list[Any], ready:
         transport_security=security,
         custom_starlette_routes=[Route("/metrics", metrics)],
     )
-    asgi: Any = app if listen.token is None else BearerToken(app, listen.token)
+    asgi: Any = Stamped(app if listen.token is None else BearerToken(app, listen.token))
     http = _uvicorn(asgi, listen.host, listen.port)
     tasks = [asyncio.create_task(s.serve()) for s in extra]
     serving = asyncio.create_task(http.serve())
@@ -176,6 +177,22 @@ async def _serve_http(gateway: Gateway, listen: Listen, extra: list[Any], ready:
         for task in (serving, *tasks):
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(task, 5.0)
+
+
+class Stamped:
+    """ASGI middleware: stamps each request's arrival in its scope (a call's bound counts
+    from it: :func:`~reviewlab.gateway._stdio.received_at`)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from reviewlab.core.deadline import monotonic_now
+        from reviewlab.gateway._stdio import RECEIVED_AT_KEY
+
+        if scope.get("type") == "http":
+            scope[RECEIVED_AT_KEY] = monotonic_now()
+        await self.app(scope, receive, send)
 
 
 class BearerToken:

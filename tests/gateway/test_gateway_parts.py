@@ -136,3 +136,34 @@ def test_listening_off_loopback_needs_a_token():
     with pytest.raises(ValueError, match="token"):
         Listen("0.0.0.0", 8765)
     assert Listen("0.0.0.0", 8765, token="s3cret").url == "http://0.0.0.0:8765/mcp"
+
+
+def test_a_call_counts_from_its_arrival_on_the_wire():
+    """A request stamped on arrival (stdio: its message's context; HTTP: its scope) is read
+    back; the host's _meta deadline loses the time the request waited in the gateway; the
+    recorded duration and start are the host's (arrival to answer)."""
+    from reviewlab.core.narrowing import Bound
+    from reviewlab.gateway._calls import Taken
+    from reviewlab.gateway._stdio import RECEIVED_AT_KEY, Received, received_at
+    from reviewlab.live.executor_base import CallStatus
+
+    assert received_at(SimpleNamespace(request=Received(12.5))) == 12.5
+    scoped = SimpleNamespace(request=SimpleNamespace(scope={RECEIVED_AT_KEY: 3.0}))
+    assert received_at(scoped) == 3.0
+    assert received_at(SimpleNamespace(request=None)) is None
+    host = SimpleNamespace(deadline_at=None)
+    assert remaining_sec(host, {DEADLINE_META_KEY: 4.0}, now=100.0, waited=1.5) == 2.5
+    assert remaining_sec(host, {DEADLINE_META_KEY: 1.0}, now=100.0, waited=1.5) == 0.0
+    policy_bound = Bound(2.0, "tool_timeout", 2.0)
+    ran = SimpleNamespace(
+        status=CallStatus.ABANDONED,
+        bound=Bound(1.75, "tool_timeout", 2.0),
+        notes=None,
+        started_wall=1000.25,
+        duration_sec=1.75,
+    )
+    taken = Taken(ran, policy_bound, queued=0.25)
+    assert taken.duration_sec == 2.0 and taken.started_wall == 1000.0
+    assert taken.bound is policy_bound and taken.by == "tool_timeout"
+    refused = SimpleNamespace(**{**vars(ran), "status": CallStatus.REFUSED, "duration_sec": 0.0})
+    assert Taken(refused, policy_bound, queued=0.25).duration_sec == 0.0
