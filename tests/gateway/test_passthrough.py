@@ -196,6 +196,17 @@ async def everything_script(target: list[str] | str, folder: Path, label: str) -
         )
         seen["elicitation-tool"] = wire(await session.call_tool("trigger-elicitation-request", {}))
         seen["roots-tool"] = wire(await session.call_tool("get-roots-list", {}))
+        # Raw: the SDK's typed tools/call reads every answer as a CallToolResult.
+        wire_session = session._dispatcher
+        research = {"name": "simulate-research-query", "arguments": {"topic": "gateways"}}
+        created = await wire_session.send_raw_request(
+            "tools/call", {**research, "task": {"ttl": 60_000}}, None
+        )
+        seen["task-created"] = created["task"]["status"]
+        seen["task-id"] = created["task"]["taskId"]
+        seen["task-result"] = await wire_session.send_raw_request(  # waits until it has ended
+            "tasks/result", {"taskId": created["task"]["taskId"]}, None
+        )
     seen["logs"] = host.logs
     seen["updated"] = host.updated
     seen["sampling"] = host.sampling
@@ -263,6 +274,19 @@ def test_prompt_arguments_and_completions_pass_through(everything, via):
     assert "Oslo" in json.dumps(direct["args-prompt"])  # the argument reached the server
     assert through["completions"] == direct["completions"]
     assert direct["completions"][0]["completion"]["values"] == ["Engineering"]
+
+
+@pytest.mark.slow
+@THROUGH
+def test_a_task_augmented_call_creates_a_task_whose_result_comes_through(everything, via):
+    """simulate-research-query (task support required) called with a task: the upstream's task
+    is created through the gateway as directly, and tasks/result brings its report."""
+    direct, through = everything["direct"], everything[via]
+    assert direct["task-created"] == through["task-created"] == "working"
+    assert "Research Report: gateways" in json.dumps(direct["task-result"]["content"])
+    assert through["task-result"]["content"] == direct["task-result"]["content"]
+    related = through["task-result"]["_meta"]["io.modelcontextprotocol/related-task"]
+    assert related == {"taskId": through["task-id"]}  # the result of the task created
 
 
 @pytest.mark.slow

@@ -85,9 +85,12 @@ async def call_tool_raw(
     meta: Mapping[str, Any] | None = None,
     on_progress: Any = None,
     linger: bool = False,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``tools/call`` result of ``name(args)`` as the server sent it (a proxy passes it on
     whole: ``isError`` results included); a JSON-RPC error raises :class:`MCPToolError`.
+    ``extra`` holds the request's other params as a proxy's host sent them (a task-augmented
+    call's ``task``: the server's ``CreateTaskResult`` is then the answer).
 
     ``meta`` goes into the request's ``_meta`` (a proxy forwards its host's keys);
     ``on_progress(progress, total, message)`` is awaited on each progress report, after the
@@ -100,7 +103,7 @@ async def call_tool_raw(
     notes.protocol_version = link.protocol_version
     while True:
         try:
-            return await _attempt(link, name, args, notes, meta, on_progress, linger)
+            return await _attempt(link, name, args, notes, meta, on_progress, linger, extra)
         except _Dropped as dropped:
             if idempotent and not notes.reissued:
                 notes.reissued = True  # once, under a new id: the first may never have run
@@ -121,6 +124,7 @@ async def _attempt(
     meta: Mapping[str, Any] | None,
     forward: Any,
     linger: bool = False,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     request_id = f"reviewlab-{next(link.ids)}"
     notes.request_id = request_id
@@ -135,7 +139,7 @@ async def _attempt(
         "on_progress": on_progress,
         "cancel_on_abandon": False,  # the cancel is ours: sent once, the answer still watched
     }
-    params: dict[str, Any] = {"name": name, "arguments": args}
+    params: dict[str, Any] = {**(extra or {}), "name": name, "arguments": args}
     if meta:
         params["_meta"] = dict(meta)
     params = link.stamp("tools/call", params, opts)
@@ -160,6 +164,8 @@ async def _attempt(
         raise MCPToolError(_error_text(exc), error=getattr(exc, "error", None)) from None
     finally:
         settled.set()
+    if "task" in params and isinstance(raw, Mapping) and isinstance(raw.get("task"), Mapping):
+        return dict(raw)  # a task was created: its result is fetched with tasks/result
     if not isinstance(raw, Mapping) or not isinstance(raw.get("content"), list):
         shape = type(raw.get("content")).__name__ if isinstance(raw, Mapping) else "no object"
         raise MCPToolError(
