@@ -30,7 +30,13 @@ from reviewlab.gateway._config import UpstreamSpec
 from reviewlab.gateway._front import progress_forwarder
 from reviewlab.gateway._metrics import GatewayMetrics
 from reviewlab.gateway._policy_file import PolicyFile
-from reviewlab.gateway._routes import Route, effective_policy, host_names, shown_entry
+from reviewlab.gateway._routes import (
+    Route,
+    annotated_kind,
+    effective_policy,
+    host_names,
+    shown_entry,
+)
 from reviewlab.gateway._upstream import Upstream
 from reviewlab.live.aio import AsyncBoundedExecutor
 from reviewlab.live.executor_base import DEFAULT_LOOSE_CAP
@@ -207,11 +213,27 @@ class Gateway:
                 "recorded_by": "reviewlab gateway",
                 "servers": ",".join(self.upstreams),
                 "args": "kept" if self.record_args else "sha256 and size only",
+                **self._kinds_meta(),
             }
             host.journal = SessionJournal(
                 self.record_dir, meta=meta, started_wall=host.started_wall
             )
         return host.journal
+
+    def _kinds_meta(self) -> dict[str, str]:
+        """What the upstreams' annotations say of their tools, for the recording's header."""
+        from reviewlab.recording.annotations import kinds_meta
+
+        kinds = {}
+        idempotent = []
+        for shown, route in self.tools.items():
+            kind = annotated_kind(route.entry)
+            if kind is not None:
+                kinds[shown] = kind
+            notes = route.entry.get("annotations") or {}
+            if isinstance(notes, Mapping) and notes.get("idempotentHint") is True:
+                idempotent.append(shown)
+        return kinds_meta(kinds, idempotent)
 
     # -- the SDK server ------------------------------------------------------------
     def server(self) -> Any:
