@@ -26,8 +26,11 @@ def real_logs() -> list[Episode]:
     """Every timed episode of the real OpenHands, Inspect AI and SWE-agent logs shipped."""
     episodes: list[Episode] = []
     for path in sorted(REAL_LOGS.glob("*/*")):
-        if path.suffix in (".md",) or path.name == "log_tool_call_error.json":
-            continue  # provenance notes; a schema fixture without timings
+        if path.parent.name == "frameworks":
+            continue  # logs written here by the frameworks' releases, not those projects' runs
+        untimed = ("log_tool_call_error.json", "networking_1.traj")
+        if path.suffix in (".md",) or path.name in untimed:
+            continue  # provenance notes; a schema fixture and a 0.x trajectory without timings
         episodes += import_auto(path)[1]
     return episodes
 
