@@ -279,7 +279,7 @@ def engine_of(engine: Engine | str | None = None, *, client: Any = None, **optio
     if client is not None:
         if isinstance(engine, Cluster):
             raise ValueError("client: given twice (Cluster(client) and client=); give one")
-        if engine not in (None, "vectorized"):
+        if not (engine in (None, "vectorized") or isinstance(engine, Vectorized)):
             shown = engine if isinstance(engine, str) else type(engine).__name__
             raise ValueError(
                 f"engine: a replay on a cluster is Cluster(client)'s, the vectorized engine on "

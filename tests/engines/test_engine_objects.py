@@ -31,6 +31,7 @@ def test_a_name_is_the_object_with_its_defaults() -> None:
     assert engine_of("real", time_scale=0.5) == Real(time_scale=0.5)
     assert engine_of(None, client="tcp://127.0.0.1:9") == Cluster("tcp://127.0.0.1:9")
     assert engine_of("vectorized", client="tcp://127.0.0.1:9") == Cluster("tcp://127.0.0.1:9")
+    assert engine_of(Vectorized(), client="tcp://127.0.0.1:9") == Cluster("tcp://127.0.0.1:9")
 
 
 @pytest.mark.parametrize(
@@ -40,6 +41,7 @@ def test_a_name_is_the_object_with_its_defaults() -> None:
         (lambda: engine_of("vectorized", slots=2), "slots: not an option of Vectorized"),
         (lambda: engine_of("twin", time_scale=2.0), "belongs to engine='real'"),
         (lambda: engine_of("twin", client="tcp://x:1"), "engine: a replay on a cluster is"),
+        (lambda: engine_of(Real(), client="tcp://x:1"), "'Real' replays Episode objects"),
         (lambda: engine_of(Cluster("tcp://x:1"), client="tcp://x:1"), "client: given twice"),
         (lambda: Twin(slots=0), "slots: expected a whole number >= 1"),
         (lambda: Cluster(None), "client: Cluster(client) needs"),
