@@ -158,7 +158,7 @@ _NO_SHELL = "cannot bound shell commands here; instead: the host's own bound sta
 TARGETS: Final[dict[str, tuple[Target, Writer]]] = {
     t.name: (t, w)
     for t, w in (
-        (Target("gateway", "reviewlab gateway", "this release", "policy.toml", "exact", "own", 0.0,
+        (Target("gateway", "reviewlab gateway", "(exact)", "policy.toml", "exact", "own", 0.0,
                 idle=True, breaker=True, abandon_text=True), _gateway),
         (Target("claude-code", "Claude Code", "2.x", ".claude/settings.json", "global", "own",
                 0.001, notes=("the model may not ask past BASH_MAX_TIMEOUT_MS (set equal)",)),
