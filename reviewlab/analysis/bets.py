@@ -23,7 +23,8 @@ import pandas as pd
 
 from reviewlab.core.policy import Policy
 from reviewlab.engines.censoring import KaplanMeier
-from reviewlab.engines.twin import simulate
+from reviewlab.engines.engine import Twin
+from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Call, Episode, Round
 
 __all__ = [
@@ -262,7 +263,8 @@ def redundancy_latency(
                     rounds=[*rounds, Round(send_sec=0.0)],
                 )
             )
-    walls = simulate(episodes, Policy.uniform(1e9), slots=slots).episodes["wall_sec"]
+    result = replay(episodes, Policy.uniform(1e9), engine=Twin(slots=slots))
+    walls = result.episodes["wall_sec"]
     latency = walls.to_numpy(float).reshape(service.size, copies).min(axis=1)
     return {
         "mean_sec": float(latency.mean()),

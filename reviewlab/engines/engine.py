@@ -13,6 +13,7 @@ caller goes through.
 
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -146,7 +147,7 @@ class Twin(Engine):
         for field_name in ("slots", "workers"):
             value = getattr(self, field_name)
             if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
+                isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1
             ):
                 raise ValueError(f"{field_name}: expected a whole number >= 1, got {value!r}")
 
