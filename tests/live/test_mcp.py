@@ -79,6 +79,7 @@ def test_the_model_sees_the_servers_own_tools(workspace, server):
         "drop_stream",
         "drop_once",
         "malformed",
+        "crash",
         "seen_cancels",
         "forgetful_task",
     }
