@@ -90,17 +90,15 @@ def late_fields(notes: CallNotes) -> dict[str, Any]:
     }
 
 
-def remaining_sec(
-    host: Any, meta: Mapping[str, Any], now: float, waited: float = 0.0
-) -> float | None:
-    """Seconds left before the sooner of the host's ``_meta`` deadline (given when the request
-    arrived, ``waited`` seconds ago) and the session budget."""
+def remaining_sec(host: Any, meta: Mapping[str, Any], now: float) -> float | None:
+    """Seconds left before the sooner of the host's ``_meta`` deadline and the session budget
+    (both as of the request's arrival: the bound counts from there)."""
     left = []
     given = meta.get(DEADLINE_META_KEY)
     if given is not None:
         if isinstance(given, bool) or not isinstance(given, int | float) or math.isnan(given):
             raise ValueError(f"_meta[{DEADLINE_META_KEY!r}]: expected seconds, got {given!r}")
-        left.append(max(0.0, float(given) - waited))
+        left.append(max(0.0, float(given)))
     if host.deadline_at is not None:
         left.append(max(0.0, host.deadline_at - now))
     return min(left) if left else None
@@ -158,7 +156,7 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
     # gateway (a burst) is still answered at its bound, as the host counts it.
     queued = 0.0 if arrived is None else max(0.0, now - arrived)
     try:
-        left = remaining_sec(host, meta, now, queued)
+        left = remaining_sec(host, meta, now if arrived is None else arrived)
     except ValueError as exc:
         raise MCPError(-32602, str(exc)) from None
     bound = resolve_bound(policy, gateway.tools, shown, args, remaining_sec=left)

@@ -140,8 +140,8 @@ def test_listening_off_loopback_needs_a_token():
 
 def test_a_call_counts_from_its_arrival_on_the_wire():
     """A request stamped on arrival (stdio: its message's context; HTTP: its scope) is read
-    back; the host's _meta deadline loses the time the request waited in the gateway; the
-    recorded duration and start are the host's (arrival to answer)."""
+    back; the executor waits what is left of the bound after the queue, while the recorded
+    duration, start and bound are the host's (arrival to answer)."""
     from reviewlab.core.narrowing import Bound
     from reviewlab.gateway._calls import Taken
     from reviewlab.gateway._stdio import RECEIVED_AT_KEY, Received, received_at
@@ -151,9 +151,6 @@ def test_a_call_counts_from_its_arrival_on_the_wire():
     scoped = SimpleNamespace(request=SimpleNamespace(scope={RECEIVED_AT_KEY: 3.0}))
     assert received_at(scoped) == 3.0
     assert received_at(SimpleNamespace(request=None)) is None
-    host = SimpleNamespace(deadline_at=None)
-    assert remaining_sec(host, {DEADLINE_META_KEY: 4.0}, now=100.0, waited=1.5) == 2.5
-    assert remaining_sec(host, {DEADLINE_META_KEY: 1.0}, now=100.0, waited=1.5) == 0.0
     policy_bound = Bound(2.0, "tool_timeout", 2.0)
     ran = SimpleNamespace(
         status=CallStatus.ABANDONED,
