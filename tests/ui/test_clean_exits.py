@@ -154,8 +154,10 @@ def _serve_and_stop(name, how, tmp_path, *, kernel):
             parent.kill()
         else:
             parent.send_signal(how)
-        parent.wait(timeout=GONE_TIMEOUT_SEC)
+        status = parent.wait(timeout=GONE_TIMEOUT_SEC)
         left = _gone(started)
+        if how != "parent dies":
+            assert status == 0, f"the command exited {status}\n{log.read_text(errors='replace')}"
         return left, _listening(port), log
     finally:
         # Whatever the outcome, nothing this test started outlives it.
@@ -181,8 +183,9 @@ def _name(how: object) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("how", HOWS, ids=_name)
 def test_the_lesson_and_its_kernel_are_gone_after_every_way_out(how, tmp_path):
-    """``reviewlab lesson`` with a visitor's kernel running, then a stop signal or its parent
-    killed: no command, Voilà or kernel process is left, and the port is free again."""
+    """``reviewlab lesson`` with a visitor's kernel running, then a stop signal (the command exits
+    0) or its parent killed: no command, Voilà or kernel process is left, and the port is free
+    again."""
     left, listening, log = _serve_and_stop("lesson", how, tmp_path, kernel=True)
     assert not left, f"left behind: {left}\n{log.read_text(errors='replace')}"
     assert not listening
