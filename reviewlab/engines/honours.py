@@ -19,7 +19,7 @@ from typing import Any
 from reviewlab.core.policy import POLICY_PARTS, Policy, PolicyError
 from reviewlab.core.vocab import CENSORING_MODES, REACTIONS
 
-__all__ = ["CLUSTER", "REAL", "TWIN", "VECTORIZED", "Honours"]
+__all__ = ["CLUSTER", "COMPILED", "REAL", "TWIN", "VECTORIZED", "Honours"]
 
 _WHY = {
     "breaker": "a breaker is replayed around an engine's pass (the rewrite fixed point)",
@@ -115,6 +115,16 @@ VECTORIZED = Honours(
     rewritten=frozenset({"breaker"}),
 )
 """NumPy over every call: the twin's answers without a pool or another SDK's cap rule."""
+COMPILED = Honours(
+    "a compiled corpus (replay the episodes: reviewlab.replay(..., engine='vectorized'))",
+    _ALL - {"tasks", "cap_rule", "hedges", "breaker"},
+    reactions=("as_recorded",),
+    why={
+        "hedges": "second attempts are planned on the episodes",
+        "breaker": "a breaker's withheld calls are replayed on the episodes",
+    },
+)
+"""The vectorized engine's columns alone (a sweep's or a tuner's unit of work): calls only."""
 REAL = Honours(
     "the real engine",
     _ALL - {"tasks", "cap_rule"},

@@ -26,6 +26,7 @@ from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, Timeout
 from reviewlab.core.vocab import CENSORING_MODES
 from reviewlab.engines._shared import check_corpus
 from reviewlab.engines.censoring import completion_times, effective_observation
+from reviewlab.engines.honours import COMPILED
 from reviewlab.engines.result import FramesOnDemand, ReplayResult
 from reviewlab.engines.vectorized.evaluation import ERROR, EXECUTED, WITHHELD, Evaluation
 from reviewlab.engines.vectorized.frames import frames, tool_breakdown, unbounded_evaluation
@@ -35,9 +36,6 @@ from reviewlab.engines.vectorized.windows import DeadlineWindows, RemoteCalls
 from reviewlab.recording.schema import Episode
 
 __all__ = ["CompiledCorpus"]
-
-_COMPILED = "a compiled corpus (replay the episodes: reviewlab.replay(..., engine='vectorized'))"
-"""How a compiled corpus names itself when it refuses a policy part."""
 
 _SCRATCH: weakref.WeakKeyDictionary[Any, list[np.ndarray]] = weakref.WeakKeyDictionary()
 """Per corpus, its free scratch arrays (one per summary running at once, kept between
@@ -552,7 +550,7 @@ class CompiledCorpus:
         and a breaker (withheld calls: :func:`reviewlab.replay`) are refused by name.
         """
         spine = Policy.of(policy, narrowing)
-        spine.refuse(_COMPILED, "hedges", "breaker", "cap_rule", "tasks")
+        COMPILED.check(spine)  # calls only: hedges and a breaker need the episodes
         if spine.narrowing.mode == "unbounded":
             return unbounded_evaluation(self)
         return evaluate_bounded(self, spine)
