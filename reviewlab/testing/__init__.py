@@ -3,7 +3,9 @@
 - :class:`ManualClock`, :func:`manual_clock`, :class:`WedgedRegistry`, :func:`wedged_factory`
   (:mod:`reviewlab.live.doubles`), :class:`ScriptedModel` and :func:`tool_call`: live doubles.
 - :mod:`reviewlab.testing.conformance`: every engine and entry point agrees with the twin call
-  for call under every policy part, censoring mode and reaction, or refuses the part by name.
+  for call under every policy part, censoring mode and reaction, or refuses the part by name;
+  :mod:`reviewlab.testing.summaries` holds an engine without frames (``Cluster``) to the twin's
+  summary and any engine object to its own declaration.
 
 The package sits at the top of the layers: it drives every engine and the CLI, and nothing in
 ``reviewlab`` imports it.
