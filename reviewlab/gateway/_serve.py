@@ -2,8 +2,9 @@
 
 Lifecycle: :func:`run_gateway` opens the :class:`~reviewlab.gateway._gateway.Gateway` (its
 upstreams started, its policy watched), serves until the host closes stdio, the process gets
-SIGTERM, SIGINT or SIGHUP, or the HTTP server stops; then it closes every host session's
-recording and the upstreams (stdio servers terminated), so nothing is left behind.
+SIGTERM, SIGINT or SIGHUP, the process that started it dies, or the HTTP server stops; then it
+closes every host session's recording and the upstreams (stdio servers terminated), so nothing
+is left behind.
 
 Safe by default over HTTP: loopback unless told otherwise, and a non-loopback address only with
 a bearer token (``--token-file``); the SDK's DNS-rebinding protection checks ``Host`` and
@@ -90,6 +91,7 @@ async def run_gateway(
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, main.cancel)
             installed.append(sig)
+    orphaned = asyncio.get_running_loop().create_task(_watch_parent(main.cancel))
     try:
         async with gateway:
             gateway.metrics.watch_loose(
@@ -107,8 +109,24 @@ async def run_gateway(
             raise
         # a stop signal: the gateway's block has closed the recordings and the upstreams
     finally:
+        orphaned.cancel()
         for sig in installed:
             loop.remove_signal_handler(sig)
+
+
+async def _watch_parent(stop: Callable[[], Any], poll_sec: float = 0.25) -> None:
+    """Stop (as a stop signal does) once the process that started the gateway is gone: it
+    was re-parented. A gateway already running under init is not watched."""
+    import os
+
+    original = os.getppid()
+    if original == 1:
+        return
+    while True:
+        await asyncio.sleep(poll_sec)
+        if os.getppid() != original:
+            stop()
+            return
 
 
 def _loose_of(executor: Any) -> Callable[[], int]:

@@ -116,21 +116,27 @@ class GatewayProcess:
 
     def children(self) -> list[int]:
         """The gateway's child processes (its stdio upstreams)."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    stat = (entry / "stat").read_text()
-                except OSError:
-                    continue
-                if int(stat.rsplit(")", 1)[1].split()[1]) == self.process.pid:
-                    found.append(int(entry.name))
-        return found
+        return children_of(self.process.pid)
 
     def rest_of_log(self) -> str:
         """What the gateway wrote to stderr after its 'serving' line (once it has exited)."""
         assert self.process.stderr is not None
         return "".join(self.log) + self.process.stderr.read()
+
+
+def children_of(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
 
 
 def running(pid: int) -> bool:

@@ -257,3 +257,44 @@ def test_metrics_on_their_own_address_beside_a_stdio_gateway(tmp_path):
         assert wait_exit(gateway) == 0
     assert "# TYPE reviewlab_gateway_calls_total counter" in text
     assert 'reviewlab_gateway_loose_workers{server="demo"} 0.0' in text
+
+
+def test_a_gateway_whose_parent_dies_stops_with_its_upstreams(tmp_path):
+    """A process manager starts the gateway and is SIGKILLed: the gateway sees it is orphaned,
+    stops as on a signal (exit 0), and leaves no upstream and no listener behind."""
+    import subprocess
+    import sys
+
+    from gateway_kit import children_of, demo_entry, free_port, servers_file
+
+    config = servers_file(tmp_path, {"demo": demo_entry()})
+    port = free_port()
+    started = tmp_path / "gateway.pid"
+    launcher = (
+        "import subprocess, sys, time\n"
+        f"p = subprocess.Popen([sys.executable, '-m', 'reviewlab', 'gateway', '--config', "
+        f"{str(config)!r}, '--listen', '127.0.0.1:{port}'])\n"
+        f"open({str(started)!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", launcher])
+    url = f"http://127.0.0.1:{port}/mcp"
+    end = time.monotonic() + 120
+    while time.monotonic() < end:
+        try:
+            httpx.get(url.replace("/mcp", "/metrics"), timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    pid = int(started.read_text())
+    children = children_of(pid)
+    assert children, "the demo upstream runs as the gateway's child"
+    parent.kill()
+    parent.wait(10)
+    end = time.monotonic() + 30
+    while running(pid) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert not running(pid)
+    assert not any(running(child) for child in children)
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(url, timeout=2)
