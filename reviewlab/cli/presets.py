@@ -3,8 +3,9 @@
 ``reviewlab presets`` lists the presets (:func:`~reviewlab.analysis.presets.preset_table`):
 bounds, expiry, retries, breaker, version and source, unverified values marked.
 ``reviewlab presets score CORPUS`` replays every preset, ouroboros and the corpus's own
-recommendation (:func:`~reviewlab.analysis.tune.recommend` with its defaults) on the corpus
-and prints :func:`~reviewlab.analysis.presets.score_presets`' table with its assumptions.
+recommendation (:func:`~reviewlab.analysis.tune.recommend` with its defaults, tuned on a seeded
+part of the episodes) on the held-out rest and prints
+:func:`~reviewlab.analysis.presets.score_presets`' table with its assumptions.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from reviewlab.cli._args import (
 )
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
+from reviewlab.cli._errors import UserError
 from reviewlab.core.vocab import CENSORING_MODES
 
 __all__ = ["PRESETS", "cmd_presets"]
@@ -70,6 +72,14 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         "--no-recommend",
         action="store_true",
         help="leave out the corpus's own recommendation (it is tuned first otherwise)",
+    )
+    score.add_argument(
+        "--held-out",
+        type=float,
+        default=0.5,
+        metavar="SHARE",
+        help="the share of episodes every policy is scored on; the recommendation is tuned on "
+        "the rest, so it is not scored on the data it was chosen on (default 0.5)",
     )
     score.add_argument(
         "--preset",
@@ -162,20 +172,39 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
             )
         ]
     )
+    from reviewlab.analysis.holdout import check_held_out
+
+    try:
+        check_held_out(args.held_out)
+    except ValueError as exc:
+        raise UserError(f"--held-out: {str(exc).removeprefix('held_out: ')}") from None
     corpus = open_for(args.corpus, args.on_error)
     require_episodes(corpus, args.corpus)
     extra: dict[str, Policy] = {"reviewlab ouroboros": Policy.ouroboros()}
+    scored = corpus
+    held_note = ""
     with computing_on(args.corpus):
         if not args.no_recommend:
+            from reviewlab.analysis.holdout import split_episodes
             from reviewlab.analysis.tune import recommend
+            from reviewlab.engines.corpus import open_corpus
 
-            recommendation = recommend(corpus, censored=args.censored)
+            why = "presets score: the recommendation is tuned on one part, scored on the other"
+            episodes = corpus.episodes(reason=why)
+            chosen_on, reported_on = split_episodes(episodes, held_out=args.held_out, seed=0)
+            recommendation = recommend(chosen_on, censored=args.censored)
             extra["reviewlab recommended"] = recommendation.policy
+            scored = open_corpus(reported_on)
+            held_note = (
+                f"held out: every policy is scored on {len(reported_on)} of {len(episodes)} "
+                f"episodes; the recommendation was tuned on the other {len(chosen_on)} "
+                "(--held-out; seed 0)"
+            )
         if args.policy is not None:
             extra[f"your {args.policy}"] = policy_arg(args.policy, "--policy")
         extra.update(_as_hosts(extra, args.export))
         frame = score_presets(
-            corpus,
+            scored,
             presets=presets,
             extra=extra,
             censored=args.censored,
@@ -188,6 +217,8 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
         "wasted_slot_sec: seconds spent waiting on calls then abandoned; zombie_sec: loose "
         "worker seconds"
     ]
+    if held_note:
+        notes.append(held_note)
     echo(as_table(shown, notes=notes, assumptions=frame.attrs["assumptions"]).text())
     if out is not None:
         write_table(frame, out)

@@ -156,3 +156,35 @@ def test_the_command_lists_and_scores_the_presets(tmp_path, capsys):
     assert main(["presets", "--preset", "swe-agnt"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "did you mean swe-agent" in err[0] and "--preset" in err[0]
+
+
+def test_presets_score_reports_the_recommendation_on_episodes_it_was_not_tuned_on(tmp_path, capsys):
+    """The command tunes its recommendation on a seeded half and scores every policy on the
+    other half: its rows equal recommend() on split_episodes' first part and score_presets()
+    on the second, computed here by hand, and the table says so."""
+    import pandas as pd
+
+    from reviewlab.analysis.holdout import split_episodes
+    from reviewlab.analysis.tune import recommend
+
+    episodes = corpus()
+    path = tmp_path / "c.jsonl"
+    save_episodes(episodes, path)
+    out = tmp_path / "s.csv"
+    argv = ["presets", "score", str(path), "--preset", "codex-cli", "-o", str(out)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "scored on 4 of 8 episodes; the recommendation was tuned on the other 4" in printed
+    chosen_on, reported_on = split_episodes(episodes, held_out=0.5, seed=0)
+    assert len(reported_on) == 4
+    tuned = recommend(chosen_on).policy
+    expected = score_presets(
+        reported_on,
+        presets={"codex-cli": load_presets()["codex-cli"]},
+        extra={"reviewlab ouroboros": Policy.ouroboros(), "reviewlab recommended": tuned},
+    )
+    written = pd.read_csv(out)
+    columns = ["abandoned_call_rate", "completed_abandoned", "wasted_slot_sec", "max_silence_sec"]
+    assert written[columns].to_numpy() == pytest.approx(expected[columns].to_numpy(), rel=1e-12)
+    assert main(["presets", "score", str(path), "--held-out", "1.5"]) == 2
+    assert "--held-out" in capsys.readouterr().err
