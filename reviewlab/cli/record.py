@@ -75,6 +75,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     check_policy_file(args.policy, policy, ("read_file", "list_files", "search_code"),
                       strict=args.strict)  # fmt: skip
     from reviewlab.live.mcp import MCPServerError
+    from reviewlab.live.stopping import stopping
     from reviewlab.recording.capture import record_live
     from reviewlab.ui.calls import receipts_table
 
@@ -86,7 +87,10 @@ def cmd_record(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as scratch:
         fresh = Path(scratch) / "episode.jsonl"
         try:
-            result = record_live(args.base_url, args.model, root, args.task, fresh, **options)
+            # A stop signal or an orphaning ends the episode as Ctrl-C does: its MCP server is
+            # stopped on the way out, and nothing is written.
+            with stopping():
+                result = record_live(args.base_url, args.model, root, args.task, fresh, **options)
         except MCPServerError as exc:
             raise UserError(f"--mcp {args.mcp!r}: {exc}") from None
         if result.receipts:

@@ -95,3 +95,79 @@ def test_record_with_an_mcp_url_records_the_late_answer_and_the_clock(
         code = main(_argv(stub.base_url, root, missing, "http://127.0.0.1:9/mcp"))
     assert code != 0 and not missing.exists()
     assert "--mcp 'http://127.0.0.1:9/mcp'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "SIGINT", "parent-dies"])
+def test_a_stopped_record_leaves_no_mcp_server_behind(tmp_path: Path, how: str) -> None:
+    """While the episode waits on a wedged call (60 s bound), the command is stopped by each
+    signal, or its parent is killed: it exits, its MCP server (a stdio child) is gone, and no
+    recording is written."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def children(pid: int) -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[1]) == pid and fields[0] != "Z":
+                    found.append(int(entry.name))
+        return found
+
+    def alive(pid: int) -> bool:
+        try:
+            return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) != "Z"
+        except OSError:
+            return False
+
+    root = tmp_path / "subject"
+    root.mkdir()
+    out = tmp_path / "live.jsonl"
+    command = shlex.join(demo_server_command("."))
+    script = [{"tool_calls": [tool_call("wedge", {}, "c1")]}, {"content": "[]"}]
+    with StubOpenAI(script) as stub:
+        argv = [sys.executable, "-m", "reviewlab", *_argv(stub.base_url, root, out, command)]
+        argv += ["--policy", "uniform:60"]
+        if how == "parent-dies":
+            pid_file = tmp_path / "record.pid"
+            launcher = (
+                "import subprocess, sys, time\n"
+                f"p = subprocess.Popen({argv!r})\n"
+                f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+                "time.sleep(600)\n"
+            )
+            parent = subprocess.Popen([sys.executable, "-c", launcher])
+            end = time.monotonic() + 60
+            while not pid_file.exists() and time.monotonic() < end:
+                time.sleep(0.05)
+            pid = int(pid_file.read_text())
+        else:
+            process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            pid = process.pid
+        end = time.monotonic() + 120
+        while len(stub.requests) < 1 and time.monotonic() < end:  # the model asked for wedge
+            time.sleep(0.05)
+        servers = children(pid)
+        while not servers and time.monotonic() < end:
+            time.sleep(0.05)
+            servers = children(pid)
+        assert servers, "the MCP server runs as the command's child"
+        time.sleep(0.5)  # the wedged call is in flight
+        if how == "parent-dies":
+            parent.kill()
+            parent.wait(10)
+        else:
+            os.kill(pid, getattr(signal, how))
+        end = time.monotonic() + 30
+        while alive(pid) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert not alive(pid)
+    assert not any(alive(server) for server in servers)
+    assert not out.exists()
