@@ -112,6 +112,8 @@ def parse_servers(data: Any, *, where: str = "servers") -> tuple[UpstreamSpec, .
             )
         if not isinstance(entry, Mapping):
             raise GatewayConfigError(f"{key}: expected an object")
+        if not isinstance(entry.get("disabled", False), bool):
+            raise GatewayConfigError(f"{key}.disabled: expected true or false")
         if entry.get("disabled") is True:
             continue
         specs.append(_spec(name, entry, key))

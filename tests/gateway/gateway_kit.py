@@ -29,13 +29,15 @@ def demo_entry(root: Path | None = None) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def hosted(gateway: Gateway, **session: Any) -> AsyncIterator[Any]:
-    """An initialized SDK ``ClientSession`` (the host) talking to ``gateway`` in this process."""
+async def hosted(gateway: Gateway, *before: Any, **session: Any) -> AsyncIterator[Any]:
+    """An initialized SDK ``ClientSession`` (the host) talking to ``gateway`` in this process;
+    ``before`` are server middlewares run ahead of the gateway's own."""
     from mcp import ClientSession
     from mcp.shared.memory import create_client_server_memory_streams
 
     async with gateway:
         server = gateway.server()
+        server.middleware[:0] = list(before)
         async with create_client_server_memory_streams() as (client, served):
             running = asyncio.create_task(
                 server.run(served[0], served[1], server.create_initialization_options())

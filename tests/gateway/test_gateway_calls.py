@@ -237,3 +237,55 @@ def test_with_one_upstream_an_unlisted_name_gets_the_upstreams_own_answer(tmp_pa
     assert result.is_error and text_of(result) == "unknown tool 'nope'"  # the demo server's text
     (call,) = recorded_calls(tmp_path / "rec")
     assert (call.tool, call.status) == ("nope", "error")
+
+
+def test_a_request_that_waited_in_the_gateway_is_answered_at_its_bound_from_arrival(tmp_path):
+    """A request stamped as arrived 0.45 s before its handler ran (as a burst's last one is)
+    under a 0.5 s bound is abandoned about 0.05 s later, not 0.5 s: the bound counts from the
+    arrival; the host reads the policy's 0.5 s and the recording the host's 0.5 s."""
+    import dataclasses
+
+    from reviewlab.core.deadline import monotonic_now
+    from reviewlab.gateway._stdio import Received
+
+    class Backdated:
+        """Stamps each request as arrived 0.45 s ago (the stdio front stamps the real time)."""
+
+        async def __call__(self, ctx, call_next):
+            return await call_next(
+                dataclasses.replace(ctx, request=Received(monotonic_now() - 0.45))
+            )
+
+    async def run():
+        async with hosted(demo_gateway(tmp_path, "uniform:0.5"), Backdated()) as host:
+            started = time.monotonic()
+            result = await host.call_tool("wedge", {})
+            return result, time.monotonic() - started
+
+    result, waited = asyncio.run(run())
+    assert text_of(result) == tool_timeout_text("wedge", 0.5)
+    assert waited < 0.4  # 0.05 s expected: a wait of the whole bound would be 0.5 s
+    (call,) = recorded_calls(tmp_path / "rec")
+    assert call.duration_sec == 0.5 and call.ended_by == "tool_timeout"
+
+
+def test_a_server_that_stops_at_the_cancel_is_recorded_with_how_soon(tmp_path):
+    """honour_cancel answers the cancel with an error at once: no late result, and the time from
+    the cancel to its stop is recorded (a small, known figure)."""
+
+    async def run():
+        gateway = demo_gateway(tmp_path, "uniform:0.3")
+        async with hosted(gateway) as host:
+            result = await host.call_tool("honour_cancel", {})
+            ledger = gateway.executors["demo"].ledger
+            for _ in range(200):
+                if ledger.loose == 0:
+                    break
+                await asyncio.sleep(0.05)
+            return result
+
+    result = asyncio.run(run())
+    assert text_of(result) == tool_timeout_text("honour_cancel", 0.3)
+    (call,) = recorded_calls(tmp_path / "rec")
+    assert call.late_result_sec is None and call.late_result_chars is None
+    assert call.cancel_honoured_sec is not None and 0 <= call.cancel_honoured_sec < 5

@@ -45,6 +45,7 @@ def test_a_servers_file_reads_stdio_and_http_servers_and_skips_disabled_ones():
         ({"a": {"command": "x", "colour": 1}}, "mcpServers.a.colour"),
         ({"a b": {"command": "x"}}, "mcpServers.a b"),
         ({"a": {"command": "x", "disabled": True}}, "no enabled server"),
+        ({"a": {"command": "x", "disabled": "yes"}}, "mcpServers.a.disabled"),
     ],
 )
 def test_a_bad_servers_file_names_the_key(servers, named):
@@ -61,6 +62,7 @@ def test_names_are_unchanged_with_one_upstream_and_prefixed_only_where_two_share
     two = host_names({"a": [{"name": "echo"}, {"name": "add"}], "b": [{"name": "echo"}]})
     assert sorted(two) == ["a__echo", "add", "b__echo"]
     assert (two["b__echo"].upstream, two["b__echo"].name) == ("b", "echo")
+    assert list(host_names({"a": [{"name": "x"}, {"name": "x"}]})) == ["x"]  # no one to share
 
 
 def test_annotations_give_kinds_and_the_policy_kinds_win():
