@@ -82,7 +82,10 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         raise UserError(f"--session-budget: expected seconds > 0, got {args.session_budget}")
     if args.loose_cap < 1:
         raise UserError(f"--loose-cap: expected a whole number >= 1, got {args.loose_cap}")
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
+    # The gateway's own lines (a policy reload, a kept policy) at INFO; libraries' at WARNING
+    # (the HTTP client would log every upstream request).
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
+    logging.getLogger("reviewlab").setLevel(logging.INFO)
     gateway = Gateway(
         specs,
         policy=policy,

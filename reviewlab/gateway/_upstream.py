@@ -111,9 +111,10 @@ class Upstream:
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
         if self.spec.url is not None:
             from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
 
-            client = create_mcp_http_client(headers=dict(self.spec.headers) or None)
+            from reviewlab.gateway._http_client import upstream_http_client
+
+            client = upstream_http_client(self.spec.headers)
             return streamable_http_client(self.spec.url, http_client=client)
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
