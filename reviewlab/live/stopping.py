@@ -1,11 +1,13 @@
-"""A command that starts processes (an MCP server of a live episode) stops them on the way out.
+"""A command that starts processes (an MCP server of a live episode, a served page) stops them
+on the way out.
 
 While :func:`stopping` is open in the main thread, SIGTERM and SIGHUP (a process manager, a
-closed terminal) raise :class:`KeyboardInterrupt` as SIGINT does, so every ``with`` block on the
-way out runs (an :class:`~reviewlab.live.mcp.MCPServer` terminates its stdio server), and a
-daemon thread sends this process SIGTERM once the process that started it is gone (it was
-re-parented). The previous handlers are restored when the block ends. Elsewhere than the main
-thread it does nothing: only the main thread may set signal handlers.
+closed terminal) and SIGINT (even where a shell started us ignoring it) raise
+:class:`KeyboardInterrupt`, so every ``with`` block on the way out runs (an
+:class:`~reviewlab.live.mcp.MCPServer` terminates its stdio server), and a daemon thread sends
+this process SIGTERM once the process that started it is gone (it was re-parented). The previous
+handlers are restored when the block ends. Elsewhere than the main thread it does nothing: only
+the main thread may set signal handlers.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ __all__ = ["PARENT_POLL_SEC", "stopping"]
 
 PARENT_POLL_SEC = 0.25
 """How often the parent's pid is looked at."""
-_RAISING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+_RAISING = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)
+)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -53,4 +57,4 @@ def stopping() -> Iterator[None]:
     finally:
         done.set()
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)

@@ -17,9 +17,7 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from types import FrameType
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["STOP_GRACE_SEC", "STOP_SIGNALS", "start_server", "stop_server", "supervise"]
@@ -30,16 +28,7 @@ STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
 """The signals that stop a served page (and the command serving it)."""
 STOP_GRACE_SEC = 10.0
 """How long a server gets to shut its kernels down after SIGTERM before its group is killed."""
-_PARENT_POLL_SEC = 0.25
 _PR_SET_PDEATHSIG = 1
-
-
-class _Stopped(BaseException):
-    """Raised in the main thread by a stop signal: ends the wait, the server is stopped."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
 
 
 def _die_with_parent() -> None:
@@ -90,56 +79,12 @@ def supervise(process: subprocess.Popen[Any]) -> int:
     Returns its exit status when it ends by itself, 0 when it was stopped on request (a stop
     signal, or this process's parent gone). The previous signal handlers come back afterwards.
     """
+    from reviewlab.live.stopping import stopping
+
     try:
-        with _stop_signals_raise(), _watch_parent():
+        with stopping():
             return process.wait()
-    except (_Stopped, KeyboardInterrupt):
+    except KeyboardInterrupt:
         return 0
     finally:
         stop_server(process)
-
-
-@contextlib.contextmanager
-def _stop_signals_raise() -> Iterator[None]:
-    """While open, :data:`STOP_SIGNALS` raise :class:`_Stopped` in the main thread (elsewhere,
-    where handlers cannot be set, Ctrl-C still raises ``KeyboardInterrupt``)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        raise _Stopped(signum)
-
-    before: dict[signal.Signals, Callable[..., Any] | int | None] = {}
-    for signum in STOP_SIGNALS:
-        before[signum] = signal.signal(signum, stop)
-    try:
-        yield
-    finally:
-        for signum, handler in before.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
-
-
-@contextlib.contextmanager
-def _watch_parent() -> Iterator[None]:
-    """While open, a daemon thread sends this process SIGTERM once its parent is gone (its
-    parent pid changes: it was re-parented); not when it already runs under init."""
-    original = os.getppid()
-    if os.name != "posix" or original == 1:
-        yield
-        return
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.wait(_PARENT_POLL_SEC):
-            if os.getppid() != original:
-                os.kill(os.getpid(), signal.SIGTERM)
-                return
-
-    watcher = threading.Thread(target=watch, name="reviewlab-parent-watch", daemon=True)
-    watcher.start()
-    try:
-        yield
-    finally:
-        done.set()
-        watcher.join(timeout=2 * _PARENT_POLL_SEC)
