@@ -27,10 +27,8 @@ __all__ = [
     "location_of",
     "open_input",
     "url_filesystem",
-    "url_is_dir",
     "url_join",
     "url_parquet_parts",
-    "url_suffix",
 ]
 
 Location = Path | str
@@ -65,20 +63,9 @@ def url_filesystem(url: str) -> tuple[Any, str]:
         ) from None
 
 
-def url_suffix(url: str) -> str:
-    """The suffix of the URL's last path segment (``.parquet``, or ``""``)."""
-    return posixpath.splitext(url.rstrip("/").rsplit("/", 1)[-1])[1]
-
-
 def url_join(url: str, name: str) -> str:
     """``url`` with ``name`` appended as one more path segment."""
     return f"{url.rstrip('/')}/{name}"
-
-
-def url_is_dir(url: str) -> bool:
-    """Whether ``url`` names a directory (a prefix holding objects, on an object store)."""
-    fs, path = url_filesystem(url)
-    return bool(fs.isdir(path))
 
 
 def url_parquet_parts(url: str) -> list[str]:

@@ -41,7 +41,6 @@ __all__ = [
     "changes",
     "changes_lines",
     "common_assumptions",
-    "infinity_in",
     "policy_rows",
     "summary_table",
     "text_table",
@@ -409,8 +408,3 @@ def changes_lines(
 
 def _missing(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
-
-
-def infinity_in(frame: pd.DataFrame) -> bool:
-    """Whether any value of ``frame`` is ∞ (for callers that write their own footnotes)."""
-    return any(is_infinite(v) for v in frame.to_numpy().ravel())

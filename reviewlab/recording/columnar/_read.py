@@ -36,7 +36,6 @@ __all__ = [
     "iter_tables",
     "partition_paths",
     "read_table",
-    "table_episodes",
 ]
 
 _BATCH = 8192
@@ -182,15 +181,6 @@ def _decode_args(row: dict[str, Any]) -> tuple[str, str] | None:
             except json.JSONDecodeError as exc:
                 return f"rounds.{r}.calls.{c}.args", f"not JSON ({exc})"
     return None
-
-
-def table_episodes(table: pa.Table) -> Iterator[dict[str, Any]]:
-    """Each row of a checked table as the dict :meth:`Episode.model_validate` takes."""
-    for row in _row_dicts(table):
-        bad = _decode_args(row)
-        if bad is not None:
-            raise ValueError(f"episode {row['id']!r}: {bad[0]}: {bad[1]}")
-        yield row
 
 
 def iter_columnar(

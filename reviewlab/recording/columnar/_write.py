@@ -42,7 +42,6 @@ __all__ = [
     "PARTITION_ROWS",
     "assemble_table",
     "episodes_table",
-    "is_columnar",
     "unique_ids",
     "write_columnar",
     "write_partitions",
@@ -109,15 +108,6 @@ OPTIONAL_COLUMNS = ("model", "round_tokens")
 """Columns a file written before token usage existed lacks; they read as nulls."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def is_columnar(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` names a columnar corpus: a ``.parquet`` file, a directory, or a URL
-    (only Parquet lives behind one)."""
-    if is_url(path):
-        return True
-    where = Path(path)
-    return where.suffix == ".parquet" or where.is_dir()
 
 
 # -- writing ------------------------------------------------------------------------------
