@@ -20,9 +20,18 @@ import json
 import math
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from reviewlab.core.vocab import (
     CALL_STATUSES,
@@ -54,6 +63,7 @@ __all__ = [
     "Extent",
     "Round",
     "SchemaVersion",
+    "ZonedTime",
     "args_digest",
 ]
 
@@ -115,6 +125,26 @@ def _finite_non_negative(name: str, value: float | None) -> float | None:
     if value < 0:
         raise ValueError(f"{name} must not be negative, got {value!r}")
     return value
+
+
+def _not_a_number(value: Any, info: ValidationInfo) -> Any:
+    # pydantic would read a number as Unix seconds (5 -> 1970-01-01T00:00:05Z): a recording
+    # always writes ISO text, so a number here is a malformed file.
+    if isinstance(value, int | float):
+        raise ValueError(
+            f"{info.field_name} must be an ISO date-time with a time zone, not the number {value!r}"
+        )
+    return value
+
+
+def _zoned(value: datetime, info: ValidationInfo) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError(f"{info.field_name} must carry a time zone")
+    return value
+
+
+ZonedTime = Annotated[datetime, BeforeValidator(_not_a_number), AfterValidator(_zoned)]
+"""A wall time read from ISO text with a time zone (a bare number or a naive time refused)."""
 
 
 class Extent(BaseModel):
@@ -271,7 +301,7 @@ class Episode(BaseModel):
     """Where the episode comes from."""
     slot: str = ""
     """The reviewer slot that served it (``""`` when unknown)."""
-    started_at: datetime
+    started_at: ZonedTime
     """Wall time the review request arrived, ISO-8601 with a time zone."""
     deadline_sec: float | None = None
     """The inherited deadline, in seconds from ``started_at``; ``None``
@@ -287,24 +317,6 @@ class Episode(BaseModel):
     model: str | None = Field(default=None, min_length=1, max_length=200)
     """(v2) The model that served the episode's rounds, as the price table names it
     (``gpt-4o-mini``, ``claude-3-5-sonnet-20241022``…); ``None``: unknown."""
-
-    @field_validator("started_at", mode="before")
-    @classmethod
-    def _not_a_number(cls, value: Any) -> Any:
-        # pydantic would read a number as Unix seconds (5 -> 1970-01-01T00:00:05Z): a
-        # recording always writes ISO text, so a number here is a malformed file.
-        if isinstance(value, int | float):
-            raise ValueError(
-                f"started_at must be an ISO date-time with a time zone, not the number {value!r}"
-            )
-        return value
-
-    @field_validator("started_at")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        if value.tzinfo is None:
-            raise ValueError("started_at must carry a time zone")
-        return value
 
     @field_validator("deadline_sec")
     @classmethod

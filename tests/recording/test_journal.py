@@ -525,3 +525,20 @@ def test_a_session_whose_header_cannot_be_read_is_one_record_in_skip_mode(tmp_pa
     assert skipped[0].message.startswith("h0.session.jsonl: unsupported schema")
     with pytest.raises(EpisodeFormatError, match="reviewlab.session/9"):
         load_episodes(folder)
+
+
+@pytest.mark.parametrize("given", ["2026-12-01T06:00:00", 1764568800])
+def test_an_episode_and_a_session_header_refuse_a_start_without_a_time_zone(given):
+    """The one ZonedTime rule: a naive ISO time and a bare number are refused by both the
+    episode schema and the session header, each naming started_at."""
+    from pydantic import ValidationError
+
+    from reviewlab.recording.journal._lines import Header
+    from reviewlab.recording.schema import Episode
+
+    with pytest.raises(ValidationError, match="started_at must"):
+        Episode.model_validate({"schema": "reviewlab.episode/2", "id": "e", "source": "live",
+                                "started_at": given})  # fmt: skip
+    with pytest.raises(ValidationError, match="started_at must"):
+        Header.model_validate({"schema": "reviewlab.session/1", "id": "s", "source": "live",
+                               "started_at": given})  # fmt: skip

@@ -10,14 +10,13 @@ rule.
 from __future__ import annotations
 
 import math
-from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reviewlab.core.vocab import EndReason, Source
 from reviewlab.recording.capture._timeline import OFFSETS_KEY
-from reviewlab.recording.schema import Call
+from reviewlab.recording.schema import Call, ZonedTime
 
 __all__ = [
     "LINE_KINDS",
@@ -62,7 +61,7 @@ class Header(BaseModel):
     """Always ``reviewlab.session/1``."""
     id: str = Field(min_length=1)
     """The session's id: the episode's id and the file's name before ``.session.jsonl``."""
-    started_at: datetime
+    started_at: ZonedTime
     """Wall time the session started, ISO-8601 with a time zone; ``at_sec`` counts from it."""
     source: Source = "live"
     """The episode's source (a gateway writes ``live``)."""
@@ -72,20 +71,6 @@ class Header(BaseModel):
     """The episode's task."""
     meta: dict[str, str] = Field(default_factory=dict)
     """Provenance for the episode's ``meta`` (not ``rounds`` nor the call offsets)."""
-
-    @field_validator("started_at", mode="before")
-    @classmethod
-    def _not_a_number(cls, value: Any) -> Any:
-        if isinstance(value, int | float):  # pydantic would read it as Unix seconds
-            raise ValueError(f"started_at must be an ISO date-time, not the number {value!r}")
-        return value
-
-    @field_validator("started_at")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        if value.tzinfo is None:
-            raise ValueError("started_at must carry a time zone")
-        return value
 
     @field_validator("meta")
     @classmethod
