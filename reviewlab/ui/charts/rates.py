@@ -190,7 +190,9 @@ def rates_vs_timeout(
     ax.set_xscale("log")
     ax.set_xlabel("per-tool timeout (s, log scale)")
     ax.set_ylabel("rate (%)")
-    ax.set_title(f"Abandoned calls and {what} against the per-tool timeout")
+    # Two lines: the legend beside the Axes leaves them narrower than the figure, and a centred
+    # one-line title reached past the figure's left edge.
+    ax.set_title(f"Abandoned calls and {what}\nagainst the per-tool timeout")
     ax.grid(True, which="both", alpha=0.3)
     legend_outside(ax)
     return figure
