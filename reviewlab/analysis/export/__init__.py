@@ -1,10 +1,10 @@
 """A policy written as the configuration of the host that runs the agent (``policy export``).
 
-Lifecycle: :func:`export_policy` ``(policy, target)`` → a :class:`~reviewlab.analysis.export.
-_plan.ExportPlan` (what the format holds, by the target's declaration, and what it cannot express)
-→ the target's writer → an :class:`Export` (the text, where the host reads it, and the lines
-lost). :func:`host_policy` is the same plan read back as a reviewlab
-:class:`~reviewlab.core.policy.Policy`, so a replay shows what the host's limits cost
+Lifecycle: :func:`export_policy` ``(policy, target)`` → a
+:class:`~reviewlab.analysis.export._plan.ExportPlan` (what the format holds, by the target's
+declaration, and what it cannot express) → the target's writer → an :class:`Export` (the text,
+where the host reads it, and the lines lost). :func:`host_policy` is the same plan read back as
+a reviewlab :class:`~reviewlab.core.policy.Policy`, so a replay shows what the host's limits cost
 (``reviewlab presets score CORPUS --export TARGET``). The targets, their formats and the rule
 for a number that covers several tools: docs/frameworks.md.
 """

@@ -136,8 +136,8 @@ class CompiledCorpus:
     @property
     def static_wall_sorted(self) -> np.ndarray:
         """The static wall times, sorted (built on first use: a sparse replay's summary reads
-        its quantiles from them and its changes, :class:`~reviewlab.core.quantiles.
-        ReplacedValues`)."""
+        its quantiles from them and its changes,
+        :class:`~reviewlab.core.quantiles.ReplacedValues`)."""
         return self._cached("_static_wall_sorted", lambda: np.sort(self.static_wall))
 
     @property
