@@ -85,6 +85,36 @@ def make_grid(
     plus ``hedge.<tool>.after_sec``, ``hedge.max_share`` and ``breaker.*`` when
     those axes are given.
     """
+    bases = _bases(base)
+    tool_axes = _float_axes(tools, "tools", "timeout")
+    scale_axis: list[float | None] = [float(s) for s in scales] if scales else [None]
+    narrowing_axis = _narrowing_axis(narrowings)
+    hedge_axes = _float_axes(hedges, "hedges", "delay")
+    breaker_axis = _breaker_axis(breakers)
+    points = [
+        _point(
+            spine,
+            scale,
+            dict(zip(tool_axes, combo, strict=True)),
+            dict(zip(hedge_axes, delays, strict=True)),
+            hedge_share,
+            rule,
+            narrowing,
+        )
+        for spine, scale, combo, delays, rule, narrowing in itertools.product(
+            bases,
+            scale_axis,
+            itertools.product(*tool_axes.values()),
+            itertools.product(*hedge_axes.values()),
+            breaker_axis or [_NO_AXIS],
+            narrowing_axis,
+        )
+    ]
+    return Grid(tuple(points))
+
+
+def _bases(base: Policy | TimeoutPolicy | Sequence[Policy | TimeoutPolicy] | None) -> list[Policy]:
+    """The base policies as Policies whose timeouts is a TimeoutPolicy (default: ouroboros)."""
     given: list[Policy | TimeoutPolicy | None] = (
         [base] if isinstance(base, Policy | TimeoutPolicy) else [*base] if base else [None]
     )
@@ -97,72 +127,89 @@ def make_grid(
                 f"got {type(spine.timeouts).__name__}"
             )
         bases.append(spine)
-    tool_axes = {tool: [float(v) for v in values] for tool, values in (tools or {}).items()}
-    for tool, values in tool_axes.items():
+    return bases
+
+
+def _float_axes(
+    axes: Mapping[str, Sequence[float]] | None, field: str, what: str
+) -> dict[str, list[float]]:
+    """Per tool, the values to try as floats; an empty list is refused, naming ``field.tool``."""
+    floats = {tool: [float(v) for v in values] for tool, values in (axes or {}).items()}
+    for tool, values in floats.items():
         if not values:
-            raise ValueError(f"tools.{tool}: expected at least one timeout")
-    scale_axis: list[float | None] = [float(s) for s in scales] if scales else [None]
-    narrowing_axis: list[Narrowing | None] = list(narrowings) if narrowings else [None]
-    for index, narrowing in enumerate(narrowing_axis):
+            raise ValueError(f"{field}.{tool}: expected at least one {what}")
+    return floats
+
+
+def _narrowing_axis(narrowings: Sequence[Narrowing] | None) -> list[Narrowing | None]:
+    """The narrowings to try (``[None]``: each base keeps its own)."""
+    axis: list[Narrowing | None] = list(narrowings) if narrowings else [None]
+    for index, narrowing in enumerate(axis):
         if narrowing is not None and not isinstance(narrowing, Narrowing):
             raise TypeError(
                 f"narrowings[{index}]: expected a Narrowing, got {type(narrowing).__name__}"
             )
-    hedge_axes = {tool: [float(v) for v in values] for tool, values in (hedges or {}).items()}
-    for tool, values in hedge_axes.items():
-        if not values:
-            raise ValueError(f"hedges.{tool}: expected at least one delay")
-    breaker_axis: list[BreakerRule | None] = list(breakers) if breakers else []
-    for index, rule in enumerate(breaker_axis):
+    return axis
+
+
+def _breaker_axis(breakers: Sequence[BreakerRule | None] | None) -> list[BreakerRule | None]:
+    """The breakers to try (``[]``: no breaker axis)."""
+    axis: list[BreakerRule | None] = list(breakers) if breakers else []
+    for index, rule in enumerate(axis):
         if rule is not None and not isinstance(rule, BreakerRule):
             raise TypeError(
                 f"breakers[{index}]: expected a BreakerRule or None, got {type(rule).__name__}"
             )
-    names = list(tool_axes)
-    hedged_tools = list(hedge_axes)
-    points = []
-    for spine, scale, combo, delays, rule, narrowing in itertools.product(
-        bases,
-        scale_axis,
-        itertools.product(*tool_axes.values()),
-        itertools.product(*hedge_axes.values()),
-        breaker_axis or [_NO_AXIS],
-        narrowing_axis,
-    ):
-        timeouts: TimeoutPolicy = spine.timeouts
-        if scale is not None:
-            timeouts = timeouts.scaled(scale)
-        chosen = dict(zip(names, combo, strict=True))
-        if chosen:
-            suffix = ",".join(f"{tool}={sec:g}" for tool, sec in chosen.items())
-            timeouts = timeouts.with_tool_timeouts(name=f"{timeouts.name}[{suffix}]", **chosen)
-        point = spine.replace(timeouts=timeouts, name="")
-        if narrowing is not None:
-            point = point.replace(narrowing=narrowing)
-        params: dict[str, Any] = {
-            # The base's own name, or its label with the scaled/tuned timeouts (so two bases that
-            # differ only in a hedge or a breaker keep two names).
-            "policy_name": (
-                spine.name
-                if timeouts is spine.timeouts and spine.name
-                else spine.replace(timeouts=timeouts, name="").label
-            ),
-            "scale": 1.0 if scale is None else scale,
-        }
-        params.update({f"timeout.{tool}": sec for tool, sec in chosen.items()})
-        for tool, after in zip(hedged_tools, delays, strict=True):
-            if tool not in point.idempotent_tools:
-                point = point.with_idempotent(tool)
-            point = point.with_hedge(tool, after_sec=after, max_share=hedge_share)
-            params[f"hedge.{tool}.after_sec"] = after
-        if hedged_tools:
-            params["hedge.max_share"] = hedge_share
-        if rule is not _NO_AXIS:
-            point = point.replace(breaker=rule)
-            params.update(_breaker_params(rule))
-        params.update(_narrowing_params(point.narrowing))
-        points.append(PolicyPoint(point.replace(name=_point_name(point, spine)), params))
-    return Grid(tuple(points))
+    return axis
+
+
+def _point(
+    spine: Policy,
+    scale: float | None,
+    chosen: dict[str, float],
+    hedged: dict[str, float],
+    hedge_share: float,
+    rule: Any,
+    narrowing: Narrowing | None,
+) -> PolicyPoint:
+    """One combination of the axes applied to a base policy, with the columns that name it."""
+    timeouts = _point_timeouts(spine.timeouts, scale, chosen)
+    point = spine.replace(timeouts=timeouts, name="")
+    if narrowing is not None:
+        point = point.replace(narrowing=narrowing)
+    params: dict[str, Any] = {
+        # The base's own name, or its label with the scaled/tuned timeouts (so two bases that
+        # differ only in a hedge or a breaker keep two names).
+        "policy_name": (
+            spine.name
+            if timeouts is spine.timeouts and spine.name
+            else spine.replace(timeouts=timeouts, name="").label
+        ),
+        "scale": 1.0 if scale is None else scale,
+    }
+    params.update({f"timeout.{tool}": sec for tool, sec in chosen.items()})
+    for tool, after in hedged.items():
+        if tool not in point.idempotent_tools:
+            point = point.with_idempotent(tool)
+        point = point.with_hedge(tool, after_sec=after, max_share=hedge_share)
+        params[f"hedge.{tool}.after_sec"] = after
+    if hedged:
+        params["hedge.max_share"] = hedge_share
+    if rule is not _NO_AXIS:
+        point = point.replace(breaker=rule)
+        params.update(_breaker_params(rule))
+    params.update(_narrowing_params(point.narrowing))
+    return PolicyPoint(point.replace(name=_point_name(point, spine)), params)
+
+
+def _point_timeouts(timeouts: Any, scale: float | None, chosen: dict[str, float]) -> TimeoutPolicy:
+    """A base's timeouts scaled, then with the chosen per-tool timeouts set exactly."""
+    if scale is not None:
+        timeouts = timeouts.scaled(scale)
+    if chosen:
+        suffix = ",".join(f"{tool}={sec:g}" for tool, sec in chosen.items())
+        timeouts = timeouts.with_tool_timeouts(name=f"{timeouts.name}[{suffix}]", **chosen)
+    return timeouts
 
 
 def _point_name(point: Policy, base: Policy) -> str:
