@@ -21,6 +21,7 @@ from typing import NoReturn
 
 from reviewlab.cli._command import Command
 from reviewlab.cli._errors import EXIT_USER_ERROR, PROG, UserError, run_reporting
+from reviewlab.cli.check import CHECK
 from reviewlab.cli.clocks import CLOCKS
 from reviewlab.cli.convert import CONVERT
 from reviewlab.cli.dashboard import DASHBOARD
@@ -52,6 +53,7 @@ COMMANDS: tuple[Command, ...] = (
     POLICY,
     CLOCKS,
     INCIDENT,
+    CHECK,
     SYNTH,
     CONVERT,
     IMPORT,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
 from reviewlab.cli._args import (
     CORPUS_HELP,
@@ -25,6 +26,7 @@ from reviewlab.cli._args import (
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, require_episodes
 from reviewlab.cli._errors import UserError
+from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
 from reviewlab.core.vocab import CENSORING_MODES
 
 __all__ = ["CLOCKS", "cmd_clocks"]
@@ -43,7 +45,13 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         "when progress arrives (e.g. 60,120)",
     )
     p.add_argument("--censored", choices=CENSORING_MODES, default="wedge")
-    p.add_argument("-o", "--output", metavar="OUT.csv|OUT.parquet", help="the per-call table")
+    json_option(p)
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT.csv|OUT.parquet|OUT.json",
+        help="the per-call table (.json: the --json document)",
+    )
 
 
 def _sdk(text: str | None) -> tuple[float, float] | None:
@@ -67,7 +75,7 @@ def cmd_clocks(args: argparse.Namespace) -> int:
     from reviewlab.analysis.cancels import cancel_faithfulness
     from reviewlab.analysis.clocks import clock_summary, clock_table
 
-    out = output_path(args.output, TABLE_SUFFIXES) if args.output else None
+    out = output_path(args.output, (*TABLE_SUFFIXES, JSON_SUFFIX)) if args.output else None
     policy = policy_arg(args.policy)
     sdk = _sdk(args.typescript_sdk)
     corpus = open_for(args.corpus)
@@ -78,6 +86,46 @@ def cmd_clocks(args: argparse.Namespace) -> int:
         )
         faithfulness = cancel_faithfulness(corpus)
     summary = clock_summary(table)
+    if not args.json:
+        _print(summary, faithfulness, policy, args, sdk)
+    if args.json or is_json(out):
+        assumptions = {"engine": "twin", "censored": args.censored}
+        if args.preset:
+            assumptions["preset"] = args.preset
+        if sdk is not None:
+            assumptions["typescript_sdk"] = f"{sdk[0]:g},{sdk[1]:g}"
+        doc = document(
+            "clocks",
+            assumptions=assumptions,
+            summary=summary,
+            tables={"cancels": faithfulness},
+            units={
+                "ended_by": "count",
+                "valid_results_dropped": "count",
+                "sdk_overruns": "count",
+                "cancels_sent": "count",
+                "stopped": "count",
+                "acknowledged": "count",
+                "kept_working": "count",
+                "answered_anyway": "count",
+            },
+            policy=policy,
+            notes=["the per-call table: -o OUT.csv or OUT.parquet"],
+        )
+        emit(doc, stdout=args.json, out=out)
+    elif out is not None:
+        if out.suffix == ".parquet":
+            table.to_parquet(out, index=False)
+        else:
+            table.to_csv(out, index=False)
+        echo(f"wrote the per-call table to {out}")
+    return 0
+
+
+def _print(
+    summary: dict, faithfulness: Any, policy: Any, args: argparse.Namespace, sdk: Any
+) -> None:
+    """The text answer: the clocks' counts, the dropped results, the cancels' verdicts."""
     host = f" with the ceilings of preset {args.preset}" if args.preset else ""
     echo(
         f"clocks of {summary['calls']} call(s) under {policy.label}{host} "
@@ -104,13 +152,6 @@ def cmd_clocks(args: argparse.Namespace) -> int:
             f"stopped ({row.acknowledged} said so), {row.kept_working} kept working, "
             f"{row.answered_anyway} answered anyway"
         )
-    if out is not None:
-        if out.suffix == ".parquet":
-            table.to_parquet(out, index=False)
-        else:
-            table.to_csv(out, index=False)
-        echo(f"wrote the per-call table to {out}")
-    return 0
 
 
 CLOCKS = Command(

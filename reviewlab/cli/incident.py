@@ -15,6 +15,7 @@ from reviewlab.cli._args import CORPUS_HELP, POLICY_HELP, echo, policy_arg
 from reviewlab.cli._checks import check_policy_file, refuse_ignored, strict_option
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, require_episodes
+from reviewlab.cli._json import document, emit, json_option
 from reviewlab.core.vocab import CENSORING_MODES
 
 __all__ = ["INCIDENT", "cmd_incident"]
@@ -39,6 +40,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=None, help="seed of --censored impute (default 0)")
     strict_option(p)
+    json_option(p)
 
 
 def _candidate_name(spec: str, policy: Any) -> str:
@@ -86,8 +88,35 @@ def cmd_incident(args: argparse.Namespace) -> int:
         silences = longest_silences(
             corpus, candidates, top=args.top, censored=args.censored, **options
         )
-    echo(incident_text(silences))
+    if args.json:
+        emit(_document(silences), stdout=True)
+    else:
+        echo(incident_text(silences))
     return 0
+
+
+def _document(silences: Any) -> dict[str, Any]:
+    """The ``--json`` document: the longest silences, each with every candidate's bound
+    (``completed`` false: the silence was still running when the recording stopped)."""
+    from reviewlab.ui.numbers import SILENCE
+
+    longest = silences["silence_sec"].max() if len(silences) else None
+    return document(
+        "incident",
+        assumptions=dict(silences.attrs.get("assumptions", {})),
+        summary={
+            "episodes": silences.attrs.get("episodes"),
+            "silences": len(silences),
+            "longest_silence_sec": longest,
+        },
+        tables={"silences": silences},
+        units={"silences": "count"},
+        notes=[
+            SILENCE,
+            "bounded_sec.POLICY: that round replayed under POLICY; a silence with completed "
+            "false was still running when the recording stopped (at least silence_sec)",
+        ],
+    )
 
 
 INCIDENT = Command(

@@ -11,6 +11,7 @@ part of the episodes) on the held-out rest and prints
 from __future__ import annotations
 
 import argparse
+import math
 
 from reviewlab.cli._args import (
     CORPUS_HELP,
@@ -25,6 +26,7 @@ from reviewlab.cli._args import (
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._errors import UserError
+from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
 from reviewlab.core.vocab import CENSORING_MODES
 
 __all__ = ["PRESETS", "cmd_presets"]
@@ -53,6 +55,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="only these presets (repeatable); listed with every field",
     )
+    json_option(p)
     actions = p.add_subparsers(dest="presets_action", metavar="ACTION", parser_class=type(p))
     score = actions.add_parser(
         "score",
@@ -89,8 +92,13 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="only these presets (repeatable)",
     )
+    json_option(score)
     score.add_argument(
-        "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the score table"
+        "-o",
+        "--output",
+        default=None,
+        metavar="CSV|PARQUET|JSON",
+        help="write the score table (.json: the --json document)",
     )
     score.add_argument(
         "--policy",
@@ -119,6 +127,21 @@ def cmd_presets(args: argparse.Namespace) -> int:
         presets = {name: find_preset(name, presets) for name in names}
     if args.presets_action != "score":
         table = preset_table(presets)
+        if args.json:
+            emit(
+                document(
+                    "presets",
+                    assumptions=_LISTED,
+                    summary={
+                        "presets": len(presets),
+                        "unverified": sum(not p.verified for p in presets.values()),
+                    },
+                    tables={"presets": _preset_rows(presets)},
+                    units=dict.fromkeys(("presets", "unverified", "breaker_consecutive"), "count"),
+                ),
+                stdout=True,
+            )
+            return 0
         if args.preset:  # every field of the chosen presets
             for row in table.to_dict("records"):
                 echo("\n".join(f"{key}: {value}" for key, value in row.items()) + "\n")
@@ -132,12 +155,30 @@ def cmd_presets(args: argparse.Namespace) -> int:
             as_table(
                 table[list(_LIST_COLUMNS)],
                 notes=notes,
-                assumptions="each framework's documented defaults at the version named; nothing "
-                "replayed",
+                assumptions=_LISTED,
             ).text()
         )
         return 0
     return _score(args, presets)
+
+
+def _preset_rows(presets: dict) -> list[dict]:
+    """The presets as numbers: a bound a preset does not set is ``inf`` (no bound), a shell
+    bound it does not set is its tool bound, no breaker is ``None``."""
+    import dataclasses
+
+    table = []
+    for preset in presets.values():
+        row = dataclasses.asdict(preset)
+        if row["shell_sec"] is None:
+            row["shell_sec"] = row["tool_sec"]
+        for key in ("tool_sec", "shell_sec", "idle_sec", "total_cap_sec", "episode_cap_sec"):
+            row[key] = math.inf if row[key] is None else row[key]
+        table.append(row)
+    return table
+
+
+_LISTED = "each framework's documented defaults at the version named; nothing replayed"
 
 
 def _as_hosts(policies: dict, targets: list[str]) -> dict:
@@ -160,7 +201,7 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
     from reviewlab.ui.report import write_table
     from reviewlab.ui.tables import as_table
 
-    out = output_path(args.output, TABLE_SUFFIXES) if args.output else None
+    out = output_path(args.output, (*TABLE_SUFFIXES, JSON_SUFFIX)) if args.output else None
     chosen_seed = seed(args.seed)
     refuse_ignored(
         [
@@ -219,8 +260,19 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
     ]
     if held_note:
         notes.append(held_note)
-    echo(as_table(shown, notes=notes, assumptions=frame.attrs["assumptions"]).text())
-    if out is not None:
+    if not args.json:
+        echo(as_table(shown, notes=notes, assumptions=frame.attrs["assumptions"]).text())
+    if args.json or is_json(out):
+        doc = document(
+            "presets score",
+            assumptions=frame.attrs["assumptions"],
+            summary={"policies": len(frame), "episodes_scored": len(scored)},
+            units={"policies": "count", "episodes_scored": "count"},
+            tables={"scores": frame},
+            notes=notes,
+        )
+        emit(doc, stdout=args.json, out=out)
+    if out is not None and not is_json(out):
         write_table(frame, out)
         echo(f"wrote the score table to {out}")
     return 0

@@ -28,6 +28,7 @@ from reviewlab.cli._checks import check_policy_file, refuse_ignored, strict_opti
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._errors import UserError
+from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
 from reviewlab.core.vocab import CENSORING_CHOICES, ENGINES, FRAME_NAMES, REACTIONS
 
 __all__ = ["REAL_REPLAY_MAX_SEC", "REPLAY", "cmd_replay"]
@@ -90,21 +91,31 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="which frame -o writes (default: calls)",
     )
     strict_option(p)
+    json_option(p)
     p.add_argument(
-        "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the frame here"
+        "-o",
+        "--output",
+        default=None,
+        metavar="CSV|PARQUET|JSON",
+        help="write the frame here (.json: the --json document)",
     )
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay the corpus under ``--policy``; print the assumptions, the summary and the per-tool
     table; ``-o`` writes one frame."""
-    out = output_path(args.output, TABLE_SUFFIXES) if args.output else None
+    out = output_path(args.output, (*TABLE_SUFFIXES, JSON_SUFFIX)) if args.output else None
     policy = policy_arg(args.policy)
     seed(args.seed)
     draws = args.censored == "impute" or bool(policy.hedges)
     refuse_ignored(
         [
-            ("--table", args.table is not None, out is not None, "it picks the frame -o writes"),
+            (
+                "--table",
+                args.table is not None,
+                out is not None and not is_json(out),
+                "it picks the frame -o writes (a .json output holds the summary and tables)",
+            ),
             (
                 "--seed",
                 args.seed is not None,
@@ -155,16 +166,34 @@ def cmd_replay(args: argparse.Namespace) -> int:
             + ":",
         )
     report_skipped(corpus, args.corpus)
-    echo(summary_table(runs, title="summary:").text())
-    echo("")
-    echo(tools.text())
-    if out is not None:
+    if not args.json:
+        echo(summary_table(runs, title="summary:").text())
+        echo("")
+        echo(tools.text())
+    if args.json or is_json(out):
+        emit(_document(runs, result, tools), stdout=args.json, out=out)
+    if out is not None and not is_json(out):
         frame = {"calls": result.calls, "episodes": result.episodes, "tools": tools}[table_name]
         import pandas as pd
 
         write_table(pd.DataFrame(frame), out)
         echo(f"wrote {len(frame):,} rows ({table_name}) to {out}")
     return 0
+
+
+def _document(runs: dict[str, Any], result: Any, tools: Any) -> dict[str, Any]:
+    """The ``--json`` document: the summary of ``result`` (with ``--censored bounds``, the
+    pessimistic end), every run's summary as a row of the ``runs`` table, the per-tool table."""
+    from reviewlab.ui.tables import common_assumptions, policy_rows
+
+    runs_rows = [{"run": label, **run.summary, **policy_rows(run)} for label, run in runs.items()]
+    return document(
+        "replay",
+        assumptions=common_assumptions({label: run.assumptions for label, run in runs.items()}),
+        summary={**result.summary, **policy_rows(result)},
+        tables={"runs": runs_rows, "tools": tools},
+        policy=result.policy,
+    )
 
 
 def _check_real_time(episodes: list[Any], args: argparse.Namespace) -> None:

@@ -43,6 +43,7 @@ from reviewlab.cli._corpus import (
     require_episodes,
 )
 from reviewlab.cli._errors import UserError, one_line
+from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
 from reviewlab.core.vocab import BREAKER_SCOPES, SWEEP_ENGINES
 
 __all__ = ["SWEEP", "cmd_sweep"]
@@ -163,8 +164,13 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="seed of what the replays draw (hedges' second attempts; default 0)",
     )
     strict_option(p)
+    json_option(p)
     p.add_argument(
-        "-o", "--output", default=None, metavar="CSV|PARQUET", help="write the sweep table"
+        "-o",
+        "--output",
+        default=None,
+        metavar="CSV|PARQUET|JSON",
+        help="write the sweep table (.json: the --json document)",
     )
 
 
@@ -196,7 +202,7 @@ def _breaker_grid(args: argparse.Namespace) -> list[Any]:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Sweep the grid the options describe over the corpus; print the leading rows with the
     Pareto flag; ``-o`` writes the whole table."""
-    out = output_path(args.output, TABLE_SUFFIXES) if args.output else None
+    out = output_path(args.output, (*TABLE_SUFFIXES, JSON_SUFFIX)) if args.output else None
     prices = prices_args(args.prices)
     tools = tool_grid(args.tool)
     hedges = tool_grid(args.hedge, option="--hedge")
@@ -323,11 +329,35 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UserError(
             f"--sort: no column {args.sort!r}; try one of {', '.join(frame.columns[-14:])}"
         )
-    _print_view(frame, args, prices, objectives)
-    if out is not None:
+    if not args.json:
+        _print_view(frame, args, prices, objectives)
+    if args.json or is_json(out):
+        emit(_document(frame, args, objectives), stdout=args.json, out=out)
+    if out is not None and not is_json(out):
         write_table(frame, out)
         echo(f"wrote {len(frame)} policy points to {out}")
     return 0
+
+
+def _document(frame: Any, args: argparse.Namespace, objectives: Any) -> dict[str, Any]:
+    """The ``--json`` document: every policy point (sorted as ``--sort`` says), with the
+    Pareto flag and the objectives it trades."""
+    from reviewlab.analysis.sweep import PARETO_OBJECTIVES
+    from reviewlab.ui.sweeps import sweep_assumptions
+
+    chosen = objectives or [c for c in PARETO_OBJECTIVES if c in frame.columns]
+    shown = frame.sort_values(args.sort, kind="stable") if args.sort else frame
+    return document(
+        "sweep",
+        assumptions=sweep_assumptions(args.engine, "wedge", args.seed),
+        summary={"points": len(frame), "pareto_points": int(frame["pareto"].sum())},
+        tables={"points": shown.reset_index(drop=True)},
+        units={"pareto_points": "count"},
+        notes=[
+            "pareto: on the Pareto front on " + ", ".join(chosen) + " (all minimised)",
+            "points: " + (f"sorted by {args.sort}" if args.sort else "in grid order"),
+        ],
+    )
 
 
 def _print_view(frame: Any, args: argparse.Namespace, prices: Any, objectives: Any) -> None:

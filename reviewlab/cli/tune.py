@@ -36,6 +36,7 @@ from reviewlab.cli._corpus import (
     require_episodes,
 )
 from reviewlab.cli._errors import PROG, UserError
+from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
 
 if TYPE_CHECKING:
     from reviewlab.core.policy import Policy
@@ -184,8 +185,13 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         "fixed-size partials (docs/cluster.md)",
     )
     strict_option(p)
+    json_option(p)
     p.add_argument(
-        "-o", "--output", default=None, metavar="TOML", help="write the recommended policy"
+        "-o",
+        "--output",
+        default=None,
+        metavar="TOML|JSON",
+        help="write the recommended policy (.json: the --json document, the policy in it)",
     )
 
 
@@ -222,7 +228,7 @@ def _with_kinds(base: Policy, specs: list[str]) -> Policy:
 def cmd_tune(args: argparse.Namespace) -> int:
     """Recommend a policy for the corpus within the budgets; print the answer and the figures;
     ``-o`` writes the policy file (exit 1, nothing written, when no candidate keeps them)."""
-    out = output_path(args.output, (".toml",)) if args.output else None
+    out = output_path(args.output, (".toml", JSON_SUFFIX)) if args.output else None
     split = args.baselines or args.learned
     refuse_ignored(
         [
@@ -342,22 +348,56 @@ def cmd_tune(args: argparse.Namespace) -> int:
         recommendation = recommend(corpus, prices=prices, **options, **_guarantee(args))
     comparison = _baselines(args, corpus, options) if args.baselines else None
     report_skipped(corpus, args.corpus)
-    echo(tune_text(recommendation, base_label=f"base ({base.label})"))
-    if prices is not None:
-        echo(f"cost per episode: recommended {cost_line(recommendation.summary, prices.currency)}")
-        echo(
-            f"cost per episode: base ({base.label}) "
-            f"{cost_line(recommendation.baseline, prices.currency)}"
-        )
-    if comparison is not None:
-        _print_baselines(comparison)
+    if not args.json:
+        echo(tune_text(recommendation, base_label=f"base ({base.label})"))
+        if prices is not None:
+            summary, baseline = recommendation.summary, recommendation.baseline
+            echo(f"cost per episode: recommended {cost_line(summary, prices.currency)}")
+            echo(f"cost per episode: base ({base.label}) {cost_line(baseline, prices.currency)}")
+        if comparison is not None:
+            _print_baselines(comparison)
+    if args.json or is_json(out):
+        emit(_document(recommendation, base, comparison), stdout=args.json, out=out)
     return _conclude(args, recommendation, out)
+
+
+def _document(recommendation: Any, base: Policy, comparison: Any = None) -> dict[str, Any]:
+    """The ``--json`` document: the recommended policy's summary (and whether it keeps every
+    budget), the base's beside it, the per-tool explanation, the budgets and the baselines."""
+    runs = [
+        {"run": "recommended", **recommendation.summary},
+        {"run": f"base ({base.label})", **recommendation.baseline},
+    ]
+    tables: dict[str, Any] = {
+        "runs": runs,
+        "tools": recommendation.explain,
+        "budgets": recommendation.budgets,
+    }
+    notes = [recommendation.rule]
+    if comparison is not None:
+        tables["baselines"] = comparison.table
+        notes.append(
+            f"baselines: {comparison.held_out_episodes} episodes held out, "
+            f"{comparison.train_episodes} to fit on; dominated: {comparison.dominated}"
+        )
+    return document(
+        "tune",
+        assumptions=recommendation.assumptions,
+        summary={
+            "met": bool(recommendation.met),
+            "objective": recommendation.objective,
+            **recommendation.summary,
+        },
+        tables=tables,
+        policy=recommendation.policy,
+        notes=notes,
+    )
 
 
 def _conclude(args: argparse.Namespace, recommendation: Any, out: Any) -> int:
     """The verdict on the budgets, then ``-o`` (exit 1, nothing written, when no candidate
     keeps them)."""
-    if not recommendation.met and args.guarantee is not None:
+    if not recommendation.met and args.guarantee is not None and not args.json:
         echo(
             "note: the certified timeouts do not keep every budget (see the budget table); "
             "--guarantee reports the budgets, it does not search within them"
@@ -374,13 +414,14 @@ def _conclude(args: argparse.Namespace, recommendation: Any, out: Any) -> int:
         sys.stderr.write(
             f"{PROG}: error: no candidate policy keeps every budget ({detail}: calls that never "
             "return are abandoned under every bound)"
-            + (f"; {out} not written" if out is not None else "")
+            + (f"; {out} not written" if out is not None and not is_json(out) else "")
             + "\n"
         )
         return 1
-    if out is not None:
+    if out is not None and not is_json(out):
         recommendation.save(out)
-        echo(f"wrote the recommended policy to {out} (use it with --policy {out})")
+        if not args.json:
+            echo(f"wrote the recommended policy to {out} (use it with --policy {out})")
     return 0
 
 
@@ -428,7 +469,10 @@ def _tune_on_cluster(
         client.close()
     tools = sorted(recommendation.explain["tool"])
     check_policy_file(args.base, typed_base, tools, strict=args.strict, flag="--base")
-    echo(tune_text(recommendation, base_label=f"base ({base.label})"))
+    if not args.json:
+        echo(tune_text(recommendation, base_label=f"base ({base.label})"))
+    if args.json or is_json(out):
+        emit(_document(recommendation, base), stdout=args.json, out=out)
     return _conclude(args, recommendation, out)
 
 
@@ -465,30 +509,45 @@ def _learned(args: argparse.Namespace, corpus: Any, base: Policy, out: Any) -> i
         fit = fit_learned(episodes, **options)
         gain = learned_gain(train, held, **options)
     report_skipped(corpus, args.corpus)
-    echo(
-        "learned conditional timeouts: per tool a Weibull accelerated-failure-time model of the "
-        "call's arguments (lifelines; calls that never returned are censored, not dropped); a "
-        f"call's bound is its conditional {args.learned_quantile:g}-quantile"
-    )
-    echo(
-        as_table(
-            fit.table,
-            assumptions="fitted on every episode of the corpus; calls that never returned are "
-            "censored observations",
-        ).text()
-    )
-    echo("")
-    echo(
-        as_table(
-            gain.curves,
-            title="held-out comparison with the static per-tool timeouts:",
-            assumptions=gain.assumptions,
-        ).text()
-    )
-    echo(gain.verdict)
-    if out is not None:
+    if not args.json:
+        echo(
+            "learned conditional timeouts: per tool a Weibull accelerated-failure-time model of "
+            "the call's arguments (lifelines; calls that never returned are censored, not "
+            f"dropped); a call's bound is its conditional {args.learned_quantile:g}-quantile"
+        )
+        echo(
+            as_table(
+                fit.table,
+                assumptions="fitted on every episode of the corpus; calls that never returned are "
+                "censored observations",
+            ).text()
+        )
+        echo("")
+        echo(
+            as_table(
+                gain.curves,
+                title="held-out comparison with the static per-tool timeouts:",
+                assumptions=gain.assumptions,
+            ).text()
+        )
+        echo(gain.verdict)
+    if args.json or is_json(out):
+        emit(
+            document(
+                "tune",
+                assumptions=gain.assumptions,
+                summary={"quantile": args.learned_quantile, "verdict": gain.verdict},
+                tables={"fit": fit.table, "held_out": gain.curves},
+                policy=fit.policy,
+                notes=["fit: on every episode; held_out: fitted on the rest, scored on these"],
+            ),
+            stdout=args.json,
+            out=out,
+        )
+    if out is not None and not is_json(out):
         fit.policy.save(out)
-        echo(f"wrote the learned policy to {out} (use it with --policy {out})")
+        if not args.json:
+            echo(f"wrote the learned policy to {out} (use it with --policy {out})")
     return 0
 
 

@@ -460,7 +460,7 @@ def test_tune_writes_a_policy_file_replay_can_use(
         (["--max-coverage-loss", "2"], "--max-coverage-loss"),
         (["--objective", "happiness"], "happiness"),
         (["--base", "unbounded"], "unbounded"),
-        (["-o", "rec.json"], ".toml"),
+        (["-o", "rec.yaml"], ".toml"),
     ],
 )
 def test_tune_bad_arguments_are_one_line(
