@@ -149,14 +149,32 @@ def check_table(
     is updated with this table's ids.
     """
     flat = flat or flat_columns(table)
-    ids_array = flat.ids
-    ids_text = _Text(ids_array, "<null>")
-    found: list[tuple[int, str, str]] = []  # (row index, field, message)
+    ids_text = _Text(flat.ids, "<null>")
+    found = _Found()
+    schema_text = _check_episodes(table, flat.ids, path, first_row, seen, found.report)
+    _check_rounds(flat, found.report)
+    rows, where = flat.call_episode, _call_field(flat)
+    _check_calls(flat, rows, where, found.report)
+    _check_v2(flat, schema_text, rows, where, found.report)
+    _check_usage(table, flat, schema_text, found.report)
+    _check_extents(flat, rows, where, found.report)
+    found.items.sort(key=lambda item: item[0])
+    assert table.num_rows == len(ids_text)
+    return [BadValue(first_row + r, str(ids_text[r]), f, m) for r, f, m in found.items]
 
-    def report(mask: np.ndarray, rows: np.ndarray | None, field: Any, message: Any) -> None:
+
+class _Found:
+    """The bad values found so far, as (row index, field, message), in the order reported."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[int, str, str]] = []
+
+    def report(self, mask: np.ndarray, rows: np.ndarray | None, field: Any, message: Any) -> None:
+        """Record every position of ``mask``: its episode row (``rows[k]``, or ``k`` itself), and
+        its field and message (each a text, or a function of ``k``)."""
         for k in np.flatnonzero(mask):
             row = int(k if rows is None else rows[k])
-            found.append(
+            self.items.append(
                 (
                     row,
                     field(k) if callable(field) else field,
@@ -164,12 +182,31 @@ def check_table(
                 )
             )
 
-    # -- episodes
-    n_ep = table.num_rows
-    id_null = np.asarray(ids_array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    id_empty = ~id_null & (_numpy(pc.utf8_length(ids_array), 1) == 0)
+
+def _call_field(flat: FlatColumns) -> Any:
+    """``where(name)``: the dotted path of field ``name`` of the k-th call, as a function of k."""
+    rp, cp, cr = flat.round_position, flat.call_position, flat.call_round
+
+    def where(name: str) -> Any:
+        return lambda k: f"rounds.{rp[cr[k]]}.calls.{cp[k]}.{name}"
+
+    return where
+
+
+def _check_episodes(
+    table: pa.Table,
+    ids: pa.Array,
+    path: Path,
+    first_row: int,
+    seen: dict[str, tuple[Path, int]] | None,
+    report: Any,
+) -> _Text:
+    """The per-episode columns (id, vocabularies, schema, times, rounds, meta); returns the
+    schema column as text, which the version checks of the calls and usage read."""
+    id_null = _null(ids)
+    id_empty = ~id_null & (_numpy(pc.utf8_length(ids), 1) == 0)
     report(id_null | id_empty, None, "id", "must be a non-empty string")
-    _check_unique(ids_array, id_null | id_empty, path, first_row, seen, report)
+    _check_unique(ids, id_null | id_empty, path, first_row, seen, report)
     for name, allowed in (("source", SOURCES), ("end_reason", END_REASONS)):
         column = table.column(name).combine_chunks()
         values = _Text(column)
@@ -192,6 +229,14 @@ def check_table(
     )
     for name in ("slot", "task"):
         report(_null(table.column(name)), None, name, "must be a string, got null")
+    _check_times(table, report)
+    report(_null(table.column("rounds")), None, "rounds", "must be a list, got null")
+    _check_meta(table.column("meta").combine_chunks(), report)
+    return schema_text
+
+
+def _check_times(table: pa.Table, report: Any) -> None:
+    """An episode's start (a time with a zone) and its optional deadline in seconds."""
     report(_null(table.column("started_at")), None, "started_at", "must be a time, got null")
     offset = table.column("utc_offset_sec").combine_chunks()
     off = _numpy(offset, 0)
@@ -204,8 +249,10 @@ def check_table(
     values = table.column("deadline_sec").combine_chunks()
     for mask, message in _seconds(values, optional=True):
         report(mask, None, "deadline_sec", _with_value(message, values))
-    report(_null(table.column("rounds")), None, "rounds", "must be a list, got null")
-    meta = table.column("meta").combine_chunks()
+
+
+def _check_meta(meta: pa.Array, report: Any) -> None:
+    """An episode's meta: a map (not null) whose values are strings (not null)."""
     report(_null(meta), None, "meta", "must be a map of strings, got null")
     if len(meta):
         offsets = np.asarray(meta.offsets.to_numpy(), dtype=np.intp)  # items are not sliced
@@ -213,7 +260,9 @@ def check_table(
         meta_parent = np.repeat(np.arange(len(meta)), np.diff(offsets))
         report(_null(meta_items), meta_parent, "meta", "values must be strings, got null")
 
-    # -- rounds
+
+def _check_rounds(flat: FlatColumns, report: Any) -> None:
+    """Each round's send time: seconds, finite, non-negative."""
     rp = flat.round_position
     send = flat.rounds["send_sec"]
     for mask, message in _seconds(send, optional=False):
@@ -224,13 +273,9 @@ def check_table(
             _with_value(message, send),
         )
 
-    # -- calls
-    cp, cr = flat.call_position, flat.call_round
 
-    def where(name: str) -> Any:
-        return lambda k: f"rounds.{rp[cr[k]]}.calls.{cp[k]}.{name}"
-
-    rows = flat.call_episode
+def _check_calls(flat: FlatColumns, rows: np.ndarray, where: Any, report: Any) -> None:
+    """The version 1 call fields: tool, args, durations, completed, status, result size."""
     calls = flat.calls
     tool = calls["tool"]
     tool_len = _numpy(pc.utf8_length(tool), 0)
@@ -271,8 +316,11 @@ def check_table(
         where("result_chars"),
         "must be an integer >= 0",
     )
-    _check_v2(flat, schema_text, rows, where, report)
-    _check_usage(table, flat, schema_text, report)
+
+
+def _check_extents(flat: FlatColumns, rows: np.ndarray, where: Any, report: Any) -> None:
+    """A call's extent, when it has one: a path, and lines from 1 with the end not before the
+    start."""
     has = flat.has_extent
     ext = flat.extent
     path_len = _numpy(pc.utf8_length(ext["path"]), 0)
@@ -292,9 +340,6 @@ def check_table(
         where("extent"),
         lambda k: f"end_line {end[k]} is before start_line {start[k]}",
     )
-    found.sort(key=lambda item: item[0])
-    assert n_ep == len(ids_text)
-    return [BadValue(first_row + r, str(ids_text[r]), f, m) for r, f, m in found]
 
 
 class _Text:
