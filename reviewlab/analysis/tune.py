@@ -52,6 +52,7 @@ from reviewlab.analysis.safety import (
 from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column, replays_episodes
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core.atomic import write_text_atomic
+from reviewlab.core.display import html_of
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
@@ -138,6 +139,11 @@ class Recommendation(NamedTuple):
         """The objective under ``base`` minus under the
         recommendation (the saving; inf − inf is 0)."""
         return difference(self.baseline[self.objective], self.summary[self.objective])
+
+    def _repr_html_(self) -> str | None:
+        """The policy, the budgets' verdicts and what it changes, for Jupyter
+        (:mod:`reviewlab.core.display`)."""
+        return html_of("recommendation", self)
 
 
 def excess(summary: dict[str, Any], reference: dict[str, Any]) -> tuple[float, float]:

@@ -27,6 +27,7 @@ from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.caps import TYPESCRIPT_SDK_TIMEOUT_SEC, check_cap_rule
 from reviewlab.core.deadline import deadline_remaining
+from reviewlab.core.display import RichDisplay
 from reviewlab.core.hedge import HedgeRule
 from reviewlab.core.kinds import DEFAULT_TOOL_KINDS, kind_of, kinds_overrides, kinds_table
 from reviewlab.core.learned import LearnedTimeouts
@@ -133,7 +134,7 @@ def _tool_list(field_name: str, value: Any) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Policy:
+class Policy(RichDisplay, display="policy"):
     """A timeout policy: every part an engine reads, by name (docs/semantics.md, "The policy").
 
     * ``timeouts``: the per-tool timeout rule (default :meth:`TimeoutPolicy.ouroboros`).

@@ -28,6 +28,7 @@ from typing import TypeAlias
 
 import numpy as np
 
+from reviewlab.core.display import RichDisplay
 from reviewlab.core.vocab import CENSORING_MODES, ON_ERROR_MODES
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.vectorized import CompiledCorpus, cached_corpus
@@ -47,7 +48,7 @@ COMPILED_KEPT = 3
 """Compiled corpora one handle keeps (a replay's two censoring ends and one more)."""
 
 
-class Corpus:
+class Corpus(RichDisplay, display="corpus"):
     """An open corpus: compiled once per censoring assumption, its episodes loaded once if asked.
 
     Made by :func:`open_corpus`. ``path`` is where it lives on disk (``None`` for episodes in

@@ -22,6 +22,7 @@ from typing import Any, overload
 
 import pandas as pd
 
+from reviewlab.core.display import RichDisplay
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode, EngineName, Reaction
 from reviewlab.engines.corpus import CorpusSource, open_corpus
@@ -148,7 +149,7 @@ def dispatch(
 
 
 @dataclass
-class ReplayBounds:
+class ReplayBounds(RichDisplay, display="replay_bounds"):
     """Both censoring ends of one replay: ``observed`` (optimistic) and ``wedge`` (pessimistic)."""
 
     optimistic: ReplayResult | ReplaySummary

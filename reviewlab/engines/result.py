@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
+from reviewlab.core.display import RichDisplay
 from reviewlab.core.policy import Narrowing, Policy
 from reviewlab.core.vocab import OUTCOME_EXECUTED, SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
 
@@ -26,7 +27,7 @@ __all__ = ["FramesOnDemand", "PoolFrames", "ReplayResult", "ReplaySummary", "ass
 
 
 @dataclass
-class ReplaySummary:
+class ReplaySummary(RichDisplay, display="replay_result"):
     """What a replay says without frames: its summary, the engine, the policy and what it
     assumed. An engine that gathers no call to the caller (a replay on a cluster) answers with
     this; it has no ``calls`` or ``episodes`` to read, rather than frames that raise."""
@@ -42,7 +43,7 @@ class ReplaySummary:
 
 
 @dataclass
-class ReplayResult:
+class ReplayResult(RichDisplay, display="replay_result"):
     """What a replay says: per-call and per-episode frames, per-slot timelines for pools, a
     summary, and the policy replayed (its narrowing included: the one record)."""
 

@@ -6,9 +6,12 @@ point: the point's parameters (``policy_name``, ``scale``, ``timeout.<tool>``,
 ``narrowing.*``, ``hedge.*``, ``breaker.*``) followed by every
 :data:`reviewlab.core.metrics.SUMMARY_KEYS` metric, and with ``prices`` the cost columns of
 :mod:`reviewlab.analysis.cost`. :func:`pareto` reads the front of a sweep. The grid axes and
-the columns: docs/metrics.md, "Sweeps". Internals: ``_grid``, ``_run``, ``_pareto``.
+the columns: docs/metrics.md, "Sweeps". The frame is a :class:`SweepFrame`: a DataFrame that
+keeps its assumptions and shows itself in a notebook. Internals: ``_grid``, ``_run``, ``_pareto``,
+``_frame``.
 """
 
+from reviewlab.analysis.sweep._frame import SweepFrame
 from reviewlab.analysis.sweep._grid import (
     Grid,
     PolicyPoint,
@@ -30,6 +33,7 @@ __all__ = [
     "PARETO_OBJECTIVES",
     "Grid",
     "PolicyPoint",
+    "SweepFrame",
     "default_threads",
     "make_grid",
     "objective_column",

@@ -24,6 +24,7 @@ import pandas as pd
 
 from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
 from reviewlab.analysis.known_tools import check_tools, grid_tools
+from reviewlab.analysis.sweep._frame import SweepFrame, sweep_frame
 from reviewlab.analysis.sweep._grid import Grid, PolicyPoint, make_grid
 from reviewlab.core import metrics
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
@@ -123,9 +124,10 @@ def sweep(
     prices: PriceTable | Mapping[str, PriceTable] | None = None,
     threads: int | None = None,
     on_tools: Callable[[list[str]], None] | None = None,
-) -> pd.DataFrame:
+) -> SweepFrame:
     """Replay ``corpus`` under every point of ``grid``; one row per
-    point (see the module docstring).
+    point (see the module docstring), in a :class:`~reviewlab.analysis.sweep.SweepFrame` that
+    keeps the assumptions (``censored``, ``reaction``, ``engine``, ``seed``).
 
     ``engine``: ``"vectorized"`` (default), ``"twin"`` (the reference, slow) or an engine
     object (:mod:`reviewlab.engines.engine`). ``client``: a ``dask.distributed.Client`` or a
@@ -169,19 +171,20 @@ def sweep(
     for point in points:  # every point admitted (or refused by name) before any work
         chosen.admit(point.policy, censored, "as_recorded")
     run = _Run(points, chosen, censored, seed, chunk_size, progress, allow_unknown_tools, on_tools)
+    assumed = {"censored": censored, "reaction": "as_recorded", "engine": chosen.name, "seed": seed}
     if isinstance(chosen, Cluster):  # the one cluster adapter: partitions read where they live
         if tables is not None:
             raise ValueError(
                 "prices: the token counts live in Episode objects, which a sweep on a cluster "
                 "never gathers; sweep in-process for costs"
             )
-        return run.on_cluster(corpus, chosen.client)
+        return sweep_frame(run.on_cluster(corpus, chosen.client), assumed)
     if is_url(corpus):
         raise ValueError(
             f"{corpus}: a corpus behind a URL is swept on a Dask cluster (client=...); copy it "
             "to a local path otherwise"
         )
-    return run.in_process(open_corpus(corpus), tables, threads)
+    return sweep_frame(run.in_process(open_corpus(corpus), tables, threads), assumed)
 
 
 def _price_tables(
