@@ -33,6 +33,9 @@ __all__ = [
     "report_progress",
 ]
 
+# Guards the first use of a call's `abandoned` event, which the tool and the executor race to.
+_EVENT_MADE = threading.Lock()
+
 _NOTES: contextvars.ContextVar[CallNotes | None] = contextvars.ContextVar(
     "reviewlab_call_notes", default=None
 )
@@ -86,10 +89,23 @@ class CallNotes:
     detached_sec: float | None = None
     abandoned_sec: float | None = None
     """When the executor abandoned the call (seconds after dispatch; ``None``: it did not)."""
-    abandoned: threading.Event = field(default_factory=threading.Event, repr=False)
-    """Set when the executor abandons the call: a tool that can stop early may watch it (the
-    real replay engine stops a call whose server was recorded honouring a cancel)."""
     clock: Clock = field(default_factory=current_clock, repr=False)
+    _abandoned: threading.Event | None = field(default=None, init=False, repr=False)
+
+    @property
+    def abandoned(self) -> threading.Event:
+        """Set when the executor abandons the call: a tool that can stop early may watch it (the
+        real replay engine stops a call whose server was recorded honouring a cancel).
+
+        Made on first use, under a lock so that the tool and the executor always share one
+        (most calls return inside their bound and never need it: it is not on their path)."""
+        event = self._abandoned
+        if event is None:
+            with _EVENT_MADE:
+                event = self._abandoned
+                if event is None:
+                    event = self._abandoned = threading.Event()
+        return event
 
     def progress(self) -> None:
         """Record progress now; it resets the call's idle timeout (thread-safe: one store each)."""

@@ -9,6 +9,8 @@ Invariants: a worker is never joined or killed; an abandoned worker is loose unt
 returns, then recorded in the ledger (zombie seconds) and retired; a call that finds the cap
 full is refused before any thread is touched; the worker runs inside a deadline scope ending
 at its bound; waits are blocking (no polling) and converted by the clock in force at dispatch.
+A call that returns inside its bound costs what a thread pool's does: one wake-up of an idle
+worker (its inbox) and one timed wait of the caller (``done``), nothing else that blocks.
 Idle timeouts and hedged calls (two attempts, one claim): docs/architecture.md, "The thread
 executor".
 """
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any
 
-from reviewlab.core.deadline import execution_deadline_scope
+from reviewlab.core.deadline import narrow_for_rest_of_context
 from reviewlab.core.hedge import HedgeAdmission
 from reviewlab.core.policy import Bound
 from reviewlab.live.call_notes import CallNotes, notes_scope
@@ -112,15 +114,14 @@ class _Job:
         self.result: CallResult | None = None
 
     def run(self) -> None:
-        # Runs inside the caller's copied context, so the scope below nests in whatever
-        # deadline the caller inherited and the clock it had in force.
+        # Runs inside a copy of the caller's context made for this attempt alone and dropped
+        # after it, so the deadline narrows it for good (no scope to leave) and still nests in
+        # whatever deadline the caller inherited and the clock it had in force.
         notes_scope(self.notes)
+        if self.deadline_at is not None:
+            narrow_for_rest_of_context(self.deadline_at)
         try:
-            if self.deadline_at is None:
-                self.value = self.fn(*self.args, **self.kwargs)
-            else:
-                with execution_deadline_scope(self.deadline_at):
-                    self.value = self.fn(*self.args, **self.kwargs)
+            self.value = self.fn(*self.args, **self.kwargs)
         except BaseException as exc:  # noqa: BLE001 - the tool's own failure becomes a record
             self.exc = exc
         self.ended_at = self.notes.clock.now()
