@@ -176,7 +176,7 @@ def test_the_real_engine_hedges_on_real_threads_as_the_twin_does(bound: float) -
     plan = hedge_plan(corpus, policy, completion_times(corpus, "wedge"), 0)
     assert plan is not None and plan.hedges >= 4
     twin = twin_result(corpus, policy, Narrowing(), "wedge")
-    real = replay_real(corpus, policy, Narrowing(), time_scale=0.2, seed=0, settle_sec=2.0)
+    real = replay_real(corpus, policy, time_scale=0.2, seed=0, settle_sec=2.0)
     key = ["episode_id", "call_index"]
     t = twin.calls.sort_values(key).reset_index(drop=True)
     r = real.calls.sort_values(key).reset_index(drop=True)

@@ -179,21 +179,32 @@ def _is_withheld(trace: CallTrace | None) -> bool:
     return trace is not None and trace.receipt.source_gap == SOURCE_GAP_WITHHELD
 
 
+@dataclass
+class _Tally:
+    """What one episode's dispatched calls add up beside their rows: the waits of each send
+    (``round_silence``, keyed by round and whether it is a re-issue) and, across the replay,
+    every loose worker's start and end on the corpus clock."""
+
+    run: RealRun
+    ended_at: int | None
+    """The call the recorded episode ended at (a wedge the policy never bounded), if any."""
+    tie_sec: float
+    loose_starts: list[float]
+    loose_ends: list[float]
+    round_silence: dict[tuple[int, bool], float] = field(default_factory=dict)
+
+
 def _ran_row(
-    run: RealRun,
+    tally: _Tally,
     call_index: int,
     index: int,
     call: PlannedCall,
     trace: CallTrace,
-    ended_at: int | None,
-    round_silence: dict[tuple[int, bool], float],
-    loose_starts: list[float],
-    loose_ends: list[float],
     *,
     requested: int,
-    tie_sec: float,
 ) -> tuple[Any, ...]:
     """The row of a call the real episode dispatched (and, last, whether it was hedged)."""
+    run, ended_at = tally.run, tally.ended_at
     episode_id = run.plan.episode.id
     if trace.result is None:
         raise RuntimeError(
@@ -226,8 +237,8 @@ def _ran_row(
                 loose = max(0.0, end - waited) if math.isfinite(end) else math.inf
             if loose:
                 zombie += loose
-                loose_starts.append(back)
-                loose_ends.append(back + loose)
+                tally.loose_starts.append(back)
+                tally.loose_ends.append(back + loose)
     elif measured.status is CallStatus.ABANDONED:
         if call.honoured_sec is not None and not call.planned:
             # The server stops that long after the cancel, or at its return if sooner.
@@ -245,11 +256,11 @@ def _ran_row(
         else:
             duration, zombie = call.duration_sec, max(0.0, call.duration_sec - waited)
         start = run.plan.arrival_sec + started + waited
-        loose_starts.append(start)
-        loose_ends.append(start + zombie)
+        tally.loose_starts.append(start)
+        tally.loose_ends.append(start + zombie)
     # A re-issue is its own send: its waits make a silence of their own.
     key = (call.round, call_index >= len(run.plan.calls))
-    round_silence[key] = round_silence.get(key, 0.0) + waited
+    tally.round_silence[key] = tally.round_silence.get(key, 0.0) + waited
     extent = receipt.extent or {}
     credited = 0
     if extent.get("start_line") is not None and extent.get("end_line") is not None:
@@ -262,7 +273,7 @@ def _ran_row(
         duration,
         call.completed,
         bound_sec,
-        _bound_by(receipt.bound_by, measured.bound, tie_sec),
+        _bound_by(receipt.bound_by, measured.bound, tally.tie_sec),
         str(receipt.outcome),
         gap,
         requested,
@@ -289,7 +300,6 @@ def replay_result(
         assert result is not None and run.model is not None
         traces: dict[int, CallTrace] = {}
         reissues: dict[int, CallTrace] = {}
-        round_silence: dict[tuple[int, bool], float] = {}
         for rnd in result.trace:
             for ran in rnd.calls:
                 ref = plan.index_of(ran.call_id)
@@ -298,6 +308,7 @@ def replay_result(
         ended_at = run.registry.ended_at_call
         log_end = _log_end(run, traces.get(ended_at) if ended_at is not None else None)
         episode_wall = math.inf if ended_at is not None else run.ended - run.started
+        tally = _Tally(run, ended_at, tie_sec, loose_starts, loose_ends)
         mine: list[tuple[Any, ...]] = []
         reissued = run.model.reissued
         n = len(plan.calls)
@@ -313,19 +324,7 @@ def replay_result(
                 mine.append(_unrun_row(plan.episode.id, index, call, gap, start))
             else:
                 mine.append(
-                    _ran_row(
-                        run,
-                        index,
-                        index,
-                        call,
-                        trace,
-                        ended_at,
-                        round_silence,
-                        loose_starts,
-                        loose_ends,
-                        requested=call.requested_lines,
-                        tie_sec=tie_sec,
-                    )
+                    _ran_row(tally, index, index, call, trace, requested=call.requested_lines)
                 )
             last_of_round = index + 1 == n or plan.calls[index + 1].round != call.round
             if last_of_round:
@@ -339,17 +338,7 @@ def replay_result(
                     elif again in reissues:
                         mine.append(
                             _ran_row(
-                                run,
-                                n + k,
-                                again,
-                                plan.calls[again],
-                                reissues[again],
-                                ended_at,
-                                round_silence,
-                                loose_starts,
-                                loose_ends,
-                                requested=0,
-                                tie_sec=tie_sec,
+                                tally, n + k, again, plan.calls[again], reissues[again], requested=0
                             )
                         )
         if run.model.skipped:
@@ -359,7 +348,7 @@ def replay_result(
             mine = [(*row[:13], start, *row[14:]) for row, start in zip(mine, fixed, strict=True)]
         rows.extend(mine)
         wall.append(episode_wall)
-        silence.append(max(round_silence.values(), default=0.0))
+        silence.append(max(tally.round_silence.values(), default=0.0))
     calls = calls_frame([row[:-1] for row in rows])
     if hedging:
         calls["hedged"] = np.array([row[-1] for row in rows], dtype=bool)
