@@ -31,6 +31,9 @@ engine-conformance suite.
 
 from typing import TYPE_CHECKING, Any
 
+# Registers how results show themselves in Jupyter (reviewlab.core.display); loads no pandas.
+from reviewlab.ui import rich_display as _rich_display  # noqa: F401
+
 if TYPE_CHECKING:
     from reviewlab.analysis.incident import longest_silences
     from reviewlab.analysis.sweep import make_grid, sweep
