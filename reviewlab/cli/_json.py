@@ -28,28 +28,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "INFINITY",
-    "JSON_SUFFIX",
-    "SCHEMA",
-    "SCHEMA_FILE",
-    "UNITS",
-    "document",
-    "emit",
-    "figure",
-    "is_json",
-    "json_option",
-    "rows",
-]
+__all__ = ["JSON_SUFFIX", "SCHEMA", "SCHEMA_FILE", "document", "emit", "is_json", "json_option"]
 
 SCHEMA = "reviewlab.output/1"
 """The version of the document's layout; it changes when a key changes meaning or goes."""
 SCHEMA_FILE = "output.schema.json"
 """The JSON Schema of a document, relative to :func:`reviewlab.resources.data_path`."""
 JSON_SUFFIX = ".json"
-INFINITY = "inf"
+_INFINITY = "inf"
 """How +∞ is written (``-inf`` for −∞): a wedged call's wait, an unbounded budget."""
-UNITS = {"seconds": "seconds", "rate": "fraction", "count": "count", "number": "number"}
+_UNITS = {"seconds": "seconds", "rate": "fraction", "count": "count", "number": "number"}
 """The unit a document states for each kind of number :func:`column_kind` reads off a name:
 seconds (float), fraction (a share in [0, 1], printed as a percentage by the text output),
 count (a whole number), number (anything else, e.g. a cost in the price table's currency)."""
@@ -85,7 +73,7 @@ def _is_quantity(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def figure(value: Any) -> Any:
+def _figure(value: Any) -> Any:
     """``value`` as JSON: numbers stay numbers (∞ as ``"inf"``, NaN and missing as ``null``),
     times as ISO text, mappings and sequences element-wise, anything else as its text."""
     value = _plain(value)
@@ -95,14 +83,14 @@ def figure(value: Any) -> Any:
         if math.isnan(value):
             return None
         if math.isinf(value):
-            return INFINITY if value > 0 else "-" + INFINITY
+            return _INFINITY if value > 0 else "-" + _INFINITY
         return value
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
     if isinstance(value, Mapping):
-        return {str(key): figure(item) for key, item in value.items()}
+        return {str(key): _figure(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [figure(item) for item in value]
+        return [_figure(item) for item in value]
     try:
         import pandas as pd
 
@@ -113,7 +101,7 @@ def figure(value: Any) -> Any:
     return str(value)
 
 
-def rows(frame: Any) -> list[dict[str, Any]]:
+def _rows(frame: Any) -> list[dict[str, Any]]:
     """A DataFrame's rows as objects (its index becomes a column unless it is a plain range)."""
     import pandas as pd
 
@@ -121,7 +109,7 @@ def rows(frame: Any) -> list[dict[str, Any]]:
     if not isinstance(frame.index, pd.RangeIndex):
         frame = frame.reset_index()
     frame.columns = [str(c) for c in frame.columns]
-    return [{key: figure(value) for key, value in row.items()} for row in frame.to_dict("records")]
+    return [{key: _figure(value) for key, value in row.items()} for row in frame.to_dict("records")]
 
 
 def _units(
@@ -143,7 +131,7 @@ def _units(
         for column in frame.columns:
             if any(_is_quantity(v) for v in frame[column]):
                 names[str(column)] = None
-    units = {name: UNITS.get(column_kind(name), "number") for name in names}
+    units = {name: _UNITS.get(column_kind(name), "number") for name in names}
     units.update({name: unit for name, unit in given.items() if name in units})
     return dict(sorted(units.items()))
 
@@ -167,13 +155,13 @@ def document(
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "command": command,
-        "assumptions": figure(stated),
+        "assumptions": _figure(stated),
         "units": _units(summary, tables, units or {}),
-        "summary": figure(dict(summary)),
-        "tables": {name: rows(frame) for name, frame in tables.items()},
+        "summary": _figure(dict(summary)),
+        "tables": {name: _rows(frame) for name, frame in tables.items()},
     }
     if policy is not None:
-        doc["policy"] = figure(policy.to_dict())
+        doc["policy"] = _figure(policy.to_dict())
     if notes:
         doc["notes"] = list(notes)
     return doc

@@ -29,14 +29,14 @@ from reviewlab.cli._errors import PROG, UserError
 from reviewlab.cli._json import document, emit, json_option
 from reviewlab.core.vocab import CENSORING_MODES, REACTIONS
 
-__all__ = ["BUDGETS", "CHECK", "EXIT_BUDGET_BROKEN", "Budget", "cmd_check"]
+__all__ = ["CHECK", "cmd_check"]
 
-EXIT_BUDGET_BROKEN = 1
+_EXIT_BUDGET_BROKEN = 1
 """The exit status when a budget breaks (2 stays bad input, as in every command)."""
 
 
 @dataclass(frozen=True)
-class Budget:
+class _Budget:
     """One budget the gate can hold a replay to: its option and the summary key it bounds."""
 
     flag: str
@@ -45,13 +45,14 @@ class Budget:
 
     @property
     def dest(self) -> str:
+        """The attribute of the parsed arguments that holds this budget."""
         return self.flag.removeprefix("--").replace("-", "_")
 
 
-BUDGETS = (
-    Budget("--max-abandoned-call-rate", "abandoned_call_rate", is_rate=True),
-    Budget("--max-timeout-coverage-loss", "timeout_coverage_loss_rate", is_rate=True),
-    Budget("--max-silence", "max_silence_sec", is_rate=False),
+_BUDGETS = (
+    _Budget("--max-abandoned-call-rate", "abandoned_call_rate", is_rate=True),
+    _Budget("--max-timeout-coverage-loss", "timeout_coverage_loss_rate", is_rate=True),
+    _Budget("--max-silence", "max_silence_sec", is_rate=False),
 )
 """The budgets, in the order the gate reports them."""
 
@@ -97,10 +98,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     json_option(p)
 
 
-def _limits(args: argparse.Namespace) -> dict[Budget, float]:
+def _limits(args: argparse.Namespace) -> dict[_Budget, float]:
     """The budgets given, checked (a rate in [0, 1], seconds positive); at least one."""
-    limits: dict[Budget, float] = {}
-    for budget in BUDGETS:
+    limits: dict[_Budget, float] = {}
+    for budget in _BUDGETS:
         value = getattr(args, budget.dest)
         if value is None:
             continue
@@ -112,18 +113,18 @@ def _limits(args: argparse.Namespace) -> dict[Budget, float]:
     if not limits:
         raise UserError(
             "check: no budget given; give at least one of "
-            + ", ".join(budget.flag for budget in BUDGETS)
+            + ", ".join(budget.flag for budget in _BUDGETS)
         )
     return limits
 
 
-def _number(value: float, budget: Budget) -> str:
+def _number(value: float, budget: _Budget) -> str:
     """A figure as the flag takes it: a rate as a fraction, seconds with their unit."""
     text = "inf" if math.isinf(value) else f"{value:.4g}"
     return text if budget.is_rate else f"{text} s"
 
 
-def verdict_line(budget: Budget, figure: float, limit: float) -> tuple[bool, str]:
+def _verdict(budget: _Budget, figure: float, limit: float) -> tuple[bool, str]:
     """Whether ``figure`` keeps ``limit``, and the line saying so (a figure that is not
     defined, NaN, breaks nothing: the corpus has nothing it measures)."""
     from reviewlab.ui.numbers import label_of
@@ -151,7 +152,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             corpus, policy, engine="vectorized", censored=args.censored, reaction=args.reaction
         )
     verdicts = {
-        budget: verdict_line(budget, float(result.summary[budget.metric]), limit)
+        budget: _verdict(budget, float(result.summary[budget.metric]), limit)
         for budget, limit in limits.items()
     }
     broken = [line for held, line in verdicts.values() if not held]
@@ -171,11 +172,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             if broken
             else f"every budget holds ({len(verdicts)})"
         )
-    return EXIT_BUDGET_BROKEN if broken else 0
+    return _EXIT_BUDGET_BROKEN if broken else 0
 
 
 def _document(
-    result: Any, limits: dict[Budget, float], verdicts: dict[Budget, tuple[bool, str]]
+    result: Any, limits: dict[_Budget, float], verdicts: dict[_Budget, tuple[bool, str]]
 ) -> dict[str, Any]:
     """The ``--json`` document: the replay's summary, each budget (``budget.METRIC``, in the
     metric's unit) and whether it held (``held.METRIC``), and the verdict lines."""
