@@ -137,6 +137,10 @@ class Evaluator(Protocol):
     def prefetch(self, candidates: list[dict[str, float]]) -> None:
         """Evaluate these points ahead (one step's candidates), so :meth:`point` reads them."""
 
+    def foreseen(self, chosen: dict[str, float]) -> tuple[float, float, float]:
+        """The point's predicted coverage loss, abandoned and added abandoned rates (no
+        replay: :meth:`Predictions.foreseen`)."""
+
     def rates(self, chosen: dict[str, float]) -> dict[str, tuple[float, float]]:
         """``budget → (estimate, upper bound)`` with the per-tool timeouts ``chosen``."""
 
@@ -163,6 +167,14 @@ class Predictions:
         coverage = model.timeout_coverage_loss(chosen) - model.timeout_coverage_loss(self.loosest)
         abandoned = model.abandoned_rate(chosen) - model.abandoned_rate(self.loosest)
         return self.floor[0] + max(coverage, 0.0), self.floor[1] + max(abandoned, 0.0)
+
+    def foreseen(self, chosen: dict[str, float]) -> tuple[float, float, float]:
+        """What a point's budgets read of the tail model alone, without its replay: the
+        predicted timeout coverage loss, abandoned-call rate and added abandoned-call rate
+        (:attr:`BudgetPoint.timeout_loss_predicted`, ``abandoned_predicted`` and
+        ``added_abandoned[2]`` of the point of ``chosen``)."""
+        coverage, abandoned = self.predicted(chosen)
+        return coverage, abandoned, self.tightened(chosen)[1]
 
     def tightened(self, chosen: dict[str, float]) -> tuple[dict[str, float], float]:
         """The tools ``chosen`` tightens below their loosest rung, and the tail model's
@@ -225,6 +237,10 @@ class BudgetEvaluator(Predictions):
             ~corpus.read_error,
         )
         self._static_lost_episodes = np.unique(corpus.read_episode[static_lost != 0])
+        # What a point's replay also answers, kept so no figure asks for its replay twice.
+        self._rates: dict[tuple[tuple[str, float], ...], dict[str, tuple[float, float]]] = {}
+        self._counts: dict[tuple[tuple[str, float], ...], AbandonedCounts] = {}
+        self._last: tuple[tuple[tuple[str, float], ...], Evaluation] | None = None
 
     def policy(self, chosen: dict[str, float]) -> Policy:
         """The base policy with the per-tool timeouts ``chosen`` (set exactly)."""
@@ -232,22 +248,32 @@ class BudgetEvaluator(Predictions):
 
     def start(self, loosest: dict[str, float]) -> None:
         """Anchor the predictions at the loosest rungs: what no timeout avoids, as replayed."""
-        ev = self.evaluation(loosest)
+        ev = self.evaluation(loosest)  # kept: the search's first point reads it again
         rates = self.rates_of(ev)
         self.loosest = dict(loosest)
         self.floor = (rates["timeout_coverage_loss_rate"][0], rates["abandoned_call_rate"][0])
         self.loosest_abandoned = np.asarray(ev.abandoned, dtype=bool).copy()
         self._loosest_hit = np.flatnonzero(self.loosest_abandoned)
         self.cache.clear()
+        self._rates.clear()
+        self._counts.clear()
 
     def evaluation(self, chosen: dict[str, float]) -> Evaluation:
-        """The vectorized replay of the base with the per-tool timeouts ``chosen``."""
-        return self.corpus.evaluate(self.policy(chosen))
+        """The vectorized replay of the base with the per-tool timeouts ``chosen`` (the last one
+        is kept: asked twice in a row, it is replayed once)."""
+        key = _key(chosen)
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        ev = self.corpus.evaluate(self.policy(chosen))
+        self._last = (key, ev)
+        return ev
 
     def rates(self, chosen: dict[str, float]) -> dict[str, tuple[float, float]]:
         """``budget → (estimate, upper bound)`` with the per-tool timeouts ``chosen``: timeout
-        coverage loss and abandoned-call rate."""
-        return self.rates_of(self.evaluation(chosen))
+        coverage loss and abandoned-call rate (those of an evaluated point without a replay)."""
+        kept = self._rates.get(_key(chosen))
+        return kept if kept is not None else self.rates_of(self.evaluation(chosen))
 
     def rates_of(self, ev: Evaluation) -> dict[str, tuple[float, float]]:
         """:meth:`rates` of one replay."""
@@ -299,7 +325,7 @@ class BudgetEvaluator(Predictions):
 
     def cached(self, chosen: dict[str, float]) -> bool:
         """Whether :meth:`point` has already evaluated ``chosen``."""
-        return tuple(sorted(chosen.items())) in self.cache
+        return _key(chosen) in self.cache
 
     def prefetch(self, candidates: list[dict[str, float]]) -> None:
         """Evaluate one step's candidate points side by side on threads (NumPy releases the GIL;
@@ -318,24 +344,31 @@ class BudgetEvaluator(Predictions):
 
     def abandoned_counts(self, chosen: dict[str, float]) -> AbandonedCounts:
         """The calls the base with the per-tool timeouts ``chosen`` abandons, in all and per
-        tool (and per tool among those that returned when recorded)."""
-        abandoned = np.asarray(self.evaluation(chosen).abandoned, dtype=bool)
-        codes = np.asarray(self.corpus.tool_code)
+        tool (and per tool among those that returned when recorded); those of an evaluated
+        point without a replay."""
+        kept = self._counts.get(_key(chosen))
+        return kept if kept is not None else self.counts_of(self.evaluation(chosen))
+
+    def counts_of(self, ev: Evaluation) -> AbandonedCounts:
+        """:meth:`abandoned_counts` of one replay (read off its abandoned calls alone)."""
+        hit = ev.parts.hit if ev.parts is not None else np.flatnonzero(ev.abandoned)
+        codes = np.asarray(self.corpus.tool_code)[hit]
         tools = len(self.corpus.tools)
-        by_tool = np.bincount(codes[abandoned], minlength=tools)
-        completed = np.bincount(codes[abandoned & self.recorded_completed], minlength=tools)
+        by_tool = np.bincount(codes, minlength=tools)
+        completed = np.bincount(codes[self.recorded_completed[hit]], minlength=tools)
         return AbandonedCounts(
-            int(np.count_nonzero(abandoned)),
+            int(hit.size),
             {tool: int(by_tool[code]) for code, tool in enumerate(self.corpus.tools)},
             {tool: int(completed[code]) for code, tool in enumerate(self.corpus.tools)},
         )
 
     def point(self, chosen: dict[str, float]) -> BudgetPoint:
         """The base with the per-tool timeouts ``chosen``: its summary, bounds and predictions."""
-        key = tuple(sorted(chosen.items()))
+        key = _key(chosen)
         if key not in self.cache:
             ev = self.evaluation(chosen)
-            rates = self.rates_of(ev)
+            rates = self._rates[key] = self.rates_of(ev)
+            self._counts[key] = self.counts_of(ev)
             coverage, abandoned = self.predicted(chosen)
             added, per_tool = self.added_abandoned(chosen, ev)
             self.cache[key] = BudgetPoint(
@@ -408,6 +441,11 @@ class BudgetEvaluator(Predictions):
                 self.tool_predicted(tool, t),
             )
         return (estimate, upper, predicted), per_tool
+
+
+def _key(chosen: Mapping[str, float]) -> tuple[tuple[str, float], ...]:
+    """A point's key in the caches: its per-tool timeouts, sorted by tool."""
+    return tuple(sorted(chosen.items()))
 
 
 def budget_table(

@@ -401,6 +401,18 @@ class _Search(NamedTuple):
             and self.rules.allows(point)
         )
 
+    def foreseen_out(self, evaluator: Evaluator, chosen: dict[str, float]) -> bool:
+        """Whether the tail model alone already breaks a budget at ``chosen``: :meth:`allowed`
+        refuses its point whatever its replay says (each budget holds the larger of the upper
+        bound and the prediction), so the search does not replay it."""
+        coverage, abandoned, added = evaluator.foreseen(chosen)
+        overall = self.rules.max_added_abandoned_rate
+        return (
+            coverage > self.max_timeout_coverage_loss + 1e-12
+            or (self.max_abandoned_rate is not None and abandoned > self.max_abandoned_rate + 1e-12)
+            or (overall is not None and added > overall + 1e-12)
+        )
+
     def run(
         self,
         profiles: dict[str, DurationProfile],
@@ -434,18 +446,23 @@ class _Search(NamedTuple):
         current = evaluator.point(chosen)
         while certificates is None:
             best: tuple[tuple[float, float, float, float, int], str, BudgetPoint] | None = None
-            evaluator.prefetch(
-                [
-                    {**chosen, tool: ladders[tool][ladders[tool].index(chosen[tool]) - 1]}
-                    for tool in tools
-                    if ladders[tool].index(chosen[tool]) > 0
-                ]
-            )
+            # One step tighter for each tool; only those the tail model does not already refuse
+            # are replayed (the refused ones could not be chosen).
+            candidates = {
+                tool: {**chosen, tool: ladders[tool][ladders[tool].index(chosen[tool]) - 1]}
+                for tool in tools
+                if ladders[tool].index(chosen[tool]) > 0
+            }
+            candidates = {
+                tool: candidate
+                for tool, candidate in candidates.items()
+                if not self.foreseen_out(evaluator, candidate)
+            }
+            evaluator.prefetch(list(candidates.values()))
             for order, tool in enumerate(tools):
-                rung = ladders[tool].index(chosen[tool])
-                if rung == 0:
+                if tool not in candidates:
                     continue
-                point = evaluator.point({**chosen, tool: ladders[tool][rung - 1]})
+                point = evaluator.point(candidates[tool])
                 if not self.allowed(point) or point.summary[key] > current.summary[key]:
                     continue
                 rank = (
