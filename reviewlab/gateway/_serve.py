@@ -175,7 +175,10 @@ async def _serve_http(gateway: Gateway, listen: Listen, extra: list[Any], ready:
         transport_security=security,
         custom_starlette_routes=[Route("/metrics", metrics)],
     )
-    asgi: Any = Stamped(app if listen.token is None else BearerToken(app, listen.token))
+    from reviewlab.gateway._framing import JsonWhenAlone
+
+    framed = JsonWhenAlone(app)
+    asgi: Any = Stamped(framed if listen.token is None else BearerToken(framed, listen.token))
     http = _uvicorn(asgi, listen.host, listen.port)
     tasks = [asyncio.create_task(s.serve()) for s in extra]
     serving = asyncio.create_task(http.serve())
