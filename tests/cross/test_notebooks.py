@@ -135,3 +135,48 @@ def test_notebook_runs_top_to_bottom_from_its_own_folder(name: str) -> None:
         if "image/png" in out.get("data", {})
     ]
     assert images, f"{name}: drew no chart"
+
+
+DISPLAYED = {
+    "replay(episodes, Policy.uniform(5.0), engine='twin')": ["50 %", "assumes: censored=wedge"],
+    "replay_bounds(episodes, Policy.uniform(5.0), engine='twin')": ["25 %", "50 %", "bounds"],
+    "recommend('bundled:corpus')": ["every budget met", "budgets (rates)", "assumes: "],
+    "Policy.uniform(5.0).with_tool_timeouts(read_file=2.5)": ["2.5 s", "narrowing: inherit"],
+    "open_corpus(episodes)": ["2 episodes, 4 calls, 3 tools, 1 censored calls", "assumes: "],
+    "sweep(episodes, make_grid(Policy.uniform(5.0), scales=[0.5, 1.0]))": [
+        "Sweep of 2 policy points",
+        "75 %",
+        "50 %",
+        "data:image/png;base64,",
+    ],
+}
+"""What each displayed object's HTML must hold. The four calls under a 5 s bound: the 10 s
+search is abandoned, and the query never seen returning is too (wedge), 2 of 4; only the search
+when it returns at 2 s (observed), 1 of 4; at 2.5 s (scale 0.5) the 3 s read as well, 3 of 4."""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_results_show_themselves_as_html_in_a_kernel() -> None:
+    """In a real kernel, a replay, its bounds, a recommendation, a policy, a corpus and a sweep
+    frame each display as text/html holding its figures and its assumptions."""
+    setup = (
+        "from reviewlab import (Policy, make_grid, open_corpus, recommend, replay,\n"
+        "    replay_bounds, sweep)\n"
+        "from reviewlab.testing.builders import call, episode\n"
+        "episodes = [\n"
+        "    episode('e1', [[call('read_file', 1.0)], [call('search_code', 10.0)]]),\n"
+        "    episode('e2', [[call('query_code', 2.0, completed=False)],\n"
+        "                   [call('read_file', 3.0)]]),\n"
+        "]"
+    )
+    cells = [nbformat.v4.new_code_cell(setup)]
+    cells += [nbformat.v4.new_code_cell(code) for code in DISPLAYED]
+    executed = execute(nbformat.v4.new_notebook(cells=cells), NOTEBOOKS_DIR)
+    assert outputs(executed, "error") == []
+    for code, cell in zip(DISPLAYED, executed.cells[1:], strict=True):
+        results = [out for out in cell.outputs if out.get("output_type") == "execute_result"]
+        assert results, f"{code}: displayed nothing"
+        page = results[0]["data"].get("text/html", "")
+        for expected in DISPLAYED[code]:
+            assert expected in page, f"{code}: no {expected!r} in its text/html"
