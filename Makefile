@@ -3,6 +3,7 @@
 #   demo            -> pip install -e .            (the package and its dependencies, nothing else)
 #   lab, dashboard  -> pip install -e '.[lab]'     (JupyterLab, Voilà, a kernel)
 #   test, lint      -> pip install -e '.[test,lab,openai]'
+#   docs            -> pip install -e '.[docs]'     (Sphinx, furo, MyST-NB; the site in docs/_build/html)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -10,8 +11,9 @@ PIP    := $(PY) -m pip install -q
 BASE   := $(VENV)/.installed-base
 LAB    := $(VENV)/.installed-lab
 TEST   := $(VENV)/.installed-test
+DOCS   := $(VENV)/.installed-docs
 
-.PHONY: demo test lab dashboard bench lint clean
+.PHONY: demo test lab dashboard bench lint docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +30,10 @@ $(TEST): $(BASE)
 	$(PIP) -e '.[test,lab,openai]'
 	touch $@
 
+$(DOCS): $(BASE)
+	$(PIP) -e '.[docs]'
+	touch $@
+
 demo: $(BASE)
 	$(PY) -m reviewlab demo
 
@@ -38,6 +44,11 @@ test: $(TEST)
 lint: $(TEST)
 	$(VENV)/bin/ruff check reviewlab tests benchmarks
 	$(VENV)/bin/mypy
+
+# The documentation site, strict (-W: any warning fails it), every notebook executed: docs/about/site.md.
+docs: $(DOCS)
+	$(PY) -m sphinx -E -W --keep-going -n -q -b html docs docs/_build/html
+	@echo "make docs: the site is in docs/_build/html/index.html"
 
 lab: $(LAB)
 	$(PY) -m reviewlab lab
@@ -51,4 +62,4 @@ bench: $(TEST)
 	if [ -n "$$failed" ]; then echo "make bench: a goal was missed in:$$failed" >&2; exit 1; fi
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) out docs/_build .pytest_cache .mypy_cache .ruff_cache .hypothesis
