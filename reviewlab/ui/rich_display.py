@@ -1,5 +1,5 @@
 """What a result shows in Jupyter: its summary in the one number style, the assumptions it rests
-on, and a small chart where a chart says more (docs/notebooks.md, "Results in a notebook").
+on, and a small chart where a chart says more (docs/metrics.md, "Results in a notebook").
 
 One renderer per kind of :mod:`reviewlab.core.display`, registered when this module is imported
 (``import reviewlab`` imports it): a replay (summary, per-tool table, per-tool rates chart),
