@@ -44,8 +44,9 @@ __all__ = [
     "tool_grid",
 ]
 
-EXAMPLE_CORPUS = "data/episodes/synthetic-1k.jsonl.gz"
-"""The corpus the examples in the help texts read."""
+EXAMPLE_CORPUS = "bundled:corpus"
+"""The corpus the examples in the help texts read: the shipped one, by the name that works from
+a wheel install as from a checkout (tests/cross/test_wheel.py runs every example)."""
 CORPUS_HELP = "recorded episodes: .jsonl, .jsonl.gz, .parquet or a directory of Parquet partitions"
 POLICY_HELP = (
     "policy: a TOML file with [policy] and optional [narrowing], [idle], [hedges.TOOL] and "

@@ -52,6 +52,6 @@ DEMO = Command(
     arguments=_arguments,
     handler=cmd_demo,
     examples="  reviewlab demo                     # writes out/report.html\n"
-    "  reviewlab demo --quick --out /tmp/r\n"
+    "  reviewlab demo --quick --out quick-report\n"
     "  reviewlab demo --verbose          # the full tables on the terminal too",
 )

@@ -135,10 +135,13 @@ IMPORT = Command(
     help="convert another agent system's log into reviewlab.episode/1",
     arguments=_arguments,
     handler=cmd_import,
-    examples="  reviewlab import openhands output.jsonl -o openhands.jsonl\n"
-    "  reviewlab import inspect logs/run.eval -o inspect.jsonl\n"
-    "  reviewlab import otel otelcol-traces.jsonl -o traces.jsonl\n"
-    "  reviewlab import auto run.traj -o swe.jsonl\n"
-    "  reviewlab import auto logs/ -o all.jsonl   # every log of a folder\n"
-    "  reviewlab import auto bundled:real-logs/swe_agent/<file> -o swe.jsonl",
+    examples="  reviewlab import openhands "
+    "bundled:real-logs/openhands/multi_swe_bench_examples_output.jsonl -o openhands.jsonl\n"
+    "  reviewlab import inspect bundled:real-logs/inspect_ai/log_message_deduplication.eval "
+    "-o inspect.jsonl\n"
+    "  reviewlab import otel bundled:real-logs/frameworks/langgraph-1.2.24_node-timeout.otlp.jsonl "
+    "-o traces.jsonl\n"
+    "  reviewlab import auto bundled:real-logs/swe_agent/marshmallow-code__marshmallow-1867.traj "
+    "-o swe.jsonl\n"
+    "  reviewlab import auto bundled:real-logs/openhands -o all.jsonl   # every log of a folder",
 )

@@ -125,6 +125,6 @@ INCIDENT = Command(
     "clock time, and what each candidate policy bounds them to",
     arguments=_arguments,
     handler=cmd_incident,
-    examples="  reviewlab incident data/incidents/wedged-query-code.jsonl\n"
-    "  reviewlab incident day.jsonl --top 10 --policy ouroboros --policy tuned.toml",
+    examples="  reviewlab incident bundled:incident\n"
+    "  reviewlab incident bundled:incident --top 10 --policy ouroboros --policy uniform:60 --json",
 )

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reviewlab.cli._args import echo, policy_arg
+from reviewlab.cli._args import EXAMPLE_CORPUS, echo, policy_arg
 from reviewlab.cli._command import Command
 from reviewlab.cli._errors import UserError
 
@@ -70,7 +70,8 @@ POLICY = Command(
     help="a policy as another host's configuration (export), with what it cannot express",
     arguments=_arguments,
     handler=cmd_policy,
-    examples="  reviewlab policy export tuned.toml --to codex-cli --server files\n"
+    examples=f"  reviewlab tune {EXAMPLE_CORPUS} -o tuned.toml\n"
+    "  reviewlab policy export tuned.toml --to codex-cli --server files\n"
     "  reviewlab policy export tuned.toml --to mini-swe-agent -o mini.yaml\n"
     "  reviewlab policy export tuned.toml --to gateway -o policy.toml",
 )

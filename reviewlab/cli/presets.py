@@ -287,5 +287,5 @@ PRESETS = Command(
     "  reviewlab presets --preset swe-agent\n"
     f"  reviewlab presets score {EXAMPLE_CORPUS}\n"
     f"  reviewlab presets score {EXAMPLE_CORPUS} --censored observed -o presets.csv\n"
-    f"  reviewlab presets score {EXAMPLE_CORPUS} --policy tuned.toml --export codex-cli",
+    f"  reviewlab presets score {EXAMPLE_CORPUS} --policy uniform:30 --export codex-cli --json",
 )

@@ -216,8 +216,8 @@ REPLAY = Command(
     arguments=_arguments,
     handler=cmd_replay,
     examples=f"  reviewlab replay {EXAMPLE_CORPUS}\n"
-    "  reviewlab replay data/incidents/wedged-query-code.jsonl --policy unbounded "
-    "--engine twin --slots 6\n"
-    f"  reviewlab replay {EXAMPLE_CORPUS} --policy hedged.toml --seed 3\n"
-    f"  reviewlab replay corpus.parquet --policy tuned.toml -o calls.parquet",
+    "  reviewlab replay bundled:incident --policy unbounded --engine twin --slots 6\n"
+    f"  reviewlab replay {EXAMPLE_CORPUS} --policy uniform:30 --censored impute --seed 3 --json\n"
+    f"  reviewlab tune {EXAMPLE_CORPUS} -o tuned.toml\n"
+    f"  reviewlab replay {EXAMPLE_CORPUS} --policy tuned.toml -o calls.parquet",
 )

@@ -416,6 +416,7 @@ SWEEP = Command(
     examples=f"  reviewlab sweep {EXAMPLE_CORPUS} --tool read_file=5,30,120 "
     "--tool query_code=60,120 \\\n"
     "      --narrowing inherit,reserve:30 --sort wall_p95_sec -o sweep.csv\n"
-    "  reviewlab sweep parts/ --scale 0.25,0.5,1,2 --scheduler tcp://10.0.0.5:8786\n"
-    "  reviewlab sweep corpus.parquet --scale 0.5,1,2 --threads 2",
+    f"  reviewlab sweep {EXAMPLE_CORPUS} --scale 0.5,1,2 --threads 2 --json\n"
+    f"  reviewlab convert {EXAMPLE_CORPUS} parts --rows-per-partition 2000\n"
+    "  reviewlab sweep parts --scale 0.25,0.5,1,2 --scheduler tcp://10.0.0.5:8786",
 )

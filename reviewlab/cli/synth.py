@@ -77,7 +77,7 @@ SYNTH = Command(
     arguments=_arguments,
     handler=cmd_synth,
     examples="  reviewlab synth -n 1000 --seed 0 -o corpus.jsonl.gz\n"
-    "  reviewlab synth -n 1000000 -o corpus.parquet\n"
+    "  reviewlab synth -n 100000 -o corpus.parquet\n"
     "  reviewlab synth --incident -o incident.jsonl\n"
     "  reviewlab synth -n 2000 --arg-effect 1 -o sized.jsonl.gz",
 )

@@ -589,8 +589,9 @@ TUNE = Command(
     arguments=_arguments,
     handler=cmd_tune,
     examples=f"  reviewlab tune {EXAMPLE_CORPUS} --max-timeout-coverage-loss 0.005 -o tuned.toml\n"
-    f"  reviewlab tune {EXAMPLE_CORPUS} --objective cost --prices prices.toml\n"
-    f"  reviewlab tune {EXAMPLE_CORPUS} --max-abandoned-rate 0.002 --objective max_silence\n"
+    f"  reviewlab tune {EXAMPLE_CORPUS} --objective cost --prices sample\n"
+    f"  reviewlab tune {EXAMPLE_CORPUS} --max-abandoned-rate 0.002 --objective max_silence --json\n"
     f"  reviewlab tune {EXAMPLE_CORPUS} --guarantee 0.95 -o certified.toml\n"
-    f"  reviewlab tune {EXAMPLE_CORPUS} --kind take_sum=read_only --allow-abandoning edit",
+    f"  reviewlab tune {EXAMPLE_CORPUS} --kind query_code=side_effect "
+    "--allow-abandoning query_code",
 )

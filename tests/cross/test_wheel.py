@@ -379,3 +379,83 @@ def test_the_readmes_commands_on_shipped_files_run_from_the_wheel(
         argv[0] = str(installed_lab["venv"] / "bin" / "reviewlab")
         done = run(installed_lab, argv, tmp_path)
         assert done.returncode == 0, f"{command}\n{done.stdout[-1000:]}\n{done.stderr[-3000:]}"
+
+
+RUN_EXAMPLES = r"""
+import argparse, contextlib, io, json, os, shlex, sys, time
+from pathlib import Path
+
+from reviewlab.cli import build_parser, main
+
+SERVING = {"dashboard", "gateway", "lab", "lesson", "record"}
+NETWORK = ("--scheduler", "--base-url")
+
+
+def examples(help_text):
+    _, _, tail = help_text.partition("\nexamples:\n")
+    return [line.strip() for line in tail.replace("\\\n", " ").splitlines() if line.strip()]
+
+
+root = Path(sys.argv[1])
+parser = build_parser()
+[commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+for name, sub in commands.choices.items():
+    folder = root / name
+    folder.mkdir()
+    os.chdir(folder)
+    found = examples(sub.format_help())
+    print(json.dumps({"command": name, "examples": len(found)}), flush=True)
+    for line in found:
+        argv = shlex.split(line, comments=True)
+        parsed_only = name in SERVING or any(flag in argv for flag in NETWORK)
+        began = time.perf_counter()
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            if parsed_only:
+                try:
+                    build_parser().parse_args(argv[1:])
+                    status = 0
+                except SystemExit as exc:
+                    status = exc.code
+            else:
+                status = main(argv[1:])
+        print(json.dumps({
+            "command": name, "example": line, "argv": argv, "ran": not parsed_only,
+            "status": status, "stderr": err.getvalue()[-2000:],
+            "sec": round(time.perf_counter() - began, 2),
+        }), flush=True)
+"""
+CHECKOUT_PATH = re.compile(r"^(?:\./)?(?:data|reviewlab|notebooks|tests|docs|benchmarks)/")
+"""A path into the source checkout: absent from a wheel install."""
+
+
+@pytest.mark.timeout(600)
+def test_every_help_example_runs_from_the_wheel_in_an_empty_folder(
+    installed: dict[str, Path], tmp_path: Path
+) -> None:
+    """Every example of every command's ``--help`` runs from an empty folder (one per command,
+    the examples in their order, in one process of the venv's Python) and exits 0, naming only
+    ``bundled:`` files or files an earlier example of that command created.
+
+    The rule for what is only parsed, not run: the examples of commands that serve or talk to a
+    network peer (``lab``, ``dashboard``, ``lesson``, ``gateway``, ``record``) and any example
+    that connects to a Dask scheduler or a model URL (``--scheduler``, ``--base-url``); they
+    must still parse, and name no checkout path."""
+    script = tmp_path / "run_examples.py"
+    script.write_text(RUN_EXAMPLES)
+    folders = tmp_path / "runs"
+    folders.mkdir()
+    done = run(installed, [str(installed["python"]), str(script), str(folders)], tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    counts = {r["command"]: r["examples"] for r in records if "examples" in r}
+    ran = [r for r in records if "example" in r]
+    assert len(counts) >= 18 and "check" in counts
+    assert all(counts.values()), f"commands without an example: {counts}"
+    for record in ran:
+        assert record["argv"][0] == "reviewlab", record["example"]
+        paths = [a for a in record["argv"][1:] if CHECKOUT_PATH.match(a.split("=")[-1])]
+        assert not paths, f"{record['example']}: checkout paths {paths}"
+    failed = [f"{r['example']}\n  -> {r['status']}: {r['stderr']}" for r in ran if r["status"]]
+    assert not failed, "\n".join(failed)
+    assert sum(r["ran"] for r in ran) >= 30
