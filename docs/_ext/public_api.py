@@ -139,8 +139,9 @@ class PublicApi(SphinxDirective):
         block = ["```{eval-rst}", *lines, "```"]
         container = nodes.section()
         container.document = self.state.document
-        nested_parse_with_titles(self.state, StringList(block, source=self.get_source_info()[0]),
-                                 container)
+        nested_parse_with_titles(
+            self.state, StringList(block, source=self.get_source_info()[0]), container
+        )
         return container.children
 
 

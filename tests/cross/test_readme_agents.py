@@ -1,4 +1,5 @@
-"""The README's "Bring your own agent" examples run as written."""
+"""The "Bring your own agent" examples (docs/guide/your-agent.md, moved there from the README)
+run as written."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+PAGE = REPO / "docs" / "guide" / "your-agent.md"
 
 
 def _section_blocks(language: str) -> list[str]:
-    """The code blocks of one language in the README's "Bring your own agent" section."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Bring your own agent", 1)[1].split("\n## ", 1)[0]
-    return re.findall(rf"```{language}\n(.*?)```", section, flags=re.DOTALL)
+    """The code blocks of one language on the "Bring your own agent" page."""
+    text = PAGE.read_text(encoding="utf-8")
+    assert text.startswith("# Bring your own agent\n")
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
 
 
 def test_the_section_has_the_three_paths():
@@ -28,7 +30,7 @@ def test_each_python_example_runs(index, tmp_path, monkeypatch, capsys):
     """Each Python block runs in a fresh folder and prints what its comments say."""
     monkeypatch.chdir(tmp_path)
     block = _section_blocks("python")[index]
-    exec(compile(block, f"README.md python block {index + 1}", "exec"), {"__name__": "readme"})
+    exec(compile(block, f"your-agent.md python block {index + 1}", "exec"), {"__name__": "readme"})
     printed = capsys.readouterr().out.splitlines()
     expected = [
         line.split("# ", 1)[1].split(" (")[0].split(":")[0].strip()
@@ -45,11 +47,13 @@ def test_the_command_examples_run(tmp_path, monkeypatch, capsys):
     from reviewlab.cli import main
 
     monkeypatch.chdir(tmp_path)
-    exec(compile(_section_blocks("python")[0], "README block 1", "exec"), {"__name__": "readme"})
-    repo = README.parent
+    exec(
+        compile(_section_blocks("python")[0], "your-agent.md python block 1", "exec"),
+        {"__name__": "readme"},
+    )
     for block in _section_blocks("sh"):
         for line in block.strip().splitlines():
             argv = line.split()[1:]
-            argv = [str(repo / a) if a.startswith("data/") else a for a in argv]
+            argv = [str(REPO / a) if a.startswith("data/") else a for a in argv]
             assert main(argv) == 0, line
     capsys.readouterr()
