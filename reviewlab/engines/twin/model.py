@@ -301,58 +301,122 @@ def run_episode(
 
     Yields only to dispatch calls to the shared worker pool (never without one).
     The deadline runs from ``arrival_sec``. This is the per-call hot loop of
-    the twin: locals are hoisted, the episode is plain tuples, and a call
-    allocates nothing that outlives it (its row is stored into preallocated
-    columns, defaults left in place).
+    the twin: the episode is plain tuples, the shared columns are hoisted onto one
+    :class:`_EpisodeRun`, and a call allocates nothing that outlives it (its row
+    is stored into preallocated columns, defaults left in place).
     """
-    env = sim.env
-    workers = sim.workers
-    timeline = sim.timeline
-    imputed = sim.imputed
-    bound_sec_for = sim.resolver.bound_sec
-    idle_rows, honoured_rows = sim.idle_rows, sim.honoured_rows
-    on_progress = sim.resolver.policy.cap_rule == "checked_on_progress"
-    hedge_rows = sim.hedge_rows
-    if hedge_rows and workers is not None:
+    if sim.hedge_rows and sim.workers is not None:
         raise ValueError(
             "hedges: a worker-thread pool (workers=K) does not simulate hedged calls; "
             "replay without workers"
         )
-    no_deadline = sim.resolver.no_deadline
-    loose_starts = sim.loose_starts
-    loose_ends = sim.loose_ends
-    columns = sim.calls
-    durations, completes = columns.duration_sec, columns.completed
-    bounds, bys, outcomes = columns.bound_sec, columns.bound_by, columns.outcome
-    gaps, credits, zombies = columns.source_gap, columns.credited_lines, columns.zombie_sec
-    starts, waits, hedged = columns.dispatch_sec, columns.wait_sec, columns.hedged
-    crediting = Crediting()
-    credited_lines = crediting.credited_lines
-    episode_id = episode.id
-    slot_id = sim.slot_id[position]
-    first = row = episode.first_row
-    deadline_sec = episode.deadline_sec
-    deadline_at = None if deadline_sec is None else arrival_sec + deadline_sec
+    run = _EpisodeRun(sim, position, episode, arrival_sec)
+    timeline, slot_id, episode_id = sim.timeline, run.slot_id, episode.id
     t = start_sec
     max_silence = 0.0
-    ended = False
     for send_sec, calls in episode.rounds:
-        if ended:
-            # Withheld: the rows keep their defaults, "started" when the log ended.
-            starts[row : row + len(calls)] = [t] * len(calls)
-            row += len(calls)
+        if run.ended:
+            run.withhold_round(t, len(calls))
             continue
         if timeline is not None:
             timeline.add(slot_id, "busy", t, t + send_sec, episode_id)
         t += send_sec
-        silence = 0.0
         round_start = t
+        t, silence = yield from run.run_round(t, calls)
+        if silence > max_silence:
+            max_silence = silence
+        if timeline is not None:
+            timeline.add(slot_id, "silent", round_start, t, episode_id)
+    sim.end_sec[position] = t
+    sim.max_silence_sec[position] = max_silence
+    return t
+
+
+class _EpisodeRun:
+    """One episode's pass over its calls: the run's shared columns and rules, hoisted once, and
+    the episode's own state (its next row, its crediting, whether a wedge ended it).
+
+    Lifecycle of a call: bound (:meth:`bound`: the resolver's bound under the deadline left,
+    then an idle timeout from recorded progress) → fate (a planned hedge, a lone attempt, or a
+    wait on the shared worker pool) → outcome (:meth:`outcome`: abandoned, wedged or answered)
+    → row stored (:meth:`store`). After a wedge under ``unbounded`` every later call is
+    withheld: its row keeps the defaults and starts when the log ended.
+    """
+
+    __slots__ = (
+        "sim",
+        "env",
+        "workers",
+        "imputed",
+        "bound_sec_for",
+        "no_deadline",
+        "idle_rows",
+        "honoured_rows",
+        "hedge_rows",
+        "on_progress",
+        "columns",
+        "crediting",
+        "credited_lines",
+        "episode_id",
+        "slot_id",
+        "first",
+        "row",
+        "deadline_at",
+        "ended",
+    )
+
+    def __init__(
+        self, sim: Simulation, position: int, episode: EpisodeTuple, arrival_sec: float
+    ) -> None:
+        self.sim = sim
+        self.env = sim.env
+        self.workers = sim.workers
+        self.imputed = sim.imputed
+        self.bound_sec_for = sim.resolver.bound_sec
+        self.no_deadline = sim.resolver.no_deadline
+        self.idle_rows, self.honoured_rows = sim.idle_rows, sim.honoured_rows
+        self.hedge_rows = sim.hedge_rows
+        self.on_progress = sim.resolver.policy.cap_rule == "checked_on_progress"
+        self.columns = sim.calls
+        self.crediting = Crediting()
+        self.credited_lines = self.crediting.credited_lines
+        self.episode_id = episode.id
+        self.slot_id = sim.slot_id[position]
+        self.first = self.row = episode.first_row
+        deadline_sec = episode.deadline_sec
+        self.deadline_at = None if deadline_sec is None else arrival_sec + deadline_sec
+        self.ended = False
+
+    def withhold_round(self, t: float, calls: int) -> None:
+        """A round after the episode ended: its rows keep their defaults, "started" at ``t``."""
+        row = self.row
+        self.columns.dispatch_sec[row : row + calls] = [t] * calls
+        self.row = row + calls
+
+    def run_round(
+        self, t: float, calls: tuple[Any, ...]
+    ) -> Generator[simpy.Event, Any, tuple[float, float]]:
+        """Dispatch a round's calls one after another from ``t`` (the send's end); returns the
+        clock after the last and the round's silence (the sum of its waits).
+
+        The hot loop: the common path (a bound, one attempt, an answer) is inline on hoisted
+        locals; idle timeouts, hedges, honoured cancels and wedges are steps of their own.
+        """
+        env, workers, imputed, columns = self.env, self.workers, self.imputed, self.columns
+        bound_sec_for, no_deadline, deadline_at = (
+            self.bound_sec_for,
+            self.no_deadline,
+            self.deadline_at,
+        )
+        idle_rows, honoured_rows, hedge_rows = self.idle_rows, self.honoured_rows, self.hedge_rows
+        starts, waits = columns.dispatch_sec, columns.wait_sec
+        credits, credited_lines = columns.credited_lines, self.credited_lines
+        row = self.row
+        silence = 0.0
         for tool, args, duration, completed, status_error, requested in calls:
             if not completed and imputed is not None:
-                duration, completed = imputed[(episode_id, row - first)], True
-                durations[row] = duration
-                completes[row] = True
-            if ended:
+                duration, completed = self.impute(row)
+            if self.ended:
                 starts[row] = t
                 row += 1
                 continue
@@ -369,49 +433,15 @@ def run_episode(
                     remaining = 0.0
                 bound_sec, bound_by = bound_sec_for(tool, args, remaining)
             if idle_rows and bound_sec is not None and row in idle_rows:
-                # The idle timeout fires from the recorded progress, before the return and the
-                # bound.
-                progress, idle = idle_rows[row]
-                if on_progress:
-                    # The TypeScript SDK's rule (core/caps.py): the cap is checked only when a
-                    # report arrives, so the end may pass the cap; a report past it ends the
-                    # call there, by the term that set the cap.
-                    end, why = on_progress_fire_sec(progress, idle, bound_sec)
-                    bound_sec = end
-                    if why == "idle":
-                        bound_by = "idle"
-                else:
-                    until = min(duration if completed else _INF, bound_sec)
-                    fire = idle_fire_sec(progress, idle, until)
-                    if fire is not None:
-                        bound_sec, bound_by = fire, "idle"
-            fate = None
-            if hedge_rows and row in hedge_rows:
-                after, second = hedge_rows[row]
-                fate = hedge_fate(duration if completed else _INF, second, after, bound_sec)
-                if not fate.hedged:
-                    fate = None
+                bound_sec, bound_by = self.idle_bound(row, duration, completed, bound_sec, bound_by)
+            fate = self.hedge_fate(row, duration, completed, bound_sec) if hedge_rows else None
             if fate is not None:
-                # Two attempts, the first answer used, a loser running on (core/hedge.py).
-                abandoned, wait, zombie = fate.abandoned, fate.wait_sec, fate.zombie_sec
+                abandoned, wait = fate.abandoned, fate.wait_sec
                 answered = fate.answer_sec < _INF
-                hedged[row] = True
-                for loose in fate.zombies_sec:
-                    if loose:
-                        loose_starts.append(t + wait)
-                        loose_ends.append(t + wait + loose)
-                zombies[row] = zombie
+                self.note_hedged(row, t, fate)
             else:
-                if (
-                    honoured_rows
-                    and bound_sec is not None
-                    and row in honoured_rows
-                    and abandons(duration, completed, bound_sec)
-                ):
-                    # A server seen stopping that long after a cancel stops that long after this
-                    # one.
-                    stop = max(bound_sec + honoured_rows[row], math.nextafter(bound_sec, _INF))
-                    duration, completed = (min(duration, stop) if completed else stop), True
+                if honoured_rows and bound_sec is not None and row in honoured_rows:
+                    duration, completed = self.honoured(row, duration, completed, bound_sec)
                 if workers is None:
                     abandoned = abandons(duration, completed, bound_sec)
                     if abandoned:
@@ -431,32 +461,26 @@ def run_episode(
                     )
                 answered = completed
                 if zombie:
-                    assert bound_sec is not None  # only an abandoned (bounded) call leaves one
-                    loose_starts.append(t + bound_sec)
-                    loose_ends.append(t + bound_sec + zombie)
-                    zombies[row] = zombie
+                    self.note_loose(row, t, bound_sec, zombie)
             if abandoned:
-                gaps[row] = SOURCE_GAP_ABANDONED
+                columns.source_gap[row] = SOURCE_GAP_ABANDONED
                 outcome = ERROR
             elif bound_sec is None and not answered:
-                # Pre-fix: the call never returns, so the episode waits on it forever.
-                gaps[row] = SOURCE_GAP_WEDGED
+                wait = self.wedge(row)
                 outcome = ERROR
-                ended = True
-                wait = _INF
             else:
                 outcome = ERROR if status_error else EXECUTED
             # credited_lines(outcome, 0) is 0 whatever the rule says: skip the call then.
             if requested:
                 credits[row] = credited_lines(outcome, requested)
             if abandoned:
-                crediting.note_abandoned()
+                self.crediting.note_abandoned()
             if bound_sec is not None:
-                bounds[row] = bound_sec
-            bys[row] = bound_by
-            outcomes[row] = outcome
+                columns.bound_sec[row] = bound_sec
+            columns.bound_by[row] = bound_by
+            columns.outcome[row] = outcome
             starts[row] = t
-            if workers is not None and not ended:
+            if workers is not None and not self.ended:
                 # Thread queueing put the return on SimPy's clock; follow it exactly.
                 wait = env.now - t
                 t = env.now
@@ -465,10 +489,73 @@ def run_episode(
             waits[row] = wait
             row += 1
             silence += wait
-        if silence > max_silence:
-            max_silence = silence
-        if timeline is not None:
-            timeline.add(slot_id, "silent", round_start, t, episode_id)
-    sim.end_sec[position] = t
-    sim.max_silence_sec[position] = max_silence
-    return t
+        self.row = row
+        return t, silence
+
+    def impute(self, row: int) -> tuple[float, bool]:
+        """A still-censored call's imputed completion (``censored="impute"``), stored in its row."""
+        assert self.imputed is not None
+        duration = self.imputed[(self.episode_id, row - self.first)]
+        self.columns.duration_sec[row] = duration
+        self.columns.completed[row] = True
+        return duration, True
+
+    def idle_bound(
+        self, row: int, duration: float, completed: bool, bound_sec: float, bound_by: str
+    ) -> tuple[float, str]:
+        """The idle timeout fires from the recorded progress, before the return and the bound."""
+        progress, idle = self.idle_rows[row]
+        if self.on_progress:
+            # The TypeScript SDK's rule (core/caps.py): the cap is checked only when a report
+            # arrives, so the end may pass the cap; a report past it ends the call there, by the
+            # term that set the cap.
+            end, why = on_progress_fire_sec(progress, idle, bound_sec)
+            return end, "idle" if why == "idle" else bound_by
+        until = min(duration if completed else _INF, bound_sec)
+        fire = idle_fire_sec(progress, idle, until)
+        return (bound_sec, bound_by) if fire is None else (fire, "idle")
+
+    def hedge_fate(
+        self, row: int, duration: float, completed: bool, bound_sec: float | None
+    ) -> Any:
+        """The call's two attempts when the replay's plan hedges it and the second starts
+        (:func:`~reviewlab.core.hedge.hedge_fate`), else ``None``."""
+        if not self.hedge_rows or row not in self.hedge_rows:
+            return None
+        after, second = self.hedge_rows[row]
+        fate = hedge_fate(duration if completed else _INF, second, after, bound_sec)
+        return fate if fate.hedged else None
+
+    def note_hedged(self, row: int, t: float, fate: Any) -> None:
+        """Two attempts, the first answer used, a loser running on (core/hedge.py)."""
+        self.columns.hedged[row] = True
+        wait = fate.wait_sec
+        for loose in fate.zombies_sec:
+            if loose:
+                self.sim.loose_starts.append(t + wait)
+                self.sim.loose_ends.append(t + wait + loose)
+        self.columns.zombie_sec[row] = fate.zombie_sec
+
+    def honoured(
+        self, row: int, duration: float, completed: bool, bound_sec: float
+    ) -> tuple[float, bool]:
+        """A server seen stopping that long after a cancel stops that long after this one (when
+        this call is abandoned): its effective duration and completion."""
+        if not abandons(duration, completed, bound_sec):
+            return duration, completed
+        stop = max(bound_sec + self.honoured_rows[row], math.nextafter(bound_sec, _INF))
+        return (min(duration, stop) if completed else stop), True
+
+    def note_loose(self, row: int, t: float, bound_sec: float | None, zombie: float) -> None:
+        """An abandoned call's worker runs on for ``zombie`` seconds after the bound."""
+        assert bound_sec is not None  # only an abandoned (bounded) call leaves one
+        self.sim.loose_starts.append(t + bound_sec)
+        self.sim.loose_ends.append(t + bound_sec + zombie)
+        self.columns.zombie_sec[row] = zombie
+
+    def wedge(self, row: int) -> float:
+        """Pre-fix (no bound) and a call that never returns: the episode waits on it forever and
+        ends there."""
+        self.columns.source_gap[row] = SOURCE_GAP_WEDGED
+        self.ended = True
+        return _INF
