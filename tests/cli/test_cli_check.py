@@ -168,3 +168,25 @@ def test_a_bad_policy_exits_2_naming_it(capsys: pytest.CaptureFixture[str]) -> N
     code = main(["check", "bundled:corpus", "--policy", "no-such.toml", "--max-silence", "60"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("reviewlab: error: --policy")
+
+
+def test_a_gateway_recording_folder_is_gated_by_its_hand_computed_silence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A gateway's ``--record`` folder with one session whose second call took 700 s: under the
+    pre-fix policy its longest silence is 700 s and breaks a 600 s budget (exit 1); bounded at
+    60 s the wait is 60 s and the budget holds (exit 0)."""
+    folder = tmp_path / "gw-rec"
+    folder.mkdir()
+    lines = [
+        {"schema": "reviewlab.session/1", "id": "s", "started_at": "2026-12-01T06:00:00Z"},
+        {"call": {"tool": "read_file", "args": {}, "duration_sec": 2.0}, "at_sec": 0.5},
+        {"call": {"tool": "search_code", "args": {}, "duration_sec": 700.0}, "at_sec": 3.0},
+        {"end": {"end_reason": "final_answer", "ended_sec": 710.0}},
+    ]
+    (folder / "s.session.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    gate = ["check", str(folder), "--max-silence", "600", "--policy"]
+    assert main([*gate, "unbounded"]) == 1
+    assert "BROKEN: longest silence 700 s > budget 600 s" in capsys.readouterr().out
+    assert main([*gate, "uniform:60"]) == 0
+    assert "held:   longest silence 60 s <= budget 600 s" in capsys.readouterr().out
