@@ -326,8 +326,11 @@ def open_corpus(source: CorpusSource, *, on_error: str = "raise") -> Corpus:
             f"Episode objects or a Corpus, got {type(source).__name__}"
         )
     episodes = source if isinstance(source, list) else list(source)
-    for index, episode in enumerate(episodes):
-        if not isinstance(episode, Episode):
-            raise TypeError(f"corpus[{index}]: expected an Episode, got {type(episode).__name__}")
+    if not all(issubclass(kind, Episode) for kind in set(map(type, episodes))):  # one pass in C
+        for index, episode in enumerate(episodes):
+            if not isinstance(episode, Episode):
+                raise TypeError(
+                    f"corpus[{index}]: expected an Episode, got {type(episode).__name__}"
+                )
     name = str(getattr(source, "path", "") or "")  # a LoadedEpisodes knows its file
     return Corpus(episodes=episodes, name=name)

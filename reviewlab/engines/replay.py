@@ -17,6 +17,7 @@ after an abandonment (``reaction``: :mod:`reviewlab.engines.reaction`); docs/sem
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -124,9 +125,18 @@ def replay(
             f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
     check_reaction(reaction)
-    spine = Policy.of(policy, narrowing)
+    spine = (
+        _default_policy() if policy is None and narrowing is None else Policy.of(policy, narrowing)
+    )
     chosen = engine_of(engine, client=client, **options)
     return dispatch(corpus, spine, chosen, censored=censored, reaction=reaction, seed=seed)
+
+
+@functools.cache
+def _default_policy() -> Policy:
+    """:meth:`Policy.of` of nothing (the reference policy), made once: a policy is frozen, and
+    the engines keep what they resolve of it while the same object comes back."""
+    return Policy.of(None, None)
 
 
 def dispatch(

@@ -214,6 +214,20 @@ def resolve_tables(c: CompiledCorpus, policy: Policy) -> _Tables:
     )
 
 
+def _kept_tables(c: CompiledCorpus, policy: Policy) -> _Tables:
+    """:func:`resolve_tables` of ``policy``, kept on the corpus for the last policy object of a
+    :class:`TimeoutPolicy` (frozen, so the tables are a function of the object): replaying the
+    same policy again resolves nothing. Another rule may read anything and is resolved anew."""
+    if not isinstance(policy.timeouts, TimeoutPolicy):
+        return resolve_tables(c, policy)
+    kept = c.__dict__.get("_kept_tables")
+    if kept is not None and kept[0] is policy:
+        return kept[1]  # type: ignore[no-any-return]
+    tables = resolve_tables(c, policy)
+    c.__dict__["_kept_tables"] = (policy, tables)  # one assignment: threads may replay at once
+    return tables
+
+
 def evaluate_bounded(c: CompiledCorpus, policy: Policy) -> Evaluation:
     """Replay ``c`` under a ``policy`` with a bounded narrowing: static pass, deadline pass,
     settling, then :func:`~reviewlab.engines.vectorized.finish.finish`.
@@ -222,7 +236,7 @@ def evaluate_bounded(c: CompiledCorpus, policy: Policy) -> Evaluation:
     (:func:`_evaluate_sparse`: nothing of size "every call" per point but the zombie
     seconds); any other the dense one, here.
     """
-    tables = resolve_tables(c, policy)
+    tables = _kept_tables(c, policy)
     fire = idle_fire(c, policy)
     if fire is None and tables.keyed:
         return _evaluate_sparse(c, tables)
