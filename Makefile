@@ -56,9 +56,11 @@ lab: $(LAB)
 dashboard: $(LAB)
 	$(PY) -m reviewlab dashboard
 
+# Every benchmark twice: quiet, then --busy (beside a CPU-bound neighbour); fails if any missed.
 bench: $(TEST)
-	@failed=""; for b in benchmarks/bench_*.py; do echo "== $$b"; \
-	  $(PY) $$b || failed="$$failed $$b"; done; \
+	@failed=""; for b in benchmarks/bench_*.py; do for busy in "" --busy; do \
+	  echo "== $$b $${busy:-(quiet)}"; \
+	  $(PY) $$b $$busy || failed="$$failed $$b$${busy:+ $$busy}"; done; done; \
 	if [ -n "$$failed" ]; then echo "make bench: a goal was missed in:$$failed" >&2; exit 1; fi
 
 clean:

@@ -1,7 +1,8 @@
 """Benchmark: do certified timeouts keep their guarantee on held-out data?
 
 Run: ``.venv/bin/python benchmarks/bench_certify.py [--seeds 20] [--guarantee 0.95]
-[--train 400] [--held-out 4000]``
+[--train 400] [--held-out 4000] [--busy]`` (``--busy``: beside a CPU-bound neighbour process,
+``_busy.py``; the figures are not timings, so they hold either way, and the label says which).
 
 For each seed ``s`` of ``--seeds``: ``recommend(train, guarantee=G)`` on a synthetic corpus of
 ``--train`` episodes drawn with seed ``s`` (:func:`reviewlab.recording.synth.synth_corpus`,
@@ -25,6 +26,7 @@ import sys
 import time
 
 import numpy as np
+from _busy import add_busy_flag, machine_label, neighbour
 
 from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE
 from reviewlab.analysis.tune import recommend
@@ -41,7 +43,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train", type=int, default=400, help="episodes to certify on")
     parser.add_argument("--held-out", type=int, default=4000, help="episodes to measure on")
     parser.add_argument("--min-calls", type=int, default=200)
+    add_busy_flag(parser)
     args = parser.parse_args(argv)
+    label = machine_label(args.busy)
+    with neighbour(args.busy):
+        rows, elapsed = _measure(args)
+    coverage = np.array([row["coverage"] for row in rows])
+    misses = sum(row["verdict"] == "MISS" for row in rows)
+    print(text_table(_per_tool(rows)))
+    print()
+    print(
+        f"guarantee {args.guarantee:g} at confidence {args.confidence:g}; {args.seeds} seeds, "
+        f"{args.train} training and {args.held_out} held-out episodes each; {len(rows)} "
+        f"claims (tool x seed with >= {args.min_calls} training calls)"
+    )
+    print(
+        f"empirical coverage on held-out data ({label}): min {coverage.min():.4f}, mean "
+        f"{coverage.mean():.4f}, max {coverage.max():.4f}; misses {misses} of {len(rows)} "
+        f"(chance of any miss if every claim sits at its bound: <= "
+        f"{min(1.0, len(rows) * (1 - args.confidence)):.1%})"
+    )
+    print(f"elapsed {elapsed:.1f} s ({label})")
+    verdict = misses == 0 and len(rows) > 0
+    print(
+        ("PASS" if verdict else "FAIL")
+        + f" ({label}): every tool with >= {args.min_calls} calls covers >= {args.guarantee:g} of "
+        "its held-out calls on every seed"
+    )
+    return 0 if verdict else 1
+
+
+def _measure(args: argparse.Namespace) -> tuple[list[dict], float]:
+    """Certify on each seed's training corpus and measure on its held-out one: the rows per
+    tool and seed, and the seconds it took."""
     started = time.perf_counter()
     rows = []
     for seed in range(args.seeds):
@@ -65,30 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                     "verdict": "ok" if within.mean() >= args.guarantee else "MISS",
                 }
             )
-    elapsed = time.perf_counter() - started
-    coverage = np.array([row["coverage"] for row in rows])
-    misses = sum(row["verdict"] == "MISS" for row in rows)
-    print(text_table(_per_tool(rows)))
-    print()
-    print(
-        f"guarantee {args.guarantee:g} at confidence {args.confidence:g}; {args.seeds} seeds, "
-        f"{args.train} training and {args.held_out} held-out episodes each; {len(rows)} "
-        f"claims (tool x seed with >= {args.min_calls} training calls)"
-    )
-    print(
-        f"empirical coverage on held-out data: min {coverage.min():.4f}, mean "
-        f"{coverage.mean():.4f}, max {coverage.max():.4f}; misses {misses} of {len(rows)} "
-        f"(chance of any miss if every claim sits at its bound: <= "
-        f"{min(1.0, len(rows) * (1 - args.confidence)):.1%})"
-    )
-    print(f"elapsed {elapsed:.1f} s")
-    verdict = misses == 0 and len(rows) > 0
-    print(
-        ("PASS" if verdict else "FAIL")
-        + f": every tool with >= {args.min_calls} calls covers >= {args.guarantee:g} of its "
-        "held-out calls on every seed"
-    )
-    return 0 if verdict else 1
+    return rows, time.perf_counter() - started
 
 
 def _per_tool(rows: list[dict]) -> list[dict]:

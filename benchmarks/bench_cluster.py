@@ -29,7 +29,9 @@ Figures and goals:
 * ``extrapolation``: 100,000,000 episodes (400 partitions of 250,000) on 10 and 100 one-core
   workers, from the measured per-partition costs; printed, no goal.
 
-Exit status 1 when a goal is missed. ``--json FILE`` writes every figure.
+Exit status 1 when a goal is missed. ``--json FILE`` writes every figure. ``--busy``: the parts
+run beside a CPU-bound neighbour process (``_busy.py``); each verdict says which condition it
+was measured in.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from _busy import add_busy_flag, machine_label, neighbour
 
 ROOT = Path(__file__).resolve().parents[1]
 MIB = 2**20
@@ -302,9 +306,13 @@ def ensure_corpus(cache: Path, n: int, partitions: int) -> Path:
     return path
 
 
+_CONDITION = {"label": machine_label(False)}
+"""The condition every verdict names (``quiet``, or ``busy`` under ``--busy``)."""
+
+
 def verdict(name: str, value: str, ok: bool) -> bool:
     """Print one goal's verdict line; return ``ok``."""
-    print(f"  {'PASS' if ok else 'FAIL'}  {name}: {value}")
+    print(f"  {'PASS' if ok else 'FAIL'}  {name} ({_CONDITION['label']}): {value}")
     return ok
 
 
@@ -476,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-check", action="store_true")
     parser.add_argument("--json", default=None, metavar="FILE")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    add_busy_flag(parser)
     args = parser.parse_args(argv)
     if args.child:
         name, *rest = args.child
@@ -490,13 +499,15 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} (other work on the "
         "machine slows the wall-clock figures; the extrapolation uses CPU seconds)"
     )
+    _CONDITION["label"] = figures["machine"]["condition"] = machine_label(args.busy)
     ok = True
-    if args.only in (None, "memory"):
-        ok &= memory_part(cache, args.small, figures)
-    if args.only in (None, "tune"):
-        ok &= tune_part(cache, args.small, figures)
-    if args.only in (None, "large"):
-        ok &= large_part(cache, args.large, args.partitions, not args.no_check, figures)
+    with neighbour(args.busy):
+        if args.only in (None, "memory"):
+            ok &= memory_part(cache, args.small, figures)
+        if args.only in (None, "tune"):
+            ok &= tune_part(cache, args.small, figures)
+        if args.only in (None, "large"):
+            ok &= large_part(cache, args.large, args.partitions, not args.no_check, figures)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     print(f"load average at the end {os.getloadavg()[0]:.1f}")

@@ -9,11 +9,15 @@ resident memory (``VmHWM``) next to its resident memory before reading
 (interpreter + imports), so the difference is what the read itself needed.
 Children keep the measurements independent and free of tracing overhead.
 
-    .venv/bin/python benchmarks/bench_recording.py [N]
+    .venv/bin/python benchmarks/bench_recording.py [N] [--busy]
+
+``--busy``: the reads run beside a CPU-bound neighbour process (``_busy.py``); each figure
+says which condition it was measured in.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import resource
 import subprocess
@@ -21,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _busy import add_busy_flag, machine_label, neighbour
 
 
 def peak_rss_kib() -> int:
@@ -50,7 +56,7 @@ def child(mode: str, path: str) -> None:
     print(json.dumps({"count": count, "elapsed": elapsed, "before_kib": before, "peak_kib": peak}))
 
 
-def main(n: int = 100_000) -> None:
+def main(n: int = 100_000, busy: bool = False) -> None:
     from reviewlab.recording import save_episodes
     from reviewlab.recording.synth import synth_corpus
 
@@ -74,27 +80,36 @@ def main(n: int = 100_000) -> None:
             f"generate {generated:.2f} s ({n / generated:,.0f} episodes/s); "
             f"save plain {saved:.2f} s ({megabytes / saved:.1f} MB/s)"
         )
-        for mode, path in (
-            ("stream", plain),
-            ("stream", packed),
-            ("load", plain),
-            ("load", packed),
-        ):
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", mode, str(path)],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-            figures = json.loads(out.strip().splitlines()[-1])
+        with neighbour(busy):
+            reads = [
+                (mode, path, _read_in_child(mode, path))
+                for mode, path in (
+                    ("stream", plain),
+                    ("stream", packed),
+                    ("load", plain),
+                    ("load", packed),
+                )
+            ]
+        for mode, path, figures in reads:
             assert figures["count"] == n, figures
             elapsed = figures["elapsed"]
             label = f"{'iter_episodes' if mode == 'stream' else 'load_episodes'} ({path.name})"
             print(
                 f"{label:<34} {n / elapsed:>8,.0f} episodes/s {megabytes / elapsed:>7.1f} MB/s "
                 f"{elapsed:>7.2f} s   peak RSS {figures['peak_kib'] / 1024:>7.1f} MiB "
-                f"(before read {figures['before_kib'] / 1024:.1f} MiB)"
+                f"(before read {figures['before_kib'] / 1024:.1f} MiB) {machine_label(busy)}"
             )
+
+
+def _read_in_child(mode: str, path: Path) -> dict:
+    """One read of ``path`` in a fresh interpreter: its figures."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
 
 
 def verdict() -> None:
@@ -106,5 +121,9 @@ if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3])
     else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
+        parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+        parser.add_argument("episodes", nargs="?", type=int, default=100_000)
+        add_busy_flag(parser)
+        args = parser.parse_args()
+        main(args.episodes, args.busy)
         verdict()

@@ -1,6 +1,8 @@
 """Benchmark: tool calls the twin simulates per second, against a naive SimPy model (AnyOf races).
 
-Run: ``.venv/bin/python benchmarks/bench_twin.py [--repeats N] [--corpus PATH]``
+Run: ``.venv/bin/python benchmarks/bench_twin.py [--repeats N] [--corpus PATH] [--busy]``
+(``--busy``: the rounds run beside a CPU-bound neighbour process, ``_busy.py``; every figure
+says which condition it was measured in).
 
 Both models replay the bundled corpus (``data/episodes/synthetic-1k.jsonl.gz``,
 or 1,000 episodes from ``reviewlab.recording.synth`` with seed 0 when it is absent) under
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import simpy
+from _busy import add_busy_flag, machine_label, neighbour
 
 from reviewlab.core.policy import Policy, resolve_bound
 from reviewlab.engines._shared import arrival_times
@@ -116,7 +119,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    add_busy_flag(parser)
     args = parser.parse_args()
+    label = machine_label(args.busy)
     episodes, source = load_corpus(args.corpus)
     calls = sum(len(e.calls) for e in episodes)
     policy = Policy.ouroboros()
@@ -130,31 +135,32 @@ def main() -> int:
     best = dict.fromkeys(runs, math.inf)
     values: dict[str, Any] = {}
     simulate(episodes, policy)  # warm the cache and imports before the first timed round
-    for _ in range(max(1, args.repeats)):
-        for name, (fn, cold) in runs.items():
-            if cold:
-                clear_cache()
-            started = time.perf_counter()
-            values[name] = fn()
-            best[name] = min(best[name], time.perf_counter() - started)
+    with neighbour(args.busy):
+        for _ in range(max(1, args.repeats)):
+            for name, (fn, cold) in runs.items():
+                if cold:
+                    clear_cache()
+                started = time.perf_counter()
+                values[name] = fn()
+                best[name] = min(best[name], time.perf_counter() - started)
     rate = {name: calls / sec for name, sec in best.items()}
     ours, theirs = twin_outcomes(values["full_warm"].calls), values["naive"]
     agree = sum(a == b for a, b in zip(ours, theirs, strict=True))
     print(
         f"corpus: {source}: {len(episodes)} episodes, {calls} calls; best of {args.repeats} "
-        "interleaved rounds"
+        f"interleaved rounds ({label})"
     )
-    labels = {
+    names = {
         "sim_warm": "twin simulation only, warm",
         "sim_cold": "twin simulation only, cold (+compile)",
         "full_warm": "twin full simulate() incl. frames, warm",
         "full_cold": "twin full simulate() incl. frames, cold",
         "naive": "naive (AnyOf race per call)",
     }
-    for name, label in labels.items():
+    for name, shown in names.items():
         print(
-            f"{label:42s}: {best[name] * 1e3:8.1f} ms  {rate[name]:10,.0f} calls/s  "
-            f"{rate[name] / rate['naive']:5.1f}x naive"
+            f"{shown:42s}: {best[name] * 1e3:8.1f} ms  {rate[name]:10,.0f} calls/s  "
+            f"{rate[name] / rate['naive']:5.1f}x naive  {label}"
         )
     print(
         "goal: >= 200,000 calls/s and >= 10x naive; simulation only (warm) "
@@ -184,7 +190,7 @@ def main() -> int:
         ),
     ]
     for name, figure, goal, ok in checks:
-        print(f"{name}: {figure} (goal {goal}): {'PASS' if ok else 'MISS'}")
+        print(f"{name} ({label}): {figure} (goal {goal}): {'PASS' if ok else 'MISS'}")
     return 0 if all(ok for *_, ok in checks) else 1
 
 

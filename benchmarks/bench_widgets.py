@@ -18,11 +18,14 @@ Two parts, each with a verdict; exit status 1 on any miss.
   episode of "run the episode again" (on a thread of its own; the page stays live) are printed
   for information.
 
-Run: ``.venv/bin/python benchmarks/bench_widgets.py [CORPUS] [--scenes-only]``
+Run: ``.venv/bin/python benchmarks/bench_widgets.py [CORPUS] [--scenes-only] [--busy]``
+(``--busy``: every part runs beside a CPU-bound neighbour process, ``_busy.py``; each verdict
+says which condition it was measured in).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _busy import add_busy_flag, machine_label, neighbour
 
 from reviewlab.recording.files import load_episodes
 from reviewlab.ui.dashboard import default_corpus
@@ -73,8 +77,12 @@ def _quantile(values: list[float], q: float) -> float:
     return float(np.quantile(np.asarray(values), q))
 
 
+_CONDITION = {"label": machine_label(False)}
+"""The condition every verdict names (``quiet``, or ``busy`` under ``--busy``)."""
+
+
 def _verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
+    return f"{'PASS' if ok else 'MISS'} ({_CONDITION['label']})"
 
 
 # -- the explorer ----------------------------------------------------------------------------------
@@ -277,15 +285,23 @@ def bench_scenes() -> bool:
 
 def main(argv: list[str]) -> int:
     """Run both parts (``--scenes-only``: the scenes alone); 1 on any miss."""
-    scenes_only = "--scenes-only" in argv
-    paths = [arg for arg in argv if not arg.startswith("--")]
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("corpus", nargs="?", default=None)
+    parser.add_argument("--scenes-only", action="store_true")
+    add_busy_flag(parser)
+    args = parser.parse_args(argv)
+    _CONDITION["label"] = machine_label(args.busy)
     load = os.getloadavg()
-    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+    print(
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs "
+        f"({_CONDITION['label']})"
+    )
     ok = True
-    if not scenes_only:
-        ok = bench_explorer(Path(paths[0]) if paths else default_corpus()) and ok
-        print()
-    ok = bench_scenes() and ok
+    with neighbour(args.busy):
+        if not args.scenes_only:
+            ok = bench_explorer(Path(args.corpus) if args.corpus else default_corpus()) and ok
+            print()
+        ok = bench_scenes() and ok
     return 0 if ok else 1
 
 
