@@ -84,7 +84,10 @@ def test_sweep_on_parquet_writes_the_twins_frame(
     out = tmp_path / "sweep.parquet"
     scales = ",".join(f"{s:g}" for s in SCALES)
     assert main(["sweep", str(parquet), "--scale", scales, "-o", str(out)]) == 0
-    expected = sweep(episodes, make_grid(Policy.ouroboros(), scales=SCALES), engine="twin")
+    # A plain frame: the file holds columns, not the SweepFrame type.
+    expected = pd.DataFrame(
+        sweep(episodes, make_grid(Policy.ouroboros(), scales=SCALES), engine="twin")
+    )
     got = pd.read_parquet(out)
     pd.testing.assert_frame_equal(got[expected.columns], expected, check_dtype=False, rtol=1e-12)
 
