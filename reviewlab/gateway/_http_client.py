@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -31,7 +32,8 @@ DRAIN_SEC = 0.05
 
 def upstream_http_client(headers: Mapping[str, str] | None = None) -> Any:
     """An ``httpx2.AsyncClient`` with the SDK's timeouts: :class:`LeanTransport` for
-    ``http://`` URLs, httpx's own (draining early-closed POST streams) for ``https://``."""
+    ``http://`` URLs (when ``httptools`` is installed), httpx's own (draining early-closed POST
+    streams) for ``https://``."""
     import httpx2
     from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
@@ -43,9 +45,11 @@ def upstream_http_client(headers: Mapping[str, str] | None = None) -> Any:
             return response
 
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    # httptools comes with the mcp extra; without it every URL takes httpx's transport
+    lean = importlib.util.find_spec("httptools") is not None
     return httpx2.AsyncClient(
         transport=Draining(),
-        mounts={"http://": LeanTransport()},
+        mounts={"http://": LeanTransport()} if lean else None,
         timeout=timeout,
         headers=dict(headers) if headers else None,
     )
