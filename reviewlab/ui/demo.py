@@ -30,6 +30,14 @@ import pandas as pd  # noqa: E402
 from reviewlab.core.policy import PRE_FIX_LABEL, Narrowing, Policy, TimeoutPolicy  # noqa: E402
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED  # noqa: E402
 from reviewlab.resources import BUNDLED_CORPUS, INCIDENT_DAY, data_path  # noqa: E402
+from reviewlab.ui._demo_report import (  # noqa: E402
+    CorpusStep,
+    IncidentStep,
+    LiveStep,
+    SweepStep,
+    TuneStep,
+    write_report,
+)
 from reviewlab.ui.calls import calls_table, receipts_table  # noqa: E402
 from reviewlab.ui.numbers import rate_text, seconds_text  # noqa: E402
 from reviewlab.ui.sweeps import front_table, sweep_assumptions  # noqa: E402
@@ -257,151 +265,37 @@ def run_demo(
     The short form by default (at most :data:`MAX_LINES` lines); ``verbose`` prints the full
     tables; ``top`` rows of the Pareto front are printed (the report holds all of them).
     """
-    from reviewlab.analysis.sweep import pareto, sweep, tool_curves
-    from reviewlab.analysis.tune import recommend
-    from reviewlab.engines.replay import replay
-    from reviewlab.recording.synth import INCIDENT_EPISODE_ID, INCIDENT_SLOT
-    from reviewlab.ui._demo_report import write_report
 
     if top < 1:
         raise ValueError(f"top: expected a positive number of rows, got {top}")
-    started = time.perf_counter()
     result = DemoResult(out_dir=Path(out_dir))
-    clock = [started]
-
-    def step(name: str) -> None:
-        now = time.perf_counter()
-        result.steps_sec[name] = now - clock[0]
-        clock[0] = now
-        echo("")
-
-    ouroboros = Policy.ouroboros()
+    watch = _Stopwatch(result, echo)
     release = threading.Event()
     try:
         echo(
             "== 1. A live review episode; search_code is wedged (ouroboros policy scaled 1/1000) =="
         )
-        live = live_episode(release, echo)
-        step("live episode")
-
-        echo("== 2. The incident: a wedged query_code, before and after the fix ==")
-        incident = _load(
-            INCIDENT_PATH, "incident", f"reviewlab synth --incident -o {INCIDENT_PATH}"
-        )
-        slots = len({episode.slot for episode in incident})
-        # The recording watched the wedged call for 26,160 s: replay what happened (observed);
-        # under censored="wedge" the pre-fix silence would be infinite.
-        incident_runs = {
-            label: replay(incident, policy, engine="twin", slots=slots, censored="observed")
-            for label, policy in ((PREFIX, Policy.unbounded()), ("ouroboros", ouroboros))
-        }
-        result.incident_silence_sec = {
-            label: run.summary["max_silence_sec"] for label, run in incident_runs.items()
-        }
-        wedged = calls_table(
-            incident_runs, episodes=incident, episode_id=INCIDENT_EPISODE_ID, tool="query_code"
-        )
-        watched = _watched_sec(incident, INCIDENT_EPISODE_ID)
-        echo(
-            f"{len(incident)} episodes on {slots} reviewer slots; in {INCIDENT_EPISODE_ID} "
-            f"({INCIDENT_SLOT}) a query_code call never returned while the recording watched it "
-            f"({seconds_text(watched)}):"
-        )
-        echo(
-            (
-                calls_table(incident_runs, episodes=incident, episode_id=INCIDENT_EPISODE_ID)
-                if verbose
-                else wedged
-            ).text()
-        )
-        echo(summary_table(incident_runs, None if verbose else INCIDENT_KEYS).text())
-        calls = incident_runs["ouroboros"].calls
-        bounds = calls[
-            (calls["episode_id"] == INCIDENT_EPISODE_ID)
-            & (calls["source_gap"] == SOURCE_GAP_ABANDONED)
-        ]
-        echo(
-            f"longest silence: {seconds_text(result.incident_silence_sec[PREFIX])} before the "
-            f"fix, {seconds_text(result.incident_silence_sec['ouroboros'])} after (query_code "
-            "abandoned at its "
-            f"{', '.join(seconds_text(b) for b in bounds['bound_sec'])} bound)"
-        )
-        step("incident replay")
-
-        corpus = _load(CORPUS_PATH, "corpus", f"reviewlab synth -n 1000 -o {CORPUS_PATH}")
-        if quick:
-            corpus = corpus[:QUICK_EPISODES]
-        echo(
-            f"== 3. {len(corpus)} recorded episodes replayed under the pre-fix and the ouroboros "
-            "policy =="
-        )
-        runs = {
-            PREFIX: replay(corpus, Policy.unbounded(), engine="vectorized"),
-            "ouroboros": replay(corpus, ouroboros, engine="vectorized"),
-        }
-        # The vectorized engine must give exactly the twin's answers; show it on this corpus.
-        agree = all(
-            replay(corpus, run.policy, engine="twin").calls.equals(run.calls)
-            for run in runs.values()
-        )
-        echo(f"vectorized and twin engines agree on every call: {'yes' if agree else 'NO'}")
-        step("corpus replay")
-
-        points = sweep(corpus, _default_grid(quick), engine="vectorized", progress=False)
-        points["pareto"] = pareto(points, FRONT_OBJECTIVES)
-        echo(f"== 4. A sweep of {len(points)} policy points ==")
-        assumed = sweep_assumptions("vectorized")
-        echo(
-            front_table(
-                points,
-                FRONT_OBJECTIVES,
-                top=None if verbose else top,
-                assumptions=assumed,
-                collapse=not verbose,
-            ).text()
-        )
-        step("sweep")
-
-        echo(
-            f"== 5. A recommended policy within a budget of {budget_words()} "
-            "(objective: wall p95) =="
-        )
-        curves = tool_curves(corpus, CURVE_TIMEOUTS, base=ouroboros, progress=False)
-        recommendation = recommend(corpus, max_timeout_coverage_loss=BUDGET, objective="wall_p95")
-        recommended = recommendation.policy
-        result.recommended = recommended
-        runs["recommended"] = replay(corpus, recommended, engine="vectorized")
-        echo(tune_table(recommendation, verbose=verbose).text())
-        for line in changes_lines(
-            recommendation.baseline, recommendation.summary, against="ouroboros"
-        ):
-            echo(line)
-        step("tune")
-
-        result.summaries = {label: run.summary for label, run in runs.items()}
-        echo(f"== Summary: {len(corpus)} episodes under each policy ==")
-        echo(summary_table(runs, None if verbose else SHORT_SUMMARY_KEYS).text())
+        live = LiveStep(live_episode(release, echo), LIVE_ASSUMPTIONS)
+        watch.step("live episode")
+        incident = _incident_step(result, echo, verbose=verbose)
+        watch.step("incident replay")
+        corpus = _corpus_step(echo, quick=quick)
+        watch.step("corpus replay")
+        swept = _sweep_step(corpus.episodes, echo, quick=quick, verbose=verbose, top=top)
+        watch.step("sweep")
+        tuned = _tune_step(result, corpus, echo, verbose=verbose)
+        watch.step("tune")
+        result.summaries = {label: run.summary for label, run in corpus.runs.items()}
+        echo(f"== Summary: {len(corpus.episodes)} episodes under each policy ==")
+        echo(summary_table(corpus.runs, None if verbose else SHORT_SUMMARY_KEYS).text())
         report = write_report(
-            result.out_dir,
-            live=live,
-            live_assumptions=LIVE_ASSUMPTIONS,
-            incident=incident,
-            incident_runs=incident_runs,
-            corpus=corpus,
-            runs=runs,
-            points=points,
-            curves=curves,
-            recommendation=recommendation,
-            agree=agree,
-            tune_table=tune_table(recommendation, verbose=True),
-            front_objectives=FRONT_OBJECTIVES,
-            budget_words=budget_words(),
+            result.out_dir, live=live, incident=incident, corpus=corpus, sweep=swept, tune=tuned
         )
-        step("report")
+        watch.step("report")
     finally:
         release.set()  # the wedged worker returns now; its late value is credited to nothing
 
-    result.elapsed_sec = time.perf_counter() - started
+    result.elapsed_sec = time.perf_counter() - watch.started
     result.report_path = report.out_dir / "report.html"
     result.images = list(report.images)
     echo(
@@ -411,6 +305,133 @@ def run_demo(
     steps = ", ".join(f"{name} {sec:.1f} s" for name, sec in result.steps_sec.items())
     echo(f"demo finished in {result.elapsed_sec:.1f} s ({steps})")
     return result
+
+
+class _Stopwatch:
+    """Times the demo's steps into ``result.steps_sec``; a blank line ends each step's output."""
+
+    def __init__(self, result: DemoResult, echo: Echo) -> None:
+        self.result = result
+        self.echo = echo
+        self.started = self.last = time.perf_counter()
+
+    def step(self, name: str) -> None:
+        """The step ``name`` has just finished."""
+        now = time.perf_counter()
+        self.result.steps_sec[name] = now - self.last
+        self.last = now
+        self.echo("")
+
+
+def _incident_step(result: DemoResult, echo: Echo, *, verbose: bool) -> IncidentStep:
+    """Step 2: the recorded incident replayed on its reviewer slots before and after the fix."""
+    from reviewlab.engines.replay import replay
+    from reviewlab.recording.synth import INCIDENT_EPISODE_ID, INCIDENT_SLOT
+
+    echo("== 2. The incident: a wedged query_code, before and after the fix ==")
+    incident = _load(INCIDENT_PATH, "incident", f"reviewlab synth --incident -o {INCIDENT_PATH}")
+    slots = len({episode.slot for episode in incident})
+    # The recording watched the wedged call for 26,160 s: replay what happened (observed);
+    # under censored="wedge" the pre-fix silence would be infinite.
+    runs = {
+        label: replay(incident, policy, engine="twin", slots=slots, censored="observed")
+        for label, policy in ((PREFIX, Policy.unbounded()), ("ouroboros", Policy.ouroboros()))
+    }
+    result.incident_silence_sec = {
+        label: run.summary["max_silence_sec"] for label, run in runs.items()
+    }
+    wedged = calls_table(runs, episodes=incident, episode_id=INCIDENT_EPISODE_ID, tool="query_code")
+    watched = _watched_sec(incident, INCIDENT_EPISODE_ID)
+    echo(
+        f"{len(incident)} episodes on {slots} reviewer slots; in {INCIDENT_EPISODE_ID} "
+        f"({INCIDENT_SLOT}) a query_code call never returned while the recording watched it "
+        f"({seconds_text(watched)}):"
+    )
+    echo(
+        (
+            calls_table(runs, episodes=incident, episode_id=INCIDENT_EPISODE_ID)
+            if verbose
+            else wedged
+        ).text()
+    )
+    echo(summary_table(runs, None if verbose else INCIDENT_KEYS).text())
+    calls = runs["ouroboros"].calls
+    bounds = calls[
+        (calls["episode_id"] == INCIDENT_EPISODE_ID) & (calls["source_gap"] == SOURCE_GAP_ABANDONED)
+    ]
+    echo(
+        f"longest silence: {seconds_text(result.incident_silence_sec[PREFIX])} before the "
+        f"fix, {seconds_text(result.incident_silence_sec['ouroboros'])} after (query_code "
+        "abandoned at its "
+        f"{', '.join(seconds_text(b) for b in bounds['bound_sec'])} bound)"
+    )
+    return IncidentStep(incident, runs)
+
+
+def _corpus_step(echo: Echo, *, quick: bool) -> CorpusStep:
+    """Step 3: the bundled corpus under the pre-fix and the ouroboros policy, and the check that
+    the vectorized engine gives exactly the twin's answers on it."""
+    from reviewlab.engines.replay import replay
+
+    corpus = _load(CORPUS_PATH, "corpus", f"reviewlab synth -n 1000 -o {CORPUS_PATH}")
+    if quick:
+        corpus = corpus[:QUICK_EPISODES]
+    echo(
+        f"== 3. {len(corpus)} recorded episodes replayed under the pre-fix and the ouroboros "
+        "policy =="
+    )
+    runs = {
+        PREFIX: replay(corpus, Policy.unbounded(), engine="vectorized"),
+        "ouroboros": replay(corpus, Policy.ouroboros(), engine="vectorized"),
+    }
+    # The vectorized engine must give exactly the twin's answers; show it on this corpus.
+    agree = all(
+        replay(corpus, run.policy, engine="twin").calls.equals(run.calls) for run in runs.values()
+    )
+    echo(f"vectorized and twin engines agree on every call: {'yes' if agree else 'NO'}")
+    return CorpusStep(corpus, runs, agree)
+
+
+def _sweep_step(
+    corpus: list[Any], echo: Echo, *, quick: bool, verbose: bool, top: int
+) -> SweepStep:
+    """Step 4: the default grid swept, and its Pareto front on :data:`FRONT_OBJECTIVES`."""
+    from reviewlab.analysis.sweep import pareto, sweep
+
+    points = sweep(corpus, _default_grid(quick), engine="vectorized", progress=False)
+    points["pareto"] = pareto(points, FRONT_OBJECTIVES)
+    echo(f"== 4. A sweep of {len(points)} policy points ==")
+    echo(
+        front_table(
+            points,
+            FRONT_OBJECTIVES,
+            top=None if verbose else top,
+            assumptions=sweep_assumptions("vectorized"),
+            collapse=not verbose,
+        ).text()
+    )
+    return SweepStep(points, FRONT_OBJECTIVES)
+
+
+def _tune_step(result: DemoResult, corpus: CorpusStep, echo: Echo, *, verbose: bool) -> TuneStep:
+    """Step 5: a policy recommended within :data:`BUDGET`, replayed beside the others (added to
+    ``corpus.runs`` as ``"recommended"``)."""
+    from reviewlab.analysis.sweep import tool_curves
+    from reviewlab.analysis.tune import recommend
+    from reviewlab.engines.replay import replay
+
+    echo(f"== 5. A recommended policy within a budget of {budget_words()} (objective: wall p95) ==")
+    episodes = corpus.episodes
+    curves = tool_curves(episodes, CURVE_TIMEOUTS, base=Policy.ouroboros(), progress=False)
+    recommendation = recommend(episodes, max_timeout_coverage_loss=BUDGET, objective="wall_p95")
+    result.recommended = recommendation.policy
+    corpus.runs["recommended"] = replay(episodes, recommendation.policy, engine="vectorized")
+    echo(tune_table(recommendation, verbose=verbose).text())
+    for line in changes_lines(recommendation.baseline, recommendation.summary, against="ouroboros"):
+        echo(line)
+    return TuneStep(
+        recommendation, curves, tune_table(recommendation, verbose=True), budget_words()
+    )
 
 
 def _watched_sec(episodes: list[Any], episode_id: str) -> float:
