@@ -221,7 +221,7 @@ def child_check(path: str, frame: str) -> dict[str, Any]:
     from reviewlab.core.metrics import SUMMARY_KEYS
 
     start = time.perf_counter()
-    expected = sweep(path, grid_10())[list(SUMMARY_KEYS)]
+    expected = pd.DataFrame(sweep(path, grid_10()))[list(SUMMARY_KEYS)]  # as the file: plain
     got = pd.read_parquet(frame)[list(SUMMARY_KEYS)]
     try:
         pd.testing.assert_frame_equal(got, expected, check_exact=True)
