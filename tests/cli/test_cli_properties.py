@@ -455,7 +455,7 @@ def _absurd_cases() -> list[tuple[str, list[str], str]]:
         ("tune", ["--max-timeout-coverage-loss", nan], "--max-timeout-coverage-loss"),
         ("tune", ["--max-abandoned-rate", "2"], "--max-abandoned-rate"),
         ("tune", ["--objective", "happiness"], "happiness"),
-        ("tune", ["-o", "{dir}/out.json"], "-o"),
+        ("tune", ["-o", "{dir}/out.yaml"], "-o"),
     ]
 
 
@@ -589,6 +589,7 @@ def test_every_file_reading_subcommand_names_a_missing_file(
         "export": ["export", "otel", missing, "-o", str(tmp_path / "o.jsonl")],
         "synth": ["synth", "-o", str(tmp_path / "none" / "o.jsonl")],
         "convert": ["convert", missing, str(tmp_path / "o.jsonl")],
+        "check": ["check", missing, "--policy", "ouroboros", "--max-silence", "60"],
         "record": [
             "record",
             "--base-url",
