@@ -196,3 +196,21 @@ def test_a_sliced_sweep_frame_still_shows_itself():
     rate = float(one["timeout_coverage_loss_rate"].iloc[0])
     assert f"{100 * rate:.3g} %" in page
     assert "assumes: censored=wedge" in page
+
+
+def test_a_cluster_summary_shows_its_figures_without_frames():
+    """A replay answered without frames (a cluster's ReplaySummary) shows its summary and
+    assumptions, and no per-tool table or chart it has no frames for."""
+    from reviewlab.engines.result import ReplaySummary
+
+    framed = replay(_corpus(), Policy.uniform(5.0), engine="twin")
+    summary = ReplaySummary(
+        summary=dict(framed.summary),
+        engine="cluster",
+        policy=framed.policy,
+        assumptions={"censored": "wedge", "reaction": "as_recorded", "engine": "cluster"},
+    )
+    page = summary._repr_html_()
+    assert page is not None
+    assert cell_after(page, "abandoned-call rate") == "50 %"
+    assert "engine=cluster" in page and "per tool" not in page and png_count(page) == 0
