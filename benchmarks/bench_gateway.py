@@ -27,8 +27,9 @@ Prints, with a verdict per goal (exit status 1 when one is missed):
   into the wait before it reached the gateway and the time from its bound to the answer.
 
 The machine's load average is printed first: on a shared machine the figures move with it.
-Run: ``.venv/bin/python benchmarks/bench_gateway.py [--quick] [--rounds N] [--calls N]``
-(``--quick``: 4 rounds of 50 calls, a smoke run; the default is 10 rounds of 200).
+Run: ``.venv/bin/python benchmarks/bench_gateway.py [--quick] [--busy] [--rounds N] [--calls N]``
+(``--quick``: 4 rounds of 50 calls, a smoke run; the default is 10 rounds of 200; ``--busy``:
+measured beside one CPU-bound neighbour process, benchmarks/_busy.py).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+from _busy import add_busy_flag, machine_label, neighbour
 
 from reviewlab.live.mcp import demo_server_command
 
@@ -331,12 +334,15 @@ async def latency_http(rounds: int, calls: int, warm: int, folder: Path) -> Roun
             return await interleave(sessions, rounds, calls, warm, gateway_pid)
 
 
-def report_latency(transport: str, measured: Rounds, goal_ms: float) -> bool:
+def report_latency(transport: str, measured: Rounds, goal_ms: float, condition: str) -> bool:
     added_p50 = measured.added("through", 0)
     ok = added_p50 <= goal_ms
     rounds = len(measured.rounds["direct"])
     per_round = len(measured.samples["direct"]) // rounds
-    print(f"echo over {transport}, {rounds} rounds of {per_round} calls per side, interleaved:")
+    print(
+        f"echo over {transport} ({condition}), {rounds} rounds of {per_round} calls per side, "
+        "interleaved:"
+    )
     names = {
         "direct": "direct to the server",
         "floor": "through a bare SDK proxy",
@@ -588,6 +594,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=None, help="calls per side per round (200)")
     parser.add_argument("--serve-floor", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--floor-port", type=int, default=None, help=argparse.SUPPRESS)
+    add_busy_flag(parser)
     options = parser.parse_args(argv)
     if options.serve_floor is not None:  # this file, started as the floor proxy
         await serve_floor(options.serve_floor, options.floor_port)
@@ -596,23 +603,28 @@ async def main(argv: list[str] | None = None) -> int:
     calls = options.calls or (50 if options.quick else 200)
     warm = 50 if options.quick else 200
 
+    condition = machine_label(options.busy)
     with (
         tempfile.TemporaryDirectory(prefix="bench-gateway-") as tmp,
         open(os.devnull, "w") as errlog,
+        neighbour(options.busy),
     ):
         folder = Path(tmp)
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        print(f"machine: {os.cpu_count()} CPUs, load average {load} (1, 5, 15 min), unpinned")
+        print(
+            f"machine: {os.cpu_count()} CPUs, load average {load} (1, 5, 15 min), unpinned, "
+            f"{condition}" + (" (one CPU-bound neighbour process)" if options.busy else "")
+        )
         (folder / "stdio").mkdir()
         (folder / "http").mkdir()
         (folder / "burst").mkdir()
         stdio = await latency_stdio(rounds, calls, warm, folder / "stdio", errlog)
-        ok_stdio = report_latency("stdio", stdio, STDIO_GOAL_MS)
+        ok_stdio = report_latency("stdio", stdio, STDIO_GOAL_MS, condition)
         http = await latency_http(rounds, calls, warm, folder / "http")
-        ok_http = report_latency("Streamable HTTP", http, HTTP_GOAL_MS)
+        ok_http = report_latency("Streamable HTTP", http, HTTP_GOAL_MS, condition)
         answered, record = await raw_burst(folder / "burst", errlog)
         ok_burst = report_burst(
-            "burst from a host that sends at once (judged)",
+            f"burst from a host that sends at once ({condition}, judged)",
             answered,
             record,
             check_recording(record),
@@ -622,7 +634,8 @@ async def main(argv: list[str] | None = None) -> int:
         answered, record = await burst(folder / "burst", errlog)
         floor = await floor_burst(folder / "burst", errlog)
         ok_sdk = report_burst(
-            "the same burst from the SDK's ClientSession (its own send queue included)",
+            f"the same burst from the SDK's ClientSession ({condition}; its own send queue "
+            "included)",
             answered,
             record,
             check_recording(record),
