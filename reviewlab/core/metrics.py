@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,9 @@ __all__ = [
     "EPISODE_COLUMNS",
     "SUMMARY_KEYS",
     "WALL_QUANTILES",
+    "BreakdownArrays",
+    "SummaryArrays",
+    "SummaryTotals",
     "breakdown",
     "episode_rows",
     "peak_overlap",
@@ -238,7 +242,7 @@ def summarize(
 ) -> dict[str, Any]:
     """The summary dict every engine returns (keys in :data:`SUMMARY_KEYS`)."""
     bound_by = calls["bound_by"]
-    return summarize_arrays(
+    arrays = SummaryArrays(
         dispatched=calls["outcome"].isin(OUTCOMES_ANSWERED).to_numpy(),
         abandoned=calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
         zombie_sec=calls["zombie_sec"].to_numpy(dtype=float),
@@ -252,24 +256,38 @@ def summarize(
         peak_loose_workers=peak_loose_workers,
         hedged=calls["hedged"].to_numpy(dtype=bool) if "hedged" in calls else None,
     )
+    return summarize_arrays(arrays)
 
 
-def summarize_arrays(
-    *,
-    dispatched: np.ndarray,
-    abandoned: np.ndarray,
-    zombie_sec: np.ndarray,
-    bounded: np.ndarray,
-    by_deadline: np.ndarray,
-    requested_lines: np.ndarray,
-    credited_lines: np.ndarray,
-    timeout_lost_lines: np.ndarray,
-    wall_sec: np.ndarray | ReplacedValues,
-    max_silence_sec: np.ndarray,
-    peak_loose_workers: int,
-    hedged: np.ndarray | None = None,
-    wedged_zombies: int | None = None,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SummaryArrays:
+    """What the summary reads of a replay, as arrays: per call (in call-frame row order) the
+    call frame's columns reduced to what is counted or summed, per episode the walls and
+    silences, and the loose-worker peak. An engine that holds these builds no frame."""
+
+    dispatched: np.ndarray
+    """Whether the call was dispatched (``outcome`` executed or error)."""
+    abandoned: np.ndarray
+    """Whether it was abandoned at its bound."""
+    zombie_sec: np.ndarray
+    """Its loose worker's seconds after the bound (``inf``: never returns)."""
+    bounded: np.ndarray
+    """Whether it had a bound (``bound_by`` not ``"unbounded"``)."""
+    by_deadline: np.ndarray
+    """Whether the deadline set its bound."""
+    requested_lines: np.ndarray
+    credited_lines: np.ndarray
+    timeout_lost_lines: np.ndarray
+    wall_sec: np.ndarray | ReplacedValues
+    """Per episode (a sparse replay: the static walls with its changes)."""
+    max_silence_sec: np.ndarray
+    """Per episode, or any array whose maximum is the longest silence."""
+    peak_loose_workers: int
+    hedged: np.ndarray | None = None
+    """Per call, whether its second attempt started (``None``: the policy hedges nothing)."""
+
+
+def summarize_arrays(arrays: SummaryArrays, *, wedged_zombies: int | None = None) -> dict[str, Any]:
     """:func:`summarize` from per-call arrays (in call-frame row order) and per-episode arrays.
 
     The one place the summary is defined; :func:`summarize` feeds it the frames'
@@ -279,7 +297,7 @@ def summarize_arrays(
     written those zombies as 0 into ``zombie_sec`` gives their count here (one pass instead
     of three; the same figures).
     """
-    zombie = np.ascontiguousarray(zombie_sec, dtype=float)
+    zombie = np.ascontiguousarray(arrays.zombie_sec, dtype=float)
     zombie_finite = float(zombie.sum())
     if wedged_zombies is not None:  # the wedged ones are already 0 in zombie_sec
         wedged = int(wedged_zombies)
@@ -290,63 +308,73 @@ def summarize_arrays(
         wedged = int(zombie.size - np.count_nonzero(finite))
         zombie_finite = float(np.where(finite, zombie, 0.0).sum())
     # A sparse replay gives its walls as the static ones with its changes (the same quantiles).
+    wall_sec = arrays.wall_sec
     wall = wall_sec if isinstance(wall_sec, ReplacedValues) else np.asarray(wall_sec, dtype=float)
-    silence = np.asarray(max_silence_sec, dtype=float)
-    return summary_from_totals(
+    silence = np.asarray(arrays.max_silence_sec, dtype=float)
+    totals = SummaryTotals(
         episodes=int(wall.size),
         calls=int(zombie.size),
-        dispatched=int(np.count_nonzero(dispatched)),
-        abandoned=int(np.count_nonzero(abandoned)),
-        bounded=int(np.count_nonzero(bounded)),
-        by_deadline=int(np.count_nonzero(by_deadline)),
-        requested_lines=np.sum(requested_lines),
-        credited_lines=np.sum(credited_lines),
-        timeout_lost_lines=np.sum(timeout_lost_lines),
+        dispatched=int(np.count_nonzero(arrays.dispatched)),
+        abandoned=int(np.count_nonzero(arrays.abandoned)),
+        bounded=int(np.count_nonzero(arrays.bounded)),
+        by_deadline=int(np.count_nonzero(arrays.by_deadline)),
+        requested_lines=np.sum(arrays.requested_lines),
+        credited_lines=np.sum(arrays.credited_lines),
+        timeout_lost_lines=np.sum(arrays.timeout_lost_lines),
         wall_quantiles=quantiles(wall, WALL_QUANTILES),
         wall_max_sec=float(wall.max()) if wall.size else 0.0,
         max_silence_sec=float(silence.max()) if silence.size else 0.0,
         zombie_finite_sec=zombie_finite,
         wedged_zombies=wedged,
-        peak_loose_workers=int(peak_loose_workers),
-        hedges=0 if hedged is None else int(np.count_nonzero(hedged)),
+        peak_loose_workers=int(arrays.peak_loose_workers),
+        hedges=0 if arrays.hedged is None else int(np.count_nonzero(arrays.hedged)),
     )
+    return summary_from_totals(totals)
 
 
-def summary_from_totals(
-    *,
-    episodes: int,
-    calls: int,
-    dispatched: int,
-    abandoned: int,
-    bounded: int,
-    by_deadline: int,
-    requested_lines: float,
-    credited_lines: float,
-    timeout_lost_lines: float,
-    wall_quantiles: Sequence[float],
-    wall_max_sec: float,
-    max_silence_sec: float,
-    zombie_finite_sec: float,
-    wedged_zombies: int,
-    peak_loose_workers: int,
-    hedges: int,
-) -> dict[str, Any]:
-    """The summary from the totals :func:`summarize_arrays` reduces its arrays to: counts,
-    integer line sums, the wall quantiles at :data:`WALL_QUANTILES` and the maxima, the
-    finite zombie seconds and the count of zombies that never return.
+@dataclass(frozen=True)
+class SummaryTotals:
+    """The totals :func:`summarize_arrays` reduces its arrays to, and a sweep over partitions
+    merges (:mod:`reviewlab.analysis.partitioned`): counts, integer line sums, the wall
+    quantiles at :data:`WALL_QUANTILES` and the maxima, the finite zombie seconds and the count
+    of zombies that never return. Line counts may be NumPy scalars (their sums); they are read
+    as floats."""
 
-    Line counts may be given as NumPy scalars (their sums); they are read as floats.
+    episodes: int
+    calls: int
+    dispatched: int
+    abandoned: int
+    bounded: int
+    by_deadline: int
+    requested_lines: float
+    credited_lines: float
+    timeout_lost_lines: float
+    wall_quantiles: Sequence[float]
+    wall_max_sec: float
+    max_silence_sec: float
+    zombie_finite_sec: float
+    wedged_zombies: int
+    peak_loose_workers: int
+    hedges: int
+
+
+def summary_from_totals(totals: SummaryTotals) -> dict[str, Any]:
+    """The summary (keys in :data:`SUMMARY_KEYS`) from its totals.
+
     The rates are defined here once; a sweep over partitions on a cluster
     (:mod:`reviewlab.analysis.partitioned`) merges per-partition totals and calls it too.
     """
-    requested = float(requested_lines)
-    credited = float(credited_lines)
-    timeout_lost = float(timeout_lost_lines)
-    p50, p95, p99 = wall_quantiles
+    t = totals
+    requested = float(t.requested_lines)
+    credited = float(t.credited_lines)
+    timeout_lost = float(t.timeout_lost_lines)
+    dispatched, bounded, hedges = t.dispatched, t.bounded, t.hedges
+    wedged_zombies, zombie_finite_sec = t.wedged_zombies, t.zombie_finite_sec
+    p50, p95, p99 = t.wall_quantiles
     return {
-        "episodes": int(episodes),
-        "calls": int(calls),
-        "abandoned_call_rate": int(abandoned) / dispatched if dispatched else 0.0,
+        "episodes": int(t.episodes),
+        "calls": int(t.calls),
+        "abandoned_call_rate": int(t.abandoned) / dispatched if dispatched else 0.0,
         "coverage_loss_rate": coverage_loss(requested, credited),
         "timeout_coverage_loss_rate": timeout_lost / requested if requested > 0 else 0.0,
         # The rest of the loss; computed as a difference of line counts so the two parts add up.
@@ -356,13 +384,13 @@ def summary_from_totals(
         "wall_p50_sec": p50,
         "wall_p95_sec": p95,
         "wall_p99_sec": p99,
-        "wall_max_sec": wall_max_sec,
-        "max_silence_sec": max_silence_sec,
+        "wall_max_sec": t.wall_max_sec,
+        "max_silence_sec": t.max_silence_sec,
         "zombie_sec": math.inf if wedged_zombies else zombie_finite_sec,
         "zombie_finite_sec": zombie_finite_sec,
         "wedged_zombies": int(wedged_zombies),
-        "peak_loose_workers": int(peak_loose_workers),
-        "deadline_bound_share": int(by_deadline) / bounded if bounded else 0.0,
+        "peak_loose_workers": int(t.peak_loose_workers),
+        "deadline_bound_share": int(t.by_deadline) / bounded if bounded else 0.0,
         "hedges": int(hedges),
         "extra_call_share": hedges / dispatched if dispatched else 0.0,
     }
@@ -371,10 +399,7 @@ def summary_from_totals(
 def _breakdown(calls: pd.DataFrame, key: str) -> pd.DataFrame:
     codes, names = pd.factorize(calls[key], sort=True)
     zombie = calls["zombie_sec"].to_numpy(dtype=float)
-    return breakdown(
-        names,
-        codes,
-        key=key,
+    arrays = BreakdownArrays(
         dispatched=calls["outcome"].isin(OUTCOMES_ANSWERED).to_numpy(),
         abandoned=calls["source_gap"].eq(SOURCE_GAP_ABANDONED).to_numpy(),
         deadline_bound=calls["bound_by"].eq("deadline").to_numpy(),
@@ -384,43 +409,46 @@ def _breakdown(calls: pd.DataFrame, key: str) -> pd.DataFrame:
         timeout_lost_lines=_timeout_lost(calls),
         duration_sec=calls["duration_sec"].to_numpy(),
     )
+    return breakdown(names, codes, key=key, arrays=arrays)
 
 
-def breakdown(
-    names: Any,
-    codes: np.ndarray,
-    *,
-    key: str,
-    dispatched: np.ndarray,
-    abandoned: np.ndarray,
-    deadline_bound: np.ndarray,
-    zombie_sec: np.ndarray,
-    requested_lines: np.ndarray,
-    credited_lines: np.ndarray,
-    timeout_lost_lines: np.ndarray,
-    duration_sec: np.ndarray,
-) -> pd.DataFrame:
+@dataclass(frozen=True)
+class BreakdownArrays:
+    """Per call, as the call frame's columns give them, what a per-group breakdown reads."""
+
+    dispatched: np.ndarray
+    abandoned: np.ndarray
+    deadline_bound: np.ndarray
+    """Whether the deadline set the call's bound."""
+    zombie_sec: np.ndarray
+    requested_lines: np.ndarray
+    credited_lines: np.ndarray
+    timeout_lost_lines: np.ndarray
+    duration_sec: np.ndarray
+
+
+def breakdown(names: Any, codes: np.ndarray, *, key: str, arrays: BreakdownArrays) -> pd.DataFrame:
     """The per-group breakdown of :func:`per_tool` and :func:`per_slot` from per-call arrays.
 
     ``codes``: per call, its group's position in ``names`` (sorted; ``-1``: no group, left
-    out). The other arrays are per call, as the call frame's columns give them. One row per
+    out). ``arrays`` are per call, as the call frame's columns give them. One row per
     group with calls, in ``names`` order; an engine with the arrays at hand gives the frame's
     very breakdown without building the frame.
     """
-    zombie = np.asarray(zombie_sec, dtype=float)
+    zombie = np.asarray(arrays.zombie_sec, dtype=float)
     finite = np.isfinite(zombie)
     frame = pd.DataFrame(
         {
             "_group": codes,
-            "dispatched": dispatched,
-            "abandoned": abandoned,
-            "requested_lines": requested_lines,
-            "credited_lines": credited_lines,
-            "timeout_lost": timeout_lost_lines,
-            "duration_sec": duration_sec,
+            "dispatched": arrays.dispatched,
+            "abandoned": arrays.abandoned,
+            "requested_lines": arrays.requested_lines,
+            "credited_lines": arrays.credited_lines,
+            "timeout_lost": arrays.timeout_lost_lines,
+            "duration_sec": arrays.duration_sec,
             "zombie_finite": np.where(finite, zombie, 0.0),
             "wedged": ~finite,
-            "deadline_bound": deadline_bound,
+            "deadline_bound": arrays.deadline_bound,
         }
     )
     grouped = (

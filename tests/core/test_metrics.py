@@ -156,17 +156,19 @@ def test_summarize_arrays_gives_the_hand_computed_summary():
     episodes = metrics.episode_rows(calls, base)
     by = calls["bound_by"]
     arrays = metrics.summarize_arrays(
-        dispatched=calls["outcome"].isin(["executed", "error"]).to_numpy(),
-        abandoned=calls["source_gap"].eq("native_tool_abandoned").to_numpy(),
-        zombie_sec=calls["zombie_sec"].to_numpy(),
-        bounded=by.isin(["tool_timeout", "deadline"]).to_numpy(),
-        by_deadline=by.eq("deadline").to_numpy(),
-        requested_lines=calls["requested_lines"].to_numpy(),
-        credited_lines=calls["credited_lines"].to_numpy(),
-        timeout_lost_lines=np.array([0, 40, 60, 0, 0, 0, 0]),
-        wall_sec=episodes["wall_sec"].to_numpy(),
-        max_silence_sec=episodes["max_silence_sec"].to_numpy(),
-        peak_loose_workers=2,
+        metrics.SummaryArrays(
+            dispatched=calls["outcome"].isin(["executed", "error"]).to_numpy(),
+            abandoned=calls["source_gap"].eq("native_tool_abandoned").to_numpy(),
+            zombie_sec=calls["zombie_sec"].to_numpy(),
+            bounded=by.isin(["tool_timeout", "deadline"]).to_numpy(),
+            by_deadline=by.eq("deadline").to_numpy(),
+            requested_lines=calls["requested_lines"].to_numpy(),
+            credited_lines=calls["credited_lines"].to_numpy(),
+            timeout_lost_lines=np.array([0, 40, 60, 0, 0, 0, 0]),
+            wall_sec=episodes["wall_sec"].to_numpy(),
+            max_silence_sec=episodes["max_silence_sec"].to_numpy(),
+            peak_loose_workers=2,
+        )
     )
     assert list(arrays) == list(metrics.SUMMARY_KEYS)
     assert {key: arrays[key] for key in HAND_COMPUTED} == pytest.approx(HAND_COMPUTED)

@@ -187,26 +187,26 @@ def _state(
     ev = c.evaluate(policy)
     arguments = ev.summary_arguments(walls=True)  # the walls as the summary reads them
     start, end = loose_intervals(c, ev)
-    if metrics.peak_overlap(start, end) != arguments["peak_loose_workers"]:
+    if metrics.peak_overlap(start, end) != arguments.peak_loose_workers:
         raise RuntimeError(
             "loose workers: the intervals derived for the cluster merge disagree with the "
             "engine's peak (a change in the settling step?)"
         )
-    zombie = np.asarray(arguments["zombie_sec"], dtype=float)
+    zombie = np.asarray(arguments.zombie_sec, dtype=float)
     finite = np.isfinite(zombie)
     wall = sorted_walls(c, ev)
-    silence = np.asarray(arguments["max_silence_sec"], dtype=float)
+    silence = np.asarray(arguments.max_silence_sec, dtype=float)
     totals = Totals(
         episodes=int(wall.size),
         calls=int(zombie.size),
-        dispatched=int(np.count_nonzero(arguments["dispatched"])),
-        abandoned=int(np.count_nonzero(arguments["abandoned"])),
-        bounded=int(np.count_nonzero(arguments["bounded"])),
-        by_deadline=int(np.count_nonzero(arguments["by_deadline"])),
-        hedges=int(np.count_nonzero(arguments.get("hedged", ()))),
-        requested_lines=int(np.sum(arguments["requested_lines"])),
-        credited_lines=int(np.sum(arguments["credited_lines"])),
-        timeout_lost_lines=int(np.sum(arguments["timeout_lost_lines"])),
+        dispatched=int(np.count_nonzero(arguments.dispatched)),
+        abandoned=int(np.count_nonzero(arguments.abandoned)),
+        bounded=int(np.count_nonzero(arguments.bounded)),
+        by_deadline=int(np.count_nonzero(arguments.by_deadline)),
+        hedges=0 if arguments.hedged is None else int(np.count_nonzero(arguments.hedged)),
+        requested_lines=int(np.sum(arguments.requested_lines)),
+        credited_lines=int(np.sum(arguments.credited_lines)),
+        timeout_lost_lines=int(np.sum(arguments.timeout_lost_lines)),
         wedged_zombies=int(zombie.size - np.count_nonzero(finite)),
         wall_max_sec=float(wall[-1]) if wall.size else None,
         max_silence_sec=float(silence.max()) if silence.size else None,
@@ -325,20 +325,22 @@ class PointMerge:
         t = self.totals
         stats = self.walls.values()
         return metrics.summary_from_totals(
-            episodes=t.episodes,
-            calls=t.calls,
-            dispatched=t.dispatched,
-            abandoned=t.abandoned,
-            bounded=t.bounded,
-            by_deadline=t.by_deadline,
-            requested_lines=t.requested_lines,
-            credited_lines=t.credited_lines,
-            timeout_lost_lines=t.timeout_lost_lines,
-            wall_quantiles=interpolate(self.plan, stats) if self.plan else (0.0, 0.0, 0.0),
-            wall_max_sec=0.0 if t.wall_max_sec is None else t.wall_max_sec,
-            max_silence_sec=0.0 if t.max_silence_sec is None else t.max_silence_sec,
-            zombie_finite_sec=sum_of_pieces(self.pieces, self.total_calls),
-            wedged_zombies=t.wedged_zombies,
-            peak_loose_workers=self.peak.best,
-            hedges=t.hedges,
+            metrics.SummaryTotals(
+                episodes=t.episodes,
+                calls=t.calls,
+                dispatched=t.dispatched,
+                abandoned=t.abandoned,
+                bounded=t.bounded,
+                by_deadline=t.by_deadline,
+                requested_lines=t.requested_lines,
+                credited_lines=t.credited_lines,
+                timeout_lost_lines=t.timeout_lost_lines,
+                wall_quantiles=interpolate(self.plan, stats) if self.plan else (0.0, 0.0, 0.0),
+                wall_max_sec=0.0 if t.wall_max_sec is None else t.wall_max_sec,
+                max_silence_sec=0.0 if t.max_silence_sec is None else t.max_silence_sec,
+                zombie_finite_sec=sum_of_pieces(self.pieces, self.total_calls),
+                wedged_zombies=t.wedged_zombies,
+                peak_loose_workers=self.peak.best,
+                hedges=t.hedges,
+            )
         )

@@ -248,7 +248,7 @@ def column_summary(sim: Simulation, wall: np.ndarray) -> dict[str, Any]:
     credited = np.array(columns.credited_lines, dtype=np.int64)
     abandoned = gap == SOURCE_GAP_ABANDONED
     executed = outcome == OUTCOME_EXECUTED
-    return metrics.summarize_arrays(
+    arrays = metrics.SummaryArrays(
         dispatched=executed | (outcome == OUTCOME_ERROR),
         abandoned=abandoned,
         zombie_sec=np.array(columns.zombie_sec, dtype=float),
@@ -264,3 +264,4 @@ def column_summary(sim: Simulation, wall: np.ndarray) -> dict[str, Any]:
         peak_loose_workers=metrics.peak_overlap(sim.loose_starts, sim.loose_ends),
         hedged=hedge_columns(sim).get("hedged"),
     )
+    return metrics.summarize_arrays(arrays)

@@ -350,7 +350,7 @@ class Evaluation:
         the summary: no corpus-sized allocation per point.
         """
         if self.parts is None or self._zombie is not None:
-            return metrics.summarize_arrays(**self.summary_arguments(walls=True))
+            return metrics.summarize_arrays(self.summary_arguments(walls=True))
         scratch = self.corpus.zombie_scratch()
         hit = self.parts.hit  # type: ignore[union-attr]
         zombie_hit = self.parts.zombie_hit  # type: ignore[union-attr]
@@ -360,7 +360,7 @@ class Evaluation:
             scratch[hit] = np.where(wedged, 0.0, zombie_hit)
             arguments = self.summary_arguments(zombie=scratch, walls=True)
             return metrics.summarize_arrays(
-                **arguments, wedged_zombies=int(np.count_nonzero(wedged))
+                arguments, wedged_zombies=int(np.count_nonzero(wedged))
             )
         finally:
             scratch[hit] = 0.0
@@ -368,8 +368,8 @@ class Evaluation:
 
     def summary_arguments(
         self, zombie: np.ndarray | None = None, walls: bool = False
-    ) -> dict[str, Any]:
-        """The arguments :meth:`summary` gives :func:`~reviewlab.core.metrics.summarize_arrays`.
+    ) -> metrics.SummaryArrays:
+        """The arrays :meth:`summary` gives :func:`~reviewlab.core.metrics.summarize_arrays`.
 
         A partitioned sweep (:mod:`reviewlab.analysis.partitioned`) reduces them per
         partition and merges them into the same call, so both answers are one definition.
@@ -383,7 +383,7 @@ class Evaluation:
         c = self.corpus
         if self.parts is not None:
             p = self.parts
-            return dict(
+            return metrics.SummaryArrays(
                 dispatched=c.all_calls,
                 abandoned=np.ones(p.hit.size, dtype=bool),
                 zombie_sec=self.zombie_sec if zombie is None else zombie,
@@ -401,7 +401,7 @@ class Evaluation:
         timeout_lost = metrics.timeout_lost_lines(
             c.read_requested, self.credited_read, self.abandoned[c.read_calls], executed
         )
-        return dict(
+        return metrics.SummaryArrays(
             dispatched=dispatched,
             abandoned=self.abandoned,
             zombie_sec=self.zombie_sec,

@@ -90,16 +90,18 @@ def tool_breakdown(c: CompiledCorpus, ev: Evaluation) -> pd.DataFrame:
         pd.array(np.asarray(c.tools, dtype=object)[order], dtype="str"),
         rank[c.tool_code] if order.size else np.zeros(0, dtype=np.intp),
         key="tool",
-        dispatched=outcome != WITHHELD,
-        abandoned=abandoned,
-        deadline_bound=deadline_bound,
-        zombie_sec=ev.zombie_sec,
-        requested_lines=c.requested_lines.astype(np.int64),
-        credited_lines=credited,
-        timeout_lost_lines=metrics.timeout_lost_lines(
-            c.requested_lines, credited, abandoned, executed
+        arrays=metrics.BreakdownArrays(
+            dispatched=outcome != WITHHELD,
+            abandoned=abandoned,
+            deadline_bound=deadline_bound,
+            zombie_sec=ev.zombie_sec,
+            requested_lines=c.requested_lines.astype(np.int64),
+            credited_lines=credited,
+            timeout_lost_lines=metrics.timeout_lost_lines(
+                c.requested_lines, credited, abandoned, executed
+            ),
+            duration_sec=c.duration_sec,
         ),
-        duration_sec=c.duration_sec,
     )
 
 
