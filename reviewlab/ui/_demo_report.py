@@ -17,7 +17,7 @@ import pandas as pd
 from reviewlab.core.policy import PRE_FIX_LABEL
 from reviewlab.ui.calls import calls_table, per_tool_table, receipts_table
 from reviewlab.ui.report import Report, write_table
-from reviewlab.ui.sweeps import front_table, sweep_assumptions
+from reviewlab.ui.sweeps import front_table
 from reviewlab.ui.tables import Table, changes_lines, summary_table
 
 __all__ = ["write_report"]
@@ -187,7 +187,6 @@ def _sweep_section(report: Report, sweep: SweepStep, named: Mapping[str, Any]) -
             sweep.objectives,
             top=None,
             collapse=False,
-            assumptions=sweep_assumptions("vectorized"),
         )
     )
     report.paragraph(

@@ -40,7 +40,7 @@ from reviewlab.ui._demo_report import (  # noqa: E402
 )
 from reviewlab.ui.calls import calls_table, receipts_table  # noqa: E402
 from reviewlab.ui.numbers import rate_text, seconds_text  # noqa: E402
-from reviewlab.ui.sweeps import front_table, sweep_assumptions  # noqa: E402
+from reviewlab.ui.sweeps import front_table  # noqa: E402
 from reviewlab.ui.tables import Table, as_table, changes_lines, summary_table  # noqa: E402
 
 __all__ = [
@@ -406,7 +406,6 @@ def _sweep_step(
             points,
             FRONT_OBJECTIVES,
             top=None if verbose else top,
-            assumptions=sweep_assumptions("vectorized"),
             collapse=not verbose,
         ).text()
     )

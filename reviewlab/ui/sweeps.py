@@ -158,9 +158,13 @@ def front_table(
     rows; they are sorted by the first objective. With ``collapse`` the parameter axes with no
     effect on the figures shown are dropped (one note names them and their values) and rows with
     identical figures are collapsed with a ``points`` count; ``top`` keeps the first rows
-    (a note says how many more there are).
+    (a note says how many more there are). ``assumptions`` default to a
+    :class:`~reviewlab.analysis.sweep.SweepFrame`'s own.
     """
-    from reviewlab.analysis.sweep import objective_column, pareto
+    from reviewlab.analysis.sweep import SweepFrame, objective_column, pareto
+
+    if assumptions is None and isinstance(points, SweepFrame):
+        assumptions = points.assumptions or None
 
     columns = [objective_column(o) for o in objectives]
     mask = pareto(points, columns) if front is None else front

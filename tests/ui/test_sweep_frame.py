@@ -113,3 +113,13 @@ def test_a_frame_without_a_renderer_shows_its_rows(monkeypatch):
     monkeypatch.setattr(display, "_RENDERERS", {})
     frame = _frame()
     assert frame._repr_html_() == pd.DataFrame(frame)._repr_html_()
+
+
+def test_the_front_table_states_the_frames_own_assumptions():
+    """The front of a sweep frame, printed without assumptions given, ends with the frame's own
+    (what the sweep was called with), not a guess."""
+    from reviewlab.ui.sweeps import front_table
+
+    table = front_table(_frame(), ["timeout_coverage_loss_rate", "wall_p95_sec"])
+    assert table.assumptions == EXPECTED
+    assert table.text().splitlines()[-1].endswith("engine=vectorized, seed=3")
