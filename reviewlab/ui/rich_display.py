@@ -26,7 +26,9 @@ from reviewlab.core.display import register_html
 from reviewlab.ui.numbers import cell, column_kind, count_text, label_of
 
 __all__ = [
+    "CHART_DPI",
     "PER_TOOL_COLUMNS",
+    "REPLAY_CHART_SIZE",
     "SWEEP_ROWS",
     "corpus_html",
     "png_html",
@@ -50,7 +52,11 @@ PER_TOOL_COLUMNS = (
 SWEEP_ROWS = 20
 """The rows of a sweep frame shown in a notebook (a note says how many more there are)."""
 
-_CHART_DPI = 80
+CHART_DPI = 80
+"""The resolution of a chart inline in a notebook."""
+
+REPLAY_CHART_SIZE = (6.4, 3.2)
+"""The per-tool rates chart of a replay in a notebook, in inches (smaller than the report's)."""
 
 
 def _box(title: str, parts: Iterable[str]) -> str:
@@ -72,7 +78,7 @@ def png_html(figure: Any, alt: str) -> str:
     """``figure`` as an inline PNG ``<img>`` (``alt`` escaped); the figure is cleared after."""
     buffer = io.BytesIO()
     try:
-        figure.savefig(buffer, format="png", dpi=_CHART_DPI)
+        figure.savefig(buffer, format="png", dpi=CHART_DPI)
     finally:
         figure.clear()  # a chart's Figure is never in pyplot's registry: clearing frees it
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
@@ -104,7 +110,7 @@ def replay_html(result: Any) -> str:
         per_tool = result.per_tool()
         shown = [c for c in PER_TOOL_COLUMNS if c in per_tool.columns]
         parts.append(as_table(per_tool[shown], title="per tool").html())
-        figure = per_tool_rates(result, figsize=(6.4, 3.2))
+        figure = per_tool_rates(result, figsize=REPLAY_CHART_SIZE)
         parts.append(png_html(figure, f"per-tool rates under {label}"))
     return _box(title, parts)
 
@@ -181,11 +187,16 @@ def policy_html(policy: Any) -> str:
     kind and the task action; then the parts that hold for every call, and the TOML."""
     import pandas as pd
 
-    from reviewlab.core.policy import PolicyError
+    from reviewlab.core.learned import LearnedTimeouts
+    from reviewlab.core.policy import PolicyError, TimeoutPolicy
     from reviewlab.ui.tables import as_table
 
     timeouts = policy.timeouts
-    listed = set(getattr(timeouts, "tools_sec", {}) or {})
+    listed: set[str] = set()  # the tools the rule names (a custom rule names none)
+    if isinstance(timeouts, TimeoutPolicy):
+        listed = set(timeouts.tools_sec)
+    elif isinstance(timeouts, LearnedTimeouts):
+        listed = set(timeouts.models) | set(timeouts.fixed_sec)
     tools = sorted(listed | set(policy.idle_sec) | set(policy.hedges) | set(policy.tasks))
     rows = []
     for tool in [*tools, _ANY_OTHER]:

@@ -34,6 +34,7 @@ from reviewlab.recording.schema import Episode
 from reviewlab.resources import corpus_path, incident_path
 from reviewlab.ui import charts
 from reviewlab.ui.charts import tradeoff_frame
+from reviewlab.ui.rich_display import CHART_DPI, REPLAY_CHART_SIZE
 
 REPORT_DPI = 110
 """What :meth:`reviewlab.ui.report.Report.figure` saves with (and no ``bbox_inches``)."""
@@ -168,13 +169,13 @@ def chart_functions() -> list[str]:
     return sorted(found)
 
 
-def saved_canvas(figure: Figure) -> tuple[Bbox, Any]:
-    """Save ``figure`` as the report does; the saved canvas in pixels and a renderer laid out
-    as that save was."""
+def saved_canvas(figure: Figure, dpi: float = REPORT_DPI) -> tuple[Bbox, Any]:
+    """Save ``figure`` as the report does (or at ``dpi``); the saved canvas in pixels and a
+    renderer laid out as that save was."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, dpi=REPORT_DPI, format="png")
+    figure.savefig(buffer, dpi=dpi, format="png")
     height, width = imread(io.BytesIO(buffer.getvalue()), format="png").shape[:2]
-    figure.set_dpi(REPORT_DPI)
+    figure.set_dpi(dpi)
     canvas = FigureCanvasAgg(figure)
     canvas.draw()
     return Bbox.from_bounds(0, 0, width, height), canvas.get_renderer()
@@ -244,6 +245,16 @@ def test_every_artist_lies_inside_the_saved_figure(name):
     assert not clipped, (
         f"{name}: past the {canvas.width:.0f}×{canvas.height:.0f} px canvas: " + "; ".join(clipped)
     )
+
+
+def test_the_notebook_replay_chart_fits_at_its_size():
+    """The per-tool rates chart a replay shows in a notebook (smaller, lower resolution) keeps
+    every artist inside its saved canvas too."""
+    result = replay(_episodes(), Policy.uniform(5.0))
+    figure = charts.per_tool_rates(result, figsize=REPLAY_CHART_SIZE)
+    canvas, renderer = saved_canvas(figure, CHART_DPI)
+    clipped = [what for what, box in drawn_extents(figure, renderer) if outside(box, canvas)]
+    assert not clipped
 
 
 def test_the_check_sees_a_clipped_title():

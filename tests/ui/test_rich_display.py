@@ -214,3 +214,38 @@ def test_a_cluster_summary_shows_its_figures_without_frames():
     assert page is not None
     assert cell_after(page, "abandoned-call rate") == "50 %"
     assert "engine=cluster" in page and "per tool" not in page and png_count(page) == 0
+
+
+def test_a_learned_or_custom_policy_shows_what_its_rule_names():
+    """A learned rule lists its fixed tools and its default; a custom rule, which names no
+    tool, gives only what any tool gets and says it has no file form."""
+    from reviewlab.core.learned import LearnedTimeouts
+
+    learned = Policy(timeouts=LearnedTimeouts(models={}, fixed_sec={"read_file": 3.0}))
+    page = learned._repr_html_()
+    assert page is not None
+    assert cell_after(page, "read_file") == "3 s"
+    assert cell_after(page, "(any other tool)") == "360 s"  # LearnedTimeouts' default_sec
+
+    class Seven:
+        def timeout_for(self, tools, tool_name, tool_args=None):
+            return 7.0
+
+    page = Policy(timeouts=Seven())._repr_html_()
+    assert page is not None
+    assert cell_after(page, "(any other tool)") == "7 s"
+    assert "a custom rule (Seven)" in page and "TOML" not in page
+
+
+def test_a_chart_is_an_inline_png_and_its_figure_is_cleared():
+    """A chart becomes one decodable inline PNG with its alt text escaped, and its figure holds
+    no Axes afterwards."""
+    from matplotlib.figure import Figure
+
+    from reviewlab.ui.rich_display import png_html
+
+    figure = Figure(figsize=(2.0, 1.0))
+    figure.add_subplot().plot([0, 1], [1, 0])
+    page = png_html(figure, "rates of <b>")
+    assert png_count(page) == 1 and 'alt="rates of &lt;b&gt;"' in page
+    assert figure.axes == []
