@@ -249,3 +249,15 @@ def test_a_chart_is_an_inline_png_and_its_figure_is_cleared():
     page = png_html(figure, "rates of <b>")
     assert png_count(page) == 1 and 'alt="rates of &lt;b&gt;"' in page
     assert figure.axes == []
+
+
+def test_names_in_titles_are_escaped():
+    """A policy's name and a corpus's name reach a title as text, never as markup."""
+    hostile = "<img src=x onerror=alert(1)>"
+    policy_page = Policy.uniform(5.0).replace(name=hostile)._repr_html_()
+    replay_page = replay(_corpus(), Policy.uniform(5.0).replace(name=hostile))._repr_html_()
+    corpus_page = open_corpus(_corpus())._repr_html_()  # named <episodes>
+    for page in (policy_page, replay_page):
+        assert page is not None and "<img src=x" not in page
+        assert html.escape(hostile) in page
+    assert corpus_page is not None and "Corpus &lt;episodes&gt;" in corpus_page
