@@ -88,6 +88,13 @@ def cmd_clocks(args: argparse.Namespace) -> int:
     summary = clock_summary(table)
     if not args.json:
         _print(summary, faithfulness, policy, args, sdk)
+    if out is not None and not is_json(out):
+        if out.suffix == ".parquet":
+            table.to_parquet(out, index=False)
+        else:
+            table.to_csv(out, index=False)
+        if not args.json:  # with --json, stdout holds the document alone
+            echo(f"wrote the per-call table to {out}")
     if args.json or is_json(out):
         assumptions = {"engine": "twin", "censored": args.censored}
         if args.preset:
@@ -113,12 +120,6 @@ def cmd_clocks(args: argparse.Namespace) -> int:
             notes=["the per-call table: -o OUT.csv or OUT.parquet"],
         )
         emit(doc, stdout=args.json, out=out)
-    elif out is not None:
-        if out.suffix == ".parquet":
-            table.to_parquet(out, index=False)
-        else:
-            table.to_csv(out, index=False)
-        echo(f"wrote the per-call table to {out}")
     return 0
 
 

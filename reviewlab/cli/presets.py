@@ -262,6 +262,10 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
         notes.append(held_note)
     if not args.json:
         echo(as_table(shown, notes=notes, assumptions=frame.attrs["assumptions"]).text())
+    if out is not None and not is_json(out):
+        write_table(frame, out)
+        if not args.json:  # with --json, stdout holds the document alone
+            echo(f"wrote the score table to {out}")
     if args.json or is_json(out):
         doc = document(
             "presets score",
@@ -272,9 +276,6 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
             notes=notes,
         )
         emit(doc, stdout=args.json, out=out)
-    if out is not None and not is_json(out):
-        write_table(frame, out)
-        echo(f"wrote the score table to {out}")
     return 0
 
 

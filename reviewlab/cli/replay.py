@@ -170,14 +170,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
         echo(summary_table(runs, title="summary:").text())
         echo("")
         echo(tools.text())
-    if args.json or is_json(out):
-        emit(_document(runs, result, tools), stdout=args.json, out=out)
     if out is not None and not is_json(out):
         frame = {"calls": result.calls, "episodes": result.episodes, "tools": tools}[table_name]
         import pandas as pd
 
         write_table(pd.DataFrame(frame), out)
-        echo(f"wrote {len(frame):,} rows ({table_name}) to {out}")
+        if not args.json:  # with --json, stdout holds the document alone
+            echo(f"wrote {len(frame):,} rows ({table_name}) to {out}")
+    if args.json or is_json(out):
+        emit(_document(runs, result, tools), stdout=args.json, out=out)
     return 0
 
 

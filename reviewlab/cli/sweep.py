@@ -331,11 +331,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     if not args.json:
         _print_view(frame, args, prices, objectives)
-    if args.json or is_json(out):
-        emit(_document(frame, args, objectives), stdout=args.json, out=out)
     if out is not None and not is_json(out):
         write_table(frame, out)
-        echo(f"wrote {len(frame)} policy points to {out}")
+        if not args.json:  # with --json, stdout holds the document alone
+            echo(f"wrote {len(frame)} policy points to {out}")
+    if args.json or is_json(out):
+        emit(_document(frame, args, objectives), stdout=args.json, out=out)
     return 0
 
 

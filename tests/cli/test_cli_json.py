@@ -235,3 +235,24 @@ def test_incident_longest_silence_agrees_with_the_unbounded_replay(
     assert longest["completed"] is False
     assert longest["bounded_sec.pre-fix (unbounded)"] == "inf"
     assert doc["units"]["silence_sec"] == "seconds"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["replay", "bundled:incident"],
+        ["sweep", "bundled:incident", "--scale", "1"],
+        ["presets", "score", "bundled:incident", "--no-recommend", "--preset", "codex-cli"],
+        ["clocks", "bundled:incident"],
+    ],
+)
+def test_json_with_a_table_output_writes_the_table_and_prints_only_the_document(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--json -o FILE.csv``: the CSV is written (one row per call, point or policy) and stdout
+    still holds the document alone."""
+    out = tmp_path / "frame.csv"
+    doc = run_json([*argv, "-o", str(out)], capsys)
+    assert doc["command"] == ("presets score" if argv[0] == "presets" else argv[0])
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) >= 2  # a header and at least one row
