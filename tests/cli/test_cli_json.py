@@ -256,3 +256,21 @@ def test_json_with_a_table_output_writes_the_table_and_prints_only_the_document(
     assert doc["command"] == ("presets score" if argv[0] == "presets" else argv[0])
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) >= 2  # a header and at least one row
+
+
+def test_tune_that_keeps_no_budget_still_prints_its_document_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bundled corpus has 4 calls that never return among 6,308, so no timeout keeps an
+    abandoned-call rate of 0.0001: ``tune --json`` exits 1, stdout is the document with
+    ``met`` false, stderr one line, and ``-o`` writes no policy file."""
+    policy = tmp_path / "tuned.toml"
+    argv = ["tune", "bundled:corpus", "--max-abandoned-rate", "0.0001", "--json", "-o", str(policy)]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    check_document(doc, "tune")
+    assert doc["summary"]["met"] is False
+    assert doc["summary"]["abandoned_call_rate"] >= 4 / 6308
+    assert len(captured.err.strip().splitlines()) == 1 and "not written" in captured.err
+    assert not policy.exists()

@@ -12,7 +12,8 @@ Two venvs are made from the one wheel: one with the wheel's own requirements (``
 and ``reviewlab dashboard`` there say in one line which extra to install), and one with the
 ``lab`` extra's too, in which the shipped notebooks run from an empty folder the way a user runs
 them (``reviewlab lab`` copies them there; a kernel started in that folder, no ``REVIEWLAB_*``
-variable) and the README's shell commands that name shipped files (``bundled:…``) run.
+variable) and the README's shell commands that name shipped files (``bundled:…``) run. Every
+``--help`` example of every command runs in the first venv from an empty folder.
 """
 
 from __future__ import annotations
