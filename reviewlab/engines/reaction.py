@@ -41,7 +41,7 @@ from reviewlab.engines.censoring import (
     effective_observation,
     hedge_plan,
 )
-from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.engines.result import EpisodeArrays, ReplayResult, assemble
 from reviewlab.engines.withholding import CallKey, episode_walks, withheld_calls
 from reviewlab.recording.schema import Call, Episode, Round
 
@@ -299,10 +299,8 @@ def react(
                 origins,
                 plans,
                 held_at,
-                censored=censored,
-                seed=seed,
-                reaction=reaction,
                 policy=policy,
+                assumptions={"censored": censored, "seed": seed, "reaction": reaction},
             )
         plans = fresh
     raise RuntimeError(
@@ -350,13 +348,12 @@ def _remap(
     plans: Mapping[str, Plan],
     held_at: Mapping[tuple[str, CallKey], float],
     *,
-    censored: str,
-    seed: int,
-    reaction: str,
     policy: Policy,
+    assumptions: Mapping[str, Any],
 ) -> ReplayResult:
     """The rewritten replay's frames in recorded numbering, with the skipped and withheld calls
-    put back (named as a replay of ``policy``)."""
+    put back (named as a replay of ``policy``, under the rewrite's ``assumptions``: censoring,
+    seed and reaction, over the inner run's)."""
     # Hedged replays carry a ``hedged`` column too (a call never started was not hedged).
     extra_columns = [name for name in metrics.CALL_HEDGE_COLUMNS if name in result.calls]
     columns = list(metrics.ENGINE_CALL_COLUMNS) + extra_columns
@@ -377,19 +374,16 @@ def _remap(
         )
     return assemble(
         calls,
-        episode_ids=episodes["episode_id"].to_numpy(),
-        slot_ids=episodes["slot_id"].to_numpy(),
-        wall_sec=episodes["wall_sec"].to_numpy(),
-        max_silence_sec=episodes["max_silence_sec"].to_numpy(),
+        EpisodeArrays(
+            episodes["episode_id"].to_numpy(),
+            episodes["slot_id"].to_numpy(),
+            episodes["wall_sec"].to_numpy(),
+            episodes["max_silence_sec"].to_numpy(),
+        ),
         peak_loose_workers=int(result.summary["peak_loose_workers"]),
         engine=result.engine,
         policy=policy,
-        assumptions={
-            **result.assumptions,
-            "censored": censored,
-            "seed": seed,
-            "reaction": reaction,
-        },
+        assumptions={**result.assumptions, **assumptions},
         pool=pool,
     )
 

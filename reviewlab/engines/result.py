@@ -23,7 +23,14 @@ from reviewlab.core.display import RichDisplay
 from reviewlab.core.policy import Narrowing, Policy
 from reviewlab.core.vocab import OUTCOME_EXECUTED, SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
 
-__all__ = ["FramesOnDemand", "PoolFrames", "ReplayResult", "ReplaySummary", "assemble"]
+__all__ = [
+    "EpisodeArrays",
+    "FramesOnDemand",
+    "PoolFrames",
+    "ReplayResult",
+    "ReplaySummary",
+    "assemble",
+]
 
 
 @dataclass
@@ -93,13 +100,32 @@ class PoolFrames:
     slots: pd.DataFrame
 
 
+@dataclass(frozen=True)
+class EpisodeArrays:
+    """Per episode, in corpus order, what an engine measured beside its calls: the ids, the
+    reviewer slots, the wall times and the longest silences (any sequences; read as arrays)."""
+
+    episode_id: Any
+    slot_id: Any
+    wall_sec: Any
+    max_silence_sec: Any
+
+    def frame(self) -> pd.DataFrame:
+        """The four columns :func:`~reviewlab.core.metrics.episode_rows` completes."""
+        return pd.DataFrame(
+            {
+                "episode_id": np.asarray(self.episode_id, dtype=object),
+                "slot_id": np.asarray(self.slot_id, dtype=object),
+                "wall_sec": np.asarray(self.wall_sec, dtype=float),
+                "max_silence_sec": np.asarray(self.max_silence_sec, dtype=float),
+            }
+        )
+
+
 def assemble(
     calls: pd.DataFrame,
+    episodes: EpisodeArrays,
     *,
-    episode_ids: Any,
-    slot_ids: Any,
-    wall_sec: Any,
-    max_silence_sec: Any,
     peak_loose_workers: int,
     engine: str,
     policy: Policy,
@@ -119,28 +145,20 @@ def assemble(
         calls["outcome"].eq(OUTCOME_EXECUTED).to_numpy(),
         calls["source_gap"].isin(SOURCE_GAPS_HELD_BACK).to_numpy(),
     )
-    base = pd.DataFrame(
-        {
-            "episode_id": np.asarray(episode_ids, dtype=object),
-            "slot_id": np.asarray(slot_ids, dtype=object),
-            "wall_sec": np.asarray(wall_sec, dtype=float),
-            "max_silence_sec": np.asarray(max_silence_sec, dtype=float),
-        }
-    )
-    episodes = metrics.episode_rows(calls, base)
-    summary = metrics.summarize(calls, episodes, peak_loose_workers=peak_loose_workers)
+    frame = metrics.episode_rows(calls, episodes.frame())
+    summary = metrics.summarize(calls, frame, peak_loose_workers=peak_loose_workers)
     slots = None
     if pool is not None:
-        episodes["arrival_sec"] = pool.arrival_sec
-        episodes["start_sec"] = pool.start_sec
-        episodes["queue_wait_sec"] = pool.start_sec - pool.arrival_sec
-        waits = episodes["queue_wait_sec"].to_numpy()
+        frame["arrival_sec"] = pool.arrival_sec
+        frame["start_sec"] = pool.start_sec
+        frame["queue_wait_sec"] = pool.start_sec - pool.arrival_sec
+        waits = frame["queue_wait_sec"].to_numpy()
         summary["queue_wait_mean_sec"] = float(waits.mean()) if waits.size else 0.0
         summary["queue_wait_share"] = float((waits > 0).mean()) if waits.size else 0.0
         slots = pool.slots
     return ReplayResult(
         calls=calls,
-        episodes=episodes,
+        episodes=frame,
         summary=summary,
         slots=slots,
         engine=engine,

@@ -31,7 +31,7 @@ from reviewlab.engines._shared import calls_frame
 from reviewlab.engines.reaction import skipped_start
 from reviewlab.engines.real._actors import ReplayModel, ReplayRegistry
 from reviewlab.engines.real._plan import PlannedCall, ReplayPlan
-from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.engines.result import EpisodeArrays, ReplayResult, assemble
 from reviewlab.live.episode import CallTrace, EpisodeResult
 from reviewlab.live.executor import CallStatus
 
@@ -354,10 +354,12 @@ def replay_result(
         calls["hedged"] = np.array([row[-1] for row in rows], dtype=bool)
     return assemble(
         calls,
-        episode_ids=[run.plan.episode.id for run in runs],
-        slot_ids=[run.plan.episode.slot for run in runs],
-        wall_sec=wall,
-        max_silence_sec=silence,
+        EpisodeArrays(
+            [run.plan.episode.id for run in runs],
+            [run.plan.episode.slot for run in runs],
+            wall,
+            silence,
+        ),
         peak_loose_workers=metrics.peak_overlap(loose_starts, loose_ends),
         engine="real",
         policy=policy,

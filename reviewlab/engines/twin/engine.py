@@ -38,7 +38,13 @@ from reviewlab.core.vocab import (
 from reviewlab.engines._shared import arrival_times
 from reviewlab.engines.censoring import HedgePlan, completion_times
 from reviewlab.engines.honours import TWIN
-from reviewlab.engines.result import FramesOnDemand, PoolFrames, ReplayResult, assemble
+from reviewlab.engines.result import (
+    EpisodeArrays,
+    FramesOnDemand,
+    PoolFrames,
+    ReplayResult,
+    assemble,
+)
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import TwinCorpus, compiled
 from reviewlab.engines.twin.model import (
@@ -220,10 +226,7 @@ def _assembled(
     """The full result through :func:`~reviewlab.engines.result.assemble` (frames and summary)."""
     return assemble(
         columns_frame(sim, arrival).assign(**hedge_columns(sim)),
-        episode_ids=sim.corpus.ids,
-        slot_ids=sim.slot_id,
-        wall_sec=wall,
-        max_silence_sec=sim.max_silence_sec,
+        EpisodeArrays(sim.corpus.ids, sim.slot_id, wall, sim.max_silence_sec),
         peak_loose_workers=metrics.peak_overlap(sim.loose_starts, sim.loose_ends),
         engine="twin",
         policy=policy,

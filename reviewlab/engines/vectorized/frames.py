@@ -19,7 +19,7 @@ import pandas as pd
 from reviewlab.core import metrics
 from reviewlab.core.crediting import Crediting
 from reviewlab.core.policy import Policy
-from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.engines.result import EpisodeArrays, ReplayResult, assemble
 from reviewlab.engines.vectorized.evaluation import (
     EXECUTED,
     GAP_BY_CODE,
@@ -62,10 +62,7 @@ def frames(
     )
     return assemble(
         calls,
-        episode_ids=list(c.episode_ids),
-        slot_ids=list(c.slot_ids),
-        wall_sec=ev.wall_sec,
-        max_silence_sec=ev.max_silence_sec,
+        EpisodeArrays(list(c.episode_ids), list(c.slot_ids), ev.wall_sec, ev.max_silence_sec),
         peak_loose_workers=ev.peak_loose_workers,
         engine="vectorized",
         policy=policy,

@@ -30,7 +30,7 @@ from reviewlab.engines.censoring import (
     effective_observation,
     hedge_plan,
 )
-from reviewlab.engines.result import ReplayResult, assemble
+from reviewlab.engines.result import EpisodeArrays, ReplayResult, assemble
 from reviewlab.recording.schema import Episode
 
 __all__ = ["replay_hedged"]
@@ -88,10 +88,12 @@ def replay_hedged(
     episodes_frame = settled.episodes
     return assemble(
         calls,
-        episode_ids=list(episodes_frame["episode_id"]),
-        slot_ids=list(episodes_frame["slot_id"]),
-        wall_sec=episodes_frame["wall_sec"].to_numpy(dtype=float),
-        max_silence_sec=episodes_frame["max_silence_sec"].to_numpy(dtype=float),
+        EpisodeArrays(
+            list(episodes_frame["episode_id"]),
+            list(episodes_frame["slot_id"]),
+            episodes_frame["wall_sec"].to_numpy(dtype=float),
+            episodes_frame["max_silence_sec"].to_numpy(dtype=float),
+        ),
         peak_loose_workers=_peak_loose(compiled, calls, planned, first_loose, second_loose, zombie),
         engine="vectorized",
         policy=policy,
