@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import pandas as pd
 
-from reviewlab.analysis.sweep import default_threads
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
 from reviewlab.core.policy import Policy, TimeoutPolicy
@@ -328,15 +326,9 @@ class BudgetEvaluator(Predictions):
         return _key(chosen) in self.cache
 
     def prefetch(self, candidates: list[dict[str, float]]) -> None:
-        """Evaluate one step's candidate points side by side on threads (NumPy releases the GIL;
-        each point is a pure function of its timeouts, so the search's choices are the same as
-        one after another): the search then reads them from the cache."""
-        fresh = [c for c in candidates if not self.cached(c)]
-        workers = min(default_threads(), len(fresh))
-        if workers < 2:
-            return
-        with ThreadPoolExecutor(workers, thread_name_prefix="reviewlab-tune") as pool:
-            list(pool.map(self.point, fresh))
+        """Nothing ahead: in-process, each point is replayed when the search asks for it, one
+        after another (a busy machine has no second core for a thread to replay on; the search
+        replays fewer points instead)."""
 
     def summary(self, policy: Policy) -> dict[str, Any]:
         """The corpus's summary under ``policy``."""

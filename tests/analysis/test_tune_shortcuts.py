@@ -90,7 +90,6 @@ def counted(monkeypatch: pytest.MonkeyPatch, episodes: list[Any], **options: Any
 
     with monkeypatch.context() as patched:
         patched.setattr(budgets.CompiledCorpus, "evaluate", counting)
-        patched.setattr(budgets, "default_threads", lambda: 1)  # count on one thread
         return tune.recommend(episodes, **options), made["replays"]
 
 
@@ -145,7 +144,6 @@ def test_a_candidate_the_tail_model_refuses_is_not_replayed(
         return point(self, chosen)
 
     monkeypatch.setattr(BudgetEvaluator, "point", recording)
-    monkeypatch.setattr(budgets, "default_threads", lambda: 1)
     monkeypatch.setattr(tune, "explain_table", lambda *args, **kwargs: pd.DataFrame())
     options: dict[str, Any] = {"max_abandoned_rate": 1e-9, "max_added_abandoned_rate": None}
     rec = tune.recommend(episodes, **options)
