@@ -9,6 +9,9 @@ beside each figure, and a verdict per goal; exit status 1 when one is missed:
   judged on the median of per-round ratios. Like with like: the same ``async`` tool (one
   suspension), the same bound, the same loop; each round times one small batch of each, in
   alternating order, so that load from other processes hits both alike;
+* for information (not judged), a sync tool through the executor (on its reused worker
+  threads) against ``asyncio.wait_for(loop.run_in_executor(pool, tool), bound)`` on a reused
+  one-thread ``ThreadPoolExecutor``, a fresh pair per round (as in ``bench_executor.py``);
 * abandonment lateness: how long after the bound control returns to the caller when a call
   that never returns is abandoned, measured from just before ``run`` is called (so dispatch
   counts against us), p50 / p99 in ms, beside the bare ``wait_for``'s (sampled alternately)
@@ -28,6 +31,7 @@ import contextlib
 import statistics
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from _busy import add_busy_flag, machine_label, neighbour
 
@@ -76,6 +80,43 @@ async def bench_overhead(calls: int, batch: int = 50) -> tuple[list[float], list
         else:
             our_runs.append(await ours(batch))
             bare_runs.append(await bare(batch))
+    return bare_runs, our_runs
+
+
+def _sync_tool() -> int:
+    return 1
+
+
+async def bench_sync_tool(rounds: int, batch: int = 50) -> tuple[list[float], list[float]]:
+    """Seconds per call of every round for a sync tool: bare ``wait_for(run_in_executor)``,
+    ours; each round on a fresh executor and pool, warmed first."""
+    loop = asyncio.get_running_loop()
+    bare_runs: list[float] = []
+    our_runs: list[float] = []
+    for index in range(rounds):
+        executor = AsyncBoundedExecutor(loose_cap=None)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+
+            async def bare(size: int, pool: ThreadPoolExecutor = pool) -> float:
+                start = time.perf_counter()
+                for _ in range(size):
+                    await asyncio.wait_for(loop.run_in_executor(pool, _sync_tool), 30.0)
+                return (time.perf_counter() - start) / size
+
+            async def ours(size: int, executor: AsyncBoundedExecutor = executor) -> float:
+                start = time.perf_counter()
+                for _ in range(size):
+                    await executor.run(_sync_tool, bound=BOUND, name="tool")
+                return (time.perf_counter() - start) / size
+
+            await bare(10)
+            await ours(10)
+            if index % 2:
+                bare_runs.append(await bare(batch))
+                our_runs.append(await ours(batch))
+            else:
+                our_runs.append(await ours(batch))
+                bare_runs.append(await bare(batch))
     return bare_runs, our_runs
 
 
@@ -130,6 +171,14 @@ async def measure(calls: int, abandons: int, label: str) -> int:
         f"[{label}]   ratio: median of per-round ratios {ratio:.2f}x (quartiles "
         f"{q1:.2f}-{q3:.2f}), ratio of medians {ours / bare:.2f}x (goal <= "
         f"{OVERHEAD_GOAL}x): {_verdict(ok_overhead)}"
+    )
+    sync_bare, sync_ours = await bench_sync_tool(max(10, calls // 500))
+    sync_ratios = [o / b for o, b in zip(sync_ours, sync_bare, strict=True)]
+    print(
+        f"[{label}] a sync tool, {len(sync_ratios)} rounds (not judged): "
+        f"wait_for(run_in_executor) {statistics.median(sync_bare) * 1e6:.1f} us, "
+        f"AsyncBoundedExecutor.run {statistics.median(sync_ours) * 1e6:.1f} us, median of "
+        f"per-round ratios {statistics.median(sync_ratios):.2f}x"
     )
     late, bare_late, floor = await bench_lateness(abandons)
     p50, p99 = _quantiles_ms(late)

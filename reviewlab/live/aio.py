@@ -3,15 +3,15 @@
 Lifecycle of one call (the states of :class:`~reviewlab.live.executor.CallStatus`): pending →
 running → returned | raised | abandoned (the hard bound or the idle timeout passed first), or
 pending → refused (the loose-call cap is full). An ``async`` tool runs as its own task, a sync
-tool on a fresh daemon thread; the caller awaits one waiter future that the tool's completion
+tool on a reused worker thread; the caller awaits one waiter future that the tool's completion
 or a loop timer resolves, so the fate is decided once, on the loop thread.
 
 Invariants: an abandoned ``async`` tool is cancelled and control returns at once; until it
 stops it is loose, past ``grace_sec`` a zombie whose time-to-stop is recorded; an abandoned
-sync tool is loose until it returns. Only the waits are this executor's own: admission,
-terms and results are :class:`~reviewlab.live.executor_base.ExecutorBase`'s; it does not
-hedge (a hedging policy is refused by name). In full: docs/architecture.md, "The asyncio
-executor".
+sync tool is loose until it returns, and its thread is never reused. Only the waits are this
+executor's own: admission, terms and results are
+:class:`~reviewlab.live.executor_base.ExecutorBase`'s; it does not hedge (a hedging policy is
+refused by name). In full: docs/architecture.md, "The asyncio executor".
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ import contextvars
 import inspect
 import math
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reviewlab.core.deadline import execution_deadline_scope, narrow_for_rest_of_context
+from reviewlab.core.deadline import narrow_for_rest_of_context
 from reviewlab.core.policy import Bound
 from reviewlab.live.aio_ledger import AsyncLedger
 from reviewlab.live.call_notes import CallNotes, current_notes, notes_scope
@@ -36,6 +37,7 @@ from reviewlab.live.executor_base import (
     Dispatched,
     ExecutorBase,
 )
+from reviewlab.live.executor_workers import ToolWorker, ToolWorkers
 from reviewlab.live.loop_runner import run_coroutine
 
 __all__ = [
@@ -90,9 +92,9 @@ class _Waiter:
         self.waiter: asyncio.Future[str] = loop.create_future()
         # Sync tools only (set before their thread starts): `claim` is held for good by
         # whichever side decides the fate first (the tool's thread or the caller);
-        # `published` tells a losing thread that its result record is ready.
+        # `published` (held until then) tells a losing thread that its result record is ready.
         self.claim: threading.Lock | None = None
-        self.published: threading.Event | None = None
+        self.published: threading.Lock | None = None
         self.value: Any = None
         self.exc: BaseException | None = None
         self.abandoned_at = 0.0
@@ -156,6 +158,14 @@ class AsyncBoundedExecutor(ExecutorBase):
         ):
             raise ValueError(f"grace_sec: expected finite non-negative seconds, got {grace_sec!r}")
         self.grace_sec = float(grace_sec)
+        self._pool = ToolWorkers("reviewlab-async-tool")
+        # Idle workers hold the pool, never the executor: once it is dropped, they exit.
+        weakref.finalize(self, self._pool.shutdown)
+
+    @property
+    def threads_started(self) -> int:
+        """ToolWorker threads started so far for sync tools (reuse keeps this low)."""
+        return self._pool.started
 
     async def run(
         self,
@@ -206,7 +216,14 @@ class AsyncBoundedExecutor(ExecutorBase):
         if is_async:
             task = loop.create_task(_run_async(fn, args, kwargs, deadline_at, call.notes, waiter))
         else:
-            self._start_thread(waiter, call, fn, args, kwargs, deadline_at)
+            waiter.claim = threading.Lock()
+            published = waiter.published = threading.Lock()
+            published.acquire()
+            self._pool.dispatch(
+                _ThreadCall(
+                    fn, args, kwargs, contextvars.copy_context(), deadline_at, call, waiter, self
+                )
+            )
         hard: asyncio.TimerHandle | None = None
         if call.idle_sec is not None:
             waiter.idle_timer = loop.call_at(
@@ -259,7 +276,7 @@ class AsyncBoundedExecutor(ExecutorBase):
         else:
             # The thread lost the claim; it settles its own call once it returns.
             assert waiter.published is not None
-            waiter.published.set()
+            waiter.published.release()
         return result
 
     def _grace_passed(self, result: AsyncCallResult) -> None:
@@ -274,46 +291,59 @@ class AsyncBoundedExecutor(ExecutorBase):
         if result.settled is not None:
             result.settled.set()
 
-    # -- sync tools on threads ---------------------------------------------------
-    def _start_thread(
+
+class _ThreadCall:
+    """A sync tool's call on a worker thread: whichever side takes the waiter's ``claim`` first
+    decides its fate (the worker: returned or raised; the caller: abandoned)."""
+
+    __slots__ = ("fn", "args", "kwargs", "context", "deadline_at", "call", "waiter", "executor")
+
+    def __init__(
         self,
-        waiter: _Waiter,
-        call: Dispatched,
         fn: Callable[..., Any],
         args: Any,
         kwargs: Any,
+        context: contextvars.Context,
         deadline_at: float | None,
+        call: Dispatched,
+        waiter: _Waiter,
+        executor: AsyncBoundedExecutor,
     ) -> None:
-        context = contextvars.copy_context()
-        claim = waiter.claim = threading.Lock()
-        published = waiter.published = threading.Event()
-        notes = call.notes
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.context = context
+        self.deadline_at = deadline_at
+        self.call = call
+        self.waiter = waiter
+        self.executor = executor
 
-        def body() -> None:
-            notes_scope(notes)
-            try:
-                if deadline_at is None:
-                    waiter.value = fn(*args, **kwargs)
-                else:
-                    with execution_deadline_scope(deadline_at):
-                        waiter.value = fn(*args, **kwargs)
-            except BaseException as exc:  # noqa: BLE001 - the tool's own failure becomes a record
-                waiter.exc = exc
+    def run(self) -> None:
+        # In a copy of the caller's context made for this call alone: narrowed for good.
+        notes_scope(self.call.notes)
+        if self.deadline_at is not None:
+            narrow_for_rest_of_context(self.deadline_at)
+        try:
+            self.waiter.value = self.fn(*self.args, **self.kwargs)
+        except BaseException as exc:  # noqa: BLE001 - the tool's own failure becomes a record
+            self.waiter.exc = exc
 
-        def work() -> None:
-            context.run(body)
-            if claim.acquire(blocking=False):
-                # Finished before the caller gave up: wake it (the loop may be gone already).
-                with contextlib.suppress(RuntimeError):
-                    waiter.loop.call_soon_threadsafe(waiter.wake, "done")
-                return
-            # Abandoned: the caller won the claim; wait until it published the record.
-            published.wait()
-            result = waiter.result
-            assert result is not None
-            waiter.value = waiter.exc = None  # a late value sources nothing
-            self._settle(result, max(0.0, call.clock.now() - waiter.abandoned_at))
-
-        threading.Thread(
-            target=work, name=f"reviewlab-async-tool-{id(waiter)}", daemon=True
-        ).start()
+    def work(self, pool: ToolWorkers, worker: ToolWorker) -> bool:
+        """Run the tool on ``worker``; True when the worker rejoined the pool."""
+        self.context.run(self.run)
+        waiter = self.waiter
+        assert waiter.claim is not None and waiter.published is not None
+        if waiter.claim.acquire(blocking=False):
+            # Finished before the caller gave up: rejoin the pool first, then wake the caller
+            # (the loop may be gone already).
+            keep = pool.rejoin(worker)
+            with contextlib.suppress(RuntimeError):
+                waiter.loop.call_soon_threadsafe(waiter.wake, "done")
+            return keep
+        # Abandoned: the caller won the claim; wait until it published the record.
+        waiter.published.acquire()
+        result = waiter.result
+        assert result is not None
+        waiter.value = waiter.exc = None  # a late value sources nothing
+        self.executor._settle(result, max(0.0, self.call.clock.now() - waiter.abandoned_at))
+        return False

@@ -17,13 +17,10 @@ executor".
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
-from queue import SimpleQueue
 from typing import Any
 
 from reviewlab.core.deadline import narrow_for_rest_of_context
@@ -38,12 +35,9 @@ from reviewlab.live.executor_base import (
     ExecutorBase,
     LooseLedger,
 )
+from reviewlab.live.executor_workers import ToolWorker, ToolWorkers
 
 __all__ = ["DEFAULT_LOOSE_CAP", "BoundedExecutor", "CallResult", "CallStatus", "LooseLedger"]
-
-# Idle workers kept beyond this number exit instead of waiting for more work.
-_MAX_IDLE = 64
-
 
 _after_wait_timeout: Callable[[Any], None] | None = None
 """Test seam, ``None`` in use: called with the job on the caller's thread after its wait for
@@ -76,6 +70,7 @@ class _Job:
         "ended_at",
         "abandoned_at",
         "result",
+        "executor",
     )
 
     def __init__(
@@ -86,8 +81,10 @@ class _Job:
         context: contextvars.Context,
         deadline_at: float | None,
         notes: CallNotes,
+        executor: BoundedExecutor,
         partner: _Job | None = None,
     ) -> None:
+        self.executor = executor
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
@@ -126,15 +123,21 @@ class _Job:
             self.exc = exc
         self.ended_at = self.notes.clock.now()
 
-
-class _Worker:
-    __slots__ = ("inbox", "thread")
-
-    def __init__(self, executor: BoundedExecutor, number: int) -> None:
-        self.inbox: SimpleQueue[_Job | None] = SimpleQueue()
-        self.thread = threading.Thread(
-            target=executor._work, args=(self,), name=f"reviewlab-tool-{number}", daemon=True
-        )
+    def work(self, pool: ToolWorkers, worker: ToolWorker) -> bool:
+        """Run the attempt on ``worker``; True when the worker rejoined the pool."""
+        self.context.run(self.run)
+        if self.claim.acquire(blocking=False):
+            self.won = True
+            # Finished before the caller gave up: rejoin the pool first, so the caller's next
+            # call finds this worker idle, then wake the caller.
+            keep = pool.rejoin(worker)
+            self.done.release()
+            return keep
+        # Abandoned (or a hedge's loser): the caller published `result` and released our
+        # handoff.
+        self.handoff.acquire()
+        self.executor._retire(self)
+        return False
 
 
 class BoundedExecutor(ExecutorBase):
@@ -154,16 +157,13 @@ class BoundedExecutor(ExecutorBase):
         hedging: HedgeAdmission | None = None,
     ) -> None:
         super().__init__(loose_cap=loose_cap, name=name, hedging=hedging, ledger=LooseLedger())
-        self._idle: deque[_Worker] = deque()
-        self._spawned = 0
-        self._spawn_lock = threading.Lock()
-        self._closed = False
+        self._pool = ToolWorkers("reviewlab-tool")
 
     # -- public ------------------------------------------------------------
     @property
     def threads_started(self) -> int:
-        """Worker threads started so far (reuse keeps this low)."""
-        return self._spawned
+        """ToolWorker threads started so far (reuse keeps this low)."""
+        return self._pool.started
 
     def run(
         self,
@@ -183,7 +183,7 @@ class BoundedExecutor(ExecutorBase):
         ``call_id`` (the model's id of the call) goes on the call's notes. Never raises for
         the tool's own exception (status ``raised``).
         """
-        if self._closed:
+        if self._pool.closed:
             raise RuntimeError(f"executor {self.name!r}: run() after shutdown()")
         call = self.admit(
             fn, args, kwargs, bound, name, idle_sec, "thread", call_id, time.monotonic
@@ -198,8 +198,9 @@ class BoundedExecutor(ExecutorBase):
             contextvars.copy_context(),
             None if bound_sec is None else call.start + bound_sec,
             call.notes,
+            self,
         )
-        self._dispatch(job)
+        self._pool.dispatch(job)
         if call.hedge is not None or call.idle_sec is not None:
             return self._watch(call, job)
         # The plain call: one wait for the bound.
@@ -246,10 +247,11 @@ class BoundedExecutor(ExecutorBase):
                         contextvars.copy_context(),
                         job.deadline_at,
                         job.notes,
+                        self,
                         partner=job,
                     )
                     self.ledger._hedge()
-                    self._dispatch(second)
+                    self._pool.dispatch(second)
                 continue
             if why == "idle" and not call.idle_quiet():
                 continue  # progress came while we waited: re-arm from it
@@ -301,13 +303,7 @@ class BoundedExecutor(ExecutorBase):
 
     def shutdown(self) -> None:
         """Let idle workers exit; running and loose workers exit when their call ends."""
-        self._closed = True
-        while True:
-            try:
-                worker = self._idle.pop()
-            except IndexError:
-                return
-            worker.inbox.put(None)
+        self._pool.shutdown()
 
     def __enter__(self) -> BoundedExecutor:
         return self
@@ -315,50 +311,7 @@ class BoundedExecutor(ExecutorBase):
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
 
-    # -- workers -------------------------------------------------------------
-    def _dispatch(self, job: _Job) -> None:
-        try:
-            worker = self._idle.pop()
-        except IndexError:
-            with self._spawn_lock:
-                self._spawned += 1
-                worker = _Worker(self, self._spawned)
-            worker.inbox.put(job)
-            worker.thread.start()
-            return
-        worker.inbox.put(job)
-
-    def _work(self, worker: _Worker) -> None:
-        inbox = worker.inbox
-        while True:
-            job = inbox.get()
-            if job is None:
-                return
-            job.context.run(job.run)
-            if job.claim.acquire(blocking=False):
-                job.won = True
-                # Finished before the caller gave up: rejoin the pool first, so the
-                # caller's next call finds this worker idle, then wake the caller.
-                keep = not self._closed and len(self._idle) < _MAX_IDLE
-                if keep:
-                    self._idle.append(worker)
-                    if self._closed:
-                        # shutdown() may have drained the pool just before we rejoined it.
-                        with contextlib.suppress(
-                            ValueError
-                        ):  # else it popped us and queued our stop
-                            self._idle.remove(worker)
-                            keep = False
-                job.done.release()
-                if not keep:
-                    return
-                continue
-            # Abandoned (or a hedge's loser): the caller published `result` and released our
-            # handoff.
-            job.handoff.acquire()
-            self._retire(job)
-            return
-
+    # -- loose workers ------------------------------------------------------------
     def _retire(self, job: _Job) -> None:
         result = job.result
         assert result is not None
