@@ -49,6 +49,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "public_api",
+    "notebook_charts",
 ]
 
 root_doc = "index"
