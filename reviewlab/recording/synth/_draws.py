@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -212,14 +212,9 @@ def draw(n: int, *, seed: int = 0, spec: SynthSpec | None = None, **overrides: A
     chars_u = rng.lognormal(np.log(1500.0), 0.9, total_calls)
     word_pick = rng.integers(0, len(SEARCH_WORDS), total_calls).astype(np.int8)
 
-    if spec.arg_effect:
-        durations = _with_arg_effect(
-            durations, spec, names, tool_index, tree, file_pick, start_u, span, word_pick
-        )
-
     round_first = np.cumsum(tool_rounds) - tool_rounds
     call_first = np.concatenate([[0], np.cumsum(calls_per_round)]).astype(np.int64)
-    return Draws(
+    draws = Draws(
         n=n,
         seed=seed,
         spec=spec,
@@ -245,32 +240,25 @@ def draw(n: int, *, seed: int = 0, spec: SynthSpec | None = None, **overrides: A
         chars_u=chars_u,
         word_pick=word_pick,
     )
+    return _with_arg_effect(draws) if spec.arg_effect else draws
 
 
-def _with_arg_effect(
-    durations: np.ndarray,
-    spec: SynthSpec,
-    names: list[str],
-    tool_index: np.ndarray,
-    tree: list[tuple[str, int]],
-    file_pick: np.ndarray,
-    start_u: np.ndarray,
-    span: np.ndarray,
-    word_pick: np.ndarray,
-) -> np.ndarray:
-    """``durations`` scaled by the calls' arguments (:attr:`SynthSpec.arg_effect`), from the
-    draws the call dicts are built from (so a read's lines are the lines its extent holds)."""
-    tool = np.asarray(names, dtype=object)[tool_index]
-    lengths = np.array([length for _, length in tree], dtype=np.int64)[file_pick]
-    first = 1 + (start_u * lengths).astype(np.int64)
-    lines = np.minimum(lengths, first + span - 1) - first + 1
+def _with_arg_effect(draws: Draws) -> Draws:
+    """``draws`` with the durations scaled by the calls' arguments (:attr:`SynthSpec.arg_effect`),
+    from the draws the call dicts are built from (so a read's lines are the lines its extent
+    holds)."""
+    spec, durations = draws.spec, draws.durations
+    tool = np.asarray(draws.names, dtype=object)[draws.tool_index]
+    lengths = np.array([length for _, length in draws.tree], dtype=np.int64)[draws.file_pick]
+    first = 1 + (draws.start_u * lengths).astype(np.int64)
+    lines = np.minimum(lengths, first + draws.span - 1) - first + 1
     factor = np.ones(durations.size)
     reads = tool == "read_file"
     factor[reads] = (lines[reads] / 120.0) ** spec.arg_effect
     searches = (tool == "search_code") | (tool == "query_code")
-    factor[searches] = ((word_pick[searches] + 1.0) / 4.5) ** spec.arg_effect
+    factor[searches] = ((draws.word_pick[searches] + 1.0) / 4.5) ** spec.arg_effect
     scaled = np.minimum(durations * factor, spec.max_duration_sec)
-    return np.maximum(np.round(scaled, 6), 1e-6)
+    return replace(draws, durations=np.maximum(np.round(scaled, 6), 1e-6))
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,15 @@ CENSORED_COLOR = "#b8b8b8"
 """A call still running when the recording ended (light grey: what nobody saw)."""
 
 
+@dataclass(frozen=True)
+class Hatched:
+    """A patterned bar's look: the hatch (``"///"``), its colour, and the bar's opacity."""
+
+    pattern: str
+    color: str = "#7a4f00"
+    alpha: float = 1.0
+
+
 class Timeline:
     """Lanes (named rows, the first at the top) on one time axis from 0 to ``right_sec``."""
 
@@ -88,12 +97,11 @@ class Timeline:
         *,
         label: str | None = None,
         height: float = 0.55,
-        hatch: str | None = None,
-        alpha: float = 1.0,
+        hatched: Hatched | None = None,
         clipped_text: str | None = None,
-        hatch_color: str = "#7a4f00",
     ) -> None:
-        """A filled bar; one running past the right edge ends there with ``clipped_text`` →."""
+        """A filled bar (``hatched``: patterned); one running past the right edge ends there
+        with ``clipped_text`` →."""
         left, width, clipped = self._clip(start, length)
         self.ax.barh(
             self.row(lane),
@@ -101,10 +109,10 @@ class Timeline:
             left=left,
             height=height,
             color=color,
-            hatch=hatch,
-            alpha=alpha,
-            edgecolor=color if hatch is None else hatch_color,
-            linewidth=0 if hatch is None else 0.4,
+            hatch=None if hatched is None else hatched.pattern,
+            alpha=1.0 if hatched is None else hatched.alpha,
+            edgecolor=color if hatched is None else hatched.color,
+            linewidth=0 if hatched is None else 0.4,
             label=self._once(label),
             zorder=2,
         )
@@ -196,8 +204,7 @@ class Timeline:
             ZOMBIE_COLOR,
             label="loose worker (zombie)",
             height=0.3,
-            hatch="///",
-            alpha=0.75,
+            hatched=Hatched("///", alpha=0.75),
             clipped_text=clipped or f"loose {seconds_text(length)}",
         )
 
@@ -210,8 +217,7 @@ class Timeline:
             CENSORED_COLOR,
             label="still running when the recording ended",
             height=0.55,
-            hatch="..",
-            hatch_color="#8c8c8c",
+            hatched=Hatched("..", color="#8c8c8c"),
             clipped_text="recording ended, still running",
         )
 
