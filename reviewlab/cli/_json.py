@@ -101,6 +101,15 @@ def _figure(value: Any) -> Any:
     return str(value)
 
 
+def _cell(value: Any) -> Any:
+    """A table cell: a figure, or a cell holding a list or a mapping as its JSON text (a row
+    stays flat, one value per column)."""
+    value = _figure(value)
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
 def _rows(frame: Any) -> list[dict[str, Any]]:
     """A DataFrame's rows as objects (its index becomes a column unless it is a plain range)."""
     import pandas as pd
@@ -109,7 +118,7 @@ def _rows(frame: Any) -> list[dict[str, Any]]:
     if not isinstance(frame.index, pd.RangeIndex):
         frame = frame.reset_index()
     frame.columns = [str(c) for c in frame.columns]
-    return [{key: _figure(value) for key, value in row.items()} for row in frame.to_dict("records")]
+    return [{key: _cell(value) for key, value in row.items()} for row in frame.to_dict("records")]
 
 
 def _units(
