@@ -24,7 +24,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from reviewlab.analysis.budgets import AbandonedCounts, BudgetPoint, Predictions
-from reviewlab.analysis.profiles import DurationProfile, base_seconds, profile_tool
+from reviewlab.analysis.profiles import (
+    DurationProfile,
+    ProfileSettings,
+    base_seconds,
+    profile_tool,
+)
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
 from reviewlab.core.policy import Policy, TimeoutPolicy
@@ -161,14 +166,14 @@ def slice_tool(state: PartitionTuning, tool: str) -> ToolSlice:
     )
 
 
-def profile_slices(tool: str, settings: Mapping[str, Any], *slices: ToolSlice) -> DurationProfile:
+def profile_slices(tool: str, settings: ProfileSettings, *slices: ToolSlice) -> DurationProfile:
     """One tool's profile from its slices of every partition (a worker task)."""
     return profile_tool(
         tool,
         np.concatenate([s.duration_sec for s in slices]),
         np.concatenate([s.completed for s in slices]),
         float(sum(s.exposure_lines for s in slices)),
-        **settings,
+        settings,
     )
 
 
@@ -402,12 +407,7 @@ def tuning_on_cluster(
             futures = []
             for tool in tools:
                 slices = [connected.submit(slice_tool, s, tool) for s in states]
-                settings = {
-                    "base_sec": base_sec[tool],
-                    "z": z,
-                    "guarantee": guarantee,
-                    "guarantee_confidence": guarantee_confidence,
-                }
+                settings = ProfileSettings(base_sec[tool], z, guarantee, guarantee_confidence)
                 futures.append(connected.submit(profile_slices, tool, settings, *slices))
             for tool, profile in zip(tools, corpus.results(futures), strict=True):
                 profiles[tool] = profile

@@ -29,6 +29,7 @@ __all__ = [
     "EXPLAIN_QUANTILES",
     "LADDER_QUANTILES",
     "DurationProfile",
+    "ProfileSettings",
     "Survival",
     "SurvivalAt",
     "base_seconds",
@@ -132,23 +133,35 @@ class DurationProfile:
     """Under a guarantee, its certificate (``None`` otherwise)."""
 
 
+@dataclass(frozen=True)
+class ProfileSettings:
+    """How one tool is profiled: the top of its ladder, the tail's confidence factor and, under
+    a guarantee, the share to certify and its confidence."""
+
+    base_sec: float
+    """The tool's timeout under the base policy (the ladder's top)."""
+    z: float
+    """The tail index's confidence factor (:func:`~reviewlab.analysis.tails.tail_of`)."""
+    guarantee: float | None = None
+    """The share of the tool's calls the certified timeout must let return (``None``: none)."""
+    guarantee_confidence: float | None = None
+    """The confidence of that certificate (required with ``guarantee``)."""
+    extra_points: tuple[float, ...] = ()
+    """More times to know the survival at."""
+
+
 def profile_tool(
     tool: str,
     durations: np.ndarray,
     completed: np.ndarray,
     exposure_lines: float,
-    *,
-    base_sec: float,
-    z: float,
-    guarantee: float | None = None,
-    guarantee_confidence: float | None = None,
-    extra_points: Iterable[float] = (),
+    settings: ProfileSettings,
 ) -> DurationProfile:
     """The profile of ``tool`` from its recorded calls, in any order (a pure function of the
     multiset; see the module docstring). ``exposure_lines``: the lines its calls' abandonment
-    would cost, summed; ``base_sec``: its timeout under the base policy (the ladder's top);
-    ``z``: the tail index's confidence factor (:func:`~reviewlab.analysis.tails.tail_of`);
-    ``extra_points``: more times to know the survival at."""
+    would cost, summed."""
+    base_sec, z = settings.base_sec, settings.z
+    guarantee, guarantee_confidence = settings.guarantee, settings.guarantee_confidence
     durations = np.asarray(durations, dtype=float)
     completed = np.asarray(completed, dtype=bool)
     estimate = KaplanMeier(durations, completed)
@@ -157,7 +170,7 @@ def profile_tool(
     quantiles = {q: km_quantile(estimate, q) for q in (*LADDER_QUANTILES, *EXPLAIN_QUANTILES)}
     rungs = ladder(quantiles, longest, base_sec)
     certificate = None
-    points = {*rungs, float(base_sec), *map(float, extra_points)}
+    points = {*rungs, float(base_sec), *map(float, settings.extra_points)}
     if guarantee is not None:
         assert guarantee_confidence is not None
         certificate = certify(durations, completed, guarantee, guarantee_confidence)

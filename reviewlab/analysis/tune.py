@@ -34,6 +34,7 @@ from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
 from reviewlab.analysis.profiles import (
     LADDER_QUANTILES,
     DurationProfile,
+    ProfileSettings,
     base_seconds,
     km_quantile,
     nice,
@@ -371,10 +372,7 @@ def profile_observations(
             observations.duration_sec[mine],
             observations.completed[mine],
             float(exposure[mine].sum()),
-            base_sec=base_sec[tool],
-            z=z,
-            guarantee=guarantee,
-            guarantee_confidence=guarantee_confidence,
+            ProfileSettings(base_sec[tool], z, guarantee, guarantee_confidence),
         )
     return profiles
 

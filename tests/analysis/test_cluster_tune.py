@@ -13,7 +13,7 @@ import pytest
 
 from reviewlab.analysis.budgets import ratio_upper
 from reviewlab.analysis.cluster_tune import Moments, merge_ratio
-from reviewlab.analysis.profiles import profile_tool
+from reviewlab.analysis.profiles import ProfileSettings, profile_tool
 from reviewlab.analysis.tune import Recommendation, recommend
 from reviewlab.cli import main
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
@@ -76,10 +76,9 @@ def test_a_profile_depends_on_the_multiset_not_the_order() -> None:
     durations = np.round(rng.lognormal(0.0, 1.2, size=2000), 3)
     completed = rng.random(2000) > 0.03
     order = rng.permutation(2000)
-    settings: dict[str, Any] = {"base_sec": 30.0, "z": 1.64, "guarantee": 0.9}
-    settings["guarantee_confidence"] = 0.99
-    one = profile_tool("t", durations, completed, 5000.0, **settings)
-    other = profile_tool("t", durations[order], completed[order], 5000.0, **settings)
+    settings = ProfileSettings(base_sec=30.0, z=1.64, guarantee=0.9, guarantee_confidence=0.99)
+    one = profile_tool("t", durations, completed, 5000.0, settings)
+    other = profile_tool("t", durations[order], completed[order], 5000.0, settings)
     assert one.ladder == other.ladder and one.quantiles == other.quantiles
     assert dict(one.survival.points) == dict(other.survival.points)
     assert one.tail == other.tail and one.certificate == other.certificate
