@@ -17,6 +17,7 @@ figures from the other, so the best delay is not reported on the data that picke
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -29,7 +30,7 @@ from reviewlab.engines.censoring import KaplanMeier, effective_observation
 from reviewlab.engines.replay import replay
 from reviewlab.recording.schema import Episode
 
-__all__ = ["DEFAULT_QUANTILES", "hedge_delays", "sweep_hedge_delays"]
+__all__ = ["DEFAULT_QUANTILES", "HedgeAxis", "hedge_delays", "sweep_hedge_delays"]
 
 DEFAULT_QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.99)
 """The duration quantiles a hedge-delay sweep tries unless told otherwise."""
@@ -63,19 +64,27 @@ def hedge_delays(
     return delays
 
 
+@dataclass(frozen=True)
+class HedgeAxis:
+    """The hedge a delay sweep tries: ``tool`` hedged at each of its duration ``quantiles``
+    (:func:`hedge_delays`), at most ``max_share`` of its calls at each point."""
+
+    tool: str
+    quantiles: Sequence[float] = DEFAULT_QUANTILES
+    max_share: float = 0.05
+
+
 def sweep_hedge_delays(
     episodes: Sequence[Episode],
-    tool: str,
-    quantiles: Sequence[float] = DEFAULT_QUANTILES,
+    axis: HedgeAxis,
     *,
     base: Policy | TimeoutPolicy | None = None,
-    max_share: float = 0.05,
     engine: EngineName = "vectorized",
     censored: CensoringMode = "wedge",
     seed: int = 0,
     held_out: float | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Replay ``episodes`` with ``tool`` hedged at each of its duration ``quantiles``.
+    """Replay ``episodes`` with the ``axis`` tool hedged at each of its duration quantiles.
 
     Returns the sweep frame (one row per delay, in quantile order, with
     ``hedge.quantile``, ``hedge.<tool>.after_sec``, ``hedges``,
@@ -91,13 +100,14 @@ def sweep_hedge_delays(
     if held_out is not None:
         chosen_on, corpus = split_episodes(corpus, held_out, seed)
     base_policy = Policy.of(base)
-    delays = hedge_delays(chosen_on, tool, quantiles)
+    tool = axis.tool
+    delays = hedge_delays(chosen_on, tool, axis.quantiles)
     if not delays:
         raise ValueError(f"quantiles: none gives {tool!r} a finite hedge delay")
     by_delay: dict[float, float] = {}
     for q, delay in delays.items():
         by_delay.setdefault(delay, q)  # two quantiles at one delay: the lower names it
-    grid = make_grid(base_policy, hedges={tool: list(by_delay)}, hedge_share=max_share)
+    grid = make_grid(base_policy, hedges={tool: list(by_delay)}, hedge_share=axis.max_share)
     frame = sweep(corpus, grid, engine=engine, censored=censored, seed=seed)
     frame.insert(0, "hedge.quantile", frame[f"hedge.{tool}.after_sec"].map(by_delay))
     without_hedges = base_policy.replace(hedges={})

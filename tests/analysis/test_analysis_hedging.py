@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from reviewlab.analysis.hedging import hedge_delays, sweep_hedge_delays
+from reviewlab.analysis.hedging import HedgeAxis, hedge_delays, sweep_hedge_delays
 from reviewlab.core.policy import Policy
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.replay import replay
@@ -74,7 +74,7 @@ def test_the_sweep_rows_are_the_replays_of_each_delay() -> None:
     corpus = _corpus()
     base = Policy.uniform(3.0)
     frame, reference = sweep_hedge_delays(
-        corpus, "read_file", (0.5, 0.9, 0.95), base=base, max_share=0.2
+        corpus, HedgeAxis("read_file", (0.5, 0.9, 0.95), max_share=0.2), base=base
     )
     delays = hedge_delays(corpus, "read_file", (0.5, 0.9, 0.95))
     assert frame["hedge.quantile"].tolist() == sorted(delays)
@@ -102,7 +102,7 @@ def test_held_out_delays_come_from_one_part_and_every_figure_from_the_other() ->
     corpus = _corpus()
     base = Policy.uniform(3.0)
     frame, reference = sweep_hedge_delays(
-        corpus, "read_file", (0.5, 0.9), base=base, max_share=0.2, held_out=0.5, seed=4
+        corpus, HedgeAxis("read_file", (0.5, 0.9), max_share=0.2), base=base, held_out=0.5, seed=4
     )
     order = np.random.default_rng(4).permutation(len(corpus))
     chosen = [corpus[i] for i in sorted(order[:15])]
@@ -121,4 +121,4 @@ def test_held_out_delays_come_from_one_part_and_every_figure_from_the_other() ->
         assert row["hedges"] == direct["hedges"]
     assert reference == replay(reported, base, engine="vectorized", seed=4).summary
     with pytest.raises(ValueError, match="held_out"):
-        sweep_hedge_delays(corpus, "read_file", held_out=1.0)
+        sweep_hedge_delays(corpus, HedgeAxis("read_file"), held_out=1.0)
