@@ -47,7 +47,6 @@ copyright = "2026, the reviewlab authors"
 extensions = [
     "myst_nb",
     "sphinx.ext.autodoc",
-    "sphinx.ext.napoleon",
     "public_api",
     "notebook_charts",
 ]
@@ -74,14 +73,13 @@ nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
 
-# autodoc: the docstrings as written, signatures with their annotations, members in the order
+# autodoc: the docstrings as written (reStructuredText: ``code``, :func: roles, definition lists;
+# none uses Google or NumPy sections, so no napoleon), signatures with their annotations, members in the order
 # of the source (which is the order the docstrings explain them in).
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
 autodoc_class_signature = "separated"
-napoleon_google_docstring = True
-napoleon_numpy_docstring = False
 
 # Strict cross-references inside reviewlab; names of other libraries (pandas, numpy, the
 # standard library) are not documented here and are not checked.

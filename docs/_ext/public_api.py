@@ -11,6 +11,7 @@ rather than ``reviewlab.engines.Policy``); every other package that re-exports i
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import sys
 from functools import cache
@@ -172,13 +173,24 @@ _MISSING = object()
 
 def _lookup(target: str) -> Any:
     """The object a dotted name names (a module, or an attribute path inside one), or
-    ``_MISSING``."""
+    ``_MISSING``. A module is found by its spec, without running it; an attribute path is
+    looked up in its imported module, and a module that cannot be imported here (an optional
+    dependency not installed) is taken at its word."""
     parts = target.split(".")
     for cut in range(len(parts), 0, -1):
+        name = ".".join(parts[:cut])
         try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None:
             continue
+        if cut == len(parts):
+            return spec
+        try:
+            obj: Any = importlib.import_module(name)
+        except ImportError:
+            return spec
         for attr in parts[cut:]:
             obj = getattr(obj, attr, _MISSING)
             if obj is _MISSING:
