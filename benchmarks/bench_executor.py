@@ -9,10 +9,10 @@ verdict per goal; exit status 1 when one is missed:
   <= 1.5x), judged UNPINNED on the median of per-round ratios. Each round starts a fresh
   executor and a fresh pool, warms both, then times one batch of each in alternating order.
   Why fresh threads per round: the scheduler places a caller and its worker either on one
-  CPU or on two, and the placement sticks to a thread for seconds; on a 2-vCPU VM a
-  cross-CPU wake-up costs about twice a same-CPU one, so with one pair for the whole run the
-  verdict would say which side's thread landed badly. Fresh pairs make every round a new
-  draw for both sides;
+  CPU or on two, and the placement sticks to a thread for seconds; on this 2-vCPU VM a call
+  across two CPUs takes 50-70 us against about 20 us on one, so with one pair for the whole
+  run the verdict would say which side's thread landed badly. Fresh pairs make every round a
+  new draw for both sides;
 * the blocking waits per call of each (voluntary context switches of the whole process over
   the timed batches, per call), for information: a call's two handoffs (caller -> worker,
   worker -> caller) plus the GIL waits around them; the executor should match the pool;
