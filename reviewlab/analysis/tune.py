@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from reviewlab.analysis.attribution import difference, explain_table
+from reviewlab.analysis.attribution import Choice, ToolFacts, difference, explain_table
 from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint, Evaluator, budget_table
 from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE, Certificate
 from reviewlab.analysis.certify import check_guarantee as _check_probability
@@ -505,17 +505,9 @@ class _Search(NamedTuple):
         )
         explain = explain_table(
             evaluator,
-            profiles=profiles,
-            tools=tools,
-            ladders=ladders,
-            base_sec=base_sec,
-            chosen=chosen,
-            current=current,
-            key=key,
-            allowed=self.allowed,
-            standing=standing,
-            rules=rules,
-            certificates=certificates,
+            ToolFacts(tools, profiles, ladders, base_sec, standing, certificates),
+            Choice(chosen, current, key, self.allowed),
+            rules,
         )
         rule = (
             RULE.format(objective=key, confidence=self.confidence)
