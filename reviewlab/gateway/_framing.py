@@ -1,19 +1,17 @@
 """A POST's answer sent as one JSON body when nothing else comes before it.
 
-Streamable HTTP lets a server answer a request POST either with an ``application/json`` body (the
-response alone) or with a ``text/event-stream`` (the response, preceded by whatever relates to
-the request: progress, log messages, the upstream's sampling or elicitation requests). A client
-must accept both. The SDK's server chooses once, for the whole server: a JSON-only server drops
-the request's notifications and cannot send it requests, which a gateway must pass through.
+Streamable HTTP lets a server answer a request POST with an ``application/json`` body (the
+answer alone) or a ``text/event-stream`` (the answer, after whatever relates to the request:
+progress, log messages, an upstream's sampling or elicitation requests); a client accepts both.
+The SDK's server chooses once, for the whole server, and a JSON-only server drops what relates
+to a request, which a gateway must pass through.
 
-:class:`JsonWhenAlone` decides per POST, after the fact: the SDK answers with an event stream,
-and this middleware holds the stream's headers until its first event. When that event is the
-answer itself, the host gets it as one JSON body (what most ``tools/call`` are: an answer and
-nothing else), which costs both ends less than an event stream (measured: 0.8 ms less gateway
-CPU per ``echo`` over HTTP, benchmarks/bench_gateway.py). When the first event is anything
-else — a notification, a request, a keep-alive comment — the held headers and everything after
-them go out unchanged, as a stream. Nothing is reordered or dropped: only the framing of a
-lone answer changes.
+:class:`JsonWhenAlone` decides per POST, after the fact: it holds the SDK's event stream's
+headers until the first event. When that event is the answer, the host gets it as one JSON
+body, which costs both ends less; when it is anything else (a notification, a request, a
+keep-alive comment), the held headers and every byte after them go out unchanged. Nothing is
+reordered or dropped: only the framing of a lone answer changes (docs/gateway.md, "Answers
+over HTTP: JSON when alone").
 """
 
 from __future__ import annotations
@@ -21,6 +19,8 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+__all__ = ["JsonWhenAlone"]
 
 Message = MutableMapping[str, Any]
 Send = Callable[[Message], Awaitable[None]]
