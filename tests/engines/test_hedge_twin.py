@@ -14,6 +14,7 @@ from reviewlab.core.policy import Narrowing, Policy
 from reviewlab.engines.censoring import completion_times, hedge_plan
 from reviewlab.engines.twin.engine import run_simulation
 from reviewlab.engines.twin.model import hedge_columns
+from reviewlab.engines.twin.pool import PoolShape
 from reviewlab.recording.schema import Call, Episode, Round
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -101,7 +102,7 @@ def test_a_worker_pool_refuses_hedges_by_name() -> None:
     """Two attempts would need two pool threads: the twin says it does not simulate that."""
     policy = Policy.uniform(2.0).with_hedge("read_file", after_sec=0.4, max_share=0.3)
     with pytest.raises(ValueError, match="hedges"):
-        run_simulation(_corpus(), policy, workers=4)
+        run_simulation(_corpus(), policy, pool=PoolShape(workers=4))
 
 
 def test_the_unbounded_replay_is_rescued_from_a_wedge_by_a_hedge() -> None:

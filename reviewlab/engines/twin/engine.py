@@ -53,7 +53,7 @@ from reviewlab.engines.twin.model import (
     episode_process,
     hedge_columns,
 )
-from reviewlab.engines.twin.pool import SlotPool, SlotTimeline, WorkerPool
+from reviewlab.engines.twin.pool import PoolShape, SlotPool, SlotTimeline, WorkerPool
 from reviewlab.recording.files import paused_gc
 from reviewlab.recording.schema import Episode
 
@@ -90,6 +90,10 @@ def columns_frame(sim: Simulation, arrival: np.ndarray) -> pd.DataFrame:
         arrival, np.diff(first_rows)
     )
     return pd.DataFrame(data, columns=list(metrics.ENGINE_CALL_COLUMNS))
+
+
+NO_POOL = PoolShape()
+"""Independent episodes: no reviewer slots, a thread per call, the recorded arrivals."""
 
 
 def _arrivals(corpus: TwinCorpus, mode: str | None, rate: float | None, seed: int) -> np.ndarray:
@@ -140,10 +144,7 @@ def simulate(
         corpus,
         spine,
         censored=censored,
-        slots=slots,
-        arrivals=arrivals,
-        arrival_rate=arrival_rate,
-        workers=workers,
+        pool=PoolShape(slots, workers, arrivals, arrival_rate),
         seed=seed,
         hedges=hedges,
     )
@@ -157,20 +158,18 @@ def run_simulation(
     policy: Policy,
     *,
     censored: str = "wedge",
-    slots: int | None = None,
-    arrivals: str | None = None,
-    arrival_rate: float | None = None,
-    workers: int | None = None,
+    pool: PoolShape = NO_POOL,
     seed: int = 0,
     hedges: HedgePlan | None = None,
 ) -> tuple[Simulation, np.ndarray]:
     """The simulation itself, without the frames: the per-episode runs (call rows) and the arrival
-    times."""
+    times; ``pool``: the reviewer slots, worker threads and arrivals simulated around them."""
+    slots, workers = pool.slots, pool.workers
     # The run allocates many small objects and makes no garbage cycles worth collecting mid-run; a
     # collection would rescan the whole corpus (tens of ms for 1k episodes) for nothing.
     with paused_gc():
         twin_corpus = compiled(corpus)
-        arrival = _arrivals(twin_corpus, arrivals, arrival_rate, seed)
+        arrival = _arrivals(twin_corpus, pool.arrivals, pool.arrival_rate, seed)
         imputed = completion_times(corpus, censored, seed)
         env = simpy.Environment()
         sim = Simulation(env, BoundResolver(policy), twin_corpus, imputed, seed, hedges)

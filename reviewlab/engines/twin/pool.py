@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -24,9 +25,29 @@ import simpy
 from reviewlab.core.crediting import abandons
 from reviewlab.core.vocab import SLOT_STATES
 
-__all__ = ["SLOT_STATES", "SLOT_TIMELINE_COLUMNS", "SlotPool", "SlotTimeline", "WorkerPool"]
+__all__ = [
+    "SLOT_STATES",
+    "SLOT_TIMELINE_COLUMNS",
+    "PoolShape",
+    "SlotPool",
+    "SlotTimeline",
+    "WorkerPool",
+]
 
 SLOT_TIMELINE_COLUMNS = ("slot_id", "state", "start_sec", "end_sec", "episode_id")
+
+
+@dataclass(frozen=True)
+class PoolShape:
+    """What a twin run simulates around its episodes: ``slots`` reviewer slots (``None``: every
+    episode at once), ``workers`` threads shared by every call (``None``: a thread per call),
+    and how requests arrive (``arrivals``: ``"recorded"`` or ``"poisson"`` at ``arrival_rate``
+    per second). The default is no pool: the episodes are independent."""
+
+    slots: int | None = None
+    workers: int | None = None
+    arrivals: str | None = None
+    arrival_rate: float | None = None
 
 
 class SlotPool:
