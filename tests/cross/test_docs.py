@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,23 @@ def test_the_architecture_and_the_layout_page_show_every_package() -> None:
         )
         assert in_table, f"docs/architecture.md has no row for {folder}"
         assert folder in listed, f"docs/guide/layout.md does not list {folder}"
+
+
+def test_the_getting_started_commands_run(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Every ``reviewlab`` command on a ``bundled:`` name in the getting-started pages exits 0
+    in a fresh folder, in page order (tuning's replays read the policy its tune wrote)."""
+    from reviewlab import Policy
+    from reviewlab.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    for page in sorted((DOCS / "start").glob("*.md")):
+        for block in re.findall(r"```sh\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            for line in block.splitlines():
+                if line.startswith("reviewlab ") and "bundled:" in line:
+                    argv = shlex.split(line.split(" #", 1)[0])[1:]
+                    assert main(argv) == 0, f"{page.name}: {line}"
+                    ran.append(page.stem)
+    capsys.readouterr()
+    assert {"incident", "tuning"} <= set(ran)
+    assert isinstance(Policy.load(tmp_path / "recommended.toml"), Policy)
