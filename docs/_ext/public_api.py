@@ -102,7 +102,10 @@ def _summary(obj: Any) -> str:
     """The first sentence of an object's docstring, as plain text (for a re-export's line)."""
     doc = inspect.getdoc(obj) if inspect.isclass(obj) or inspect.isroutine(obj) else None
     first = (doc or "").strip().split("\n\n", 1)[0].replace("\n", " ")
-    return first.split(". ", 1)[0].rstrip(".")
+    sentence = first.split(". ", 1)[0].rstrip(".")
+    # A cut inside inline code or a role would leave reStructuredText unbalanced: no summary.
+    unbalanced = sentence.count("``") % 2 or sentence.replace("``", "").count("`") % 2
+    return "" if unbalanced else sentence
 
 
 class PublicApi(SphinxDirective):
