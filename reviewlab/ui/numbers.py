@@ -14,6 +14,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from reviewlab.core.metrics import METRICS
+
 __all__ = [
     "INFINITY",
     "KINDS",
@@ -37,31 +39,9 @@ KINDS: tuple[Kind, ...] = ("rate", "seconds", "count", "number", "text")
 INFINITY = "∞"
 """How an infinite figure is written; the table it appears in carries one footnote saying why."""
 
-LABELS: dict[str, str] = {
-    "episodes": "episodes",
-    "calls": "calls",
-    "abandoned_call_rate": "abandoned-call rate",
-    "coverage_loss_rate": "coverage-loss rate",
-    "timeout_coverage_loss_rate": "coverage lost to timeouts",
-    "inherent_coverage_loss_rate": "coverage lost by failing reads",
-    "wall_p50_sec": "wall p50",
-    "wall_p95_sec": "wall p95",
-    "wall_p99_sec": "wall p99",
-    "wall_max_sec": "wall max",
-    "max_silence_sec": "longest silence",
-    "zombie_sec": "zombie time",
-    "zombie_finite_sec": "zombie time (returning)",
-    "wedged_zombies": "wedged zombies",
-    "peak_loose_workers": "peak loose workers",
-    "deadline_bound_share": "deadline-bound share",
-    "hedges": "hedged calls",
-    "extra_call_share": "extra-call share (hedges)",
-    "withheld_calls": "calls the breaker withheld",
-    "idle_bound_calls": "calls bounded by idleness",
-    "queue_wait_mean_sec": "mean queue wait",
-    "cost_per_episode": "cost per episode",
-}
-"""Summary keys and the label a person reads (docs/metrics.md lists both)."""
+LABELS: dict[str, str] = {metric.key: metric.label for metric in METRICS}
+"""Summary keys and the label a person reads (declared once, in
+:data:`reviewlab.core.metrics.METRICS`)."""
 
 SILENCE = (
     "silence: how long a reviewer slot hears nothing from its model between two model sends of "
@@ -72,6 +52,7 @@ SILENCE = (
 incident's ranking and the charts all mean this."""
 
 _BY_LABEL = {label: key for key, label in LABELS.items()}
+_UNITS: dict[str, Kind] = {metric.key: metric.unit for metric in METRICS}
 
 _RATE_NAMES = frozenset(
     {
@@ -130,6 +111,8 @@ def column_kind(name: str) -> Kind:
     """What a column (or a summary row) named ``name`` holds: a rate, seconds, a count, a plain
     number or text — read off the name, so every output writes it the same way."""
     key = _BY_LABEL.get(name, name)
+    if key in _UNITS:  # a summary figure: its declared unit
+        return _UNITS[key]
     if key.endswith("_sec") or "_sec_" in key or "_sec." in key or key.endswith("(s)"):
         return "seconds"
     if key in ("timeout", "bound", "silence") or key.startswith(("timeout.", "hedge_after")):

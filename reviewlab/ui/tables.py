@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reviewlab.core.metrics import METRICS
 from reviewlab.ui.numbers import (
-    LABELS,
     cell,
     column_kind,
     infinity_footnote,
@@ -50,7 +50,9 @@ ASSUMPTION_KEYS = ("censored", "reaction", "engine")
 """What a replay assumes that one table never mixes (docs/semantics.md, "What a replay
 assumes")."""
 
-SUMMARY_ROWS = {key: label_of(key) for key in (*LABELS,) if key not in ("cost_per_episode",)}
+SUMMARY_ROWS = {
+    metric.key: metric.label for metric in METRICS if metric.key not in ("cost_per_episode",)
+}
 """Summary keys shown by default, in reading order, with the label a person reads."""
 
 _CENSORING_WORDS = {
@@ -339,23 +341,7 @@ def summary_table(
     return as_table(frame, title=title, assumptions=assumptions, orient="rows")
 
 
-OBJECTIVE_ROWS = (
-    "abandoned_call_rate",
-    "coverage_loss_rate",
-    "timeout_coverage_loss_rate",
-    "inherent_coverage_loss_rate",
-    "wall_p50_sec",
-    "wall_p95_sec",
-    "wall_p99_sec",
-    "wall_max_sec",
-    "max_silence_sec",
-    "zombie_sec",
-    "zombie_finite_sec",
-    "wedged_zombies",
-    "peak_loose_workers",
-    "extra_call_share",
-    "cost_per_episode",
-)
+OBJECTIVE_ROWS = tuple(metric.key for metric in METRICS if metric.objective)
 """The summary figures a policy is judged on, all to be minimised (what ``saved`` and ``paid``
 name when they change)."""
 

@@ -27,6 +27,7 @@ from typing import Any
 import ipywidgets as w
 from matplotlib.figure import Figure
 
+from reviewlab.core.metrics import METRICS
 from reviewlab.core.policy import Policy, PolicyError
 from reviewlab.engines.corpus import open_corpus
 from reviewlab.engines.engine import Engine
@@ -36,7 +37,7 @@ from reviewlab.recording.schema import Episode
 from reviewlab.ui.charts import LiveRates
 from reviewlab.ui.charts.tradeoff import TRADEOFF_AXES, tradeoff_curve, tradeoff_frame
 from reviewlab.ui.editor import DEFAULT_TOOLS, PolicyEditor, default_presets
-from reviewlab.ui.numbers import cell, column_kind, infinity_footnote, is_infinite
+from reviewlab.ui.numbers import cell, column_kind, infinity_footnote, is_infinite, label_of
 from reviewlab.ui.tables import assumptions_line
 
 __all__ = [
@@ -53,19 +54,7 @@ __all__ = [
 
 # -- the explorer ------------------------------------------------------------------------
 
-_SUMMARY_ROWS = (
-    "abandoned_call_rate",
-    "timeout_coverage_loss_rate",
-    "coverage_loss_rate",
-    "wall_p50_sec",
-    "wall_p95_sec",
-    "wall_p99_sec",
-    "max_silence_sec",
-    "zombie_sec",
-    "wedged_zombies",
-    "peak_loose_workers",
-    "deadline_bound_share",
-)
+_SUMMARY_ROWS = tuple(metric.key for metric in METRICS if metric.brief)
 """The metrics the explorer shows, each written in the one number style."""
 
 
@@ -79,8 +68,6 @@ def summary_html(
 ) -> str:
     """The summary as an HTML table (one row per metric), beside ``baseline`` when given, with
     the ∞ footnote (once) and the replay's assumptions under it."""
-    from reviewlab.ui.numbers import label_of
-
     head = f"<th>metric</th><th>{html.escape(title)}</th>"
     if baseline is not None:
         head += f"<th>{html.escape(baseline_title)}</th>"
@@ -115,9 +102,7 @@ def tradeoff_html(curve: Any, presets: Mapping[str, Mapping[str, Any]] | None = 
     current one, × 1, marked ``data-current``), then the presets; every cell carries its
     ``data-curve`` column so a reader (or a browser test) can find it."""
     columns = ["timeout_coverage_loss_rate", *(column for column, _, _ in TRADEOFF_AXES)]
-    head = "<th>timeouts</th>" + "".join(
-        f"<th>{html.escape(_LABEL.get(c, c))}</th>" for c in columns
-    )
+    head = "<th>timeouts</th>" + "".join(f"<th>{html.escape(label_of(c))}</th>" for c in columns)
     rows = []
     for row in curve.to_dict("records"):
         current = row["scale"] == 1.0
@@ -135,13 +120,6 @@ def tradeoff_html(curve: Any, presets: Mapping[str, Mapping[str, Any]] | None = 
         "timeout scaled, and the presets</caption>"
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
-
-
-_LABEL = {
-    "timeout_coverage_loss_rate": "coverage lost to timeouts",
-    "abandoned_call_rate": "abandoned-call rate",
-    "wall_p95_sec": "wall p95",
-}
 
 
 class Explorer:
