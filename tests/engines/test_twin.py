@@ -332,7 +332,8 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
     from reviewlab.engines.twin.bounds import BoundResolver as Resolver
     from reviewlab.engines.twin.corpus import compiled
     from reviewlab.engines.twin.engine import run_simulation
-    from reviewlab.engines.twin.model import Simulation, episode_process
+    from reviewlab.engines.twin.episode import episode_process
+    from reviewlab.engines.twin.model import Simulation
     from reviewlab.recording.synth import synth_corpus
 
     wedge = Call(tool="query_code", duration_sec=900.0, completed=False)

@@ -47,12 +47,8 @@ from reviewlab.engines.result import (
 )
 from reviewlab.engines.twin.bounds import BoundResolver
 from reviewlab.engines.twin.corpus import TwinCorpus, compiled
-from reviewlab.engines.twin.model import (
-    Simulation,
-    corpus_process,
-    episode_process,
-    hedge_columns,
-)
+from reviewlab.engines.twin.episode import corpus_process, episode_process
+from reviewlab.engines.twin.model import Simulation, hedge_columns
 from reviewlab.engines.twin.pool import PoolShape, SlotPool, SlotTimeline, WorkerPool
 from reviewlab.recording.files import paused_gc
 from reviewlab.recording.schema import Episode
@@ -180,7 +176,7 @@ def run_simulation(
             sim.workers = WorkerPool(env, workers)
         arrival_list = arrival.tolist()
         if slots is None and workers is None:
-            # Independent episodes: one process runs them all (see reviewlab.engines.twin.model).
+            # Independent episodes: one process runs them all (see reviewlab.engines.twin.episode).
             env.process(corpus_process(sim, arrival_list))
         else:
             for position, arrival_sec in enumerate(arrival_list):
