@@ -73,9 +73,9 @@ nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
 
-# autodoc: the docstrings as written (reStructuredText: ``code``, :func: roles, definition lists;
-# none uses Google or NumPy sections, so no napoleon), signatures with their annotations, members in the order
-# of the source (which is the order the docstrings explain them in).
+# autodoc: the docstrings as written (reStructuredText: ``code``, :func: roles, definition
+# lists; none uses Google or NumPy sections, so no napoleon), signatures with their annotations,
+# members in the order of the source (the order the docstrings explain them in).
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
