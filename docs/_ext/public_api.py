@@ -23,8 +23,11 @@ from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError, PycodeError
 from sphinx.pycode import ModuleAnalyzer
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
+
+logger = logging.getLogger(__name__)
 
 ROOT = "reviewlab"
 """The top package; its sub-packages (folders with an ``__init__.py``) are walked."""
@@ -89,7 +92,7 @@ def _attribute_doc(package: str, name: str, obj: Any) -> list[str]:
 
 def _data(package: str, name: str, obj: Any) -> list[str]:
     """A constant or a type alias: its name, its value when short, and its own docstring."""
-    lines = [f".. py:data:: {package}.{name}"]
+    lines = [f".. py:data:: {name}", f"   :module: {package}"]
     shown = repr(obj)
     if len(shown) <= 80 and "\n" not in shown:
         lines += [f"   :value: {shown}"]
@@ -209,8 +212,18 @@ def check_pages(app: Sphinx, env: Any, docnames: list[str]) -> None:
         raise ExtensionError(f"no API page docs/api/PACKAGE.md for: {', '.join(missing)}")
 
 
+def check_documented(app: Sphinx, env: Any) -> None:
+    """Warn (so fail the strict build) for a public name the reference did not document at
+    its home: every name of every ``__all__`` is in the reference, or the build says which."""
+    documented = set(env.get_domain("py").objects)
+    for (name, _), home in sorted(homes().items(), key=lambda item: (item[1], item[0][0])):
+        if f"{home}.{name}" not in documented:
+            logger.warning("public name %s.%s is not in the API reference", home, name)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("public-api", PublicApi)
     app.connect("env-before-read-docs", check_pages)
     app.connect("missing-reference", resolve_internal)
+    app.connect("env-check-consistency", check_documented)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
