@@ -3,10 +3,11 @@ resources.
 
 Lifecycle of an episode: arriving → queued (pool runs only) → running its rounds → done. A
 call's fate is decided at its virtual dispatch time by the shared core (bound, ``abandons``,
-the episode's ``Crediting``), so no call is raced against a timer: :func:`run_episode` moves
-the episode's own clock by ``min(duration, bound)`` and yields only at a shared worker-thread
-pool. Without a pool ONE process runs every episode (:func:`corpus_process`); with slots or
-workers, one process per episode (:func:`episode_process`). Hedged rows take
+the episode's ``Crediting``), so no call is raced against a timer:
+:meth:`EpisodeRunner.run_episode` moves the episode's own clock by ``min(duration, bound)``
+and yields only at a shared worker-thread pool. Without a pool ONE process runs every episode
+(:func:`corpus_process`); with slots or workers, one process per episode
+(:func:`episode_process`). Hedged rows take
 :func:`~reviewlab.core.hedge.hedge_fate` of the replay's plan. What they read and write is the
 run's :class:`~reviewlab.engines.twin.model.Simulation`.
 
@@ -32,7 +33,7 @@ from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.engines.twin.corpus import EpisodeTuple
 from reviewlab.engines.twin.model import ERROR, EXECUTED, Simulation, sync_to
 
-__all__ = ["corpus_process", "episode_process", "run_episode"]
+__all__ = ["EpisodeRunner", "corpus_process", "episode_process"]
 
 _INF = math.inf
 
@@ -43,7 +44,7 @@ def corpus_process(sim: Simulation, arrivals: list[float]) -> Generator[simpy.Ev
 
     Why the clock is not moved to each arrival: with no slots and no worker
     threads nothing else is ever scheduled on this environment, and
-    :func:`run_episode` never yields or reads ``env.now`` then — an episode's
+    :meth:`EpisodeRunner.run_episode` never yields or reads ``env.now`` then — an episode's
     timeline is its own ``t``, starting at its arrival. So no event could
     observe ``env.now`` between two arrivals, and stepping it through all of
     them (a ``Timeout`` and a scheduler step per episode) decides nothing.
@@ -57,11 +58,12 @@ def corpus_process(sim: Simulation, arrivals: list[float]) -> Generator[simpy.Ev
     assert sim.slots is None and sim.workers is None, "a pool needs one process per episode"
     start_sec = sim.start_sec
     latest = env.now
+    runner = EpisodeRunner(sim)
     for position, episode in enumerate(sim.corpus.tuples):
         arrival = arrivals[position]
         start_sec[position] = arrival
         # Without worker threads run_episode never yields: this runs the whole episode at once.
-        end = yield from run_episode(sim, position, episode, arrival, arrival)
+        end = yield from runner.run_episode(position, episode, arrival, arrival)
         if end > latest:
             latest = end
     if latest > env.now:
@@ -82,60 +84,23 @@ def episode_process(
         sim.slot_id[position] = yield slots.acquire()
         t = env.now
     sim.start_sec[position] = t
-    end = yield from run_episode(sim, position, sim.corpus.tuples[position], arrival_sec, t)
+    runner = EpisodeRunner(sim)
+    end = yield from runner.run_episode(position, sim.corpus.tuples[position], arrival_sec, t)
     if end > env.now:
         yield sync_to(env, end)
     if slots is not None:
         slots.release(sim.slot_id[position])
 
 
-def run_episode(
-    sim: Simulation, position: int, episode: EpisodeTuple, arrival_sec: float, start_sec: float
-) -> Generator[simpy.Event, Any, float]:
-    """Run one episode's rounds from ``start_sec``; store its rows and figures; return its end time.
+class EpisodeRunner:
+    """Runs episodes of one simulation: its shared columns and rules, hoisted once.
 
-    Yields only to dispatch calls to the shared worker pool (never without one).
-    The deadline runs from ``arrival_sec``. This is the per-call hot loop of
-    the twin: the episode is plain tuples, the shared columns are hoisted onto one
-    :class:`_EpisodeRun`, and a call allocates nothing that outlives it (its row
-    is stored into preallocated columns, defaults left in place).
-    """
-    if sim.hedge_rows and sim.workers is not None:
-        raise ValueError(
-            "hedges: a worker-thread pool (workers=K) does not simulate hedged calls; "
-            "replay without workers"
-        )
-    run = _EpisodeRun(sim, position, episode, arrival_sec)
-    timeline, slot_id, episode_id = sim.timeline, run.slot_id, episode.id
-    t = start_sec
-    max_silence = 0.0
-    for send_sec, calls in episode.rounds:
-        if run.ended:
-            run.withhold_round(t, len(calls))
-            continue
-        if timeline is not None:
-            timeline.add(slot_id, "busy", t, t + send_sec, episode_id)
-        t += send_sec
-        round_start = t
-        t, silence = yield from run.run_round(t, calls)
-        if silence > max_silence:
-            max_silence = silence
-        if timeline is not None:
-            timeline.add(slot_id, "silent", round_start, t, episode_id)
-    sim.end_sec[position] = t
-    sim.max_silence_sec[position] = max_silence
-    return t
-
-
-class _EpisodeRun:
-    """One episode's pass over its calls: the run's shared columns and rules, hoisted once, and
-    the episode's own state (its next row, its crediting, whether a wedge ended it).
-
-    Lifecycle of a call: bound (:meth:`bound`: the resolver's bound under the deadline left,
-    then an idle timeout from recorded progress) → fate (a planned hedge, a lone attempt, or a
-    wait on the shared worker pool) → outcome (:meth:`outcome`: abandoned, wedged or answered)
-    → row stored (:meth:`store`). After a wedge under ``unbounded`` every later call is
-    withheld: its row keeps the defaults and starts when the log ended.
+    Lifecycle of a call in :meth:`run_episode`: bound (the resolver's, under what is left of
+    the deadline; then an idle timeout the recorded progress fires, :meth:`idled`) →
+    fate (a planned hedge, :meth:`hedge_fate`; one attempt on a thread of its own; or a wait
+    on the shared worker pool) → outcome (abandoned, wedged or answered) → row stored. After
+    a wedge under ``unbounded`` every later call is withheld: its row keeps the defaults and
+    starts when the log ended.
     """
 
     __slots__ = (
@@ -150,152 +115,129 @@ class _EpisodeRun:
         "hedge_rows",
         "on_progress",
         "columns",
-        "crediting",
-        "credited_lines",
-        "episode_id",
-        "slot_id",
-        "first",
-        "row",
-        "deadline_at",
-        "ended",
     )
 
-    def __init__(
-        self, sim: Simulation, position: int, episode: EpisodeTuple, arrival_sec: float
-    ) -> None:
-        self.sim = sim
-        self.env = sim.env
-        self.workers = sim.workers
-        self.imputed = sim.imputed
+    def __init__(self, sim: Simulation) -> None:
+        if sim.hedge_rows and sim.workers is not None:
+            raise ValueError(
+                "hedges: a worker-thread pool (workers=K) does not simulate hedged calls; "
+                "replay without workers"
+            )
+        self.sim, self.env, self.workers, self.imputed = sim, sim.env, sim.workers, sim.imputed
         self.bound_sec_for = sim.resolver.bound_sec
         self.no_deadline = sim.resolver.no_deadline
         self.idle_rows, self.honoured_rows = sim.idle_rows, sim.honoured_rows
         self.hedge_rows = sim.hedge_rows
         self.on_progress = sim.resolver.policy.cap_rule == "checked_on_progress"
         self.columns = sim.calls
-        self.crediting = Crediting()
-        self.credited_lines = self.crediting.credited_lines
-        self.episode_id = episode.id
-        self.slot_id = sim.slot_id[position]
-        self.first = self.row = episode.first_row
-        deadline_sec = episode.deadline_sec
-        self.deadline_at = None if deadline_sec is None else arrival_sec + deadline_sec
-        self.ended = False
 
-    def withhold_round(self, t: float, calls: int) -> None:
-        """A round after the episode ended: its rows keep their defaults, "started" at ``t``."""
-        row = self.row
-        self.columns.dispatch_sec[row : row + calls] = [t] * calls
-        self.row = row + calls
-
-    def run_round(
-        self, t: float, calls: tuple[Any, ...]
-    ) -> Generator[simpy.Event, Any, tuple[float, float]]:
-        """Dispatch a round's calls one after another from ``t`` (the send's end); returns the
-        clock after the last and the round's silence (the sum of its waits).
-
-        The hot loop: the common path (a bound, one attempt, an answer) is inline on hoisted
-        locals; idle timeouts, hedges, honoured cancels and wedges are steps of their own.
-        """
+    def run_episode(
+        self, position: int, episode: EpisodeTuple, arrival_sec: float, start_sec: float
+    ) -> Generator[simpy.Event, Any, float]:
+        """Run one episode's rounds from ``start_sec``; store its rows and figures; return its
+        end time. Yields only to dispatch a call to the shared worker pool (never without one);
+        the deadline runs from ``arrival_sec``. The hot loop: the common path is inline on
+        hoisted locals, and a call allocates nothing that outlives it."""
         env, workers, imputed, columns = self.env, self.workers, self.imputed, self.columns
-        bound_sec_for, no_deadline, deadline_at = (
-            self.bound_sec_for,
-            self.no_deadline,
-            self.deadline_at,
-        )
+        bound_sec_for, no_deadline = self.bound_sec_for, self.no_deadline
         idle_rows, honoured_rows, hedge_rows = self.idle_rows, self.honoured_rows, self.hedge_rows
-        starts, waits = columns.dispatch_sec, columns.wait_sec
-        credits, credited_lines = columns.credited_lines, self.credited_lines
-        row = self.row
-        silence = 0.0
-        for tool, args, duration, completed, status_error, requested in calls:
-            if not completed and imputed is not None:
-                duration, completed = self.impute(row)
-            if self.ended:
-                starts[row] = t
-                row += 1
+        starts, waits, timeline = columns.dispatch_sec, columns.wait_sec, self.sim.timeline
+        crediting = Crediting()
+        credited_lines = crediting.credited_lines
+        episode_id, slot_id, row = episode.id, self.sim.slot_id[position], episode.first_row
+        deadline_at = None if episode.deadline_sec is None else arrival_sec + episode.deadline_sec
+        t, max_silence, ended = start_sec, 0.0, False
+        for send_sec, calls in episode.rounds:
+            if ended:  # withheld: the rows keep their defaults, "started" when the log ended
+                starts[row : row + len(calls)] = [t] * len(calls)
+                row += len(calls)
                 continue
-            if deadline_at is None:
-                # No inherited deadline: the resolver's per-tool pair, or ask it (and it fills the
-                # pair).
-                pair = no_deadline.get(tool)
-                bound_sec, bound_by = pair if pair is not None else bound_sec_for(tool, args, None)
-            else:
-                # max(0.0, deadline_at - t) without the builtin call (same value, -0.0 and NaN
-                # included).
-                remaining = deadline_at - t
-                if not remaining > 0.0:
-                    remaining = 0.0
-                bound_sec, bound_by = bound_sec_for(tool, args, remaining)
-            if idle_rows and bound_sec is not None and row in idle_rows:
-                bound_sec, bound_by = self.idle_bound(row, duration, completed, bound_sec, bound_by)
-            fate = self.hedge_fate(row, duration, completed, bound_sec) if hedge_rows else None
-            if fate is not None:
-                abandoned, wait = fate.abandoned, fate.wait_sec
-                answered = fate.answer_sec < _INF
-                self.note_hedged(row, t, fate)
-            else:
-                if honoured_rows and bound_sec is not None and row in honoured_rows:
-                    duration, completed = self.honoured(row, duration, completed, bound_sec)
-                if workers is None:
-                    abandoned = abandons(duration, completed, bound_sec)
-                    if abandoned:
-                        assert bound_sec is not None
-                        wait = bound_sec
-                        zombie = duration - bound_sec if completed else _INF
-                    else:
-                        wait = duration
-                        zombie = 0.0
+            if timeline is not None:
+                timeline.add(slot_id, "busy", t, t + send_sec, episode_id)
+            t += send_sec
+            silence, round_start = 0.0, t
+            for tool, args, duration, completed, status_error, requested in calls:
+                if not completed and imputed is not None:
+                    duration, completed = self.impute(episode, row)
+                if ended:
+                    starts[row] = t
+                    row += 1
+                    continue
+                if deadline_at is None:  # the resolver's per-tool pair (or it fills the pair)
+                    pair = no_deadline.get(tool)
+                    bound_sec, bound_by = pair or bound_sec_for(tool, args, None)  # a 2-tuple
+                else:  # max(0.0, deadline_at - t) without the builtin (-0.0 and NaN included)
+                    remaining = deadline_at - t
+                    if not remaining > 0.0:
+                        remaining = 0.0
+                    bound_sec, bound_by = bound_sec_for(tool, args, remaining)
+                if idle_rows and bound_sec is not None and row in idle_rows:
+                    bound_sec, bound_by = self.idled(row, duration, completed, bound_sec, bound_by)
+                fate = self.hedge_fate(row, duration, completed, bound_sec) if hedge_rows else None
+                if fate is not None:
+                    abandoned, wait, answered = self.note_hedged(row, t, fate)
                 else:
-                    # A shared thread pool: the wait, the fate and the zombie depend on thread
-                    # queueing.
-                    if t > env.now:
-                        yield sync_to(env, t)
-                    wait, abandoned, zombie = yield from workers.run_call(
-                        env, duration, completed, bound_sec
-                    )
-                answered = completed
-                if zombie:
-                    self.note_loose(row, t, bound_sec, zombie)
-            if abandoned:
-                columns.source_gap[row] = SOURCE_GAP_ABANDONED
-                outcome = ERROR
-            elif bound_sec is None and not answered:
-                wait = self.wedge(row)
-                outcome = ERROR
-            else:
-                outcome = ERROR if status_error else EXECUTED
-            # credited_lines(outcome, 0) is 0 whatever the rule says: skip the call then.
-            if requested:
-                credits[row] = credited_lines(outcome, requested)
-            if abandoned:
-                self.crediting.note_abandoned()
-            if bound_sec is not None:
-                columns.bound_sec[row] = bound_sec
-            columns.bound_by[row] = bound_by
-            columns.outcome[row] = outcome
-            starts[row] = t
-            if workers is not None and not self.ended:
-                # Thread queueing put the return on SimPy's clock; follow it exactly.
-                wait = env.now - t
-                t = env.now
-            else:
-                t += wait
-            waits[row] = wait
-            row += 1
-            silence += wait
-        self.row = row
-        return t, silence
+                    if honoured_rows and bound_sec is not None and row in honoured_rows:
+                        duration, completed = self.honoured(row, duration, completed, bound_sec)
+                    if workers is None:
+                        abandoned = abandons(duration, completed, bound_sec)
+                        if abandoned:
+                            assert bound_sec is not None
+                            wait, zombie = bound_sec, duration - bound_sec if completed else _INF
+                        else:
+                            wait, zombie = duration, 0.0
+                    else:  # a shared thread pool: wait, fate and zombie depend on its queueing
+                        if t > env.now:
+                            yield sync_to(env, t)
+                        wait, abandoned, zombie = yield from workers.run_call(
+                            env, duration, completed, bound_sec
+                        )
+                    answered = completed
+                    if zombie:
+                        self.note_loose(row, t, bound_sec, zombie)
+                if abandoned:
+                    columns.source_gap[row] = SOURCE_GAP_ABANDONED
+                    outcome = ERROR
+                elif bound_sec is None and not answered:
+                    # Pre-fix: the call never returns, so the episode waits on it forever.
+                    columns.source_gap[row] = SOURCE_GAP_WEDGED
+                    outcome, ended, wait = ERROR, True, _INF
+                else:
+                    outcome = ERROR if status_error else EXECUTED
+                if requested:  # credited_lines(outcome, 0) is 0 whatever the rule says
+                    columns.credited_lines[row] = credited_lines(outcome, requested)
+                if abandoned:
+                    crediting.note_abandoned()
+                if bound_sec is not None:
+                    columns.bound_sec[row] = bound_sec
+                columns.bound_by[row] = bound_by
+                columns.outcome[row] = outcome
+                starts[row] = t
+                if workers is not None and not ended:  # the return is on SimPy's clock
+                    wait = env.now - t
+                    t = env.now
+                else:
+                    t += wait
+                waits[row] = wait
+                row += 1
+                silence += wait
+            if silence > max_silence:
+                max_silence = silence
+            if timeline is not None:
+                timeline.add(slot_id, "silent", round_start, t, episode_id)
+        self.sim.end_sec[position] = t
+        self.sim.max_silence_sec[position] = max_silence
+        return t
 
-    def impute(self, row: int) -> tuple[float, bool]:
+    def impute(self, episode: EpisodeTuple, row: int) -> tuple[float, bool]:
         """A still-censored call's imputed completion (``censored="impute"``), stored in its row."""
         assert self.imputed is not None
-        duration = self.imputed[(self.episode_id, row - self.first)]
+        duration = self.imputed[(episode.id, row - episode.first_row)]
         self.columns.duration_sec[row] = duration
         self.columns.completed[row] = True
         return duration, True
 
-    def idle_bound(
+    def idled(
         self, row: int, duration: float, completed: bool, bound_sec: float, bound_by: str
     ) -> tuple[float, str]:
         """The idle timeout fires from the recorded progress, before the return and the bound."""
@@ -321,8 +263,10 @@ class _EpisodeRun:
         fate = hedge_fate(duration if completed else _INF, second, after, bound_sec)
         return fate if fate.hedged else None
 
-    def note_hedged(self, row: int, t: float, fate: Any) -> None:
-        """Two attempts, the first answer used, a loser running on (core/hedge.py)."""
+    def note_hedged(self, row: int, t: float, fate: Any) -> tuple[bool, float, bool]:
+        """Two attempts, the first answer used, a loser running on (core/hedge.py): the row's
+        hedge and zombie stored, the losers' loose intervals noted; returns ``(abandoned,
+        wait_sec, answered)``."""
         self.columns.hedged[row] = True
         wait = fate.wait_sec
         for loose in fate.zombies_sec:
@@ -330,6 +274,7 @@ class _EpisodeRun:
                 self.sim.loose_starts.append(t + wait)
                 self.sim.loose_ends.append(t + wait + loose)
         self.columns.zombie_sec[row] = fate.zombie_sec
+        return fate.abandoned, wait, fate.answer_sec < _INF
 
     def honoured(
         self, row: int, duration: float, completed: bool, bound_sec: float
@@ -347,10 +292,3 @@ class _EpisodeRun:
         self.sim.loose_starts.append(t + bound_sec)
         self.sim.loose_ends.append(t + bound_sec + zombie)
         self.columns.zombie_sec[row] = zombie
-
-    def wedge(self, row: int) -> float:
-        """Pre-fix (no bound) and a call that never returns: the episode waits on it forever and
-        ends there."""
-        self.columns.source_gap[row] = SOURCE_GAP_WEDGED
-        self.ended = True
-        return _INF
