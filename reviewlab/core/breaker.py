@@ -37,9 +37,9 @@ BREAKER_FIELDS = ("consecutive", "window", "cooldown_rounds", "cooldown_sec", "s
 def _count(field_name: str, value: Any, *, minimum: int) -> int:
     """``value`` as an int of at least ``minimum``, or a :class:`PolicyError` naming the field."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise PolicyError(f"{field_name}: expected a whole number, got {value!r}")
+        raise PolicyError(field_name, f"expected a whole number, got {value!r}")
     if value < minimum:
-        raise PolicyError(f"{field_name}: must be at least {minimum}, got {value!r}")
+        raise PolicyError(field_name, f"must be at least {minimum}, got {value!r}")
     return int(value)
 
 
@@ -66,14 +66,15 @@ class BreakerRule:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         if self.consecutive is None:
-            raise PolicyError("consecutive: required (the abandonments that trip the breaker)")
+            raise PolicyError("consecutive", "required (the abandonments that trip the breaker)")
         set_(self, "consecutive", _count("consecutive", self.consecutive, minimum=1))
         if self.window is not None:
             set_(self, "window", _count("window", self.window, minimum=self.consecutive))
         if (self.cooldown_rounds is None) == (self.cooldown_sec is None):
             raise PolicyError(
-                "cooldown_rounds, cooldown_sec: give exactly one (cooldown_rounds=None "
-                f"with cooldown_sec), got {self.cooldown_rounds!r} and {self.cooldown_sec!r}"
+                "cooldown_rounds, cooldown_sec",
+                "give exactly one (cooldown_rounds=None "
+                f"with cooldown_sec), got {self.cooldown_rounds!r} and {self.cooldown_sec!r}",
             )
         if self.cooldown_rounds is not None:
             set_(
@@ -83,7 +84,7 @@ class BreakerRule:
             set_(self, "cooldown_sec", _cooldown_sec(self.cooldown_sec))
         if self.scope not in BREAKER_SCOPES:
             raise PolicyError(
-                f"scope: expected one of {', '.join(BREAKER_SCOPES)}, got {self.scope!r}"
+                "scope", f"expected one of {', '.join(BREAKER_SCOPES)}, got {self.scope!r}"
             )
 
     @property
@@ -124,12 +125,11 @@ class BreakerRule:
         A missing ``cooldown_rounds`` is ``None`` when ``cooldown_sec`` is given (else 2).
         """
         if not isinstance(data, Mapping):
-            raise PolicyError(f"{where}: expected a table, got {data!r}")
+            raise PolicyError(where, f"expected a table, got {data!r}")
         unknown = sorted(set(data) - set(BREAKER_FIELDS))
         if unknown:
             raise PolicyError(
-                f"{where}: unknown field(s) {', '.join(unknown)}; "
-                f"known: {', '.join(BREAKER_FIELDS)}"
+                where, f"unknown field(s) {', '.join(unknown)}; known: {', '.join(BREAKER_FIELDS)}"
             )
         fields = dict(data)
         if "cooldown_sec" in fields and "cooldown_rounds" not in fields:
@@ -137,15 +137,15 @@ class BreakerRule:
         try:
             return cls(**fields)
         except PolicyError as error:
-            raise PolicyError(f"{where}.{error}") from None
+            raise error.within(where) from None
 
 
 def _cooldown_sec(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PolicyError(f"cooldown_sec: expected a number of seconds, got {value!r}")
+        raise PolicyError("cooldown_sec", f"expected a number of seconds, got {value!r}")
     number = float(value)
     if not math.isfinite(number) or number <= 0:
-        raise PolicyError(f"cooldown_sec: must be positive and finite, got {value!r}")
+        raise PolicyError("cooldown_sec", f"must be positive and finite, got {value!r}")
     return number
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.vocab import CAP_RULES, CapRule
 
 __all__ = ["TYPESCRIPT_SDK_TIMEOUT_SEC", "check_cap_rule", "on_progress_fire_sec"]
@@ -25,7 +26,7 @@ TYPESCRIPT_SDK_TIMEOUT_SEC = 60.0
 def check_cap_rule(value: object, where: str = "cap_rule") -> CapRule:
     """``value`` as a cap rule; anything else is an error naming ``where``."""
     if value not in CAP_RULES:
-        raise ValueError(f"{where}: expected one of {', '.join(CAP_RULES)}, got {value!r}")
+        raise ParameterError(where, f"expected one of {', '.join(CAP_RULES)}, got {value!r}")
     return value  # type: ignore[return-value]
 
 

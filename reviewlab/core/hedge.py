@@ -40,12 +40,12 @@ __all__ = [
 def _positive_finite(field_name: str, value: Any) -> float:
     """``value`` as a positive finite float, or a :class:`PolicyError` naming ``field_name``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PolicyError(f"{field_name}: expected a number, got {value!r}")
+        raise PolicyError(field_name, f"expected a number, got {value!r}")
     number = float(value)
     if not math.isfinite(number):
-        raise PolicyError(f"{field_name}: must be finite, got {value!r}")
+        raise PolicyError(field_name, f"must be finite, got {value!r}")
     if number <= 0:
-        raise PolicyError(f"{field_name}: must be positive, got {value!r}")
+        raise PolicyError(field_name, f"must be positive, got {value!r}")
     return number
 
 
@@ -65,7 +65,7 @@ class HedgeRule:
         object.__setattr__(self, "after_sec", _positive_finite("after_sec", self.after_sec))
         share = _positive_finite("max_share", self.max_share)
         if share > 1.0:
-            raise PolicyError(f"max_share: must be at most 1, got {self.max_share!r}")
+            raise PolicyError("max_share", f"must be at most 1, got {self.max_share!r}")
         object.__setattr__(self, "max_share", share)
 
     def to_dict(self) -> dict[str, float]:
@@ -76,16 +76,16 @@ class HedgeRule:
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "hedge") -> HedgeRule:
         """A rule from a mapping; unknown keys and bad values name ``where``."""
         if not isinstance(data, Mapping):
-            raise PolicyError(f"{where}: expected a table, got {data!r}")
+            raise PolicyError(where, f"expected a table, got {data!r}")
         unknown = sorted(set(data) - {"after_sec", "max_share"})
         if unknown:
-            raise PolicyError(f"{where}: unknown field(s) {', '.join(unknown)}")
+            raise PolicyError(where, f"unknown field(s) {', '.join(unknown)}")
         if "after_sec" not in data:
-            raise PolicyError(f"{where}.after_sec: missing")
+            raise PolicyError(f"{where}.after_sec", "missing")
         try:
             return cls(data["after_sec"], data.get("max_share", 0.05))
         except PolicyError as error:
-            raise PolicyError(f"{where}.{error}") from None
+            raise error.within(where) from None
 
 
 def plan_budget(

@@ -95,13 +95,13 @@ DEFAULT_TOOL_KINDS: Final[Mapping[str, ToolKind]] = MappingProxyType(
 def kinds_table(value: Any, *, where: str = "tool_kinds") -> Mapping[str, ToolKind]:
     """``value`` (tool -> kind) laid over :data:`DEFAULT_TOOL_KINDS`, validated and sorted."""
     if not isinstance(value, Mapping):
-        raise PolicyError(f"{where}: expected a table of tool name -> kind, got {value!r}")
+        raise PolicyError(where, f"expected a table of tool name -> kind, got {value!r}")
     table: dict[str, ToolKind] = dict(DEFAULT_TOOL_KINDS)
     for tool, kind in value.items():
         check_tool_name(where, tool)
         if kind not in TOOL_KINDS:
             raise PolicyError(
-                f"{where}.{tool}: expected one of {', '.join(TOOL_KINDS)}, got {kind!r}"
+                f"{where}.{tool}", f"expected one of {', '.join(TOOL_KINDS)}, got {kind!r}"
             )
         table[tool] = kind
     return MappingProxyType(dict(sorted(table.items())))

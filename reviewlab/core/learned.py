@@ -58,7 +58,7 @@ def call_features(features: Sequence[str], args: Mapping[str, Any] | None) -> li
 
 def _finite(where: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise PolicyError(f"{where}: expected a finite number, got {value!r}")
+        raise PolicyError(where, f"expected a finite number, got {value!r}")
     return float(value)
 
 
@@ -73,13 +73,13 @@ class ToolModel:
 
     def __post_init__(self) -> None:
         if len(self.features) != len(self.coef):
-            raise PolicyError("features and coef: expected one coefficient per feature")
+            raise PolicyError("features and coef", "expected one coefficient per feature")
         for name in self.features:
             if name.partition(":")[0] not in FEATURE_KINDS:
-                raise PolicyError(f"features: {name!r} is not one of {', '.join(FEATURE_KINDS)}")
+                raise PolicyError("features", f"{name!r} is not one of {', '.join(FEATURE_KINDS)}")
         object.__setattr__(self, "intercept", _finite("intercept", self.intercept))
         if _finite("rho", self.rho) <= 0:
-            raise PolicyError(f"rho: expected a positive shape, got {self.rho!r}")
+            raise PolicyError("rho", f"expected a positive shape, got {self.rho!r}")
         object.__setattr__(self, "coef", tuple(_finite("coef", c) for c in self.coef))
 
     def scale(self, args: Mapping[str, Any] | None) -> float:
@@ -140,18 +140,22 @@ class LearnedTimeouts:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         if not 0.0 < self.quantile < 1.0:
-            raise PolicyError(f"quantile: expected a probability in (0, 1), got {self.quantile!r}")
+            raise PolicyError(
+                "quantile", f"expected a probability in (0, 1), got {self.quantile!r}"
+            )
         if (self.hazard_window_sec is None) != (self.hazard_floor is None):
-            raise PolicyError("hazard_window_sec and hazard_floor: give both or neither")
+            raise PolicyError("hazard_window_sec and hazard_floor", "give both or neither")
         if self.hazard_window_sec is not None:
             check_seconds("hazard_window_sec", self.hazard_window_sec)
             floor = self.hazard_floor
             if floor is None or not 0.0 < floor < 1.0:
-                raise PolicyError(f"hazard_floor: expected a probability in (0, 1), got {floor!r}")
+                raise PolicyError(
+                    "hazard_floor", f"expected a probability in (0, 1), got {floor!r}"
+                )
         for name in ("min_sec", "max_sec", "default_sec"):
             set_(self, name, check_seconds(name, getattr(self, name)))
         if self.min_sec > self.max_sec:
-            raise PolicyError(f"min_sec: {self.min_sec} is above max_sec {self.max_sec}")
+            raise PolicyError("min_sec", f"{self.min_sec} is above max_sec {self.max_sec}")
         models = {}
         for tool, model in self.models.items():
             check_tool_name("models", tool)
@@ -164,9 +168,9 @@ class LearnedTimeouts:
                         model.get("rho"),  # type: ignore[arg-type]
                     )
                 except PolicyError as exc:
-                    raise PolicyError(f"models.{tool}.{exc}") from None
+                    raise exc.within(f"models.{tool}") from None
             elif not isinstance(model, ToolModel):
-                raise PolicyError(f"models.{tool}: expected a model table, got {model!r}")
+                raise PolicyError(f"models.{tool}", f"expected a model table, got {model!r}")
             models[tool] = model
         set_(self, "models", MappingProxyType(dict(sorted(models.items()))))
         fixed = {
@@ -233,17 +237,17 @@ class LearnedTimeouts:
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "learned") -> LearnedTimeouts:
         """The rule from its ``[learned]`` table; errors name ``where`` and the field."""
         if not isinstance(data, Mapping):
-            raise PolicyError(f"{where}: expected a table, got {data!r}")
+            raise PolicyError(where, f"expected a table, got {data!r}")
         known = {
             "name", "quantile", "min_sec", "max_sec", "default_sec", "hazard_window_sec",
             "hazard_floor", "fixed_sec", "models",
         }  # fmt: skip
         unknown = sorted(set(data) - known)
         if unknown:
-            raise PolicyError(f"{where}: unknown field(s) {', '.join(unknown)}")
+            raise PolicyError(where, f"unknown field(s) {', '.join(unknown)}")
         try:
             return cls(**dict(data))
         except PolicyError as exc:
-            raise PolicyError(f"{where}.{exc}") from None
+            raise exc.within(where) from None
         except TypeError as exc:
-            raise PolicyError(f"{where}: {exc}") from None
+            raise PolicyError(where, str(exc)) from None

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.vocab import BOUND_BY, NARROWING_MODES, BoundBy, NarrowingMode
 
 __all__ = [
@@ -36,20 +37,22 @@ counts as that second (docs/semantics.md, "Ties on the real clock"). It is not a
 labels: where time is exact a window shorter than the tool timeout is the deadline's."""
 
 
-class PolicyError(ValueError):
-    """A policy or narrowing value is invalid; the message names the field."""
+class PolicyError(ParameterError):
+    """A policy or narrowing value is invalid; ``parameter`` names the field (a dotted path
+    inside a table: ``narrowing.fraction``, ``breaker.cooldown_sec``) or the file it was read
+    from."""
 
 
 def check_seconds(field_name: str, value: Any, *, allow_zero: bool = False) -> float:
     """Validate a number of seconds, naming ``field_name`` in the error."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PolicyError(f"{field_name}: expected a number of seconds, got {value!r}")
+        raise PolicyError(field_name, f"expected a number of seconds, got {value!r}")
     number = float(value)
     if math.isnan(number) or math.isinf(number):
-        raise PolicyError(f"{field_name}: must be finite, got {value!r}")
+        raise PolicyError(field_name, f"must be finite, got {value!r}")
     if number < 0 or (number == 0 and not allow_zero):
         kind = "non-negative" if allow_zero else "positive"
-        raise PolicyError(f"{field_name}: must be {kind}, got {value!r}")
+        raise PolicyError(field_name, f"must be {kind}, got {value!r}")
     return number
 
 
@@ -93,7 +96,7 @@ class Narrowing:
     def __post_init__(self) -> None:
         if self.mode not in NARROWING_MODES:
             raise PolicyError(
-                f"narrowing.mode: expected one of {', '.join(NARROWING_MODES)}, got {self.mode!r}"
+                "narrowing.mode", f"expected one of {', '.join(NARROWING_MODES)}, got {self.mode!r}"
             )
         object.__setattr__(
             self,
@@ -102,7 +105,7 @@ class Narrowing:
         )
         fraction = check_seconds("narrowing.fraction", self.fraction)
         if fraction > 1.0:
-            raise PolicyError(f"narrowing.fraction: must be in (0, 1], got {self.fraction!r}")
+            raise PolicyError("narrowing.fraction", f"must be in (0, 1], got {self.fraction!r}")
         object.__setattr__(self, "fraction", fraction)
 
     @classmethod
@@ -188,11 +191,10 @@ class Narrowing:
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "narrowing") -> Narrowing:
         """A narrowing from a ``[narrowing]`` table; an error names ``where`` and the bad field."""
         if not isinstance(data, Mapping):
-            raise PolicyError(f"{where}: expected a table, got {data!r}")
+            raise PolicyError(where, f"expected a table, got {data!r}")
         unknown = sorted(set(data) - {"mode", "reserve_sec", "fraction"})
         if unknown:
             raise PolicyError(
-                f"{where}: unknown field(s) {', '.join(unknown)}; "
-                "known: fraction, mode, reserve_sec"
+                where, f"unknown field(s) {', '.join(unknown)}; known: fraction, mode, reserve_sec"
             )
         return cls(**dict(data))

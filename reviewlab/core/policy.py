@@ -28,6 +28,7 @@ from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.caps import TYPESCRIPT_SDK_TIMEOUT_SEC, check_cap_rule
 from reviewlab.core.deadline import deadline_remaining
 from reviewlab.core.display import RichDisplay
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.hedge import HedgeRule
 from reviewlab.core.kinds import DEFAULT_TOOL_KINDS, kind_of, kinds_overrides, kinds_table
 from reviewlab.core.learned import LearnedTimeouts
@@ -86,7 +87,7 @@ _TABLES = ("policy", "narrowing", "idle", "hedges", "breaker", "kinds", "learned
 
 def _idle_table(value: Any) -> Mapping[str, float]:
     if not isinstance(value, Mapping):
-        raise PolicyError(f"idle_sec: expected a table of tool name -> seconds, got {value!r}")
+        raise PolicyError("idle_sec", f"expected a table of tool name -> seconds, got {value!r}")
     table = {
         check_tool_name("idle_sec", tool): check_seconds(f"idle_sec.{tool}", seconds)
         for tool, seconds in value.items()
@@ -96,20 +97,21 @@ def _idle_table(value: Any) -> Mapping[str, float]:
 
 def _hedge_table(value: Any, idempotent: tuple[str, ...]) -> Mapping[str, HedgeRule]:
     if not isinstance(value, Mapping):
-        raise PolicyError(f"hedges: expected a table of tool name -> hedge rule, got {value!r}")
+        raise PolicyError("hedges", f"expected a table of tool name -> hedge rule, got {value!r}")
     table = {}
     for tool, rule in value.items():
         check_tool_name("hedges", tool)
         if isinstance(rule, Mapping):
             rule = HedgeRule.from_dict(rule, where=f"hedges.{tool}")
         elif not isinstance(rule, HedgeRule):
-            raise PolicyError(f"hedges.{tool}: expected a hedge rule, got {rule!r}")
+            raise PolicyError(f"hedges.{tool}", f"expected a hedge rule, got {rule!r}")
         if tool not in idempotent:
             close = difflib.get_close_matches(tool, idempotent, n=3, cutoff=0.6)
             hint = f" (did you mean {' or '.join(close)}?)" if close else ""
             raise PolicyError(
-                f"hedges.{tool}: {tool} is not marked idempotent (a hedge runs it twice){hint}; "
-                f"idempotent: {', '.join(idempotent) or 'none'} (with_idempotent marks more)"
+                f"hedges.{tool}",
+                f"{tool} is not marked idempotent (a hedge runs it twice){hint}; "
+                f"idempotent: {', '.join(idempotent) or 'none'} (with_idempotent marks more)",
             )
         table[tool] = rule
     return MappingProxyType(dict(sorted(table.items())))
@@ -117,19 +119,21 @@ def _hedge_table(value: Any, idempotent: tuple[str, ...]) -> Mapping[str, HedgeR
 
 def _task_table(value: Any) -> Mapping[str, TaskAction]:
     if not isinstance(value, Mapping):
-        raise PolicyError(f"tasks: expected a table of tool name -> cancel | detach, got {value!r}")
+        raise PolicyError(
+            "tasks", f"expected a table of tool name -> cancel | detach, got {value!r}"
+        )
     for tool, action in value.items():
         check_tool_name("tasks", tool)
         if action not in TASK_ACTIONS:
             raise PolicyError(
-                f"tasks.{tool}: expected one of {', '.join(TASK_ACTIONS)}, got {action!r}"
+                f"tasks.{tool}", f"expected one of {', '.join(TASK_ACTIONS)}, got {action!r}"
             )
     return MappingProxyType(dict(sorted(value.items())))
 
 
 def _tool_list(field_name: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, Iterable):
-        raise PolicyError(f"{field_name}: expected a list of tool names, got {value!r}")
+        raise PolicyError(field_name, f"expected a list of tool names, got {value!r}")
     return tuple(sorted({check_tool_name(field_name, tool) for tool in value}))
 
 
@@ -166,28 +170,29 @@ class Policy(RichDisplay, display="policy"):
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         if isinstance(self.timeouts, Policy):
-            raise PolicyError("timeouts: expected a timeout rule, got a Policy (use Policy.of)")
+            raise PolicyError("timeouts", "expected a timeout rule, got a Policy (use Policy.of)")
         if not callable(getattr(self.timeouts, "timeout_for", None)):
             raise PolicyError(
-                "timeouts: expected a TimeoutPolicy or an object with "
-                f"timeout_for(tools, tool_name, tool_args=None), got {self.timeouts!r}"
+                "timeouts",
+                "expected a TimeoutPolicy or an object with "
+                f"timeout_for(tools, tool_name, tool_args=None), got {self.timeouts!r}",
             )
         if not isinstance(self.narrowing, Narrowing):
-            raise PolicyError(f"narrowing: expected a Narrowing, got {self.narrowing!r}")
+            raise PolicyError("narrowing", f"expected a Narrowing, got {self.narrowing!r}")
         set_(self, "idle_sec", _idle_table(self.idle_sec))
         set_(self, "idempotent_tools", _tool_list("idempotent_tools", self.idempotent_tools))
         set_(self, "hedges", _hedge_table(self.hedges, self.idempotent_tools))
         if isinstance(self.breaker, Mapping):
             set_(self, "breaker", BreakerRule.from_dict(self.breaker, where="breaker"))
         elif self.breaker is not None and not isinstance(self.breaker, BreakerRule):
-            raise PolicyError(f"breaker: expected a breaker rule (a table), got {self.breaker!r}")
+            raise PolicyError("breaker", f"expected a breaker rule (a table), got {self.breaker!r}")
         if not isinstance(self.name, str):
-            raise PolicyError(f"name: expected a string, got {self.name!r}")
+            raise PolicyError("name", f"expected a string, got {self.name!r}")
         set_(self, "tool_kinds", kinds_table(self.tool_kinds))
         try:
             check_cap_rule(self.cap_rule)
-        except ValueError as exc:
-            raise PolicyError(str(exc)) from None
+        except ParameterError as exc:
+            raise PolicyError(exc.parameter, exc.reason) from None
         set_(self, "tasks", _task_table(self.tasks))
 
     def __hash__(self) -> int:
@@ -221,12 +226,13 @@ class Policy(RichDisplay, display="policy"):
         if isinstance(policy, Policy):
             if narrowing is not None and narrowing != policy.narrowing:
                 raise PolicyError(
-                    f"narrowing: given twice ({narrowing.label} and the policy's "
-                    f"{policy.narrowing.label}); pass policy.replace(narrowing=...)"
+                    "narrowing",
+                    f"given twice ({narrowing.label} and the policy's "
+                    f"{policy.narrowing.label}); pass policy.replace(narrowing=...)",
                 )
             return policy
         if narrowing is not None and not isinstance(narrowing, Narrowing):
-            raise PolicyError(f"narrowing: expected a Narrowing, got {narrowing!r}")
+            raise PolicyError("narrowing", f"expected a Narrowing, got {narrowing!r}")
         timeouts = TimeoutPolicy.ouroboros() if policy is None else policy
         return cls(timeouts=timeouts, narrowing=narrowing or Narrowing())
 
@@ -236,7 +242,7 @@ class Policy(RichDisplay, display="policy"):
         unknown = sorted(set(parts) - known)
         if unknown:
             raise PolicyError(
-                f"unknown policy part(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+                ", ".join(unknown), f"unknown policy part(s); known: {', '.join(sorted(known))}"
             )
         return replace(self, **parts)
 
@@ -283,7 +289,7 @@ class Policy(RichDisplay, display="policy"):
         (:meth:`TimeoutPolicy.with_tool_timeouts`; the timeouts must be a TimeoutPolicy)."""
         if not isinstance(self.timeouts, TimeoutPolicy):
             raise PolicyError(
-                f"timeouts: a custom rule ({type(self.timeouts).__name__}) has no per-tool table"
+                "timeouts", f"a custom rule ({type(self.timeouts).__name__}) has no per-tool table"
             )
         return self.replace(timeouts=self.timeouts.with_tool_timeouts(None, **tools_sec))
 
@@ -330,7 +336,7 @@ class Policy(RichDisplay, display="policy"):
         try:
             rule = BreakerRule(consecutive, window, cooldown_rounds, cooldown_sec, scope)  # type: ignore[arg-type]
         except PolicyError as exc:
-            raise PolicyError(f"breaker.{exc}") from None
+            raise exc.within("breaker") from None
         return self.replace(breaker=rule)
 
     # -- reading ---------------------------------------------------------
@@ -379,8 +385,9 @@ class Policy(RichDisplay, display="policy"):
         for part in parts:
             if part in self.parts_in_use:
                 raise PolicyError(
-                    f"{consumer}: the policy's {part} cannot be honoured here "
-                    f"(policy {self.label!r}); {_WHERE.get(part, '')}".rstrip("; ")
+                    consumer,
+                    f"the policy's {part} cannot be honoured here "
+                    f"(policy {self.label!r}); {_WHERE.get(part, '')}".rstrip("; "),
                 )
 
     def idle_for(self, tool_name: str) -> float | None:
@@ -418,8 +425,9 @@ class Policy(RichDisplay, display="policy"):
         learned = self.timeouts if isinstance(self.timeouts, LearnedTimeouts) else None
         if learned is None and not isinstance(self.timeouts, TimeoutPolicy):
             raise PolicyError(
-                f"timeouts: a custom rule ({type(self.timeouts).__name__}) cannot be written "
-                "to a policy file; only a TimeoutPolicy or a learned rule can"
+                "timeouts",
+                f"a custom rule ({type(self.timeouts).__name__}) cannot be written "
+                "to a policy file; only a TimeoutPolicy or a learned rule can",
             )
         table = {} if learned is not None else self.timeouts.to_dict()
         if self.name:
@@ -449,11 +457,12 @@ class Policy(RichDisplay, display="policy"):
         """A policy from :meth:`to_dict`'s document; a document with none of the tables is read
         as a bare ``[policy]`` table. Errors name ``where`` and the field."""
         if not isinstance(data, Mapping):
-            raise PolicyError(f"{where}: expected a table, got {data!r}")
+            raise PolicyError(where, f"expected a table, got {data!r}")
         if not data:  # an empty document must not silently mean the default policy
             raise PolicyError(
-                f"{where}: empty policy; expected a [policy] table with at least one field "
-                "(e.g. default_sec = 60), or use a preset: ouroboros, unbounded, uniform:SEC"
+                where,
+                "empty policy; expected a [policy] table with at least one field "
+                "(e.g. default_sec = 60), or use a preset: ouroboros, unbounded, uniform:SEC",
             )
         bare_tables = {"tools_sec", "hedges", "breaker"}  # tables a bare [policy] may hold
         if not set(data) & set(_TABLES) and not any(
@@ -463,9 +472,10 @@ class Policy(RichDisplay, display="policy"):
         unknown = sorted(set(data) - set(_TABLES))
         if unknown:
             raise PolicyError(
-                f"{where}: unknown table(s) {', '.join(unknown)}; "
+                where,
+                f"unknown table(s) {', '.join(unknown)}; "
                 "expected [policy], [narrowing], [idle], [hedges.TOOL], [breaker], [kinds], "
-                "[learned], [caps], [tasks]"
+                "[learned], [caps], [tasks]",
             )
         table = dict(data.get("policy", {}))
         if not table and "policy" in data and "learned" not in data:
@@ -475,8 +485,9 @@ class Policy(RichDisplay, display="policy"):
         for value in hedge_tables:
             if not isinstance(value, Mapping):
                 raise PolicyError(
-                    f"{where}: hedges: expected a table of tool name -> hedge rule "
-                    f"([hedges.TOOL] with after_sec, max_share), got {value!r}"
+                    where,
+                    "hedges: expected a table of tool name -> hedge rule "
+                    f"([hedges.TOOL] with after_sec, max_share), got {value!r}",
                 )
         hedges = {**hedge_tables[0], **hedge_tables[1]}
         breaker = data.get("breaker", table.pop("breaker", None))
@@ -486,8 +497,9 @@ class Policy(RichDisplay, display="policy"):
             if "learned" in data:
                 if table:
                     raise PolicyError(
-                        f"policy: {', '.join(sorted(table))} with a [learned] table; the "
-                        "learned rule is the timeouts, give one or the other"
+                        "policy",
+                        f"{', '.join(sorted(table))} with a [learned] table; the "
+                        "learned rule is the timeouts, give one or the other",
                     )
                 timeouts: Any = LearnedTimeouts.from_dict(data["learned"])
             else:
@@ -499,7 +511,7 @@ class Policy(RichDisplay, display="policy"):
             kinds = kinds_table(data.get("kinds", {}), where="kinds")
             caps = data.get("caps", {})
             if not isinstance(caps, Mapping) or set(caps) - {"rule"}:
-                raise PolicyError(f"caps: expected a table with one key, rule; got {caps!r}")
+                raise PolicyError("caps", f"expected a table with one key, rule; got {caps!r}")
             return cls(
                 timeouts=timeouts,
                 narrowing=narrowing,
@@ -513,7 +525,7 @@ class Policy(RichDisplay, display="policy"):
                 tasks=data.get("tasks", {}),
             )
         except PolicyError as exc:
-            raise PolicyError(f"{where}: {exc}") from None
+            raise PolicyError(where, str(exc)) from None
 
     def to_toml(self) -> str:
         """The policy as a TOML document (:meth:`to_dict`)."""
@@ -525,7 +537,7 @@ class Policy(RichDisplay, display="policy"):
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise PolicyError(f"{where}: not valid TOML: {exc}") from None
+            raise PolicyError(where, f"not valid TOML: {exc}") from None
         return cls.from_dict(data, where=where)
 
     @classmethod
@@ -535,10 +547,10 @@ class Policy(RichDisplay, display="policy"):
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise PolicyError(f"{path}: no such policy file") from None
+            raise PolicyError(str(path), "no such policy file") from None
         except UnicodeDecodeError as exc:
             raise PolicyError(
-                f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+                str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})"
             ) from None
         return cls.from_toml(text, where=str(path))
 

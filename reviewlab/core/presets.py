@@ -60,6 +60,8 @@ SHELL_TOOLS: Final = (
 """The tools a preset's ``shell_sec`` (and a shell-only idle bound) applies to."""
 SERVER_OUTCOMES: Final = ("cancel request sent", "process killed", "keeps running", "unknown")
 """What a preset says happens to the work when its bound passes."""
+
+
 @dataclass(frozen=True)
 class Preset:
     """One framework's defaults, as ``reviewlab/data/presets.toml`` states them."""
@@ -231,11 +233,11 @@ def named_parts(spec: str) -> dict[str, Any] | None:
         try:
             seconds = float(text)
         except ValueError:
-            raise PolicyError(f"policy {spec!r}: uniform:SEC expected a number") from None
+            raise PolicyError(f"policy {spec!r}", "uniform:SEC expected a number") from None
         try:
             return {"timeouts": TimeoutPolicy.uniform(seconds)}
         except ValueError as exc:
-            raise PolicyError(f"policy {spec!r}: {exc}") from None
+            raise PolicyError(f"policy {spec!r}", str(exc)) from None
     shipped = _shipped()
     return preset_parts(shipped[spec]) if spec in shipped else None
 
@@ -246,6 +248,6 @@ def unknown_spec(spec: str) -> PolicyError:
     close = difflib.get_close_matches(spec, list(names), n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     return PolicyError(
-        f"policy {spec!r}: no such policy file or preset; {hint}(a FILE.toml, or a preset: "
-        f"{', '.join(names)})"
+        f"policy {spec!r}",
+        f"no such policy file or preset; {hint}(a FILE.toml, or a preset: {', '.join(names)})",
     )

@@ -161,10 +161,10 @@ def timeout_at(
 
 def _tool_names(field_name: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, list | tuple):
-        raise PolicyError(f"{field_name}: expected a list of tool names, got {value!r}")
+        raise PolicyError(field_name, f"expected a list of tool names, got {value!r}")
     for index, name in enumerate(value):
         if not isinstance(name, str) or not name:
-            raise PolicyError(f"{field_name}[{index}]: expected a tool name, got {name!r}")
+            raise PolicyError(f"{field_name}[{index}]", f"expected a tool name, got {name!r}")
     return tuple(value)
 
 
@@ -174,7 +174,7 @@ def check_tool_name(field_name: str, tool: Any) -> str:
         # A policy may name tools a registry lacks (it is shared across registries),
         # but each name must at least look like a tool name, so a typo'd table shows.
         raise PolicyError(
-            f"{field_name}: {tool!r} is not a tool name (1-64 letters, digits, '_', '-' or '.')"
+            field_name, f"{tool!r} is not a tool name (1-64 letters, digits, '_', '-' or '.')"
         )
     return tool
 
@@ -230,7 +230,7 @@ class TimeoutPolicy:
         set_(self, "default_sec", _seconds("default_sec", self.default_sec))
         if not isinstance(self.tools_sec, Mapping):
             raise PolicyError(
-                f"tools_sec: expected a table of tool name -> seconds, got {self.tools_sec!r}"
+                "tools_sec", f"expected a table of tool name -> seconds, got {self.tools_sec!r}"
             )
         table = {}
         for tool, seconds in self.tools_sec.items():
@@ -256,7 +256,7 @@ class TimeoutPolicy:
             _seconds("clamp_reserve_sec", self.clamp_reserve_sec, allow_zero=True),
         )
         if not isinstance(self.name, str):
-            raise PolicyError(f"name: expected a string, got {self.name!r}")
+            raise PolicyError("name", f"expected a string, got {self.name!r}")
 
     def __hash__(self) -> int:
         return hash(json.dumps(self.to_dict(), sort_keys=True))
@@ -448,14 +448,14 @@ class TimeoutPolicy:
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "policy") -> TimeoutPolicy:
         """Build from :meth:`to_dict` output; unknown keys are errors naming ``where``."""
         if not isinstance(data, Mapping):
-            raise PolicyError(f"{where}: expected a table, got {data!r}")
+            raise PolicyError(where, f"expected a table, got {data!r}")
         known = set(cls()._fields())
         unknown = sorted(set(data) - known)
         if unknown:
             raise PolicyError(
-                f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+                where, f"unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
             )
         try:
             return cls(**dict(data))
         except PolicyError as exc:
-            raise PolicyError(f"{where}.{exc}") from None
+            raise exc.within(where) from None

@@ -68,8 +68,9 @@ class Honours:
             if part not in honoured:
                 why = self.why.get(part, _WHY.get(part, ""))
                 raise PolicyError(
-                    f"{self.engine}: the policy's {part} cannot be honoured here "
-                    f"(policy {policy.label!r}); {why}".rstrip("; ")
+                    f"{self.engine}",
+                    f"the policy's {part} cannot be honoured here "
+                    f"(policy {policy.label!r}); {why}".rstrip("; "),
                 )
         if censored not in self.censoring:
             why = self.why.get(censored, "")

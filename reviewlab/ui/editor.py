@@ -218,8 +218,9 @@ class PolicyEditor:
         spine = Policy.of(policy, narrowing)
         if not isinstance(spine.timeouts, TimeoutPolicy):
             raise PolicyError(
-                f"timeouts: the editor edits a TimeoutPolicy's table, not a custom rule "
-                f"({type(spine.timeouts).__name__})"
+                "timeouts",
+                "the editor edits a TimeoutPolicy's table, not a custom rule "
+                f"({type(spine.timeouts).__name__})",
             )
         timeouts: TimeoutPolicy = spine.timeouts
         self._quiet += 1
