@@ -7,8 +7,8 @@ lock; a tool that finishes a hair after the bound but before the caller claimed 
 
 Invariants: a worker is never joined or killed; an abandoned worker is loose until its tool
 returns, then recorded in the ledger (zombie seconds) and retired; a call that finds the cap
-full is refused before any thread is touched; the worker runs inside a deadline scope ending
-at its bound; waits are blocking (no polling) and converted by the clock in force at dispatch.
+full is refused before any thread is touched; the tool sees a deadline ending at its bound;
+waits are blocking (no polling) and converted by the clock in force at dispatch.
 A call that returns inside its bound costs what a thread pool's does: one wake-up of an idle
 worker (its inbox) and one timed wait of the caller (``done``), nothing else that blocks.
 Idle timeouts and hedged calls (two attempts, one claim): docs/architecture.md, "The thread
