@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Policy
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.engine import Twin
@@ -155,9 +156,9 @@ def optimal_cutoff(
     if seen.shape != done.shape or seen.ndim != 1:
         raise ValueError("optimal_cutoff: durations and completed must be 1-D and of equal length")
     if isinstance(min_events, bool) or not isinstance(min_events, int) or min_events < 1:
-        raise ValueError(f"min_events: expected a whole number >= 1, got {min_events!r}")
+        raise ParameterError("min_events", f"expected a whole number >= 1, got {min_events!r}")
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence: expected a probability in (0, 1), got {confidence!r}")
+        raise ParameterError("confidence", f"expected a probability in (0, 1), got {confidence!r}")
     order = np.random.default_rng(seed).permutation(seen.size)
     cut = int(round(seen.size * CHOOSE_SHARE))
     chooser, reporter = order[:cut], order[cut:]

@@ -24,6 +24,7 @@ import pandas as pd
 
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.engines.vectorized.evaluation import EXECUTED, WITHHELD, Evaluation
@@ -206,7 +207,7 @@ class BudgetEvaluator(Predictions):
         recorded_completed: np.ndarray | None = None,
     ) -> None:
         if not isinstance(base.timeouts, TimeoutPolicy):
-            raise ValueError("base: the tuner tunes a TimeoutPolicy's per-tool table")
+            raise ParameterError("base", "the tuner tunes a TimeoutPolicy's per-tool table")
         super().__init__(model)
         self.corpus = corpus
         self.recorded_completed = np.asarray(

@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from reviewlab.core.errors import ParameterError
+
 __all__ = [
     "DEFAULT_GUARANTEE_CONFIDENCE",
     "Certificate",
@@ -44,14 +46,16 @@ def check_guarantee(name: str, value: object) -> float:
         or not math.isfinite(value)
         or not 0.0 < value < 1.0
     ):
-        raise ValueError(f"{name}: expected a probability strictly between 0 and 1, got {value!r}")
+        raise ParameterError(
+            name, f"expected a probability strictly between 0 and 1, got {value!r}"
+        )
     return float(value)
 
 
 def binomial_tail(n: int, p: float) -> np.ndarray:
     """``P(Bin(n, p) >= k)`` for ``k = 0 … n`` (an array of ``n + 1``), computed in log space."""
     if n < 0:
-        raise ValueError(f"n: expected a count, got {n!r}")
+        raise ParameterError("n", f"expected a count, got {n!r}")
     if n == 0:
         return np.ones(1)
     j = np.arange(n + 1, dtype=float)

@@ -32,6 +32,7 @@ from reviewlab.analysis.profiles import (
 )
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core import metrics
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.cluster import ClusterCorpus, connect
 from reviewlab.engines.cluster._session import register_sizes
@@ -261,7 +262,7 @@ class ClusterBudgetEvaluator(Predictions):
         model: LossModel,
     ) -> None:
         if not isinstance(base.timeouts, TimeoutPolicy):
-            raise ValueError("base: the tuner tunes a TimeoutPolicy's per-tool table")
+            raise ParameterError("base", "the tuner tunes a TimeoutPolicy's per-tool table")
         super().__init__(model)
         self.corpus = corpus
         self.states = states

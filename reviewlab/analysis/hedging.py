@@ -24,6 +24,7 @@ import pandas as pd
 
 from reviewlab.analysis.holdout import split_episodes
 from reviewlab.analysis.sweep import make_grid, sweep
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.core.vocab import CensoringMode, EngineName
 from reviewlab.engines.censoring import KaplanMeier, effective_observation
@@ -52,10 +53,12 @@ def hedge_delays(
                 times.append(duration)
                 events.append(completed)
     if not times:
-        raise ValueError(f"tool: the corpus never calls {tool!r}")
+        raise ParameterError("tool", f"the corpus never calls {tool!r}")
     estimate = KaplanMeier(times, events)
     if not estimate.estimable:
-        raise ValueError(f"tool: no call of {tool!r} ever returned; no delay can be estimated")
+        raise ParameterError(
+            "tool", f"no call of {tool!r} ever returned; no delay can be estimated"
+        )
     delays = {}
     for q in quantiles:
         delay = estimate.quantile(float(q))
@@ -103,7 +106,7 @@ def sweep_hedge_delays(
     tool = axis.tool
     delays = hedge_delays(chosen_on, tool, axis.quantiles)
     if not delays:
-        raise ValueError(f"quantiles: none gives {tool!r} a finite hedge delay")
+        raise ParameterError("quantiles", f"none gives {tool!r} a finite hedge delay")
     by_delay: dict[float, float] = {}
     for q, delay in delays.items():
         by_delay.setdefault(delay, q)  # two quantiles at one delay: the lower names it

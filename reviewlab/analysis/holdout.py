@@ -15,6 +15,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from reviewlab.core.errors import ParameterError
+
 __all__ = ["check_held_out", "split_episodes"]
 
 T = TypeVar("T")
@@ -22,10 +24,14 @@ T = TypeVar("T")
 
 def check_held_out(held_out: object) -> float:
     """``held_out`` as a share strictly between 0 and 1, else a ``ValueError`` naming it."""
-    if isinstance(held_out, bool) or not isinstance(held_out, int | float) or not (
-        0.0 < held_out < 1.0
+    if (
+        isinstance(held_out, bool)
+        or not isinstance(held_out, int | float)
+        or not (0.0 < held_out < 1.0)
     ):
-        raise ValueError(f"held_out: expected a share strictly between 0 and 1, got {held_out!r}")
+        raise ParameterError(
+            "held_out", f"expected a share strictly between 0 and 1, got {held_out!r}"
+        )
     return float(held_out)
 
 
@@ -38,7 +44,7 @@ def split_episodes(
     order = np.random.default_rng(seed).permutation(len(episodes))
     cut = int(round(len(episodes) * (1 - held_out)))
     if cut < 1 or cut >= len(episodes):
-        raise ValueError(
-            f"held_out: {held_out:g} of {len(episodes)} episode(s) leaves a part empty"
+        raise ParameterError(
+            "held_out", f"{held_out:g} of {len(episodes)} episode(s) leaves a part empty"
         )
     return [episodes[i] for i in sorted(order[:cut])], [episodes[i] for i in sorted(order[cut:])]

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import PRE_FIX_LABEL, Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode, EngineName
 from reviewlab.engines.corpus import CorpusSource, open_corpus
@@ -112,8 +113,7 @@ def _candidate(name: str, value: Candidate) -> Policy:
         return Policy.of(*value)
     if not isinstance(value, Policy) and not hasattr(value, "timeout_for"):
         raise TypeError(
-            f"policies[{name!r}]: expected a Policy (or a timeout rule), "
-            f"got {type(value).__name__}"
+            f"policies[{name!r}]: expected a Policy (or a timeout rule), got {type(value).__name__}"
         )
     return Policy.of(value)
 
@@ -138,10 +138,10 @@ def longest_silences(
     ``episodes`` (how many were searched).
     """
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise ValueError(f"top: expected a positive number of silences, got {top!r}")
+        raise ParameterError("top", f"expected a positive number of silences, got {top!r}")
     if censored not in CENSORING_MODES:
-        raise ValueError(
-            f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
+        raise ParameterError(
+            "censored", f"expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
     # The recorded silences are read off each round's calls and arguments: the episodes.
     episodes = open_corpus(corpus).episodes(reason="recorded silences: each round's calls")

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.learned import LearnedTimeouts, ToolModel, call_features
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.core.vocab import CensoringMode
@@ -120,7 +121,7 @@ def fit_learned(
             "fit_learned: needs lifelines (pip install 'reviewlab[survival]')"
         ) from None
     if isinstance(min_calls, bool) or not isinstance(min_calls, int) or min_calls < 2:
-        raise ValueError(f"min_calls: expected a whole number >= 2, got {min_calls!r}")
+        raise ParameterError("min_calls", f"expected a whole number >= 2, got {min_calls!r}")
     spine = Policy.of(base)
     episodes = open_corpus(corpus).episodes(reason="learned timeouts: call arguments")
     models: dict[str, ToolModel] = {}
@@ -209,7 +210,7 @@ def learned_gain(
     held = open_corpus(held_out).episodes(reason="learned timeouts: call arguments")
     base = Policy.of(fit_options.get("base"))
     if not isinstance(base.timeouts, TimeoutPolicy):
-        raise ValueError("base: the static family needs a TimeoutPolicy base")
+        raise ParameterError("base", "the static family needs a TimeoutPolicy base")
     fit = fit_learned(train_episodes, **fit_options)
     rule = fit.policy.timeouts
     assert isinstance(rule, LearnedTimeouts)

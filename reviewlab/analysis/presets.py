@@ -22,6 +22,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Policy
 from reviewlab.core.presets import (
     PRESETS_FILE,
@@ -120,8 +121,8 @@ def score_presets(
     :func:`~reviewlab.engines.replay.replay`; the frame's ``attrs["assumptions"]`` states them.
     """
     if censored not in CENSORING_MODES:  # before any replay
-        raise ValueError(
-            f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
+        raise ParameterError(
+            "censored", f"expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
     presets = load_presets() if presets is None else presets
     source = open_corpus(corpus)

@@ -22,6 +22,7 @@ import numpy as np
 
 from reviewlab.analysis.certify import Certificate, certify
 from reviewlab.analysis.tails import Survival, ToolTail, hill, tail_of
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.censoring import KaplanMeier
 
@@ -73,7 +74,7 @@ def km_quantile(estimate: KaplanMeier, q: float) -> float:
     beyond what was observed).
     """
     if not 0.0 < q < 1.0:
-        raise ValueError(f"q: expected a probability in (0, 1), got {q!r}")
+        raise ParameterError("q", f"expected a probability in (0, 1), got {q!r}")
     hit = int(np.searchsorted(-estimate.survival_after, -(1.0 - q), side="left"))
     return float(estimate.event_times[hit]) if hit < estimate.event_times.size else math.inf
 
@@ -197,5 +198,5 @@ def base_seconds(spine: Policy, tools: Iterable[str]) -> dict[str, float]:
     """Each tool's timeout under the base policy's table (the top of its ladder)."""
     timeouts = spine.timeouts
     if not isinstance(timeouts, TimeoutPolicy):
-        raise ValueError("base: the tuner tunes a TimeoutPolicy's per-tool table")
+        raise ParameterError("base", "the tuner tunes a TimeoutPolicy's per-tool table")
     return {tool: timeouts.timeout_for(None, tool, remaining_sec=None) for tool in tools}

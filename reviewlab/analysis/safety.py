@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from reviewlab.analysis.budgets import BudgetPoint
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Policy
 
 __all__ = [
@@ -55,7 +56,7 @@ def _rate(name: str, value: object) -> float | None:
         or not math.isfinite(value)
         or not 0.0 <= value <= 1.0
     ):
-        raise ValueError(f"{name}: expected a rate in [0, 1], got {value!r}")
+        raise ParameterError(name, f"expected a rate in [0, 1], got {value!r}")
     return float(value)
 
 
@@ -71,10 +72,14 @@ class SafetyRules:
     def __post_init__(self) -> None:
         calls = self.min_calls
         if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
-            raise ValueError(f"min_calls: expected a whole number of calls >= 1, got {calls!r}")
+            raise ParameterError(
+                "min_calls", f"expected a whole number of calls >= 1, got {calls!r}"
+            )
         allow = self.allow_abandoning
         if isinstance(allow, str) or not all(isinstance(tool, str) for tool in allow):
-            raise ValueError(f"allow_abandoning: expected a list of tool names, got {allow!r}")
+            raise ParameterError(
+                "allow_abandoning", f"expected a list of tool names, got {allow!r}"
+            )
         object.__setattr__(self, "allow_abandoning", tuple(sorted(set(allow))))
         for name in ("max_added_abandoned_rate", "max_tool_added_abandoned_rate"):
             object.__setattr__(self, name, _rate(name, getattr(self, name)))
@@ -154,9 +159,9 @@ def check_opted_in(allow_abandoning: Iterable[str], tools: Iterable[str]) -> Non
         if tool not in known:
             close = difflib.get_close_matches(tool, known, n=3, cutoff=0.6)
             hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-            raise ValueError(
-                f"allow_abandoning: the corpus never calls {tool}{hint}; it calls "
-                f"{', '.join(known) or 'no tool'}"
+            raise ParameterError(
+                "allow_abandoning",
+                f"the corpus never calls {tool}{hint}; it calls {', '.join(known) or 'no tool'}",
             )
 
 

@@ -54,6 +54,7 @@ from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column, replay
 from reviewlab.analysis.tails import LossModel
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.display import html_of
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
@@ -159,7 +160,7 @@ def _check_rate(name: str, value: float | None) -> None:
     if value is not None and not (
         isinstance(value, int | float) and math.isfinite(value) and 0.0 <= value <= 1.0
     ):
-        raise ValueError(f"{name}: expected a rate in [0, 1], got {value!r}")
+        raise ParameterError(name, f"expected a rate in [0, 1], got {value!r}")
 
 
 def recommend(
@@ -221,8 +222,8 @@ def recommend(
     """
     if max_coverage_loss is not None:
         if max_timeout_coverage_loss is not None:
-            raise ValueError(
-                "max_coverage_loss: the former name of max_timeout_coverage_loss; give only one"
+            raise ParameterError(
+                "max_coverage_loss", "the former name of max_timeout_coverage_loss; give only one"
             )
         warnings.warn(
             "max_coverage_loss is now max_timeout_coverage_loss (it bounds the coverage lost "
@@ -237,16 +238,16 @@ def recommend(
     _check_rate("max_timeout_coverage_loss", max_timeout_coverage_loss)
     _check_rate("max_abandoned_rate", max_abandoned_rate)
     if not 0.0 <= confidence < 1.0:
-        raise ValueError(f"confidence: expected a probability in [0, 1), got {confidence!r}")
+        raise ParameterError("confidence", f"expected a probability in [0, 1), got {confidence!r}")
     try:
         key = objective_column(objective)
     except ValueError:
-        raise ValueError(
-            f"objective: expected one of {', '.join(OBJECTIVES)} or a summary column, "
-            f"got {objective!r}"
+        raise ParameterError(
+            "objective",
+            f"expected one of {', '.join(OBJECTIVES)} or a summary column, got {objective!r}",
         ) from None
     if key in COST_KEYS and prices is None:
-        raise ValueError(f"objective: {objective!r} needs a price table (prices=...)")
+        raise ParameterError("objective", f"{objective!r} needs a price table (prices=...)")
     rules = SafetyRules(
         min_calls, tuple(allow_abandoning), max_added_abandoned_rate, max_tool_added_abandoned_rate
     )
@@ -256,26 +257,29 @@ def recommend(
     # A gateway's recording says which tools its servers annotated read-only or destructive.
     spine = with_recorded_kinds(Policy.of(base, narrowing), episodes)
     if replays_episodes(spine):
-        raise ValueError(
-            "base: it hedges or has a breaker, which the tuner's compiled replays do not apply; "
-            "tune the timeouts without them (then sweep hedges and breakers with make_grid)"
+        raise ParameterError(
+            "base",
+            "it hedges or has a breaker, which the tuner's compiled replays do not apply; "
+            "tune the timeouts without them (then sweep hedges and breakers with make_grid)",
         )
     if not isinstance(spine.timeouts, TimeoutPolicy):
-        raise ValueError(
-            f"base: its timeouts are a custom rule ({type(spine.timeouts).__name__}); "
-            "recommend tunes a TimeoutPolicy's per-tool table"
+        raise ParameterError(
+            "base",
+            f"its timeouts are a custom rule ({type(spine.timeouts).__name__}); "
+            "recommend tunes a TimeoutPolicy's per-tool table",
         )
     chosen = engine_of(engine, client=client)
     if not isinstance(chosen, Vectorized | Cluster):
-        raise ValueError(
-            f"engine: the tuner replays with the vectorized engine, in-process or "
-            f"Cluster(client), not {type(chosen).__name__}"
+        raise ParameterError(
+            "engine",
+            "the tuner replays with the vectorized engine, in-process or "
+            f"Cluster(client), not {type(chosen).__name__}",
         )
     chosen.admit(spine, censored, "as_recorded")  # its declaration, before any work
     base_timeouts: TimeoutPolicy = spine.timeouts
     narrowing = spine.narrowing
     if narrowing.mode == "unbounded":
-        raise ValueError("narrowing: an unbounded narrowing has no timeouts to tune")
+        raise ParameterError("narrowing", "an unbounded narrowing has no timeouts to tune")
     z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
     search = _Search(
         spine=spine,
@@ -306,9 +310,10 @@ def recommend(
     }
     if isinstance(chosen, Cluster):
         if prices is not None:
-            raise ValueError(
-                "prices: the cost objective reads every episode's token counts, which a cluster "
-                "tune never gathers; tune with prices in-process"
+            raise ParameterError(
+                "prices",
+                "the cost objective reads every episode's token counts, which a cluster "
+                "tune never gathers; tune with prices in-process",
             )
         from reviewlab.analysis.cluster_tune import tuning_on_cluster
 

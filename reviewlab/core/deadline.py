@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
 
+from reviewlab.core.errors import ParameterError
+
 __all__ = [
     "Clock",
     "ScaledClock",
@@ -117,7 +119,7 @@ def _check_factor(factor: float) -> float:
         or not isinstance(factor, int | float)
         or not (math.isfinite(factor) and factor > 0)
     ):
-        raise ValueError(f"factor: expected a positive finite number, got {factor!r}")
+        raise ParameterError("factor", f"expected a positive finite number, got {factor!r}")
     return float(factor)
 
 
@@ -166,7 +168,7 @@ def _check_deadline(deadline_at: float) -> float:
         raise TypeError(f"deadline: expected seconds on the monotonic clock, got {deadline_at!r}")
     value = float(deadline_at)
     if math.isnan(value):
-        raise ValueError("deadline: must not be NaN")
+        raise ParameterError("deadline", "must not be NaN")
     return value
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, get_args
 
+from reviewlab.core.errors import ParameterError
+
 __all__ = ["DISPLAY_KINDS", "DisplayKind", "RichDisplay", "html_of", "register_html"]
 
 DisplayKind = Literal[
@@ -36,7 +38,7 @@ _RENDERERS: dict[str, Renderer] = {}
 def register_html(kind: DisplayKind, renderer: Renderer) -> None:
     """Make ``renderer`` the HTML of every object of ``kind`` (a later one replaces it)."""
     if kind not in DISPLAY_KINDS:
-        raise ValueError(f"kind: expected one of {', '.join(DISPLAY_KINDS)}, got {kind!r}")
+        raise ParameterError("kind", f"expected one of {', '.join(DISPLAY_KINDS)}, got {kind!r}")
     if not callable(renderer):
         raise TypeError(f"renderer: expected a callable, got {type(renderer).__name__}")
     _RENDERERS[kind] = renderer
@@ -60,8 +62,8 @@ class RichDisplay:
         super().__init_subclass__(**kwargs)
         if display is not None:
             if display not in DISPLAY_KINDS:
-                raise ValueError(
-                    f"display: expected one of {', '.join(DISPLAY_KINDS)}, got {display!r}"
+                raise ParameterError(
+                    "display", f"expected one of {', '.join(DISPLAY_KINDS)}, got {display!r}"
                 )
             cls.display_kind = display
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from reviewlab.core.breaker import BreakerRule
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.narrowing import Narrowing, PolicyError
 from reviewlab.core.timeouts import TimeoutPolicy
 from reviewlab.resources import data_path
@@ -99,19 +100,19 @@ def _preset(name: str, table: Any, where: str) -> Preset:
     """One validated preset; errors name ``where``, the preset and the field."""
     at = f"{where}: presets.{name}"
     if not isinstance(table, Mapping):
-        raise ValueError(f"{at}: expected a table, got {table!r}")
+        raise ParameterError(at, f"expected a table, got {table!r}")
     known = {f.name for f in fields(Preset)} - {"name"}
     unknown = sorted(set(table) - known)
     if unknown:
-        raise ValueError(f"{at}: unknown field(s) {', '.join(unknown)}")
+        raise ParameterError(at, f"unknown field(s) {', '.join(unknown)}")
     for key in (*_TEXT, "verified", "retries"):
         if key not in table:
-            raise ValueError(f"{at}: missing field {key}")
+            raise ParameterError(at, f"missing field {key}")
     for key in (*_TEXT, "notes"):
         if key in table and not isinstance(table[key], str):
-            raise ValueError(f"{at}.{key}: expected text, got {table[key]!r}")
+            raise ParameterError(f"{at}.{key}", f"expected text, got {table[key]!r}")
     if not isinstance(table["verified"], bool):
-        raise ValueError(f"{at}.verified: expected true or false, got {table['verified']!r}")
+        raise ParameterError(f"{at}.verified", f"expected true or false, got {table['verified']!r}")
     for key in _SECONDS:
         value = table.get(key)
         if value is not None and (
@@ -120,22 +121,24 @@ def _preset(name: str, table: Any, where: str) -> Preset:
             or not math.isfinite(value)
             or value <= 0
         ):
-            raise ValueError(f"{at}.{key}: expected positive, finite seconds, got {value!r}")
+            raise ParameterError(f"{at}.{key}", f"expected positive, finite seconds, got {value!r}")
     for key in ("retries", "breaker_consecutive"):
         value = table.get(key)
         minimum = 0 if key == "retries" else 1
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < minimum
         ):
-            raise ValueError(f"{at}.{key}: expected a whole number >= {minimum}, got {value!r}")
+            raise ParameterError(
+                f"{at}.{key}", f"expected a whole number >= {minimum}, got {value!r}"
+            )
     if table["server_cancelled"] not in SERVER_OUTCOMES:
-        raise ValueError(
-            f"{at}.server_cancelled: expected one of {', '.join(SERVER_OUTCOMES)}, "
-            f"got {table['server_cancelled']!r}"
+        raise ParameterError(
+            f"{at}.server_cancelled",
+            f"expected one of {', '.join(SERVER_OUTCOMES)}, got {table['server_cancelled']!r}",
         )
     applies = table.get("idle_applies_to", "all")
     if applies not in ("all", "shell"):
-        raise ValueError(f"{at}.idle_applies_to: expected 'all' or 'shell', got {applies!r}")
+        raise ParameterError(f"{at}.idle_applies_to", f"expected 'all' or 'shell', got {applies!r}")
     values: dict[str, Any] = {
         key: float(value) if key in _SECONDS else value for key, value in table.items()
     }
@@ -143,9 +146,10 @@ def _preset(name: str, table: Any, where: str) -> Preset:
     if preset.bounded and (
         _bound(preset, shell=False) is None or _bound(preset, shell=True) is None
     ):
-        raise ValueError(
-            f"{at}: some calls are bounded and others not, which a replay cannot mix; give "
-            "tool_sec (or an idle_sec that applies to all tools)"
+        raise ParameterError(
+            at,
+            "some calls are bounded and others not, which a replay cannot mix; give "
+            "tool_sec (or an idle_sec that applies to all tools)",
         )
     return preset
 
@@ -185,7 +189,7 @@ def find_preset(name: str, presets: Mapping[str, Preset] | None = None) -> Prese
         return presets[name]
     close = difflib.get_close_matches(name, list(presets), n=3, cutoff=0.5)
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
-    raise ValueError(f"preset: no preset named {name!r}{hint} (known: {', '.join(presets)})")
+    raise ParameterError("preset", f"no preset named {name!r}{hint} (known: {', '.join(presets)})")
 
 
 def preset_parts(preset: Preset, tools: Iterable[str] = SHELL_TOOLS) -> dict[str, Any]:

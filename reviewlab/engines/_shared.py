@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.vocab import ARRIVAL_MODES
 from reviewlab.recording.ids import duplicate_id
 from reviewlab.recording.schema import Episode
@@ -36,8 +37,8 @@ def check_corpus(episodes: Sequence[Episode]) -> None:
             )
         first = seen.setdefault(episode.id, position)
         if first != position:
-            raise ValueError(
-                f"episodes[{position}].id: {duplicate_id(episode.id, f'episodes[{first}]')}"
+            raise ParameterError(
+                f"episodes[{position}].id", f"{duplicate_id(episode.id, f'episodes[{first}]')}"
             )
 
 
@@ -60,10 +61,13 @@ def arrival_times(
         first = min(e.started_at for e in episodes)
         return np.array([(e.started_at - first).total_seconds() for e in episodes], dtype=float)
     if mode != "poisson":
-        raise ValueError(f"arrivals: expected one of {', '.join(ARRIVAL_MODES)}, got {mode!r}")
+        raise ParameterError(
+            "arrivals", f"expected one of {', '.join(ARRIVAL_MODES)}, got {mode!r}"
+        )
     if rate_per_sec is None or not np.isfinite(rate_per_sec) or rate_per_sec <= 0:
-        raise ValueError(
-            f"arrival_rate: Poisson arrivals need a positive rate per second, got {rate_per_sec!r}"
+        raise ParameterError(
+            "arrival_rate",
+            f"Poisson arrivals need a positive rate per second, got {rate_per_sec!r}",
         )
     rng = np.random.default_rng((seed, _ARRIVAL_STREAM))
     return np.cumsum(rng.exponential(1.0 / rate_per_sec, len(episodes)))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.hedge import plan_budget
 from reviewlab.core.policy import Policy
 from reviewlab.recording.schema import Call, Episode
@@ -101,7 +102,7 @@ class KaplanMeier:
         time with ``S(t) <= u``, or ``inf`` when ``u`` falls in the mass beyond the last observed
         return (an attempt that never returns)."""
         if not 0.0 <= u < 1.0:
-            raise ValueError(f"u: expected a uniform number in [0, 1), got {u!r}")
+            raise ParameterError("u", f"expected a uniform number in [0, 1), got {u!r}")
         hit = int(np.searchsorted(-self.survival_after, -u, side="left"))
         return float(self.event_times[hit]) if hit < self.event_times.size else math.inf
 
@@ -109,7 +110,7 @@ class KaplanMeier:
         """The ``q``-quantile of the duration: the smallest event time with ``S(t) <= 1 - q``;
         ``inf`` when the estimate never falls that low (past the last observed return)."""
         if not 0.0 <= q < 1.0:
-            raise ValueError(f"q: expected a quantile in [0, 1), got {q!r}")
+            raise ParameterError("q", f"expected a quantile in [0, 1), got {q!r}")
         return self.draw(1.0 - q) if q > 0.0 else self.draw(math.nextafter(1.0, 0.0))
 
     def draw_beyond(self, censored_at: float, u: float) -> float:
@@ -120,7 +121,7 @@ class KaplanMeier:
                 "KaplanMeier: no completed observation; the distribution cannot be estimated"
             )
         if not 0.0 <= u < 1.0:
-            raise ValueError(f"u: expected a uniform number in [0, 1), got {u!r}")
+            raise ParameterError("u", f"expected a uniform number in [0, 1), got {u!r}")
         s_c = self.survival(censored_at)
         target = u * s_c
         floor = math.nextafter(censored_at, math.inf)
@@ -184,7 +185,7 @@ def completion_times(
         }
     if censored == "impute":
         return impute_durations(episodes, seed)
-    raise ValueError(f"censored: expected one of wedge, observed, impute, got {censored!r}")
+    raise ParameterError("censored", f"expected one of wedge, observed, impute, got {censored!r}")
 
 
 def impute_durations(episodes: Sequence[Episode], seed: int = 0) -> dict[tuple[str, int], float]:
@@ -202,9 +203,10 @@ def impute_durations(episodes: Sequence[Episode], seed: int = 0) -> dict[tuple[s
         return {}
     per_tool, pooled = estimates_by_tool(episodes)
     if not pooled.estimable:
-        raise ValueError(
-            "impute: no call in the corpus ever completed, so no duration distribution can be "
-            "estimated; replay with censored='wedge'"
+        raise ParameterError(
+            "impute",
+            "no call in the corpus ever completed, so no duration distribution can be "
+            "estimated; replay with censored='wedge'",
         )
     rng = np.random.default_rng(seed)
     draws = rng.random(len(pending))

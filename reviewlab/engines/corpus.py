@@ -29,6 +29,7 @@ from typing import TypeAlias
 import numpy as np
 
 from reviewlab.core.display import RichDisplay
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.vocab import CENSORING_MODES, ON_ERROR_MODES
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.vectorized import CompiledCorpus, cached_corpus
@@ -89,11 +90,11 @@ class Corpus(RichDisplay, display="corpus"):
         """The corpus compiled for the vectorized engine under ``censored`` (and ``seed``,
         which fixes the imputed durations), built on first ask and kept."""
         if censored not in CENSORING_MODES:
-            raise ValueError(
-                f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
+            raise ParameterError(
+                "censored", f"expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
             )
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-            raise ValueError(f"seed: expected a whole number, got {seed!r}")
+            raise ParameterError("seed", f"expected a whole number, got {seed!r}")
         key = (censored, int(seed))
         with self._lock:
             found = self._compiled.get(key)
@@ -101,10 +102,11 @@ class Corpus(RichDisplay, display="corpus"):
                 self._compiled.move_to_end(key)
                 return found
             if self._fixed is not None:
-                raise ValueError(
-                    f"censored: the compiled corpus was built with censored="
+                raise ParameterError(
+                    "censored",
+                    "the compiled corpus was built with censored="
                     f"{self._fixed.censored!r}, seed={self._fixed.seed}, not censored="
-                    f"{censored!r}, seed={seed}; compile it again or pass its episodes or path"
+                    f"{censored!r}, seed={seed}; compile it again or pass its episodes or path",
                 )
             built = self._compile(censored, int(seed))
             self._compiled[key] = built
@@ -230,9 +232,10 @@ class CallObservations:
     def of(cls, compiled: CompiledCorpus) -> CallObservations:
         """The observations of a corpus compiled under ``censored="wedge"``."""
         if compiled.censored != "wedge":
-            raise ValueError(
-                "observations: read from a corpus compiled with censored='wedge' (the recorded "
-                f"observations), not {compiled.censored!r}"
+            raise ParameterError(
+                "observations",
+                "read from a corpus compiled with censored='wedge' (the recorded "
+                f"observations), not {compiled.censored!r}",
             )
         codes = np.asarray(compiled.tool_code, dtype=np.intp)
         present, first = np.unique(codes, return_index=True)
@@ -301,7 +304,7 @@ def open_corpus(source: CorpusSource, *, on_error: str = "raise") -> Corpus:
     as is. ``on_error="skip"``: a defective file's bad lines are dropped and recorded in
     ``.skipped`` instead of raising (files only)."""
     if on_error not in ON_ERROR_MODES:
-        raise ValueError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
+        raise ParameterError("on_error", f"expected 'raise' or 'skip', got {on_error!r}")
     if isinstance(source, Corpus):
         return source
     if isinstance(source, CompiledCorpus):

@@ -13,12 +13,14 @@ caller goes through.
 
 from __future__ import annotations
 
+import math
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Policy
 from reviewlab.core.vocab import ENGINES
 from reviewlab.engines.corpus import Corpus
@@ -57,9 +59,7 @@ class Engine(ABC):
         self, corpus: Corpus, policy: Policy, *, censored: str, reaction: str, seed: int
     ) -> dict[str, Any]:
         """The summary of the replay (:data:`reviewlab.core.metrics.SUMMARY_KEYS` and more)."""
-        return self.result(
-            corpus, policy, censored=censored, reaction=reaction, seed=seed
-        ).summary
+        return self.result(corpus, policy, censored=censored, reaction=reaction, seed=seed).summary
 
     def with_options(self, **options: Any) -> Engine:
         """A copy with some of its own fields set (``Twin().with_options(slots=6)``); an option
@@ -74,10 +74,11 @@ class Engine(ABC):
                 for name, kind in _BY_NAME.items()
                 if set(unknown) <= set(kind.honours.options)
             ]
-            raise ValueError(
-                f"{', '.join(unknown)}: not an option of {type(self).__name__} "
+            raise ParameterError(
+                f"{', '.join(unknown)}",
+                f"not an option of {type(self).__name__} "
                 f"(engine={self.name!r}), which takes {', '.join(sorted(own)) or 'none'}"
-                + (f"; it belongs to {' or '.join(homes)}" if homes else "")
+                + (f"; it belongs to {' or '.join(homes)}" if homes else ""),
             )
         return replace(self, **options)  # type: ignore[type-var]
 
@@ -149,7 +150,7 @@ class Twin(Engine):
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1
             ):
-                raise ValueError(f"{field_name}: expected a whole number >= 1, got {value!r}")
+                raise ParameterError(field_name, f"expected a whole number >= 1, got {value!r}")
 
     def one_pass(
         self, episodes: Any, policy: Policy, censored: str, seed: int, hedges: Any = None
@@ -227,6 +228,15 @@ class Real(Engine):
     name: ClassVar[str] = "real"
     honours: ClassVar[Honours] = REAL
 
+    def __post_init__(self) -> None:
+        scale = self.time_scale
+        if scale is not None and (
+            isinstance(scale, bool)
+            or not isinstance(scale, numbers.Real)
+            or not 0.0 < float(scale) < math.inf
+        ):
+            raise ParameterError("time_scale", f"expected a positive finite factor, got {scale!r}")
+
     def result(
         self, corpus: Corpus, policy: Policy, *, censored: str, reaction: str, seed: int
     ) -> ReplayResult:
@@ -257,7 +267,9 @@ class Cluster(Engine):
 
     def __post_init__(self) -> None:
         if self.client is None:
-            raise ValueError("client: Cluster(client) needs a distributed.Client or an address")
+            raise ParameterError(
+                "client", "Cluster(client) needs a distributed.Client or an address"
+            )
 
     def result(
         self, corpus: Corpus, policy: Policy, *, censored: str, reaction: str, seed: int
@@ -279,12 +291,13 @@ def engine_of(engine: Engine | str | None = None, *, client: Any = None, **optio
     they cannot run there."""
     if client is not None:
         if isinstance(engine, Cluster):
-            raise ValueError("client: given twice (Cluster(client) and client=); give one")
+            raise ParameterError("client", "given twice (Cluster(client) and client=); give one")
         if not (engine in (None, "vectorized") or isinstance(engine, Vectorized)):
             shown = engine if isinstance(engine, str) else type(engine).__name__
-            raise ValueError(
-                f"engine: a replay on a cluster is Cluster(client)'s, the vectorized engine on "
-                f"the partitions; {shown!r} replays Episode objects in-process"
+            raise ParameterError(
+                "engine",
+                "a replay on a cluster is Cluster(client)'s, the vectorized engine on "
+                f"the partitions; {shown!r} replays Episode objects in-process",
             )
         return Cluster(client).with_options(**options)
     if engine is None:
@@ -292,8 +305,9 @@ def engine_of(engine: Engine | str | None = None, *, client: Any = None, **optio
     if isinstance(engine, Engine):
         return engine.with_options(**options)
     if engine not in _BY_NAME:
-        raise ValueError(
-            f"engine: expected one of {', '.join(ENGINES)} or an engine object "
-            f"(Twin(), Vectorized(), Real(), Cluster(client)), got {engine!r}"
+        raise ParameterError(
+            "engine",
+            f"expected one of {', '.join(ENGINES)} or an engine object "
+            f"(Twin(), Vectorized(), Real(), Cluster(client)), got {engine!r}",
         )
     return _BY_NAME[engine]().with_options(**options)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import POLICY_PARTS, Policy, PolicyError
 from reviewlab.core.vocab import CENSORING_MODES, REACTIONS
 
@@ -74,13 +75,14 @@ class Honours:
                 )
         if censored not in self.censoring:
             why = self.why.get(censored, "")
-            raise ValueError(
-                f"censored: {self.engine} replays {', '.join(self.censoring)}, not {censored!r}"
-                + (f" ({why})" if why else "")
+            raise ParameterError(
+                "censored",
+                f"{self.engine} replays {', '.join(self.censoring)}, not {censored!r}"
+                + (f" ({why})" if why else ""),
             )
         if reaction not in self.reactions:
-            raise ValueError(
-                f"reaction: {self.engine} replays {', '.join(self.reactions)}, not {reaction!r}"
+            raise ParameterError(
+                "reaction", f"{self.engine} replays {', '.join(self.reactions)}, not {reaction!r}"
             )
         unknown = sorted(set(options) - set(self.options))
         if unknown:

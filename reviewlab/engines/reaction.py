@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import metrics
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Policy
 from reviewlab.core.vocab import (
     OUTCOME_WITHHELD,
@@ -69,7 +70,9 @@ rewritten corpus, with the replay's hedge plan carried to its calls (``None``: n
 def check_reaction(reaction: Any) -> Reaction:
     """``reaction`` if it names a reaction model, else a ``ValueError`` naming the parameter."""
     if reaction not in REACTIONS:
-        raise ValueError(f"reaction: expected one of {', '.join(REACTIONS)}, got {reaction!r}")
+        raise ParameterError(
+            "reaction", f"expected one of {', '.join(REACTIONS)}, got {reaction!r}"
+        )
     return reaction  # type: ignore[no-any-return]
 
 

@@ -24,6 +24,7 @@ from typing import Any, overload
 import pandas as pd
 
 from reviewlab.core.display import RichDisplay
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core.vocab import CENSORING_MODES, CensoringMode, EngineName, Reaction
 from reviewlab.engines.corpus import CorpusSource, open_corpus
@@ -121,8 +122,8 @@ def replay(
     by name before any work: this is the one dispatch every caller goes through.
     """
     if censored not in CENSORING_MODES:
-        raise ValueError(
-            f"censored: expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
+        raise ParameterError(
+            "censored", f"expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
     check_reaction(reaction)
     spine = (
@@ -195,7 +196,7 @@ def replay_bounds(
     """:func:`replay` under both censoring ends, on one opened corpus (compiled once per end,
     its episodes loaded at most once); the other arguments as :func:`replay`'s."""
     if "censored" in kwargs:
-        raise ValueError("censored: replay_bounds replays both 'observed' and 'wedge' itself")
+        raise ParameterError("censored", "replay_bounds replays both 'observed' and 'wedge' itself")
     spine = Policy.of(policy, narrowing)
     source = open_corpus(corpus) if kwargs.get("client") is None else corpus
     return ReplayBounds(

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.resources import BUNDLED_CORPUS, data_path, notebooks_dir
 from reviewlab.ui._serving import start_server, supervise
 
@@ -53,7 +54,7 @@ def default_corpus() -> Path:
 def _port(port: int | None) -> int:
     port = DEFAULT_PORT if port is None else port
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
-        raise ValueError(f"port: expected an integer in 1..65535, got {port!r}")
+        raise ParameterError("port", f"expected an integer in 1..65535, got {port!r}")
     return port
 
 

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.ui._serving import start_server, supervise
 
 __all__ = [
@@ -72,7 +73,7 @@ _PART_TITLES = {
 def _port(port: int | None) -> int:
     port = LESSON_PORT if port is None else port
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
-        raise ValueError(f"port: expected an integer in 1..65535, got {port!r}")
+        raise ParameterError("port", f"expected an integer in 1..65535, got {port!r}")
     return port
 
 
@@ -138,7 +139,9 @@ def lesson_page(parts: Sequence[str] = PARTS) -> Any:
 
     unknown = [part for part in parts if part not in PARTS]
     if unknown:
-        raise ValueError(f"parts: expected some of {', '.join(PARTS)}, got {', '.join(unknown)}")
+        raise ParameterError(
+            "parts", f"expected some of {', '.join(PARTS)}, got {', '.join(unknown)}"
+        )
     scenes = {"semantics": SEMANTICS_SCENES, "failures": FAILURE_SCENES}
     children: list[Any] = [w.HTML(_INTRO)]
     for part in parts:

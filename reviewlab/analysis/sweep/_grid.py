@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from reviewlab.core.breaker import BreakerRule
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
 
 __all__ = ["Grid", "PolicyPoint", "make_grid", "points_grid", "replays_episodes"]
@@ -137,7 +138,7 @@ def _float_axes(
     floats = {tool: [float(v) for v in values] for tool, values in (axes or {}).items()}
     for tool, values in floats.items():
         if not values:
-            raise ValueError(f"{field}.{tool}: expected at least one {what}")
+            raise ParameterError(f"{field}.{tool}", f"expected at least one {what}")
     return floats
 
 

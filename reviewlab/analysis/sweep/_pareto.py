@@ -15,6 +15,7 @@ import pandas as pd
 
 from reviewlab.analysis.cost import COST_KEYS
 from reviewlab.core import metrics
+from reviewlab.core.errors import ParameterError
 
 __all__ = ["OBJECTIVE_ALIASES", "PARETO_OBJECTIVES", "objective_column", "pareto"]
 
@@ -47,9 +48,10 @@ def objective_column(name: str) -> str:
         return OBJECTIVE_ALIASES[name]
     if name in metrics.SUMMARY_KEYS or name in PARETO_OBJECTIVES or name in COST_KEYS:
         return name
-    raise ValueError(
-        f"objective: expected one of {', '.join(OBJECTIVE_ALIASES)} or a summary column "
-        f"({', '.join(metrics.SUMMARY_KEYS + COST_KEYS)}), got {name!r}"
+    raise ParameterError(
+        "objective",
+        f"expected one of {', '.join(OBJECTIVE_ALIASES)} or a summary column "
+        f"({', '.join(metrics.SUMMARY_KEYS + COST_KEYS)}), got {name!r}",
     )
 
 
@@ -75,12 +77,13 @@ def pareto(
     else:
         columns = [objective_column(c) for c in (*objectives, *more)]
     if not columns:
-        raise ValueError("pareto: no objective columns to trade")
+        raise ParameterError("pareto", "no objective columns to trade")
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(
-            f"pareto: the frame has no column(s) {', '.join(missing)}; "
-            f"objectives are among {', '.join(metrics.SUMMARY_KEYS)}"
+        raise ParameterError(
+            "pareto",
+            f"the frame has no column(s) {', '.join(missing)}; "
+            f"objectives are among {', '.join(metrics.SUMMARY_KEYS)}",
         )
     values = np.nan_to_num(
         frame[columns].to_numpy(dtype=float), nan=math.inf, posinf=math.inf, neginf=-math.inf

@@ -27,6 +27,7 @@ from reviewlab.analysis.known_tools import check_tools, grid_tools
 from reviewlab.analysis.sweep._frame import SweepFrame, sweep_frame
 from reviewlab.analysis.sweep._grid import Grid, PolicyPoint, make_grid
 from reviewlab.core import metrics
+from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import SWEEP_ENGINES, CensoringMode
@@ -155,14 +156,16 @@ def sweep(
     if threads is not None and (
         isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
     ):
-        raise ValueError(
-            f"threads: expected a whole number of threads, at least 1, got {threads!r}"
+        raise ParameterError(
+            "threads", f"expected a whole number of threads, at least 1, got {threads!r}"
         )
     if threads is not None and threads > 1 and client is not None:
-        raise ValueError("threads: points on a Dask cluster run on its workers, not threads")
+        raise ParameterError("threads", "points on a Dask cluster run on its workers, not threads")
     points = list(grid)
     if isinstance(engine, str) and engine not in SWEEP_ENGINES:
-        raise ValueError(f"engine: expected one of {', '.join(SWEEP_ENGINES)}, got {engine!r}")
+        raise ParameterError(
+            "engine", f"expected one of {', '.join(SWEEP_ENGINES)}, got {engine!r}"
+        )
     for index, point in enumerate(points):
         if not isinstance(point, PolicyPoint):
             raise TypeError(f"grid[{index}]: expected a PolicyPoint, got {type(point).__name__}")
@@ -174,15 +177,17 @@ def sweep(
     assumed = {"censored": censored, "reaction": "as_recorded", "engine": chosen.name, "seed": seed}
     if isinstance(chosen, Cluster):  # the one cluster adapter: partitions read where they live
         if tables is not None:
-            raise ValueError(
-                "prices: the token counts live in Episode objects, which a sweep on a cluster "
-                "never gathers; sweep in-process for costs"
+            raise ParameterError(
+                "prices",
+                "the token counts live in Episode objects, which a sweep on a cluster "
+                "never gathers; sweep in-process for costs",
             )
         return sweep_frame(run.on_cluster(corpus, chosen.client), assumed)
     if is_url(corpus):
-        raise ValueError(
-            f"{corpus}: a corpus behind a URL is swept on a Dask cluster (client=...); copy it "
-            "to a local path otherwise"
+        raise ParameterError(
+            str(corpus),
+            "a corpus behind a URL is swept on a Dask cluster (client=...); copy it "
+            "to a local path otherwise",
         )
     return sweep_frame(run.in_process(open_corpus(corpus), tables, threads), assumed)
 
@@ -195,7 +200,7 @@ def _price_tables(
         return None
     tables = {"": prices} if isinstance(prices, PriceTable) else dict(prices)
     if not tables:
-        raise ValueError("prices: expected a price table or at least one named table")
+        raise ParameterError("prices", "expected a price table or at least one named table")
     for name, table in tables.items():
         if not isinstance(table, PriceTable):
             raise TypeError(f"prices[{name!r}]: expected a PriceTable, got {type(table).__name__}")
@@ -230,10 +235,11 @@ class _Run:
         if not is_url(corpus):
             source = open_corpus(corpus)
             if not _partitioned(source):
-                raise ValueError(
-                    f"client: a sweep on a cluster reads Parquet partitions where they live; "
+                raise ParameterError(
+                    "client",
+                    "a sweep on a cluster reads Parquet partitions where they live; "
                     f"{source.name} is not (write it with write_columnar or reviewlab convert "
-                    "first, or sweep in-process)"
+                    "first, or sweep in-process)",
                 )
         bar = _progress_bar(len(self.points), self.progress)
         try:
@@ -275,9 +281,10 @@ class _Run:
         self.known(source.tools)
         if threads is not None and threads > 1 and not columns_only:
             # Only the vectorized engine's column points run on threads; say so, not ignore it.
-            raise ValueError(
-                "threads: engine='twin' and points that hedge or have a breaker run one after "
-                "another; leave threads unset"
+            raise ParameterError(
+                "threads",
+                "engine='twin' and points that hedge or have a breaker run one after "
+                "another; leave threads unset",
             )
 
         def run(chunk: Sequence[PolicyPoint]) -> list[dict[str, Any]]:
