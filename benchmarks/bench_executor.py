@@ -17,34 +17,41 @@ verdict per goal; exit status 1 when one is missed:
   the timed batches, per call), for information: a call's two handoffs (caller -> worker,
   worker -> caller) plus the GIL waits around them; the executor should match the pool;
 * the same round trip pinned to one CPU, for information only;
+* with ``--breakdown``, where a call's own work goes (each step timed alone on one thread,
+  in us, for information): everything but the two wake-ups;
 * how long after the bound control returns to the caller when a call is abandoned (p50 /
   p99 in ms), beside the machine's floor: how late a bare ``Lock.acquire(timeout)`` of the
   same bound returns, sampled alternately. Goal: what the executor adds, its p99 less the
   floor's p99, is at most 2 ms. The floor is what any waiter gets from this machine (on a
   busy one its p99 is several ms by itself), so the verdict judges the executor's share.
 
-Run: ``.venv/bin/python benchmarks/bench_executor.py [--busy] [--rounds N] [--batch N]
-[--abandons N]``.
+Run: ``.venv/bin/python benchmarks/bench_executor.py [--busy] [--breakdown] [--rounds N]
+[--batch N] [--abandons N]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import contextvars
 import os
 import resource
 import statistics
 import sys
 import threading
 import time
+import timeit
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from queue import SimpleQueue
 
 from _busy import add_busy_flag, machine_label, neighbour
 
 from reviewlab.core.policy import Bound
+from reviewlab.live import executor as executor_module
 from reviewlab.live.executor import BoundedExecutor
+from reviewlab.live.executor_base import CallResult
 
 OVERHEAD_GOAL = 1.5
 LATENESS_GOAL_MS = 2.0
@@ -125,6 +132,50 @@ def one_cpu() -> Iterator[bool]:
         os.sched_setaffinity(0, before)
 
 
+def breakdown(number: int = 20_000) -> dict[str, float]:
+    """Microseconds per call of each step of a call's own work, each timed alone (best of 5)."""
+    bound = Bound(30.0, "tool_timeout", 30.0)
+    executor = BoundedExecutor(loose_cap=None)
+    call = executor.admit(_noop, (), {}, bound, "noop", None, "thread", "", time.monotonic)
+    assert not isinstance(call, CallResult)
+    context = contextvars.copy_context()
+    inbox: SimpleQueue[int] = SimpleQueue()
+
+    def job() -> executor_module._Job:
+        return executor_module._Job(_noop, (), {}, context, 1e9, call.notes, executor)
+
+    def run_in_own_context() -> None:
+        attempt = job()
+        contextvars.copy_context().run(attempt.run)
+
+    claim = threading.Lock()
+    steps: dict[str, Callable[[], object]] = {
+        "admit: terms, notes, dispatch record": lambda: executor.admit(
+            _noop, (), {}, bound, "noop", None, "thread", "", time.monotonic
+        ),
+        "job record (claim and done locks)": job,
+        "context copy": contextvars.copy_context,
+        "inbox put + get": lambda: (inbox.put(1), inbox.get()),
+        "worker: tool run in its own context (notes, deadline)": run_in_own_context,
+        "claim (non-blocking acquire + release)": lambda: (
+            claim.acquire(blocking=False),
+            claim.release(),
+        ),
+        "deadline arithmetic (time left to wait)": lambda: executor_module._left(call, 30.0),
+        "result record": lambda: call.finished(CallResult, 1, None),
+    }
+    executor.shutdown()
+    micros = {
+        name: min(timeit.repeat(step, number=number, repeat=5)) / number * 1e6
+        for name, step in steps.items()
+    }
+    # The worker's step makes a job record to run: count that once, in its own row.
+    micros["worker: tool run in its own context (notes, deadline)"] -= micros[
+        "job record (claim and done locks)"
+    ]
+    return micros
+
+
 def _p99(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
@@ -167,6 +218,9 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=200, help="calls per side per round")
     parser.add_argument("--abandons", type=int, default=300)
     parser.add_argument("--bound", type=float, default=0.005)
+    parser.add_argument(
+        "--breakdown", action="store_true", help="also time each step of a call's own work"
+    )
     add_busy_flag(parser)
     options = parser.parse_args()
     label = machine_label(options.busy)
@@ -178,6 +232,7 @@ def main() -> int:
                 bench_overhead(max(10, options.rounds // 4), options.batch) if pinned else None
             )
         ours_ms, floor_ms = bench_abandon(options.abandons, options.bound)
+        steps = breakdown() if options.breakdown else None
 
     bare, ours = statistics.median(figures.bare), statistics.median(figures.ours)
     ratio = statistics.median(figures.ratios)
@@ -204,6 +259,14 @@ def main() -> int:
             f"{statistics.median(pinned_figures.bare) * 1e6:6.1f} us   BoundedExecutor "
             f"{statistics.median(pinned_figures.ours) * 1e6:6.1f} us   ratio "
             f"{statistics.median(pinned_figures.ratios):.2f}x (not judged)"
+        )
+    if steps is not None:
+        print(f"[{label}]   where a call's own work goes (each step alone, not judged):")
+        for name, micros in steps.items():
+            print(f"[{label}]     {name:55s} {micros:6.2f} us")
+        print(
+            f"[{label}]     {'sum (the rest of a round trip is the two wake-ups)':55s} "
+            f"{sum(steps.values()):6.2f} us"
         )
     p99, floor_p99 = _p99(ours_ms), _p99(floor_ms)
     ok_late = p99 - floor_p99 <= LATENESS_GOAL_MS
