@@ -13,13 +13,14 @@ import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.recording.schema import Episode
 
 __all__ = ["UnknownTools", "check_tools", "closest", "corpus_tools", "grid_tools"]
 
 
-class UnknownTools(ValueError):
+class UnknownTools(ParameterError):
     """Tools a grid or an option names that the corpus never calls. It carries what a caller
     needs to say it in its own words: ``parameter`` (the library's name for what named them),
     ``unknown``, ``known`` and ``override`` (the parameter that allows them anyway)."""
@@ -27,20 +28,26 @@ class UnknownTools(ValueError):
     def __init__(
         self, parameter: str, unknown: Sequence[str], known: Sequence[str], override: str
     ) -> None:
-        self.parameter, self.unknown, self.known = parameter, list(unknown), list(known)
-        self.override = override
-        super().__init__(self.message())
+        self.unknown, self.known, self.override = list(unknown), list(known), override
+        super().__init__(parameter, self.because(override))
 
-    def message(self, parameter: str | None = None, override: str | None = None) -> str:
-        """The one line, naming ``parameter`` and ``override`` (default: the library's)."""
+    def __reduce__(self) -> Any:
+        return type(self), (self.parameter, self.unknown, self.known, self.override)
+
+    def because(self, override: str | None = None) -> str:
+        """Why, naming ``override`` (default: the library's) as the way to allow them."""
         parts = []
         for tool in self.unknown:
             close = closest(tool, self.known)
             parts.append(tool + (f" (did you mean {' or '.join(close)}?)" if close else ""))
         return (
-            f"{parameter or self.parameter}: the corpus never calls {'; '.join(parts)}; it calls "
+            f"the corpus never calls {'; '.join(parts)}; it calls "
             f"{', '.join(self.known) or 'no tool'} ({override or self.override} sweeps it anyway)"
         )
+
+    def message(self, parameter: str | None = None, override: str | None = None) -> str:
+        """The one line, naming ``parameter`` and ``override`` (default: the library's)."""
+        return f"{parameter or self.parameter}: {self.because(override)}"
 
 
 def closest(name: str, known: Iterable[str]) -> list[str]:

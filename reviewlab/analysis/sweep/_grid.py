@@ -19,6 +19,7 @@ import pandas as pd
 
 from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.errors import ParameterError
+from reviewlab.core.narrowing import check_seconds
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
 
 __all__ = ["Grid", "PolicyPoint", "make_grid", "points_grid", "replays_episodes"]
@@ -134,8 +135,12 @@ def _bases(base: Policy | TimeoutPolicy | Sequence[Policy | TimeoutPolicy] | Non
 def _float_axes(
     axes: Mapping[str, Sequence[float]] | None, field: str, what: str
 ) -> dict[str, list[float]]:
-    """Per tool, the values to try as floats; an empty list is refused, naming ``field.tool``."""
-    floats = {tool: [float(v) for v in values] for tool, values in (axes or {}).items()}
+    """Per tool, the values to try as seconds; an empty list or a value that is not positive,
+    finite seconds is refused, naming ``field.tool``."""
+    floats = {
+        tool: [check_seconds(f"{field}.{tool}", value) for value in values]
+        for tool, values in (axes or {}).items()
+    }
     for tool, values in floats.items():
         if not values:
             raise ParameterError(f"{field}.{tool}", f"expected at least one {what}")
@@ -206,7 +211,10 @@ def _point(
 def _point_timeouts(timeouts: Any, scale: float | None, chosen: dict[str, float]) -> TimeoutPolicy:
     """A base's timeouts scaled, then with the chosen per-tool timeouts set exactly."""
     if scale is not None:
-        timeouts = timeouts.scaled(scale)
+        try:
+            timeouts = timeouts.scaled(scale)
+        except ParameterError as exc:  # the factor is a value of the scales axis
+            raise ParameterError("scales", exc.reason) from None
     if chosen:
         suffix = ",".join(f"{tool}={sec:g}" for tool, sec in chosen.items())
         timeouts = timeouts.with_tool_timeouts(name=f"{timeouts.name}[{suffix}]", **chosen)

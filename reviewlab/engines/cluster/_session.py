@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from reviewlab.core.errors import ParameterError
 from reviewlab.engines.cluster import _ids
 from reviewlab.engines.cluster._errors import PartitionFailed, SchedulerLost
 from reviewlab.engines.cluster._partials import PointMerge, answer_points, evaluate_points
@@ -52,13 +53,14 @@ CLUSTER_EXTRA = "pip install 'reviewlab[cluster]'"
 
 
 def distributed_module() -> Any:
-    """``dask.distributed``, or a ``ValueError`` saying in one line which extra installs it."""
+    """``dask.distributed``, or a ``ParameterError`` (``client``) saying in one line which
+    extra installs it."""
     try:
         import distributed
     except ImportError:
-        raise ValueError(
-            f"client: a Dask cluster needs dask.distributed, which this install lacks: "
-            f"{CLUSTER_EXTRA}"
+        raise ParameterError(
+            "client",
+            f"a Dask cluster needs dask.distributed, which this install lacks: {CLUSTER_EXTRA}",
         ) from None
     return distributed
 
