@@ -2,7 +2,7 @@
 
 Only syntax lives here (a number is a number, an output has a known suffix, a preset or a TOML
 file names a policy); what a value means is the library's to check, and its errors name the
-option (:func:`reviewlab.cli._errors.flag_message`). Heavy imports happen inside the helper
+option (:func:`reviewlab.cli._errors.option_for`). Heavy imports happen inside the helper
 that needs them, so ``reviewlab --help`` answers at once.
 """
 

@@ -98,12 +98,13 @@ def dask_client(address: str, timeout_sec: float) -> Any:
     user error."""
     import logging
 
+    from reviewlab.core.errors import ParameterError
     from reviewlab.engines.cluster import distributed_module
 
     try:
         Client = distributed_module().Client
-    except ValueError as exc:
-        raise UserError(f"--scheduler: {one_line(exc).removeprefix('client: ')}") from None
+    except ParameterError as exc:  # the library's client is this command's --scheduler
+        raise UserError(f"--scheduler: {exc.reason}") from None
 
     for name in ("distributed", "distributed.client"):  # Dask's log lines would break the
         logging.getLogger(name).setLevel(logging.CRITICAL)  # one-line errors (SchedulerLost)

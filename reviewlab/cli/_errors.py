@@ -2,26 +2,29 @@
 
 A user error (:class:`UserError`, or the library's ``ValueError``/``OSError``/``ImportError``)
 is one line ``reviewlab: error: ...`` and exit status :data:`EXIT_USER_ERROR`; anything else is
-an internal error, still one line, with :data:`EXIT_INTERNAL_ERROR`. The library names its
-parameters (``slots: ...``); :func:`flag_message` names the command's option instead
-(``--slots: ...``), so the command line never re-checks what the library checks.
+an internal error, still one line, with :data:`EXIT_INTERNAL_ERROR`. A library error that
+concerns a parameter is a :class:`~reviewlab.core.errors.ParameterError`: its ``parameter``
+attribute is looked up among the command's options by their ``dest`` (:func:`option_for`), so
+``time_scale`` is printed as ``--time-scale`` and the command line never re-checks what the
+library checks, nor reads the library's wording.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+
+from reviewlab.core.errors import ParameterError
 
 __all__ = [
     "EXIT_INTERNAL_ERROR",
     "EXIT_USER_ERROR",
     "PROG",
     "UserError",
-    "flag_message",
     "one_line",
+    "option_for",
     "run_reporting",
 ]
 
@@ -45,21 +48,37 @@ def one_line(exc: BaseException) -> str:
     return "; ".join(lines)
 
 
-_PARAMETER = re.compile(r"([a-z][a-z0-9_]*)(?=[:\[])")
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """``parser`` and, depth first, the parsers of its sub-commands."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from _parsers(sub)
 
 
-def flag_message(text: str, parser: argparse.ArgumentParser | None) -> str:
-    """``text`` with a leading library parameter name (``time_scale: ...``) replaced by the
-    command's option of that name (``--time-scale: ...``) when the command has one."""
+def option_for(parameter: str, parser: argparse.ArgumentParser | None) -> str | None:
+    """The command's option for the library's ``parameter``: the option whose ``dest`` is that
+    name (``time_scale`` → ``--time-scale``); a field inside it keeps its path
+    (``tools.read_file`` → ``--tool read_file``). ``None`` when the command has no such option."""
     if parser is None:
-        return text
-    found = _PARAMETER.match(text)
-    if found is None:
-        return text
-    flag = "--" + found.group(1).replace("_", "-")
-    if flag not in parser._option_string_actions:
-        return text
-    return flag + text[found.end() :]
+        return None
+    head, dot, field = parameter.partition(".")
+    for candidate in _parsers(parser):
+        for action in candidate._actions:
+            if action.option_strings and action.dest == head:
+                flag = max(action.option_strings, key=len)  # the long spelling
+                return f"{flag} {field}" if dot else flag
+    return None
+
+
+def error_line(exc: BaseException, parser: argparse.ArgumentParser | None) -> str:
+    """The one line for a user error: a library error about a parameter names the option."""
+    if isinstance(exc, ParameterError):
+        flag = option_for(exc.parameter, parser)
+        if flag is not None:
+            return f"{flag}: {one_line(ValueError(exc.reason))}"
+    return one_line(exc)
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
@@ -89,12 +108,7 @@ def run_reporting(
     except _user_error_types() as exc:
         if debug:
             raise
-        text = one_line(exc)
-        # A library error names its parameter; the user typed the option (a file error names
-        # the file, which may look like a parameter).
-        if not isinstance(exc, UserError | OSError) and not hasattr(exc, "path"):
-            text = flag_message(text, parser)
-        sys.stderr.write(f"{PROG}: error: {text}\n")
+        sys.stderr.write(f"{PROG}: error: {error_line(exc, parser)}\n")
         return EXIT_USER_ERROR
     except MemoryError:
         if debug:

@@ -25,7 +25,6 @@ from reviewlab.cli._args import (
 )
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
-from reviewlab.cli._errors import UserError
 from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
 from reviewlab.core.vocab import CENSORING_MODES
 
@@ -215,10 +214,7 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
     )
     from reviewlab.analysis.holdout import check_held_out
 
-    try:
-        check_held_out(args.held_out)
-    except ValueError as exc:
-        raise UserError(f"--held-out: {str(exc).removeprefix('held_out: ')}") from None
+    check_held_out(args.held_out)  # its ParameterError names held_out: --held-out
     corpus = open_for(args.corpus, args.on_error)
     require_episodes(corpus, args.corpus)
     extra: dict[str, Policy] = {"reviewlab ouroboros": Policy.ouroboros()}
