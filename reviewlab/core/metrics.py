@@ -6,7 +6,8 @@ same thing whichever engine produced it. The column lists are named once:
 :data:`CALL_COLUMNS` then the engine's timing :data:`CALL_TIMING_COLUMNS`
 (:data:`ENGINE_CALL_COLUMNS`, with :data:`CALL_DTYPES`), to which
 :func:`reviewlab.engines.result.assemble` appends :data:`CALL_DERIVED_COLUMNS`;
-:data:`EPISODE_COLUMNS`; :data:`SUMMARY_KEYS`.
+:data:`EPISODE_COLUMNS`; :data:`SUMMARY_KEYS` (the summary's figures, with their labels and
+units, are declared in :mod:`reviewlab.core.metric_names`, which loads no NumPy).
 
 Invariants: timeout coverage loss is exactly 0 when nothing is abandoned; infinite wall times,
 silences and zombie seconds (a wedge) stay ``math.inf`` and quantiles over them are not NaN
@@ -19,11 +20,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from reviewlab.core.metric_names import SUMMARY_KEYS
 from reviewlab.core.quantiles import ReplacedValues, quantiles
 from reviewlab.core.vocab import (
     OUTCOME_EXECUTED,
@@ -41,11 +43,9 @@ __all__ = [
     "CALL_TIMING_COLUMNS",
     "ENGINE_CALL_COLUMNS",
     "EPISODE_COLUMNS",
-    "METRICS",
     "SUMMARY_KEYS",
     "WALL_QUANTILES",
     "BreakdownArrays",
-    "Metric",
     "SummaryArrays",
     "SummaryTotals",
     "breakdown",
@@ -118,65 +118,6 @@ EPISODE_COLUMNS = (
     "timeout_lost_lines",
     "timeout_coverage_loss",
 )
-MetricUnit = Literal["rate", "seconds", "count", "number"]
-"""How a figure is counted: a share in [0, 1], seconds, a whole count, or a plain number."""
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One figure a replay's summary reports (docs/metrics.md, "The summary")."""
-
-    key: str
-    """Its key in the summary dict."""
-    label: str
-    """The words a person reads for it (every table, chart and widget)."""
-    unit: MetricUnit
-    objective: bool = False
-    """A policy is judged on it, lower being better (what "saved" and "paid" name)."""
-    brief: bool = False
-    """One of the few figures a brief view shows (the explorer's live table)."""
-
-
-_SUMMARY_METRICS: tuple[Metric, ...] = (
-    Metric("episodes", "episodes", "count"),
-    Metric("calls", "calls", "count"),
-    Metric("abandoned_call_rate", "abandoned-call rate", "rate", objective=True, brief=True),
-    Metric("coverage_loss_rate", "coverage-loss rate", "rate", objective=True, brief=True),
-    Metric(
-        "timeout_coverage_loss_rate",
-        "coverage lost to timeouts",
-        "rate",
-        objective=True,
-        brief=True,
-    ),
-    Metric("inherent_coverage_loss_rate", "coverage lost by failing reads", "rate", objective=True),
-    Metric("wall_p50_sec", "wall p50", "seconds", objective=True, brief=True),
-    Metric("wall_p95_sec", "wall p95", "seconds", objective=True, brief=True),
-    Metric("wall_p99_sec", "wall p99", "seconds", objective=True, brief=True),
-    Metric("wall_max_sec", "wall max", "seconds", objective=True),
-    Metric("max_silence_sec", "longest silence", "seconds", objective=True, brief=True),
-    Metric("zombie_sec", "zombie time", "seconds", objective=True, brief=True),
-    Metric("zombie_finite_sec", "zombie time (returning)", "seconds", objective=True),
-    Metric("wedged_zombies", "wedged zombies", "count", objective=True, brief=True),
-    Metric("peak_loose_workers", "peak loose workers", "count", objective=True, brief=True),
-    Metric("deadline_bound_share", "deadline-bound share", "rate", brief=True),
-    Metric("hedges", "hedged calls", "count"),
-    Metric("extra_call_share", "extra-call share (hedges)", "rate", objective=True),
-)
-"""Every figure of the summary dict every engine returns, in its order."""
-_EXTRA_METRICS: tuple[Metric, ...] = (
-    Metric("withheld_calls", "calls the breaker withheld", "count"),
-    Metric("idle_bound_calls", "calls bounded by idleness", "count"),
-    Metric("queue_wait_mean_sec", "mean queue wait", "seconds"),
-    Metric("cost_per_episode", "cost per episode", "number", objective=True),
-)
-"""Figures some replays add to their summary (a breaker, idle timeouts, a reviewer pool,
-prices)."""
-METRICS = _SUMMARY_METRICS + _EXTRA_METRICS
-"""Every summary figure, declared once: the labels, units, objectives and brief views of the
-tables, charts and widgets are read from here."""
-SUMMARY_KEYS = tuple(metric.key for metric in _SUMMARY_METRICS)
-"""The keys of the summary dict every engine returns, in order."""
 
 WALL_QUANTILES = (0.50, 0.95, 0.99)
 """The wall-time quantiles of the summary (``wall_p50_sec``, ``wall_p95_sec``, ``wall_p99_sec``)."""

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from reviewlab.core.metrics import METRICS
+from reviewlab.core.metric_names import METRICS
 
 __all__ = [
     "INFINITY",

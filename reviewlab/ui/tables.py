@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reviewlab.core.metrics import METRICS
+from reviewlab.core.metric_names import METRICS
 from reviewlab.ui.numbers import (
     cell,
     column_kind,

@@ -27,7 +27,7 @@ from typing import Any
 import ipywidgets as w
 from matplotlib.figure import Figure
 
-from reviewlab.core.metrics import METRICS
+from reviewlab.core.metric_names import METRICS
 from reviewlab.core.policy import Policy, PolicyError
 from reviewlab.engines.corpus import open_corpus
 from reviewlab.engines.engine import Engine
