@@ -80,6 +80,8 @@ OBJECTIVES = {
     if column.startswith(("wall_", "max_silence", "zombie", "cost"))
 }
 """Objective names and the summary column each minimises (a summary column itself is accepted)."""
+DEFAULT_MAX_TIMEOUT_COVERAGE_LOSS = 0.01
+"""The timeout coverage-loss budget :func:`recommend` holds when given none (``None``)."""
 RULE = (
     "each tool starts at its loosest candidate (its base timeout, or beyond its longest "
     "completed call) and is tightened one step of its Kaplan–Meier quantile ladder at a time, "
@@ -234,7 +236,7 @@ def recommend(
         _check_rate("max_coverage_loss", max_coverage_loss)
         max_timeout_coverage_loss = max_coverage_loss
     if max_timeout_coverage_loss is None:
-        max_timeout_coverage_loss = 0.01
+        max_timeout_coverage_loss = DEFAULT_MAX_TIMEOUT_COVERAGE_LOSS
     _check_rate("max_timeout_coverage_loss", max_timeout_coverage_loss)
     _check_rate("max_abandoned_rate", max_abandoned_rate)
     if not 0.0 <= confidence < 1.0:
@@ -247,7 +249,7 @@ def recommend(
             f"expected one of {', '.join(OBJECTIVES)} or a summary column, got {objective!r}",
         ) from None
     if key in COST_KEYS and prices is None:
-        raise ParameterError("objective", f"{objective!r} needs a price table (prices=...)")
+        raise ParameterError("prices", f"the objective {objective!r} needs a price table")
     rules = SafetyRules(
         min_calls, tuple(allow_abandoning), max_added_abandoned_rate, max_tool_added_abandoned_rate
     )
