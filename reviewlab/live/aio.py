@@ -277,7 +277,6 @@ class AsyncBoundedExecutor(ExecutorBase):
             # The thread lost the claim; it settles its own call once it returns.
             assert waiter.published is not None
             waiter.published.release()
-            self._pool.replace()  # its worker is lost to the call: one starts in its place
         return result
 
     def _grace_passed(self, result: AsyncCallResult) -> None:

@@ -272,7 +272,6 @@ class BoundedExecutor(ExecutorBase):
             loser.abandoned_at = call.clock.now()
             loser.result = result
             loser.handoff.release()
-            self._pool.replace()
         return result
 
     def _abandon(
@@ -300,7 +299,6 @@ class BoundedExecutor(ExecutorBase):
             attempt.abandoned_at = now
             attempt.result = result
             attempt.handoff.release()
-            self._pool.replace()  # its worker is lost to the call: one starts in its place
         return result
 
     def shutdown(self) -> None:

@@ -6,11 +6,10 @@ bound, rejoins the pool (:meth:`ToolWorkers.rejoin`, *before* it wakes its calle
 caller's next call finds the worker idle) and the worker waits for the next job; or its
 caller abandoned it, and the worker exits once the job has settled its call.
 
-Invariants: a worker whose call was abandoned never runs another job, and one is started in
-its place off the caller's path (:meth:`ToolWorkers.replace`); dispatching a job to an idle
-worker is one put into its inbox, the only cross-thread wake-up on the way in; after
-:meth:`ToolWorkers.shutdown` no worker waits for work. Workers are daemon threads, never
-joined or killed.
+Invariants: a worker whose call was abandoned never runs another job; dispatching a job to an
+idle worker is one put into its inbox, the only cross-thread wake-up on the way in; after
+:meth:`ToolWorkers.shutdown` no worker waits for work (idle ones are told to stop, running
+ones exit when their job ends). Workers are daemon threads, never joined or killed.
 """
 
 from __future__ import annotations
@@ -57,70 +56,22 @@ class ToolWorkers:
         self.prefix = prefix
         self.closed = False
         self.started = 0
-        """Worker threads started so far, or asked for in place of abandoned ones (reuse keeps
-        this low)."""
+        """Worker threads started so far (reuse keeps this low)."""
         self._idle: deque[ToolWorker] = deque()
         self._spawn_lock = threading.Lock()
-        # Replacements: the worker numbers asked of the starter thread (0: stop), the workers
-        # it started that no dispatch took yet, how many of those no dispatch is owed yet, and
-        # at shutdown how many were never owed (the starter stops them).
-        self._wanted: SimpleQueue[int] | None = None
-        self._spares: SimpleQueue[ToolWorker] = SimpleQueue()
-        self._owed = 0
-        self._unclaimed = 0
 
     def dispatch(self, job: ToolJob) -> None:
-        """Hand ``job`` to an idle worker, else to a replacement (waiting for it to have
-        started, if need be), else to a new one."""
+        """Hand ``job`` to an idle worker, or to a new one when none is idle."""
         try:
             worker = self._idle.pop()
         except IndexError:
             with self._spawn_lock:
-                spare = self._owed > 0
-                if spare:
-                    self._owed -= 1
-                else:
-                    self.started += 1
-                    worker = ToolWorker(self, self.started)
-            if spare:
-                worker = self._spares.get()
-            else:
-                worker.inbox.put(job)
-                worker.thread.start()
-                return
-        worker.inbox.put(job)
-
-    def replace(self) -> None:
-        """A worker was lost to an abandoned call: have one started in its place by the
-        starter thread, so the caller's next call need not wait for a thread to start."""
-        with self._spawn_lock:
-            if self.closed:
-                return
-            self.started += 1
-            number = self.started
-            self._owed += 1
-            wanted = self._wanted
-            first = wanted is None
-            if wanted is None:
-                wanted = self._wanted = SimpleQueue()
-        wanted.put(number)
-        if first:
-            threading.Thread(
-                target=self._start_replacements,
-                args=(wanted,),
-                name=f"{self.prefix}-starter",
-                daemon=True,
-            ).start()
-
-    def _start_replacements(self, wanted: SimpleQueue[int]) -> None:
-        while number := wanted.get():
-            worker = ToolWorker(self, number)
+                self.started += 1
+                worker = ToolWorker(self, self.started)
+            worker.inbox.put(job)
             worker.thread.start()
-            self._spares.put(worker)
-        # Shut down: every worker asked for before the stop has started (the queue is FIFO);
-        # stop the ones no dispatch was owed.
-        for _ in range(self._unclaimed):
-            self._spares.get().inbox.put(None)
+            return
+        worker.inbox.put(job)
 
     def rejoin(self, worker: ToolWorker) -> bool:
         """Put a worker whose job claimed its call back in the pool; False when it should exit
@@ -137,15 +88,8 @@ class ToolWorkers:
         return True
 
     def shutdown(self) -> None:
-        """Tell idle workers to exit (and replacements nobody took); running and loose ones
-        exit when their job ends."""
-        with self._spawn_lock:
-            wanted = None if self.closed else self._wanted  # the starter is stopped once
-            self.closed = True
-            if wanted is not None:
-                self._unclaimed, self._owed = self._owed, 0
-        if wanted is not None:
-            wanted.put(0)
+        """Tell idle workers to exit; running and loose ones exit when their job ends."""
+        self.closed = True
         while True:
             try:
                 worker = self._idle.pop()

@@ -65,49 +65,6 @@ def test_a_closed_pool_takes_no_worker_back_and_keeps_at_most_max_idle():
     assert not pool.rejoin(ToolWorker(pool, MAX_IDLE + 2))
 
 
-def _named(prefix: str) -> list[threading.Thread]:
-    return [thread for thread in threading.enumerate() if thread.name.startswith(prefix)]
-
-
-def test_a_replacement_is_started_off_the_callers_path_and_taken_by_the_next_job():
-    """A worker lost to an abandoned call is replaced by the starter thread; the next job runs on
-    that replacement, and dispatching it starts no thread of its own."""
-    pool = ToolWorkers("replaced")
-    pool.replace()
-    assert pool.started == 1
-    job = _Once(keep=True)
-    pool.dispatch(job)
-    assert job.ran.wait(WAIT)
-    assert pool.started == 1
-    assert job.thread is not None and job.thread.name == "replaced-1"
-    assert job.thread is not threading.current_thread()
-    pool.shutdown()
-    job.thread.join(WAIT)
-    starters = _named("replaced-starter")
-    for thread in starters:
-        thread.join(WAIT)
-    assert not job.thread.is_alive() and not any(thread.is_alive() for thread in starters)
-
-
-def test_replacements_nobody_took_exit_at_shutdown_even_when_it_is_called_twice():
-    """Replacements still unclaimed when the pool shuts down (twice, as a with-block after an
-    explicit shutdown does) are stopped, and so is the starter: no thread is left waiting."""
-    pool = ToolWorkers("unclaimed")
-    pool.replace()
-    pool.replace()
-    pool.shutdown()
-    pool.shutdown()
-    for thread in _named("unclaimed-starter"):
-        thread.join(WAIT)  # it has started every replacement, then stopped the unclaimed ones
-    left = _named("unclaimed-")
-    for thread in left:
-        thread.join(WAIT)
-    assert pool.started == 2
-    assert not any(thread.is_alive() for thread in left)
-    pool.replace()  # a closed pool asks for nothing more
-    assert pool.started == 2
-
-
 def test_sync_tools_on_the_asyncio_executor_reuse_one_worker():
     """Sequential sync calls that return inside their bound run on one reused worker thread."""
 
