@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from reviewlab.cli._command import Command
 from reviewlab.cli._errors import EXIT_USER_ERROR, PROG, UserError, run_reporting
@@ -39,6 +39,9 @@ from reviewlab.cli.replay import REPLAY
 from reviewlab.cli.sweep import SWEEP
 from reviewlab.cli.synth import SYNTH
 from reviewlab.cli.tune import TUNE
+from reviewlab.cli.tune_baselines import TUNE_BASELINES
+from reviewlab.cli.tune_guarantee import TUNE_GUARANTEE
+from reviewlab.cli.tune_learned import TUNE_LEARNED
 
 __all__ = ["COMMANDS", "UserError", "build_parser", "main"]
 
@@ -49,6 +52,9 @@ COMMANDS: tuple[Command, ...] = (
     REPLAY,
     SWEEP,
     TUNE,
+    TUNE_GUARANTEE,
+    TUNE_BASELINES,
+    TUNE_LEARNED,
     PRESETS,
     POLICY,
     CLOCKS,
@@ -71,6 +77,31 @@ Run `reviewlab demo` for the guided tour (live episode, incident replay, sweep,
 recommendation, out/report.html)."""
 
 
+class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """The subcommands, where a command named by two words (``tune guarantee``) is typed as two
+    words, and a command's former spelling (:attr:`Command.rewrite`) becomes today's."""
+
+    rewrites: dict[str, Any]
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        name, *words = values
+        rewrite = self.rewrites.get(name)
+        if rewrite is not None:
+            try:
+                words = rewrite(words) or words
+            except UserError as exc:
+                self._name_parser_map[name].error(str(exc))
+        if words and f"{name} {words[0]}" in self._name_parser_map:
+            name, words = f"{name} {words[0]}", words[1:]
+        super().__call__(parser, namespace, [name, *words], option_string)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line naming the subcommand's ``--help``."""
 
@@ -87,8 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks for errors (for bug reports)"
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser, action=_Commands
+    )
     sub.required = True
+    assert isinstance(sub, _Commands)
+    sub.rewrites = {c.name: c.rewrite for c in COMMANDS if c.rewrite is not None}
     for command in COMMANDS:
         p = sub.add_parser(
             command.name,

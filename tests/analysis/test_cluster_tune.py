@@ -224,7 +224,7 @@ def test_tune_scheduler_writes_the_in_process_policy(
 @pytest.mark.parametrize(
     ("extra", "named"),
     [
-        (["--baselines"], "--baselines"),
+        # tune baselines takes no --scheduler at all (tests/cli/test_cli_checks.py)
         (["--prices", "sample"], "--prices"),
         (["--on-error", "skip"], "--on-error"),
     ],

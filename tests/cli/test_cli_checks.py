@@ -98,10 +98,6 @@ def test_a_tool_option_on_a_tool_the_corpus_never_calls_names_the_options(capsys
             ["sweep", "bundled:corpus", "--scale", "1", "--allow-unknown-tools"],
             "--allow-unknown-tools",
         ),
-        (["tune", "bundled:corpus", "--held-out", "0.3"], "--held-out"),
-        (["tune", "bundled:corpus", "--learned-quantile", "0.9"], "--learned-quantile"),
-        (["tune", "bundled:corpus", "--guarantee-confidence", "0.9"], "--guarantee-confidence"),
-        (["tune", "bundled:corpus", "--learned", "--objective", "wall_p99"], "--objective"),
         (
             ["convert", "bundled:incident", "{tmp}/c.parquet", "--rows-per-partition", "9"],
             "--rows-per-partition",
@@ -117,6 +113,29 @@ def test_an_option_the_invocation_would_ignore_is_an_error(
     assert code == 2, out
     assert err.startswith(f"reviewlab: error: {option}: ") and "would ignore it" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["tune", "bundled:corpus", "--held-out", "0.3"], "--held-out"),
+        (["tune", "bundled:corpus", "--quantile", "0.9"], "--quantile"),
+        (["tune", "bundled:corpus", "--certificate-confidence", "0.9"], "--certificate-confidence"),
+        (["tune", "learned", "bundled:corpus", "--objective", "wall_p99"], "--objective"),
+        (["tune", "bundled:corpus", "--learned", "--objective", "wall_p99"], "--objective"),
+        (["tune", "baselines", "bundled:corpus", "--scheduler", "tcp://h:1"], "--scheduler"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else v,
+)
+def test_an_option_of_another_tune_mode_is_refused_by_name(
+    argv: list[str], option: str, capsys
+) -> None:
+    """Each mode of tune takes only its own options: another mode's option (in today's or the
+    former spelling) exits 2 with an error line naming it, before any work."""
+    code, out, err = _run(capsys, argv)
+    assert code == 2 and out == ""
+    [error] = [line for line in err.splitlines() if line.startswith("reviewlab: error: ")]
+    assert f"unrecognized arguments: {option}" in error
 
 
 def test_a_hedged_and_breaking_replay_shows_their_rows_in_every_table(

@@ -124,7 +124,7 @@ def test_objective_cost_without_prices_is_refused_before_any_replay(real, capsys
     """--objective cost needs --prices: exit 2, saying so."""
     corpus, _ = real
     assert main(["tune", str(corpus), "--objective", "cost"]) == 2
-    assert "needs --prices" in capsys.readouterr().err
+    assert "--prices: the objective 'cost' needs a price table" in capsys.readouterr().err
 
 
 def test_sweep_over_hedge_delays_and_breakers_matches_each_points_replay(tmp_path, capsys):

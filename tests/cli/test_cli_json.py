@@ -34,6 +34,8 @@ COMMANDS = {
     "replay bounds": ["replay", "bundled:incident", "--censored", "bounds"],
     "sweep": ["sweep", "bundled:corpus", "--scale", "0.5,1"],
     "tune": ["tune", "bundled:corpus"],
+    "tune guarantee": ["tune", "guarantee", "bundled:corpus", "--probability", "0.9"],
+    "tune baselines": ["tune", "baselines", "bundled:corpus"],
     "presets": ["presets"],
     "presets score": [
         "presets",
@@ -274,3 +276,18 @@ def test_tune_that_keeps_no_budget_still_prints_its_document_and_exits_1(
     assert doc["summary"]["abandoned_call_rate"] >= 4 / 6308
     assert len(captured.err.strip().splitlines()) == 1 and "not written" in captured.err
     assert not policy.exists()
+
+
+def test_tune_learned_prints_one_document_with_its_fit_and_held_out_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tune learned --json``: one document of the schema, named ``tune``, holding the fit and
+    the held-out comparison, the quantile the bounds use and the learned policy."""
+    corpus = tmp_path / "sized.jsonl.gz"
+    assert main(["synth", "-n", "120", "--arg-effect", "1", "-o", str(corpus)]) == 0
+    capsys.readouterr()
+    doc = run_json(["tune", "learned", str(corpus), "--quantile", "0.95"], capsys)
+    check_document(doc, "tune")
+    assert set(doc["tables"]) == {"fit", "held_out"}
+    assert doc["summary"]["quantile"] == 0.95
+    assert doc["policy"]["learned"]["quantile"] == 0.95

@@ -590,6 +590,7 @@ def test_every_file_reading_subcommand_names_a_missing_file(
         "synth": ["synth", "-o", str(tmp_path / "none" / "o.jsonl")],
         "convert": ["convert", missing, str(tmp_path / "o.jsonl")],
         "check": ["check", missing, "--policy", "ouroboros", "--max-silence", "60"],
+        "tune guarantee": ["tune", "guarantee", missing, "--probability", "0.9"],
         "record": [
             "record",
             "--base-url",

@@ -56,8 +56,6 @@ NOT_YET: dict[tuple[str, str], str] = {
     ("reviewlab/analysis/tune.py::_Search.run", "lines"): "analysis/tune",
     ("reviewlab/cli/sweep.py::_arguments", "lines"): "cli",
     ("reviewlab/cli/sweep.py::cmd_sweep", "lines"): "cli",
-    ("reviewlab/cli/tune.py::_arguments", "lines"): "cli",
-    ("reviewlab/cli/tune.py::cmd_tune", "lines"): "cli",
     ("reviewlab/ui/charts/timelines.py::episode_timeline", "lines"): "ui/charts",
     ("reviewlab/ui/charts/timelines.py::pool_timeline", "lines"): "ui/charts",
     ("reviewlab/engines/vectorized/compiled.py::CompiledCorpus._compile_columns", "parameters"): (
