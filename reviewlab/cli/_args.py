@@ -19,30 +19,6 @@ from reviewlab.core.vocab import ON_ERROR_MODES
 if TYPE_CHECKING:
     from reviewlab.core.policy import Policy
 
-__all__ = [
-    "CORPUS_HELP",
-    "EXAMPLE_CORPUS",
-    "JSONL_SUFFIXES",
-    "POLICY_HELP",
-    "PRICES_HELP",
-    "TABLE_SUFFIXES",
-    "cost_line",
-    "echo",
-    "existing_file",
-    "narrowing_grid",
-    "number",
-    "numbers",
-    "on_error_option",
-    "output_path",
-    "policy_arg",
-    "port",
-    "positive_seconds",
-    "prices_arg",
-    "prices_args",
-    "rate",
-    "seed",
-    "tool_grid",
-]
 
 EXAMPLE_CORPUS = "bundled:corpus"
 """The corpus the examples in the help texts read: the shipped one, by the name that works from

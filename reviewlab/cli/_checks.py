@@ -20,14 +20,6 @@ from typing import Any
 
 from reviewlab.cli._errors import PROG, UserError, one_line
 
-__all__ = [
-    "check_policy_file",
-    "check_typed_tools",
-    "is_preset",
-    "refuse_ignored",
-    "strict_option",
-]
-
 
 def strict_option(p: argparse.ArgumentParser) -> None:
     """Add ``--strict``: an unknown tool in a policy file is an error, not a warning."""

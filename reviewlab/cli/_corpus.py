@@ -22,8 +22,6 @@ from reviewlab.cli._errors import PROG, UserError, one_line
 if TYPE_CHECKING:
     from reviewlab.engines.corpus import Corpus
 
-__all__ = ["computing_on", "open_for", "report_skipped", "require_episodes"]
-
 
 def open_for(text: str, on_error: str = "raise") -> Corpus:
     """The corpus at ``text`` (JSONL, JSONL.gz, Parquet, a partition directory), opened."""

@@ -18,16 +18,6 @@ from collections.abc import Callable, Iterator
 
 from reviewlab.core.errors import ParameterError
 
-__all__ = [
-    "EXIT_INTERNAL_ERROR",
-    "EXIT_USER_ERROR",
-    "PROG",
-    "UserError",
-    "one_line",
-    "option_for",
-    "run_reporting",
-]
-
 PROG = "reviewlab"
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE

@@ -28,8 +28,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JSON_SUFFIX", "SCHEMA", "SCHEMA_FILE", "document", "emit", "is_json", "json_option"]
-
 SCHEMA = "reviewlab.output/1"
 """The version of the document's layout; it changes when a key changes meaning or goes."""
 SCHEMA_FILE = "output.schema.json"

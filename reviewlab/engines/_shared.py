@@ -21,8 +21,6 @@ from reviewlab.core.vocab import ARRIVAL_MODES
 from reviewlab.recording.ids import duplicate_id
 from reviewlab.recording.schema import Episode
 
-__all__ = ["arrival_times", "calls_frame", "check_corpus"]
-
 _ARRIVAL_STREAM = 0xA7
 """Seed stream for Poisson arrivals, kept apart from the imputation draws of the same seed."""
 

@@ -32,18 +32,6 @@ from reviewlab.live.executor_base import CallStatus
 from reviewlab.live.mcp import MCPServerError, MCPToolError
 from reviewlab.live.mcp._call import call_tool_raw
 
-__all__ = [
-    "DEADLINE_META_KEY",
-    "Pending",
-    "Taken",
-    "bounded_tools_call",
-    "content_chars",
-    "error_result",
-    "late_fields",
-    "remaining_sec",
-]
-
-
 DEADLINE_META_KEY = "reviewlab.dev/deadline_sec"
 """The ``_meta`` key of a ``tools/call`` by which a host gives the seconds left before its own
 deadline; the call's bound is narrowed to it (the key is not passed upstream)."""

@@ -14,15 +14,6 @@ from dataclasses import dataclass
 from reviewlab.core.policy import Policy, resolve_bound
 from reviewlab.gateway._gateway import Gateway
 
-__all__ = [
-    "CheckReport",
-    "ToolCheck",
-    "check_gateway",
-    "default_names",
-    "policy_tool_names",
-    "render",
-]
-
 
 @dataclass(frozen=True)
 class ToolCheck:

@@ -18,14 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "GatewayConfigError",
-    "UpstreamSpec",
-    "load_servers",
-    "parse_servers",
-]
-
-
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _STDIO_KEYS = frozenset({"command", "args", "env", "cwd"})
 _HTTP_KEYS = frozenset({"url", "headers"})

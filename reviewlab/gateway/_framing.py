@@ -20,8 +20,6 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["JsonWhenAlone"]
-
 Message = MutableMapping[str, Any]
 Send = Callable[[Message], Awaitable[None]]
 

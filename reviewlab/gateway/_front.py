@@ -13,12 +13,6 @@ import contextlib
 import logging
 from typing import Any
 
-__all__ = [
-    "Front",
-    "progress_forwarder",
-]
-
-
 log = logging.getLogger("reviewlab.gateway")
 
 _SDK_OWNED = frozenset({"initialize", "ping", "server/discover"})

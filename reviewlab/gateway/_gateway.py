@@ -42,13 +42,6 @@ from reviewlab.live.aio import AsyncBoundedExecutor
 from reviewlab.live.executor_base import DEFAULT_LOOSE_CAP
 from reviewlab.live.mcp import MCPServerError
 
-__all__ = [
-    "GATEWAY_CANCEL_WATCH_SEC",
-    "Gateway",
-    "HostSession",
-]
-
-
 log = logging.getLogger("reviewlab.gateway")
 
 GATEWAY_CANCEL_WATCH_SEC = 60.0

@@ -24,8 +24,6 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-__all__ = ["DRAIN_SEC", "LeanTransport", "upstream_http_client"]
-
 DRAIN_SEC = 0.05
 """How long a response closed before its end is still read, waiting for its end."""
 
@@ -253,12 +251,7 @@ class _Connection(asyncio.Protocol):
         return self._complete and not self._chunks
 
     def reusable(self) -> bool:
-        return (
-            not self._lost
-            and self._error is None
-            and self._complete
-            and self._keep_alive
-        )
+        return not self._lost and self._error is None and self._complete and self._keep_alive
 
     def quiet(self) -> bool:
         """Whether an idle connection has nothing waiting to be read (a server that closed it

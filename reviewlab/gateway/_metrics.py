@@ -14,13 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = [
-    "METRICS_CONTENT_TYPE",
-    "METRIC_OUTCOMES",
-    "GatewayMetrics",
-]
-
-
 METRIC_OUTCOMES = ("returned", "error", "abandoned", "refused", "cancelled")
 """The ``outcome`` label of ``reviewlab_gateway_calls_total``."""
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

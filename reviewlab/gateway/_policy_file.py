@@ -17,12 +17,6 @@ from pathlib import Path
 
 from reviewlab.core.policy import Policy
 
-__all__ = [
-    "POLICY_POLL_SEC",
-    "PolicyFile",
-]
-
-
 log = logging.getLogger("reviewlab.gateway")
 
 POLICY_POLL_SEC = 0.25

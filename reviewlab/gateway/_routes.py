@@ -19,16 +19,6 @@ from typing import Any
 from reviewlab.core.kinds import kinds_overrides
 from reviewlab.core.policy import Policy
 
-__all__ = [
-    "SEPARATOR",
-    "Route",
-    "annotated_kind",
-    "effective_policy",
-    "host_names",
-    "shown_entry",
-]
-
-
 SEPARATOR = "__"
 """Between a server's name and its tool's or prompt's when two servers share the name."""
 

@@ -26,15 +26,6 @@ from typing import Any
 
 from reviewlab.gateway._gateway import Gateway
 
-__all__ = [
-    "BearerToken",
-    "Listen",
-    "Stamped",
-    "is_loopback",
-    "run_gateway",
-]
-
-
 log = logging.getLogger("reviewlab.gateway")
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)

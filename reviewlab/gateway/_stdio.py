@@ -19,8 +19,6 @@ import stat
 from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["RECEIVED_AT_KEY", "Received", "host_stdio", "pipes_on_stdio", "received_at"]
-
 RECEIVED_AT_KEY = "reviewlab.received_at"
 """The ASGI scope key under which the HTTP front stamps a request's arrival (monotonic)."""
 

@@ -21,11 +21,6 @@ from reviewlab.gateway._config import UpstreamSpec
 from reviewlab.live.mcp import MCPServerError
 from reviewlab.live.mcp._call import Link
 
-__all__ = [
-    "HostRouter",
-    "Upstream",
-]
-
 
 class HostRouter(Protocol):
     """Where an upstream's own requests and notifications go (the gateway's hosts)."""

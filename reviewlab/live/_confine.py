@@ -22,16 +22,6 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = [
-    "MAX_NAME_BYTES",
-    "MAX_PATH_CHARS",
-    "ToolError",
-    "confine",
-    "inside",
-    "open_confined",
-    "walk",
-]
-
 MAX_PATH_CHARS = 1024
 """Longer path arguments are refused before touching the file system."""
 MAX_NAME_BYTES = 255

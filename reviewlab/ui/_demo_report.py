@@ -20,8 +20,6 @@ from reviewlab.ui.report import Report, write_table
 from reviewlab.ui.sweeps import front_table
 from reviewlab.ui.tables import Table, changes_lines, summary_table
 
-__all__ = ["write_report"]
-
 
 @dataclass(frozen=True)
 class LiveStep:

@@ -20,8 +20,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["STOP_GRACE_SEC", "STOP_SIGNALS", "start_server", "stop_server", "supervise"]
-
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)
 )

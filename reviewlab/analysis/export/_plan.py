@@ -23,8 +23,6 @@ from reviewlab.core.policy import Policy
 from reviewlab.core.presets import SHELL_TOOLS
 from reviewlab.core.timeouts import TimeoutPolicy
 
-__all__ = ["ExportPlan", "Granularity", "ShellBound", "Target", "plan", "rounded_up"]
-
 Granularity = Literal["exact", "per_tool", "per_server", "global"]
 """How finely a format sets tool bounds: reviewlab's own policy, one number per tool, one per
 MCP server (every tool of it), or one for every tool."""

@@ -18,8 +18,6 @@ import tomli_w
 
 from reviewlab.analysis.export._plan import ExportPlan, Target
 
-__all__ = ["TARGETS", "Writer"]
-
 Writer = Callable[[ExportPlan, tuple[str, ...]], str]
 """A target's writer: the plan and the MCP server names → the configuration text."""
 

@@ -20,8 +20,6 @@ import pandas as pd
 
 from reviewlab.core.display import html_of
 
-__all__ = ["ASSUMPTIONS_ATTR", "SweepFrame", "sweep_frame"]
-
 ASSUMPTIONS_ATTR = "assumptions"
 """The key of ``DataFrame.attrs`` that holds a sweep's assumptions."""
 

@@ -22,8 +22,6 @@ from reviewlab.core.errors import ParameterError
 from reviewlab.core.narrowing import check_seconds
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
 
-__all__ = ["Grid", "PolicyPoint", "make_grid", "points_grid", "replays_episodes"]
-
 
 @dataclass(frozen=True)
 class PolicyPoint:

@@ -17,8 +17,6 @@ from reviewlab.analysis.cost import COST_KEYS
 from reviewlab.core import metrics
 from reviewlab.core.errors import ParameterError
 
-__all__ = ["OBJECTIVE_ALIASES", "PARETO_OBJECTIVES", "objective_column", "pareto"]
-
 PARETO_OBJECTIVES = ("timeout_coverage_loss_rate", "wall_p95_sec", "max_silence_sec")
 """What :func:`pareto` trades by default: the coverage the timeouts cost, p95 wall time, and the
 longest silence (so a policy that never bounds a wedged call is not on the front)."""

@@ -36,8 +36,6 @@ from reviewlab.engines.engine import Cluster, Engine, Vectorized, engine_of, epi
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.locations import is_url
 
-__all__ = ["MAX_THREADS", "default_threads", "sweep", "tool_curves"]
-
 _PROGRESS_MIN_POINTS = 50  # below this a bar is noise
 
 

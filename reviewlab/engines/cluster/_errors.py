@@ -8,8 +8,6 @@ readers' own errors, which name the partition's file or URL
 
 from __future__ import annotations
 
-__all__ = ["ClusterError", "PartitionFailed", "SchedulerLost"]
-
 
 class ClusterError(OSError):
     """The cluster could not finish the work; nothing was returned (and nothing written)."""

@@ -19,8 +19,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Survey", "check_bucket", "ids_at", "survey", "survey_bucket", "survey_head"]
-
 REPEATS_SHOWN = 64
 """Hash repeats one bucket returns at most (the earliest by their second occurrence)."""
 

@@ -15,17 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = [
-    "LEVELS",
-    "LEVEL_BITS",
-    "Cell",
-    "cell_slice",
-    "float_keys",
-    "key_value",
-    "sub_cell",
-    "sub_cells",
-]
-
 LEVEL_BITS = 16
 """Bits of the key each level adds (65,536 sub-cells per cell)."""
 LEVELS = 64 // LEVEL_BITS

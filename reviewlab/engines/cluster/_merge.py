@@ -13,8 +13,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["COMPACT_ROWS", "CellSums"]
-
 COMPACT_ROWS = 1 << 16
 """Pending rows beyond which the answers received so far are folded into one."""
 

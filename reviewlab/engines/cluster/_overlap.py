@@ -27,8 +27,6 @@ from reviewlab.engines.cluster._keys import (
 )
 from reviewlab.engines.cluster._merge import CellSums
 
-__all__ = ["CELLS_PER_PASS", "SUMMARY_COLUMNS", "LooseEvents", "PeakSearch", "cell_summary"]
-
 CELLS_PER_PASS = 256
 """The most cells one pass looks into (the most promising first)."""
 SUMMARY_COLUMNS = ("net", "rise", "parts")

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["LEAF", "Pieces", "leaf_sum", "partition_pieces", "sum_of_pieces"]
-
 LEAF = 128
 """NumPy's pairwise block size: ranges up to this long are summed by running sums."""
 

@@ -41,18 +41,6 @@ from reviewlab.engines.cluster._select import (
     cell_values,
 )
 
-__all__ = [
-    "PointAnswer",
-    "PointMerge",
-    "PointRequests",
-    "PointState",
-    "Totals",
-    "answer_points",
-    "evaluate_points",
-    "loose_intervals",
-    "sorted_walls",
-]
-
 
 @dataclass
 class Totals:

@@ -16,8 +16,6 @@ from reviewlab.engines.cluster._session import ClusterCorpus, connect
 from reviewlab.engines.honours import CLUSTER
 from reviewlab.engines.result import ReplaySummary
 
-__all__ = ["replay_on_cluster"]
-
 
 def replay_on_cluster(
     corpus: Any,

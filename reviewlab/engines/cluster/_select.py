@@ -32,15 +32,6 @@ from reviewlab.engines.cluster._keys import (
 )
 from reviewlab.engines.cluster._merge import CellSums
 
-__all__ = [
-    "VALUES_LIMIT",
-    "OrderStatistics",
-    "RankSearch",
-    "Request",
-    "cell_histogram",
-    "cell_values",
-]
-
 VALUES_LIMIT = 4096
 """A cell with at most this many values (over all partitions) is asked for its values."""
 

@@ -30,16 +30,6 @@ from reviewlab.engines.cluster import _ids
 from reviewlab.engines.cluster._errors import PartitionFailed, SchedulerLost
 from reviewlab.engines.cluster._partials import PointMerge, answer_points, evaluate_points
 
-__all__ = [
-    "CHUNK_POINTS",
-    "CLUSTER_EXTRA",
-    "ID_BUCKETS",
-    "ClusterCorpus",
-    "connect",
-    "distributed_module",
-    "partitions_of",
-]
-
 CHUNK_POINTS = 16
 """Points evaluated per task (each keeps its wall keys and loose workers on the worker)."""
 ID_BUCKETS = 16

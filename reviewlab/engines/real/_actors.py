@@ -24,8 +24,6 @@ from reviewlab.engines.real._plan import PlannedCall, ReplayPlan, call_id, parse
 from reviewlab.live.call_notes import CallNotes, current_notes
 from reviewlab.live.episode import ScriptedModel, tool_call
 
-__all__ = ["LogEnded", "PlannedHedges", "ReplayModel", "ReplayRegistry"]
-
 _TIMEOUT_PREFIX = "⚠️ TOOL_TIMEOUT ("
 
 

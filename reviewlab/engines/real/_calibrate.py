@@ -12,13 +12,6 @@ from reviewlab.engines.censoring import effective_observation
 from reviewlab.live.executor import BoundedExecutor
 from reviewlab.recording.schema import Episode
 
-__all__ = [
-    "OVERHEAD_SHARE_GOAL",
-    "clock_resolution_sec",
-    "default_time_scale",
-    "measure_overhead_sec",
-]
-
 OVERHEAD_SHARE_GOAL = 0.01
 """The default ``time_scale`` keeps the engine's own overhead under this share of wall time."""
 _SCALE_RANGE = (1e-4, 1.0)

@@ -28,8 +28,6 @@ from reviewlab.live.executor import BoundedExecutor
 from reviewlab.recording.files import paused_gc
 from reviewlab.recording.schema import Episode
 
-__all__ = ["replay_real"]
-
 
 def replay_real(
     episodes: Iterable[Episode],

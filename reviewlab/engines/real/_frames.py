@@ -35,8 +35,6 @@ from reviewlab.engines.result import EpisodeArrays, ReplayResult, assemble
 from reviewlab.live.episode import CallTrace, EpisodeResult
 from reviewlab.live.executor import CallStatus
 
-__all__ = ["RealRun", "overhead", "replay_result", "settle_loose"]
-
 
 @dataclass
 class RealRun:

@@ -23,8 +23,6 @@ from typing import Any
 from reviewlab.engines.censoring import HedgePlan, effective_observation
 from reviewlab.recording.schema import Episode
 
-__all__ = ["PlannedCall", "ReplayPlan", "call_id", "parse_call_id", "plan_episode"]
-
 
 def call_id(row: int, reissue: bool = False) -> str:
     """The tool-call id of corpus row ``row`` (``r`` for a re-issued copy)."""

@@ -24,8 +24,6 @@ from typing import Any
 from reviewlab.live.call_notes import CallNotes
 from reviewlab.live.mcp._errors import MCPServerError, MCPStreamDropped, MCPToolError
 
-__all__ = ["Link", "call_tool", "call_tool_raw", "result_text"]
-
 _CONNECTION_CLOSED = -32000
 _MODERN = ("2026-07-28",)
 

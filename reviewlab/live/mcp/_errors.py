@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-__all__ = ["MCPServerError", "MCPStreamDropped", "MCPToolError"]
-
 
 class MCPServerError(RuntimeError):
     """The server could not be reached, started, initialised or listed, or it closed; the

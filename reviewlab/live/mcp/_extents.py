@@ -15,14 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "FILESYSTEM_READ_TOOLS",
-    "ReadExtent",
-    "demo_http_server",
-    "demo_server_command",
-    "filesystem_read_extent",
-]
-
 ReadExtent = Callable[[Mapping[str, Any], str], dict[str, Any] | None]
 """Maps a read tool's arguments and result text to a reader stamp (``None``: nothing to credit)."""
 

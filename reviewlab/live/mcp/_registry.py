@@ -12,8 +12,6 @@ from reviewlab.live.call_notes import CallNotes, current_notes
 from reviewlab.live.mcp._call import call_tool
 from reviewlab.live.mcp._tasks import call_task
 
-__all__ = ["MCPContext", "MCPRegistry"]
-
 
 class MCPContext:
     """The registry's shared context: ``last_read_view`` is stamped

@@ -28,13 +28,6 @@ from reviewlab.live.mcp._errors import MCPServerError
 from reviewlab.live.mcp._extents import FILESYSTEM_READ_TOOLS, ReadExtent
 from reviewlab.live.mcp._registry import MCPContext, MCPRegistry
 
-__all__ = [
-    "DEFAULT_CANCEL_WATCH_SEC",
-    "DEFAULT_START_TIMEOUT_SEC",
-    "DEFAULT_TASK_TTL_SEC",
-    "MCPServer",
-]
-
 DEFAULT_CANCEL_WATCH_SEC = 30.0
 DEFAULT_START_TIMEOUT_SEC = 60.0
 DEFAULT_TASK_TTL_SEC = 300.0

@@ -21,8 +21,6 @@ from reviewlab.live.call_notes import CallNotes
 from reviewlab.live.mcp._call import Link, result_text
 from reviewlab.live.mcp._errors import MCPToolError
 
-__all__ = ["IMMEDIATE_RESPONSE_KEY", "call_task"]
-
 IMMEDIATE_RESPONSE_KEY = "io.modelcontextprotocol/model-immediate-response"
 """Where a ``CreateTaskResult``'s ``_meta`` carries the text a host may give the model."""
 _TERMINAL = ("completed", "failed", "cancelled")

@@ -40,8 +40,6 @@ from reviewlab.recording.schema import (
     Round,
 )
 
-__all__ = ["UsageTap", "episode_from_result", "record_live"]
-
 
 class UsageTap:
     """A chat model wrapper that keeps the ``usage`` of every reply, in send order.

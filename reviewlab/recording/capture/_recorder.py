@@ -29,8 +29,6 @@ from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.ids import duplicate_id
 from reviewlab.recording.schema import Episode
 
-__all__ = ["Recorder"]
-
 
 class Recorder:
     """Accumulates episodes and writes them to ``path`` atomically.

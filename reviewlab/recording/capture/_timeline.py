@@ -19,15 +19,6 @@ from dataclasses import dataclass
 
 from reviewlab.recording.schema import Call, Round
 
-__all__ = [
-    "OFFSETS_KEY",
-    "TimedCall",
-    "group_rounds",
-    "inferred_rounds",
-    "offsets_meta",
-    "read_offsets",
-]
-
 OFFSETS_KEY = "call_offsets_sec"
 """The ``Episode.meta`` key holding each round's call start offsets (JSON)."""
 

@@ -33,8 +33,6 @@ from reviewlab.recording.capture._recorder import Recorder
 from reviewlab.recording.capture._timeline import TimedCall, inferred_rounds, offsets_meta
 from reviewlab.recording.schema import Call, Episode, Round
 
-__all__ = ["ToolCallLog", "recorded_call"]
-
 
 class ToolCallLog:
     """Collects bounded-tool calls into episodes and records them (see the module docstring).

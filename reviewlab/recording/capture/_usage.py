@@ -8,8 +8,6 @@ Inspect AI's ``output.usage``) or a span's attributes (OTel GenAI ``gen_ai.usage
 
 from __future__ import annotations
 
-__all__ = ["token_counts"]
-
 _INPUT_KEYS = ("input_tokens", "prompt_tokens", "gen_ai.usage.input_tokens")
 _OUTPUT_KEYS = ("output_tokens", "completion_tokens", "gen_ai.usage.output_tokens")
 

@@ -21,8 +21,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["FlatColumns", "flat_columns"]
-
 
 def _numpy(array: pa.Array, fill: Any) -> np.ndarray:
     return np.asarray(array.fill_null(fill).to_numpy(zero_copy_only=False))

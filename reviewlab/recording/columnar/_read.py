@@ -31,13 +31,6 @@ from reviewlab.recording.file_errors import EpisodeFormatError, SkippedLine, fie
 from reviewlab.recording.locations import is_url, open_input, url_parquet_parts
 from reviewlab.recording.schema import SCHEMA_VERSIONS, Episode
 
-__all__ = [
-    "iter_columnar",
-    "iter_tables",
-    "partition_paths",
-    "read_table",
-]
-
 _BATCH = 8192
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

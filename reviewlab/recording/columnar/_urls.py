@@ -25,8 +25,6 @@ import pyarrow.parquet as pq
 
 from reviewlab.recording.locations import url_filesystem
 
-__all__ = ["write_tables_url"]
-
 
 class _PartWriter:
     """A Parquet writer on an fsspec file: closing it closes both (Arrow leaves the file open)."""

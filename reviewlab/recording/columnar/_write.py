@@ -33,21 +33,6 @@ from reviewlab.recording.ids import duplicate_id
 from reviewlab.recording.locations import is_url
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Episode
 
-__all__ = [
-    "ARROW_SCHEMA",
-    "CALL_TYPE",
-    "EXTENT_TYPE",
-    "LAYOUT",
-    "OPTIONAL_COLUMNS",
-    "PARTITION_ROWS",
-    "assemble_table",
-    "episodes_table",
-    "unique_ids",
-    "write_columnar",
-    "write_partitions",
-    "write_tables",
-]
-
 SCHEMA_KEY = b"reviewlab.schema"
 LAYOUT_KEY = b"reviewlab.layout"
 LAYOUT = "nested/1"

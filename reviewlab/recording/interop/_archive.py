@@ -20,8 +20,6 @@ from typing import Any, Final
 
 from reviewlab.recording.interop._common import ImportFormatError
 
-__all__ = ["METHOD_NAMES", "member_names", "read_members"]
-
 METHOD_NAMES: Final[dict[int, str]] = {
     0: "stored",
     8: "deflate",

@@ -8,16 +8,6 @@ import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
-from reviewlab.recording.capture import token_counts
-
-__all__ = [
-    "ImportFormatError",
-    "classify_command",
-    "parse_time",
-    "seconds_between",
-    "token_counts",
-]
-
 
 class ImportFormatError(ValueError):
     """A foreign log that cannot be turned into episodes; names the file and where in it."""

@@ -21,8 +21,6 @@ from reviewlab.core.vocab import OnError
 from reviewlab.recording.files import SkippedLine, iter_episodes, paused_gc, save_episodes
 from reviewlab.recording.locations import is_url
 
-__all__ = ["convert_corpus"]
-
 
 def convert_corpus(
     source: str | os.PathLike[str],

@@ -33,8 +33,6 @@ from reviewlab.recording.interop._otel_import import import_otel
 from reviewlab.recording.interop._swe_agent import import_swe_agent, is_swe_agent_trajectory
 from reviewlab.recording.schema import Episode
 
-__all__ = ["FORMATS", "IMPORTERS", "UnknownFormatError", "detect_format", "import_auto"]
-
 IMPORTERS: Final[dict[ImportFormat, Callable[[str | os.PathLike[str]], list[Episode]]]] = {
     "openhands": import_openhands,
     "inspect": import_inspect,

@@ -18,8 +18,6 @@ from reviewlab.recording.interop._common import ImportFormatError
 from reviewlab.recording.interop._detect import IMPORTERS, detect_format
 from reviewlab.recording.schema import Episode
 
-__all__ = ["FolderImport", "import_folder"]
-
 
 @dataclass
 class FolderImport:

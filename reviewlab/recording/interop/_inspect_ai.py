@@ -19,13 +19,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from reviewlab.recording.capture import token_counts
 from reviewlab.recording.interop._archive import member_names, read_members
 from reviewlab.recording.interop._common import (
     ImportFormatError,
     classify_command,
     parse_time,
     seconds_between,
-    token_counts,
 )
 from reviewlab.recording.schema import (
     SCHEMA_VERSION,
@@ -36,8 +36,6 @@ from reviewlab.recording.schema import (
     Extent,
     Round,
 )
-
-__all__ = ["import_inspect", "sample_episode"]
 
 _ZIP_MAGIC = b"PK\x03\x04"
 

@@ -22,8 +22,6 @@ from typing import Any
 from reviewlab.recording.interop._common import ImportFormatError, classify_command
 from reviewlab.recording.schema import Call, EndReason, Episode, Round
 
-__all__ = ["import_mini_swe_agent", "is_mini_swe_agent_trajectory"]
-
 _FORMATS = ("mini-swe-agent-1", "mini-swe-agent-1.1")
 _TIMED_OUT = re.compile(r"timed out after (\d+(?:\.\d+)?) seconds")
 _KILLED_V1 = "timed out and has been killed"

@@ -36,8 +36,6 @@ from reviewlab.recording.schema import (
     Round,
 )
 
-__all__ = ["AgentsTraceFile", "import_openai_agents", "is_openai_agents_trace"]
-
 _TIMEOUT_TEXT = re.compile(r"^Tool '.*' timed out after \d+(\.\d+)? seconds\.$", re.DOTALL)
 _MODEL_TYPES = ("generation", "response")
 

@@ -20,12 +20,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from reviewlab.recording.capture import token_counts
 from reviewlab.recording.interop._common import (
     ImportFormatError,
     classify_command,
     parse_time,
     seconds_between,
-    token_counts,
 )
 from reviewlab.recording.schema import (
     SCHEMA_VERSION,
@@ -36,8 +36,6 @@ from reviewlab.recording.schema import (
     Extent,
     Round,
 )
-
-__all__ = ["import_openhands", "trajectory_episode"]
 
 _NUMBERED = re.compile(r"^\s*(\d+)\t", re.MULTILINE)
 _DIRECTORY_VIEW = "Here's the files and directories"

@@ -18,8 +18,6 @@ from reviewlab.core.vocab import CALL_STATUSES, SOURCE_GAP_ABANDONED, CallStatus
 from reviewlab.recording.interop._otlp import OtlpSpan
 from reviewlab.recording.schema import Call, Extent
 
-__all__ = ["json_dict", "span_call"]
-
 _TIMEOUT = re.compile(r"time[ _-]?out|timed[ _-]?out|deadline[ _-]?exceeded", re.IGNORECASE)
 _STATUS_ERROR = 2
 _NS = 1_000_000_000

@@ -27,8 +27,6 @@ from reviewlab.live.otlp_json import otlp_attributes
 from reviewlab.recording.capture import read_offsets
 from reviewlab.recording.schema import Call, Episode
 
-__all__ = ["episode_document", "export_otel"]
-
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NS = 1_000_000_000
 _STATUS_ERROR = 2

@@ -39,8 +39,6 @@ from reviewlab.recording.schema import (
     Round,
 )
 
-__all__ = ["OtelImport", "import_otel", "read_otel"]
-
 _STATUS_ERROR = 2
 _NS = 1_000_000_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

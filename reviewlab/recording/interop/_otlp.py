@@ -22,8 +22,6 @@ from typing import Any
 
 from reviewlab.recording.interop._common import ImportFormatError
 
-__all__ = ["OtlpSpan", "read_spans"]
-
 _MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 

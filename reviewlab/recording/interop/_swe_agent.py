@@ -24,8 +24,6 @@ from typing import Any
 from reviewlab.recording.interop._common import ImportFormatError, classify_command
 from reviewlab.recording.schema import Call, EndReason, Episode, Round
 
-__all__ = ["import_swe_agent", "is_swe_agent_trajectory"]
-
 _READ = {"open", "goto", "scroll_up", "scroll_down"}
 _SEARCH = {"find_file", "search_dir", "search_file"}
 _NAMED = {"edit", "create", "submit", "str_replace_editor", "insert", "undo_edit"}

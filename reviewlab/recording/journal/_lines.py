@@ -18,21 +18,6 @@ from reviewlab.core.vocab import EndReason, Source
 from reviewlab.recording.capture._timeline import OFFSETS_KEY
 from reviewlab.recording.schema import Call, ZonedTime
 
-__all__ = [
-    "LINE_KINDS",
-    "ROUNDS_NOTE",
-    "SESSION_SCHEMA",
-    "SESSION_SUFFIX",
-    "UPDATABLE_FIELDS",
-    "CallLine",
-    "End",
-    "EndLine",
-    "Fields",
-    "Header",
-    "UpdateLine",
-    "seconds",
-]
-
 SESSION_SCHEMA: Final = "reviewlab.session/1"
 SESSION_SUFFIX: Final = ".session.jsonl"
 ROUNDS_NOTE: Final = "inferred from the tool calls' overlap"

@@ -31,8 +31,6 @@ from reviewlab.recording.journal._lines import (
 )
 from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
 
-__all__ = ["is_session_folder", "iter_sessions", "read_session", "session_paths"]
-
 
 def is_session_folder(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a directory holding at least one ``*.session.jsonl`` file."""

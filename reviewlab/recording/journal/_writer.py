@@ -30,8 +30,6 @@ from reviewlab.recording.journal._lines import (
 )
 from reviewlab.recording.schema import Call
 
-__all__ = ["SessionJournal"]
-
 
 class SessionJournal:
     """The append-only file of one host session (the lifecycle: the package docstring).

@@ -42,8 +42,6 @@ from reviewlab.recording.columnar import (
 from reviewlab.recording.file_errors import EpisodeFormatError, field_of, open_decompressed
 from reviewlab.recording.schema import SCHEMA_VERSIONS, Episode
 
-__all__ = ["jsonl_batches", "jsonl_table"]
-
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 _EPISODE_KEYS = frozenset(

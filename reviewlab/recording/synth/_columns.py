@@ -25,8 +25,6 @@ from reviewlab.recording.columnar import CALL_TYPE, EXTENT_TYPE, assemble_table
 from reviewlab.recording.schema import SCHEMA_VERSION
 from reviewlab.recording.synth._draws import SEARCH_WORDS, Draws
 
-__all__ = ["BATCH_EPISODES", "synth_tables"]
-
 BATCH_EPISODES = 65_536
 """Episodes per table (one Parquet row group each)."""
 

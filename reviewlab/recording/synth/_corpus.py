@@ -26,36 +26,12 @@ from typing import Any
 from reviewlab.recording.files import paused_gc, save_episodes
 from reviewlab.recording.schema import SCHEMA_VERSION, Episode
 from reviewlab.recording.synth._draws import (
-    DRAW_BYTES_PER_EPISODE,
-    MAX_EPISODES,
     SEARCH_WORDS,
-    TOOLS,
     Draws,
-    SynthSizeError,
     SynthSpec,
-    ToolProfile,
     check_size,
     draw,
-    file_tree,
 )
-
-__all__ = [
-    "DRAW_BYTES_PER_EPISODE",
-    "MAX_EPISODES",
-    "TOOLS",
-    "Draws",
-    "SynthSizeError",
-    "SynthSpec",
-    "ToolProfile",
-    "check_size",
-    "draw",
-    "file_tree",
-    "iter_synth",
-    "iter_synth_rows",
-    "synth_corpus",
-    "synth_rows",
-    "write_synthetic",
-]
 
 
 def synth_corpus(

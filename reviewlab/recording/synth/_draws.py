@@ -22,20 +22,6 @@ from typing import Any, Final
 
 import numpy as np
 
-__all__ = [
-    "DRAW_BYTES_PER_EPISODE",
-    "MAX_EPISODES",
-    "SEARCH_WORDS",
-    "TOOLS",
-    "Draws",
-    "SynthSizeError",
-    "SynthSpec",
-    "ToolProfile",
-    "check_size",
-    "draw",
-    "file_tree",
-]
-
 DRAW_BYTES_PER_EPISODE: Final = 600
 """Upper estimate of the draws' memory per episode (about 6 calls of 70 bytes, 5 rounds)."""
 MAX_EPISODES: Final = 100_000_000

@@ -21,9 +21,8 @@ import numpy as np
 
 from reviewlab.recording.files import save_episodes
 from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.recording.synth._corpus import TOOLS, ToolProfile, synth_corpus
-
-__all__ = ["INCIDENT_EPISODE_ID", "INCIDENT_SLOT", "WEDGE_SEC", "make_incident", "write_incident"]
+from reviewlab.recording.synth._corpus import synth_corpus
+from reviewlab.recording.synth._draws import TOOLS, ToolProfile
 
 WEDGE_SEC = 26160.0
 """How long the wedged ``query_code`` call was seen running: 7 h 16 min."""

@@ -17,17 +17,6 @@ from matplotlib.figure import Figure
 from reviewlab.engines.result import ReplayResult
 from reviewlab.recording.schema import Episode
 
-__all__ = [
-    "LABEL_BOX",
-    "clock_origin",
-    "duration_text",
-    "figure_and_axes",
-    "legend_outside",
-    "policy_label",
-    "recorded_slots",
-    "time_scale",
-]
-
 
 def figure_and_axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     """The Axes to draw on and its figure: ``ax`` itself, or a fresh Agg figure."""

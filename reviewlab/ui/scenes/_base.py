@@ -28,8 +28,6 @@ import ipywidgets as w
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["DPI", "Scene", "outcome_html"]
-
 DPI = 80
 """Dots per inch of a scene's PNG: sharp enough on a projector, cheap enough to redraw."""
 

@@ -26,16 +26,6 @@ from reviewlab.ui.scenes._base import Scene, outcome_html
 from reviewlab.ui.scenes._timeline import Comparison, compare_bars
 from reviewlab.ui.scenes.reports import REPORTS, reports_html
 
-__all__ = [
-    "FIGURES_PER_SCENE",
-    "MODES",
-    "SCENE_MODEL",
-    "FailureScene",
-    "FailureState",
-    "SceneVerdict",
-    "tokens_of",
-]
-
 FIGURES_PER_SCENE = 2
 """How many figures every failure scene compares (one in seconds, one in tokens or slot-seconds)."""
 MODES = ("broken", "reviewlab")

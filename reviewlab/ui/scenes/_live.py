@@ -26,19 +26,6 @@ from reviewlab.live.inspection import inspection_registry
 from reviewlab.live.traces import CallTrace
 from reviewlab.ui.scenes._timeline import Timeline
 
-__all__ = [
-    "REAL_WAIT_LIMIT_SEC",
-    "SCENE_CLOCK_FACTOR",
-    "SPARE_FACTOR",
-    "LateValueRegistry",
-    "LiveCall",
-    "PacedModel",
-    "draw_live",
-    "late_value_factory",
-    "live_calls",
-    "live_sends",
-]
-
 SCENE_CLOCK_FACTOR = 0.01
 """Real seconds one scene second lasts: the live scenes run a hundred times faster than life."""
 SPARE_FACTOR = 10.0

@@ -24,19 +24,6 @@ from reviewlab.core.policy import PRE_FIX_LABEL
 from reviewlab.ui.charts.palette import METRIC_COLORS, OUTCOME_COLORS, POLICY_COLORS
 from reviewlab.ui.numbers import INFINITY, count_text, seconds_text
 
-__all__ = [
-    "BROKEN_COLOR",
-    "CENSORED_COLOR",
-    "DEADLINE_COLOR",
-    "REVIEWLAB_COLOR",
-    "SEND_COLOR",
-    "ZOMBIE_COLOR",
-    "Comparison",
-    "Timeline",
-    "compare_bars",
-    "fit",
-]
-
 SEND_COLOR = METRIC_COLORS["model_send"]
 ZOMBIE_COLOR = METRIC_COLORS["zombie"]
 BROKEN_COLOR = POLICY_COLORS[PRE_FIX_LABEL]
