@@ -26,6 +26,7 @@ from reviewlab.cli._args import (
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
+from reviewlab.cli._library import given, library_option
 from reviewlab.core.vocab import CENSORING_MODES
 
 __all__ = ["PRESETS", "cmd_presets"]
@@ -75,13 +76,15 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="leave out the corpus's own recommendation (it is tuned first otherwise)",
     )
-    score.add_argument(
+    library_option(
+        score,
         "--held-out",
+        target="reviewlab.analysis.holdout:split_episodes",
         type=float,
-        default=0.5,
         metavar="SHARE",
         help="the share of episodes every policy is scored on; the recommendation is tuned on "
-        "the rest, so it is not scored on the data it was chosen on (default 0.5)",
+        "the rest, so it is not scored on the data it was chosen on (default "
+        "%(library_default)s)",
     )
     score.add_argument(
         "--preset",
@@ -214,7 +217,8 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
     )
     from reviewlab.analysis.holdout import check_held_out
 
-    check_held_out(args.held_out)  # its ParameterError names held_out: --held-out
+    if args.held_out is not None:  # before any work; its ParameterError names --held-out
+        check_held_out(args.held_out)
     corpus = open_for(args.corpus, args.on_error)
     require_episodes(corpus, args.corpus)
     extra: dict[str, Policy] = {"reviewlab ouroboros": Policy.ouroboros()}
@@ -228,7 +232,7 @@ def _score(args: argparse.Namespace, presets: dict) -> int:
 
             why = "presets score: the recommendation is tuned on one part, scored on the other"
             episodes = corpus.episodes(reason=why)
-            chosen_on, reported_on = split_episodes(episodes, held_out=args.held_out, seed=0)
+            chosen_on, reported_on = split_episodes(episodes, **given(args, "held_out"))
             recommendation = recommend(chosen_on, censored=args.censored)
             extra["reviewlab recommended"] = recommendation.policy
             scored = open_corpus(reported_on)
