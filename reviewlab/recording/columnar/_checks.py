@@ -31,20 +31,18 @@ from reviewlab.core.vocab import (
     TASK_STATES,
     TRANSPORTS,
 )
-from reviewlab.recording.columnar._flat import FlatColumns, _numpy, flat_columns
+from reviewlab.recording.columnar._arrays import (
+    json_object_shaped,
+    matches,
+    not_in,
+    null_mask,
+    numbers,
+    text_lengths,
+)
+from reviewlab.recording.columnar._flat import FlatColumns, flat_columns
 from reviewlab.recording.file_errors import EpisodeFormatError
 from reviewlab.recording.ids import duplicate_id
 from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSIONS, V2_CALL_FIELDS
-
-__all__ = [
-    "BadValue",
-    "ColumnarFormatError",
-    "FlatColumns",
-    "check_table",
-    "conform",
-    "flat_columns",
-    "repeated_id_error",
-]
 
 _SHOWN = 20  # bad values spelled out in an error message; all are kept in ``problems``
 
@@ -121,18 +119,15 @@ def conform(path: Path, table: pa.Table) -> pa.Table:
 
 def _seconds(values: pa.Array, optional: bool) -> list[tuple[np.ndarray, str]]:
     """(mask, message) pairs for a seconds column: null (unless optional), non-finite, negative."""
-    x = _numpy(values, np.nan).astype(float)
-    null = np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    null = null_mask(values)
     checks = [(null & (not optional), "must be a number of seconds, got null")]
+    if values.null_count == len(values):  # no number to check
+        return checks
+    x = numbers(values, np.nan).astype(float)
     checks.append((~null & ~np.isfinite(x), "must be a finite number of seconds"))
     with np.errstate(invalid="ignore"):
         checks.append((~null & (x < 0), "must not be negative"))
     return checks
-
-
-def _not_in(values: pa.Array, allowed: tuple[str, ...]) -> np.ndarray:
-    inside = pc.is_in(values, value_set=pa.array(list(allowed), pa.string()))
-    return ~_numpy(inside, False).astype(bool)
 
 
 def check_table(
@@ -203,15 +198,15 @@ def _check_episodes(
 ) -> _Text:
     """The per-episode columns (id, vocabularies, schema, times, rounds, meta); returns the
     schema column as text, which the version checks of the calls and usage read."""
-    id_null = _null(ids)
-    id_empty = ~id_null & (_numpy(pc.utf8_length(ids), 1) == 0)
+    id_null = null_mask(ids)
+    id_empty = ~id_null & (text_lengths(ids, 1) == 0)
     report(id_null | id_empty, None, "id", "must be a non-empty string")
     _check_unique(ids, id_null | id_empty, path, first_row, seen, report)
     for name, allowed in (("source", SOURCES), ("end_reason", END_REASONS)):
         column = table.column(name).combine_chunks()
         values = _Text(column)
         report(
-            _not_in(column, allowed),
+            not_in(column, allowed),
             None,
             name,
             lambda k, v=values, a=allowed: f"{v[k]!r} is not one of {', '.join(a)}",
@@ -219,7 +214,7 @@ def _check_episodes(
     schema = table.column("schema").combine_chunks()
     schema_text = _Text(schema)
     report(
-        _not_in(schema, SCHEMA_VERSIONS),
+        not_in(schema, SCHEMA_VERSIONS),
         None,
         "schema",
         lambda k: (
@@ -228,20 +223,20 @@ def _check_episodes(
         ),
     )
     for name in ("slot", "task"):
-        report(_null(table.column(name)), None, name, "must be a string, got null")
+        report(null_mask(table.column(name)), None, name, "must be a string, got null")
     _check_times(table, report)
-    report(_null(table.column("rounds")), None, "rounds", "must be a list, got null")
+    report(null_mask(table.column("rounds")), None, "rounds", "must be a list, got null")
     _check_meta(table.column("meta").combine_chunks(), report)
     return schema_text
 
 
 def _check_times(table: pa.Table, report: Any) -> None:
     """An episode's start (a time with a zone) and its optional deadline in seconds."""
-    report(_null(table.column("started_at")), None, "started_at", "must be a time, got null")
+    report(null_mask(table.column("started_at")), None, "started_at", "must be a time, got null")
     offset = table.column("utc_offset_sec").combine_chunks()
-    off = _numpy(offset, 0)
+    off = numbers(offset, 0)
     report(
-        _null(offset) | (np.abs(off) >= 86400),
+        null_mask(offset) | (np.abs(off) >= 86400),
         None,
         "started_at",
         "must carry a time zone (utc_offset_sec null or beyond a day)",
@@ -253,12 +248,12 @@ def _check_times(table: pa.Table, report: Any) -> None:
 
 def _check_meta(meta: pa.Array, report: Any) -> None:
     """An episode's meta: a map (not null) whose values are strings (not null)."""
-    report(_null(meta), None, "meta", "must be a map of strings, got null")
+    report(null_mask(meta), None, "meta", "must be a map of strings, got null")
     if len(meta):
         offsets = np.asarray(meta.offsets.to_numpy(), dtype=np.intp)  # items are not sliced
         meta_items = meta.items.slice(offsets[0], offsets[-1] - offsets[0])
         meta_parent = np.repeat(np.arange(len(meta)), np.diff(offsets))
-        report(_null(meta_items), meta_parent, "meta", "values must be strings, got null")
+        report(null_mask(meta_items), meta_parent, "meta", "values must be strings, got null")
 
 
 def _check_rounds(flat: FlatColumns, report: Any) -> None:
@@ -278,20 +273,16 @@ def _check_calls(flat: FlatColumns, rows: np.ndarray, where: Any, report: Any) -
     """The version 1 call fields: tool, args, durations, completed, status, result size."""
     calls = flat.calls
     tool = calls["tool"]
-    tool_len = _numpy(pc.utf8_length(tool), 0)
+    tool_len = text_lengths(tool, 0)
     report(
-        _null(tool) | (tool_len < 1) | (tool_len > 200),
+        null_mask(tool) | (tool_len < 1) | (tool_len > 200),
         rows,
         where("tool"),
         "must be a string of 1 to 200 characters",
     )
     args = calls["args"]
-    shaped = pc.and_(
-        pc.starts_with(pc.utf8_trim_whitespace(args), "{"),
-        pc.ends_with(pc.utf8_trim_whitespace(args), "}"),
-    )
     report(
-        ~_numpy(shaped, False).astype(bool),
+        ~json_object_shaped(args),
         rows,
         where("args"),
         "must be the JSON text of an object",
@@ -300,18 +291,19 @@ def _check_calls(flat: FlatColumns, rows: np.ndarray, where: Any, report: Any) -
         values = calls[name]
         for mask, message in _seconds(values, optional=name == "returned_after_sec"):
             report(mask, rows, where(name), _with_value(message, values))
-    report(_null(calls["completed"]), rows, where("completed"), "must be true or false, got null")
+    completed = null_mask(calls["completed"])
+    report(completed, rows, where("completed"), "must be true or false, got null")
     status = calls["status"]
     status_text = _Text(status)
     report(
-        _not_in(status, CALL_STATUSES),
+        not_in(status, CALL_STATUSES),
         rows,
         where("status"),
         lambda k: f"{status_text[k]!r} is not one of {', '.join(CALL_STATUSES)}",
     )
     chars = calls["result_chars"]
     report(
-        _null(chars) | (_numpy(chars, 0) < 0),
+        null_mask(chars) | (numbers(chars, 0) < 0),
         rows,
         where("result_chars"),
         "must be an integer >= 0",
@@ -323,15 +315,15 @@ def _check_extents(flat: FlatColumns, rows: np.ndarray, where: Any, report: Any)
     start."""
     has = flat.has_extent
     ext = flat.extent
-    path_len = _numpy(pc.utf8_length(ext["path"]), 0)
+    path_len = text_lengths(ext["path"], 0)
     report(
-        has & (_null(ext["path"]) | (path_len < 1)),
+        has & (null_mask(ext["path"]) | (path_len < 1)),
         rows,
         where("extent.path"),
         "must be a non-empty string",
     )
-    start = _numpy(ext["start_line"], 0)
-    end = _numpy(ext["end_line"], 0)
+    start = numbers(ext["start_line"], 0)
+    end = numbers(ext["end_line"], 0)
     report(has & (start < 1), rows, where("extent.start_line"), "must be an integer >= 1")
     report(has & (end < 1), rows, where("extent.end_line"), "must be an integer >= 1")
     report(
@@ -358,16 +350,12 @@ class _Text:
 
     def equals(self, text: str) -> np.ndarray:
         """Where the column holds ``text`` (False where null)."""
-        return _numpy(pc.equal(self.values, text), False).astype(bool)
+        return numbers(pc.equal(self.values, text), False).astype(bool)
 
 
 def _rank(parent: np.ndarray) -> np.ndarray:
     """Each value's 0-based position among the values of its parent (``parent`` sorted)."""
     return np.arange(parent.size) - np.searchsorted(parent, parent, side="left")
-
-
-def _null(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    return np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _with_value(message: str, values: pa.Array) -> Any:
@@ -421,7 +409,7 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
     transport = calls["transport"]
     text = _Text(transport)
     report(
-        ~_null(transport) & _not_in(transport, TRANSPORTS),
+        ~null_mask(transport) & not_in(transport, TRANSPORTS),
         rows,
         where("transport"),
         lambda k: f"{text[k]!r} is not one of {', '.join(TRANSPORTS)}",
@@ -432,7 +420,7 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
             report(mask, rows, where(name), _with_value(message, seconds))
     chars = calls["late_result_chars"]
     report(
-        ~_null(chars) & (_numpy(chars, 0) < 0),
+        _negative(chars),
         rows,
         where("late_result_chars"),
         _with_value("must not be negative", chars),
@@ -440,25 +428,53 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
     ended = calls["ended_by"]
     ended_text = _Text(ended)
     report(
-        ~_null(ended) & _not_in(ended, CLOCK_NAMES),
+        ~null_mask(ended) & not_in(ended, CLOCK_NAMES),
         rows,
         where("ended_by"),
         lambda k: f"{ended_text[k]!r} is not one of {', '.join(CLOCK_NAMES)}",
     )
-    states = calls["task_states"]
+    _check_task_states(calls["task_states"], rows, where, report)
+    _check_progress(calls["progress_sec"], rows, where, report)
+    _check_gateway(calls, rows, where, report)
+    v1 = schema.equals(SCHEMA_VERSION)[rows]
+    for name in V2_CALL_FIELDS:
+        report(
+            v1 & ~null_mask(calls[name]),
+            rows,
+            where(name),
+            f"needs schema 'reviewlab.episode/2' (this episode is {SCHEMA_VERSION!r})",
+        )
+
+
+def _negative(values: pa.Array) -> np.ndarray:
+    """Where a value is present and below zero."""
+    if values.null_count == len(values):
+        return np.zeros(len(values), dtype=bool)
+    return ~null_mask(values) & (numbers(values, 0) < 0)
+
+
+def _check_task_states(states: pa.Array, rows: np.ndarray, where: Any, report: Any) -> None:
+    """Each call's task states: every one in the vocabulary."""
     bounds = np.asarray(states.offsets.to_numpy(), dtype=np.intp)
+    if bounds[-1] == bounds[0]:  # no state recorded
+        return
     owner_of = np.repeat(np.arange(len(states)), np.diff(bounds))
     values = states.values.slice(int(bounds[0]), len(owner_of))
     value_text = _Text(values)
     report(
-        _not_in(values, TASK_STATES),
+        not_in(values, TASK_STATES),
         rows[owner_of],
         lambda k: where("task_states")(owner_of[k]),
         lambda k: f"{value_text[k]!r} is not one of {', '.join(TASK_STATES)}",
     )
-    progress = calls["progress_sec"]
+
+
+def _check_progress(progress: pa.Array, rows: np.ndarray, where: Any, report: Any) -> None:
+    """Each call's progress times: finite seconds >= 0, none before the one before it."""
     offsets = np.asarray(progress.offsets.to_numpy(), dtype=np.intp)
-    moments = _numpy(progress.values.slice(offsets[0], offsets[-1] - offsets[0]), np.nan)
+    if offsets[-1] == offsets[0]:  # no progress recorded
+        return
+    moments = numbers(progress.values.slice(offsets[0], offsets[-1] - offsets[0]), np.nan)
     owner = np.repeat(np.arange(len(progress)), np.diff(offsets))
     position = _rank(owner)
     with np.errstate(invalid="ignore"):
@@ -473,41 +489,32 @@ def _check_v2(flat: FlatColumns, schema: _Text, rows: np.ndarray, where: Any, re
             f"must be finite seconds >= 0 and not before the one before it, got {moments[k]!r}"
         ),
     )
-    _check_gateway(calls, rows, where, report)
-    v1 = schema.equals(SCHEMA_VERSION)[rows]
-    for name in V2_CALL_FIELDS:
-        report(
-            v1 & ~_null(calls[name]),
-            rows,
-            where(name),
-            f"needs schema 'reviewlab.episode/2' (this episode is {SCHEMA_VERSION!r})",
-        )
 
 
 def _check_gateway(calls: dict[str, pa.Array], rows: np.ndarray, where: Any, report: Any) -> None:
     """The gateway's call fields: a server name of 1 to 200 characters, a digest of 64 lower
     hex digits with its size (>= 0), both or neither."""
     server = calls["server"]
-    server_len = _numpy(pc.utf8_length(server), 1)
+    server_len = text_lengths(server, 1)
     report(
-        ~_null(server) & ((server_len < 1) | (server_len > 200)),
+        ~null_mask(server) & ((server_len < 1) | (server_len > 200)),
         rows,
         where("server"),
         "must be a string of 1 to 200 characters, or null",
     )
     digest = calls["args_sha256"]
-    hexed = _numpy(pc.match_substring_regex(digest, r"^[0-9a-f]{64}$"), True).astype(bool)
+    hexed = matches(digest, r"^[0-9a-f]{64}$")
     report(
         ~hexed, rows, where("args_sha256"), "must be 64 lowercase hex digits (a SHA-256), or null"
     )
     chars = calls["args_chars"]
     report(
-        ~_null(chars) & (_numpy(chars, 0) < 0),
+        _negative(chars),
         rows,
         where("args_chars"),
         _with_value("must not be negative", chars),
     )
-    no_digest, no_chars = _null(digest), _null(chars)
+    no_digest, no_chars = null_mask(digest), null_mask(chars)
     report(
         ~no_digest & no_chars,
         rows,
@@ -526,8 +533,8 @@ def _check_usage(table: pa.Table, flat: FlatColumns, schema: _Text, report: Any)
     """The version 2 usage columns: the model name, one token entry per round, counts >= 0."""
     v1 = schema.equals(SCHEMA_VERSION)
     model = table.column("model").combine_chunks()
-    model_len = _numpy(pc.utf8_length(model), 1)
-    present = ~_null(model)
+    model_len = text_lengths(model, 1)
+    present = ~null_mask(model)
     report(
         present & ((model_len < 1) | (model_len > 200)),
         None,
@@ -543,14 +550,14 @@ def _check_usage(table: pa.Table, flat: FlatColumns, schema: _Text, report: Any)
     tokens = table.column("round_tokens").combine_chunks()
     if isinstance(tokens, pa.ChunkedArray):  # an empty table
         tokens = pa.array([], tokens.type)
-    has = ~_null(tokens)
+    has = ~null_mask(tokens)
     report(
         v1 & has,
         None,
         "round_tokens",
         f"needs schema 'reviewlab.episode/2' (this episode is {SCHEMA_VERSION!r})",
     )
-    count = _numpy(pc.list_value_length(tokens), 0).astype(np.intp)
+    count = numbers(pc.list_value_length(tokens), 0).astype(np.intp)
     report(
         has & (count != flat.n_rounds),
         None,
@@ -561,10 +568,10 @@ def _check_usage(table: pa.Table, flat: FlatColumns, schema: _Text, report: Any)
     owner = np.asarray(pc.list_parent_indices(tokens).to_numpy(), dtype=np.intp)
     position = _rank(owner)
     for name, values in zip(("input_tokens", "output_tokens"), entries.flatten(), strict=True):
-        numbers = _numpy(values, 0)
+        tokens_of = numbers(values, 0)
         report(
-            ~_null(values) & (numbers < 0),
+            ~null_mask(values) & (tokens_of < 0),
             owner,
             lambda k, n=name: f"rounds.{position[k]}.{n}",
-            lambda k, v=numbers: f"must be an integer >= 0, got {int(v[k])}",
+            lambda k, v=tokens_of: f"must be an integer >= 0, got {int(v[k])}",
         )
