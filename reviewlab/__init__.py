@@ -6,7 +6,7 @@ replay recorded episodes under other policies, sweep and tune policies. What a n
 needs, by topic (``tests/cross/test_exports.py`` checks this table against ``__all__``):
 
 Policy:
-    Policy, TimeoutPolicy, Narrowing, Bound, PolicyError, resolve_bound
+    Policy, TimeoutPolicy, Narrowing, Bound, PolicyError, ParameterError, resolve_bound
 Deadlines:
     execution_deadline_scope, calendar_scope, deadline_remaining, monotonic_now, clock_scope
 Run live:
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         execution_deadline_scope,
         monotonic_now,
     )
+    from reviewlab.core.errors import ParameterError
     from reviewlab.core.policy import (
         Bound,
         Narrowing,
@@ -87,6 +88,7 @@ _HOMES = {
     "MCPServer": "reviewlab.live.mcp",
     "Narrowing": "reviewlab.core.policy",
     "Outcome": "reviewlab.core.receipts",
+    "ParameterError": "reviewlab.core.errors",
     "Policy": "reviewlab.core.policy",
     "PolicyError": "reviewlab.core.policy",
     "Real": "reviewlab.engines.engine",
@@ -149,6 +151,7 @@ __all__ = [
     "MCPServer",
     "Narrowing",
     "Outcome",
+    "ParameterError",
     "Policy",
     "PolicyError",
     "Real",

@@ -13,8 +13,6 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Command"]
-
 
 @dataclass(frozen=True)
 class Command:

@@ -17,8 +17,6 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LibraryDefault", "given", "library_option"]
-
 
 @dataclass(frozen=True)
 class LibraryDefault:

@@ -41,17 +41,6 @@ from reviewlab.cli._library import LibraryDefault, given, library_option
 if TYPE_CHECKING:
     from reviewlab.core.policy import Policy
 
-__all__ = [
-    "RECOMMEND",
-    "budget_options",
-    "connect_options",
-    "corpus_options",
-    "output_option",
-    "recommend_options",
-    "run_recommendation",
-    "split_options",
-    "tuned_base",
-]
 
 RECOMMEND = "reviewlab.analysis.tune:recommend"
 """The library function the search, the guarantee and the baselines' recommendation call."""

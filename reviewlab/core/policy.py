@@ -12,17 +12,16 @@ call (docs/semantics.md, "The bound").
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import tomli_w
 
+from reviewlab.core._tables import hedge_table, idle_table, task_table, tool_list
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.caps import TYPESCRIPT_SDK_TIMEOUT_SEC, check_cap_rule
@@ -45,12 +44,11 @@ from reviewlab.core.timeouts import (
     ClockAwarePolicy,
     SupportsTimeoutFor,
     TimeoutPolicy,
-    check_tool_name,
     is_clock_aware,
     reads_clock,
     timeout_at,
 )
-from reviewlab.core.vocab import TASK_ACTIONS, CapRule, TaskAction, ToolKind
+from reviewlab.core.vocab import CapRule, TaskAction, ToolKind
 
 __all__ = [
     "BOUND_BY",
@@ -83,58 +81,6 @@ POLICY_PARTS = ("timeouts", "narrowing", "idle_sec", "hedges", "breaker", "cap_r
 
 _UNSET: Any = object()
 _TABLES = ("policy", "narrowing", "idle", "hedges", "breaker", "kinds", "learned", "caps", "tasks")
-
-
-def _idle_table(value: Any) -> Mapping[str, float]:
-    if not isinstance(value, Mapping):
-        raise PolicyError("idle_sec", f"expected a table of tool name -> seconds, got {value!r}")
-    table = {
-        check_tool_name("idle_sec", tool): check_seconds(f"idle_sec.{tool}", seconds)
-        for tool, seconds in value.items()
-    }
-    return MappingProxyType(dict(sorted(table.items())))
-
-
-def _hedge_table(value: Any, idempotent: tuple[str, ...]) -> Mapping[str, HedgeRule]:
-    if not isinstance(value, Mapping):
-        raise PolicyError("hedges", f"expected a table of tool name -> hedge rule, got {value!r}")
-    table = {}
-    for tool, rule in value.items():
-        check_tool_name("hedges", tool)
-        if isinstance(rule, Mapping):
-            rule = HedgeRule.from_dict(rule, where=f"hedges.{tool}")
-        elif not isinstance(rule, HedgeRule):
-            raise PolicyError(f"hedges.{tool}", f"expected a hedge rule, got {rule!r}")
-        if tool not in idempotent:
-            close = difflib.get_close_matches(tool, idempotent, n=3, cutoff=0.6)
-            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-            raise PolicyError(
-                f"hedges.{tool}",
-                f"{tool} is not marked idempotent (a hedge runs it twice){hint}; "
-                f"idempotent: {', '.join(idempotent) or 'none'} (with_idempotent marks more)",
-            )
-        table[tool] = rule
-    return MappingProxyType(dict(sorted(table.items())))
-
-
-def _task_table(value: Any) -> Mapping[str, TaskAction]:
-    if not isinstance(value, Mapping):
-        raise PolicyError(
-            "tasks", f"expected a table of tool name -> cancel | detach, got {value!r}"
-        )
-    for tool, action in value.items():
-        check_tool_name("tasks", tool)
-        if action not in TASK_ACTIONS:
-            raise PolicyError(
-                f"tasks.{tool}", f"expected one of {', '.join(TASK_ACTIONS)}, got {action!r}"
-            )
-    return MappingProxyType(dict(sorted(value.items())))
-
-
-def _tool_list(field_name: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise PolicyError(field_name, f"expected a list of tool names, got {value!r}")
-    return tuple(sorted({check_tool_name(field_name, tool) for tool in value}))
 
 
 @dataclass(frozen=True)
@@ -179,9 +125,9 @@ class Policy(RichDisplay, display="policy"):
             )
         if not isinstance(self.narrowing, Narrowing):
             raise PolicyError("narrowing", f"expected a Narrowing, got {self.narrowing!r}")
-        set_(self, "idle_sec", _idle_table(self.idle_sec))
-        set_(self, "idempotent_tools", _tool_list("idempotent_tools", self.idempotent_tools))
-        set_(self, "hedges", _hedge_table(self.hedges, self.idempotent_tools))
+        set_(self, "idle_sec", idle_table(self.idle_sec))
+        set_(self, "idempotent_tools", tool_list("idempotent_tools", self.idempotent_tools))
+        set_(self, "hedges", hedge_table(self.hedges, self.idempotent_tools))
         if isinstance(self.breaker, Mapping):
             set_(self, "breaker", BreakerRule.from_dict(self.breaker, where="breaker"))
         elif self.breaker is not None and not isinstance(self.breaker, BreakerRule):
@@ -193,7 +139,7 @@ class Policy(RichDisplay, display="policy"):
             check_cap_rule(self.cap_rule)
         except ParameterError as exc:
             raise PolicyError(exc.parameter, exc.reason) from None
-        set_(self, "tasks", _task_table(self.tasks))
+        set_(self, "tasks", task_table(self.tasks))
 
     def __hash__(self) -> int:
         timeouts = self.timeouts
