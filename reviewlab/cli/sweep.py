@@ -263,13 +263,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     objectives = [part.strip() for part in args.pareto.split(",")] if args.pareto else None
     from reviewlab.analysis.known_tools import UnknownTools
     from reviewlab.analysis.sweep import make_grid, objective_column, pareto, sweep
+    from reviewlab.core.errors import ParameterError
     from reviewlab.ui.report import write_table
 
     if objectives is not None:
         try:
             objectives = [objective_column(name) for name in objectives]
-        except ValueError as exc:
-            raise UserError(f"--pareto: {one_line(exc)}") from None
+        except ParameterError as exc:  # each --pareto name is an objective the library reads
+            raise UserError(f"--pareto: {exc.reason}") from None
     grid = make_grid(  # a value it refuses names its axis: the option of that dest
         base=base,
         tools=tools or None,
