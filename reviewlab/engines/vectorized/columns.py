@@ -178,7 +178,8 @@ def compile_columns(
         path = location_of(source)
         for part, first_row, flat in _parquet_batches(path, batch_rows):
             gathered.add(flat, part, first_row)
-            del flat  # the batch's buffers go back before the next batch is read
+            del flat  # the batch's buffers are free for the next batch to reuse
+        _return_freed_memory()  # and go back to the system before the corpus is compiled
         load: Callable[[], list[str]] = functools.partial(_parquet_args, path, batch_rows)
     elif isinstance(source, str | os.PathLike):  # JSONL through the fast decoder, in batches
         from reviewlab.recording.jsonl import jsonl_batches
@@ -253,8 +254,9 @@ def _parquet_batches(path: Path | str, rows: int) -> Iterator[tuple[Path, int, F
                 raise ColumnarFormatError(part, problems)
             yield part, first_row, flat
             first_row += table.num_rows
+            # Freed, not given back: the next batch, of the same size, reuses the pages (giving
+            # them back after every batch made each batch fault them in again).
             del table, flat, batch
-            _return_freed_memory()  # a batch's buffers go back, not kept
 
 
 def _read_ahead(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

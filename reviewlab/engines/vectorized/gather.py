@@ -31,7 +31,10 @@ __all__ = ["Gathered", "StringColumn"]
 
 
 def _numpy(array: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
-    if fill is not None:
+    nulls = array.null_count
+    if fill is not None and nulls:
+        if nulls == len(array):  # nothing to read (a version 2 field in a version 1 corpus)
+            return np.full(nulls, fill, dtype=array.type.to_pandas_dtype())
         array = array.fill_null(fill)
     return np.asarray(array.to_numpy(zero_copy_only=False))
 
@@ -42,15 +45,17 @@ _ESCAPE = re.compile(rb"\\")
 """Any escape (one could spell such a key)."""
 
 
-def _rows_containing(strings: pa.Array, pattern: re.Pattern[bytes], literal: bytes) -> np.ndarray:
-    """The rows (ascending) of a string array whose text matches ``pattern``, every match of
-    which contains ``literal``.
+def _rows_containing(
+    strings: pa.Array, searches: Sequence[tuple[re.Pattern[bytes], bytes]]
+) -> np.ndarray:
+    """The rows (ascending) of a string array whose text matches one of the ``searches``, each
+    a pattern every match of which contains its literal.
 
-    One scan of the array's character buffer (a C search that touches only the matches), a
-    match counted only when it lies inside one row; null rows never match. Much cheaper than a
-    per-row kernel when matches are rare, as here; when ``literal`` is nowhere in the buffer
-    (the usual case) a ``bytes.find`` — several times faster than the regular expression's
-    scan — says so and the expression never runs.
+    One copy of the array's character buffer, scanned by C searches that touch only the
+    matches; a match counted only when it lies inside one row; null rows never match. Much
+    cheaper than a per-row kernel when matches are rare, as here; when a literal is nowhere in
+    the buffer (the usual case) a ``bytes.find`` — several times faster than the regular
+    expression's scan — says so and the expression never runs.
     """
     if isinstance(strings, pa.ChunkedArray):
         strings = strings.combine_chunks()
@@ -63,9 +68,12 @@ def _rows_containing(strings: pa.Array, pattern: re.Pattern[bytes], literal: byt
     offsets = offsets[strings.offset :].astype(np.int64)
     low = int(offsets[0])
     text = bytes(memoryview(buffers[2])[low : int(offsets[-1])])
-    if literal not in text:
-        return np.zeros(0, dtype=np.intp)
-    spans = [match.span() for match in pattern.finditer(text)]
+    spans = [
+        match.span()
+        for pattern, literal in searches
+        if literal in text
+        for match in pattern.finditer(text)
+    ]
     if not spans:
         return np.zeros(0, dtype=np.intp)
     found = np.array(spans, dtype=np.int64) + low
@@ -212,9 +220,7 @@ class Gathered:
     def _arg_keys(self, args: pa.Array, tool_code: np.ndarray) -> np.ndarray:
         """Per call, the number of its ``args_key`` (0: that of ``{}``); first texts kept."""
         # A key "timeout" or "timeout_sec" (any spacing), or any escape that could spell one.
-        keyed = _rows_containing(args, _TIMEOUT_KEY, b'"timeout')
-        escaped = _rows_containing(args, _ESCAPE, b"\\")
-        rows = np.union1d(keyed, escaped)
+        rows = _rows_containing(args, [(_TIMEOUT_KEY, b'"timeout'), (_ESCAPE, b"\\")])
         arg_key = np.zeros(tool_code.size, dtype=np.int64)
         if rows.size:
             for row, text in zip(rows, args.take(pa.array(rows)).to_pylist(), strict=True):

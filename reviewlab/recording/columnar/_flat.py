@@ -15,15 +15,12 @@ are 0-based within the parent, values in corpus order.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-
-def _numpy(array: pa.Array, fill: Any) -> np.ndarray:
-    return np.asarray(array.fill_null(fill).to_numpy(zero_copy_only=False))
+from reviewlab.recording.columnar._arrays import numbers
 
 
 def _position(counts: np.ndarray) -> np.ndarray:
@@ -74,19 +71,19 @@ def flat_columns(table: pa.Table) -> FlatColumns:
         rounds_list = pa.array([], column.type)
     else:
         rounds_list = column.combine_chunks()
-    n_rounds = _numpy(pc.list_value_length(rounds_list), 0).astype(np.intp)
+    n_rounds = numbers(pc.list_value_length(rounds_list), 0).astype(np.intp)
     round_episode = np.asarray(pc.list_parent_indices(rounds_list).to_numpy(), dtype=np.intp)
     round_struct = pc.list_flatten(rounds_list)
     send, calls_list = round_struct.flatten()
-    n_calls = _numpy(pc.list_value_length(calls_list), 0).astype(np.intp)
+    n_calls = numbers(pc.list_value_length(calls_list), 0).astype(np.intp)
     call_round = np.asarray(pc.list_parent_indices(calls_list).to_numpy(), dtype=np.intp)
     call_struct = pc.list_flatten(calls_list)
     call_fields = dict(zip([f.name for f in call_struct.type], call_struct.flatten(), strict=True))
     extent_struct = call_fields["extent"]
     has_extent = np.asarray(extent_struct.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     extent = dict(zip(["path", "start_line", "end_line"], extent_struct.flatten(), strict=True))
-    start = _numpy(extent["start_line"], 0)
-    end = _numpy(extent["end_line"], 0)
+    start = numbers(extent["start_line"], 0)
+    end = numbers(extent["end_line"], 0)
     requested = np.where(has_extent & (end >= start), end - start + 1, 0).astype(np.int64)
     return FlatColumns(
         table=table,
