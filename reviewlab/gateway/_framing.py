@@ -55,7 +55,7 @@ class _Framing:
         elif self._state == "answered":
             return  # the rest of a stream whose answer already went out as JSON: its end
         elif message["type"] == "http.response.start":
-            if _is_event_stream(message):
+            if is_event_stream(message):
                 self._start = message
             else:
                 self._state = "stream"
@@ -68,9 +68,9 @@ class _Framing:
 
     async def _body(self, message: Message) -> None:
         self._held += message.get("body", b"")
-        first = _first_event(self._held)
+        first = first_event(self._held)
         if first is not None:
-            answer = _lone_answer(first)
+            answer = lone_answer(first)
             if answer is not None:
                 await self._answer(answer)
                 return
@@ -98,7 +98,7 @@ class _Framing:
         self._held = b""
 
 
-def _is_event_stream(start: Message) -> bool:
+def is_event_stream(start: Message) -> bool:
     """Whether a response's headers say it is an event stream."""
     for name, value in start.get("headers", []):
         if name.lower() == b"content-type":
@@ -106,23 +106,43 @@ def _is_event_stream(start: Message) -> bool:
     return False
 
 
-def _first_event(buffer: bytes) -> bytes | None:
+def first_event(buffer: bytes) -> bytes | None:
     """The first complete event of an event stream's bytes (ended by a blank line), if any."""
     normalised = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     end = normalised.find(b"\n\n")
     return None if end < 0 else normalised[:end]
 
 
-def _lone_answer(event: bytes) -> bytes | None:
+def complete_events(buffer: bytes) -> list[bytes]:
+    """Every complete event of an event stream's bytes, in order (an unfinished one left out)."""
+    normalised = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return normalised.split(b"\n\n")[:-1]
+
+
+def is_priming(event: bytes) -> bool:
+    """Whether an event carries no data: a priming event (an id for resuming, perhaps a retry
+    time) or a bare comment."""
+    for line in event.split(b"\n"):
+        field, _, value = line.partition(b":")
+        if field == b"data" and value.strip():
+            return False
+    return True
+
+
+def lone_answer(event: bytes, *, ids_unused: bool = False) -> bytes | None:
     """The JSON-RPC answer an event carries, or ``None`` when the event is anything else (a
-    comment, a notification, a request, an event with an id or another type)."""
+    comment, a notification, a request, an event with an id or another type).
+
+    ``ids_unused``: the reader resumes no stream, so an answer's event id, which only a resumed
+    stream would need, does not make it anything else (the gateway's own upstream client).
+    """
     data: list[bytes] = []
     for line in event.split(b"\n"):
         field, _, value = line.partition(b":")
         value = value[1:] if value.startswith(b" ") else value
         if field == b"data":
             data.append(value)
-        elif field == b"event" and value == b"message":
+        elif (field == b"event" and value == b"message") or (field == b"id" and ids_unused):
             continue
         else:
             return None  # a comment (keep-alive), an event id, a retry or another event type

@@ -24,6 +24,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from reviewlab.gateway._framing import complete_events, is_priming, lone_answer
+
 DRAIN_SEC = 0.05
 """How long a response closed before its end is still read, waiting for its end."""
 
@@ -72,13 +74,23 @@ class LeanTransport(_transport_base()):  # type: ignore[misc]
         timeouts = request.extensions.get("timeout", {})
         body = await request.aread()
         connection = await self._connection(origin, timeouts.get("connect"))
+        read = timeouts.get("read")
         try:
             connection.send(_head(request, len(body)) + body)
-            status, headers = await connection.head(timeouts.get("read"))
+            status, headers = await connection.head(read)
+            held, answer = b"", None
+            if request.method == "POST" and status == 200 and _event_stream(headers):
+                held, answer = await _first_of_stream(connection, read)
         except BaseException:
             connection.close()
             raise
-        stream = _Body(connection, self, origin, timeouts.get("read"))
+        if answer is not None:  # a lone answer: handed on as the JSON body it could have been
+            headers = [(n, v) for n, v in headers if n.lower() not in _REFRAMED]
+            length = b"%d" % len(answer)
+            headers += [(b"content-type", b"application/json"), (b"content-length", length)]
+            stream = _Body(connection, self, origin, read, prefix=answer, only_prefix=True)
+        else:
+            stream = _Body(connection, self, origin, read, prefix=held)
         return httpx2.Response(
             status, headers=headers, stream=stream, extensions={"http_version": b"HTTP/1.1"}
         )
@@ -104,6 +116,31 @@ class LeanTransport(_transport_base()):  # type: ignore[misc]
             for connection in idle:
                 connection.close()
         self._idle.clear()
+
+
+_REFRAMED = {b"content-type", b"content-length", b"transfer-encoding"}
+
+
+def _event_stream(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a response's headers say it is an event stream."""
+    return any(
+        name.lower() == b"content-type" and value.lower().startswith(b"text/event-stream")
+        for name, value in headers
+    )
+
+
+async def _first_of_stream(connection: _Connection, read: Any) -> tuple[bytes, bytes | None]:
+    """Read an event stream up to its first event with data: the bytes read, and the JSON-RPC
+    answer that event carries when it is a lone answer (else ``None``). The SDK resumes no POST
+    for the gateway, so priming events (an id to resume from) before the answer, and the
+    answer's own id, are nothing it would use."""
+    held = b""
+    async for chunk in connection.chunks(read):
+        held += chunk
+        for event in complete_events(held):
+            if not is_priming(event):
+                return held, lone_answer(event, ids_unused=True)
+    return held, None
 
 
 def _head(request: Any, length: int) -> bytes:
@@ -284,15 +321,28 @@ class _Body(_stream_base()):  # type: ignore[misc]
     end (after reading, for at most :data:`DRAIN_SEC`, what is left)."""
 
     def __init__(
-        self, connection: _Connection, pool: LeanTransport, origin: tuple[str, int], read: Any
+        self,
+        connection: _Connection,
+        pool: LeanTransport,
+        origin: tuple[str, int],
+        read: Any,
+        *,
+        prefix: bytes = b"",
+        only_prefix: bool = False,
     ) -> None:
         self._connection = connection
         self._pool = pool
         self._origin = origin
         self._read = read
+        self._prefix = prefix
+        self._only_prefix = only_prefix
         self._closed = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._prefix:
+            yield self._prefix
+        if self._only_prefix:
+            return  # the rest (the stream's end) is read when the body is closed
         try:
             async for chunk in self._connection.chunks(self._read):
                 yield chunk

@@ -258,3 +258,58 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+_ANSWER = b'{"jsonrpc":"2.0","id":7,"result":{"content":[]}}'
+_NOTICE = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}'
+
+
+def _sse_answer(events: list[bytes]):
+    """A server answering each request with an event stream of ``events`` (chunked, one chunk
+    each, then the stream's end)."""
+
+    async def answer(writer, index):
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"mcp-session-id: s1\r\ntransfer-encoding: chunked\r\n\r\n"
+        )
+        for event in events:
+            writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        return True
+
+    return answer
+
+
+async def _two_posts(client, url):
+    """Two POSTs read whole: each one's content type and body."""
+    out = []
+    for _ in range(2):
+        response = await client.post(url, content=b"{}")
+        out.append((response.headers["content-type"], response.content))
+    return out
+
+
+def test_a_lone_answer_after_a_priming_event_is_handed_on_as_json_on_a_kept_connection():
+    """A stream of a priming event (an id, no data) and then the answer reaches the SDK as the
+    answer's JSON body; the connection carries the next call too."""
+    opened = []
+    events = [b"id: e1\r\nretry: 1000\r\ndata: \r\n\r\n", b"event: message\r\nid: e2\r\ndata: "]
+    events[1] += _ANSWER + b"\r\n\r\n"
+    inner = _sse_answer(events)
+
+    async def answer(writer, index):
+        opened.append(id(writer))
+        return await inner(writer, index)
+
+    answers, seen = _run(answer, _two_posts)
+    assert answers == [("application/json", _ANSWER)] * 2
+    assert len(seen) == 2 and len(set(opened)) == 1
+
+
+def test_a_stream_with_anything_before_the_answer_stays_a_stream_byte_for_byte():
+    """A notification before the answer: the SDK gets the event stream, every byte in order."""
+    events = [b"data: " + _NOTICE + b"\n\n", b"data: " + _ANSWER + b"\n\n"]
+    answers, _ = _run(_sse_answer(events), _two_posts)
+    assert answers == [("text/event-stream", b"".join(events))] * 2
