@@ -1,7 +1,8 @@
 """The main job (``reviewlab demo``, ``make demo``): reviewlab end to end in under two minutes.
 
 Steps, each printed as it finishes: a live episode over the bundled workspace with one tool
-wedged on purpose (abandoned at its bound, the model told, the episode carrying on); the
+wedged on purpose (abandoned at its bound, the model told, the episode carrying on:
+:mod:`reviewlab.ui._demo_live`); the
 recorded incident replayed before and after the fix; the bundled corpus under both policies;
 a default sweep and its Pareto front; a recommendation within a budget, replayed; and
 ``OUT/report.html`` with its charts (:mod:`reviewlab.ui._demo_report`). The terminal gets the
@@ -30,6 +31,7 @@ import pandas as pd  # noqa: E402
 from reviewlab.core.policy import PRE_FIX_LABEL, Narrowing, Policy, TimeoutPolicy  # noqa: E402
 from reviewlab.core.vocab import SOURCE_GAP_ABANDONED  # noqa: E402
 from reviewlab.resources import BUNDLED_CORPUS, INCIDENT_DAY, data_path  # noqa: E402
+from reviewlab.ui._demo_live import LIVE_ASSUMPTIONS, live_episode  # noqa: E402
 from reviewlab.ui._demo_report import (  # noqa: E402
     CorpusStep,
     IncidentStep,
@@ -38,7 +40,7 @@ from reviewlab.ui._demo_report import (  # noqa: E402
     TuneStep,
     write_report,
 )
-from reviewlab.ui.calls import calls_table, receipts_table  # noqa: E402
+from reviewlab.ui.calls import calls_table  # noqa: E402
 from reviewlab.ui.numbers import rate_text, seconds_text  # noqa: E402
 from reviewlab.ui.sweeps import front_table  # noqa: E402
 from reviewlab.ui.tables import Table, as_table, changes_lines, summary_table  # noqa: E402
@@ -58,9 +60,6 @@ __all__ = [
 CORPUS_PATH = data_path(BUNDLED_CORPUS)
 INCIDENT_PATH = data_path(INCIDENT_DAY)
 
-WEDGED_TOOL = "search_code"
-LIVE_SCALE = 0.001
-"""The live episode runs the ouroboros policy scaled to 1/1000: the 600 s floor becomes 0.6 s."""
 QUICK_EPISODES = 200
 """``--quick`` replays and sweeps only the first episodes of the corpus."""
 BUDGET = 0.01
@@ -88,74 +87,6 @@ class DemoResult:
     recommended: Policy | None = None
     elapsed_sec: float = 0.0
     steps_sec: dict[str, float] = field(default_factory=dict)
-
-
-# -- step 1: a live episode with one wedged tool --------------------------------------------
-def _live_script() -> list[dict[str, Any]]:
-    from reviewlab.live.episode import tool_call
-
-    return [
-        {
-            "tool_calls": [
-                tool_call("list_files", {"path": ".", "recursive": True}, "c1"),
-                tool_call("read_file", {"path": "inventory/pricing.py"}, "c2"),
-            ]
-        },
-        {"tool_calls": [tool_call(WEDGED_TOOL, {"pattern": "discount"}, "c3")]},
-        {
-            "tool_calls": [
-                tool_call(
-                    "read_file",
-                    {"path": "inventory/stock.py", "start_line": 1, "end_line": 20},
-                    "c4",
-                )
-            ]
-        },
-        {
-            "content": '[{"file": "inventory/pricing.py", "finding": "see the discount rule"}]\n'
-            "(search_code timed out; the answer is based on the files read.)"
-        },
-    ]
-
-
-LIVE_ASSUMPTIONS = (
-    "a live run: real threads on the real clock under ouroboros scaled 1/1000; nothing "
-    "censored or replayed"
-)
-
-
-def live_episode(release: threading.Event, echo: Echo) -> Any:
-    """Run the live episode of step 1; ``release`` frees the wedged tool (set it when done)."""
-    from reviewlab.live.doubles import wedged_factory
-    from reviewlab.live.episode import ReviewEpisode, ScriptedModel
-    from reviewlab.live.inspection import demo_workspace
-
-    factory = wedged_factory(WEDGED_TOOL, release)
-    policy = TimeoutPolicy.ouroboros().scaled(LIVE_SCALE, name="ouroboros/1000")
-    model = ScriptedModel(_live_script())
-    episode = ReviewEpisode(demo_workspace(), model, policy=policy, registry_factory=factory)
-    result = episode.execute()
-    echo(receipts_table(result.receipts, assumptions=LIVE_ASSUMPTIONS).text())
-    shown = {key: value for key, value in result.usage.items() if key != "native_tool_receipts"}
-    echo("usage: " + ", ".join(f"{key}={value!r}" for key, value in shown.items()))
-    told = _timeout_text_seen(model)
-    if told:
-        echo(f"the model was told: {told}")
-    return result
-
-
-def _timeout_text_seen(model: Any) -> str:
-    """The TOOL_TIMEOUT host text the model received, if any (from its recorded sends)."""
-    for call in getattr(model, "calls", []):
-        for message in call.get("messages", []):
-            content = message.get("content") if isinstance(message, Mapping) else None
-            if (
-                message.get("role") == "tool"
-                and isinstance(content, str)
-                and "TOOL_TIMEOUT" in content
-            ):
-                return content
-    return ""
 
 
 # -- steps 2–5: replay, sweep, recommend -----------------------------------------------------
