@@ -193,7 +193,7 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
         )
     except asyncio.CancelledError:
         # The host cancelled the request or went away: the executor cancelled the upstream call.
-        _record_cancelled(gateway, host, route, shown, args, started - queued)
+        _record_cancelled(Site(gateway, host, route, shown, args), started - queued)
         raise
     finally:
         gateway.inflight[route.upstream].remove(ctx)
@@ -201,11 +201,32 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
             forward.answered = True  # type: ignore[attr-defined]
     answer, outcome = _answer(result, bound, shown, route.upstream)
     taken = Taken(result, bound, queued)
-    _record(gateway, host, route, shown, args, taken, answer, outcome, pending)
+    _record(Site(gateway, host, route, shown, args), taken, answer, outcome, pending)
     gateway.metrics.count(route.upstream, shown, outcome, taken.duration_sec)
     if isinstance(answer, BaseException):
         raise answer
     return answer
+
+
+@dataclasses.dataclass(frozen=True)
+class Site:
+    """Where a call was made: the gateway, the host session, the route to its upstream, the
+    name the host called and the arguments it gave."""
+
+    gateway: Any
+    host: Any
+    route: Any
+    shown: str
+    args: Mapping[str, Any]
+
+    def fields(self) -> dict[str, Any]:
+        """The recorded call's fields that say where it was made."""
+        return {
+            "tool": self.shown[:200],
+            "server": self.route.upstream,
+            "transport": "mcp",
+            **_args_fields(self.gateway, self.args),
+        }
 
 
 class Taken:
@@ -257,30 +278,16 @@ def _args_fields(gateway: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     return {"args": kept, "args_sha256": digest, "args_chars": chars}
 
 
-def _record(
-    gateway: Any,
-    host: Any,
-    route: Any,
-    shown: str,
-    args: Mapping[str, Any],
-    result: Taken,
-    answer: Any,
-    outcome: str,
-    pending: Pending,
-) -> None:
-    journal = gateway.journal_of(host)
+def _record(site: Site, result: Taken, answer: Any, outcome: str, pending: Pending) -> None:
+    host = site.host
+    journal = site.gateway.journal_of(host)
     if journal is None:
         return
     from reviewlab.recording.schema import Call
 
     notes = result.notes
     bound = result.bound
-    fields: dict[str, Any] = {
-        "tool": shown[:200],
-        "server": route.upstream,
-        "transport": "mcp",
-        **_args_fields(gateway, args),
-    }
+    fields = site.fields()
     if notes is not None and notes.progress_sec:
         shift = result.queued  # progress times count from the call's arrival, as its duration
         fields["progress_sec"] = [round(sec + shift, 6) for sec in sorted(notes.progress_sec)]
@@ -311,34 +318,20 @@ def _record(
     host.calls += 1
 
 
-def _record_cancelled(
-    gateway: Any,
-    host: Any,
-    route: Any,
-    shown: str,
-    args: Mapping[str, Any],
-    started: float,
-) -> None:
+def _record_cancelled(site: Site, started: float) -> None:
     """A call the host cancelled (or left): right-censored where it stopped being waited on."""
     import time
 
     from reviewlab.core.deadline import monotonic_now
 
-    gateway.metrics.count(route.upstream, shown, "cancelled", None)
-    journal = gateway.journal_of(host)
+    host = site.host
+    site.gateway.metrics.count(site.route.upstream, site.shown, "cancelled", None)
+    journal = site.gateway.journal_of(host)
     if journal is None:
         return
     from reviewlab.recording.schema import Call
 
     elapsed = max(0.0, monotonic_now() - started)
-    call = Call(
-        duration_sec=elapsed,
-        completed=False,
-        cancel_sent=True,
-        tool=shown[:200],
-        server=route.upstream,
-        transport="mcp",
-        **_args_fields(gateway, args),
-    )
+    call = Call(duration_sec=elapsed, completed=False, cancel_sent=True, **site.fields())
     journal.call(call, at_sec=max(0.0, time.time() - elapsed - host.started_wall))
     host.calls += 1

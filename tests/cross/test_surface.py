@@ -64,7 +64,6 @@ NOT_YET: dict[tuple[str, str], str] = {
     ("reviewlab/engines/vectorized/evaluation.py::Evaluation.__init__", "parameters"): (
         "engines/vectorized"
     ),
-    ("reviewlab/gateway/_calls.py::_record", "parameters"): "gateway",
     ("reviewlab/gateway/_gateway.py::Gateway.__init__", "parameters"): "gateway",
     ("reviewlab/live/executor_base.py::ExecutorBase.admit", "parameters"): "live/executor",
     ("reviewlab/live/mcp/_call.py::call_tool_raw", "parameters"): "live/mcp",
