@@ -15,7 +15,6 @@ import sys
 
 from reviewlab.cli._args import EXAMPLE_CORPUS
 from reviewlab.cli._command import Command
-from reviewlab.cli._corpus import dask_client
 from reviewlab.cli._errors import PROG, UserError
 from reviewlab.cli._tune import (
     budget_options,
@@ -25,7 +24,7 @@ from reviewlab.cli._tune import (
     run_recommendation,
 )
 
-__all__ = ["TUNE", "cmd_tune", "dask_client", "legacy_spelling"]
+__all__ = ["TUNE", "cmd_tune", "legacy_spelling"]
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:

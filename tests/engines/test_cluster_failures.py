@@ -18,9 +18,9 @@ import pytest
 from cluster_rules import OnceInAWorker
 
 from reviewlab.analysis.sweep import make_grid, points_grid, sweep
+from reviewlab.cli import _tune as cli_tune  # the tune commands connect through it
 from reviewlab.cli import main
 from reviewlab.cli import sweep as cli_sweep
-from reviewlab.cli import tune as cli_tune
 from reviewlab.core.policy import Policy, TimeoutPolicy
 from reviewlab.engines.cluster import ClusterCorpus, SchedulerLost
 from reviewlab.recording.columnar import write_columnar
