@@ -218,9 +218,11 @@ def recommend_options(args: argparse.Namespace, base: Policy) -> dict[str, Any]:
     return options
 
 
-def run_recommendation(args: argparse.Namespace, *, comparison: Any = None) -> int:
+def run_recommendation(
+    args: argparse.Namespace, *, comparison: Any = None, show: Any = None
+) -> int:
     """Recommend on the corpus (on a cluster with ``--scheduler``), print the answer and the
-    figures, then ``comparison(corpus, options)``'s table; ``-o`` writes the policy (exit 1,
+    figures, then ``show(comparison(corpus, options))``; ``-o`` writes the policy (exit 1,
     nothing written, when no candidate keeps the budgets)."""
     out = output_path(args.output, (".toml", JSON_SUFFIX)) if args.output else None
     scheduler = getattr(args, "scheduler", None)
@@ -251,8 +253,8 @@ def run_recommendation(args: argparse.Namespace, *, comparison: Any = None) -> i
     report_skipped(corpus, args.corpus)
     if not args.json:
         _print(recommendation, base, prices)
-        if compared is not None:
-            _print_baselines(compared)
+        if compared is not None and show is not None:
+            show(compared)
     if args.json or is_json(out):
         emit(_document(recommendation, base, compared), stdout=args.json, out=out)
     return _conclude(args, recommendation, out)
@@ -365,26 +367,6 @@ def _on_cluster(
     if args.json or is_json(out):
         emit(_document(recommendation, options["base"]), stdout=args.json, out=out)
     return _conclude(args, recommendation, out)
-
-
-def _print_baselines(comparison: Any) -> None:
-    """The comparison's table, its split and whether the recommendation dominates."""
-    from reviewlab.ui.tables import as_table
-
-    echo("")
-    echo(
-        as_table(
-            comparison.table,
-            title=f"baselines on held-out episodes ({comparison.held_out_episodes} held out, "
-            f"{comparison.train_episodes} to fit on):",
-            assumptions=comparison.assumptions,
-        ).text()
-    )
-    echo(
-        "the recommendation dominates every baseline"
-        if comparison.dominated
-        else "the recommendation does not dominate every baseline: see the verdicts"
-    )
 
 
 def split_options(p: argparse.ArgumentParser, target: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from reviewlab.cli._args import EXAMPLE_CORPUS
+from reviewlab.cli._args import EXAMPLE_CORPUS, echo
 from reviewlab.cli._command import Command
 from reviewlab.cli._library import given
 from reviewlab.cli._tune import (
@@ -44,7 +44,27 @@ def cmd_tune_baselines(args: argparse.Namespace) -> int:
 
         return compare_baselines(corpus, **given(args, "held_out", "seed"), **options)
 
-    return run_recommendation(args, comparison=compare)
+    return run_recommendation(args, comparison=compare, show=_show)
+
+
+def _show(comparison: Any) -> None:
+    """The comparison's table, its split and whether the recommendation dominates."""
+    from reviewlab.ui.tables import as_table
+
+    echo("")
+    echo(
+        as_table(
+            comparison.table,
+            title=f"baselines on held-out episodes ({comparison.held_out_episodes} held out, "
+            f"{comparison.train_episodes} to fit on):",
+            assumptions=comparison.assumptions,
+        ).text()
+    )
+    echo(
+        "the recommendation dominates every baseline"
+        if comparison.dominated
+        else "the recommendation does not dominate every baseline: see the verdicts"
+    )
 
 
 TUNE_BASELINES = Command(
