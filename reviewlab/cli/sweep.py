@@ -42,8 +42,9 @@ from reviewlab.cli._corpus import (
     report_skipped,
     require_episodes,
 )
-from reviewlab.cli._errors import UserError, one_line
+from reviewlab.cli._errors import UserError
 from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
+from reviewlab.cli._library import given, library_option
 from reviewlab.core.vocab import BREAKER_SCOPES, SWEEP_ENGINES
 
 __all__ = ["SWEEP", "cmd_sweep"]
@@ -134,13 +135,14 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="hedge delays to try for one tool, e.g. read_file=0.5,1,2: a second attempt "
         "starts after that long without an answer (repeatable; the tool is marked idempotent)",
     )
-    p.add_argument(
+    library_option(
+        p,
         "--hedge-share",
+        target="reviewlab.analysis.sweep:make_grid",
         type=float,
-        default=None,
         metavar="RATE",
-        help="the largest share of a hedged tool's calls that may be hedged (default 0.05; only "
-        "with --hedge)",
+        help="the largest share of a hedged tool's calls that may be hedged (default "
+        "%(library_default)s; only with --hedge)",
     )
     p.add_argument(
         "--breaker",
@@ -149,19 +151,24 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="breaker thresholds to try: consecutive abandonments of a tool that withhold it "
         "(0: no breaker), e.g. 0,3,5",
     )
-    p.add_argument(
+    library_option(
+        p,
         "--breaker-cooldown",
+        dest="cooldown_rounds",
+        target="reviewlab.core.breaker:BreakerRule",
         type=int,
-        default=None,
         metavar="ROUNDS",
-        help="model rounds a tripped breaker withholds its tool (default 2; only with --breaker)",
+        help="model rounds a tripped breaker withholds its tool (default %(library_default)s; "
+        "only with --breaker)",
     )
-    p.add_argument(
+    library_option(
+        p,
         "--breaker-scope",
+        dest="scope",
+        target="reviewlab.core.breaker:BreakerRule",
         choices=BREAKER_SCOPES,
-        default=None,
-        help="where a breaker's count lives: each episode (default) or the reviewer slot (only "
-        "with --breaker)",
+        help="where a breaker's count lives: each episode or the reviewer slot (default "
+        "%(library_default)s; only with --breaker)",
     )
     p.add_argument(
         "--seed",
@@ -183,7 +190,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 def _breaker_grid(args: argparse.Namespace) -> list[Any]:
     """``--breaker 0,3,5`` → no breaker, and breakers tripping after 3 and 5 abandonments."""
     from reviewlab.core.breaker import BreakerRule
-    from reviewlab.core.policy import PolicyError
 
     rules: list[Any] = []
     for value in numbers("--breaker", args.breaker):
@@ -192,16 +198,8 @@ def _breaker_grid(args: argparse.Namespace) -> list[Any]:
         if value == 0:
             rules.append(None)
             continue
-        try:
-            rules.append(
-                BreakerRule(
-                    int(value),
-                    cooldown_rounds=2 if args.breaker_cooldown is None else args.breaker_cooldown,
-                    scope=args.breaker_scope or "episode",
-                )
-            )
-        except PolicyError as exc:
-            raise UserError(f"--breaker: {one_line(exc)}") from None
+        # A refused cooldown names cooldown_rounds: the dest of --breaker-cooldown.
+        rules.append(BreakerRule(int(value), **given(args, "cooldown_rounds", "scope")))
     return rules
 
 
@@ -218,13 +216,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             ("--hedge-share", args.hedge_share is not None, bool(hedges), "used only with --hedge"),
             (
                 "--breaker-cooldown",
-                args.breaker_cooldown is not None,
+                args.cooldown_rounds is not None,
                 bool(args.breaker),
                 "used only with --breaker",
             ),
             (
                 "--breaker-scope",
-                args.breaker_scope is not None,
+                args.scope is not None,
                 bool(args.breaker),
                 "used only with --breaker",
             ),
@@ -248,10 +246,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             ),
         ]
     )
-    hedge_share = 0.05 if args.hedge_share is None else args.hedge_share
     breakers = _breaker_grid(args) if args.breaker else None
-    if hedges and not 0.0 < hedge_share <= 1.0:
-        raise UserError(f"--hedge-share: expected a share in (0, 1], got {hedge_share}")
     scales = numbers("--scale", args.scales) if args.scales else None
     narrowings = narrowing_grid(args.narrowings) if args.narrowings else None
     if args.top < 1:
@@ -277,7 +272,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         scales=scales,
         narrowings=narrowings,
         hedges=hedges or None,
-        hedge_share=hedge_share,
+        **given(args, "hedge_share"),
         breakers=breakers,
     )
     from reviewlab.recording.locations import is_url

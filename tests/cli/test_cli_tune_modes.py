@@ -15,8 +15,10 @@ import reviewlab.analysis.tune as tune_module
 from reviewlab.analysis.baselines import compare_baselines
 from reviewlab.analysis.holdout import split_episodes
 from reviewlab.analysis.learned import fit_learned
+from reviewlab.analysis.sweep import make_grid
 from reviewlab.analysis.tune import recommend
 from reviewlab.cli import build_parser, main
+from reviewlab.core.breaker import BreakerRule
 from reviewlab.resources import corpus_path
 
 CORPUS = str(corpus_path())
@@ -25,8 +27,10 @@ LIBRARY = {
     "reviewlab.analysis.baselines:compare_baselines": compare_baselines,
     "reviewlab.analysis.learned:fit_learned": fit_learned,
     "reviewlab.analysis.holdout:split_episodes": split_episodes,
+    "reviewlab.analysis.sweep:make_grid": make_grid,
+    "reviewlab.core.breaker:BreakerRule": BreakerRule,
 }
-"""The functions the tune commands' options feed, by the name the options give."""
+"""The functions the commands' options feed, by the name the options give."""
 MODES = ("tune", "tune guarantee", "tune learned", "tune baselines")
 
 
@@ -35,8 +39,27 @@ def _parser(name: str) -> argparse.ArgumentParser:
     return commands.choices[name]
 
 
-def _library_options(name: str) -> list[argparse.Action]:
-    return [a for a in _parser(name)._actions if hasattr(a, "library_target")]
+def _all_parsers() -> dict[str, argparse.ArgumentParser]:
+    """Every command's and sub-command's parser, by its words (``presets score``)."""
+    found: dict[str, argparse.ArgumentParser] = {}
+
+    def walk(parser: argparse.ArgumentParser, name: str) -> None:
+        found[name] = parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub_name, sub in action.choices.items():
+                    walk(sub, f"{name} {sub_name}".strip())
+
+    walk(build_parser(), "")
+    return found
+
+
+def _library_options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in parser._actions if hasattr(a, "library_target")]
+
+
+FED = sorted(name for name, parser in _all_parsers().items() if _library_options(parser))
+"""The commands with an option that feeds a library parameter."""
 
 
 def _shown(value: Any) -> str:
@@ -44,15 +67,20 @@ def _shown(value: Any) -> str:
     return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-@pytest.mark.parametrize("name", MODES)
+def test_the_tune_modes_sweep_and_presets_score_feed_the_library():
+    """The commands whose options restated library defaults now feed the library instead."""
+    assert set(MODES) | {"sweep", "presets score"} <= set(FED)
+
+
+@pytest.mark.parametrize("name", FED)
 def test_each_option_fed_to_the_library_defaults_to_the_librarys_default(name):
-    """Every option of a tune command that feeds a library parameter is named by it (its
-    dest), is left unset when not given (so the library's default applies), and its help states
-    the library's default, read here from the function's signature."""
-    options = _library_options(name)
-    assert options, f"{name}: no option feeds the library"
+    """Every option that feeds a library parameter is named by it (its dest), is left unset
+    when not given (so the library's default applies), and its help states the library's
+    default, read here from the function's signature."""
+    parser = _all_parsers()[name]
+    options = _library_options(parser)
     argv = {"tune guarantee": [CORPUS, "-p", "0.9"]}.get(name, [CORPUS])
-    parsed = _parser(name).parse_args(argv)
+    parsed = parser.parse_args(argv)
     for action in options:
         function = LIBRARY[action.library_target]  # type: ignore[attr-defined]
         parameter = inspect.signature(function).parameters[action.dest]

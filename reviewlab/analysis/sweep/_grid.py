@@ -19,6 +19,7 @@ import pandas as pd
 
 from reviewlab.core.breaker import BreakerRule
 from reviewlab.core.errors import ParameterError
+from reviewlab.core.hedge import HedgeRule
 from reviewlab.core.narrowing import check_seconds
 from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
 
@@ -90,6 +91,11 @@ def make_grid(
     scale_axis: list[float | None] = [float(s) for s in scales] if scales else [None]
     narrowing_axis = _narrowing_axis(narrowings)
     hedge_axes = _float_axes(hedges, "hedges", "delay")
+    if hedge_axes:
+        try:  # the one rule of a hedge's share, before any point is built
+            HedgeRule(1.0, hedge_share)
+        except ParameterError as exc:
+            raise ParameterError("hedge_share", exc.reason) from None
     breaker_axis = _breaker_axis(breakers)
     points = [
         _point(
