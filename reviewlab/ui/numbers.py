@@ -41,7 +41,7 @@ INFINITY = "∞"
 
 LABELS: dict[str, str] = {metric.key: metric.label for metric in METRICS}
 """Summary keys and the label a person reads (declared once, in
-:data:`reviewlab.core.metrics.METRICS`)."""
+:data:`reviewlab.core.metric_names.METRICS`)."""
 
 SILENCE = (
     "silence: how long a reviewer slot hears nothing from its model between two model sends of "

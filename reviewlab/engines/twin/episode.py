@@ -6,10 +6,9 @@ call's fate is decided at its virtual dispatch time by the shared core (bound, `
 the episode's ``Crediting``), so no call is raced against a timer:
 :meth:`EpisodeRunner.run_episode` moves the episode's own clock by ``min(duration, bound)``
 and yields only at a shared worker-thread pool. Without a pool ONE process runs every episode
-(:func:`corpus_process`); with slots or workers, one process per episode
-(:func:`episode_process`). Hedged rows take
-:func:`~reviewlab.core.hedge.hedge_fate` of the replay's plan. What they read and write is the
-run's :class:`~reviewlab.engines.twin.model.Simulation`.
+(:func:`corpus_process`); with slots or workers, one per episode (:func:`episode_process`).
+Hedged rows take :func:`~reviewlab.core.hedge.hedge_fate`; all read and write the run's
+:class:`~reviewlab.engines.twin.model.Simulation`.
 
 Invariants: ``t`` advances by exactly ``t += send_sec``, ``t += wait``, so figures are
 bit-identical to the vectorized engine's; one row per recorded call, in corpus order; under
