@@ -1,5 +1,4 @@
-"""The twin's episode on virtual time: one pass over its rounds, yielding to SimPy only at shared
-resources.
+"""The twin's episode on virtual time: one pass over its rounds, yielding to SimPy only at a pool.
 
 Lifecycle of an episode: arriving → queued (pool runs only) → running its rounds → done. A
 call's fate is decided at its virtual dispatch time by the shared core (bound, ``abandons``,
