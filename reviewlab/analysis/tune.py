@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, NamedTuple
@@ -222,8 +223,45 @@ def recommend(
     the tuner's replays are the vectorized engine's, in-process (``"vectorized"``) or on a
     cluster; another engine is refused by name.
     """
-    if max_coverage_loss is not None:
-        if max_timeout_coverage_loss is not None:
+    max_timeout_coverage_loss = _coverage_loss_budget(max_timeout_coverage_loss, max_coverage_loss)
+    _check_rate("max_abandoned_rate", max_abandoned_rate)
+    if not 0.0 <= confidence < 1.0:
+        raise ParameterError("confidence", f"expected a probability in [0, 1), got {confidence!r}")
+    key = _objective_key(objective, prices)
+    rules = SafetyRules(
+        min_calls, tuple(allow_abandoning), max_added_abandoned_rate, max_tool_added_abandoned_rate
+    )
+    if guarantee is not None:
+        _check_probability("guarantee", guarantee)
+    _check_probability("guarantee_confidence", guarantee_confidence)
+    spine, base_timeouts = _tunable_spine(base, narrowing, episodes)
+    chosen = _tuning_engine(engine, client, spine, censored)
+    if spine.narrowing.mode == "unbounded":
+        raise ParameterError("narrowing", "an unbounded narrowing has no timeouts to tune")
+    z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
+    search = _Search(
+        spine=spine,
+        base_timeouts=base_timeouts,
+        rules=rules,
+        key=key,
+        max_timeout_coverage_loss=max_timeout_coverage_loss,
+        max_abandoned_rate=max_abandoned_rate,
+        confidence=confidence,
+        guarantee=guarantee,
+        guarantee_confidence=guarantee_confidence,
+    )
+    assumptions = search.assumptions(censored, prices)
+    if isinstance(chosen, Cluster):
+        return _recommend_on_cluster(search, episodes, chosen, z, censored, prices, assumptions)
+    profiles, evaluator = _in_process(search, episodes, z, censored, prices)
+    return search.run(profiles, evaluator, assumptions)
+
+
+def _coverage_loss_budget(given: float | None, former: float | None) -> float:
+    """The timeout coverage-loss budget, given by its name or its former name
+    (``max_coverage_loss``, with a deprecation warning), or the default; checked."""
+    if former is not None:
+        if given is not None:
             raise ParameterError(
                 "max_coverage_loss", "the former name of max_timeout_coverage_loss; give only one"
             )
@@ -231,16 +269,18 @@ def recommend(
             "max_coverage_loss is now max_timeout_coverage_loss (it bounds the coverage lost "
             "to timeouts)",
             DeprecationWarning,
-            stacklevel=2,
+            stacklevel=3,  # the caller of recommend
         )
-        _check_rate("max_coverage_loss", max_coverage_loss)
-        max_timeout_coverage_loss = max_coverage_loss
-    if max_timeout_coverage_loss is None:
-        max_timeout_coverage_loss = DEFAULT_MAX_TIMEOUT_COVERAGE_LOSS
-    _check_rate("max_timeout_coverage_loss", max_timeout_coverage_loss)
-    _check_rate("max_abandoned_rate", max_abandoned_rate)
-    if not 0.0 <= confidence < 1.0:
-        raise ParameterError("confidence", f"expected a probability in [0, 1), got {confidence!r}")
+        _check_rate("max_coverage_loss", former)
+        given = former
+    if given is None:
+        given = DEFAULT_MAX_TIMEOUT_COVERAGE_LOSS
+    _check_rate("max_timeout_coverage_loss", given)
+    return given
+
+
+def _objective_key(objective: str, prices: PriceTable | None) -> str:
+    """The summary column ``objective`` names; a cost objective needs ``prices``."""
     try:
         key = objective_column(objective)
     except ValueError:
@@ -250,12 +290,15 @@ def recommend(
         ) from None
     if key in COST_KEYS and prices is None:
         raise ParameterError("prices", f"the objective {objective!r} needs a price table")
-    rules = SafetyRules(
-        min_calls, tuple(allow_abandoning), max_added_abandoned_rate, max_tool_added_abandoned_rate
-    )
-    if guarantee is not None:
-        _check_probability("guarantee", guarantee)
-    _check_probability("guarantee_confidence", guarantee_confidence)
+    return key
+
+
+def _tunable_spine(
+    base: Policy | TimeoutPolicy | None, narrowing: Narrowing | None, episodes: CorpusSource
+) -> tuple[Policy, TimeoutPolicy]:
+    """The base as one :class:`Policy` with the tool kinds the recording states, and its
+    per-tool table; refused by name when it hedges, has a breaker or its timeouts are a custom
+    rule."""
     # A gateway's recording says which tools its servers annotated read-only or destructive.
     spine = with_recorded_kinds(Policy.of(base, narrowing), episodes)
     if replays_episodes(spine):
@@ -270,6 +313,14 @@ def recommend(
             f"its timeouts are a custom rule ({type(spine.timeouts).__name__}); "
             "recommend tunes a TimeoutPolicy's per-tool table",
         )
+    return spine, spine.timeouts
+
+
+def _tuning_engine(
+    engine: Engine | str, client: Any, spine: Policy, censored: CensoringMode
+) -> Vectorized | Cluster:
+    """The engine the replays run on: the vectorized one, in-process or on a cluster, having
+    admitted ``spine`` and ``censored`` by its declaration before any work."""
     chosen = engine_of(engine, client=client)
     if not isinstance(chosen, Vectorized | Cluster):
         raise ParameterError(
@@ -277,60 +328,50 @@ def recommend(
             "the tuner replays with the vectorized engine, in-process or "
             f"Cluster(client), not {type(chosen).__name__}",
         )
-    chosen.admit(spine, censored, "as_recorded")  # its declaration, before any work
-    base_timeouts: TimeoutPolicy = spine.timeouts
-    narrowing = spine.narrowing
-    if narrowing.mode == "unbounded":
-        raise ParameterError("narrowing", "an unbounded narrowing has no timeouts to tune")
-    z = NormalDist().inv_cdf(confidence) if confidence > 0.5 else 0.0
-    search = _Search(
-        spine=spine,
-        base_timeouts=base_timeouts,
-        rules=rules,
-        key=key,
-        max_timeout_coverage_loss=max_timeout_coverage_loss,
-        max_abandoned_rate=max_abandoned_rate,
-        confidence=confidence,
-        guarantee=guarantee,
-        guarantee_confidence=guarantee_confidence,
-    )
-    assumptions: dict[str, Any] = {
-        "censored": censored,
-        "reaction": "as_recorded",
-        "engine": "vectorized",
-        "confidence": confidence,
-        "base": spine.label,
-        "narrowing": narrowing.label,
-        "min_calls": rules.min_calls,
-        "allow_abandoning": ",".join(rules.allow_abandoning) or "none",
-        **(
-            {"guarantee": guarantee, "guarantee_confidence": guarantee_confidence}
-            if guarantee is not None
-            else {}
-        ),
-        **({"currency": prices.currency} if prices is not None else {}),
-    }
-    if isinstance(chosen, Cluster):
-        if prices is not None:
-            raise ParameterError(
-                "prices",
-                "the cost objective reads every episode's token counts, which a cluster "
-                "tune never gathers; tune with prices in-process",
-            )
-        from reviewlab.analysis.cluster_tune import tuning_on_cluster
+    chosen.admit(spine, censored, "as_recorded")
+    return chosen
 
-        with tuning_on_cluster(
-            episodes,
-            chosen.client,
-            spine,
-            z,
-            censored=censored,
-            guarantee=guarantee,
-            guarantee_confidence=guarantee_confidence,
-        ) as cluster:
-            return search.run(
-                cluster.profiles, cluster.evaluator, {**assumptions, **cluster.assumptions}
-            )
+
+def _recommend_on_cluster(
+    search: _Search,
+    episodes: CorpusSource,
+    engine: Cluster,
+    z: float,
+    censored: CensoringMode,
+    prices: PriceTable | None,
+    assumptions: dict[str, Any],
+) -> Recommendation:
+    """The search with the cluster's workers profiling the tools and replaying the points."""
+    if prices is not None:
+        raise ParameterError(
+            "prices",
+            "the cost objective reads every episode's token counts, which a cluster "
+            "tune never gathers; tune with prices in-process",
+        )
+    from reviewlab.analysis.cluster_tune import tuning_on_cluster
+
+    with tuning_on_cluster(
+        episodes,
+        engine.client,
+        search.spine,
+        z,
+        censored=censored,
+        guarantee=search.guarantee,
+        guarantee_confidence=search.guarantee_confidence,
+    ) as cluster:
+        return search.run(
+            cluster.profiles, cluster.evaluator, {**assumptions, **cluster.assumptions}
+        )
+
+
+def _in_process(
+    search: _Search,
+    episodes: CorpusSource,
+    z: float,
+    censored: CensoringMode,
+    prices: PriceTable | None,
+) -> tuple[dict[str, DurationProfile], BudgetEvaluator]:
+    """The tools' profiles and the evaluator of the points, in this process."""
     # The corpus is replayed from its compiled columns and the duration and tail models are fitted
     # to its recorded observations: no Episode object unless prices read their token counts.
     source = open_corpus(episodes)
@@ -338,25 +379,28 @@ def recommend(
     if not observations.episodes:
         raise ValueError("recommend: no episodes to tune on")
     corpus = source.compiled(censored)
+    spine = search.spine
     profiles = profile_observations(
-        observations, spine, z, guarantee=guarantee, guarantee_confidence=guarantee_confidence
+        observations,
+        spine,
+        z,
+        guarantee=search.guarantee,
+        guarantee_confidence=search.guarantee_confidence,
     )
     model = LossModel.of_tails(
         {tool: profile.tail for tool, profile in profiles.items()},
         requested_lines=int(observations.requested_lines.sum()),
         calls=int(observations.tool_code.size),
     )
-    evaluator: BudgetEvaluator
     if prices is None:
-        evaluator = BudgetEvaluator(
+        return profiles, BudgetEvaluator(
             corpus, spine, z, model, recorded_completed=observations.completed
         )
-    else:  # the token counts live in the episodes
-        priced = PricedCorpus.of(source.episodes(reason="prices: token counts"), prices)
-        evaluator = _PricedEvaluator(
-            corpus, spine, z, model, priced, recorded_completed=observations.completed
-        )
-    return search.run(profiles, evaluator, assumptions)
+    # the token counts live in the episodes
+    priced = PricedCorpus.of(source.episodes(reason="prices: token counts"), prices)
+    return profiles, _PricedEvaluator(
+        corpus, spine, z, model, priced, recorded_completed=observations.completed
+    )
 
 
 def profile_observations(
@@ -418,88 +462,181 @@ class _Search(NamedTuple):
             or (overall is not None and added > overall + 1e-12)
         )
 
+    def assumptions(self, censored: CensoringMode, prices: PriceTable | None) -> dict[str, Any]:
+        """What a recommendation of this search rests on: the censoring, the engine, the
+        confidence, the base, the safety rules, the guarantee and the prices' currency."""
+        rules = self.rules
+        return {
+            "censored": censored,
+            "reaction": "as_recorded",
+            "engine": "vectorized",
+            "confidence": self.confidence,
+            "base": self.spine.label,
+            "narrowing": self.spine.narrowing.label,
+            "min_calls": rules.min_calls,
+            "allow_abandoning": ",".join(rules.allow_abandoning) or "none",
+            **(
+                {"guarantee": self.guarantee, "guarantee_confidence": self.guarantee_confidence}
+                if self.guarantee is not None
+                else {}
+            ),
+            **({"currency": prices.currency} if prices is not None else {}),
+        }
+
     def run(
         self,
         profiles: dict[str, DurationProfile],
         evaluator: Evaluator,
         assumptions: dict[str, Any],
     ) -> Recommendation:
-        rules, key = self.rules, self.key
+        """Every tool starts at its loosest rung; under a guarantee each takes its certified
+        rung, otherwise the search tightens step by step; then the choice is reported."""
+        facts = self.ladders(profiles)
+        chosen = {tool: facts.ladders[tool][-1] for tool in facts.tools}
+        evaluator.start(chosen)
+        if self.guarantee is not None:
+            facts = self.certify(facts, chosen)
+        current = evaluator.point(chosen)
+        if self.guarantee is None:
+            current = self.tighten(evaluator, facts, chosen, current)
+        return self.recommendation(evaluator, facts, chosen, current, assumptions)
+
+    def ladders(self, profiles: dict[str, DurationProfile]) -> ToolFacts:
+        """The tools, most observed first, with their base timeouts, standings under the safety
+        rules and the ladders of rungs those rules leave them."""
         tools = sorted(profiles, key=lambda t: (-profiles[t].observations, t))
-        check_opted_in(rules.allow_abandoning, tools)
+        check_opted_in(self.rules.allow_abandoning, tools)
         longest = {t: p.longest_completed_sec for t, p in profiles.items() if p.events}
         base_sec = base_seconds(self.spine, tools)
         standing = standings(
-            self.spine, {tool: profiles[tool].observations for tool in tools}, longest, rules
+            self.spine, {tool: profiles[tool].observations for tool in tools}, longest, self.rules
         )
         ladders = {
             tool: restrict_ladder(list(profiles[tool].ladder), standing[tool], base_sec[tool])
             for tool in tools
         }
-        chosen = {tool: ladders[tool][-1] for tool in tools}
-        evaluator.start(chosen)
-        certificates: dict[str, Certificate] | None = None
-        if self.guarantee is not None:
-            certificates = {}
-            for tool in tools:
-                certificate = profiles[tool].certificate
-                assert certificate is not None
-                certificates[tool] = certificate
-                chosen[tool] = _certified_rung(ladders[tool], certificate, standing[tool])
-                if chosen[tool] not in ladders[tool]:
-                    ladders[tool] = sorted({*ladders[tool], chosen[tool]})
-        current = evaluator.point(chosen)
-        while certificates is None:
-            best: tuple[tuple[float, float, float, float, int], str, BudgetPoint] | None = None
-            # One step tighter for each tool; only those the tail model does not already refuse
-            # are replayed (the refused ones could not be chosen).
-            candidates = {
-                tool: {**chosen, tool: ladders[tool][ladders[tool].index(chosen[tool]) - 1]}
-                for tool in tools
-                if ladders[tool].index(chosen[tool]) > 0
-            }
-            candidates = {
-                tool: candidate
-                for tool, candidate in candidates.items()
-                if not self.foreseen_out(evaluator, candidate)
-            }
-            evaluator.prefetch(list(candidates.values()))
-            for order, tool in enumerate(tools):
-                if tool not in candidates:
-                    continue
-                point = evaluator.point(candidates[tool])
-                if not self.allowed(point) or point.summary[key] > current.summary[key]:
-                    continue
-                rank = (
-                    point.summary[key],
-                    point.timeout_loss_upper,
-                    point.timeout_loss_predicted,
-                    point.abandoned_upper,
-                    order,
-                )
-                if best is None or rank < best[0]:
-                    best = (rank, tool, point)
-            if best is None:
-                break
-            _, tool, current = best
-            chosen[tool] = ladders[tool][ladders[tool].index(chosen[tool]) - 1]
+        return ToolFacts(tools, profiles, ladders, base_sec, standing)
 
+    def certify(self, facts: ToolFacts, chosen: dict[str, float]) -> ToolFacts:
+        """Under a guarantee: each tool's certified rung into ``chosen``, added to its ladder
+        when it is not a rung; the facts gain the certificates."""
+        certificates: dict[str, Certificate] = {}
+        ladders = dict(facts.ladders)
+        for tool in facts.tools:
+            certificate = facts.profiles[tool].certificate
+            assert certificate is not None
+            certificates[tool] = certificate
+            chosen[tool] = _certified_rung(ladders[tool], certificate, facts.standing[tool])
+            if chosen[tool] not in ladders[tool]:
+                ladders[tool] = sorted({*ladders[tool], chosen[tool]})
+        return replace(facts, ladders=ladders, certificates=certificates)
+
+    def tighten(
+        self,
+        evaluator: Evaluator,
+        facts: ToolFacts,
+        chosen: dict[str, float],
+        current: BudgetPoint,
+    ) -> BudgetPoint:
+        """Take the best allowed step one rung tighter until none is; ``chosen`` follows the
+        steps, and the point of the last one is returned."""
+        while (step := self.best_step(evaluator, facts, chosen, current)) is not None:
+            tool, current = step
+            chosen[tool] = _tighter(facts.ladders[tool], chosen[tool])
+        return current
+
+    def best_step(
+        self,
+        evaluator: Evaluator,
+        facts: ToolFacts,
+        chosen: dict[str, float],
+        current: BudgetPoint,
+    ) -> tuple[str, BudgetPoint] | None:
+        """The tool whose step one rung tighter is allowed and has the best objective (ties: the
+        lower coverage-loss bound and prediction, abandoned bound, then table order), with its
+        point; ``None`` when no step is allowed."""
+        ladders, key = facts.ladders, self.key
+        # One step tighter for each tool; only those the tail model does not already refuse
+        # are replayed (the refused ones could not be chosen).
+        candidates = {
+            tool: {**chosen, tool: _tighter(ladders[tool], chosen[tool])}
+            for tool in facts.tools
+            if ladders[tool].index(chosen[tool]) > 0
+        }
+        candidates = {
+            tool: candidate
+            for tool, candidate in candidates.items()
+            if not self.foreseen_out(evaluator, candidate)
+        }
+        evaluator.prefetch(list(candidates.values()))
+        best: tuple[tuple[float, float, float, float, int], str, BudgetPoint] | None = None
+        for order, tool in enumerate(facts.tools):
+            if tool not in candidates:
+                continue
+            point = evaluator.point(candidates[tool])
+            if not self.allowed(point) or point.summary[key] > current.summary[key]:
+                continue
+            rank = (
+                point.summary[key],
+                point.timeout_loss_upper,
+                point.timeout_loss_predicted,
+                point.abandoned_upper,
+                order,
+            )
+            if best is None or rank < best[0]:
+                best = (rank, tool, point)
+        return None if best is None else (best[1], best[2])
+
+    def recommendation(
+        self,
+        evaluator: Evaluator,
+        facts: ToolFacts,
+        chosen: dict[str, float],
+        current: BudgetPoint,
+        assumptions: dict[str, Any],
+    ) -> Recommendation:
+        """The chosen timeouts as a policy, with the budgets' verdicts, each tool's explanation,
+        the summaries under it and under the base, and the rule in words."""
         policy = self.spine.replace(
             timeouts=self.base_timeouts.with_tool_timeouts(name="recommended", **chosen),
             name="recommended",
         )
+        explain = explain_table(
+            evaluator, facts, Choice(chosen, current, self.key, self.allowed), self.rules
+        )
+        return Recommendation(
+            policy=policy,
+            explain=explain,
+            summary=evaluator.summary(policy),
+            baseline=evaluator.summary(self.spine),
+            budgets=self.budgets(evaluator, facts, chosen, current),
+            rule=f"{self.rule()}; {self.rules.describe(self.confidence)}",
+            objective=self.key,
+            assumptions=assumptions,
+        )
+
+    def budgets(
+        self,
+        evaluator: Evaluator,
+        facts: ToolFacts,
+        chosen: dict[str, float],
+        current: BudgetPoint,
+    ) -> pd.DataFrame:
+        """One row per budget at the chosen point: coverage loss, abandoned calls, and the
+        calls abandoned beyond the loosest timeouts', overall and per tool not kept rare."""
+        rules = self.rules
         added: dict[str, tuple[tuple[float, float, float], float | None]] = {
             "added_abandoned_call_rate": (current.added_abandoned, rules.max_added_abandoned_rate)
         }
-        for tool in tools:
-            if standing[tool].status == "kept_rare":
+        for tool in facts.tools:
+            if facts.standing[tool].status == "kept_rare":
                 continue  # held at its base timeout: it adds nothing
             figures = current.tool_added_abandoned.get(tool, (0.0, 0.0, 0.0))
             added[f"added_abandoned_call_rate.{tool}"] = (
                 figures,
                 rules.max_tool_added_abandoned_rate,
             )
-        budgets = budget_table(
+        return budget_table(
             evaluator.rates(chosen),
             {
                 "timeout_coverage_loss_rate": current.timeout_loss_predicted,
@@ -510,28 +647,14 @@ class _Search(NamedTuple):
             self.confidence,
             added,
         )
-        explain = explain_table(
-            evaluator,
-            ToolFacts(tools, profiles, ladders, base_sec, standing, certificates),
-            Choice(chosen, current, key, self.allowed),
-            rules,
-        )
-        rule = (
-            RULE.format(objective=key, confidence=self.confidence)
-            if self.guarantee is None
-            else RULE_GUARANTEE.format(
-                guarantee=self.guarantee, guarantee_confidence=self.guarantee_confidence
-            )
-        )
-        return Recommendation(
-            policy=policy,
-            explain=explain,
-            summary=evaluator.summary(policy),
-            baseline=evaluator.summary(self.spine),
-            budgets=budgets,
-            rule=f"{rule}; {rules.describe(self.confidence)}",
-            objective=key,
-            assumptions=assumptions,
+
+    def rule(self) -> str:
+        """The rule applied, in words: :data:`RULE`, or :data:`RULE_GUARANTEE` under a
+        guarantee."""
+        if self.guarantee is None:
+            return RULE.format(objective=self.key, confidence=self.confidence)
+        return RULE_GUARANTEE.format(
+            guarantee=self.guarantee, guarantee_confidence=self.guarantee_confidence
         )
 
 
@@ -566,6 +689,11 @@ class _PricedEvaluator(BudgetEvaluator):
         """The corpus's summary under ``policy``, priced."""
         result = self.corpus.result(policy)
         return {**result.summary, **self.priced.cost(result).summary}
+
+
+def _tighter(ladder: list[float], rung: float) -> float:
+    """The rung one step tighter than ``rung`` on its ``ladder``."""
+    return ladder[ladder.index(rung) - 1]
 
 
 def _certified_rung(ladder: list[float], certificate: Certificate, standing: Standing) -> float:

@@ -58,8 +58,6 @@ ENTRY_POINTS: dict[str, str] = {
 """Documented entry points allowed more than :data:`MAX_PARAMETERS` parameters, with why."""
 
 NOT_YET: dict[tuple[str, str], str] = {
-    ("reviewlab/analysis/tune.py::recommend", "lines"): "analysis/tune",
-    ("reviewlab/analysis/tune.py::_Search.run", "lines"): "analysis/tune",
     ("reviewlab/cli/sweep.py::_arguments", "lines"): "cli",
     ("reviewlab/cli/sweep.py::cmd_sweep", "lines"): "cli",
     ("reviewlab/ui/charts/timelines.py::episode_timeline", "lines"): "ui/charts",
