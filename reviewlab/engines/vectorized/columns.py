@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reviewlab.core.vocab import CENSORING_MODES
+from reviewlab.engines._prefetch import BATCH_ROWS, take
 from reviewlab.engines.censoring import KaplanMeier
 from reviewlab.engines.vectorized.compiled import CompiledCorpus
 from reviewlab.engines.vectorized.gather import Gathered
@@ -45,8 +46,6 @@ from reviewlab.recording.schema import Episode
 
 __all__ = ["ArgsColumn", "compile_columns", "corpus_table"]
 
-BATCH_ROWS = 32_768
-"""Episodes per batch when compiling a Parquet corpus."""
 
 JSONL_BATCH_LINES = 8192
 """Lines per batch when compiling a JSONL corpus (each is a Python object until gathered)."""
@@ -244,9 +243,15 @@ def _parquet_batches(path: Path | str, rows: int) -> Iterator[tuple[Path, int, F
     from reviewlab.recording.columnar._read import _open, partition_paths
 
     for part in partition_paths(path):
-        handle = _open(part)
+        handle = _open(part)  # the version and layout checked, whoever decodes the batches
         first_row = 1
-        for batch in _read_ahead(handle.iter_batches(batch_size=rows)):
+        prefetched = take(part, rows)  # decoded while the caller was importing (_prefetch)
+        batches = (
+            prefetched
+            if prefetched is not None
+            else _read_ahead(handle.iter_batches(batch_size=rows))
+        )
+        for batch in batches:
             table = conform(part, pa.Table.from_batches([batch]))
             flat = flat_columns(table)
             problems = check_table(table, part, first_row=first_row, flat=flat)
