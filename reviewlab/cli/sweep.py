@@ -9,6 +9,7 @@ needs one (hedges, breakers, prices, the twin), and the library's errors name th
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from reviewlab.cli._args import (
@@ -53,6 +54,23 @@ __all__ = ["SWEEP", "cmd_sweep"]
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("corpus", help=CORPUS_HELP)
     on_error_option(p)
+    _grid_options(p)
+    _engine_options(p)
+    _table_options(p)
+    _hedge_and_breaker_options(p)
+    strict_option(p)
+    json_option(p)
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="CSV|PARQUET|JSON",
+        help="write the sweep table (.json: the --json document)",
+    )
+
+
+def _grid_options(p: argparse.ArgumentParser) -> None:
+    """The grid's timeout axes: per-tool timeouts, scales of the base, narrowings; the base."""
     # An option's dest is the library's parameter it feeds, so a library error about that
     # parameter names the option (reviewlab.cli._errors.option_for).
     p.add_argument(
@@ -78,6 +96,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="narrowing modes: inherit, none, unbounded, reserve:SEC, fraction:F",
     )
     p.add_argument("--base", default=None, metavar="TOML", help="base policy; " + POLICY_HELP)
+
+
+def _engine_options(p: argparse.ArgumentParser) -> None:
+    """Where the points are replayed: the engine, a Dask cluster, or threads in-process."""
     p.add_argument(
         "--engine",
         choices=SWEEP_ENGINES,
@@ -97,6 +119,11 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="in-process, replay N points at once (default: the cores, at most 8; "
         "the vectorized engine only)",
     )
+
+
+def _table_options(p: argparse.ArgumentParser) -> None:
+    """What the table holds and shows: the rows printed, the Pareto flag's objectives, the
+    tools it may name, the order, the cost columns."""
     p.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
     p.add_argument(
         "--pareto",
@@ -126,6 +153,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         "rounds): " + PRICES_HELP + "; repeat it to sweep prices too (one row per point and "
         "table, named by the file's stem)",
     )
+
+
+def _hedge_and_breaker_options(p: argparse.ArgumentParser) -> None:
+    """The grid's hedge and breaker axes, their settings, and the seed of what hedges draw."""
     p.add_argument(
         "--hedge",
         dest="hedges",
@@ -176,15 +207,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="seed of what the replays draw (hedges' second attempts; default 0)",
     )
-    strict_option(p)
-    json_option(p)
-    p.add_argument(
-        "-o",
-        "--output",
-        default=None,
-        metavar="CSV|PARQUET|JSON",
-        help="write the sweep table (.json: the --json document)",
-    )
 
 
 def _breaker_grid(args: argparse.Namespace) -> list[Any]:
@@ -211,6 +233,39 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     tools = tool_grid(args.tools)
     hedges = tool_grid(args.hedges, option="--hedge")
     base = policy_arg(args.base, "--base")
+    _refuse_unused(args, tools, hedges, base)
+    breakers = _breaker_grid(args) if args.breaker else None
+    scales = numbers("--scale", args.scales) if args.scales else None
+    narrowings = narrowing_grid(args.narrowings) if args.narrowings else None
+    connect_timeout = _checked_run_options(args)
+    objectives = _pareto_objectives(args.pareto)
+    from reviewlab.analysis.sweep import make_grid
+
+    grid = make_grid(  # a value it refuses names its axis: the option of that dest
+        base=base,
+        tools=tools or None,
+        scales=scales,
+        narrowings=narrowings,
+        hedges=hedges or None,
+        **given(args, "hedge_share"),
+        breakers=breakers,
+    )
+    remote, corpus = _corpus_of(args)
+
+    def check_options(tools: list[str]) -> None:
+        check_policy_file(args.base, base, tools, strict=args.strict, flag="--base")
+        if hedges and not args.allow_unknown_tools:
+            check_typed_tools("--hedge", hedges, tools)
+
+    frame = _swept(args, corpus, grid, prices, check_options, connect_timeout)
+    if not remote:
+        report_skipped(corpus, args.corpus)
+    _report(frame, args, prices, objectives, out)
+    return 0
+
+
+def _refuse_unused(args: argparse.Namespace, tools: Any, hedges: Any, base: Any) -> None:
+    """An option given that this invocation would not use is an error naming it and why."""
     refuse_ignored(
         [
             ("--hedge-share", args.hedge_share is not None, bool(hedges), "used only with --hedge"),
@@ -246,35 +301,36 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             ),
         ]
     )
-    breakers = _breaker_grid(args) if args.breaker else None
-    scales = numbers("--scale", args.scales) if args.scales else None
-    narrowings = narrowing_grid(args.narrowings) if args.narrowings else None
+
+
+def _checked_run_options(args: argparse.Namespace) -> float:
+    """``--top``, ``--connect-timeout`` and ``--threads`` checked before any work; returns the
+    connect timeout (default 10 s)."""
     if args.top < 1:
         raise UserError(f"--top: expected a positive number of rows, got {args.top}")
     connect_timeout = 10.0 if args.connect_timeout is None else args.connect_timeout
     positive_seconds(connect_timeout, "--connect-timeout")
     if args.threads is not None and args.scheduler:  # refused before connecting to the cluster
         raise UserError("--threads: points on a Dask cluster run on its workers, not threads")
-    objectives = [part.strip() for part in args.pareto.split(",")] if args.pareto else None
-    from reviewlab.analysis.known_tools import UnknownTools
-    from reviewlab.analysis.sweep import make_grid, objective_column, pareto, sweep
-    from reviewlab.core.errors import ParameterError
-    from reviewlab.ui.report import write_table
+    return connect_timeout
 
-    if objectives is not None:
-        try:
-            objectives = [objective_column(name) for name in objectives]
-        except ParameterError as exc:  # each --pareto name is an objective the library reads
-            raise UserError(f"--pareto: {exc.reason}") from None
-    grid = make_grid(  # a value it refuses names its axis: the option of that dest
-        base=base,
-        tools=tools or None,
-        scales=scales,
-        narrowings=narrowings,
-        hedges=hedges or None,
-        **given(args, "hedge_share"),
-        breakers=breakers,
-    )
+
+def _pareto_objectives(pareto: str | None) -> list[str] | None:
+    """The summary columns ``--pareto`` names (``None``: the library's default objectives)."""
+    if not pareto:
+        return None
+    from reviewlab.analysis.sweep import objective_column
+    from reviewlab.core.errors import ParameterError
+
+    try:
+        return [objective_column(part.strip()) for part in pareto.split(",")]
+    except ParameterError as exc:  # each --pareto name is an objective the library reads
+        raise UserError(f"--pareto: {exc.reason}") from None
+
+
+def _corpus_of(args: argparse.Namespace) -> tuple[bool, Any]:
+    """Whether the corpus is read remotely, and what :func:`sweep` is given: the path itself
+    when the workers read it, otherwise the corpus opened here."""
     from reviewlab.recording.locations import is_url
 
     # With --scheduler (or behind a URL) the workers read the partitions: the corpus is never
@@ -285,14 +341,25 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             "--on-error: skipping bad lines reads the corpus on this machine; a corpus swept on "
             "a cluster is read by its workers (run it without --scheduler)"
         )
-    corpus: Any = args.corpus if remote else open_for(args.corpus, args.on_error)
-    if not remote:
-        require_episodes(corpus, args.corpus)
+    if remote:
+        return True, args.corpus
+    corpus = open_for(args.corpus, args.on_error)
+    require_episodes(corpus, args.corpus)
+    return False, corpus
 
-    def check_options(tools: list[str]) -> None:
-        check_policy_file(args.base, base, tools, strict=args.strict, flag="--base")
-        if hedges and not args.allow_unknown_tools:
-            check_typed_tools("--hedge", hedges, tools)
+
+def _swept(
+    args: argparse.Namespace,
+    corpus: Any,
+    grid: Any,
+    prices: Any,
+    check_options: Callable[[list[str]], None],
+    connect_timeout: float,
+) -> Any:
+    """The sweep's frame, on the cluster ``--scheduler`` names or in-process; a ``--tool`` the
+    corpus never calls is said with the command's own options."""
+    from reviewlab.analysis.known_tools import UnknownTools
+    from reviewlab.analysis.sweep import sweep
 
     client: Any = None
     if args.scheduler:
@@ -300,7 +367,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {} if args.seed is None else {"seed": args.seed}
     try:
         with computing_on(args.corpus):
-            frame = sweep(
+            return sweep(
                 corpus,
                 grid,
                 engine=args.engine,
@@ -319,8 +386,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    if not remote:
-        report_skipped(corpus, args.corpus)
+
+
+def _report(frame: Any, args: argparse.Namespace, prices: Any, objectives: Any, out: Any) -> None:
+    """The Pareto flag added; the leading rows printed, the table written to ``-o``, and the
+    ``--json`` document emitted, as the options say."""
+    from reviewlab.analysis.sweep import pareto
+    from reviewlab.ui.report import write_table
+
     frame["pareto"] = pareto(frame, objectives)
     if args.sort is not None and args.sort not in frame.columns:
         raise UserError(
@@ -334,7 +407,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             echo(f"wrote {len(frame)} policy points to {out}")
     if args.json or is_json(out):
         emit(_document(frame, args, objectives), stdout=args.json, out=out)
-    return 0
 
 
 def _document(frame: Any, args: argparse.Namespace, objectives: Any) -> dict[str, Any]:
