@@ -58,8 +58,6 @@ ENTRY_POINTS: dict[str, str] = {
 """Documented entry points allowed more than :data:`MAX_PARAMETERS` parameters, with why."""
 
 NOT_YET: dict[tuple[str, str], str] = {
-    ("reviewlab/ui/charts/timelines.py::episode_timeline", "lines"): "ui/charts",
-    ("reviewlab/ui/charts/timelines.py::pool_timeline", "lines"): "ui/charts",
     ("reviewlab/engines/vectorized/compiled.py::CompiledCorpus._compile_columns", "parameters"): (
         "engines/vectorized"
     ),

@@ -20,6 +20,7 @@ from reviewlab.ui.charts.cancels import cancel_chart, dropped_results_chart
 from reviewlab.ui.charts.cost import cost_vs_coverage
 from reviewlab.ui.charts.hedging import hedge_tradeoff
 from reviewlab.ui.charts.palette import STATE_COLORS, policy_color, tool_color
+from reviewlab.ui.charts.pool import pool_timeline
 from reviewlab.ui.charts.presets import preset_scores
 from reviewlab.ui.charts.rates import (
     LiveRates,
@@ -28,11 +29,7 @@ from reviewlab.ui.charts.rates import (
     rates_vs_timeout,
     survival_curves,
 )
-from reviewlab.ui.charts.timelines import (
-    call_timeline,
-    episode_timeline,
-    pool_timeline,
-)
+from reviewlab.ui.charts.timelines import call_timeline, episode_timeline
 from reviewlab.ui.charts.tradeoff import tradeoff_curve, tradeoff_frame
 
 __all__ = [
