@@ -24,22 +24,20 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any, NamedTuple
 
-import numpy as np
 import pandas as pd
 
+from reviewlab.analysis._tune_figures import tuning_figures
 from reviewlab.analysis.attribution import Choice, ToolFacts, difference, explain_table
-from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint, Evaluator, budget_table
+from reviewlab.analysis.budgets import BudgetPoint, Evaluator, budget_table
 from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE, Certificate
 from reviewlab.analysis.certify import check_guarantee as _check_probability
-from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
+from reviewlab.analysis.cost import COST_KEYS
 from reviewlab.analysis.profiles import (
     LADDER_QUANTILES,
     DurationProfile,
-    ProfileSettings,
     base_seconds,
     km_quantile,
     nice,
-    profile_tool,
 )
 from reviewlab.analysis.safety import (
     DEFAULT_MAX_ADDED_ABANDONED_RATE,
@@ -52,16 +50,14 @@ from reviewlab.analysis.safety import (
     standings,
 )
 from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column, replays_episodes
-from reviewlab.analysis.tails import LossModel
 from reviewlab.core.atomic import write_text_atomic
 from reviewlab.core.display import html_of
 from reviewlab.core.errors import ParameterError
 from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core.prices import PriceTable
 from reviewlab.core.vocab import CensoringMode
-from reviewlab.engines.corpus import CallObservations, CorpusSource, open_corpus
+from reviewlab.engines.corpus import CorpusSource
 from reviewlab.engines.engine import Cluster, Engine, Vectorized, engine_of
-from reviewlab.engines.vectorized import CompiledCorpus
 from reviewlab.recording.annotations import with_recorded_kinds
 
 __all__ = [
@@ -251,10 +247,19 @@ def recommend(
         guarantee_confidence=guarantee_confidence,
     )
     assumptions = search.assumptions(censored, prices)
-    if isinstance(chosen, Cluster):
-        return _recommend_on_cluster(search, episodes, chosen, z, censored, prices, assumptions)
-    profiles, evaluator = _in_process(search, episodes, z, censored, prices)
-    return search.run(profiles, evaluator, assumptions)
+    with tuning_figures(
+        episodes,
+        chosen,
+        spine,
+        z,
+        censored=censored,
+        prices=prices,
+        guarantee=guarantee,
+        guarantee_confidence=guarantee_confidence,
+    ) as figures:
+        return search.run(
+            figures.profiles, figures.evaluator, {**assumptions, **figures.assumptions}
+        )
 
 
 def _coverage_loss_budget(given: float | None, former: float | None) -> float:
@@ -330,102 +335,6 @@ def _tuning_engine(
         )
     chosen.admit(spine, censored, "as_recorded")
     return chosen
-
-
-def _recommend_on_cluster(
-    search: _Search,
-    episodes: CorpusSource,
-    engine: Cluster,
-    z: float,
-    censored: CensoringMode,
-    prices: PriceTable | None,
-    assumptions: dict[str, Any],
-) -> Recommendation:
-    """The search with the cluster's workers profiling the tools and replaying the points."""
-    if prices is not None:
-        raise ParameterError(
-            "prices",
-            "the cost objective reads every episode's token counts, which a cluster "
-            "tune never gathers; tune with prices in-process",
-        )
-    from reviewlab.analysis.cluster_tune import tuning_on_cluster
-
-    with tuning_on_cluster(
-        episodes,
-        engine.client,
-        search.spine,
-        z,
-        censored=censored,
-        guarantee=search.guarantee,
-        guarantee_confidence=search.guarantee_confidence,
-    ) as cluster:
-        return search.run(
-            cluster.profiles, cluster.evaluator, {**assumptions, **cluster.assumptions}
-        )
-
-
-def _in_process(
-    search: _Search,
-    episodes: CorpusSource,
-    z: float,
-    censored: CensoringMode,
-    prices: PriceTable | None,
-) -> tuple[dict[str, DurationProfile], BudgetEvaluator]:
-    """The tools' profiles and the evaluator of the points, in this process."""
-    # The corpus is replayed from its compiled columns and the duration and tail models are fitted
-    # to its recorded observations: no Episode object unless prices read their token counts.
-    source = open_corpus(episodes)
-    observations = source.observations()
-    if not observations.episodes:
-        raise ValueError("recommend: no episodes to tune on")
-    corpus = source.compiled(censored)
-    spine = search.spine
-    profiles = profile_observations(
-        observations,
-        spine,
-        z,
-        guarantee=search.guarantee,
-        guarantee_confidence=search.guarantee_confidence,
-    )
-    model = LossModel.of_tails(
-        {tool: profile.tail for tool, profile in profiles.items()},
-        requested_lines=int(observations.requested_lines.sum()),
-        calls=int(observations.tool_code.size),
-    )
-    if prices is None:
-        return profiles, BudgetEvaluator(
-            corpus, spine, z, model, recorded_completed=observations.completed
-        )
-    # the token counts live in the episodes
-    priced = PricedCorpus.of(source.episodes(reason="prices: token counts"), prices)
-    return profiles, _PricedEvaluator(
-        corpus, spine, z, model, priced, recorded_completed=observations.completed
-    )
-
-
-def profile_observations(
-    observations: CallObservations,
-    spine: Policy,
-    z: float,
-    *,
-    guarantee: float | None,
-    guarantee_confidence: float,
-) -> dict[str, DurationProfile]:
-    """Every tool's :class:`~reviewlab.analysis.profiles.DurationProfile` from a corpus's recorded
-    observations, in-process."""
-    exposure = observations.exposure_lines()
-    base_sec = base_seconds(spine, observations.tools)
-    profiles = {}
-    for tool in observations.tools:
-        mine = observations.of_tool(tool)
-        profiles[tool] = profile_tool(
-            tool,
-            observations.duration_sec[mine],
-            observations.completed[mine],
-            float(exposure[mine].sum()),
-            ProfileSettings(base_sec[tool], z, guarantee, guarantee_confidence),
-        )
-    return profiles
 
 
 class _Search(NamedTuple):
@@ -656,39 +565,6 @@ class _Search(NamedTuple):
         return RULE_GUARANTEE.format(
             guarantee=self.guarantee, guarantee_confidence=self.guarantee_confidence
         )
-
-
-class _PricedEvaluator(BudgetEvaluator):
-    """A :class:`BudgetEvaluator` whose points' summaries carry the cost of their replay."""
-
-    def __init__(
-        self,
-        corpus: CompiledCorpus,
-        base: Policy,
-        z: float,
-        model: LossModel,
-        priced: PricedCorpus,
-        *,
-        recorded_completed: np.ndarray,
-    ) -> None:
-        super().__init__(corpus, base, z, model, recorded_completed=recorded_completed)
-        self.priced = priced
-
-    def point(self, chosen: dict[str, float]) -> BudgetPoint:
-        """The point of :meth:`BudgetEvaluator.point`, its summary priced."""
-        key = tuple(sorted(chosen.items()))
-        fresh = key not in self.cache
-        point = super().point(chosen)
-        if fresh:
-            result = self.corpus.result(self.policy(chosen))
-            point = point._replace(summary={**point.summary, **self.priced.cost(result).summary})
-            self.cache[key] = point
-        return point
-
-    def summary(self, policy: Policy) -> dict[str, Any]:
-        """The corpus's summary under ``policy``, priced."""
-        result = self.corpus.result(policy)
-        return {**result.summary, **self.priced.cost(result).summary}
 
 
 def _tighter(ladder: list[float], rung: float) -> float:

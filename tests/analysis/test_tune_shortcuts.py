@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.analysis import budgets, tune
+from reviewlab.analysis import _tune_figures, budgets, tune
 from reviewlab.analysis.budgets import AbandonedCounts, BudgetEvaluator, BudgetPoint
 from reviewlab.core.policy import Narrowing, Policy
 from reviewlab.recording.synth import synth_corpus
@@ -73,7 +73,7 @@ class BruteForce(BudgetEvaluator):
 def brute_force(monkeypatch: pytest.MonkeyPatch, episodes: list[Any], **options: Any) -> Any:
     """recommend() with every candidate replayed in full (none skipped on the tail model)."""
     with monkeypatch.context() as patched:
-        patched.setattr(tune, "BudgetEvaluator", BruteForce)
+        patched.setattr(_tune_figures, "BudgetEvaluator", BruteForce)  # the in-process route
         patched.setattr(tune._Search, "foreseen_out", lambda self, evaluator, chosen: False)
         BruteForce.replays = 0
         return tune.recommend(episodes, **options), BruteForce.replays
