@@ -228,6 +228,10 @@ def _breaker_grid(args: argparse.Namespace) -> list[Any]:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Sweep the grid the options describe over the corpus; print the leading rows with the
     Pareto flag; ``-o`` writes the whole table."""
+    if not args.scheduler:  # a Parquet file is decoded on another core while the library loads
+        from reviewlab.engines._prefetch import prefetch
+
+        prefetch(args.corpus)
     out = output_path(args.output, (*TABLE_SUFFIXES, JSON_SUFFIX)) if args.output else None
     prices = prices_args(args.prices)
     tools = tool_grid(args.tools)
