@@ -183,11 +183,11 @@ class Gathered:
             deadline=_numpy(table.column("deadline_sec"), np.nan).astype(float),
             n_rounds=flat.n_rounds.astype(np.int32),
             round_episode=(flat.round_episode + episodes).astype(np.int32),
-            round_position=flat.round_position.astype(np.int32),
+            round_position=flat.round_position.astype(np.int32, copy=False),
             n_calls=flat.n_calls.astype(np.int32),
             send_sec=_numpy(flat.rounds["send_sec"], 0.0).astype(float),
             call_round=(flat.call_round + self.rounds).astype(np.int64),
-            call_position=flat.call_position.astype(np.int32),
+            call_position=flat.call_position.astype(np.int32, copy=False),
             call_episode=(flat.call_episode + episodes).astype(np.int32),
             requested_lines=flat.requested_lines.astype(np.int32),
             duration=np.where(

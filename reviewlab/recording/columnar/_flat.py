@@ -27,7 +27,9 @@ def _position(counts: np.ndarray) -> np.ndarray:
     """Each value's 0-based position within its parent, from the parents' value counts (in
     order)."""
     starts = np.cumsum(counts) - counts
-    return np.arange(int(starts[-1] + counts[-1]) if counts.size else 0) - np.repeat(starts, counts)
+    total = int(starts[-1] + counts[-1]) if counts.size else 0
+    width = np.int32 if total < 2**31 else np.intp  # half the memory to fill (a value per call)
+    return np.arange(total, dtype=width) - np.repeat(starts.astype(width), counts)
 
 
 @dataclass
@@ -84,7 +86,8 @@ def flat_columns(table: pa.Table) -> FlatColumns:
     extent = dict(zip(["path", "start_line", "end_line"], extent_struct.flatten(), strict=True))
     start = numbers(extent["start_line"], 0)
     end = numbers(extent["end_line"], 0)
-    requested = np.where(has_extent & (end >= start), end - start + 1, 0).astype(np.int64)
+    lines = end - start + 1
+    requested = np.where(has_extent & (lines > 0), lines, 0).astype(np.int64, copy=False)
     return FlatColumns(
         table=table,
         n_rounds=n_rounds,
