@@ -30,7 +30,7 @@ from reviewlab.gateway._stdio import received_at
 from reviewlab.live.call_notes import CallNotes, current_notes
 from reviewlab.live.executor_base import CallStatus
 from reviewlab.live.mcp import MCPServerError, MCPToolError
-from reviewlab.live.mcp._call import call_tool_raw
+from reviewlab.live.mcp._call import Relayed, call_tool_raw
 
 DEADLINE_META_KEY = "reviewlab.dev/deadline_sec"
 """The ``_meta`` key of a ``tools/call`` by which a host gives the seconds left before its own
@@ -170,10 +170,7 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
                 dict(args),
                 notes,
                 idempotent,
-                meta=forward_meta,
-                on_progress=forward,
-                linger=True,
-                extra=extra,
+                Relayed(meta=forward_meta, on_progress=forward, linger=True, extra=extra),
             )
         except asyncio.CancelledError:
             pending.settle(notes)

@@ -73,35 +73,47 @@ async def call_tool(
     return result_text(await call_tool_raw(link, name, args, notes, idempotent))
 
 
+@dataclass(frozen=True)
+class Relayed:
+    """What a proxy passes on with one call besides its name and arguments.
+
+    ``meta`` goes into the request's ``_meta`` (the host's keys); ``on_progress(progress,
+    total, message)`` is awaited on each progress report, after the notes record it.
+    ``linger``: once abandoned (cancelled), the call's task stays alive until the server
+    answers or its watch ends, so an executor's ledger counts it loose as long as the server
+    may still be working on it. ``extra`` holds the request's other params as the host sent
+    them (a task-augmented call's ``task``: the server's ``CreateTaskResult`` is then the
+    answer).
+    """
+
+    meta: Mapping[str, Any] | None = None
+    on_progress: Any = None
+    linger: bool = False
+    extra: Mapping[str, Any] | None = None
+
+
+_DIRECT = Relayed()
+"""A call of our own: nothing relayed."""
+
+
 async def call_tool_raw(
     link: Link | None,
     name: str,
     args: dict[str, Any],
     notes: CallNotes,
     idempotent: bool,
-    *,
-    meta: Mapping[str, Any] | None = None,
-    on_progress: Any = None,
-    linger: bool = False,
-    extra: Mapping[str, Any] | None = None,
+    relayed: Relayed = _DIRECT,
 ) -> dict[str, Any]:
     """The ``tools/call`` result of ``name(args)`` as the server sent it (a proxy passes it on
-    whole: ``isError`` results included); a JSON-RPC error raises :class:`MCPToolError`.
-    ``extra`` holds the request's other params as a proxy's host sent them (a task-augmented
-    call's ``task``: the server's ``CreateTaskResult`` is then the answer).
-
-    ``meta`` goes into the request's ``_meta`` (a proxy forwards its host's keys);
-    ``on_progress(progress, total, message)`` is awaited on each progress report, after the
-    notes record it. ``linger``: once abandoned (cancelled), the call's task stays alive until
-    the server answers or its watch ends, so an executor's ledger counts it loose as long as
-    the server may still be working on it.
+    whole: ``isError`` results included, with what it relays in ``relayed``); a JSON-RPC error
+    raises :class:`MCPToolError`.
     """
     if link is None:
         raise MCPServerError("the MCP server is closed")
     notes.protocol_version = link.protocol_version
     while True:
         try:
-            return await _attempt(link, name, args, notes, meta, on_progress, linger, extra)
+            return await _attempt(link, name, args, notes, relayed)
         except _Dropped as dropped:
             if idempotent and not notes.reissued:
                 notes.reissued = True  # once, under a new id: the first may never have run
@@ -115,17 +127,11 @@ async def call_tool_raw(
 
 
 async def _attempt(
-    link: Link,
-    name: str,
-    args: dict[str, Any],
-    notes: CallNotes,
-    meta: Mapping[str, Any] | None,
-    forward: Any,
-    linger: bool = False,
-    extra: Mapping[str, Any] | None = None,
+    link: Link, name: str, args: dict[str, Any], notes: CallNotes, relayed: Relayed
 ) -> dict[str, Any]:
     request_id = f"reviewlab-{next(link.ids)}"
     notes.request_id = request_id
+    forward = relayed.on_progress
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         notes.progress()
@@ -137,9 +143,9 @@ async def _attempt(
         "on_progress": on_progress,
         "cancel_on_abandon": False,  # the cancel is ours: sent once, the answer still watched
     }
-    params: dict[str, Any] = {**(extra or {}), "name": name, "arguments": args}
-    if meta:
-        params["_meta"] = dict(meta)
+    params: dict[str, Any] = {**(relayed.extra or {}), "name": name, "arguments": args}
+    if relayed.meta:
+        params["_meta"] = dict(relayed.meta)
     params = link.stamp("tools/call", params, opts)
     request = asyncio.get_running_loop().create_task(
         link.dispatcher.send_raw_request("tools/call", params, opts)
@@ -150,7 +156,7 @@ async def _attempt(
     except asyncio.CancelledError:
         if not request.done():
             await _cancel(link, request_id, request, notes)
-            if linger and not request.done():
+            if relayed.linger and not request.done():
                 with contextlib.suppress(BaseException):  # cancelled again: stop lingering
                     await asyncio.wait({request})
         raise
