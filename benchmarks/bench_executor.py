@@ -136,7 +136,7 @@ def breakdown(number: int = 20_000) -> dict[str, float]:
     """Microseconds per call of each step of a call's own work, each timed alone (best of 5)."""
     bound = Bound(30.0, "tool_timeout", 30.0)
     executor = BoundedExecutor(loose_cap=None)
-    call = executor.admit(_noop, (), {}, bound, "noop", None, "thread", "", time.monotonic)
+    call = executor.admit("noop", (), {}, bound, None, "thread", "", time.monotonic)
     assert not isinstance(call, CallResult)
     context = contextvars.copy_context()
     inbox: SimpleQueue[int] = SimpleQueue()
@@ -151,7 +151,7 @@ def breakdown(number: int = 20_000) -> dict[str, float]:
     claim = threading.Lock()
     steps: dict[str, Callable[[], object]] = {
         "admit: terms, notes, dispatch record": lambda: executor.admit(
-            _noop, (), {}, bound, "noop", None, "thread", "", time.monotonic
+            "noop", (), {}, bound, None, "thread", "", time.monotonic
         ),
         "job record (claim and done locks)": job,
         "context copy": contextvars.copy_context,

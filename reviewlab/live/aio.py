@@ -142,6 +142,7 @@ class AsyncBoundedExecutor(ExecutorBase):
 
     ledger: AsyncLedger
     keeps_notes = True
+    result_type = AsyncCallResult
 
     def __init__(
         self,
@@ -195,16 +196,14 @@ class AsyncBoundedExecutor(ExecutorBase):
             is_async = _ASYNC[key] = is_async_callable(fn)
         loop = asyncio.get_running_loop()
         call = self.admit(
-            fn,
+            name or self._name_of(fn),
             args,
             kwargs,
             bound,
-            name,
             idle_sec,
             transport or ("async" if is_async else "thread"),
             call_id,
             loop.time,
-            AsyncCallResult,
         )
         if isinstance(call, CallResult):
             assert isinstance(call, AsyncCallResult)

@@ -186,7 +186,14 @@ class BoundedExecutor(ExecutorBase):
         if self._pool.closed:
             raise RuntimeError(f"executor {self.name!r}: run() after shutdown()")
         call = self.admit(
-            fn, args, kwargs, bound, name, idle_sec, "thread", call_id, time.monotonic
+            name or self._name_of(fn),
+            args,
+            kwargs,
+            bound,
+            idle_sec,
+            "thread",
+            call_id,
+            time.monotonic,
         )
         if isinstance(call, CallResult):
             return call  # refused: never started

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from reviewlab.core.deadline import Clock, current_clock
 from reviewlab.core.hedge import HedgeAdmission, HedgeRule
@@ -366,6 +366,8 @@ class ExecutorBase:
     ledger: LooseLedger
     keeps_notes = False
     """Whether every result carries its call's notes (the asyncio executor's do)."""
+    result_type: ClassVar[type[CallResult]] = CallResult
+    """The record a call's result is (the asyncio executor's: :class:`AsyncCallResult`)."""
 
     def __init__(
         self,
@@ -390,29 +392,32 @@ class ExecutorBase:
         """Loose workers still running now."""
         return self.ledger.loose
 
+    @staticmethod
+    def _name_of(fn: Callable[..., Any]) -> str:
+        """The name a call of ``fn`` goes by when ``run`` is given none: the function's own."""
+        return getattr(fn, "__name__", "call")
+
     def admit(
         self,
-        fn: Callable[..., Any],
+        name: str,
         args: tuple[Any, ...],
         kwargs: Mapping[str, Any],
         bound: Bound | float | None,
-        name: str,
         idle_sec: float | None,
         transport: Transport,
         call_id: str,
         real_now: Callable[[], float],
-        result_type: type[CallResult] = CallResult,
     ) -> Dispatched | CallResult:
-        """A :class:`Dispatched` call, or the :class:`CallResult` of its refusal (the loose-worker
-        cap is full: never started). The hedge admission is told of every dispatched call of a
-        hedged tool; the call may hedge only if its bound leaves time for it. The admission is
-        asked with the call's notes current (:func:`~reviewlab.live.call_notes.asking_for`)."""
+        """A :class:`Dispatched` call of the tool ``name`` (:meth:`_name_of` when unnamed), or the
+        :attr:`result_type` of its refusal (the loose-worker cap is full: never started). The
+        hedge admission is told of every dispatched call of a hedged tool; the call may hedge
+        only if its bound leaves time for it. The admission is asked with the call's notes
+        current (:func:`~reviewlab.live.call_notes.asking_for`)."""
         bound_obj = bound if bound is None or type(bound) is Bound else as_bound(bound)
-        name = name or getattr(fn, "__name__", "call")
         cap = self.loose_cap
         if cap is not None and self.ledger.loose >= cap:
             self.ledger._refuse()
-            return result_type(
+            return self.result_type(
                 name,
                 CallStatus.REFUSED,
                 time.time(),
