@@ -6,8 +6,9 @@ decodes its batches into a queue of at most :data:`AHEAD_BATCHES` (memory stays 
 the compile's reader (:func:`reviewlab.engines.vectorized.columns.compile_columns`) calls
 :func:`take` with the file and batch size it is about to read: when they are those of the
 reading, and the file has not changed since (size and modification time), it gets the reading's
-batches, in order, else ``None`` and reads the file itself → a reading not taken is stopped by
-the next :func:`prefetch` and, in any case, ends with the process.
+batches, in order, else ``None`` and reads the file itself → when the reader is done, the thread
+gives the batches' memory back (it decoded them alone) and ends; a reading not taken is stopped
+by the next :func:`prefetch` and, in any case, ends with the process.
 
 Invariants: the batches are those ``ParquetFile.iter_batches`` gives the reader itself, and the
 reader checks them as it checks its own; an error of the decoding thread is raised by the
@@ -27,8 +28,10 @@ from typing import Any
 
 BATCH_ROWS = 32_768
 """Episodes per batch when a Parquet corpus is compiled (the reading's default too)."""
-AHEAD_BATCHES = 4
-"""Decoded batches the reading holds before the reader takes them (its memory bound)."""
+AHEAD_BATCHES = 1
+"""Decoded batches the reading queues before the reader takes them (its memory bound: a batch
+of the default size is about 100 MB decoded; with the one being decoded, the reader's own read
+ahead holds as many)."""
 
 _END = object()
 """Put on the queue after the last batch."""
@@ -59,17 +62,26 @@ class _Reading:
         self.thread.start()
 
     def _decode(self, path: Path, batch_rows: int) -> None:
+        import pyarrow as pa
+
         try:
             import pyarrow.parquet as pq
 
             if self.stopped.is_set():  # stopped while Arrow was being imported
                 return
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows):
+            # Decoded on this thread alone, so the batches' memory is this thread's to give back.
+            reader = pq.ParquetFile(path).iter_batches(batch_size=batch_rows, use_threads=False)
+            for batch in reader:
                 if not self._put(batch):
                     return
             self._put(_END)
         except BaseException as exc:  # handed to the reader, which raises it as its own
             self._put(exc)
+        finally:
+            # Arrow's allocator keeps the pages of freed buffers in the heap of the thread that
+            # allocated them: once the reader is done with the batches, give them back from here.
+            self.stopped.wait()
+            pa.default_memory_pool().release_unused()
 
     def _put(self, item: Any) -> bool:
         """Queue ``item`` once there is room; False when stopped first."""
