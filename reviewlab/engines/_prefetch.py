@@ -1,20 +1,16 @@
 """A Parquet corpus decoded on another thread while the command that will compile it is still
-importing the library.
+importing the library (the why: docs/architecture.md, "Compiling from columns").
 
-Lifecycle: :func:`prefetch` (a ``.parquet`` file) starts a daemon thread that opens the file and
-decodes its batches into a queue of at most :data:`AHEAD_BATCHES` (memory stays bounded) →
-the compile's reader (:func:`reviewlab.engines.vectorized.columns.compile_columns`) calls
-:func:`take` with the file and batch size it is about to read: when they are those of the
-reading, and the file has not changed since (size and modification time), it gets the reading's
-batches, in order, else ``None`` and reads the file itself → when the reader is done, the thread
-gives the batches' memory back (it decoded them alone) and ends; a reading not taken is stopped
-by the next :func:`prefetch` and, in any case, ends with the process.
+Lifecycle: :func:`prefetch` (a local ``.parquet`` file) starts a daemon thread that decodes the
+file's batches into a queue of :data:`AHEAD_BATCHES` → the compile's reader calls :func:`take`
+with the file and batch size it is about to read, and gets the batches in order when they are
+the reading's and the file is unchanged (size, modification time), else ``None`` → once the
+reader is done, the thread gives the batches' memory back and ends; a reading not taken is
+stopped by the next :func:`prefetch`, or ends with the process.
 
-Invariants: the batches are those ``ParquetFile.iter_batches`` gives the reader itself, and the
-reader checks them as it checks its own; an error of the decoding thread is raised by the
-reader; only the module's standard-library imports load with it (the thread imports Arrow).
-Why: the interpreter's imports take a core for half a second before a compile starts
-(docs/architecture.md, "Compiling from columns").
+Invariants: the batches are those ``ParquetFile.iter_batches`` gives the reader, which checks
+them as its own; an error of the thread is raised by the reader; importing this module loads
+only the standard library (the thread imports Arrow).
 """
 
 from __future__ import annotations
