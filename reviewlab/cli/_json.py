@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reviewlab.ui.numbers import plain_value
+
 SCHEMA = "reviewlab.output/1"
 """The version of the document's layout; it changes when a key changes meaning or goes."""
 SCHEMA_FILE = "output.schema.json"
@@ -56,25 +58,15 @@ def is_json(out: Path | None) -> bool:
     return out is not None and out.name.endswith(JSON_SUFFIX)
 
 
-def _plain(value: Any) -> Any:
-    """A NumPy or pandas scalar as the Python value it holds."""
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        try:
-            return value.item()
-        except (TypeError, ValueError):
-            return value
-    return value
-
-
 def _is_quantity(value: Any) -> bool:
-    value = _plain(value)
+    value = plain_value(value)
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _figure(value: Any) -> Any:
     """``value`` as JSON: numbers stay numbers (∞ as ``"inf"``, NaN and missing as ``null``),
     times as ISO text, mappings and sequences element-wise, anything else as its text."""
-    value = _plain(value)
+    value = plain_value(value)
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):

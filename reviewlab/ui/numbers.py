@@ -29,6 +29,7 @@ __all__ = [
     "is_infinite",
     "label_of",
     "number_text",
+    "plain_value",
     "rate_text",
     "seconds_text",
 ]
@@ -126,7 +127,7 @@ def column_kind(name: str) -> Kind:
 
 def is_infinite(value: Any) -> bool:
     """Whether ``value`` is a positive infinity (a float or a NumPy scalar)."""
-    value = _plain(value)
+    value = plain_value(value)
     return isinstance(value, float) and math.isinf(value) and value > 0
 
 
@@ -134,8 +135,8 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _plain(value: Any) -> Any:
-    """A NumPy scalar as the Python number it holds (other values unchanged)."""
+def plain_value(value: Any) -> Any:
+    """A NumPy or pandas scalar as the Python value it holds (other values unchanged)."""
     if hasattr(value, "item") and not isinstance(value, str | bytes):
         try:
             return value.item()
@@ -198,7 +199,7 @@ def count_text(value: Any) -> str:
     """A count as an integer with separators (a float that holds one included)."""
     if _missing(value):
         return "–"
-    value = _plain(value)
+    value = plain_value(value)
     if isinstance(value, float):
         if math.isinf(value):
             return INFINITY if value > 0 else "-" + INFINITY
@@ -212,7 +213,7 @@ def number_text(value: Any) -> str:
     """Any other number: four significant digits, separators, integers as integers."""
     if _missing(value):
         return "–"
-    value = _plain(value)
+    value = plain_value(value)
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
@@ -231,7 +232,7 @@ def number_text(value: Any) -> str:
 def cell(value: Any, kind: Kind = "number") -> str:
     """One value as text in the style of its ``kind``; text, booleans and missing values alike
     in every kind (``yes``/``no``, ``–``)."""
-    value = _plain(value)
+    value = plain_value(value)
     if _missing(value):
         return "–"
     if isinstance(value, bool):

@@ -45,7 +45,7 @@ def module_names() -> list[str]:
 
 
 MODULES = module_names()
-MAX_PUBLIC_NAMES = 970
+MAX_PUBLIC_NAMES = 957
 """Today's count of distinct public names, so the surface cannot grow; issue 31 asks for 400, and
 each name that leaves a public module's ``__all__`` lowers it."""
 

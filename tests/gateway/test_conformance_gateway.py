@@ -107,7 +107,9 @@ def passed(checks: list[tuple[str, str, str]]) -> bool:
     return "SUCCESS" in statuses and "FAILURE" not in statuses
 
 
-def compared(checks: list[tuple[str, str, str]], framing: list[tuple[str, str, str]]):
+def compared(
+    checks: list[tuple[str, str, str]], framing: list[tuple[str, str, str]]
+) -> list[tuple[str, str]]:
     """``checks`` as (id, status) pairs, without the stream-only ones when ``framing`` (a run's
     checks of the same scenario) says the suite found a JSON answer where it looks for a stream.
     """
