@@ -147,16 +147,20 @@ def test_a_connection_the_server_closed_while_idle_is_not_used_again():
     """The server closes after each answer although it said keep-alive: the next request goes
     out on a new connection and is answered, rather than failing on the dead one."""
     connections = []
+    closed = asyncio.Event()
 
     async def answer(writer, index):
         connections.append(writer)
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
         await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+        closed.set()
         return False
 
     async def requests(client, url):
         first = await client.post(url, content=b"1")
-        await asyncio.sleep(0.05)  # the close reaches this side
+        await asyncio.wait_for(closed.wait(), 10)  # the server has closed the idle connection
         second = await client.post(url, content=b"2")
         return first.content, second.content
 
