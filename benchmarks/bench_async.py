@@ -36,8 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from _busy import add_busy_flag, machine_label, neighbour
 
-from reviewlab.core.policy import Bound
-from reviewlab.live.aio import AsyncBoundedExecutor
+from reviewlab.core import Bound
+from reviewlab.live import AsyncBoundedExecutor
 
 OVERHEAD_GOAL = 1.5
 LATENESS_GOAL_MS = 2.0

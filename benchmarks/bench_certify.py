@@ -28,11 +28,10 @@ import time
 import numpy as np
 from _busy import add_busy_flag, machine_label, neighbour
 
-from reviewlab.analysis.certify import DEFAULT_GUARANTEE_CONFIDENCE
-from reviewlab.analysis.tune import recommend
-from reviewlab.engines.corpus import open_corpus
+from reviewlab.analysis import DEFAULT_GUARANTEE_CONFIDENCE, recommend
+from reviewlab.engines import open_corpus
 from reviewlab.recording.synth import synth_corpus
-from reviewlab.ui.report import text_table
+from reviewlab.ui import text_table
 
 
 def main(argv: list[str] | None = None) -> int:

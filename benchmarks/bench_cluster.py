@@ -70,7 +70,7 @@ def _peak_bytes() -> int:
 def grid_6() -> Any:
     """The memory figure's 6 points: 3 scales of the reference policy × 2 narrowings."""
     from reviewlab.analysis.sweep import make_grid
-    from reviewlab.core.policy import Narrowing, TimeoutPolicy
+    from reviewlab.core import Narrowing, TimeoutPolicy
 
     return make_grid(
         TimeoutPolicy.ouroboros(),
@@ -82,7 +82,7 @@ def grid_6() -> Any:
 def grid_10() -> Any:
     """The large run's 10 points: 5 scales × 2 read_file timeouts (0.1-2 % abandoned)."""
     from reviewlab.analysis.sweep import make_grid
-    from reviewlab.core.policy import TimeoutPolicy
+    from reviewlab.core import TimeoutPolicy
 
     return make_grid(
         TimeoutPolicy.ouroboros(),
@@ -144,7 +144,7 @@ def child_tune(path: str, cluster: int) -> dict[str, Any]:
 
     from distributed import Client
 
-    from reviewlab.analysis.tune import recommend
+    from reviewlab.analysis import recommend
 
     with ExitStack() as stack:
         client = None
@@ -218,7 +218,7 @@ def child_check(path: str, frame: str) -> dict[str, Any]:
     import pandas as pd
 
     from reviewlab.analysis.sweep import sweep
-    from reviewlab.core.metrics import SUMMARY_KEYS
+    from reviewlab.core import SUMMARY_KEYS
 
     start = time.perf_counter()
     expected = pd.DataFrame(sweep(path, grid_10()))[list(SUMMARY_KEYS)]  # as the file: plain
@@ -343,7 +343,7 @@ def memory_part(cache: Path, small: int, figures: dict[str, Any]) -> bool:
 def tune_part(cache: Path, small: int, figures: dict[str, Any]) -> bool:
     """The cluster tuner's client memory at ×1 and ×4 the episodes, same partitions; beside it
     the in-process tuner on the ×4 corpus, whose policy the cluster's must equal."""
-    from reviewlab.core.policy import Policy
+    from reviewlab.core import Policy
 
     runs = {}
     for n in (small, 4 * small):

@@ -84,7 +84,7 @@ def grid_100() -> Any:
     timeouts 5-120 s: most points abandon 0.1-2 % of the calls, as in tuning.
     """
     from reviewlab.analysis.sweep import make_grid
-    from reviewlab.core.policy import Narrowing, TimeoutPolicy
+    from reviewlab.core import Narrowing, TimeoutPolicy
 
     return make_grid(
         TimeoutPolicy.ouroboros(),
@@ -100,7 +100,7 @@ def grid_100() -> Any:
 def child_corpus(path: str) -> dict[str, Any]:
     """Open + compile + 100-point sweep of the corpus at ``path``."""
     from reviewlab.analysis.sweep import sweep
-    from reviewlab.engines.vectorized.columns import compile_columns
+    from reviewlab.engines.vectorized._columns import compile_columns
 
     grid = grid_100()
     start = time.perf_counter()
@@ -126,9 +126,9 @@ def child_replay(repeat: int) -> dict[str, Any]:
     replays are compared with each other, and so are the replays whose frames are read.
     Fresh episode objects for the cold runs are made before each timed run, not in it.
     """
-    from reviewlab.engines.replay import replay
+    from reviewlab.engines import replay
     from reviewlab.engines.twin import simulate
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.recording import load_episodes
 
     episodes = list(load_episodes(BUNDLED))
     calls = sum(len(e.calls) for e in episodes)
@@ -185,7 +185,7 @@ def child_corpora(cache: str, n: int) -> dict[str, Any]:
 
 def child_load(path: str) -> dict[str, Any]:
     """``load_episodes`` of the corpus at ``path`` (the objects every command once built)."""
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.recording import load_episodes
 
     start = time.perf_counter()
     episodes = load_episodes(path)
@@ -228,7 +228,7 @@ def library_work(command: str, corpus: str) -> None:
         result = replay(corpus, Policy.ouroboros(), engine="vectorized")
         result.per_tool()
     else:
-        from reviewlab.analysis.tune import recommend
+        from reviewlab.analysis import recommend
 
         recommend(corpus)
 

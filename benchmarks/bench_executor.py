@@ -48,10 +48,9 @@ from queue import SimpleQueue
 
 from _busy import add_busy_flag, machine_label, neighbour
 
-from reviewlab.core.policy import Bound
-from reviewlab.live import executor as executor_module
-from reviewlab.live.executor import BoundedExecutor
-from reviewlab.live.executor_base import CallResult
+from reviewlab.core import Bound
+from reviewlab.live import BoundedExecutor, CallResult
+from reviewlab.live import _executor as executor_module
 
 OVERHEAD_GOAL = 1.5
 LATENESS_GOAL_MS = 2.0

@@ -537,7 +537,7 @@ def report_burst(
     floor: list[float] | None,
     judged: bool,
 ) -> bool:
-    from reviewlab.core.receipts import tool_timeout_text
+    from reviewlab.core import tool_timeout_text
 
     timeout_text = tool_timeout_text("wedge", BURST_BOUND_SEC)
     wrong = [

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from _busy import add_busy_flag, machine_label, neighbour
 
-from reviewlab.live import otel
-from reviewlab.recording.files import load_episodes
+from reviewlab.live import _otel as otel
+from reviewlab.recording import load_episodes
 from reviewlab.recording.interop import export_otel, read_otel
 from reviewlab.resources import corpus_path
 

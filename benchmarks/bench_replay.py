@@ -48,12 +48,12 @@ import pandas as pd
 from _busy import add_busy_flag, machine_label, neighbour
 
 from reviewlab.analysis.sweep import make_grid, sweep
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
+from reviewlab.core import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines import replay
 from reviewlab.engines.twin import simulate
-from reviewlab.engines.twin.engine import run_simulation
+from reviewlab.engines.twin._engine import run_simulation
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
-from reviewlab.recording.files import load_episodes
+from reviewlab.recording import load_episodes
 from reviewlab.recording.synth import synth_corpus
 from reviewlab.resources import corpus_path
 
@@ -260,7 +260,7 @@ def measure(args: argparse.Namespace) -> int:
     del episodes, corpus
     # the twin keeps its compiled corpus (and so every episode) alive; free it before the next phase
     try:
-        from reviewlab.engines.twin.corpus import clear_cache
+        from reviewlab.engines.twin._corpus import clear_cache
 
         clear_cache()
     except ImportError:

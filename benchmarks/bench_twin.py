@@ -8,13 +8,13 @@ Both models replay the bundled corpus (``data/episodes/synthetic-1k.jsonl.gz``,
 or 1,000 episodes from ``reviewlab.recording.synth`` with seed 0 when it is absent) under
 ``Policy.ouroboros()`` (``inherit`` narrowing) and wedges. What is timed:
 
-* **simulation only** — :func:`reviewlab.engines.twin.engine.run_simulation`: the SimPy
+* **simulation only** — :func:`reviewlab.engines.twin._engine.run_simulation`: the SimPy
   run that decides every call and stores its outcome columns (what the naive
   model does too), no pandas;
 * **full simulate()** — :func:`reviewlab.engines.twin.simulate`: the same plus the
   pandas frames (calls, episodes) and the summary;
 * each twin figure twice: **warm** — the corpus was compiled by an earlier run
-  and is reused (:mod:`reviewlab.engines.twin.corpus`: a sweep, a notebook, any second
+  and is reused (:mod:`reviewlab.engines.twin._corpus`: a sweep, a notebook, any second
   replay of the same episode objects) — and **cold** — the compile cache is
   cleared before every timed run, so compiling the corpus is included;
 * **naive** — one SimPy process per episode that, for every call, resolves its
@@ -42,19 +42,19 @@ from typing import Any
 import simpy
 from _busy import add_busy_flag, machine_label, neighbour
 
-from reviewlab.core.policy import Policy, resolve_bound
+from reviewlab.core import Policy, resolve_bound
 from reviewlab.engines._shared import arrival_times
 from reviewlab.engines.twin import effective_observation, simulate
-from reviewlab.engines.twin.corpus import clear_cache
-from reviewlab.engines.twin.engine import run_simulation
-from reviewlab.recording.schema import Episode
+from reviewlab.engines.twin._corpus import clear_cache
+from reviewlab.engines.twin._engine import run_simulation
+from reviewlab.recording import Episode
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "episodes" / "synthetic-1k.jsonl.gz"
 
 
 def load_corpus(path: Path) -> tuple[list[Episode], str]:
     if path.exists():
-        from reviewlab.recording.files import load_episodes
+        from reviewlab.recording import load_episodes
 
         return list(load_episodes(path)), str(path)
     from reviewlab.recording.synth import synth_corpus

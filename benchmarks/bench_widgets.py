@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 from _busy import add_busy_flag, machine_label, neighbour
 
-from reviewlab.recording.files import load_episodes
-from reviewlab.ui.dashboard import default_corpus
+from reviewlab.recording import load_episodes
+from reviewlab.ui import default_corpus, explore, figure_png
 from reviewlab.ui.scenes import (
     AbandonmentScene,
     BoundScene,
@@ -47,16 +47,15 @@ from reviewlab.ui.scenes import (
     CreditingScene,
     HiddenClockScene,
     Scene,
-    bound,
-    censoring,
-    hidden_clocks,
-    no_bound,
-    progress_cap,
-    zombies,
 )
+from reviewlab.ui.scenes import _bound as bound
+from reviewlab.ui.scenes import _censoring as censoring
+from reviewlab.ui.scenes import _hidden_clocks as hidden_clocks
+from reviewlab.ui.scenes import _no_bound as no_bound
+from reviewlab.ui.scenes import _progress_cap as progress_cap
+from reviewlab.ui.scenes import _zombies as zombies
+from reviewlab.ui.scenes._crediting import CREDITING_RULES
 from reviewlab.ui.scenes._failure import FailureScene
-from reviewlab.ui.scenes.crediting import RULES
-from reviewlab.ui.widgets import explore, figure_png
 
 GOAL_SEC = 0.3
 UPDATES = 40
@@ -190,7 +189,7 @@ def scene_moves(scene: Scene) -> list[Move]:
             moves.append(Move("fresh episode shown", action=scene.wait, informational=True))
         return moves
     if isinstance(scene, CreditingScene):
-        return _toggles(scene.rule, list(RULES), rounds=3)
+        return _toggles(scene.rule, list(CREDITING_RULES), rounds=3)
     if isinstance(scene, CensoringScene):
         return [
             *_toggles(scene.censored, list(censoring.CENSORINGS)),

@@ -1,8 +1,8 @@
 """Soak the bounded executor: thousands of real episodes, many at once, tools that misbehave.
 
 Not run by CI or ``make bench`` (it takes several minutes). It runs ``--episodes`` (2,000)
-:class:`~reviewlab.live.episode.ReviewEpisode` s, ``--concurrency`` (50) at a time, all on
-ONE shared :class:`~reviewlab.live.executor.BoundedExecutor` with a loose-worker cap, over
+:class:`~reviewlab.live._episode.ReviewEpisode` s, ``--concurrency`` (50) at a time, all on
+ONE shared :class:`~reviewlab.live._executor.BoundedExecutor` with a loose-worker cap, over
 the bundled workspace. Each model send takes a little time (an LLM's latency); each round
 asks for one to three tool calls drawn from:
 
@@ -43,10 +43,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
-from reviewlab.live.executor import BoundedExecutor
-from reviewlab.live.inspection import demo_workspace, inspection_registry
+from reviewlab.core import TimeoutPolicy
+from reviewlab.live import (
+    BoundedExecutor,
+    ReviewEpisode,
+    ScriptedModel,
+    demo_workspace,
+    inspection_registry,
+    tool_call,
+)
 
 BOUND_SEC = 0.25
 """Every tool's timeout (a uniform policy): slow calls straddle it."""

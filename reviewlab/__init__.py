@@ -31,22 +31,22 @@ engine-conformance suite.
 
 from typing import TYPE_CHECKING, Any
 
-# Registers how results show themselves in Jupyter (reviewlab.core.display); loads no pandas.
-from reviewlab.ui import rich_display as _rich_display  # noqa: F401
+# Registers how results show themselves in Jupyter (reviewlab.core._display); loads no pandas.
+from reviewlab.ui import _rich_display as _rich_display  # noqa: F401
 
 if TYPE_CHECKING:
-    from reviewlab.analysis.incident import longest_silences
+    from reviewlab.analysis._incident import longest_silences
+    from reviewlab.analysis._tune import Recommendation, recommend
     from reviewlab.analysis.sweep import make_grid, sweep
-    from reviewlab.analysis.tune import Recommendation, recommend
-    from reviewlab.core.deadline import (
+    from reviewlab.core._deadline import (
         calendar_scope,
         clock_scope,
         deadline_remaining,
         execution_deadline_scope,
         monotonic_now,
     )
-    from reviewlab.core.errors import ParameterError
-    from reviewlab.core.policy import (
+    from reviewlab.core._errors import ParameterError
+    from reviewlab.core._policy import (
         Bound,
         Narrowing,
         Policy,
@@ -54,80 +54,81 @@ if TYPE_CHECKING:
         TimeoutPolicy,
         resolve_bound,
     )
-    from reviewlab.core.receipts import Outcome, ToolReceipt, tool_timeout_text
-    from reviewlab.core.vocab import (
+    from reviewlab.core._receipts import Outcome, ToolReceipt, tool_timeout_text
+    from reviewlab.core._vocab import (
         SOURCE_GAP_ABANDONED,
         SOURCE_GAP_SKIPPED,
         SOURCE_GAP_WEDGED,
         SOURCE_GAP_WITHHELD,
     )
-    from reviewlab.engines.corpus import Corpus, open_corpus
-    from reviewlab.engines.engine import Cluster, Real, Twin, Vectorized
-    from reviewlab.engines.replay import ReplayBounds, replay, replay_bounds
-    from reviewlab.engines.result import ReplayResult, ReplaySummary
-    from reviewlab.live.aio import AsyncBoundedExecutor
-    from reviewlab.live.bounded import bounded_tool
-    from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
-    from reviewlab.live.executor import BoundedExecutor, CallResult, CallStatus
-    from reviewlab.live.inspection import demo_workspace, inspection_registry
+    from reviewlab.engines._corpus import Corpus, open_corpus
+    from reviewlab.engines._engine import Cluster, Real, Twin, Vectorized
+    from reviewlab.engines._replay import ReplayBounds, replay, replay_bounds
+    from reviewlab.engines._result import ReplayResult, ReplaySummary
+    from reviewlab.live._aio import AsyncBoundedExecutor
+    from reviewlab.live._bounded import bounded_tool
+    from reviewlab.live._episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
+    from reviewlab.live._executor import BoundedExecutor, CallResult
+    from reviewlab.live._executor_base import CallStatus
+    from reviewlab.live._inspection import demo_workspace, inspection_registry
     from reviewlab.live.mcp import MCPServer
+    from reviewlab.recording._files import load_episodes, save_episodes
+    from reviewlab.recording._schema import Episode
     from reviewlab.recording.capture import Recorder, ToolCallLog
-    from reviewlab.recording.files import load_episodes, save_episodes
-    from reviewlab.recording.schema import Episode
 
 _HOMES = {
-    "AsyncBoundedExecutor": "reviewlab.live.aio",
-    "Bound": "reviewlab.core.policy",
-    "BoundedExecutor": "reviewlab.live.executor",
-    "CallResult": "reviewlab.live.executor",
-    "CallStatus": "reviewlab.live.executor",
-    "Cluster": "reviewlab.engines.engine",
-    "Corpus": "reviewlab.engines.corpus",
-    "Episode": "reviewlab.recording.schema",
-    "EpisodeResult": "reviewlab.live.episode",
+    "AsyncBoundedExecutor": "reviewlab.live._aio",
+    "Bound": "reviewlab.core._policy",
+    "BoundedExecutor": "reviewlab.live._executor",
+    "CallResult": "reviewlab.live._executor",
+    "CallStatus": "reviewlab.live._executor_base",
+    "Cluster": "reviewlab.engines._engine",
+    "Corpus": "reviewlab.engines._corpus",
+    "Episode": "reviewlab.recording._schema",
+    "EpisodeResult": "reviewlab.live._episode",
     "MCPServer": "reviewlab.live.mcp",
-    "Narrowing": "reviewlab.core.policy",
-    "Outcome": "reviewlab.core.receipts",
-    "ParameterError": "reviewlab.core.errors",
-    "Policy": "reviewlab.core.policy",
-    "PolicyError": "reviewlab.core.policy",
-    "Real": "reviewlab.engines.engine",
-    "Recommendation": "reviewlab.analysis.tune",
+    "Narrowing": "reviewlab.core._policy",
+    "Outcome": "reviewlab.core._receipts",
+    "ParameterError": "reviewlab.core._errors",
+    "Policy": "reviewlab.core._policy",
+    "PolicyError": "reviewlab.core._policy",
+    "Real": "reviewlab.engines._engine",
+    "Recommendation": "reviewlab.analysis._tune",
     "Recorder": "reviewlab.recording.capture",
-    "ReplayBounds": "reviewlab.engines.replay",
-    "ReplayResult": "reviewlab.engines.result",
-    "ReplaySummary": "reviewlab.engines.result",
-    "ReviewEpisode": "reviewlab.live.episode",
-    "SOURCE_GAP_ABANDONED": "reviewlab.core.vocab",
-    "SOURCE_GAP_SKIPPED": "reviewlab.core.vocab",
-    "SOURCE_GAP_WEDGED": "reviewlab.core.vocab",
-    "SOURCE_GAP_WITHHELD": "reviewlab.core.vocab",
-    "ScriptedModel": "reviewlab.live.episode",
-    "TimeoutPolicy": "reviewlab.core.policy",
+    "ReplayBounds": "reviewlab.engines._replay",
+    "ReplayResult": "reviewlab.engines._result",
+    "ReplaySummary": "reviewlab.engines._result",
+    "ReviewEpisode": "reviewlab.live._episode",
+    "SOURCE_GAP_ABANDONED": "reviewlab.core._vocab",
+    "SOURCE_GAP_SKIPPED": "reviewlab.core._vocab",
+    "SOURCE_GAP_WEDGED": "reviewlab.core._vocab",
+    "SOURCE_GAP_WITHHELD": "reviewlab.core._vocab",
+    "ScriptedModel": "reviewlab.live._episode",
+    "TimeoutPolicy": "reviewlab.core._policy",
     "ToolCallLog": "reviewlab.recording.capture",
-    "ToolReceipt": "reviewlab.core.receipts",
-    "Twin": "reviewlab.engines.engine",
-    "Vectorized": "reviewlab.engines.engine",
-    "bounded_tool": "reviewlab.live.bounded",
-    "calendar_scope": "reviewlab.core.deadline",
-    "clock_scope": "reviewlab.core.deadline",
-    "deadline_remaining": "reviewlab.core.deadline",
-    "demo_workspace": "reviewlab.live.inspection",
-    "execution_deadline_scope": "reviewlab.core.deadline",
-    "inspection_registry": "reviewlab.live.inspection",
-    "load_episodes": "reviewlab.recording.files",
-    "longest_silences": "reviewlab.analysis.incident",
+    "ToolReceipt": "reviewlab.core._receipts",
+    "Twin": "reviewlab.engines._engine",
+    "Vectorized": "reviewlab.engines._engine",
+    "bounded_tool": "reviewlab.live._bounded",
+    "calendar_scope": "reviewlab.core._deadline",
+    "clock_scope": "reviewlab.core._deadline",
+    "deadline_remaining": "reviewlab.core._deadline",
+    "demo_workspace": "reviewlab.live._inspection",
+    "execution_deadline_scope": "reviewlab.core._deadline",
+    "inspection_registry": "reviewlab.live._inspection",
+    "load_episodes": "reviewlab.recording._files",
+    "longest_silences": "reviewlab.analysis._incident",
     "make_grid": "reviewlab.analysis.sweep",
-    "monotonic_now": "reviewlab.core.deadline",
-    "open_corpus": "reviewlab.engines.corpus",
-    "recommend": "reviewlab.analysis.tune",
-    "replay": "reviewlab.engines.replay",
-    "replay_bounds": "reviewlab.engines.replay",
-    "resolve_bound": "reviewlab.core.policy",
-    "save_episodes": "reviewlab.recording.files",
+    "monotonic_now": "reviewlab.core._deadline",
+    "open_corpus": "reviewlab.engines._corpus",
+    "recommend": "reviewlab.analysis._tune",
+    "replay": "reviewlab.engines._replay",
+    "replay_bounds": "reviewlab.engines._replay",
+    "resolve_bound": "reviewlab.core._policy",
+    "save_episodes": "reviewlab.recording._files",
     "sweep": "reviewlab.analysis.sweep",
-    "tool_call": "reviewlab.live.episode",
-    "tool_timeout_text": "reviewlab.core.receipts",
+    "tool_call": "reviewlab.live._episode",
+    "tool_timeout_text": "reviewlab.core._receipts",
 }
 """Where each public name lives: imported on first use, so ``import reviewlab`` (and every
 CLI command) loads only the layers it touches."""

@@ -2,9 +2,9 @@
 replays the points the search asks for, in-process or on a Dask cluster.
 
 Invariants: both routes fit the profiles and the tail model to the same recorded observations
-and answer the same :class:`~reviewlab.analysis.budgets.Evaluator` questions, so the search
+and answer the same :class:`~reviewlab.analysis._budgets.Evaluator` questions, so the search
 makes the same choices on either; in-process, no ``Episode`` object is built unless prices read
-their token counts. The cluster route is :mod:`reviewlab.analysis.cluster_tune`.
+their token counts. The cluster route is :mod:`reviewlab.analysis._cluster_tune`.
 """
 
 from __future__ import annotations
@@ -15,21 +15,21 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from reviewlab.analysis.budgets import BudgetEvaluator, BudgetPoint, Evaluator
-from reviewlab.analysis.cost import PricedCorpus
-from reviewlab.analysis.profiles import (
+from reviewlab.analysis._budgets import BudgetEvaluator, BudgetPoint, Evaluator
+from reviewlab.analysis._cost import PricedCorpus
+from reviewlab.analysis._profiles import (
     DurationProfile,
     ProfileSettings,
     base_seconds,
     profile_tool,
 )
-from reviewlab.analysis.tails import LossModel
-from reviewlab.core.errors import ParameterError
-from reviewlab.core.policy import Policy
-from reviewlab.core.prices import PriceTable
-from reviewlab.core.vocab import CensoringMode
-from reviewlab.engines.corpus import CallObservations, CorpusSource, open_corpus
-from reviewlab.engines.engine import Cluster, Vectorized
+from reviewlab.analysis._tails import LossModel
+from reviewlab.core._errors import ParameterError
+from reviewlab.core._policy import Policy
+from reviewlab.core._prices import PriceTable
+from reviewlab.core._vocab import CensoringMode
+from reviewlab.engines._corpus import CallObservations, CorpusSource, open_corpus
+from reviewlab.engines._engine import Cluster, Vectorized
 from reviewlab.engines.vectorized import CompiledCorpus
 
 
@@ -73,7 +73,7 @@ def tuning_figures(
             "the cost objective reads every episode's token counts, which a cluster "
             "tune never gathers; tune with prices in-process",
         )
-    from reviewlab.analysis.cluster_tune import tuning_on_cluster
+    from reviewlab.analysis._cluster_tune import tuning_on_cluster
 
     with tuning_on_cluster(
         episodes,
@@ -133,7 +133,7 @@ def profile_observations(
     guarantee: float | None,
     guarantee_confidence: float,
 ) -> dict[str, DurationProfile]:
-    """Every tool's :class:`~reviewlab.analysis.profiles.DurationProfile` from a corpus's recorded
+    """Every tool's :class:`~reviewlab.analysis._profiles.DurationProfile` from a corpus's recorded
     observations, in-process."""
     exposure = observations.exposure_lines()
     base_sec = base_seconds(spine, observations.tools)

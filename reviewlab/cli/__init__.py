@@ -19,29 +19,29 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from reviewlab.cli._check import CHECK
+from reviewlab.cli._clocks import CLOCKS
 from reviewlab.cli._command import Command
+from reviewlab.cli._convert import CONVERT
+from reviewlab.cli._dashboard import DASHBOARD
+from reviewlab.cli._demo import DEMO
 from reviewlab.cli._errors import EXIT_USER_ERROR, PROG, UserError, run_reporting
-from reviewlab.cli.check import CHECK
-from reviewlab.cli.clocks import CLOCKS
-from reviewlab.cli.convert import CONVERT
-from reviewlab.cli.dashboard import DASHBOARD
-from reviewlab.cli.demo import DEMO
-from reviewlab.cli.export import EXPORT
-from reviewlab.cli.gateway import GATEWAY
-from reviewlab.cli.import_log import IMPORT
-from reviewlab.cli.incident import INCIDENT
-from reviewlab.cli.lab import LAB
-from reviewlab.cli.lesson import LESSON
-from reviewlab.cli.policy import POLICY
-from reviewlab.cli.presets import PRESETS
-from reviewlab.cli.record import RECORD
-from reviewlab.cli.replay import REPLAY
-from reviewlab.cli.sweep import SWEEP
-from reviewlab.cli.synth import SYNTH
-from reviewlab.cli.tune import TUNE
-from reviewlab.cli.tune_baselines import TUNE_BASELINES
-from reviewlab.cli.tune_guarantee import TUNE_GUARANTEE
-from reviewlab.cli.tune_learned import TUNE_LEARNED
+from reviewlab.cli._export import EXPORT
+from reviewlab.cli._gateway import GATEWAY
+from reviewlab.cli._import_log import IMPORT
+from reviewlab.cli._incident import INCIDENT
+from reviewlab.cli._lab import LAB
+from reviewlab.cli._lesson import LESSON
+from reviewlab.cli._policy import POLICY
+from reviewlab.cli._presets import PRESETS
+from reviewlab.cli._record import RECORD
+from reviewlab.cli._replay import REPLAY
+from reviewlab.cli._sweep import SWEEP
+from reviewlab.cli._synth import SYNTH
+from reviewlab.cli._tune import TUNE
+from reviewlab.cli._tune_baselines import TUNE_BASELINES
+from reviewlab.cli._tune_guarantee import TUNE_GUARANTEE
+from reviewlab.cli._tune_learned import TUNE_LEARNED
 
 __all__ = ["COMMANDS", "UserError", "build_parser", "main"]
 

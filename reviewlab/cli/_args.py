@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewlab.cli._errors import UserError, one_line
-from reviewlab.core.vocab import ON_ERROR_MODES
+from reviewlab.core._vocab import ON_ERROR_MODES
 
 if TYPE_CHECKING:
-    from reviewlab.core.policy import Policy
+    from reviewlab.core._policy import Policy
 
 
 EXAMPLE_CORPUS = "bundled:corpus"
@@ -123,7 +123,7 @@ def tool_grid(specs: Sequence[str], option: str = "--tool") -> dict[str, list[fl
 
 def narrowing_grid(text: str) -> list[Any]:
     """``--narrowing inherit,reserve:30,fraction:0.5,none,unbounded`` → :class:`Narrowing` s."""
-    from reviewlab.core.policy import Narrowing
+    from reviewlab.core._policy import Narrowing
 
     modes: list[Any] = []
     for item in (part.strip() for part in text.split(",")):
@@ -159,7 +159,7 @@ def output_path(text: str, suffixes: Sequence[str], flag: str = "-o") -> Path:
 def policy_arg(spec: str | None, flag: str = "--policy") -> Policy:
     """``--policy``: anything :meth:`Policy.parse` reads (a preset or a TOML file); ``None``
     is ouroboros. What it refuses is one line naming ``flag``."""
-    from reviewlab.core.policy import Policy
+    from reviewlab.core._policy import Policy
 
     if spec is None:
         return Policy.ouroboros()
@@ -173,7 +173,7 @@ def prices_arg(spec: str | None) -> Any:
     """The price table ``--prices`` names (``sample``: the shipped one), or ``None``."""
     if spec is None:
         return None
-    from reviewlab.core.prices import PriceTableError, load_prices
+    from reviewlab.core._prices import PriceTableError, load_prices
 
     if spec == "sample":
         from reviewlab.resources import data_path

@@ -2,7 +2,7 @@
 would ignore.
 
 * A tool name typed anywhere is checked against the tools that exist, with the one
-  did-you-mean (:mod:`reviewlab.ui.tool_names`): a ``--tool`` or ``--hedge`` the corpus never
+  did-you-mean (:mod:`reviewlab.ui._tool_names`): a ``--tool`` or ``--hedge`` the corpus never
   calls is an error (``--allow-unknown-tools`` sweeps it anyway); a policy *file* naming an
   unknown tool is a warning on stderr naming it and the closest known tools, an error with
   ``--strict``.
@@ -53,7 +53,7 @@ def check_policy_file(
     corpus calls nor reviewlab knows."""
     if is_preset(spec):
         return
-    from reviewlab.ui.tool_names import unknown_policy_tools, unknown_tools_text
+    from reviewlab.ui._tool_names import unknown_policy_tools, unknown_tools_text
 
     unknown = unknown_policy_tools(policy, corpus_tools)
     if not unknown:
@@ -66,7 +66,7 @@ def check_policy_file(
 
 def check_typed_tools(option: str, tools: Iterable[str], corpus_tools: Iterable[str]) -> None:
     """Refuse a tool an option names that the corpus never calls (did you mean …)."""
-    from reviewlab.analysis.known_tools import check_tools
+    from reviewlab.analysis._known_tools import check_tools
 
     try:
         check_tools(list(tools), corpus_tools, what=option, override="--allow-unknown-tools")

@@ -1,6 +1,6 @@
 """One subcommand as a value: its name, help, examples, options and handler, side by side.
 
-Each command module (``reviewlab/cli/replay.py`` …) defines one :class:`Command`;
+Each command module (``reviewlab/cli/_replay.py`` …) defines one :class:`Command`;
 :func:`reviewlab.cli.build_parser` registers them in order. A handler parses nothing itself:
 it reads the :class:`argparse.Namespace` its ``arguments`` filled, calls one library function
 and returns the exit status. A command named by two words (``tune guarantee``: one mode of a

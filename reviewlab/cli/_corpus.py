@@ -1,4 +1,4 @@
-"""The corpus a subcommand reads: opened with :func:`~reviewlab.engines.corpus.open_corpus`, never
+"""The corpus a subcommand reads: opened with :func:`~reviewlab.engines._corpus.open_corpus`, never
 loaded first.
 
 Lifecycle: :func:`open_for` opens the handle (a missing path is one line naming it; nothing is
@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 from reviewlab.cli._errors import PROG, UserError, one_line
 
 if TYPE_CHECKING:
-    from reviewlab.engines.corpus import Corpus
+    from reviewlab.engines._corpus import Corpus
 
 
 def open_for(text: str, on_error: str = "raise") -> Corpus:
     """The corpus at ``text`` (JSONL, JSONL.gz, Parquet, a partition directory), opened."""
-    from reviewlab.engines.corpus import open_corpus
+    from reviewlab.engines._corpus import open_corpus
 
     try:
         return open_corpus(text, on_error="skip" if on_error == "skip" else "raise")
@@ -64,7 +64,7 @@ def _has_content(path: Path) -> bool:
     the reader names what is wrong with it)."""
     import zlib
 
-    from reviewlab.recording.file_errors import open_decompressed
+    from reviewlab.recording._file_errors import open_decompressed
 
     try:
         with open_decompressed(path) as stream:
@@ -77,7 +77,7 @@ def _has_content(path: Path) -> bool:
 def computing_on(text: str, *, derives_policy: bool = False) -> Iterator[None]:
     """Numbers the corpus holds that arithmetic cannot take (1e308 doubled) name the corpus;
     with ``derives_policy`` (tune) so does a policy derived from them that cannot be held."""
-    from reviewlab.core.policy import PolicyError
+    from reviewlab.core._policy import PolicyError
 
     try:
         yield
@@ -96,7 +96,7 @@ def dask_client(address: str, timeout_sec: float) -> Any:
     user error."""
     import logging
 
-    from reviewlab.core.errors import ParameterError
+    from reviewlab.core._errors import ParameterError
     from reviewlab.engines.cluster import distributed_module
 
     try:

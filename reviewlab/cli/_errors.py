@@ -3,7 +3,7 @@
 A user error (:class:`UserError`, or the library's ``ValueError``/``OSError``/``ImportError``)
 is one line ``reviewlab: error: ...`` and exit status :data:`EXIT_USER_ERROR`; anything else is
 an internal error, still one line, with :data:`EXIT_INTERNAL_ERROR`. A library error that
-concerns a parameter is a :class:`~reviewlab.core.errors.ParameterError`: its ``parameter``
+concerns a parameter is a :class:`~reviewlab.core._errors.ParameterError`: its ``parameter``
 attribute is looked up among the command's options by their ``dest`` (:func:`option_for`), so
 ``time_scale`` is printed as ``--time-scale`` and the command line never re-checks what the
 library checks, nor reads the library's wording.
@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 
-from reviewlab.core.errors import ParameterError
+from reviewlab.core._errors import ParameterError
 
 PROG = "reviewlab"
 EXIT_USER_ERROR = 2

@@ -8,7 +8,7 @@ policy replayed or recommended) and ``notes``. Figures are plain numbers, never 
 JSON has no infinity: +∞ is the string ``"inf"`` (−∞ ``"-inf"``), and a figure that is not
 defined (NaN, a missing value) is ``null``.
 
-Units are read off the names by :func:`reviewlab.ui.numbers.column_kind`, the rule every text
+Units are read off the names by :func:`reviewlab.ui._numbers.column_kind`, the rule every text
 table writes its numbers by, so a name has one unit in the text and in the JSON.
 
 Invariants: with ``--json`` the document is the only thing on stdout; a file is written whole
@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from reviewlab.ui.numbers import plain_value
+from reviewlab.ui._numbers import plain_value
 
 SCHEMA = "reviewlab.output/1"
 """The version of the document's layout; it changes when a key changes meaning or goes."""
@@ -117,7 +117,7 @@ def _units(
     """The unit of every quantity of the summary and the tables' columns, by name."""
     import pandas as pd
 
-    from reviewlab.ui.numbers import column_kind
+    from reviewlab.ui._numbers import column_kind
 
     names: dict[str, None] = {}
     for key, value in summary.items():

@@ -21,7 +21,7 @@ def report_sweep(
     """The Pareto flag added; the leading rows printed, the table written to ``-o``, and the
     ``--json`` document emitted, as the options say."""
     from reviewlab.analysis.sweep import pareto
-    from reviewlab.ui.report import write_table
+    from reviewlab.ui._report import write_table
 
     frame["pareto"] = pareto(frame, objectives)
     if args.sort is not None and args.sort not in frame.columns:
@@ -42,7 +42,7 @@ def _document(frame: Any, args: argparse.Namespace, objectives: Any) -> dict[str
     """The ``--json`` document: every policy point (sorted as ``--sort`` says), with the
     Pareto flag and the objectives it trades."""
     from reviewlab.analysis.sweep import PARETO_OBJECTIVES
-    from reviewlab.ui.sweeps import sweep_assumptions
+    from reviewlab.ui._sweeps import sweep_assumptions
 
     chosen = objectives or [c for c in PARETO_OBJECTIVES if c in frame.columns]
     shown = frame.sort_values(args.sort, kind="stable") if args.sort else frame
@@ -63,9 +63,9 @@ def _print_view(frame: Any, args: argparse.Namespace, prices: Any, objectives: A
     """The leading rows, with the hedge, breaker and cost columns that name or price a point,
     under a heading naming the Pareto flag's objectives, with the sweep's assumptions."""
     from reviewlab.analysis.sweep import PARETO_OBJECTIVES
-    from reviewlab.ui.numbers import label_of
-    from reviewlab.ui.sweeps import sweep_assumptions, sweep_view
-    from reviewlab.ui.tables import as_table
+    from reviewlab.ui._numbers import label_of
+    from reviewlab.ui._sweeps import sweep_assumptions, sweep_view
+    from reviewlab.ui._tables import as_table
 
     view = sweep_view(frame, sort_by=args.sort, top=args.top)
     shown = frame.sort_values(args.sort, kind="stable") if args.sort else frame

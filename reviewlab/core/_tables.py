@@ -1,7 +1,7 @@
-"""The tables a :class:`~reviewlab.core.policy.Policy` validates its per-tool parts into.
+"""The tables a :class:`~reviewlab.core._policy.Policy` validates its per-tool parts into.
 
 Each takes what a caller or a policy file gave (a mapping or a list) and returns it checked and
-sorted, read-only; a bad entry is a :class:`~reviewlab.core.narrowing.PolicyError` naming its
+sorted, read-only; a bad entry is a :class:`~reviewlab.core._narrowing.PolicyError` naming its
 field (``idle_sec.read_file``, ``hedges.search_code``, ``tasks.edit``). A hedge names only a
 tool marked idempotent, since a hedge runs the call twice.
 """
@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from reviewlab.core.hedge import HedgeRule
-from reviewlab.core.narrowing import PolicyError, check_seconds
-from reviewlab.core.timeouts import check_tool_name
-from reviewlab.core.vocab import TASK_ACTIONS, TaskAction
+from reviewlab.core._hedge import HedgeRule
+from reviewlab.core._narrowing import PolicyError, check_seconds
+from reviewlab.core._timeouts import check_tool_name
+from reviewlab.core._vocab import TASK_ACTIONS, TaskAction
 
 
 def idle_table(value: Any) -> Mapping[str, float]:

@@ -3,30 +3,54 @@
 The engines a caller chooses are :class:`Twin` (the SimPy reference, the only one with a
 reviewer pool), :class:`Vectorized` (NumPy over every call), :class:`Real` (the real executor
 on threads) and :class:`Cluster` (the vectorized engine on a Dask cluster's partitions, a
-:class:`ReplaySummary`); each declares what it honours (``engine.honours``,
-:mod:`~reviewlab.engines.honours`). :func:`reviewlab.engines.replay.replay` is the one
-dispatch; every engine assembles its answer with :func:`reviewlab.engines.result.assemble`.
-What a replay assumes lives in :mod:`~reviewlab.engines.censoring` (censored calls) and
-:mod:`~reviewlab.engines.reaction` (the model's reaction to an abandonment). The names are
-imported on first use, so importing one engine module loads no other.
+:class:`ReplaySummary`); each declares what it honours (``engine.honours``). :func:`replay` is
+the one dispatch, over a corpus :func:`open_corpus` opens once; every engine assembles its
+answer in one place (``reviewlab.engines._result``). The names are imported on first use, so
+importing one engine module loads no other.
 """
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reviewlab.engines.engine import Cluster, Engine, Real, Twin, Vectorized
-    from reviewlab.engines.result import ReplaySummary
+    from reviewlab.engines._censoring import KaplanMeier
+    from reviewlab.engines._corpus import Corpus, open_corpus
+    from reviewlab.engines._engine import Cluster, Engine, Real, Twin, Vectorized
+    from reviewlab.engines._replay import ReplayBounds, replay, replay_bounds
+    from reviewlab.engines._result import ReplayResult, ReplaySummary
 
 _HOMES = {
-    "Cluster": "reviewlab.engines.engine",
-    "Engine": "reviewlab.engines.engine",
-    "Real": "reviewlab.engines.engine",
-    "ReplaySummary": "reviewlab.engines.result",
-    "Twin": "reviewlab.engines.engine",
-    "Vectorized": "reviewlab.engines.engine",
+    "Cluster": "reviewlab.engines._engine",
+    "Corpus": "reviewlab.engines._corpus",
+    "Engine": "reviewlab.engines._engine",
+    "KaplanMeier": "reviewlab.engines._censoring",
+    "Real": "reviewlab.engines._engine",
+    "ReplayBounds": "reviewlab.engines._replay",
+    "ReplayResult": "reviewlab.engines._result",
+    "ReplaySummary": "reviewlab.engines._result",
+    "Twin": "reviewlab.engines._engine",
+    "Vectorized": "reviewlab.engines._engine",
+    "open_corpus": "reviewlab.engines._corpus",
+    "replay": "reviewlab.engines._replay",
+    "replay_bounds": "reviewlab.engines._replay",
 }
+"""Where each public name lives: imported on first use, so importing ``reviewlab.engines`` loads
+only what is asked for."""
 
-__all__ = ["Cluster", "Engine", "Real", "ReplaySummary", "Twin", "Vectorized"]
+__all__ = [
+    "Cluster",
+    "Corpus",
+    "Engine",
+    "KaplanMeier",
+    "Real",
+    "ReplayBounds",
+    "ReplayResult",
+    "ReplaySummary",
+    "Twin",
+    "Vectorized",
+    "open_corpus",
+    "replay",
+    "replay_bounds",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -39,3 +63,7 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,9 +1,9 @@
 """What every replay engine does to its input and output the same way.
 
 :func:`check_corpus` refuses anything but a list of episodes with distinct ids (the rule of
-:mod:`reviewlab.recording.ids`), :func:`arrival_times` fixes when each request arrives
+:mod:`reviewlab.recording._ids`), :func:`arrival_times` fixes when each request arrives
 (recorded or Poisson, seeded), and :func:`calls_frame` builds the ``calls`` frame from row
-tuples with the dtypes of :data:`reviewlab.core.metrics.CALL_DTYPES`. The twin, the vectorized
+tuples with the dtypes of :data:`reviewlab.core._metrics.CALL_DTYPES`. The twin, the vectorized
 and the real engine import these from here, so no engine reaches into another's package.
 """
 
@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reviewlab.core import metrics
-from reviewlab.core.errors import ParameterError
-from reviewlab.core.vocab import ARRIVAL_MODES
-from reviewlab.recording.ids import duplicate_id
-from reviewlab.recording.schema import Episode
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._errors import ParameterError
+from reviewlab.core._vocab import ARRIVAL_MODES
+from reviewlab.recording._ids import duplicate_id
+from reviewlab.recording._schema import Episode
 
 _ARRIVAL_STREAM = 0xA7
 """Seed stream for Poisson arrivals, kept apart from the imputation draws of the same seed."""
@@ -72,8 +72,8 @@ def arrival_times(
 
 
 def calls_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
-    """The ``calls`` frame from row tuples in :data:`~reviewlab.core.metrics.CALL_COLUMNS` order,
-    then :data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS`."""
+    """The ``calls`` frame from row tuples in :data:`~reviewlab.core._metrics.CALL_COLUMNS` order,
+    then :data:`~reviewlab.core._metrics.CALL_TIMING_COLUMNS`."""
     columns: list[Any] = (
         list(zip(*rows, strict=True)) if rows else [[] for _ in metrics.ENGINE_CALL_COLUMNS]
     )

@@ -2,7 +2,7 @@
 
 Lifecycle: the bound is resolved when the call starts — the policy in force's timeout, narrowed
 by the sooner of the host's ``_meta`` deadline (:data:`DEADLINE_META_KEY`) and the session
-budget — and the call runs on its upstream's :class:`~reviewlab.live.aio.AsyncBoundedExecutor`
+budget — and the call runs on its upstream's :class:`~reviewlab.live._aio.AsyncBoundedExecutor`
 (idle timeout re-armed by progress under the hard cap; a loose-call cap per upstream). It ends
 returned (the upstream's result as sent), failed (its JSON-RPC error as sent; a dead or
 malformed upstream: an ``isError`` result naming the server), abandoned (``isError`` with the
@@ -23,12 +23,12 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from reviewlab.core.clocks import ended_by
-from reviewlab.core.policy import resolve_bound
-from reviewlab.core.receipts import tool_timeout_text
+from reviewlab.core._clocks import ended_by
+from reviewlab.core._policy import resolve_bound
+from reviewlab.core._receipts import tool_timeout_text
 from reviewlab.gateway._stdio import received_at
-from reviewlab.live.call_notes import CallNotes, current_notes
-from reviewlab.live.executor_base import CallStatus
+from reviewlab.live._call_notes import CallNotes, current_notes
+from reviewlab.live._executor_base import CallStatus
 from reviewlab.live.mcp import MCPServerError, MCPToolError
 from reviewlab.live.mcp._call import Relayed, call_tool_raw
 
@@ -115,7 +115,7 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
     """The answer to one host ``tools/call`` (see the module docstring)."""
     from mcp.shared.exceptions import MCPError
 
-    from reviewlab.core.deadline import monotonic_now
+    from reviewlab.core._deadline import monotonic_now
 
     shown = params.get("name")
     if not isinstance(shown, str):
@@ -280,7 +280,7 @@ def _record(site: Site, result: Taken, answer: Any, outcome: str, pending: Pendi
     journal = site.gateway.journal_of(host)
     if journal is None:
         return
-    from reviewlab.recording.schema import Call
+    from reviewlab.recording._schema import Call
 
     notes = result.notes
     bound = result.bound
@@ -319,14 +319,14 @@ def _record_cancelled(site: Site, started: float) -> None:
     """A call the host cancelled (or left): right-censored where it stopped being waited on."""
     import time
 
-    from reviewlab.core.deadline import monotonic_now
+    from reviewlab.core._deadline import monotonic_now
 
     host = site.host
     site.gateway.metrics.count(site.route.upstream, site.shown, "cancelled", None)
     journal = site.gateway.journal_of(host)
     if journal is None:
         return
-    from reviewlab.recording.schema import Call
+    from reviewlab.recording._schema import Call
 
     elapsed = max(0.0, monotonic_now() - started)
     call = Call(duration_sec=elapsed, completed=False, cancel_sent=True, **site.fields())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from reviewlab.core.policy import Policy, resolve_bound
+from reviewlab.core._policy import Policy, resolve_bound
 from reviewlab.gateway._gateway import Gateway
 
 
@@ -43,7 +43,7 @@ class CheckReport:
 
 def policy_tool_names(policy: Policy) -> set[str]:
     """Every tool name a policy's parts mention (its defaults left out)."""
-    from reviewlab.core.kinds import kinds_overrides
+    from reviewlab.core._kinds import kinds_overrides
 
     names: set[str] = set()
     timeouts = policy.timeouts

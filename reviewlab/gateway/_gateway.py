@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from reviewlab.core.deadline import monotonic_now
+from reviewlab.core._deadline import monotonic_now
 from reviewlab.gateway._config import UpstreamSpec
 from reviewlab.gateway._front import progress_forwarder
 from reviewlab.gateway._metrics import GatewayMetrics
@@ -38,8 +38,8 @@ from reviewlab.gateway._routes import (
     shown_entry,
 )
 from reviewlab.gateway._upstream import Upstream
-from reviewlab.live.aio import AsyncBoundedExecutor
-from reviewlab.live.executor_base import DEFAULT_LOOSE_CAP
+from reviewlab.live._aio import AsyncBoundedExecutor
+from reviewlab.live._executor_base import DEFAULT_LOOSE_CAP
 from reviewlab.live.mcp import MCPServerError
 
 log = logging.getLogger("reviewlab.gateway")
@@ -215,7 +215,7 @@ class Gateway:
 
     def _kinds_meta(self) -> dict[str, str]:
         """What the upstreams' annotations say of their tools, for the recording's header."""
-        from reviewlab.recording.annotations import kinds_meta
+        from reviewlab.recording._annotations import kinds_meta
 
         kinds = {}
         idempotent = []

@@ -15,7 +15,7 @@ import logging
 import os
 from pathlib import Path
 
-from reviewlab.core.policy import Policy
+from reviewlab.core._policy import Policy
 
 log = logging.getLogger("reviewlab.gateway")
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reviewlab.core.kinds import kinds_overrides
-from reviewlab.core.policy import Policy
+from reviewlab.core._kinds import kinds_overrides
+from reviewlab.core._policy import Policy
 
 SEPARATOR = "__"
 """Between a server's name and its tool's or prompt's when two servers share the name."""

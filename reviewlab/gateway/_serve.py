@@ -199,7 +199,7 @@ class Stamped:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        from reviewlab.core.deadline import monotonic_now
+        from reviewlab.core._deadline import monotonic_now
         from reviewlab.gateway._stdio import RECEIVED_AT_KEY
 
         if scope.get("type") == "http":

@@ -73,7 +73,7 @@ async def host_stdio() -> AsyncIterator[tuple[Any, Any]]:
     import mcp_types
     from mcp.shared.message import ServerMessageMetadata, SessionMessage
 
-    from reviewlab.core.deadline import monotonic_now
+    from reviewlab.core._deadline import monotonic_now
 
     loop = asyncio.get_running_loop()
     saved = [os.dup(0), os.dup(1)]

@@ -9,8 +9,7 @@ incident day), ``capture`` (live runs and bounded-tool calls as episodes) and ``
 session files; a folder of them reads as a corpus).
 """
 
-from reviewlab.recording.capture import Recorder
-from reviewlab.recording.files import (
+from reviewlab.recording._files import (
     FRAME_COLUMNS,
     EpisodeFormatError,
     LoadedEpisodes,
@@ -20,8 +19,9 @@ from reviewlab.recording.files import (
     load_episodes,
     save_episodes,
 )
+from reviewlab.recording._schema import SCHEMA_VERSION, Call, Episode, Extent, Round, args_digest
+from reviewlab.recording.capture import Recorder
 from reviewlab.recording.journal import SessionJournal, is_session_folder, read_session
-from reviewlab.recording.schema import SCHEMA_VERSION, Call, Episode, Extent, Round, args_digest
 
 __all__ = [
     "FRAME_COLUMNS",

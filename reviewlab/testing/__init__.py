@@ -1,25 +1,25 @@
 """Testing reviewlab and code built on it: doubles, builders and the engine-conformance suite.
 
 - :class:`ManualClock`, :func:`manual_clock`, :class:`WedgedRegistry`, :func:`wedged_factory`
-  (:mod:`reviewlab.live.doubles`), :class:`ScriptedModel` and :func:`tool_call`: live doubles.
-- :mod:`reviewlab.testing.conformance`: every engine and entry point agrees with the twin call
+  (:mod:`reviewlab.live._doubles`), :class:`ScriptedModel` and :func:`tool_call`: live doubles.
+- :mod:`reviewlab.testing._conformance`: every engine and entry point agrees with the twin call
   for call under every policy part, censoring mode and reaction, or refuses the part by name;
-  :mod:`reviewlab.testing.summaries` holds an engine without frames (``Cluster``) to the twin's
+  :mod:`reviewlab.testing._summaries` holds an engine without frames (``Cluster``) to the twin's
   summary and any engine object to its own declaration.
 
 The package sits at the top of the layers: it drives every engine and the CLI, and nothing in
 ``reviewlab`` imports it.
 """
 
-from reviewlab.core.deadline import clock_scope
-from reviewlab.live.doubles import (
+from reviewlab.core._deadline import clock_scope
+from reviewlab.live._doubles import (
     ManualClock,
     RegistryFactory,
     WedgedRegistry,
     manual_clock,
     wedged_factory,
 )
-from reviewlab.live.episode import ScriptedModel, tool_call
+from reviewlab.live._episode import ScriptedModel, tool_call
 
 __all__ = [
     "ManualClock",

@@ -1,4 +1,4 @@
-"""Step 1 of the demo (:mod:`reviewlab.ui.demo`): a live review episode over the bundled
+"""Step 1 of the demo (:mod:`reviewlab.ui._demo`): a live review episode over the bundled
 workspace with one tool wedged on purpose.
 
 Lifecycle: the scripted model asks for a listing and a read, then the wedged ``search_code``
@@ -14,8 +14,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.ui.calls import receipts_table
+from reviewlab.core._policy import TimeoutPolicy
+from reviewlab.ui._calls import receipts_table
 
 WEDGED_TOOL = "search_code"
 LIVE_SCALE = 0.001
@@ -23,7 +23,7 @@ LIVE_SCALE = 0.001
 
 
 def _live_script() -> list[dict[str, Any]]:
-    from reviewlab.live.episode import tool_call
+    from reviewlab.live._episode import tool_call
 
     return [
         {
@@ -57,9 +57,9 @@ LIVE_ASSUMPTIONS = (
 
 def live_episode(release: threading.Event, echo: Callable[[str], None]) -> Any:
     """Run the live episode of step 1; ``release`` frees the wedged tool (set it when done)."""
-    from reviewlab.live.doubles import wedged_factory
-    from reviewlab.live.episode import ReviewEpisode, ScriptedModel
-    from reviewlab.live.inspection import demo_workspace
+    from reviewlab.live._doubles import wedged_factory
+    from reviewlab.live._episode import ReviewEpisode, ScriptedModel
+    from reviewlab.live._inspection import demo_workspace
 
     factory = wedged_factory(WEDGED_TOOL, release)
     policy = TimeoutPolicy.ouroboros().scaled(LIVE_SCALE, name="ouroboros/1000")

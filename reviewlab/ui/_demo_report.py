@@ -1,7 +1,7 @@
 """The demo's report (``out/report.html``): every table of the terminal in full, under the same
 labels, each with its assumptions, and the charts the terminal cannot show.
 
-Called once by :func:`reviewlab.ui.demo.run_demo` with what it computed; nothing is replayed
+Called once by :func:`reviewlab.ui._demo.run_demo` with what it computed; nothing is replayed
 here except what a chart draws.
 """
 
@@ -14,11 +14,11 @@ from typing import Any
 
 import pandas as pd
 
-from reviewlab.core.policy import PRE_FIX_LABEL
-from reviewlab.ui.calls import calls_table, per_tool_table, receipts_table
-from reviewlab.ui.report import Report, write_table
-from reviewlab.ui.sweeps import front_table
-from reviewlab.ui.tables import Table, changes_lines, summary_table
+from reviewlab.core._policy import PRE_FIX_LABEL
+from reviewlab.ui._calls import calls_table, per_tool_table, receipts_table
+from reviewlab.ui._report import Report, write_table
+from reviewlab.ui._sweeps import front_table
+from reviewlab.ui._tables import Table, changes_lines, summary_table
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,7 @@ def _sweep_section(report: Report, sweep: SweepStep, named: Mapping[str, Any]) -
 
 def _tune_section(report: Report, tune: TuneStep, corpus: list[Any]) -> None:
     from reviewlab.ui import charts
-    from reviewlab.ui.answers import tune_budget_table
+    from reviewlab.ui._answers import tune_budget_table
 
     recommendation = tune.recommendation
     report.heading(f"5. A recommended policy within a budget of {tune.budget_words}")

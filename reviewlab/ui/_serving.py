@@ -77,7 +77,7 @@ def supervise(process: subprocess.Popen[Any]) -> int:
     Returns its exit status when it ends by itself, 0 when it was stopped on request (a stop
     signal, or this process's parent gone). The previous signal handlers come back afterwards.
     """
-    from reviewlab.live.stopping import stopping
+    from reviewlab.live._stopping import stopping
 
     try:
         with stopping():

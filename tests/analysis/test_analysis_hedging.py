@@ -1,4 +1,4 @@
-"""Hedge delays from censoring-aware quantiles, and the sweep over them (analysis/hedging.py)."""
+"""Hedge delays from censoring-aware quantiles, and the sweep over them (analysis/_hedging.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from reviewlab.analysis.hedging import HedgeAxis, hedge_delays, sweep_hedge_delays
-from reviewlab.core.policy import Policy
-from reviewlab.engines.censoring import KaplanMeier
-from reviewlab.engines.replay import replay
-from reviewlab.recording.schema import Call, Episode, Round
+from reviewlab.analysis._hedging import HedgeAxis, hedge_delays, sweep_hedge_delays
+from reviewlab.core._policy import Policy
+from reviewlab.engines._censoring import KaplanMeier
+from reviewlab.engines._replay import replay
+from reviewlab.recording._schema import Call, Episode, Round
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -114,8 +114,10 @@ def test_held_out_delays_come_from_one_part_and_every_figure_from_the_other() ->
         after = row["hedge.read_file.after_sec"]
         assert after == delays[row["hedge.quantile"]]
         direct = replay(
-            reported, base.with_hedge("read_file", after_sec=after, max_share=0.2),
-            engine="vectorized", seed=4,
+            reported,
+            base.with_hedge("read_file", after_sec=after, max_share=0.2),
+            engine="vectorized",
+            seed=4,
         ).summary
         assert row["wall_p99_sec"] == pytest.approx(direct["wall_p99_sec"])
         assert row["hedges"] == direct["hedges"]

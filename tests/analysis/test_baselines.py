@@ -1,5 +1,5 @@
 """Baselines beside a recommendation: the completed-only percentile rule, RFC 6298's adaptive
-timer, the best preset, all compared on held-out episodes (reviewlab/analysis/baselines.py)."""
+timer, the best preset, all compared on held-out episodes (reviewlab/analysis/_baselines.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.analysis.baselines import (
+from reviewlab.analysis._baselines import (
     CALL_KEY,
     COMPARED,
     PerCallTimeouts,
@@ -15,9 +15,9 @@ from reviewlab.analysis.baselines import (
     percentile_rule,
     rfc6298_bounds,
 )
-from reviewlab.core.policy import Policy
-from reviewlab.engines.replay import replay
-from reviewlab.recording.schema import Call, Episode, Round
+from reviewlab.core._policy import Policy
+from reviewlab.engines._replay import replay
+from reviewlab.recording._schema import Call, Episode, Round
 from reviewlab.resources import corpus_path
 
 START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
@@ -80,7 +80,7 @@ def test_every_baseline_is_replayed_on_the_held_out_half(comparison):
         "adaptive timer (RFC 6298)",
     ]
     assert any(name.startswith("best preset: ") for name in table.index)
-    from reviewlab.engines.corpus import open_corpus
+    from reviewlab.engines._corpus import open_corpus
 
     held = set(comparison.held_out_ids)
     episodes = [e for e in open_corpus(corpus_path()).episodes() if e.id in held]

@@ -1,5 +1,5 @@
 """Why a timeout is a bet: the completed-only spiral, restart cutoffs against Monte Carlo and
-brute force, redundant requests in the twin (reviewlab/analysis/bets.py)."""
+brute force, redundant requests in the twin (reviewlab/analysis/_bets.py)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
-from reviewlab.analysis.bets import (
+from reviewlab.analysis._bets import (
     completed_only_spiral,
     optimal_cutoff,
     redundancy_latency,
     restart_expectation,
 )
-from reviewlab.engines.censoring import KaplanMeier
+from reviewlab.engines._censoring import KaplanMeier
 
 
 def test_the_completed_only_rule_spirals_below_the_truth():
@@ -97,10 +97,15 @@ def _draw(draw_returning, p, n, seed):
 
 CLOSED_FORMS = {
     "exponential, 20 % never return, n 20,000": (
-        lambda rng, n: rng.exponential(1.0, n), 0.2, 20_000, lambda t: _exp_truth(0.2, t)
+        lambda rng, n: rng.exponential(1.0, n),
+        0.2,
+        20_000,
+        lambda t: _exp_truth(0.2, t),
     ),
     "lognormal sigma 2, 10 % never return, n 2,000": (
-        lambda rng, n: rng.lognormal(0.0, 2.0, n), 0.1, 2_000,
+        lambda rng, n: rng.lognormal(0.0, 2.0, n),
+        0.1,
+        2_000,
         lambda t: _lognormal_truth(2.0, 0.1, t),
     ),
 }
@@ -163,8 +168,9 @@ def test_a_rising_hazard_never_restarts_and_thin_data_is_refused():
     order = np.random.default_rng(1).permutation(light.size)
     held = light[order[750:]]
     assert choice.cutoff_sec == pytest.approx(light[order[:750]].max())
-    assert choice.expected_sec == pytest.approx(np.minimum(held, choice.cutoff_sec).mean()
-                                                / np.mean(held <= choice.cutoff_sec))
+    assert choice.expected_sec == pytest.approx(
+        np.minimum(held, choice.cutoff_sec).mean() / np.mean(held <= choice.cutoff_sec)
+    )
     assert choice.without_sec == pytest.approx(light.mean())
     with pytest.raises(ValueError, match="min_events=10"):
         optimal_cutoff(light[:20], np.ones(20, dtype=bool))

@@ -1,5 +1,5 @@
 """Budget verdicts weigh the tail model's prediction for unseen episodes as well as the upper
-confidence bound on the corpus (reviewlab/analysis/budgets.py, tune.py)."""
+confidence bound on the corpus (reviewlab/analysis/_budgets.py, tune.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from reviewlab.analysis.budgets import budget_table
-from reviewlab.analysis.tune import recommend
-from reviewlab.recording.files import load_episodes
+from reviewlab.analysis._budgets import budget_table
+from reviewlab.analysis._tune import recommend
+from reviewlab.recording._files import load_episodes
 from reviewlab.resources import corpus_path
 
 COVERAGE, ABANDONED = "timeout_coverage_loss_rate", "abandoned_call_rate"

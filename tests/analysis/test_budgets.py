@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 
 from reviewlab import Policy
-from reviewlab.analysis.budgets import (
+from reviewlab.analysis._budgets import (
     BudgetEvaluator,
     Denominator,
     ratio_upper,
     sparse_ratio_upper,
 )
-from reviewlab.analysis.tails import LossModel
-from reviewlab.core import metrics
-from reviewlab.engines.corpus import open_corpus
-from reviewlab.engines.vectorized.evaluation import EXECUTED
+from reviewlab.analysis._tails import LossModel
+from reviewlab.core import _metrics as metrics
+from reviewlab.engines._corpus import open_corpus
+from reviewlab.engines.vectorized._evaluation import EXECUTED
 from reviewlab.recording.synth import synth_corpus
 
 Z = 1.6448536269514722

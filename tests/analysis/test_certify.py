@@ -1,5 +1,5 @@
 """Certified timeouts: the order-statistic bound, its finite-sample coverage with censored
-calls, and recommend(guarantee=...) (reviewlab/analysis/certify.py)."""
+calls, and recommend(guarantee=...) (reviewlab/analysis/_certify.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from reviewlab.analysis.certify import (
+from reviewlab.analysis._certify import (
     binomial_tail,
     calls_needed,
     certify,
     certify_rank,
     check_guarantee,
 )
-from reviewlab.analysis.tune import recommend
+from reviewlab.analysis._tune import recommend
 from reviewlab.resources import corpus_path
 
 
@@ -93,7 +93,7 @@ def test_recommend_with_a_guarantee_gives_each_tool_its_certified_timeout():
     explain = rec.explain.set_index("tool")
     assert "certified at confidence 0.999" in rec.rule
     assert rec.assumptions["guarantee"] == 0.95
-    from reviewlab.engines.corpus import open_corpus
+    from reviewlab.engines._corpus import open_corpus
 
     observed = open_corpus(corpus_path()).observations()
     for tool, row in explain.iterrows():

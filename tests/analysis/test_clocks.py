@@ -12,16 +12,16 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.analysis.cancels import cancel_calls, cancel_faithfulness
-from reviewlab.analysis.clocks import clock_summary, clock_table, ended_by_column
+from reviewlab.analysis._cancels import cancel_calls, cancel_faithfulness
+from reviewlab.analysis._clocks import clock_summary, clock_table, ended_by_column
 from reviewlab.cli import main
-from reviewlab.core.clocks import call_clocks, ended_by
-from reviewlab.core.policy import Bound, Policy, TimeoutPolicy
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.core._clocks import call_clocks, ended_by
+from reviewlab.core._policy import Bound, Policy, TimeoutPolicy
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer, demo_server_command
+from reviewlab.recording._files import save_episodes
+from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Round
 from reviewlab.recording.capture import episode_from_result
-from reviewlab.recording.files import save_episodes
-from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
 from reviewlab.ui.charts import cancel_chart, dropped_results_chart
 
 POLICY = Policy(timeouts=TimeoutPolicy(default_sec=10.0), idle_sec={"watch": 2.0})
@@ -208,8 +208,8 @@ def test_the_charts_draw_the_verdicts_and_the_drops(live_cancels):
 def test_every_engines_frame_says_which_clock_fired_and_they_agree():
     """On the conformance corpus under the idle-timeout cell, the twin's and the vectorized
     engine's call frames name the same clock for every call, and the counts are the frame's."""
-    from reviewlab.engines.replay import replay
-    from reviewlab.testing.conformance import PART_POLICIES, conformance_corpus
+    from reviewlab.engines._replay import replay
+    from reviewlab.testing._conformance import PART_POLICIES, conformance_corpus
 
     episodes, policy = conformance_corpus(), PART_POLICIES["idle_sec"]
     twin = replay(episodes, policy, engine="twin").calls
@@ -249,11 +249,17 @@ def test_progress_at_the_cancel_instant_is_not_work_after_it():
     later: the server stopped (no report after the cancel); one report at 10.5 s kept it
     working half a second."""
     stopped = Call(
-        tool="a", duration_sec=10.0, completed=False, cancel_sent=True,
+        tool="a",
+        duration_sec=10.0,
+        completed=False,
+        cancel_sent=True,
         progress_sec=[5.0, 10.0],
     )
     working = Call(
-        tool="b", duration_sec=10.0, completed=False, cancel_sent=True,
+        tool="b",
+        duration_sec=10.0,
+        completed=False,
+        cancel_sent=True,
         progress_sec=[5.0, 10.5],
     )
     rows = cancel_calls([episode("cancels", [stopped, working])]).set_index("tool")

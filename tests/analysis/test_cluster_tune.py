@@ -11,15 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.analysis.budgets import ratio_upper
-from reviewlab.analysis.cluster_tune import Moments, merge_ratio
-from reviewlab.analysis.profiles import ProfileSettings, profile_tool
-from reviewlab.analysis.tune import Recommendation, recommend
+from reviewlab.analysis._budgets import ratio_upper
+from reviewlab.analysis._cluster_tune import Moments, merge_ratio
+from reviewlab.analysis._profiles import ProfileSettings, profile_tool
+from reviewlab.analysis._tune import Recommendation, recommend
 from reviewlab.cli import main
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.core.prices import load_prices
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.core._prices import load_prices
+from reviewlab.engines._engine import Cluster, Twin
 from reviewlab.engines.cluster import ClusterCorpus
-from reviewlab.engines.engine import Cluster, Twin
 from reviewlab.recording.columnar import write_columnar
 from reviewlab.recording.synth import synth_corpus
 from reviewlab.resources import data_path
@@ -262,7 +262,7 @@ def test_a_worker_killed_mid_tune_is_recomputed_not_dropped(
     import os
     import signal
 
-    from reviewlab.analysis import cluster_tune
+    from reviewlab.analysis import _cluster_tune as cluster_tune
 
     expected = recommend(parts, min_calls=5)
     start = cluster_tune.ClusterBudgetEvaluator.start

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from conftest import FIXTURES
 
-from reviewlab.analysis.cost import COST_COLUMNS, COST_KEYS, added_rounds, replay_cost
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.core.prices import ModelPrice, PriceTable
-from reviewlab.engines.replay import replay
+from reviewlab.analysis._cost import COST_COLUMNS, COST_KEYS, added_rounds, replay_cost
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.core._prices import ModelPrice, PriceTable
+from reviewlab.engines._replay import replay
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 from reviewlab.recording.interop import import_openhands
-from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 T0 = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
 V2 = "reviewlab.episode/2"
@@ -180,7 +180,7 @@ def test_real_logs_cost_the_same_in_twin_and_vectorized():
 def test_hedged_calls_cost_the_seconds_their_second_attempt_ran_while_the_episode_waited():
     """hedge_sec is the sum, over hedged rows, of wait_sec − after_sec (counted from the frame
     here), priced at the zombie price; the twin and the vectorized engine agree."""
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.recording._files import load_episodes
     from reviewlab.resources import corpus_path
 
     episodes = load_episodes(corpus_path())[:300]

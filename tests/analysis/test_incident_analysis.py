@@ -10,15 +10,15 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 import pytest
 
-from reviewlab.analysis.incident import (
+from reviewlab.analysis._incident import (
     PRE_FIX,
     describe_silence,
     duration_words,
     longest_silences,
     recorded_silences,
 )
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.core._policy import Narrowing, TimeoutPolicy
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 from reviewlab.resources import incident_path
 
 T0 = datetime(2026, 3, 4, 10, 0, 0, tzinfo=UTC)
@@ -177,8 +177,8 @@ def test_slot_table_names_the_recorded_slots():
     request counted under the slot that served it in the recording."""
     from collections import Counter
 
-    from reviewlab.recording.files import load_episodes
-    from reviewlab.ui.answers import slot_table
+    from reviewlab.recording._files import load_episodes
+    from reviewlab.ui._answers import slot_table
 
     incident = load_episodes(incident_path())
     run = replay_pool(incident)
@@ -190,6 +190,6 @@ def test_slot_table_names_the_recorded_slots():
 
 def replay_pool(episodes):
     """The incident day on the twin's six-slot pool under ouroboros."""
-    from reviewlab.engines.replay import replay
+    from reviewlab.engines._replay import replay
 
     return replay(episodes, TimeoutPolicy.ouroboros(), Narrowing(), engine="twin", slots=6)

@@ -1,13 +1,13 @@
-"""Equal silences are ranked by the documented tie-break (reviewlab/analysis/incident.py): the
+"""Equal silences are ranked by the documented tie-break (reviewlab/analysis/_incident.py): the
 one that began first, then corpus order; ``longest_silences`` keeps that order."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from reviewlab.analysis.incident import longest_silences, recorded_silences
-from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.recording.schema import Call, Episode, Round
+from reviewlab.analysis._incident import longest_silences, recorded_silences
+from reviewlab.core._policy import TimeoutPolicy
+from reviewlab.recording._schema import Call, Episode, Round
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -1,6 +1,6 @@
 """Learned conditional timeouts: the rule against lifelines, recovery of known coefficients from
 censored data, the hazard bound by brute force, TOML, engines, synth's argument effect and the
-held-out gain verdict (reviewlab/core/learned.py, reviewlab/analysis/learned.py)."""
+held-out gain verdict (reviewlab/core/_learned.py, reviewlab/analysis/_learned.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.analysis.learned import candidate_features, fit_learned, learned_gain
-from reviewlab.core.learned import LearnedTimeouts, ToolModel, call_features
-from reviewlab.core.policy import Policy, PolicyError
-from reviewlab.engines.replay import replay
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.analysis._learned import candidate_features, fit_learned, learned_gain
+from reviewlab.core._learned import LearnedTimeouts, ToolModel, call_features
+from reviewlab.core._policy import Policy, PolicyError
+from reviewlab.engines._replay import replay
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 from reviewlab.recording.synth import synth_corpus
 
 START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from reviewlab.analysis.sweep import make_grid, sweep
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core._policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.cluster import ClusterCorpus
 from reviewlab.engines.cluster._partials import sorted_walls
-from reviewlab.engines.vectorized.columns import compile_columns
+from reviewlab.engines.vectorized._columns import compile_columns
+from reviewlab.recording._files import load_episodes, save_episodes
 from reviewlab.recording.columnar import ColumnarFormatError, write_columnar
-from reviewlab.recording.files import load_episodes, save_episodes
 from reviewlab.recording.synth import TOOLS, synth_corpus
 
 distributed = pytest.importorskip("distributed")

@@ -23,8 +23,8 @@ import yaml
 from reviewlab import TimeoutPolicy
 from reviewlab.analysis.export import EXPORT_TARGETS, export_policy, host_policy
 from reviewlab.cli import main
-from reviewlab.core.breaker import BreakerRule
-from reviewlab.core.policy import Policy
+from reviewlab.core._breaker import BreakerRule
+from reviewlab.core._policy import Policy
 
 POLICY = Policy(
     timeouts=TimeoutPolicy(
@@ -216,7 +216,7 @@ def test_the_cli_writes_the_file_and_lists_the_losses(
 def test_presets_score_replays_the_hosts_approximation_beside_the_policy(tmp_path: Path) -> None:
     """A 50 s command runs under the policy's 60 s but Codex keeps its own 10 s: 0 % vs 100 %."""
     from reviewlab.recording import save_episodes
-    from reviewlab.testing.builders import call, episode
+    from reviewlab.testing._builders import call, episode
 
     corpus = tmp_path / "c.jsonl"
     save_episodes([episode("e1", [[call("run_command", 50.0)]])], corpus)

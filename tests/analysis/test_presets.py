@@ -1,6 +1,6 @@
 """Other frameworks' timeout presets: the shipped data, their policies, their scores on a
-corpus (against twin replays and counts by hand) and the command (reviewlab/analysis/presets.py,
-reviewlab/cli/presets.py)."""
+corpus (against twin replays and counts by hand) and the command (reviewlab/analysis/_presets.py,
+reviewlab/cli/_presets.py)."""
 
 from __future__ import annotations
 
@@ -8,19 +8,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.analysis.presets import (
-    SHELL_TOOLS,
-    find_preset,
-    load_presets,
-    preset_policy,
-    preset_table,
-    score_presets,
-)
+from reviewlab.analysis._presets import load_presets, preset_policy, preset_table, score_presets
 from reviewlab.cli import main
-from reviewlab.core.policy import PRE_FIX_LABEL, Policy
-from reviewlab.engines.replay import replay
-from reviewlab.recording.files import save_episodes
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.core._policy import PRE_FIX_LABEL, Policy
+from reviewlab.core._presets import SHELL_TOOLS, find_preset
+from reviewlab.engines._replay import replay
+from reviewlab.recording._files import save_episodes
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 
 START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
 
@@ -164,8 +158,8 @@ def test_presets_score_reports_the_recommendation_on_episodes_it_was_not_tuned_o
     on the second, computed here by hand, and the table says so."""
     import pandas as pd
 
-    from reviewlab.analysis.holdout import split_episodes
-    from reviewlab.analysis.tune import recommend
+    from reviewlab.analysis._holdout import split_episodes
+    from reviewlab.analysis._tune import recommend
 
     episodes = corpus()
     path = tmp_path / "c.jsonl"

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from reviewlab.analysis.sweep import make_grid, pareto, points_grid, sweep, tool_curves
-from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core._metric_names import SUMMARY_KEYS
+from reviewlab.core._policy import Narrowing, TimeoutPolicy
 from reviewlab.engines.twin import simulate
-from reviewlab.recording.files import load_episodes
+from reviewlab.recording._files import load_episodes
 
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "episodes" / "synthetic-1k.jsonl.gz"
 
@@ -59,10 +59,10 @@ def test_sweep_frame_has_params_and_every_summary_metric(corpus):
     points = grid()
     frame = sweep(corpus, points)
     assert len(frame) == len(points)
-    assert list(frame.columns) == [*points.frame().columns, *metrics.SUMMARY_KEYS]
+    assert list(frame.columns) == [*points.frame().columns, *SUMMARY_KEYS]
     for row, point in zip(frame.to_dict("records"), points, strict=True):
         # The sweep runs the vectorized engine; the SimPy twin is the independent reference.
-        assert {k: row[k] for k in metrics.SUMMARY_KEYS} == pytest.approx(
+        assert {k: row[k] for k in SUMMARY_KEYS} == pytest.approx(
             simulate(corpus, point.policy).summary, rel=1e-12, abs=1e-12
         )
     assert (frame.loc[frame["narrowing.mode"] == "unbounded", "abandoned_call_rate"] == 0).all()
@@ -90,9 +90,7 @@ def test_twin_engine_sweep_agrees(corpus):
     )
 
 
-def test_a_cluster_sweep_reads_partitions_and_refuses_an_in_memory_corpus(
-    corpus, client, tmp_path
-):
+def test_a_cluster_sweep_reads_partitions_and_refuses_an_in_memory_corpus(corpus, client, tmp_path):
     """On a cluster the sweep reads Parquet partitions where they live (the frame equals the
     in-process one); an in-memory corpus, which the cluster could only get by scattering it
     from the client, is refused in one line saying what to do."""
@@ -162,8 +160,8 @@ def test_threads_replay_points_at_once_and_give_the_same_frame(corpus, monkeypat
     for index in (0, 5, len(points) - 1):
         point = points[index]
         twin = simulate(corpus, point.policy).summary
-        assert threaded.loc[index, list(metrics.SUMMARY_KEYS)].to_dict() == {
-            key: twin[key] for key in metrics.SUMMARY_KEYS
+        assert threaded.loc[index, list(SUMMARY_KEYS)].to_dict() == {
+            key: twin[key] for key in SUMMARY_KEYS
         }
 
 
@@ -177,7 +175,7 @@ def test_a_bad_number_of_threads_is_refused_by_name(corpus, threads):
 def test_threads_an_engine_would_ignore_are_refused(corpus):
     """More than one thread is an error where points cannot run on threads: the twin, points
     with a breaker, a Dask cluster (whose workers run them)."""
-    from reviewlab.core.breaker import BreakerRule
+    from reviewlab.core._breaker import BreakerRule
 
     with pytest.raises(ValueError, match="threads: engine='twin'"):
         sweep(corpus[:10], grid(), engine="twin", threads=2)
@@ -213,8 +211,8 @@ class _ReadsArgs:
 def test_threads_on_a_column_compiled_corpus_with_custom_policies(corpus, tmp_path):
     """Custom policies read the arguments, decoded once from the file on first use, whichever
     thread asks first: the threaded frame is the one-thread frame."""
-    from reviewlab.engines.vectorized.columns import compile_columns
-    from reviewlab.recording.files import save_episodes
+    from reviewlab.engines.vectorized._columns import compile_columns
+    from reviewlab.recording._files import save_episodes
 
     path = tmp_path / "corpus.parquet"
     save_episodes(corpus, path)
@@ -231,7 +229,7 @@ def test_threads_on_a_column_compiled_corpus_with_custom_policies(corpus, tmp_pa
 def test_bases_that_differ_in_a_breaker_keep_two_names():
     """make_grid over a base and the same base with a breaker names the two points apart."""
     from reviewlab.analysis.sweep import make_grid
-    from reviewlab.core.policy import Policy
+    from reviewlab.core._policy import Policy
 
     base = Policy.ouroboros()
     grid = make_grid([base, base.with_breaker(3)], scales=[1.0])

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from reviewlab.analysis.sweep import points_grid, sweep
-from reviewlab.core.policy import Narrowing
-from reviewlab.recording.files import load_episodes
+from reviewlab.core._policy import Narrowing
+from reviewlab.recording._files import load_episodes
 from reviewlab.resources import corpus_path
 
 

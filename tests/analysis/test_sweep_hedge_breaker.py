@@ -8,12 +8,12 @@ import math
 import pytest
 
 from reviewlab.analysis.sweep import make_grid, replays_episodes, sweep
-from reviewlab.core.breaker import BreakerRule
-from reviewlab.core.policy import Policy
-from reviewlab.core.prices import PriceTable
-from reviewlab.engines.replay import replay
+from reviewlab.core._breaker import BreakerRule
+from reviewlab.core._policy import Policy
+from reviewlab.core._prices import PriceTable
+from reviewlab.engines._replay import replay
 from reviewlab.engines.vectorized import compile_corpus
-from reviewlab.recording.files import load_episodes
+from reviewlab.recording._files import load_episodes
 from reviewlab.resources import corpus_path
 
 BASE = Policy.uniform(1.0)
@@ -115,7 +115,7 @@ def test_a_sweep_over_prices_gives_one_row_per_point_and_table(episodes):
 
 def test_tune_refuses_a_base_it_would_replay_without_its_breaker_or_hedges(episodes):
     """recommend replays compiled corpora, which apply no breaker: such a base is an error."""
-    from reviewlab.analysis.tune import recommend
+    from reviewlab.analysis._tune import recommend
 
     with pytest.raises(ValueError, match="base: it hedges or has a breaker"):
         recommend(episodes, base=BASE.with_breaker(3))

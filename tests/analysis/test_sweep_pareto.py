@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.analysis.known_tools import UnknownTools, check_tools, corpus_tools
+from reviewlab.analysis._known_tools import UnknownTools, check_tools, corpus_tools
 from reviewlab.analysis.sweep import (
     PARETO_OBJECTIVES,
     make_grid,
@@ -18,7 +18,7 @@ from reviewlab.analysis.sweep import (
     sweep,
 )
 from reviewlab.engines.vectorized import compile_corpus
-from reviewlab.recording.files import load_episodes
+from reviewlab.recording._files import load_episodes
 from reviewlab.resources import corpus_path
 
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from reviewlab.analysis.tails import LossModel
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.analysis._tails import LossModel
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

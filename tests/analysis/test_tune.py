@@ -10,12 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.analysis.tune import Recommendation, excess, km_quantile, recommend
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.engines.censoring import KaplanMeier
+from reviewlab.analysis._profiles import km_quantile
+from reviewlab.analysis._tune import Recommendation, excess, recommend
+from reviewlab.core._policy import Narrowing, TimeoutPolicy
+from reviewlab.engines._censoring import KaplanMeier
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import compile_corpus
-from reviewlab.recording.files import load_episodes
+from reviewlab.recording._files import load_episodes
 
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "episodes" / "synthetic-1k.jsonl.gz"
 
@@ -119,7 +120,7 @@ def test_the_search_replays_on_the_calling_thread_only(monkeypatch):
     of threads: a busy machine has no core for one), and a second run answers the same."""
     import threading
 
-    from reviewlab.analysis import budgets
+    from reviewlab.analysis import _budgets as budgets
     from reviewlab.resources import corpus_path
 
     episodes = list(load_episodes(corpus_path()))[:300]

@@ -1,5 +1,5 @@
 """tune's per-tool figures are each tool's own effect: the base policy with that tool alone
-changed, checked against independent twin replays (reviewlab/analysis/attribution.py)."""
+changed, checked against independent twin replays (reviewlab/analysis/_attribution.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.analysis.tune import recommend
-from reviewlab.core.policy import Policy, TimeoutPolicy
+from reviewlab.analysis._tune import recommend
+from reviewlab.core._policy import Policy, TimeoutPolicy
 from reviewlab.engines.twin import simulate
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 
 START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
 BASE = Policy(timeouts=TimeoutPolicy.uniform(600.0))
@@ -109,7 +109,7 @@ def test_own_abandonment_counts_match_a_replay_of_that_tool_alone(tuned):
 def test_no_change_between_two_infinite_figures_is_zero():
     """inf - inf (a wedge that waits forever before and after) is no change, 0, not NaN;
     finite figures subtract as usual and inf - 5 stays inf."""
-    from reviewlab.analysis.attribution import difference
+    from reviewlab.analysis._attribution import difference
 
     assert difference(math.inf, math.inf) == 0.0
     assert difference(7.5, 5.0) == 2.5

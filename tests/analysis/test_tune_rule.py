@@ -10,11 +10,11 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from reviewlab.analysis.tune import recommend
+from reviewlab.analysis._tune import recommend
 from reviewlab.cli import main
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
-from reviewlab.recording.files import load_episodes
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
+from reviewlab.recording._files import load_episodes
 from reviewlab.resources import corpus_path
 
 

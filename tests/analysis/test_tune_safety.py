@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reviewlab.analysis.safety import SafetyRules
-from reviewlab.analysis.tune import recommend
-from reviewlab.core.policy import Policy, TimeoutPolicy
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
-from reviewlab.engines.censoring import effective_observation
+from reviewlab.analysis._safety import SafetyRules
+from reviewlab.analysis._tune import recommend
+from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.core._vocab import SOURCE_GAP_ABANDONED
+from reviewlab.engines._censoring import effective_observation
 from reviewlab.engines.twin import simulate
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 from reviewlab.recording.interop import import_auto
-from reviewlab.recording.schema import Call, Episode, Extent, Round
 
 REAL_LOGS = Path(__file__).resolve().parents[1] / "fixtures"
 START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
@@ -197,7 +197,7 @@ def test_bad_rules_are_one_line_errors_naming_the_parameter():
 def test_a_tool_of_unknown_kind_is_protected_like_a_side_effecting_one():
     """A tool no table names (kind ``unknown``) with enough calls is protected at its slowest
     completed call (4 s), exactly as ``edit`` is; only a read-only tool is tunable from 0."""
-    from reviewlab.analysis.safety import standings
+    from reviewlab.analysis._safety import standings
 
     rules = SafetyRules(min_calls=5)
     calls = {"mystery_tool": 10, "edit": 10, "read_file": 10}
@@ -212,7 +212,7 @@ def test_a_tool_of_unknown_kind_is_protected_like_a_side_effecting_one():
 def test_the_rung_equal_to_the_slowest_completed_call_is_kept():
     """A protected tool whose slowest completed call took exactly 2 s keeps the 2 s rung (a
     timeout of 2 s abandons nothing that returned), so its ladder is 2, 5, 10, not 5, 10."""
-    from reviewlab.analysis.safety import Standing, restrict_ladder
+    from reviewlab.analysis._safety import Standing, restrict_ladder
 
     standing = Standing("edit", "side_effect", 50, 2.0, "protected", 2.0)
     assert restrict_ladder([1.0, 2.0, 5.0, 10.0], standing, 10.0) == [2.0, 5.0, 10.0]

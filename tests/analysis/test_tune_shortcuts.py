@@ -11,9 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.analysis import _tune_figures, budgets, tune
-from reviewlab.analysis.budgets import AbandonedCounts, BudgetEvaluator, BudgetPoint
-from reviewlab.core.policy import Narrowing, Policy
+from reviewlab.analysis import _budgets as budgets
+from reviewlab.analysis import _tune as tune
+from reviewlab.analysis import _tune_figures
+from reviewlab.analysis._budgets import AbandonedCounts, BudgetEvaluator, BudgetPoint
+from reviewlab.core._policy import Narrowing, Policy
 from reviewlab.recording.synth import synth_corpus
 
 

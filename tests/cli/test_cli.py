@@ -21,11 +21,11 @@ import pytest
 from stub_openai import StubError, StubOpenAI
 
 from reviewlab.cli import build_parser, main
-from reviewlab.core.policy import Policy
-from reviewlab.live.episode import tool_call
-from reviewlab.live.inspection import demo_workspace
-from reviewlab.recording.files import load_episodes, save_episodes
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.core._policy import Policy
+from reviewlab.live._episode import tool_call
+from reviewlab.live._inspection import demo_workspace
+from reviewlab.recording._files import load_episodes, save_episodes
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 
 SUBCOMMANDS = ("demo", "record", "replay", "sweep", "tune", "synth", "import", "lab", "dashboard")
 REPO = Path(__file__).resolve().parents[2]
@@ -836,9 +836,9 @@ def test_demo_without_its_bundled_corpus_is_one_line(
 ) -> None:
     """A checkout missing the bundled corpus: one line saying how to
     recreate it, no report written."""
-    import reviewlab.ui.demo
+    import reviewlab.ui._demo
 
-    monkeypatch.setattr(reviewlab.ui.demo, "CORPUS_PATH", tmp_path / "gone.jsonl.gz")
+    monkeypatch.setattr(reviewlab.ui._demo, "CORPUS_PATH", tmp_path / "gone.jsonl.gz")
     assert main(["demo", "--quick", "--out", str(tmp_path / "out")]) == 2
     line = _error_line(capsys)
     assert "gone.jsonl.gz" in line and "reviewlab synth" in line

@@ -20,11 +20,11 @@ import pytest
 
 from reviewlab.cli import main
 from reviewlab.cli._json import SCHEMA_FILE
-from reviewlab.core.policy import Policy
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
-from reviewlab.engines.corpus import open_corpus
-from reviewlab.engines.replay import replay
-from reviewlab.recording.files import save_episodes
+from reviewlab.core._policy import Policy
+from reviewlab.core._vocab import SOURCE_GAP_ABANDONED
+from reviewlab.engines._corpus import open_corpus
+from reviewlab.engines._replay import replay
+from reviewlab.recording._files import save_episodes
 from reviewlab.resources import data_path
 
 POLICY = "uniform:5"

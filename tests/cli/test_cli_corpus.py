@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 
 from reviewlab import Policy, replay
+from reviewlab.analysis._tune import recommend
 from reviewlab.analysis.sweep import make_grid, sweep
-from reviewlab.analysis.tune import recommend
 from reviewlab.cli import main
-from reviewlab.core.vocab import SOURCE_GAP_WITHHELD
-from reviewlab.recording.files import save_episodes
-from reviewlab.recording.schema import Episode
+from reviewlab.core._vocab import SOURCE_GAP_WITHHELD
+from reviewlab.recording._files import save_episodes
+from reviewlab.recording._schema import Episode
 from reviewlab.recording.synth import synth_corpus
 
 SCALES = (0.01, 0.1, 1.0)
@@ -47,7 +47,7 @@ def _no_episode_objects(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(Episode, "model_validate", refuse)
     monkeypatch.setattr(Episode, "model_validate_json", refuse)
-    import reviewlab.recording.files as files
+    import reviewlab.recording._files as files
 
     monkeypatch.setattr(files, "load_episodes", refuse)
     monkeypatch.setattr(files, "iter_episodes", refuse)
@@ -215,7 +215,7 @@ def test_replay_without_output_builds_no_call_frame(
 ) -> None:
     """``reviewlab replay corpus.parquet`` prints its summary and per-tool table from the replay's
     arrays: no call frame is built unless -o asks for one (memory at scale)."""
-    from reviewlab.engines.result import FramesOnDemand
+    from reviewlab.engines._result import FramesOnDemand
 
     def refuse(self: FramesOnDemand) -> None:
         raise AssertionError("a call frame was built")

@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from conftest import FIXTURES
 
-from reviewlab.analysis.cost import replay_cost
+from reviewlab.analysis._cost import replay_cost
 from reviewlab.cli import main
-from reviewlab.core.policy import Policy, TimeoutPolicy
-from reviewlab.core.prices import load_prices
-from reviewlab.engines.replay import replay
-from reviewlab.recording.files import load_episodes
+from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.core._prices import load_prices
+from reviewlab.engines._replay import replay
+from reviewlab.recording._files import load_episodes
 
 FIXTURE = FIXTURES / "openhands/multi_swe_bench_examples_output.jsonl"
 PRICES = """
@@ -129,12 +129,12 @@ def test_objective_cost_without_prices_is_refused_before_any_replay(real, capsys
 
 def test_sweep_over_hedge_delays_and_breakers_matches_each_points_replay(tmp_path, capsys):
     """--hedge and --breaker cross into 4 points; each row is replay() of that policy."""
-    from reviewlab.core.breaker import BreakerRule
+    from reviewlab.core._breaker import BreakerRule
     from reviewlab.resources import corpus_path
 
     episodes = load_episodes(corpus_path())[:200]
     corpus = tmp_path / "c.jsonl"
-    from reviewlab.recording.files import save_episodes
+    from reviewlab.recording._files import save_episodes
 
     save_episodes(episodes, corpus)
     out = tmp_path / "s.csv"

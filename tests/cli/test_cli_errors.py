@@ -13,8 +13,8 @@ import pytest
 import reviewlab.cli
 from reviewlab.cli import build_parser, main
 from reviewlab.cli._errors import EXIT_USER_ERROR, option_for, run_reporting
-from reviewlab.core.errors import ParameterError
-from reviewlab.core.policy import PolicyError
+from reviewlab.core._errors import ParameterError
+from reviewlab.core._policy import PolicyError
 from reviewlab.resources import corpus_path
 
 CORPUS = str(corpus_path())

@@ -20,10 +20,10 @@ import pytest
 
 from reviewlab.cli import main
 from reviewlab.cli._json import SCHEMA_FILE
-from reviewlab.core.policy import Policy
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
-from reviewlab.engines.corpus import open_corpus
-from reviewlab.engines.replay import replay
+from reviewlab.core._policy import Policy
+from reviewlab.core._vocab import SOURCE_GAP_ABANDONED
+from reviewlab.engines._corpus import open_corpus
+from reviewlab.engines._replay import replay
 from reviewlab.resources import data_path
 
 UNITS = {"seconds", "fraction", "count", "number"}

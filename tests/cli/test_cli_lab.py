@@ -15,7 +15,7 @@ import pytest
 
 from reviewlab.cli import main
 from reviewlab.cli._errors import EXIT_USER_ERROR
-from reviewlab.cli.lab import LAB_EXTRA
+from reviewlab.cli._lab import LAB_EXTRA
 
 LAB_MODULES = ("jupyterlab", "voila", "ipykernel")
 

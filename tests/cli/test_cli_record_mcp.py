@@ -9,10 +9,10 @@ import pytest
 from stub_openai import StubOpenAI
 
 from reviewlab.cli import main
-from reviewlab.live.episode import tool_call
+from reviewlab.live._episode import tool_call
 from reviewlab.live.mcp import demo_server_command
-from reviewlab.recording.files import load_episodes
-from reviewlab.recording.schema import SCHEMA_VERSION_2
+from reviewlab.recording._files import load_episodes
+from reviewlab.recording._schema import SCHEMA_VERSION_2
 
 
 def _argv(base_url: str, root: Path, out: Path, mcp: str) -> list[str]:

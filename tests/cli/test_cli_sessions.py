@@ -17,7 +17,7 @@ import pytest
 from reviewlab.cli import main
 from reviewlab.cli._errors import EXIT_USER_ERROR
 from reviewlab.recording import Call, Episode, Round, SessionJournal, save_episodes
-from reviewlab.ui import dashboard
+from reviewlab.ui import _dashboard as dashboard
 
 START = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 NOTE = {"rounds": "inferred from the tool calls' overlap"}

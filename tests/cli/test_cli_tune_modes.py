@@ -11,24 +11,24 @@ from typing import Any
 
 import pytest
 
-import reviewlab.analysis.tune as tune_module
-from reviewlab.analysis.baselines import compare_baselines
-from reviewlab.analysis.holdout import split_episodes
-from reviewlab.analysis.learned import fit_learned
+import reviewlab.analysis._tune as tune_module
+from reviewlab.analysis._baselines import compare_baselines
+from reviewlab.analysis._holdout import split_episodes
+from reviewlab.analysis._learned import fit_learned
+from reviewlab.analysis._tune import recommend
 from reviewlab.analysis.sweep import make_grid
-from reviewlab.analysis.tune import recommend
 from reviewlab.cli import build_parser, main
-from reviewlab.core.breaker import BreakerRule
+from reviewlab.core._breaker import BreakerRule
 from reviewlab.resources import corpus_path
 
 CORPUS = str(corpus_path())
 LIBRARY = {
-    "reviewlab.analysis.tune:recommend": recommend,
-    "reviewlab.analysis.baselines:compare_baselines": compare_baselines,
-    "reviewlab.analysis.learned:fit_learned": fit_learned,
-    "reviewlab.analysis.holdout:split_episodes": split_episodes,
+    "reviewlab.analysis._tune:recommend": recommend,
+    "reviewlab.analysis._baselines:compare_baselines": compare_baselines,
+    "reviewlab.analysis._learned:fit_learned": fit_learned,
+    "reviewlab.analysis._holdout:split_episodes": split_episodes,
     "reviewlab.analysis.sweep:make_grid": make_grid,
-    "reviewlab.core.breaker:BreakerRule": BreakerRule,
+    "reviewlab.core._breaker:BreakerRule": BreakerRule,
 }
 """The functions the commands' options feed, by the name the options give."""
 MODES = ("tune", "tune guarantee", "tune learned", "tune baselines")

@@ -1,5 +1,5 @@
 """``reviewlab tune``'s safety and certification options: each reaches the library, and bad
-values are one-line errors naming the option (reviewlab/cli/tune.py and its modes)."""
+values are one-line errors naming the option (reviewlab/cli/_tune.py and its modes)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from reviewlab.cli import main
-from reviewlab.core.policy import Policy
+from reviewlab.core._policy import Policy
 from reviewlab.resources import corpus_path
 
 CORPUS = str(corpus_path())

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reviewlab.core.atomic import atomic_path, write_bytes_atomic, write_text_atomic
-from reviewlab.ui.report import write_table
+from reviewlab.core._atomic import atomic_path, write_bytes_atomic, write_text_atomic
+from reviewlab.ui._report import write_table
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Atomic writes interrupted by KeyboardInterrupt (reviewlab/core/atomic.py): the old file stays
+"""Atomic writes interrupted by KeyboardInterrupt (reviewlab/core/_atomic.py): the old file stays
 byte-identical, no temporary file remains, and the interrupt is not swallowed."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.core import atomic
-from reviewlab.core.atomic import atomic_path, write_bytes_atomic, write_text_atomic
+from reviewlab.core import _atomic as atomic
+from reviewlab.core._atomic import atomic_path, write_bytes_atomic, write_text_atomic
 
 OLD = b"old, complete\n"
 

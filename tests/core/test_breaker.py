@@ -1,4 +1,4 @@
-"""The breaker rule and its state machine (reviewlab.core.breaker), on their own."""
+"""The breaker rule and its state machine (reviewlab.core._breaker), on their own."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from reviewlab.core.breaker import BreakerRule, BreakerState
-from reviewlab.core.policy import Policy, PolicyError, TimeoutPolicy
+from reviewlab.core._breaker import BreakerRule, BreakerState
+from reviewlab.core._policy import Policy, PolicyError, TimeoutPolicy
 
 
 def _trip(state: BreakerState, tool: str, times: int, round: int = 1, now: float = 0.0) -> bool:

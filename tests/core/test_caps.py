@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.core.caps import on_progress_fire_sec
-from reviewlab.core.policy import Policy, PolicyError, TimeoutPolicy
-from reviewlab.engines.replay import replay
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel
-from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
+from reviewlab.core._caps import on_progress_fire_sec
+from reviewlab.core._policy import Policy, PolicyError, TimeoutPolicy
+from reviewlab.engines._replay import replay
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel
+from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Round
 
 
 def sdk_timer(progress: list[float], timeout: float, max_total: float) -> float:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reviewlab.core.deadline import (
+from reviewlab.core._deadline import (
     Clock,
     ScaledClock,
     calendar_scope,

@@ -1,5 +1,5 @@
 """Hedged calls: the rule, the fate of one call, the static budget, the running budget, and the
-one hedge plan every engine replays (core/hedge.py, engines/censoring.py)."""
+one hedge plan every engine replays (core/_hedge.py, engines/_censoring.py)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewlab.core.hedge import (
+from reviewlab.core._hedge import (
     HedgeRule,
     ShareBudget,
     hedge_fate,
     hedge_fate_array,
     plan_budget,
 )
-from reviewlab.core.narrowing import PolicyError
-from reviewlab.core.policy import Policy
-from reviewlab.engines.censoring import KaplanMeier, completion_times, hedge_plan
-from reviewlab.recording.schema import Call, Episode, Round
+from reviewlab.core._narrowing import PolicyError
+from reviewlab.core._policy import Policy
+from reviewlab.engines._censoring import KaplanMeier, completion_times, hedge_plan
+from reviewlab.recording._schema import Call, Episode, Round
 
 INF = math.inf
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewlab.core.idle import idle_fire_sec
-from reviewlab.core.narrowing import PolicyError
-from reviewlab.core.policy import Policy, TimeoutPolicy
-from reviewlab.live.executor_base import call_terms
+from reviewlab.core._idle import idle_fire_sec
+from reviewlab.core._narrowing import PolicyError
+from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.live._executor_base import call_terms
 
 
 def test_the_idle_part_keeps_the_hard_timeout_and_adds_idle_timeouts():

@@ -1,13 +1,13 @@
 """Tool kinds, the policy's ``tool_kinds`` part: defaults, overrides, TOML and errors
-(reviewlab/core/kinds.py, reviewlab/core/policy.py)."""
+(reviewlab/core/_kinds.py, reviewlab/core/_policy.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from reviewlab.core.kinds import DEFAULT_TOOL_KINDS, UNKNOWN_KIND
-from reviewlab.core.policy import Policy, PolicyError
-from reviewlab.core.vocab import TOOL_KINDS
+from reviewlab.core._kinds import DEFAULT_TOOL_KINDS, UNKNOWN_KIND
+from reviewlab.core._policy import Policy, PolicyError
+from reviewlab.core._vocab import TOOL_KINDS
 
 
 def test_the_defaults_know_the_bundled_registry_and_the_importers_tools():

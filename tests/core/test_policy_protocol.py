@@ -8,16 +8,10 @@ from typing import Any
 
 import pytest
 
-from reviewlab.core.policy import (
-    Narrowing,
-    TimeoutPolicy,
-    is_clock_aware,
-    reads_clock,
-    resolve_bound,
-    timeout_at,
-)
-from reviewlab.engines.replay import replay
-from reviewlab.recording.schema import Call, Episode, Round
+from reviewlab.core._policy import Narrowing, TimeoutPolicy, resolve_bound, timeout_at
+from reviewlab.core._timeouts import is_clock_aware, reads_clock
+from reviewlab.engines._replay import replay
+from reviewlab.recording._schema import Call, Episode, Round
 
 
 class HalfTheTimeLeft:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reviewlab.core.breaker import BreakerRule
-from reviewlab.core.hedge import HedgeRule
-from reviewlab.core.policy import (
+from reviewlab.core._breaker import BreakerRule
+from reviewlab.core._hedge import HedgeRule
+from reviewlab.core._policy import (
     PRE_FIX_LABEL,
     Narrowing,
     Policy,

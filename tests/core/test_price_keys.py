@@ -1,4 +1,4 @@
-"""Model names with several slashes in price tables (reviewlab/core/prices.py): a name is priced
+"""Model names with several slashes in price tables (reviewlab/core/_prices.py): a name is priced
 by its longest listed tail after a ``/``, listed names may hold slashes, and a listed name with
 an empty part is an error naming the key."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reviewlab.core.prices import ModelPrice, PriceTable, PriceTableError, load_prices
+from reviewlab.core._prices import ModelPrice, PriceTable, PriceTableError, load_prices
 
 TABLE = """
 [models.gpt-4o-mini]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from reviewlab.core.prices import (
+from reviewlab.core._prices import (
     ModelPrice,
     PriceTable,
     PriceTableError,

@@ -1,4 +1,4 @@
-"""The summary's quantiles (core/quantiles.py): NumPy's linear method bit for bit on finite
+"""The summary's quantiles (core/_quantiles.py): NumPy's linear method bit for bit on finite
 values, infinity kept, and the same figures read from a sorted base with replaced values."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewlab.core.quantiles import ReplacedValues, interpolate, quantile_ranks, quantiles
+from reviewlab.core._quantiles import ReplacedValues, interpolate, quantile_ranks, quantiles
 
 QS = (0.0, 0.5, 0.95, 0.99, 1.0)
 

@@ -7,8 +7,8 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from reviewlab.core.crediting import Crediting, abandons, abandons_array
-from reviewlab.core.receipts import (
+from reviewlab.core._crediting import Crediting, abandons, abandons_array
+from reviewlab.core._receipts import (
     Outcome,
     ToolReceipt,
     arg_error_text,
@@ -18,7 +18,7 @@ from reviewlab.core.receipts import (
     unavailable_text,
     wall_stamp,
 )
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.core._vocab import SOURCE_GAP_ABANDONED
 
 STAMP = {
     "target": "/w/a.py",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from reviewlab.core.vocab import CENSORING_MODES, REACTIONS
-from reviewlab.engines.engine import Cluster, Twin, Vectorized
-from reviewlab.engines.replay import replay
-from reviewlab.testing import conformance
-from reviewlab.testing.conformance import PART_POLICIES, assert_same_calls, check, check_all
-from reviewlab.testing.summaries import declared_refusal, replay_on_partitions
+from reviewlab.core._vocab import CENSORING_MODES, REACTIONS
+from reviewlab.engines._engine import Cluster, Twin, Vectorized
+from reviewlab.engines._replay import replay
+from reviewlab.testing import _conformance as conformance
+from reviewlab.testing._conformance import PART_POLICIES, assert_same_calls, check, check_all
+from reviewlab.testing._summaries import declared_refusal, replay_on_partitions
 
 PARTS = sorted(PART_POLICIES)
 REFUSED = {"cap_rule", "tasks"}
@@ -26,6 +26,8 @@ def assert_conforms(verdict, part):
         assert verdict.outcome == "refused" and part in verdict.detail, verdict
     else:
         assert verdict.outcome == "agrees", verdict.detail
+
+
 CELLS = [(p, c, r) for p in PARTS for c in CENSORING_MODES for r in REACTIONS]
 
 
@@ -77,7 +79,7 @@ def test_real_engine_conforms(real_verdicts, part, censored, reaction):
 
 def test_every_policy_part_is_a_cell():
     """The suite's parts cover every part a Policy has (a new part needs a cell)."""
-    from reviewlab.core.policy import POLICY_PARTS
+    from reviewlab.core._policy import POLICY_PARTS
 
     covered = {part.split(".")[0] for name in PARTS for part in name.split("+")}
     assert set(POLICY_PARTS) <= covered
@@ -105,8 +107,12 @@ def test_a_disagreement_is_caught_and_named():
 
     def drops_idle(corpus, policy, *, censored, reaction, seed):
         return replay(
-            corpus, policy.replace(idle_sec={}), engine="vectorized", censored=censored,
-            reaction=reaction, seed=seed,
+            corpus,
+            policy.replace(idle_sec={}),
+            engine="vectorized",
+            censored=censored,
+            reaction=reaction,
+            seed=seed,
         ).calls
 
     with pytest.raises(AssertionError, match="progress"):
@@ -131,9 +137,17 @@ def test_a_refusal_must_name_the_part():
 def test_assert_same_calls_compares_times_within_the_tolerance():
     """Times may differ within the tolerance, infinities only with infinities, rows must match."""
     row = {
-        "episode_id": "e", "call_index": 0, "round": 1, "tool": "read_file",
-        "outcome": "executed", "source_gap": "", "bound_by": "tool_timeout",
-        "requested_lines": 10, "credited_lines": 10, "bound_sec": 5.0, "wait_sec": 2.0,
+        "episode_id": "e",
+        "call_index": 0,
+        "round": 1,
+        "tool": "read_file",
+        "outcome": "executed",
+        "source_gap": "",
+        "bound_by": "tool_timeout",
+        "requested_lines": 10,
+        "credited_lines": 10,
+        "bound_sec": 5.0,
+        "wait_sec": 2.0,
     }
     left = pd.DataFrame([row])
     assert_same_calls(left, pd.DataFrame([{**row, "wait_sec": 2.4}]), tolerance_sec=0.5)
@@ -154,9 +168,7 @@ def test_a_window_a_fifth_of_a_second_short_is_the_deadlines(engine):
     """The corpus's near-tie read: 5.8 s deadline, 1 s send, so 4.8 s left under read_file's
     5 s; both exact engines bound it at 4.8 s and say ``deadline`` (no allowance), and the 7 s
     read is abandoned there."""
-    calls = replay(
-        conformance.conformance_corpus(), PART_POLICIES["timeouts"], engine=engine
-    ).calls
+    calls = replay(conformance.conformance_corpus(), PART_POLICIES["timeouts"], engine=engine).calls
     (row,) = calls[calls["episode_id"] == "near-tie"].itertuples()
     assert row.bound_sec == pytest.approx(4.8, abs=1e-12)
     assert row.bound_by == "deadline" and row.source_gap == "native_tool_abandoned"
@@ -172,8 +184,12 @@ def test_exactly_the_calls_a_stated_tie_tolerance_covers_may_read_tool_timeout()
     def tie_reader(tie_sec, *also):
         def run(corpus, policy, *, censored, reaction, seed):
             calls = replay(
-                corpus, policy, engine="vectorized", censored=censored,
-                reaction=reaction, seed=seed,
+                corpus,
+                policy,
+                engine="vectorized",
+                censored=censored,
+                reaction=reaction,
+                seed=seed,
             ).calls
             relabel = calls["episode_id"].isin(["near-tie", *also])
             calls.loc[relabel & calls["bound_by"].eq("deadline"), "bound_by"] = "tool_timeout"
@@ -240,8 +256,12 @@ def test_a_summary_that_differs_is_caught_and_named():
     def drops_idle(corpus, policy, *, censored, reaction, seed):
         return dict(
             replay(
-                corpus, policy.replace(idle_sec={}), engine="vectorized", censored=censored,
-                reaction=reaction, seed=seed,
+                corpus,
+                policy.replace(idle_sec={}),
+                engine="vectorized",
+                censored=censored,
+                reaction=reaction,
+                seed=seed,
             ).summary
         )
 

@@ -50,10 +50,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core._policy import Narrowing, TimeoutPolicy
+from reviewlab.engines._replay import replay
 from reviewlab.engines.real import measure_overhead_sec
-from reviewlab.engines.replay import replay
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 
 TIME_SCALE = 0.2
 """Recorded seconds × this = real seconds; raised on a machine slower than the margins assume."""

@@ -208,11 +208,11 @@ def test_the_exceptions_to_the_docstring_limit_are_real() -> None:
 def test_the_checks_see_what_they_must(tmp_path: Path) -> None:
     """Wrapped and titled roles are read, fields resolve, headings lose numbers and
     parentheses, and a stale name or a missing section is caught."""
-    text = ":func:`~reviewlab.core.\n    policy.resolve_bound` and :class:`the call <reviewlab.X>`"
-    assert role_targets(text) == ["reviewlab.core.policy.resolve_bound", "reviewlab.X"]
-    assert resolves("reviewlab.core.policy.resolve_bound")
-    assert resolves("reviewlab.recording.schema.Call.duration_sec")  # a pydantic field
-    assert not resolves("reviewlab.core.policy.no_such_name")
+    text = ":func:`~reviewlab.core.\n    _policy.resolve_bound` and :class:`the call <reviewlab.X>`"
+    assert role_targets(text) == ["reviewlab.core._policy.resolve_bound", "reviewlab.X"]
+    assert resolves("reviewlab.core._policy.resolve_bound")
+    assert resolves("reviewlab.recording._schema.Call.duration_sec")  # a pydantic field
+    assert not resolves("reviewlab.core._policy.no_such_name")
     assert not resolves("reviewlab.no_such_module.name")
     doc = tmp_path / "doc.md"
     doc.write_text("# Title\n## 7. What a replay assumes\n### The price (`cost.py`)\n")

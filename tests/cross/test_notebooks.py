@@ -163,7 +163,7 @@ def test_results_show_themselves_as_html_in_a_kernel() -> None:
     setup = (
         "from reviewlab import (Policy, make_grid, open_corpus, recommend, replay,\n"
         "    replay_bounds, sweep)\n"
-        "from reviewlab.testing.builders import call, episode\n"
+        "from reviewlab.testing._builders import call, episode\n"
         "episodes = [\n"
         "    episode('e1', [[call('read_file', 1.0)], [call('search_code', 10.0)]]),\n"
         "    episode('e2', [[call('query_code', 2.0, completed=False)],\n"

@@ -30,38 +30,38 @@ MAX_PARAMETERS = 8
 """The most parameters a function may take, the entry points of :data:`ENTRY_POINTS` aside."""
 
 ENTRY_POINTS: dict[str, str] = {
-    "reviewlab/engines/replay.py::replay": (
+    "reviewlab/engines/_replay.py::replay": (
         "design.md §3: the one dispatch; takes a bare rule with narrowing= and every replay option"
     ),
     "reviewlab/analysis/sweep/_run.py::sweep": (
         "issue 31 item 2: a documented entry point, its replay options beside the grid"
     ),
-    "reviewlab/analysis/tune.py::recommend": (
+    "reviewlab/analysis/_tune.py::recommend": (
         "issue 31 item 2: a documented entry point; its budgets, rules and search are keywords"
     ),
-    "reviewlab/live/episode.py::ReviewEpisode.__init__": (
+    "reviewlab/live/_episode.py::ReviewEpisode.__init__": (
         "design.md §3 promises this constructor's keywords (policy, narrowing, deadline_at, ...)"
     ),
     "reviewlab/recording/capture/_live.py::record_live": (
         "documented (docs/recording-format.md): a live run captured with ReviewEpisode's keywords"
     ),
-    "reviewlab/engines/twin/engine.py::simulate": (
+    "reviewlab/engines/twin/_engine.py::simulate": (
         "exported by reviewlab.engines.twin and on its API page; its keywords are Twin's options"
     ),
     "reviewlab/live/mcp/_server.py::MCPServer.__init__": (
         "documented in docs/mcp.md and on its API page: users pass its keywords (url=, cwd=, ...)"
     ),
-    "reviewlab/testing/strategies.py::corpora": (
+    "reviewlab/testing/_strategies.py::corpora": (
         "a public Hypothesis strategy of reviewlab.testing (docs/architecture.md, API page)"
     ),
 }
 """Documented entry points allowed more than :data:`MAX_PARAMETERS` parameters, with why."""
 
 NOT_YET: dict[tuple[str, str], str] = {
-    ("reviewlab/engines/vectorized/compiled.py::CompiledCorpus._compile_columns", "parameters"): (
+    ("reviewlab/engines/vectorized/_compiled.py::CompiledCorpus._compile_columns", "parameters"): (
         "engines/vectorized"
     ),
-    ("reviewlab/engines/vectorized/evaluation.py::Evaluation.__init__", "parameters"): (
+    ("reviewlab/engines/vectorized/_evaluation.py::Evaluation.__init__", "parameters"): (
         "engines/vectorized"
     ),
     ("reviewlab/gateway/_gateway.py::Gateway.__init__", "parameters"): "gateway",

@@ -7,10 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reviewlab import Policy, replay
-from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSION_2
-from reviewlab.testing.assertions import assert_same_replay, assert_same_summary
-from reviewlab.testing.builders import START, call, corpus, episode, read
-from reviewlab.testing.strategies import corpora, policies
+from reviewlab.recording._schema import SCHEMA_VERSION, SCHEMA_VERSION_2
+from reviewlab.testing._assertions import assert_same_replay, assert_same_summary
+from reviewlab.testing._builders import START, call, corpus, episode, read
+from reviewlab.testing._strategies import corpora, policies
 
 
 def test_builders_make_valid_episodes_of_the_right_version():

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
+from reviewlab.core._policy import Narrowing, TimeoutPolicy
+from reviewlab.engines._replay import replay, replay_bounds
 from reviewlab.engines.real import default_time_scale
-from reviewlab.engines.replay import replay, replay_bounds
-from reviewlab.recording.files import load_episodes
+from reviewlab.recording._files import load_episodes
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 from reviewlab.recording.interop import import_openhands
-from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.resources import corpus_path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

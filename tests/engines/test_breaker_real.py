@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from test_breaker_replay import POLICY, wedging_episode
 
-from reviewlab.core.metrics import CALL_FRAME_COLUMNS
-from reviewlab.core.policy import Narrowing, Policy
-from reviewlab.engines.replay import replay
+from reviewlab.core._metrics import CALL_FRAME_COLUMNS
+from reviewlab.core._policy import Narrowing, Policy
+from reviewlab.engines._replay import replay
 
 TIME_SCALE = 0.1
 """Recorded seconds × this = real seconds: the corpus's margins (1-s calls, 2-s bounds) are

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from reviewlab.core.breaker import BreakerRule, BreakerState
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
-from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.testing.strategies import breakers
-from reviewlab.testing.strategies import corpora as shared_corpora
+from reviewlab.core._breaker import BreakerRule, BreakerState
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
+from reviewlab.recording._schema import Call, Episode, Extent, Round
+from reviewlab.testing._strategies import breakers
+from reviewlab.testing._strategies import corpora as shared_corpora
 
 T0 = datetime(2026, 2, 2, 10, 0, tzinfo=UTC)
 GONE, HELD = "native_tool_abandoned", "native_tool_withheld"

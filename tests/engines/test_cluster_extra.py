@@ -10,8 +10,8 @@ import textwrap
 import tomllib
 from pathlib import Path
 
+from reviewlab.recording._files import load_episodes
 from reviewlab.recording.columnar import write_columnar
-from reviewlab.recording.files import load_episodes
 from reviewlab.resources import data_path
 
 REPO = Path(__file__).resolve().parents[2]

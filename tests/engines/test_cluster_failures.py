@@ -18,13 +18,13 @@ import pytest
 from cluster_rules import OnceInAWorker
 
 from reviewlab.analysis.sweep import make_grid, points_grid, sweep
-from reviewlab.cli import _tune as cli_tune  # the tune commands connect through it
+from reviewlab.cli import _sweep as cli_sweep
+from reviewlab.cli import _tune_shared as cli_tune  # the tune commands connect through it
 from reviewlab.cli import main
-from reviewlab.cli import sweep as cli_sweep
-from reviewlab.core.policy import Policy, TimeoutPolicy
+from reviewlab.core._policy import Policy, TimeoutPolicy
 from reviewlab.engines.cluster import ClusterCorpus, SchedulerLost
+from reviewlab.recording._file_errors import EpisodeFormatError
 from reviewlab.recording.columnar import write_columnar
-from reviewlab.recording.file_errors import EpisodeFormatError
 from reviewlab.recording.synth import synth_corpus
 
 distributed = pytest.importorskip("distributed")

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from reviewlab.core import metrics
-from reviewlab.core.quantiles import interpolate, quantile_ranks
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._quantiles import interpolate, quantile_ranks
 from reviewlab.engines.cluster import _merge, _select
 from reviewlab.engines.cluster._keys import LEVELS, float_keys, key_value
 from reviewlab.engines.cluster._merge import CellSums

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.engine import Cluster, Twin
-from reviewlab.engines.replay import replay
-from reviewlab.engines.result import ReplaySummary
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._engine import Cluster, Twin
+from reviewlab.engines._replay import replay
+from reviewlab.engines._result import ReplaySummary
 from reviewlab.recording.columnar import write_columnar
 from reviewlab.recording.synth import synth_corpus
 

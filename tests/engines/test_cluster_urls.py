@@ -13,12 +13,12 @@ import pytest
 
 from reviewlab.analysis.sweep import make_grid, sweep
 from reviewlab.cli import main
-from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.engines.vectorized.columns import compile_columns
+from reviewlab.core._policy import TimeoutPolicy
+from reviewlab.engines.vectorized._columns import compile_columns
+from reviewlab.recording._files import save_episodes
+from reviewlab.recording._locations import is_url
 from reviewlab.recording.columnar import iter_columnar, partition_paths, write_columnar
-from reviewlab.recording.files import save_episodes
 from reviewlab.recording.interop import convert_corpus
-from reviewlab.recording.locations import is_url
 from reviewlab.recording.synth import synth_corpus
 
 distributed = pytest.importorskip("distributed")

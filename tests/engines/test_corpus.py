@@ -15,14 +15,14 @@ import pandas as pd
 import pytest
 
 from reviewlab import Policy, open_corpus, replay, replay_bounds
-from reviewlab.core.metrics import per_tool
-from reviewlab.core.vocab import CensoringMode
-from reviewlab.engines import corpus as corpus_module
-from reviewlab.engines.censoring import effective_observation, estimates_by_tool
-from reviewlab.engines.corpus import COMPILED_KEPT, Corpus, CorpusSource
+from reviewlab.core._metrics import per_tool
+from reviewlab.core._vocab import CensoringMode
+from reviewlab.engines import _corpus as corpus_module
+from reviewlab.engines._censoring import effective_observation, estimates_by_tool
+from reviewlab.engines._corpus import COMPILED_KEPT, Corpus, CorpusSource
 from reviewlab.engines.vectorized import compile_corpus
-from reviewlab.recording.files import EpisodeFormatError, load_episodes, save_episodes
-from reviewlab.recording.schema import Episode
+from reviewlab.recording._files import EpisodeFormatError, load_episodes, save_episodes
+from reviewlab.recording._schema import Episode
 from reviewlab.recording.synth import synth_corpus
 
 KINDS = ("jsonl", "jsonl.gz", "parquet", "partitions", "list", "loaded")
@@ -105,7 +105,7 @@ def test_the_columns_are_compiled_once_per_censoring(
     files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Replays under one censoring assumption share one compile; another one compiles again."""
-    from reviewlab.engines.vectorized import columns
+    from reviewlab.engines.vectorized import _columns as columns
 
     compiles: list[str] = []
     real = columns.compile_columns

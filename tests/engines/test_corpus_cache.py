@@ -1,11 +1,11 @@
-"""The compiled corpora the engines keep (engines/corpus_cache.py): a hit needs the same episodes
+"""The compiled corpora the engines keep (engines/_corpus_cache.py): a hit needs the same episodes
 in the same order and the same options; the least recently used entry goes first."""
 
 from __future__ import annotations
 
 import pytest
 
-from reviewlab.engines.corpus_cache import CorpusCache
+from reviewlab.engines._corpus_cache import CorpusCache
 
 
 class Thing:

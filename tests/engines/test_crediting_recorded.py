@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from test_breaker_real import assert_real_matches
 
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
-from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
+from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
 
 T0 = datetime(2026, 3, 3, 9, 0, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""Engines as objects (reviewlab/engines/engine.py, honours.py): a name is the object with its
+"""Engines as objects (reviewlab/engines/_engine.py, honours.py): a name is the object with its
 defaults, options set its fields, and its declaration refuses by name before any work."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.core.policy import Policy
-from reviewlab.core.vocab import ENGINES
+from reviewlab.core._policy import Policy
+from reviewlab.core._vocab import ENGINES
 from reviewlab.engines import Cluster, Real, ReplaySummary, Twin, Vectorized
-from reviewlab.engines.engine import engine_of
-from reviewlab.engines.honours import CLUSTER, REAL, TWIN, VECTORIZED
-from reviewlab.engines.replay import replay
-from reviewlab.testing.conformance import conformance_corpus
+from reviewlab.engines._engine import engine_of
+from reviewlab.engines._honours import CLUSTER, REAL, TWIN, VECTORIZED
+from reviewlab.engines._replay import replay
+from reviewlab.testing._conformance import conformance_corpus
 
 
 def test_a_name_is_the_object_with_its_defaults() -> None:
@@ -65,9 +65,10 @@ def test_an_engine_object_replays_as_its_name_does() -> None:
     assert by_object.slots is not None and set(by_object.slots["slot_id"]) == set(
         by_name.slots["slot_id"]
     )
-    assert replay(corpus, policy, engine=Vectorized()).summary == replay(
-        corpus, policy, engine="vectorized"
-    ).summary
+    assert (
+        replay(corpus, policy, engine=Vectorized()).summary
+        == replay(corpus, policy, engine="vectorized").summary
+    )
 
 
 def test_the_declaration_refuses_before_any_work(tmp_path: Path) -> None:

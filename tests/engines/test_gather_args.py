@@ -7,7 +7,7 @@ import re
 
 import pyarrow as pa
 
-from reviewlab.engines.vectorized.gather import _ESCAPE, _TIMEOUT_KEY, _rows_containing
+from reviewlab.engines.vectorized._gather import _ESCAPE, _TIMEOUT_KEY, _rows_containing
 
 SEARCHES = [(_TIMEOUT_KEY, b'"timeout'), (_ESCAPE, b"\\")]
 

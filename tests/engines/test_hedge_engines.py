@@ -14,15 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, Policy
-from reviewlab.engines.censoring import completion_times, hedge_plan
+from reviewlab.core._metric_names import SUMMARY_KEYS
+from reviewlab.core._policy import Narrowing, Policy
+from reviewlab.engines._censoring import completion_times, hedge_plan
+from reviewlab.engines._replay import replay
+from reviewlab.engines._result import ReplayResult
 from reviewlab.engines.real import replay_real
-from reviewlab.engines.replay import replay
-from reviewlab.engines.result import ReplayResult
 from reviewlab.engines.vectorized import replay_vectorized
-from reviewlab.recording.schema import Call, Episode, Extent, Round
-from reviewlab.testing.strategies import corpora as shared_corpora
+from reviewlab.recording._schema import Call, Episode, Extent, Round
+from reviewlab.testing._strategies import corpora as shared_corpora
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -43,7 +43,7 @@ def assert_same_answers(twin: ReplayResult, fast: ReplayResult) -> None:
     """Every column of both frames and every summary figure are equal."""
     pd.testing.assert_frame_equal(twin.calls, fast.calls)
     pd.testing.assert_frame_equal(twin.episodes, fast.episodes)
-    for key in metrics.SUMMARY_KEYS:
+    for key in SUMMARY_KEYS:
         a, b = twin.summary[key], fast.summary[key]
         assert a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)), key
 
@@ -100,7 +100,7 @@ def test_twin_and_vectorized_agree_exactly_on_hedged_replays(
 def test_twin_and_vectorized_agree_on_the_bundled_corpus_and_hedging_costs_extra_calls() -> None:
     """Ouroboros with read_file, search_code and query_code hedged at their p95: identical
     frames; the summary reports hedges and their share of calls."""
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.recording._files import load_episodes
     from reviewlab.resources import corpus_path
 
     corpus = load_episodes(corpus_path())

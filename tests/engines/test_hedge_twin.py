@@ -9,13 +9,13 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, Policy
-from reviewlab.engines.censoring import completion_times, hedge_plan
-from reviewlab.engines.twin.engine import run_simulation
-from reviewlab.engines.twin.model import hedge_columns
-from reviewlab.engines.twin.pool import PoolShape
-from reviewlab.recording.schema import Call, Episode, Round
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._policy import Narrowing, Policy
+from reviewlab.engines._censoring import completion_times, hedge_plan
+from reviewlab.engines.twin._engine import run_simulation
+from reviewlab.engines.twin._model import hedge_columns
+from reviewlab.engines.twin._pool import PoolShape
+from reviewlab.recording._schema import Call, Episode, Round
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -141,7 +141,7 @@ def test_hedging_the_tail_tool_at_its_p95_lowers_p99_wall_on_the_bundled_corpus(
     """On the bundled corpus the p99 episodes wait on search_code and query_code, not read_file:
     hedging those at their p95 lowers p99 wall; hedging read_file cannot (none of its calls in
     those episodes is slower than its p95), and both report the extra calls."""
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.recording._files import load_episodes
     from reviewlab.resources import corpus_path
 
     corpus = load_episodes(corpus_path())

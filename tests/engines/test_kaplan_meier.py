@@ -1,4 +1,4 @@
-"""The Kaplan–Meier estimate of reviewlab.engines.censoring: ties, censoring at an event time,
+"""The Kaplan–Meier estimate of reviewlab.engines._censoring: ties, censoring at an event time,
 and agreement with lifelines on random right-censored samples."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewlab.engines.censoring import KaplanMeier
+from reviewlab.engines._censoring import KaplanMeier
 
 
 def test_tied_event_times_all_leave_the_risk_set_at_once():

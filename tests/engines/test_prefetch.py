@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from reviewlab.core.policy import TimeoutPolicy
+from reviewlab.core._policy import TimeoutPolicy
 from reviewlab.engines import _prefetch
 from reviewlab.engines._prefetch import prefetch
-from reviewlab.engines.vectorized.columns import compile_columns
+from reviewlab.engines.vectorized._columns import compile_columns
 from reviewlab.recording.columnar import ARROW_SCHEMA, ColumnarFormatError, episodes_table
 from reviewlab.recording.synth import synth_corpus, write_synthetic
 

@@ -1,4 +1,4 @@
-"""The reaction models' rewrites checked by hand (reviewlab/engines/reaction.py): a re-issued
+"""The reaction models' rewrites checked by hand (reviewlab/engines/_reaction.py): a re-issued
 copy that the breaker withholds asks for no lines, and ``skip_target`` skips exactly the later
 ``read_file`` calls on an abandoned path."""
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from reviewlab import replay
-from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.core._policy import TimeoutPolicy
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 
 T0 = datetime(2026, 2, 2, 10, 0, tzinfo=UTC)
 GONE, HELD, SKIPPED = "native_tool_abandoned", "native_tool_withheld", "native_tool_skipped"

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from test_hedge_engines import _wide_margin_corpus
 
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
 from reviewlab.engines.real import replay_real
-from reviewlab.engines.replay import replay
-from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
+from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
 
 STARTED = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
 SIMULATED = ("twin", "vectorized")

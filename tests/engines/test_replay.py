@@ -6,17 +6,17 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.core.metrics import (
+from reviewlab.core._metric_names import SUMMARY_KEYS
+from reviewlab.core._metrics import (
     CALL_COLUMNS,
     CALL_FRAME_COLUMNS,
     CALL_TIMING_COLUMNS,
     EPISODE_COLUMNS,
-    SUMMARY_KEYS,
 )
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.engines.replay import replay
-from reviewlab.engines.result import ReplayResult
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.core._policy import Narrowing, TimeoutPolicy
+from reviewlab.engines._replay import replay
+from reviewlab.engines._result import ReplayResult
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 
 
 def _corpus() -> list[Episode]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
 from reviewlab.engines.vectorized import compile_corpus
 from reviewlab.recording.synth import synth_corpus
 

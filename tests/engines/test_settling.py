@@ -14,17 +14,17 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from reviewlab.core import metrics
-from reviewlab.core.breaker import BreakerRule
-from reviewlab.core.policy import Narrowing, Policy
-from reviewlab.core.vocab import CENSORING_MODES, REACTIONS
-from reviewlab.engines.censoring import completion_times, hedge_plan
-from reviewlab.engines.reaction import MAX_PASSES, react
-from reviewlab.engines.replay import replay
+from reviewlab.core._breaker import BreakerRule
+from reviewlab.core._metric_names import SUMMARY_KEYS
+from reviewlab.core._policy import Narrowing, Policy
+from reviewlab.core._vocab import CENSORING_MODES, REACTIONS
+from reviewlab.engines._censoring import completion_times, hedge_plan
+from reviewlab.engines._reaction import MAX_PASSES, react
+from reviewlab.engines._replay import replay
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import replay_vectorized
-from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
-from reviewlab.testing.strategies import corpora as shared_corpora
+from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
+from reviewlab.testing._strategies import corpora as shared_corpora
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ISSUE_POLICY = (
@@ -76,7 +76,7 @@ def assert_same(twin, fast) -> None:
     """Every column of both frames and every summary figure are equal."""
     pd.testing.assert_frame_equal(twin.calls, fast.calls)
     pd.testing.assert_frame_equal(twin.episodes, fast.episodes)
-    for key in metrics.SUMMARY_KEYS:
+    for key in SUMMARY_KEYS:
         a, b = twin.summary[key], fast.summary[key]
         assert a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)), key
 

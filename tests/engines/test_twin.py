@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 import simpy
 
-from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy, resolve_bound
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
-from reviewlab.engines.replay import replay
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._metric_names import SUMMARY_KEYS
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy, resolve_bound
+from reviewlab.core._vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.engines._replay import replay
 from reviewlab.engines.twin import BoundResolver, KaplanMeier, impute_durations, simulate
-from reviewlab.engines.twin.model import sync_to
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.engines.twin._model import sync_to
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -58,7 +59,7 @@ def test_frames_have_the_shared_columns_and_one_row_per_call():
     assert tuple(result.episodes.columns) == metrics.EPISODE_COLUMNS
     assert list(result.calls["call_index"]) == [0, 1]
     assert list(result.calls["round"]) == [1, 1]
-    assert set(result.summary) == set(metrics.SUMMARY_KEYS)
+    assert set(result.summary) == set(SUMMARY_KEYS)
     assert result.engine == "twin" and result.slots is None
 
 
@@ -329,11 +330,11 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
     """Without a pool, the single corpus process (no clock stop per arrival) gives
     what per-episode processes give."""
     from reviewlab.engines._shared import arrival_times
-    from reviewlab.engines.twin.bounds import BoundResolver as Resolver
-    from reviewlab.engines.twin.corpus import compiled
-    from reviewlab.engines.twin.engine import run_simulation
-    from reviewlab.engines.twin.episode import episode_process
-    from reviewlab.engines.twin.model import Simulation
+    from reviewlab.engines.twin._bounds import BoundResolver as Resolver
+    from reviewlab.engines.twin._corpus import compiled
+    from reviewlab.engines.twin._engine import run_simulation
+    from reviewlab.engines.twin._episode import episode_process
+    from reviewlab.engines.twin._model import Simulation
     from reviewlab.recording.synth import synth_corpus
 
     wedge = Call(tool="query_code", duration_sec=900.0, completed=False)
@@ -512,7 +513,7 @@ def test_a_corpus_that_never_completed_cannot_be_imputed():
 def test_a_cached_corpus_replays_exactly_like_a_fresh_one():
     """Replaying the same episode objects again (compiled corpus reused) gives the
     same frames as a fresh compile."""
-    from reviewlab.engines.twin.corpus import clear_cache, compiled
+    from reviewlab.engines.twin._corpus import clear_cache, compiled
 
     eps = [
         _episode(

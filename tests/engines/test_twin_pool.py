@@ -22,10 +22,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
+from reviewlab.core._policy import TimeoutPolicy
+from reviewlab.core._vocab import SOURCE_GAP_ABANDONED
 from reviewlab.engines.twin import SLOT_STATES, SLOT_TIMELINE_COLUMNS, simulate
-from reviewlab.recording.schema import Call, Episode, Round
+from reviewlab.recording._schema import Call, Episode, Round
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviewlab.core.policy import Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer, demo_server_command
+from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Round
 from reviewlab.recording.capture import episode_from_result
-from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
 
 STARTED = datetime(2026, 12, 1, 7, 0, tzinfo=UTC)
 

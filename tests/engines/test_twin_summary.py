@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
-from reviewlab.engines.result import FramesOnDemand
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
+from reviewlab.engines._result import FramesOnDemand
 from reviewlab.engines.twin import simulate
-from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
+from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
 from reviewlab.recording.synth import synth_corpus
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -13,24 +13,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewlab.core import metrics
-from reviewlab.core.crediting import Crediting, abandons, abandons_array
-from reviewlab.core.policy import Narrowing, TimeoutPolicy, resolve_bound
-from reviewlab.core.quantiles import ReplacedValues
-from reviewlab.engines.replay import replay
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._crediting import Crediting, abandons, abandons_array
+from reviewlab.core._policy import Narrowing, TimeoutPolicy, resolve_bound
+from reviewlab.core._quantiles import ReplacedValues
+from reviewlab.engines._replay import replay
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import (
     cached_corpus,
     compile_corpus,
     replay_vectorized,
 )
-from reviewlab.engines.vectorized.columns import compile_columns
-from reviewlab.engines.vectorized.evaluation import Evaluation
+from reviewlab.engines.vectorized._columns import compile_columns
+from reviewlab.engines.vectorized._evaluation import Evaluation
+from reviewlab.recording._files import save_episodes
+from reviewlab.recording._schema import Call, Episode, Round
 from reviewlab.recording.columnar import episodes_table
-from reviewlab.recording.files import save_episodes
-from reviewlab.recording.schema import Call, Episode, Round
 from reviewlab.recording.synth import synth_corpus
-from reviewlab.testing.strategies import corpora as shared_corpora
+from reviewlab.testing._strategies import corpora as shared_corpora
 
 START = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
 TOOLS = ("read_file", "list_files", "search_code", "query_code", "web_search", "run_command")
@@ -247,7 +247,7 @@ def test_frames_are_built_on_first_access(via, monkeypatch):
     episodes = synth_corpus(80, seed=5, tail_scale=100.0)
     policy = TimeoutPolicy.uniform(2.0)
     twin = simulate(episodes, policy, Narrowing())
-    import reviewlab.engines.vectorized.compiled as compiled_module
+    import reviewlab.engines.vectorized._compiled as compiled_module
 
     built = []
     real = compiled_module.frames
@@ -425,7 +425,7 @@ def test_compile_corpus_refuses_what_the_twin_refuses():
 def test_a_sparse_summary_reads_its_walls_from_the_static_ones_exactly(via, scale, monkeypatch):
     """With the sorted static walls and the settled episodes' changes standing for the walls
     (as on a large corpus), every summary figure equals the twin's."""
-    import reviewlab.engines.vectorized.evaluation as evaluation
+    import reviewlab.engines.vectorized._evaluation as evaluation
 
     monkeypatch.setattr(evaluation, "REPLACED_WALLS_FROM", 0)
     read = []

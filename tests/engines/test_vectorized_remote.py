@@ -20,17 +20,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewlab.core import metrics
-from reviewlab.core.idle import idle_fire_sec
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._idle import idle_fire_sec
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import compile_corpus, replay_vectorized
-from reviewlab.engines.vectorized.columns import compile_columns
-from reviewlab.engines.vectorized.settle import with_idle
+from reviewlab.engines.vectorized._columns import compile_columns
+from reviewlab.engines.vectorized._settle import with_idle
+from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Round
 from reviewlab.recording.columnar import episodes_table, write_columnar
-from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
-from reviewlab.testing.strategies import corpora as shared_corpora
+from reviewlab.testing._strategies import corpora as shared_corpora
 
 START = datetime(2026, 3, 3, 8, 0, tzinfo=UTC)
 TOOLS = ("progress", "read_file", "ignore_cancel", "query_code")

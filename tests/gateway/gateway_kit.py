@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewlab.gateway import Gateway, PolicyFile, load_servers
-from reviewlab.live.inspection import demo_workspace
+from reviewlab.live._inspection import demo_workspace
 from reviewlab.live.mcp import demo_server_command
 
 

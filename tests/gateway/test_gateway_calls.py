@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from gateway_kit import demo_gateway, hosted, text_of
 
-from reviewlab.core.receipts import tool_timeout_text
+from reviewlab.core._receipts import tool_timeout_text
 from reviewlab.gateway import DEADLINE_META_KEY
-from reviewlab.live.inspection import demo_workspace
+from reviewlab.live._inspection import demo_workspace
 from reviewlab.recording import load_episodes
 
 README = (demo_workspace() / "README.md").read_text(encoding="utf-8")
@@ -103,7 +103,7 @@ def test_a_session_budget_narrows_later_calls_by_what_is_left(tmp_path):
 
 def test_the_loose_cap_refuses_calls_while_abandoned_ones_are_loose(tmp_path):
     """With a cap of one loose call, a second call after an abandoned wedge is refused."""
-    from reviewlab.core.receipts import refused_text
+    from reviewlab.core._receipts import refused_text
 
     async def run():
         gateway = demo_gateway(tmp_path, "uniform:0.2", loose_cap=1)
@@ -245,7 +245,7 @@ def test_a_request_that_waited_in_the_gateway_is_answered_at_its_bound_from_arri
     arrival; the host reads the policy's 0.5 s and the recording the host's 0.5 s."""
     import dataclasses
 
-    from reviewlab.core.deadline import monotonic_now
+    from reviewlab.core._deadline import monotonic_now
     from reviewlab.gateway._stdio import Received
 
     class Backdated:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from gateway_kit import demo_gateway, hosted
 
-from reviewlab.analysis.tune import recommend
-from reviewlab.core.policy import Policy
+from reviewlab.analysis._tune import recommend
+from reviewlab.core._policy import Policy
 from reviewlab.recording import SessionJournal, load_episodes
-from reviewlab.recording.annotations import kinds_meta, with_recorded_kinds
-from reviewlab.recording.schema import Call
+from reviewlab.recording._annotations import kinds_meta, with_recorded_kinds
+from reviewlab.recording._schema import Call
 
 
 def recording(folder: Path, meta: dict[str, str]) -> Path:

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from reviewlab.core.policy import Policy
+from reviewlab.core._policy import Policy
 from reviewlab.gateway import GatewayConfigError, Listen, PolicyFile, annotated_kind, parse_servers
 from reviewlab.gateway._calls import DEADLINE_META_KEY, content_chars, remaining_sec
 from reviewlab.gateway._routes import effective_policy, host_names
@@ -144,10 +144,10 @@ def test_a_call_counts_from_its_arrival_on_the_wire():
     """A request stamped on arrival (stdio: its message's context; HTTP: its scope) is read
     back; the executor waits what is left of the bound after the queue, while the recorded
     duration, start and bound are the host's (arrival to answer)."""
-    from reviewlab.core.narrowing import Bound
+    from reviewlab.core._narrowing import Bound
     from reviewlab.gateway._calls import Taken
     from reviewlab.gateway._stdio import RECEIVED_AT_KEY, Received, received_at
-    from reviewlab.live.executor_base import CallStatus
+    from reviewlab.live._executor_base import CallStatus
 
     assert received_at(SimpleNamespace(request=Received(12.5))) == 12.5
     scoped = SimpleNamespace(request=SimpleNamespace(scope={RECEIVED_AT_KEY: 3.0}))

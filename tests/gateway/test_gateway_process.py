@@ -13,8 +13,8 @@ import httpx
 import pytest
 from gateway_kit import GatewayProcess, http_host, running, text_of
 
-from reviewlab.core.policy import Policy
-from reviewlab.core.receipts import tool_timeout_text
+from reviewlab.core._policy import Policy
+from reviewlab.core._receipts import tool_timeout_text
 from reviewlab.recording import load_episodes
 
 pytestmark = pytest.mark.slow

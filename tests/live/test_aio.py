@@ -12,10 +12,11 @@ import threading
 
 import pytest
 
-from reviewlab.core.deadline import deadline_remaining
-from reviewlab.core.policy import Bound
-from reviewlab.live.aio import AsyncBoundedExecutor, current_notes, is_async_callable
-from reviewlab.live.executor import CallStatus
+from reviewlab.core._deadline import deadline_remaining
+from reviewlab.core._policy import Bound
+from reviewlab.live._aio import AsyncBoundedExecutor, is_async_callable
+from reviewlab.live._call_notes import current_notes
+from reviewlab.live._executor_base import CallStatus
 
 # Long enough that a trivial call on a loaded 2-core machine returns inside it.
 GENEROUS = 30.0
@@ -283,7 +284,7 @@ def test_async_callables_are_recognised():
 
 def test_an_earlier_inherited_deadline_stays_in_force_inside_the_tool():
     """The tool's deadline only narrows: a caller's earlier deadline is what the tool sees."""
-    from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
+    from reviewlab.core._deadline import execution_deadline_scope, monotonic_now
 
     async def tool():
         return deadline_remaining()

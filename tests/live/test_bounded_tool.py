@@ -18,11 +18,12 @@ from reviewlab import (
     bounded_tool,
     tool_timeout_text,
 )
-from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
-from reviewlab.live.executor import BoundedExecutor, CallStatus
-from reviewlab.live.otel import tracer_provider_scope
+from reviewlab.core._deadline import execution_deadline_scope, monotonic_now
+from reviewlab.live._executor import BoundedExecutor
+from reviewlab.live._executor_base import CallStatus
+from reviewlab.live._otel import tracer_provider_scope
+from reviewlab.recording._files import load_episodes
 from reviewlab.recording.capture import OFFSETS_KEY, Recorder
-from reviewlab.recording.files import load_episodes
 
 WAIT = 30.0  # generous: only ever reached if something is broken
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from reviewlab.core.breaker import BreakerRule, BreakerState
-from reviewlab.core.policy import Policy, TimeoutPolicy
-from reviewlab.core.receipts import withheld_text
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
-from reviewlab.live.inspection import inspection_registry
+from reviewlab.core._breaker import BreakerRule, BreakerState
+from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.core._receipts import withheld_text
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.live._inspection import inspection_registry
 
 BOUND = 0.05
 
@@ -170,7 +170,7 @@ def test_the_semantics_quote_the_withheld_host_text():
 
 def test_the_async_loop_withholds_as_the_thread_loop_does(repo, wedging):
     """With the asyncio executor the same calls are withheld, with the same receipts."""
-    from reviewlab.live.aio import AsyncBoundedExecutor
+    from reviewlab.live._aio import AsyncBoundedExecutor
 
     factory, _ = wedging
     rounds = [["search_code"], ["search_code", "search_code"], ["search_code", "read_file"], []]

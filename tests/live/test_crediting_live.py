@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewlab import ReviewEpisode, ScriptedModel, TimeoutPolicy, tool_call
-from reviewlab.core.policy import Narrowing
-from reviewlab.engines.replay import replay
+from reviewlab.core._policy import Narrowing
+from reviewlab.engines._replay import replay
 from reviewlab.recording.capture import episode_from_result
 
 

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from reviewlab.core.deadline import ScaledClock, clock_scope, execution_deadline_scope
-from reviewlab.core.policy import Narrowing, Policy, PolicyError, TimeoutPolicy
-from reviewlab.core.receipts import arg_error_text, tool_timeout_text, unavailable_text
-from reviewlab.live.episode import DEFAULT_TASK, ReviewEpisode, ScriptedModel, tool_call
-from reviewlab.live.executor import BoundedExecutor
-from reviewlab.live.inspection import inspection_registry
+from reviewlab.core._deadline import ScaledClock, clock_scope, execution_deadline_scope
+from reviewlab.core._policy import Narrowing, Policy, PolicyError, TimeoutPolicy
+from reviewlab.core._receipts import arg_error_text, tool_timeout_text, unavailable_text
+from reviewlab.live._episode import DEFAULT_TASK, ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.live._executor import BoundedExecutor
+from reviewlab.live._inspection import inspection_registry
+from reviewlab.recording._files import load_episodes
 from reviewlab.recording.capture import Recorder, episode_from_result
-from reviewlab.recording.files import load_episodes
 
 WAIT = 10.0  # upper limit for events that must happen; never decides a race
 ANSWER = "[]"

@@ -23,10 +23,10 @@ from test_seed_scenarios import (
     tool_messages,
 )
 
-from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
-from reviewlab.core.policy import Policy, PolicyError, TimeoutPolicy
-from reviewlab.live.aio import AsyncBoundedExecutor
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel
+from reviewlab.core._deadline import execution_deadline_scope, monotonic_now
+from reviewlab.core._policy import Policy, PolicyError, TimeoutPolicy
+from reviewlab.live._aio import AsyncBoundedExecutor
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel
 
 # Timing fields differ between any two runs; everything else must match.
 _TIMING = ("started_at", "duration_sec")

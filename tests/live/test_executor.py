@@ -9,16 +9,17 @@ from datetime import datetime
 
 import pytest
 
-from reviewlab.core.deadline import (
+from reviewlab.core._deadline import (
     clock_scope,
     deadline_remaining,
     execution_deadline_scope,
     monotonic_now,
 )
-from reviewlab.core.policy import Bound
-from reviewlab.core.receipts import refused_text
-from reviewlab.live import executor as executor_module
-from reviewlab.live.executor import BoundedExecutor, CallStatus
+from reviewlab.core._policy import Bound
+from reviewlab.core._receipts import refused_text
+from reviewlab.live import _executor as executor_module
+from reviewlab.live._executor import BoundedExecutor
+from reviewlab.live._executor_base import CallStatus
 
 WAIT = 10.0  # generous upper limit for events that must happen; never decides a race
 
@@ -306,7 +307,7 @@ def test_durations_are_on_the_injected_monotonic_clock():
 def test_an_abandoned_tool_is_told_on_its_notes_and_a_returned_one_is_not(executor):
     """A tool can watch ``current_notes().abandoned`` to stop early: the executor sets it when
     it abandons the call (with the moment, after the bound), never for a call that returned."""
-    from reviewlab.live.call_notes import current_notes
+    from reviewlab.live._call_notes import current_notes
 
     seen: dict[str, object] = {}
 

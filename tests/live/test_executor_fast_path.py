@@ -7,9 +7,10 @@ import threading
 
 import pytest
 
-from reviewlab.core.deadline import clock_scope, deadline_remaining
-from reviewlab.live.call_notes import CallNotes, current_notes
-from reviewlab.live.executor import BoundedExecutor, CallStatus
+from reviewlab.core._deadline import clock_scope, deadline_remaining
+from reviewlab.live._call_notes import CallNotes, current_notes
+from reviewlab.live._executor import BoundedExecutor
+from reviewlab.live._executor_base import CallStatus
 
 WAIT = 10.0  # generous upper limit for events that must happen; never decides a race
 

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from reviewlab.core.hedge import HedgeRule, ShareBudget
-from reviewlab.core.policy import Policy
-from reviewlab.live.executor import BoundedExecutor, CallStatus
+from reviewlab.core._hedge import HedgeRule, ShareBudget
+from reviewlab.core._policy import Policy
+from reviewlab.live._executor import BoundedExecutor
+from reviewlab.live._executor_base import CallStatus
 
 WAIT = 10.0  # generous real seconds for an event a test expects to be set
 
@@ -209,8 +210,8 @@ class _FirstReadHeld:
 def test_a_live_episode_hedges_a_held_read_and_credits_the_hedge(tmp_path: Any) -> None:
     """A real ReviewEpisode with ShareBudget: the held first read is hedged, the second attempt's
     read is the answer and is credited; the held attempt is a loose worker until released."""
-    from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
-    from reviewlab.live.inspection import inspection_registry
+    from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
+    from reviewlab.live._inspection import inspection_registry
 
     (tmp_path / "a.py").write_text("".join(f"line {n}\n" for n in range(1, 31)))
     release = threading.Event()

@@ -11,10 +11,11 @@ import gc
 import threading
 import weakref
 
-from reviewlab.core.deadline import clock_scope, deadline_remaining
-from reviewlab.live.aio import AsyncBoundedExecutor
-from reviewlab.live.executor import BoundedExecutor, CallStatus
-from reviewlab.live.executor_workers import MAX_IDLE, ToolWorker, ToolWorkers
+from reviewlab.core._deadline import clock_scope, deadline_remaining
+from reviewlab.live._aio import AsyncBoundedExecutor
+from reviewlab.live._executor import BoundedExecutor
+from reviewlab.live._executor_base import CallStatus
+from reviewlab.live._executor_workers import MAX_IDLE, ToolWorker, ToolWorkers
 
 WAIT = 10.0  # generous upper limit for events that must happen; never decides a race
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.live import inspection
-from reviewlab.live.inspection import (
+from reviewlab.live import _inspection as inspection
+from reviewlab.live._inspection import (
     TOOL_NAMES,
     InspectionRegistry,
     ToolError,

@@ -13,10 +13,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 )
 
 from reviewlab import ReviewEpisode, TimeoutPolicy, demo_workspace
-from reviewlab.live.otel import (
-    OtlpJsonFileExporter,
-    tracer_provider_scope,
-)
+from reviewlab.live._otel import tracer_provider_scope
+from reviewlab.live._otlp_json import OtlpJsonFileExporter
 from reviewlab.recording.interop import import_otel
 from reviewlab.testing import ScriptedModel, tool_call, wedged_factory
 

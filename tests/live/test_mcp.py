@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from reviewlab.core.policy import Policy, TimeoutPolicy
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer, MCPServerError, demo_server_command
 
 VERDICT = '[{"file": "greeting.txt", "line": 1, "finding": "fine"}]'

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.core.policy import Policy, TimeoutPolicy
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer, MCPServerError, demo_http_server, demo_server_command
+from reviewlab.recording._files import load_episodes, save_episodes
 from reviewlab.recording.capture import episode_from_result
-from reviewlab.recording.files import load_episodes, save_episodes
 
 GENEROUS = 30.0
 SHORT = 0.3

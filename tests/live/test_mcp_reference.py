@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.core.policy import Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer
 from reviewlab.recording.capture import episode_from_result
 
@@ -190,7 +190,7 @@ def test_everything_server_records_its_cancel_what_it_did_after_and_the_clocks(
     out as a notification, the server keeps reporting progress after it and never answers (a
     cancelled TypeScript request is not answered), and the receipt and the recording say the
     tool timeout ended it, with every clock that applied."""
-    from reviewlab.analysis.cancels import cancel_calls
+    from reviewlab.analysis._cancels import cancel_calls
 
     script = servers_installed / "server-everything" / "dist" / "index.js"
     opened = (

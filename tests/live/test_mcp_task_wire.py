@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from reviewlab.live.call_notes import CallNotes
+from reviewlab.live._call_notes import CallNotes
 from reviewlab.live.mcp._call import Link
 from reviewlab.live.mcp._tasks import call_task
 

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.core.policy import Policy, PolicyError, TimeoutPolicy
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.core._policy import Policy, PolicyError, TimeoutPolicy
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer, demo_server_command
+from reviewlab.recording._files import EpisodeFormatError, load_episodes, save_episodes
 from reviewlab.recording.capture import episode_from_result
-from reviewlab.recording.files import EpisodeFormatError, load_episodes, save_episodes
 
 EVERYTHING = (
-    Path(__file__).resolve().parents[1] / "mcp"
+    Path(__file__).resolve().parents[1]
+    / "mcp"
     / "node_modules"
     / "@modelcontextprotocol"
     / "server-everything"

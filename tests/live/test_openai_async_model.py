@@ -12,8 +12,8 @@ import json
 import pytest
 from stub_openai import StubError, StubOpenAI
 
-from reviewlab.live.episode import ReviewEpisode
-from reviewlab.live.openai_model import AsyncOpenAIChatModel, ModelEndpointError, OpenAIChatModel
+from reviewlab.live._episode import ReviewEpisode
+from reviewlab.live._openai_model import AsyncOpenAIChatModel, ModelEndpointError, OpenAIChatModel
 
 
 def _call(name: str, args: dict[str, object], call_id: str) -> dict[str, object]:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from stub_openai import Hold, StubError, StubOpenAI
 
-from reviewlab.live.inspection import demo_workspace, inspection_registry
-from reviewlab.live.openai_model import ModelEndpointError, OpenAIChatModel
+from reviewlab.live._inspection import demo_workspace, inspection_registry
+from reviewlab.live._openai_model import ModelEndpointError, OpenAIChatModel
 from reviewlab.recording.capture import record_live
 
 _VERDICT = '[{"file": "inventory/stock.py", "line": 38, "finding": "reorder point uses < not <="}]'
@@ -161,7 +161,7 @@ def test_bad_construction_and_messages_are_refused():
 
 def test_record_live_runs_an_episode_over_the_demo_workspace_and_writes_jsonl(stub, tmp_path):
     """One live episode against the stub reads the demo workspace and lands as one recorded line."""
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.recording._files import load_episodes
 
     stub.script.extend(
         [
@@ -232,7 +232,7 @@ def test_record_live_runs_an_episode_over_the_demo_workspace_and_writes_jsonl(st
 
 def test_record_live_model_error_is_recorded(stub, tmp_path):
     """An endpoint failure ends the episode as a model error, and the episode is still written."""
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.recording._files import load_episodes
 
     stub.script.append(StubError(503, "overloaded"))
     out = tmp_path / "failed.jsonl"

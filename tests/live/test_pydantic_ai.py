@@ -26,8 +26,8 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 
 from reviewlab import TimeoutPolicy, ToolCallLog, bounded_tool, tool_timeout_text
 from reviewlab.cli import main
-from reviewlab.live.otel import OtlpJsonFileExporter
-from reviewlab.recording.files import load_episodes
+from reviewlab.live._otlp_json import OtlpJsonFileExporter
+from reviewlab.recording._files import load_episodes
 
 TOLERANCE_SEC = 0.005
 WAIT = 30.0

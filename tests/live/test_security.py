@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.live.inspection import ToolError, inspection_registry
+from reviewlab.live._inspection import ToolError, inspection_registry
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-WORKSPACE"
 

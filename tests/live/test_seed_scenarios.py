@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from reviewlab.core.deadline import execution_deadline_scope, monotonic_now
-from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
-from reviewlab.live.executor import BoundedExecutor
-from reviewlab.live.inspection import inspection_registry
+from reviewlab.core._deadline import execution_deadline_scope, monotonic_now
+from reviewlab.core._policy import TimeoutPolicy
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.live._executor import BoundedExecutor
+from reviewlab.live._inspection import inspection_registry
 
 VERDICT = '[{"file": "greeting.txt", "line": 1, "finding": "fine"}]'
 BODY = "hello native reviewer"

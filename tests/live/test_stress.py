@@ -16,9 +16,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.live.episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
-from reviewlab.live.executor import BoundedExecutor
+from reviewlab.core._policy import TimeoutPolicy
+from reviewlab.live._episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.live._executor import BoundedExecutor
 
 WAIT = 30.0
 LATE = "LATE-VALUE"

@@ -8,10 +8,10 @@ import threading
 import pytest
 
 import reviewlab
-from reviewlab.core.deadline import deadline_remaining, execution_deadline_scope, monotonic_now
-from reviewlab.core.policy import TimeoutPolicy
-from reviewlab.live.episode import ReviewEpisode
-from reviewlab.live.inspection import demo_workspace
+from reviewlab.core._deadline import deadline_remaining, execution_deadline_scope, monotonic_now
+from reviewlab.core._policy import TimeoutPolicy
+from reviewlab.live._episode import ReviewEpisode
+from reviewlab.live._inspection import demo_workspace
 from reviewlab.testing import (
     ManualClock,
     ScriptedModel,

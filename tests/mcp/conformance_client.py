@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import sys
 
-from reviewlab.core.policy import Policy
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.core._policy import Policy
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer
 
 BOUND_SEC = 20.0

@@ -15,6 +15,7 @@ import pytest
 
 from reviewlab.cli import main
 from reviewlab.recording import Call, Episode, EpisodeFormatError, Extent, Round, SkippedLine
+from reviewlab.recording._files import iter_episodes, load_episodes, save_episodes
 from reviewlab.recording.columnar import (
     ARROW_SCHEMA,
     ColumnarFormatError,
@@ -23,7 +24,6 @@ from reviewlab.recording.columnar import (
     partition_paths,
     write_columnar,
 )
-from reviewlab.recording.files import iter_episodes, load_episodes, save_episodes
 from reviewlab.recording.interop import (
     convert_corpus,
     import_inspect,

@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from reviewlab.core.vocab import CLOCK_NAMES, TASK_STATES, TRANSPORTS
+from reviewlab.core._vocab import CLOCK_NAMES, TASK_STATES, TRANSPORTS
+from reviewlab.recording._schema import Call, Episode, Round
 from reviewlab.recording.columnar import ARROW_SCHEMA, check_table, conform, episodes_table
 from reviewlab.recording.columnar._arrays import (
     json_object_shaped,
@@ -24,7 +25,6 @@ from reviewlab.recording.columnar._arrays import (
     numbers,
     text_lengths,
 )
-from reviewlab.recording.schema import Call, Episode, Round
 
 TEXTS = [
     "read_file",

@@ -4,7 +4,7 @@ The run: a hand-built ReAct graph (an ``agent`` node asking LangChain's
 ``GenericFakeChatModel``, a prebuilt ``ToolNode`` with LangGraph's node ``timeout=0.5``)
 whose second tool call hangs, so LangGraph cancels the node and raises ``NodeTimeoutError``.
 ``openinference-instrumentation-langchain`` traces it into the OpenTelemetry SDK, which writes
-OTLP/JSON lines (:class:`~reviewlab.live.otlp_json.OtlpJsonFileExporter`) and keeps the same
+OTLP/JSON lines (:class:`~reviewlab.live._otlp_json.OtlpJsonFileExporter`) and keeps the same
 spans in memory: the expected figures come from those in-memory spans.
 """
 
@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from reviewlab.live.otlp_json import OtlpJsonFileExporter
+from reviewlab.live._otlp_json import OtlpJsonFileExporter
 from reviewlab.recording.interop import import_auto, read_otel
 
 

@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Status, StatusCode, set_span_in_context
 
-from reviewlab.live.otel import OtlpJsonFileExporter
+from reviewlab.live._otlp_json import OtlpJsonFileExporter
 from reviewlab.recording.capture import OFFSETS_KEY
 from reviewlab.recording.interop import ImportFormatError, import_otel, read_otel
 

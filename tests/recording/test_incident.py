@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.core.policy import Narrowing, TimeoutPolicy
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
+from reviewlab.core._policy import Narrowing, TimeoutPolicy
+from reviewlab.core._vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED
 from reviewlab.engines.twin import simulate
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 
 INCIDENT_FILE = (
     Path(__file__).resolve().parents[2] / "data" / "incidents" / "wedged-query-code.jsonl"
@@ -97,7 +97,7 @@ def built_incident_day() -> list[Episode]:
 
 
 def _corpora() -> list[tuple[str, list[Episode]]]:
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.recording._files import load_episodes
 
     return [("built", built_incident_day()), ("bundled", list(load_episodes(INCIDENT_FILE)))]
 
@@ -143,7 +143,7 @@ def test_the_ouroboros_policy_caps_every_silence_at_the_bound(name, corpus):
 
 def test_the_shipped_day_and_its_generator_hold_one_call_wedged_for_7_h_16_min():
     """The bundled file and ``make_incident`` each record one censored query_code of 7 h 16 min."""
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.recording._files import load_episodes
     from reviewlab.recording.synth import make_incident
 
     for corpus in (load_episodes(INCIDENT_FILE), make_incident()):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.engines.corpus import open_corpus
+from reviewlab.engines._corpus import open_corpus
 from reviewlab.recording import (
     Call,
     Episode,
@@ -533,8 +533,8 @@ def test_an_episode_and_a_session_header_refuse_a_start_without_a_time_zone(give
     episode schema and the session header, each naming started_at."""
     from pydantic import ValidationError
 
+    from reviewlab.recording._schema import Episode
     from reviewlab.recording.journal._lines import Header
-    from reviewlab.recording.schema import Episode
 
     with pytest.raises(ValidationError, match="started_at must"):
         Episode.model_validate({"schema": "reviewlab.episode/2", "id": "e", "source": "live",

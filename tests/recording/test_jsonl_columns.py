@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from test_columnar import BUNDLED, imported, one, v2
 
+from reviewlab.recording._files import EpisodeFormatError, load_episodes, save_episodes
 from reviewlab.recording.columnar import ColumnarFormatError, episodes_table
-from reviewlab.recording.files import EpisodeFormatError, load_episodes, save_episodes
 from reviewlab.recording.jsonl import jsonl_table
 
 
@@ -56,7 +56,7 @@ def test_errors_name_the_line(tmp_path: Path) -> None:
 
 def test_compiling_jsonl_in_batches_names_a_repeated_id_by_its_line(tmp_path: Path) -> None:
     """An id repeated in a later batch of a JSONL corpus is named by its line (blanks count)."""
-    from reviewlab.engines.vectorized.columns import compile_columns
+    from reviewlab.engines.vectorized._columns import compile_columns
 
     lines = [one(f"e{i}").to_json_line() for i in range(4)] + [one("e1").to_json_line()]
     path = tmp_path / "dup.jsonl"

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from reviewlab.cli import main
-from reviewlab.recording.files import load_episodes
+from reviewlab.recording._files import load_episodes
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 from reviewlab.recording.interop import export_otel, import_otel
-from reviewlab.recording.schema import Call, Episode, Extent, Round
 from reviewlab.recording.synth import synth_corpus
 from reviewlab.resources import incident_path
 
@@ -93,7 +93,7 @@ def test_export_cli_writes_otlp_json_that_import_reads(tmp_path, capsys):
     """`reviewlab export otel CORPUS -o FILE` writes a file `reviewlab import otel` reads back."""
     corpus = tmp_path / "c.jsonl"
     original = synth_corpus(5, seed=1)
-    from reviewlab.recording.files import save_episodes
+    from reviewlab.recording._files import save_episodes
 
     save_episodes(original, corpus)
     out = tmp_path / "trace.jsonl"

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewlab.live.episode import EpisodeResult, RoundTrace
+from reviewlab.live._episode import EpisodeResult
+from reviewlab.live._traces import RoundTrace
 from reviewlab.recording import (
     FRAME_COLUMNS,
     Call,
@@ -505,7 +506,7 @@ def test_recorder_refuses_what_is_neither_an_episode_nor_a_live_result(tmp_path:
 
 def test_recorder_records_a_real_review_episode(tmp_path: Path) -> None:
     """ReviewEpisode(recorder=...) with a scripted model writes its run in the recorded format."""
-    from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+    from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
 
     root = tmp_path / "repo"
     root.mkdir()
@@ -541,7 +542,7 @@ def test_recorder_records_a_real_review_episode(tmp_path: Path) -> None:
 def test_a_line_without_a_schema_version_is_refused(tmp_path):
     """A line that does not say which schema it follows is an error
     naming the line and the field."""
-    from reviewlab.recording.files import EpisodeFormatError, load_episodes
+    from reviewlab.recording._files import EpisodeFormatError, load_episodes
 
     path = tmp_path / "noversion.jsonl"
     path.write_text(

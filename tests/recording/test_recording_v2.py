@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.core.policy import Policy, TimeoutPolicy
-from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
+from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
 from reviewlab.live.mcp import MCPServer, demo_server_command
-from reviewlab.recording.capture import episode_from_result
-from reviewlab.recording.files import EpisodeFormatError, load_episodes, save_episodes
-from reviewlab.recording.schema import (
+from reviewlab.recording._files import EpisodeFormatError, load_episodes, save_episodes
+from reviewlab.recording._schema import (
     SCHEMA_VERSION,
     SCHEMA_VERSION_2,
     V2_CALL_FIELDS,
@@ -26,6 +25,7 @@ from reviewlab.recording.schema import (
     Episode,
     Round,
 )
+from reviewlab.recording.capture import episode_from_result
 from reviewlab.resources import incident_path
 
 STARTED = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)

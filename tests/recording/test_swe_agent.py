@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reviewlab.cli import main
-from reviewlab.recording.files import load_episodes
+from reviewlab.recording._files import load_episodes
 from reviewlab.recording.interop import (
     FORMATS,
     ImportFormatError,

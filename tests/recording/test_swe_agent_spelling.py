@@ -11,9 +11,7 @@ from conftest import FIXTURES
 
 from reviewlab.recording.interop import import_swe_agent
 
-TEST_REPO = (
-    FIXTURES / "swe_agent" / "6e44b9__sweagenttestrepo-1c2844.traj"
-)
+TEST_REPO = FIXTURES / "swe_agent" / "6e44b9__sweagenttestrepo-1c2844.traj"
 
 
 def _with_observation(tmp_path: Path, observation: str) -> list[bool]:

@@ -16,10 +16,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import set_span_in_context
 
-from reviewlab.live.otel import OtlpJsonFileExporter
+from reviewlab.live._otlp_json import OtlpJsonFileExporter
+from reviewlab.recording._files import EpisodeFormatError, load_episodes, save_episodes
+from reviewlab.recording._schema import Call, Episode, Round
 from reviewlab.recording.capture import UsageTap, episode_from_result, token_counts
 from reviewlab.recording.columnar import ColumnarFormatError, write_columnar
-from reviewlab.recording.files import EpisodeFormatError, load_episodes, save_episodes
 from reviewlab.recording.interop import (
     export_otel,
     import_inspect,
@@ -27,7 +28,6 @@ from reviewlab.recording.interop import (
     import_otel,
     import_swe_agent,
 )
-from reviewlab.recording.schema import Call, Episode, Round
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 T0 = datetime(2025, 3, 3, 8, 0, tzinfo=UTC)
@@ -293,8 +293,8 @@ def test_usage_tap_keeps_one_usage_per_send_in_order():
 
 def test_a_live_run_records_the_usage_its_model_reported(tmp_path):
     """A ScriptedModel run through the tap: rounds carry the reported tokens, the model its name."""
-    from reviewlab.live.episode import ReviewEpisode, ScriptedModel, tool_call
-    from reviewlab.live.inspection import demo_workspace
+    from reviewlab.live._episode import ReviewEpisode, ScriptedModel, tool_call
+    from reviewlab.live._inspection import demo_workspace
 
     root = demo_workspace()
     script = [

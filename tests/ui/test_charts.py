@@ -12,11 +12,11 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from reviewlab.core import metrics
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
-from reviewlab.engines.result import ReplayResult
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
+from reviewlab.engines._result import ReplayResult
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 from reviewlab.ui import charts
 
 _T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -311,7 +311,7 @@ def test_pareto_front_highlights_the_front_and_marks_named_policies():
     assert list(front.get_xdata()) == [0.0, 1.0, 5.0]
     assert list(front.get_ydata()) == [900.0, 300.0, 100.0]
     assert front.get_drawstyle() == "steps-post" and front.get_marker() == "o"
-    assert matplotlib.colors.to_hex(front.get_color()) == charts.palette.FRONT_COLOR
+    assert matplotlib.colors.to_hex(front.get_color()) == charts._palette.FRONT_COLOR
     grey = ax.collections[0].get_offsets()
     assert sorted(map(tuple, np.asarray(grey))) == [(2.0, 800.0), (6.0, 500.0)]
     assert not ax.texts  # every note is in the legend, beside the Axes
@@ -651,7 +651,7 @@ def test_call_timeline_of_a_replayed_wedge_ends_where_the_replay_did(engine, cen
 def incident_pool():
     """The incident day replayed on the twin's six-slot pool under the pre-fix policy, the
     wedged call returning when the recording last saw it (as the day really went)."""
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.recording._files import load_episodes
     from reviewlab.resources import incident_path
 
     incident = load_episodes(incident_path())
@@ -787,7 +787,7 @@ def test_policy_colours_are_fixed_and_stable_across_processes():
     import subprocess
     import sys
 
-    from reviewlab.ui.charts.palette import POLICY_COLORS
+    from reviewlab.ui.charts._palette import POLICY_COLORS
 
     assert charts.policy_color("ouroboros") == POLICY_COLORS["ouroboros"]
     assert charts.policy_color("ouroboros, inherit") == POLICY_COLORS["ouroboros"]
@@ -808,17 +808,17 @@ def test_policy_colours_are_fixed_and_stable_across_processes():
 
 
 def test_every_colour_comes_from_the_palette_module():
-    """Chart modules hard-code no colour but neutral greys: hues live in charts/palette.py only."""
+    """Chart modules hard-code no colour but neutral greys: hues live in charts/_palette.py only."""
     import re
     from pathlib import Path
 
     package = Path(charts.__file__).parent
     for module in package.glob("*.py"):
-        if module.name == "palette.py":
+        if module.name == "_palette.py":
             continue
         for hexcode in re.findall(r"#([0-9a-fA-F]{6})\b", module.read_text(encoding="utf-8")):
             red, green, blue = (int(hexcode[i : i + 2], 16) for i in (0, 2, 4))
-            assert red == green == blue, f"{module.name}: #{hexcode} belongs in palette.py"
+            assert red == green == blue, f"{module.name}: #{hexcode} belongs in _palette.py"
 
 
 def _extent(figure: Figure, artist) -> object:
@@ -840,8 +840,8 @@ def test_the_per_tool_legend_hides_no_bar():
 def test_the_incident_episode_is_drawn_in_the_unit_its_span_needs():
     """Under ouroboros the incident episode lasts about ten minutes: its axis is in minutes, not
     the hours its loose worker runs on, and the zombie's length is written at the edge."""
-    from reviewlab.core.policy import Policy
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.core._policy import Policy
+    from reviewlab.recording._files import load_episodes
     from reviewlab.resources import incident_path
 
     incident = load_episodes(incident_path())

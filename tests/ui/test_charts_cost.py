@@ -12,10 +12,10 @@ from conftest import FIXTURES
 from matplotlib.colors import to_hex
 
 from reviewlab.analysis.sweep import make_grid, sweep
-from reviewlab.core.prices import ModelPrice, PriceTable
+from reviewlab.core._prices import ModelPrice, PriceTable
 from reviewlab.recording.interop import import_openhands
 from reviewlab.ui import charts
-from reviewlab.ui.charts.palette import policy_color
+from reviewlab.ui.charts._palette import policy_color
 
 FIXTURE = FIXTURES / "openhands/multi_swe_bench_examples_output.jsonl"
 
@@ -129,8 +129,8 @@ def test_hedge_tradeoff_needs_a_hedge_sweep():
 
 def test_a_hedge_sweep_of_the_bundled_corpus_draws():
     """A real sweep of hedge delays draws one point per delay."""
-    from reviewlab.core.policy import TimeoutPolicy
-    from reviewlab.recording.files import load_episodes
+    from reviewlab.core._policy import TimeoutPolicy
+    from reviewlab.recording._files import load_episodes
     from reviewlab.resources import corpus_path
 
     episodes = load_episodes(corpus_path())[:200]

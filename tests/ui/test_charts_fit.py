@@ -1,5 +1,5 @@
 """Every chart fits its figure: drawn from the smallest realistic input and saved as the report
-saves it (:meth:`reviewlab.ui.report.Report.figure`: ``dpi=110``, no ``bbox_inches``), no title,
+saves it (:meth:`reviewlab.ui._report.Report.figure`: ``dpi=110``, no ``bbox_inches``), no title,
 axis label, tick label, legend or text reaches past the saved canvas.
 
 The chart functions are read off :data:`reviewlab.ui.charts.__all__` (every exported function
@@ -26,18 +26,18 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from reviewlab.analysis.sweep import make_grid, sweep, tool_curves
-from reviewlab.core.policy import Policy, TimeoutPolicy
-from reviewlab.core.prices import ModelPrice, PriceTable
-from reviewlab.engines.replay import replay
-from reviewlab.recording.files import load_episodes
-from reviewlab.recording.schema import Episode
+from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.core._prices import ModelPrice, PriceTable
+from reviewlab.engines._replay import replay
+from reviewlab.recording._files import load_episodes
+from reviewlab.recording._schema import Episode
 from reviewlab.resources import corpus_path, incident_path
 from reviewlab.ui import charts
+from reviewlab.ui._rich_display import CHART_DPI, REPLAY_CHART_SIZE
 from reviewlab.ui.charts import tradeoff_frame
-from reviewlab.ui.rich_display import CHART_DPI, REPLAY_CHART_SIZE
 
 REPORT_DPI = 110
-"""What :meth:`reviewlab.ui.report.Report.figure` saves with (and no ``bbox_inches``)."""
+"""What :meth:`reviewlab.ui._report.Report.figure` saves with (and no ``bbox_inches``)."""
 
 SLACK_PX = 1.0
 """Rounding of a saved pixel: an extent may reach this far past the canvas."""

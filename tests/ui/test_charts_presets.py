@@ -1,5 +1,5 @@
 """The presets chart draws every scored row, marks unverified presets hollow and endless
-silences at the top (reviewlab/ui/charts/presets.py)."""
+silences at the top (reviewlab/ui/charts/_presets.py)."""
 
 from __future__ import annotations
 

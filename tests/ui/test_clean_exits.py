@@ -131,14 +131,22 @@ def _serve_and_stop(name, how, tmp_path, *, kernel):
                 "time.sleep(600)\n"
             )
             parent = subprocess.Popen(
-                [sys.executable, "-c", parent_code], stdout=sink, stderr=subprocess.PIPE,
-                env=env, cwd=tmp_path, start_new_session=True,
+                [sys.executable, "-c", parent_code],
+                stdout=sink,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=tmp_path,
+                start_new_session=True,
             )
             assert parent.stderr is not None
             command = psutil.Process(int(parent.stderr.readline()))
         else:
             parent = subprocess.Popen(
-                argv, stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
+                argv,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=tmp_path,
                 start_new_session=True,
             )
             command = psutil.Process(parent.pid)

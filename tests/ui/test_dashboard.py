@@ -8,9 +8,9 @@ import sys
 import nbformat
 import pytest
 
-from reviewlab.recording.files import save_episodes
+from reviewlab.recording._files import save_episodes
 from reviewlab.recording.synth import synth_corpus
-from reviewlab.ui import dashboard
+from reviewlab.ui import _dashboard as dashboard
 
 
 def test_the_voila_command_serves_the_template_on_localhost_only():

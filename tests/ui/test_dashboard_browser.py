@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.ui import dashboard
+from reviewlab.ui import _dashboard as dashboard
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -98,9 +98,7 @@ _TEXTS = "(selector) => Array.from(document.querySelectorAll(selector), e => e.i
 
 @pytest.mark.browser
 @pytest.mark.timeout(300)
-def test_moving_a_slider_in_the_browser_moves_the_metrics_and_the_tradeoff_curve(
-    served, tmp_path
-):
+def test_moving_a_slider_in_the_browser_moves_the_metrics_and_the_tradeoff_curve(served, tmp_path):
     """Dragging query_code's slider down in the page raises the abandoned-call rate shown, moves
     the current point and the trade-off curve (table and chart), and the page is screenshotted."""
     from playwright.sync_api import sync_playwright

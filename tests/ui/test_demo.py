@@ -1,5 +1,5 @@
 """``reviewlab demo``: the short form on the terminal, the full tables in the report, every table
-with its assumptions (:mod:`reviewlab.ui.demo`)."""
+with its assumptions (:mod:`reviewlab.ui._demo`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.ui.demo import MAX_LINES, run_demo
+from reviewlab.ui._demo import MAX_LINES, run_demo
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +69,8 @@ def test_headings_name_the_budget_and_the_front_its_objectives(quick) -> None:
 def test_saved_names_every_objective_that_changed(tmp_path: Path) -> None:
     """The saved and paid lines name every objective whose figure differs between ouroboros and
     the recommendation, and no other."""
-    from reviewlab.ui.numbers import label_of
-    from reviewlab.ui.tables import OBJECTIVE_ROWS
+    from reviewlab.ui._numbers import label_of
+    from reviewlab.ui._tables import OBJECTIVE_ROWS
 
     lines: list[str] = []
     result = run_demo(tmp_path, quick=True, echo=lambda t: lines.extend(t.split("\n")))

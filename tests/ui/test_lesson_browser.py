@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewlab.ui import lesson
+from reviewlab.ui import _lesson as lesson
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

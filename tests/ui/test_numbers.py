@@ -1,4 +1,4 @@
-"""The one number style (:mod:`reviewlab.ui.numbers`): rates, seconds, counts, ∞."""
+"""The one number style (:mod:`reviewlab.ui._numbers`): rates, seconds, counts, ∞."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from reviewlab.ui.numbers import (
+from reviewlab.ui._numbers import (
     INFINITY,
     LABELS,
     cell,

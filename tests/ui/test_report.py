@@ -1,5 +1,5 @@
-"""Tables and the HTML report (:mod:`reviewlab.ui.report`, :mod:`reviewlab.ui.tables`,
-:mod:`reviewlab.ui.calls`, :mod:`reviewlab.ui.sweeps`)."""
+"""Tables and the HTML report (:mod:`reviewlab.ui._report`, :mod:`reviewlab.ui._tables`,
+:mod:`reviewlab.ui._calls`, :mod:`reviewlab.ui._sweeps`)."""
 
 from __future__ import annotations
 
@@ -11,22 +11,19 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from reviewlab.core.policy import Policy
-from reviewlab.engines.replay import replay
-from reviewlab.recording.schema import Call, Episode, Round
-from reviewlab.ui.calls import calls_table, per_tool_table
-from reviewlab.ui.report import (
-    INFINITE_TEXT,
-    Report,
-    format_value,
-    receipts_table,
+from reviewlab.core._policy import Policy
+from reviewlab.engines._replay import replay
+from reviewlab.recording._schema import Call, Episode, Round
+from reviewlab.ui._calls import calls_table, per_tool_table, receipts_table
+from reviewlab.ui._report import INFINITE_TEXT, Report, format_value, write_table
+from reviewlab.ui._sweeps import collapse_points, front_table, no_effect_axes, sweep_view
+from reviewlab.ui._tables import (
+    as_table,
+    changes_lines,
+    common_assumptions,
     summary_table,
-    sweep_view,
     text_table,
-    write_table,
 )
-from reviewlab.ui.sweeps import collapse_points, front_table, no_effect_axes
-from reviewlab.ui.tables import as_table, changes_lines, common_assumptions
 
 _T0 = "2025-06-12T09:00:00+00:00"
 
@@ -312,10 +309,9 @@ def test_sweep_view_keeps_varying_parameters_and_key_metrics() -> None:
 def test_an_assumption_without_a_value_is_left_out_of_the_footer():
     """A replay with no seed (None) says nothing about a seed: the footer names the censoring
     in words and the engine, and no ``seed=None``."""
-    from reviewlab.ui.tables import assumptions_line
+    from reviewlab.ui._tables import assumptions_line
 
     line = assumptions_line({"censored": "wedge", "seed": None, "engine": "twin"})
     assert line == (
-        "assumes: censored=wedge (a call the recording never saw return never returns), "
-        "engine=twin"
+        "assumes: censored=wedge (a call the recording never saw return never returns), engine=twin"
     )

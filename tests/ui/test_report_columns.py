@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from reviewlab.cli import main
-from reviewlab.ui.answers import incident_text
-from reviewlab.ui.demo import run_demo
-from reviewlab.ui.numbers import LABELS, SILENCE
+from reviewlab.ui._answers import incident_text
+from reviewlab.ui._demo import run_demo
+from reviewlab.ui._numbers import LABELS, SILENCE
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 
@@ -95,6 +95,6 @@ def test_silence_has_one_definition(printed: str) -> None:
     docs = " ".join(DOCS.read_text(encoding="utf-8").split())
     sentence = SILENCE.removeprefix("silence: ")
     assert sentence in docs.replace("**Silence** is ", "")
-    from reviewlab.analysis.incident import longest_silences
+    from reviewlab.analysis._incident import longest_silences
 
     assert SILENCE in incident_text(longest_silences("bundled:incident", top=2))

@@ -1,4 +1,4 @@
-"""Results show themselves in Jupyter (reviewlab/ui/rich_display.py): each object's
+"""Results show themselves in Jupyter (reviewlab/ui/_rich_display.py): each object's
 ``_repr_html_`` holds its figures in the one number style, its assumptions, a chart where one
 says more, and escapes every string a recording or a user supplied."""
 
@@ -12,16 +12,16 @@ from functools import cache
 import pandas as pd
 
 import reviewlab
+from reviewlab.analysis._tune import recommend
 from reviewlab.analysis.sweep import make_grid, sweep
-from reviewlab.analysis.tune import recommend
-from reviewlab.core.policy import Policy
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
-from reviewlab.engines.corpus import open_corpus
-from reviewlab.engines.replay import replay, replay_bounds
-from reviewlab.recording.files import load_episodes
-from reviewlab.recording.schema import Episode
+from reviewlab.core._policy import Policy
+from reviewlab.core._vocab import SOURCE_GAP_ABANDONED
+from reviewlab.engines._corpus import open_corpus
+from reviewlab.engines._replay import replay, replay_bounds
+from reviewlab.recording._files import load_episodes
+from reviewlab.recording._schema import Episode
 from reviewlab.resources import corpus_path
-from reviewlab.testing.builders import call, episode
+from reviewlab.testing._builders import call, episode
 
 SCRIPT = "<script>alert(1)</script>"
 """A tool name a hostile recording could carry."""
@@ -201,7 +201,7 @@ def test_a_sliced_sweep_frame_still_shows_itself():
 def test_a_cluster_summary_shows_its_figures_without_frames():
     """A replay answered without frames (a cluster's ReplaySummary) shows its summary and
     assumptions, and no per-tool table or chart it has no frames for."""
-    from reviewlab.engines.result import ReplaySummary
+    from reviewlab.engines._result import ReplaySummary
 
     framed = replay(_corpus(), Policy.uniform(5.0), engine="twin")
     summary = ReplaySummary(
@@ -219,7 +219,7 @@ def test_a_cluster_summary_shows_its_figures_without_frames():
 def test_a_learned_or_custom_policy_shows_what_its_rule_names():
     """A learned rule lists its fixed tools and its default; a custom rule, which names no
     tool, gives only what any tool gets and says it has no file form."""
-    from reviewlab.core.learned import LearnedTimeouts
+    from reviewlab.core._learned import LearnedTimeouts
 
     learned = Policy(timeouts=LearnedTimeouts(models={}, fixed_sec={"read_file": 3.0}))
     page = learned._repr_html_()
@@ -242,7 +242,7 @@ def test_a_chart_is_an_inline_png_and_its_figure_is_cleared():
     no Axes afterwards."""
     from matplotlib.figure import Figure
 
-    from reviewlab.ui.rich_display import png_html
+    from reviewlab.ui._rich_display import png_html
 
     figure = Figure(figsize=(2.0, 1.0))
     figure.add_subplot().plot([0, 1], [1, 0])

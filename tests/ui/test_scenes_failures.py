@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from reviewlab.core.receipts import tool_timeout_text
+from reviewlab.core._receipts import tool_timeout_text
 from reviewlab.ui.scenes import FAILURE_SCENES, HiddenClockScene, ZombieScene
-from reviewlab.ui.scenes.hidden_clocks import BROKEN_ERROR, STACK, run_hidden_clocks
-from reviewlab.ui.scenes.no_bound import REQUESTS, run_pool
-from reviewlab.ui.scenes.progress_cap import (
+from reviewlab.ui.scenes._hidden_clocks import BROKEN_ERROR, CLOCK_STACK, run_hidden_clocks
+from reviewlab.ui.scenes._no_bound import REQUESTS, run_pool
+from reviewlab.ui.scenes._progress_cap import (
     CAP_SEC,
     IDLE_SEC,
     NEVER_SEC,
@@ -19,8 +19,8 @@ from reviewlab.ui.scenes.progress_cap import (
     progress_episode,
     run_progress_cap,
 )
-from reviewlab.ui.scenes.reports import FAMILIES, REPORTS, reports_html
-from reviewlab.ui.scenes.zombies import LADDER, run_zombies
+from reviewlab.ui.scenes._reports import FAMILIES, REPORTS, reports_html
+from reviewlab.ui.scenes._zombies import LADDER, run_zombies
 
 # -- 1. no bound ---------------------------------------------------------------------------------
 
@@ -48,7 +48,7 @@ def test_with_the_reference_bounds_the_slot_comes_back():
 def test_the_hidden_default_fires_first_and_drops_a_result_four_seconds_late():
     """A 64 s call under the stack: the SDK's hidden 60 s fires, twice with the retry."""
     broken = run_hidden_clocks("broken", 64.0)
-    assert broken.fired == STACK[0].name and STACK[0].hidden
+    assert broken.fired == CLOCK_STACK[0].name and CLOCK_STACK[0].hidden
     assert broken.dropped_results == 2 and len(broken.attempts) == 2
     assert broken.told == BROKEN_ERROR
     assert not any(char.isdigit() for char in BROKEN_ERROR.split(":")[-1])  # names no limit

@@ -12,7 +12,7 @@ import pytest
 
 import reviewlab
 from reviewlab.cli import main
-from reviewlab.ui import lesson
+from reviewlab.ui import _lesson as lesson
 from reviewlab.ui.scenes import FAILURE_SCENES, SEMANTICS_SCENES
 
 PACKAGE_DIR = Path(reviewlab.__file__).resolve().parent

@@ -12,13 +12,13 @@ import math
 import pytest
 from matplotlib.patches import Rectangle
 
-from reviewlab.core.crediting import Crediting
-from reviewlab.core.receipts import tool_timeout_text
+from reviewlab.core._crediting import Crediting
+from reviewlab.core._receipts import tool_timeout_text
 from reviewlab.ui.scenes import AbandonmentScene, BoundScene, CensoringScene, CreditingScene
-from reviewlab.ui.scenes.abandonment import WEDGED_TOOL, AbandonmentRun
-from reviewlab.ui.scenes.bound import NARROWINGS, run_bound
-from reviewlab.ui.scenes.censoring import run_censoring
-from reviewlab.ui.scenes.crediting import RULES, CreditingRun, ForgetfulCrediting
+from reviewlab.ui.scenes._abandonment import WEDGED_TOOL, AbandonmentRun
+from reviewlab.ui.scenes._bound import NARROWINGS, run_bound
+from reviewlab.ui.scenes._censoring import run_censoring
+from reviewlab.ui.scenes._crediting import CREDITING_RULES, CreditingRun, ForgetfulCrediting
 
 
 def _bound_bar_width(scene: BoundScene) -> float:
@@ -200,7 +200,7 @@ def test_the_crediting_toggle_switches_the_outcome():
     """Turning the rule off makes the scene say wrong lines were credited."""
     scene = CreditingScene()
     assert 'data-outcome="uncredited"' in scene.caption.value
-    scene.rule.value = RULES[1]
+    scene.rule.value = CREDITING_RULES[1]
     assert 'data-outcome="wrong"' in scene.caption.value
     assert "Wrong lines credited" in scene.caption.value
 

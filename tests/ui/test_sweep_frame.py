@@ -1,6 +1,6 @@
 """A sweep's frame is a DataFrame that keeps its assumptions through pandas operations
 (reviewlab/analysis/sweep/_frame.py), and the display registry answers by kind
-(reviewlab/core/display.py)."""
+(reviewlab/core/_display.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from reviewlab.analysis.sweep import SweepFrame, make_grid, pareto, sweep, tool_curves
-from reviewlab.core import display
-from reviewlab.core.policy import Policy
-from reviewlab.recording.files import load_episodes
-from reviewlab.recording.schema import Episode
+from reviewlab.core import _display as display
+from reviewlab.core._policy import Policy
+from reviewlab.recording._files import load_episodes
+from reviewlab.recording._schema import Episode
 from reviewlab.resources import corpus_path
 
 
@@ -118,7 +118,7 @@ def test_a_frame_without_a_renderer_shows_its_rows(monkeypatch):
 def test_the_front_table_states_the_frames_own_assumptions():
     """The front of a sweep frame, printed without assumptions given, ends with the frame's own
     (what the sweep was called with), not a guess."""
-    from reviewlab.ui.sweeps import front_table
+    from reviewlab.ui._sweeps import front_table
 
     table = front_table(_frame(), ["timeout_coverage_loss_rate", "wall_p95_sec"])
     assert table.assumptions == EXPECTED

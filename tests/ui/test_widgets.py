@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.engines.replay import replay
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.engines._replay import replay
 from reviewlab.recording.synth import synth_corpus
-from reviewlab.ui.numbers import rate_text
-from reviewlab.ui.widgets import PolicyEditor, default_presets, explore, summary_html
+from reviewlab.ui._editor import default_presets
+from reviewlab.ui._numbers import rate_text
+from reviewlab.ui._widgets import PolicyEditor, explore, summary_html
 
 _TOOLS = ("read_file", "list_files", "search_code", "query_code")
 

@@ -4,7 +4,7 @@ Lifecycle: :func:`export_policy` ``(policy, target)`` → a
 :class:`~reviewlab.analysis.export._plan.ExportPlan` (what the format holds, by the target's
 declaration, and what it cannot express) → the target's writer → an :class:`Export` (the text,
 where the host reads it, and the lines lost). :func:`host_policy` is the same plan read back as
-a reviewlab :class:`~reviewlab.core.policy.Policy`, so a replay shows what the host's limits cost
+a reviewlab :class:`~reviewlab.core._policy.Policy`, so a replay shows what the host's limits cost
 (``reviewlab presets score CORPUS --export TARGET``). The targets, their formats and the rule
 for a number that covers several tools: docs/frameworks.md.
 """
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from reviewlab.analysis.export._plan import ExportPlan, Target, plan
 from reviewlab.analysis.export._targets import TARGETS
-from reviewlab.core.narrowing import Narrowing
-from reviewlab.core.policy import Policy
-from reviewlab.core.presets import SHELL_TOOLS, find_preset
-from reviewlab.core.timeouts import TimeoutPolicy
+from reviewlab.core._narrowing import Narrowing
+from reviewlab.core._policy import Policy
+from reviewlab.core._presets import SHELL_TOOLS, find_preset
+from reviewlab.core._timeouts import TimeoutPolicy
 
 __all__ = ["EXPORT_TARGETS", "Export", "Target", "export_policy", "host_policy", "target_of"]
 

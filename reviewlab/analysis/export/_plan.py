@@ -2,7 +2,7 @@
 
 A :class:`Target` declares what its format expresses (per tool, per server or one number; a
 separate shell bound; its unit; an idle bound; a breaker; the abandonment text). :func:`plan`
-reads a :class:`~reviewlab.core.policy.Policy` once and gives the :class:`ExportPlan` every writer
+reads a :class:`~reviewlab.core._policy.Policy` once and gives the :class:`ExportPlan` every writer
 uses: the seconds per tool the host can hold and one line per part of the policy the format
 cannot express.
 
@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from reviewlab.core.policy import Policy
-from reviewlab.core.presets import SHELL_TOOLS
-from reviewlab.core.timeouts import TimeoutPolicy
+from reviewlab.core._policy import Policy
+from reviewlab.core._presets import SHELL_TOOLS
+from reviewlab.core._timeouts import TimeoutPolicy
 
 Granularity = Literal["exact", "per_tool", "per_server", "global"]
 """How finely a format sets tool bounds: reviewlab's own policy, one number per tool, one per

@@ -4,8 +4,8 @@ A :class:`Grid` of :class:`PolicyPoint` objects (:func:`make_grid`: base policie
 per-tool timeouts × hedges × breakers × narrowings) is replayed by :func:`sweep`, one row per
 point: the point's parameters (``policy_name``, ``scale``, ``timeout.<tool>``,
 ``narrowing.*``, ``hedge.*``, ``breaker.*``) followed by every
-:data:`reviewlab.core.metrics.SUMMARY_KEYS` metric, and with ``prices`` the cost columns of
-:mod:`reviewlab.analysis.cost`. :func:`pareto` reads the front of a sweep. The grid axes and
+:data:`reviewlab.core._metric_names.SUMMARY_KEYS` metric, and with ``prices`` the cost columns of
+:mod:`reviewlab.analysis._cost`. :func:`pareto` reads the front of a sweep. The grid axes and
 the columns: docs/metrics.md, "Sweeps". The frame is a :class:`SweepFrame`: a DataFrame that
 keeps its assumptions and shows itself in a notebook. Internals: ``_grid``, ``_run``, ``_pareto``,
 ``_frame``.

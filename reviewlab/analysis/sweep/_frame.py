@@ -4,7 +4,7 @@
 files it writes are a plain frame's), with two additions: :attr:`SweepFrame.assumptions`
 (censoring, the model's reaction, the engine, the seed: the same for every row, kept in
 ``attrs["assumptions"]``) and a notebook display (its summary, a chart of the rates and its
-rows, :mod:`reviewlab.ui.rich_display`). Invariants: slicing, sorting, ``head``, ``copy`` and
+rows, :mod:`reviewlab.ui._rich_display`). Invariants: slicing, sorting, ``head``, ``copy`` and
 ``pd.concat`` of frames with the same assumptions give a :class:`SweepFrame` with the same
 assumptions (pandas carries ``attrs``); a column is a plain :class:`pandas.Series`;
 ``pd.DataFrame(frame)`` is a plain frame. A frame whose metric columns were dropped still shows
@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from reviewlab.core.display import html_of
+from reviewlab.core._display import html_of
 
 ASSUMPTIONS_ATTR = "assumptions"
 """The key of ``DataFrame.attrs`` that holds a sweep's assumptions."""

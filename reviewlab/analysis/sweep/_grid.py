@@ -17,11 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from reviewlab.core.breaker import BreakerRule
-from reviewlab.core.errors import ParameterError
-from reviewlab.core.hedge import HedgeRule
-from reviewlab.core.narrowing import check_seconds
-from reviewlab.core.policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
+from reviewlab.core._breaker import BreakerRule
+from reviewlab.core._errors import ParameterError
+from reviewlab.core._hedge import HedgeRule
+from reviewlab.core._narrowing import check_seconds
+from reviewlab.core._policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def make_grid(
     plus ``hedge.<tool>.after_sec``, ``hedge.max_share`` and ``breaker.*`` when
     those axes are given.
     """
-    bases = _bases(base)
+    bases = [_tunable(i, Policy.of(policy)) for i, policy in enumerate(_given(base))]
     tool_axes = _float_axes(tools, "tools", "timeout")
     scale_axis: list[float | None] = [float(s) for s in scales] if scales else [None]
     narrowing_axis = _narrowing_axis(narrowings)
@@ -119,21 +119,22 @@ def make_grid(
     return Grid(tuple(points))
 
 
-def _bases(base: Policy | TimeoutPolicy | Sequence[Policy | TimeoutPolicy] | None) -> list[Policy]:
-    """The base policies as Policies whose timeouts is a TimeoutPolicy (default: ouroboros)."""
-    given: list[Policy | TimeoutPolicy | None] = (
-        [base] if isinstance(base, Policy | TimeoutPolicy) else [*base] if base else [None]
-    )
-    bases = []
-    for index, policy in enumerate(given):
-        spine = Policy.of(policy)
-        if not isinstance(spine.timeouts, TimeoutPolicy):
-            raise TypeError(
-                f"base[{index}]: expected a Policy whose timeouts is a TimeoutPolicy, "
-                f"got {type(spine.timeouts).__name__}"
-            )
-        bases.append(spine)
-    return bases
+def _given(
+    base: Policy | TimeoutPolicy | Sequence[Policy | TimeoutPolicy] | None,
+) -> list[Policy | TimeoutPolicy | None]:
+    """The base policies as given: one, several, or ``None`` (ouroboros)."""
+    return [base] if isinstance(base, Policy | TimeoutPolicy) else [*base] if base else [None]
+
+
+def _tunable(index: int, spine: Policy) -> Policy:
+    """A base policy, refused by position unless its timeouts is a TimeoutPolicy (the grid scales
+    and replaces its per-tool table)."""
+    if not isinstance(spine.timeouts, TimeoutPolicy):
+        raise TypeError(
+            f"base[{index}]: expected a Policy whose timeouts is a TimeoutPolicy, "
+            f"got {type(spine.timeouts).__name__}"
+        )
+    return spine
 
 
 def _float_axes(
@@ -264,7 +265,7 @@ def points_grid(policies: Iterable[Policy | SupportsTimeoutFor | tuple[Any, Narr
     each named by its label."""
     points = []
     for item in policies:
-        spine = Policy.of(*item) if isinstance(item, tuple) else Policy.of(item)
+        spine = Policy.of(*(item if isinstance(item, tuple) else (item,)))
         params = {"policy_name": spine.label, "scale": 1.0, **_narrowing_params(spine.narrowing)}
         points.append(PolicyPoint(spine, params))
     return Grid(tuple(points))

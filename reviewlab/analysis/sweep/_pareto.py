@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from reviewlab.analysis.cost import COST_KEYS
-from reviewlab.core import metrics
-from reviewlab.core.errors import ParameterError
+from reviewlab.analysis._cost import COST_KEYS
+from reviewlab.core._errors import ParameterError
+from reviewlab.core._metric_names import SUMMARY_KEYS
 
 PARETO_OBJECTIVES = ("timeout_coverage_loss_rate", "wall_p95_sec", "max_silence_sec")
 """What :func:`pareto` trades by default: the coverage the timeouts cost, p95 wall time, and the
@@ -37,19 +37,19 @@ OBJECTIVE_ALIASES = {
     "cost": "cost_per_episode",
 }
 """Short names of summary columns, as the CLI and
-:func:`reviewlab.analysis.tune.recommend` take them."""
+:func:`reviewlab.analysis._tune.recommend` take them."""
 
 
 def objective_column(name: str) -> str:
     """The summary column an objective name stands for (an alias or the column itself)."""
     if name in OBJECTIVE_ALIASES:
         return OBJECTIVE_ALIASES[name]
-    if name in metrics.SUMMARY_KEYS or name in PARETO_OBJECTIVES or name in COST_KEYS:
+    if name in SUMMARY_KEYS or name in PARETO_OBJECTIVES or name in COST_KEYS:
         return name
     raise ParameterError(
         "objective",
         f"expected one of {', '.join(OBJECTIVE_ALIASES)} or a summary column "
-        f"({', '.join(metrics.SUMMARY_KEYS + COST_KEYS)}), got {name!r}",
+        f"({', '.join(SUMMARY_KEYS + COST_KEYS)}), got {name!r}",
     )
 
 
@@ -81,7 +81,7 @@ def pareto(
         raise ParameterError(
             "pareto",
             f"the frame has no column(s) {', '.join(missing)}; "
-            f"objectives are among {', '.join(metrics.SUMMARY_KEYS)}",
+            f"objectives are among {', '.join(SUMMARY_KEYS)}",
         )
     values = np.nan_to_num(
         frame[columns].to_numpy(dtype=float), nan=math.inf, posinf=math.inf, neginf=-math.inf

@@ -1,12 +1,12 @@
 """Running a sweep: one replay per policy point, in-process or on a Dask cluster, as one frame.
 
-Lifecycle: the engine object (:func:`~reviewlab.engines.engine.engine_of`) admits every point
+Lifecycle: the engine object (:func:`~reviewlab.engines._engine.engine_of`) admits every point
 or refuses one by name before any work; in-process, the corpus is opened once
-(:func:`~reviewlab.engines.corpus.open_corpus`) and each point is the engine's summary on it
+(:func:`~reviewlab.engines._corpus.open_corpus`) and each point is the engine's summary on it
 (the vectorized engine's from the compiled columns, on a few threads: ``threads=``; points that
 hedge or have a breaker, and the twin, from the episodes); with ``client=`` (the
-:class:`~reviewlab.engines.engine.Cluster` engine) the Parquet partitions are read and replayed
-where they live (:mod:`reviewlab.analysis.partitioned`, the one cluster adapter). The frame is
+:class:`~reviewlab.engines._engine.Cluster` engine) the Parquet partitions are read and replayed
+where they live (:mod:`reviewlab.analysis._partitioned`, the one cluster adapter). The frame is
 the same either way: one row per point, its parameters then every summary metric (and, with
 ``prices``, its cost), in grid order. :func:`tool_curves` varies one tool's timeout at a
 time.
@@ -22,19 +22,19 @@ from typing import Any
 
 import pandas as pd
 
-from reviewlab.analysis.cost import COST_KEYS, PricedCorpus
-from reviewlab.analysis.known_tools import check_tools, grid_tools
+from reviewlab.analysis._cost import COST_KEYS, PricedCorpus
+from reviewlab.analysis._known_tools import check_tools, grid_tools
 from reviewlab.analysis.sweep._frame import SweepFrame, sweep_frame
 from reviewlab.analysis.sweep._grid import Grid, PolicyPoint, make_grid
-from reviewlab.core import metrics
-from reviewlab.core.errors import ParameterError
-from reviewlab.core.policy import Narrowing, Policy, TimeoutPolicy
-from reviewlab.core.prices import PriceTable
-from reviewlab.core.vocab import SWEEP_ENGINES, CensoringMode
-from reviewlab.engines.corpus import Corpus, CorpusSource, open_corpus
-from reviewlab.engines.engine import Cluster, Engine, Vectorized, engine_of, episodes_needed
-from reviewlab.engines.result import ReplayResult
-from reviewlab.recording.locations import is_url
+from reviewlab.core._errors import ParameterError
+from reviewlab.core._metric_names import SUMMARY_KEYS
+from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
+from reviewlab.core._prices import PriceTable
+from reviewlab.core._vocab import SWEEP_ENGINES, CensoringMode
+from reviewlab.engines._corpus import Corpus, CorpusSource, open_corpus
+from reviewlab.engines._engine import Cluster, Engine, Vectorized, engine_of, episodes_needed
+from reviewlab.engines._result import ReplayResult
+from reviewlab.recording._locations import is_url
 
 _PROGRESS_MIN_POINTS = 50  # below this a bar is noise
 
@@ -129,19 +129,19 @@ def sweep(
     keeps the assumptions (``censored``, ``reaction``, ``engine``, ``seed``).
 
     ``engine``: ``"vectorized"`` (default), ``"twin"`` (the reference, slow) or an engine
-    object (:mod:`reviewlab.engines.engine`). ``client``: a ``dask.distributed.Client`` or a
+    object (:mod:`reviewlab.engines._engine`). ``client``: a ``dask.distributed.Client`` or a
     scheduler address (``"tcp://host:port"``) to run the points on a cluster's Parquet
     partitions (an in-memory corpus or a JSONL file is refused there: write it as
     partitions). ``progress``: a tqdm bar (notebook-aware); by default only for grids of 50
     points or more.
-    ``censored``/``seed``: as in :func:`reviewlab.engines.replay.replay`.
-    ``corpus``: anything :func:`~reviewlab.engines.corpus.open_corpus` takes (a path — JSONL,
+    ``censored``/``seed``: as in :func:`reviewlab.engines._replay.replay`.
+    ``corpus``: anything :func:`~reviewlab.engines._corpus.open_corpus` takes (a path — JSONL,
     ``.parquet`` or a partition directory —, episodes, a compiled corpus or an open
-    :class:`~reviewlab.engines.corpus.Corpus`); a path is compiled from its columns once, with
+    :class:`~reviewlab.engines._corpus.Corpus`); a path is compiled from its columns once, with
     no ``Episode`` object unless a point needs one.
     A grid that sets the timeout of a tool the corpus never calls is refused
     (:func:`check_tools`) unless ``allow_unknown_tools``. ``prices`` appends the
-    cost columns :data:`~reviewlab.analysis.cost.COST_KEYS` (Episode objects or a
+    cost columns :data:`~reviewlab.analysis._cost.COST_KEYS` (Episode objects or a
     path; not a compiled corpus, which has no token counts). Several tables by
     name (``{"list": t1, "cheap slots": t2}``) sweep the prices too: one row per
     point and table, in that order, named in a ``prices`` column; each point is
@@ -226,8 +226,8 @@ class _Run:
             check_tools(grid_tools(self.points), tools, what="grid")
 
     def on_cluster(self, corpus: Any, client: Any) -> pd.DataFrame:
-        """The points on a cluster's Parquet partitions (:mod:`reviewlab.analysis.partitioned`)."""
-        from reviewlab.analysis.partitioned import sweep_partitions
+        """The points on a cluster's Parquet partitions (:mod:`reviewlab.analysis._partitioned`)."""
+        from reviewlab.analysis._partitioned import sweep_partitions
 
         source: Any = corpus
         if not is_url(corpus):
@@ -329,8 +329,8 @@ def _frame(
 ) -> pd.DataFrame:
     """One row per point (per point and price table when ``priced`` names several)."""
     params = [dict(p.params) for p in points]
-    values = [{key: row[key] for key in metrics.SUMMARY_KEYS} for row in rows]
-    keys: tuple[str, ...] = metrics.SUMMARY_KEYS
+    values = [{key: row[key] for key in SUMMARY_KEYS} for row in rows]
+    keys: tuple[str, ...] = SUMMARY_KEYS
     if priced is not None:
         keys = keys + COST_KEYS
         named = len(priced) > 1 or priced[0] != ""
@@ -363,9 +363,9 @@ def tool_curves(
         frame = sweep(source, make_grid(spine, tools={tool: values}), **options)
         frame = frame.rename(columns={f"timeout.{tool}": "timeout_sec"})
         frame.insert(0, "tool", tool)
-        parts.append(frame[["tool", "timeout_sec", *metrics.SUMMARY_KEYS]])
+        parts.append(frame[["tool", "timeout_sec", *SUMMARY_KEYS]])
     return (
         pd.concat(parts, ignore_index=True)
         if parts
-        else pd.DataFrame(columns=["tool", "timeout_sec", *metrics.SUMMARY_KEYS])
+        else pd.DataFrame(columns=["tool", "timeout_sec", *SUMMARY_KEYS])
     )

@@ -5,7 +5,7 @@ Layout: :mod:`._keys` (the shared bin grid), :mod:`._merge` (sums by sub-cell),
 :mod:`._overlap` (the peak of loose workers) and :mod:`._partials` (a point's partials and
 their merge) are the pieces; :mod:`._ids` checks ids across partitions; :mod:`._session`
 (:class:`ClusterCorpus`) runs them on the workers. :mod:`._replay` (``replay(...,
-client=...)``) and :mod:`reviewlab.analysis.partitioned` (sweeps) are built on it. Running on
+client=...)``) and :mod:`reviewlab.analysis._partitioned` (sweeps) are built on it. Running on
 an existing cluster: ``docs/cluster.md``.
 """
 

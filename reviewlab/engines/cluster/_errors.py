@@ -3,7 +3,7 @@
 Both are :class:`OSError` s (the environment failed, not an argument), so the command line
 reports them as one line (:mod:`reviewlab.cli._errors`). A bad partition is reported by the
 readers' own errors, which name the partition's file or URL
-(:class:`~reviewlab.recording.file_errors.EpisodeFormatError`, :class:`FileNotFoundError`).
+(:class:`~reviewlab.recording._file_errors.EpisodeFormatError`, :class:`FileNotFoundError`).
 """
 
 from __future__ import annotations

@@ -36,9 +36,9 @@ class Survey:
 def _read_columns(part: str, columns: list[str]) -> Any:
     import pyarrow as pa
 
+    from reviewlab.recording._file_errors import EpisodeFormatError
+    from reviewlab.recording._locations import location_of
     from reviewlab.recording.columnar._read import _open
-    from reviewlab.recording.file_errors import EpisodeFormatError
-    from reviewlab.recording.locations import location_of
 
     handle = _open(location_of(part))  # the version checks name the partition
     try:

@@ -7,7 +7,7 @@ of time: a partition summarises a cell by, per non-empty sub-cell, its net chang
 hence values the count reaches and a bound it cannot exceed; only sub-cells touched by two
 partitions or more whose bound beats the best value are looked into, a level deeper
 (:class:`PeakSearch`), at most :data:`~._keys.LEVELS` passes. Ends come before starts at equal
-times, as in :func:`reviewlab.core.metrics.peak_overlap`. The argument in full:
+times, as in :func:`reviewlab.core._metrics.peak_overlap`. The argument in full:
 docs/cluster.md, "The loose-worker peak".
 """
 

@@ -9,7 +9,7 @@ events (:mod:`._overlap`). :func:`answer_points` answers one pass's requests fro
 Client side: a :class:`PointMerge` per point folds the partitions' answers in as they arrive
 (nothing per partition is kept but the zombie pieces, ``O(log calls)`` numbers each), asks for
 the next pass until the wall order statistics and the loose-worker peak are known, and gives
-the summary through :func:`reviewlab.core.metrics.summary_from_totals`, the one definition of
+the summary through :func:`reviewlab.core._metrics.summary_from_totals`, the one definition of
 the rates. Every figure is the in-process sweep's to the bit: counts and line sums are
 integers, maxima are maxima, the quantiles are NumPy's interpolation of exact order
 statistics, the zombie sum is NumPy's own pairwise sum reassembled, the peak is exact.
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from reviewlab.core import metrics
-from reviewlab.core.quantiles import interpolate, quantile_ranks
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._quantiles import interpolate, quantile_ranks
 from reviewlab.engines.cluster._keys import Cell, float_keys
 from reviewlab.engines.cluster._merge import CellSums
 from reviewlab.engines.cluster._overlap import (

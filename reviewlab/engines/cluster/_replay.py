@@ -1,20 +1,20 @@
 """``replay(corpus, policy, client=...)``: one policy replayed on a cluster, partition by
 partition, its summary merged from the same fixed-size partials as a sweep's.
 
-The answer is a :class:`~reviewlab.engines.result.ReplaySummary` whose summary equals the
+The answer is a :class:`~reviewlab.engines._result.ReplaySummary` whose summary equals the
 in-process ``replay(corpus, policy, engine="vectorized")``'s to the bit; it has no frames: a
 call frame holds a row per call, which is what a corpus too large for the client cannot give
-it. What the cluster honours is declared once (:data:`reviewlab.engines.honours.CLUSTER`).
+it. What the cluster honours is declared once (:data:`reviewlab.engines._honours.CLUSTER`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from reviewlab.core.policy import Policy
+from reviewlab.core._policy import Policy
+from reviewlab.engines._honours import CLUSTER
+from reviewlab.engines._result import ReplaySummary
 from reviewlab.engines.cluster._session import ClusterCorpus, connect
-from reviewlab.engines.honours import CLUSTER
-from reviewlab.engines.result import ReplaySummary
 
 
 def replay_on_cluster(

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from reviewlab.core.errors import ParameterError
+from reviewlab.core._errors import ParameterError
 from reviewlab.engines.cluster import _ids
 from reviewlab.engines.cluster._errors import PartitionFailed, SchedulerLost
 from reviewlab.engines.cluster._partials import PointMerge, answer_points, evaluate_points
@@ -73,10 +73,10 @@ def connect(client: Any, timeout_sec: float | None = None) -> tuple[Any, bool]:
 
 
 def partitions_of(source: Any) -> list[str]:
-    """The partition files of a corpus path, URL or opened :class:`~reviewlab.engines.corpus.Corpus`
+    """The partition files of a corpus path, URL or opened :class:`~reviewlab.Corpus`
     (only the names are read)."""
+    from reviewlab.recording._locations import is_url
     from reviewlab.recording.columnar import partition_paths
-    from reviewlab.recording.locations import is_url
 
     path = getattr(source, "path", source)  # an opened corpus knows where it lives
     if not isinstance(path, str | os.PathLike):
@@ -120,9 +120,9 @@ def _compile(part: str, censored: str, seed: int, origin_us: int) -> Any:
 
     register_sizes(CompiledCorpus)
 
-    from reviewlab.engines.vectorized.columns import compile_columns
-    from reviewlab.recording.file_errors import EpisodeFormatError
-    from reviewlab.recording.locations import location_of
+    from reviewlab.engines.vectorized._columns import compile_columns
+    from reviewlab.recording._file_errors import EpisodeFormatError
+    from reviewlab.recording._locations import location_of
 
     try:
         return compile_columns(location_of(part), censored=censored, seed=seed, origin_us=origin_us)

@@ -1,7 +1,7 @@
 """``engine="real"``: recorded episodes replayed through the real :class:`ReviewEpisode` and
 :class:`BoundedExecutor`, under a clock that scales time.
 
-Each episode runs on its own thread under one :class:`~reviewlab.core.deadline.ScaledClock`
+Each episode runs on its own thread under one :class:`~reviewlab.core._deadline.ScaledClock`
 whose second lasts ``time_scale`` real seconds: the ONE place time is scaled, so every wait
 and measurement is in recorded seconds and the policy is replayed as it is. A replay model
 answers each send with the recorded round's calls; a replay registry runs each call for its

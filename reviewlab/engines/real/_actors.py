@@ -1,9 +1,9 @@
 """The stand-ins a replayed episode runs with: tools that take their recorded time, a model
 that replays its recorded sends, and the static hedge plan as the executor's admission.
 
-Every wait is on the clock in force (:func:`~reviewlab.core.deadline.current_clock`, a
-:class:`~reviewlab.core.deadline.ScaledClock` in a replay), in recorded seconds. Calls are told
-apart by the id on their notes (:func:`~reviewlab.live.call_notes.current_notes`), never by an
+Every wait is on the clock in force (:func:`~reviewlab.core._deadline.current_clock`, a
+:class:`~reviewlab.core._deadline.ScaledClock` in a replay), in recorded seconds. Calls are told
+apart by the id on their notes (:func:`~reviewlab.live._call_notes.current_notes`), never by an
 argument the policy would see.
 """
 
@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from reviewlab.core.deadline import Clock
-from reviewlab.core.hedge import HedgeRule
+from reviewlab.core._deadline import Clock
+from reviewlab.core._hedge import HedgeRule
 from reviewlab.engines.real._plan import PlannedCall, ReplayPlan, call_id, parse_call_id
-from reviewlab.live.call_notes import CallNotes, current_notes
-from reviewlab.live.episode import ScriptedModel, tool_call
+from reviewlab.live._call_notes import CallNotes, current_notes
+from reviewlab.live._episode import ScriptedModel, tool_call
 
 _TIMEOUT_PREFIX = "⚠️ TOOL_TIMEOUT ("
 
@@ -281,7 +281,7 @@ class PlannedHedges:
 
     ``rules`` are the policy's ``hedges`` part, in recorded seconds like every wait under the
     replay's clock; ``planned`` is :attr:`HedgePlan.planned
-    <reviewlab.engines.censoring.HedgePlan.planned>`, by corpus row. A call may hedge when its
+    <reviewlab.engines._censoring.HedgePlan.planned>`, by corpus row. A call may hedge when its
     row is planned; a re-issued copy never does. The budget was spent when the plan was made,
     so nothing is counted here.
     """

@@ -8,9 +8,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from reviewlab.engines.censoring import effective_observation
-from reviewlab.live.executor import BoundedExecutor
-from reviewlab.recording.schema import Episode
+from reviewlab.engines._censoring import effective_observation
+from reviewlab.live._executor import BoundedExecutor
+from reviewlab.recording._schema import Episode
 
 OVERHEAD_SHARE_GOAL = 0.01
 """The default ``time_scale`` keeps the engine's own overhead under this share of wall time."""

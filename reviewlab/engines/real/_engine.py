@@ -1,5 +1,5 @@
 """:func:`replay_real`: every recorded episode through a real ReviewEpisode and BoundedExecutor,
-under one :class:`~reviewlab.core.deadline.ScaledClock` (see the package docstring)."""
+under one :class:`~reviewlab.core._deadline.ScaledClock` (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -10,23 +10,23 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from reviewlab.core.breaker import BreakerRule, BreakerState
-from reviewlab.core.deadline import ScaledClock, clock_scope, execution_deadline_scope
-from reviewlab.core.policy import Policy, SupportsTimeoutFor
-from reviewlab.core.vocab import CENSORING_MODES, CensoringMode, Reaction
+from reviewlab.core._breaker import BreakerRule, BreakerState
+from reviewlab.core._deadline import ScaledClock, clock_scope, execution_deadline_scope
+from reviewlab.core._policy import Policy, SupportsTimeoutFor
+from reviewlab.core._vocab import CENSORING_MODES, CensoringMode, Reaction
+from reviewlab.engines._censoring import HedgePlan, completion_times, hedge_plan
+from reviewlab.engines._honours import REAL
+from reviewlab.engines._reaction import check_reaction
+from reviewlab.engines._result import ReplayResult
 from reviewlab.engines._shared import arrival_times, check_corpus
-from reviewlab.engines.censoring import HedgePlan, completion_times, hedge_plan
-from reviewlab.engines.honours import REAL
-from reviewlab.engines.reaction import check_reaction
 from reviewlab.engines.real._actors import PlannedHedges, ReplayModel, ReplayRegistry
 from reviewlab.engines.real._calibrate import clock_resolution_sec, default_time_scale
 from reviewlab.engines.real._frames import RealRun, overhead, replay_result, settle_loose
 from reviewlab.engines.real._plan import plan_episode
-from reviewlab.engines.result import ReplayResult
-from reviewlab.live.episode import ReviewEpisode
-from reviewlab.live.executor import BoundedExecutor
-from reviewlab.recording.files import paused_gc
-from reviewlab.recording.schema import Episode
+from reviewlab.live._episode import ReviewEpisode
+from reviewlab.live._executor import BoundedExecutor
+from reviewlab.recording._files import paused_gc
+from reviewlab.recording._schema import Episode
 
 
 def replay_real(

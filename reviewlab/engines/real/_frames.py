@@ -1,10 +1,10 @@
 """The real engine's answer: the twin's frames, from what the real episodes measured.
 
 Every time here is already in recorded seconds: the episodes ran under the replay's
-:class:`~reviewlab.core.deadline.ScaledClock`, so the executor's durations, zombie seconds,
+:class:`~reviewlab.core._deadline.ScaledClock`, so the executor's durations, zombie seconds,
 dispatch times and bounds come out on the recorded scale and nothing is divided by the time
-scale. Columns as :data:`~reviewlab.core.metrics.CALL_COLUMNS` and
-:data:`~reviewlab.core.metrics.CALL_TIMING_COLUMNS` (see the package docstring for what is
+scale. Columns as :data:`~reviewlab.core._metrics.CALL_COLUMNS` and
+:data:`~reviewlab.core._metrics.CALL_TIMING_COLUMNS` (see the package docstring for what is
 measured and what is taken from the recording).
 """
 
@@ -18,22 +18,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reviewlab.core import metrics
-from reviewlab.core.policy import Bound, Policy
-from reviewlab.core.receipts import Outcome
-from reviewlab.core.vocab import (
+from reviewlab.core import _metrics as metrics
+from reviewlab.core._policy import Bound, Policy
+from reviewlab.core._receipts import Outcome
+from reviewlab.core._vocab import (
     OUTCOMES_ANSWERED,
     SOURCE_GAP_SKIPPED,
     SOURCE_GAP_WEDGED,
     SOURCE_GAP_WITHHELD,
 )
+from reviewlab.engines._reaction import skipped_start
+from reviewlab.engines._result import EpisodeArrays, ReplayResult, assemble
 from reviewlab.engines._shared import calls_frame
-from reviewlab.engines.reaction import skipped_start
 from reviewlab.engines.real._actors import ReplayModel, ReplayRegistry
 from reviewlab.engines.real._plan import PlannedCall, ReplayPlan
-from reviewlab.engines.result import EpisodeArrays, ReplayResult, assemble
-from reviewlab.live.episode import CallTrace, EpisodeResult
-from reviewlab.live.executor import CallStatus
+from reviewlab.live._episode import EpisodeResult
+from reviewlab.live._executor_base import CallStatus
+from reviewlab.live._traces import CallTrace
 
 
 @dataclass

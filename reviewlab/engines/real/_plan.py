@@ -2,9 +2,9 @@
 
 A :class:`ReplayPlan` is made once per episode, before anything runs, from the corpus as
 recorded and the replay's two once-per-replay decisions: the completion times of censored calls
-(:func:`~reviewlab.engines.censoring.completion_times`) and the hedge plan
-(:func:`~reviewlab.engines.censoring.hedge_plan`). Times are recorded seconds: the engine runs
-under a :class:`~reviewlab.core.deadline.ScaledClock`, so nothing here is scaled.
+(:func:`~reviewlab.engines._censoring.completion_times`) and the hedge plan
+(:func:`~reviewlab.engines._censoring.hedge_plan`). Times are recorded seconds: the engine runs
+under a :class:`~reviewlab.core._deadline.ScaledClock`, so nothing here is scaled.
 
 Calls are named by their row in corpus order (episode order, then call order), the row the
 hedge plan is indexed by: the model asks for call ``row`` under the tool-call id ``c{row}``
@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reviewlab.engines.censoring import HedgePlan, effective_observation
-from reviewlab.recording.schema import Episode
+from reviewlab.engines._censoring import HedgePlan, effective_observation
+from reviewlab.recording._schema import Episode
 
 
 def call_id(row: int, reissue: bool = False) -> str:

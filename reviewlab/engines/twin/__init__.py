@@ -11,16 +11,11 @@ worker threads, timelines), ``bounds`` (the exact bound cache), ``corpus`` (the 
 compiled once into tuples and static columns).
 """
 
-from reviewlab.engines.censoring import KaplanMeier, effective_observation, impute_durations
-from reviewlab.engines.twin.bounds import BoundResolver
-from reviewlab.engines.twin.engine import simulate
-from reviewlab.engines.twin.pool import (
-    SLOT_STATES,
-    SLOT_TIMELINE_COLUMNS,
-    SlotPool,
-    SlotTimeline,
-    WorkerPool,
-)
+from reviewlab.core._vocab import SLOT_STATES
+from reviewlab.engines._censoring import KaplanMeier, effective_observation, impute_durations
+from reviewlab.engines.twin._bounds import BoundResolver
+from reviewlab.engines.twin._engine import simulate
+from reviewlab.engines.twin._pool import SLOT_TIMELINE_COLUMNS, SlotPool, SlotTimeline, WorkerPool
 
 __all__ = [
     "SLOT_STATES",

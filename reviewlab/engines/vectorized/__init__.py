@@ -4,7 +4,7 @@ Lifecycle: :func:`compile_corpus` turns a corpus into a :class:`CompiledCorpus` 
 :meth:`CompiledCorpus.evaluate` replays it under one policy as often as a sweep likes, without
 a Python object per call; :meth:`~CompiledCorpus.summary` stops at the summary and
 :meth:`~CompiledCorpus.result` builds the twin's frames. :func:`replay_vectorized` is the
-``engine="vectorized"`` entry of :func:`reviewlab.engines.replay.replay`.
+``engine="vectorized"`` entry of :func:`reviewlab.engines._replay.replay`.
 
 Invariant: every clock is accumulated as the twin accumulates it, so the answers are the
 twin's to the bit; bounds, fates and credits come from the shared rules only. How (the static
@@ -13,17 +13,17 @@ package only re-exports: ``engine`` (the entry, the cache), ``compiled``, ``layo
 ``windows``, ``settle``, ``evaluation``, ``frames``, ``hedging``.
 """
 
-from reviewlab.engines.vectorized.compiled import CompiledCorpus
-from reviewlab.engines.vectorized.engine import (
+from reviewlab.engines.vectorized._compiled import CompiledCorpus
+from reviewlab.engines.vectorized._engine import (
     CACHE_SIZE,
     cached_corpus,
     clear_compiled,
     compile_corpus,
     replay_vectorized,
 )
-from reviewlab.engines.vectorized.evaluation import Evaluation
-from reviewlab.engines.vectorized.layout import PrefixLayout
-from reviewlab.engines.vectorized.windows import DeadlineWindows, RemoteCalls
+from reviewlab.engines.vectorized._evaluation import Evaluation
+from reviewlab.engines.vectorized._layout import PrefixLayout
+from reviewlab.engines.vectorized._windows import DeadlineWindows, RemoteCalls
 
 __all__ = [
     "CACHE_SIZE",

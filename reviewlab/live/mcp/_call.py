@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewlab.live.call_notes import CallNotes
+from reviewlab.live._call_notes import CallNotes
 from reviewlab.live.mcp._errors import MCPServerError, MCPStreamDropped, MCPToolError
 
 _CONNECTION_CLOSED = -32000

@@ -18,7 +18,7 @@ from typing import Any
 ReadExtent = Callable[[Mapping[str, Any], str], dict[str, Any] | None]
 """Maps a read tool's arguments and result text to a reader stamp (``None``: nothing to credit)."""
 
-_DEMO = Path(__file__).resolve().parent.parent / "mcp_demo_server.py"
+_DEMO = Path(__file__).resolve().parent.parent / "_mcp_demo_server.py"
 
 
 def filesystem_read_extent(args: Mapping[str, Any], text: str) -> dict[str, Any] | None:
@@ -49,7 +49,7 @@ FILESYSTEM_READ_TOOLS: Mapping[str, ReadExtent] = {
 
 
 def demo_server_command(root: str | os.PathLike[str] = ".") -> list[str]:
-    """The command that starts :mod:`reviewlab.live.mcp_demo_server` over stdio on ``root``.
+    """The command that starts :mod:`reviewlab.live._mcp_demo_server` over stdio on ``root``.
 
     The server runs as a plain script (not ``-m``), so it starts without importing reviewlab.
     """

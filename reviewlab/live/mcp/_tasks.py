@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from reviewlab.live.call_notes import CallNotes
+from reviewlab.live._call_notes import CallNotes
 from reviewlab.live.mcp._call import Link, result_text
 from reviewlab.live.mcp._errors import MCPToolError
 

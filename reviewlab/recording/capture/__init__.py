@@ -1,7 +1,7 @@
 """Capture: live runs and bounded-tool calls turned into recorded episodes.
 
 :class:`Recorder` collects episodes as they really ran and writes them atomically;
-:func:`episode_from_result` converts one live :class:`~reviewlab.live.episode.EpisodeResult`;
+:func:`episode_from_result` converts one live :class:`~reviewlab.live._episode.EpisodeResult`;
 :func:`record_live` runs a model and records it; :class:`ToolCallLog` groups the calls of
 bounded tools into episodes, with rounds inferred from call overlap (``_timeline``); token
 usage is read in every spelling the sources use (:func:`token_counts`).

@@ -1,6 +1,6 @@
 """Capture a live run as a recorded episode: :func:`episode_from_result` and :func:`record_live`.
 
-A live :class:`~reviewlab.live.episode.EpisodeResult` knows what each call did on the real
+A live :class:`~reviewlab.live._episode.EpisodeResult` knows what each call did on the real
 clock; the recorded format knows what a replay needs. A call that returned is a completed call
 of its measured duration; an abandoned call is right-censored at its bound, with
 ``returned_after_sec`` once its loose worker came back (strictly past the bound); a refused
@@ -22,15 +22,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reviewlab.core.policy import Narrowing, SupportsTimeoutFor
-from reviewlab.core.receipts import Outcome
-from reviewlab.core.vocab import Source
-from reviewlab.live.episode import CallTrace, EpisodeResult, ReviewEpisode
-from reviewlab.live.executor import CallStatus
-from reviewlab.live.openai_model import DEFAULT_TIMEOUT_SEC, OpenAIChatModel
-from reviewlab.recording.capture._usage import token_counts
-from reviewlab.recording.files import save_episodes
-from reviewlab.recording.schema import (
+from reviewlab.core._policy import Narrowing, SupportsTimeoutFor
+from reviewlab.core._receipts import Outcome
+from reviewlab.core._vocab import Source
+from reviewlab.live._episode import EpisodeResult, ReviewEpisode
+from reviewlab.live._executor_base import CallStatus
+from reviewlab.live._openai_model import DEFAULT_TIMEOUT_SEC, OpenAIChatModel
+from reviewlab.live._traces import CallTrace
+from reviewlab.recording._files import save_episodes
+from reviewlab.recording._schema import (
     SCHEMA_VERSION,
     SCHEMA_VERSION_2,
     V2_CALL_FIELDS,
@@ -39,6 +39,7 @@ from reviewlab.recording.schema import (
     Extent,
     Round,
 )
+from reviewlab.recording.capture._usage import token_counts
 
 
 class UsageTap:

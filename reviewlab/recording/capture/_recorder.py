@@ -2,13 +2,13 @@
 
 Lifecycle: open → ``record`` … → ``close`` (or leave the ``with`` block). A
 recorder holds its episodes in memory and writes the whole file with
-:func:`~reviewlab.recording.files.save_episodes` (temp file + rename) on
+:func:`~reviewlab.recording._files.save_episodes` (temp file + rename) on
 ``close``, on ``flush`` and when its ``with`` block exits, also by an exception:
 every recorded episode is complete, so it is worth keeping. A process that dies
 before then leaves the destination exactly as it was: never a half file.
 
-``record`` accepts an :class:`~reviewlab.recording.schema.Episode` as it is, or a live
-:class:`~reviewlab.live.episode.EpisodeResult`, converted by
+``record`` accepts an :class:`~reviewlab.recording._schema.Episode` as it is, or a live
+:class:`~reviewlab.live._episode.EpisodeResult`, converted by
 :func:`~reviewlab.recording.capture.episode_from_result` (abandoned calls censored at
 their bound). Ids default to ``<prefix>-<n>`` with ``n`` counting from 1 over
 the episodes of the file, so they stay unique when ``append=True`` keeps the
@@ -22,12 +22,12 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
-from reviewlab.core.vocab import SOURCES, Source
-from reviewlab.live.episode import EpisodeResult
+from reviewlab.core._vocab import SOURCES, Source
+from reviewlab.live._episode import EpisodeResult
+from reviewlab.recording._files import load_episodes, save_episodes
+from reviewlab.recording._ids import duplicate_id
+from reviewlab.recording._schema import Episode
 from reviewlab.recording.capture._live import episode_from_result
-from reviewlab.recording.files import load_episodes, save_episodes
-from reviewlab.recording.ids import duplicate_id
-from reviewlab.recording.schema import Episode
 
 
 class Recorder:

@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reviewlab.recording.schema import Call, Round
+from reviewlab.recording._schema import Call, Round
 
 OFFSETS_KEY = "call_offsets_sec"
 """The ``Episode.meta`` key holding each round's call start offsets (JSON)."""

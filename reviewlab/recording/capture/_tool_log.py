@@ -1,7 +1,7 @@
 """The calls of bounded tools (:func:`reviewlab.bounded_tool`) grouped into recorded episodes.
 
 A framework's agent loop is not ours, so only the calls of the wrapped tools are seen.
-:class:`ToolCallLog` is the ``recorder=`` of :func:`~reviewlab.live.bounded.bounded_tool` and
+:class:`ToolCallLog` is the ``recorder=`` of :func:`~reviewlab.live._bounded.bounded_tool` and
 hands whole episodes to a :class:`~reviewlab.recording.capture.Recorder`.
 
 Lifecycle: ``ToolCallLog(path or Recorder)`` → ``[with log.episode(): run the agent]*`` →
@@ -26,12 +26,12 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
-from reviewlab.core.vocab import EndReason, Source
-from reviewlab.live.bounded import BoundedCall
-from reviewlab.live.executor import CallStatus
+from reviewlab.core._vocab import EndReason, Source
+from reviewlab.live._bounded import BoundedCall
+from reviewlab.live._executor_base import CallStatus
+from reviewlab.recording._schema import Call, Episode, Round
 from reviewlab.recording.capture._recorder import Recorder
 from reviewlab.recording.capture._timeline import TimedCall, inferred_rounds, offsets_meta
-from reviewlab.recording.schema import Call, Episode, Round
 
 
 class ToolCallLog:

@@ -3,12 +3,12 @@
 Lifecycle: :func:`conform` makes a table read from Parquet match
 :data:`~reviewlab.recording.columnar.ARROW_SCHEMA` (a bad column is one error naming it);
 :func:`flat_columns` flattens its nested lists once; :func:`check_table` runs every rule of
-:mod:`reviewlab.recording.schema` as array operations and returns one :class:`BadValue` per
+:mod:`reviewlab.recording._schema` as array operations and returns one :class:`BadValue` per
 bad value (row, episode id, dotted field as the JSONL reader names it). No Python object per
 row, except the messages of the bad values found.
 
 Invariants: the rules are the schema's (closed vocabularies, seconds finite and non-negative,
-extents ordered, ids non-empty and unique: :mod:`reviewlab.recording.ids`); a null where the
+extents ordered, ids non-empty and unique: :mod:`reviewlab.recording._ids`); a null where the
 schema has a value is a bad value; ``args`` must look like a JSON object; the usage columns
 are null in a version 1 episode.
 """
@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reviewlab.core.vocab import (
+from reviewlab.core._vocab import (
     CALL_STATUSES,
     CLOCK_NAMES,
     END_REASONS,
@@ -31,6 +31,9 @@ from reviewlab.core.vocab import (
     TASK_STATES,
     TRANSPORTS,
 )
+from reviewlab.recording._file_errors import EpisodeFormatError
+from reviewlab.recording._ids import duplicate_id
+from reviewlab.recording._schema import SCHEMA_VERSION, SCHEMA_VERSIONS, V2_CALL_FIELDS
 from reviewlab.recording.columnar._arrays import (
     json_object_shaped,
     matches,
@@ -40,9 +43,6 @@ from reviewlab.recording.columnar._arrays import (
     text_lengths,
 )
 from reviewlab.recording.columnar._flat import FlatColumns, flat_columns
-from reviewlab.recording.file_errors import EpisodeFormatError
-from reviewlab.recording.ids import duplicate_id
-from reviewlab.recording.schema import SCHEMA_VERSION, SCHEMA_VERSIONS, V2_CALL_FIELDS
 
 _SHOWN = 20  # bad values spelled out in an error message; all are kept in ``problems``
 
@@ -84,7 +84,7 @@ def repeated_id_error(
     path: str | Path, row: int, episode_id: str, first_path: str | Path, first_row: int
 ) -> ColumnarFormatError:
     """The error for an id that repeats one of an earlier file or batch: at its later row, naming
-    where the first one stood (the rule and its words: :mod:`reviewlab.recording.ids`)."""
+    where the first one stood (the rule and its words: :mod:`reviewlab.recording._ids`)."""
     first = duplicate_id(episode_id, f"row {first_row} of {first_path}")
     return ColumnarFormatError(path, [BadValue(row, episode_id, "id", first)])
 

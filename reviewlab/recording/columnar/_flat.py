@@ -5,7 +5,7 @@
 Python object per row, the per-round and per-call arrays of its nested lists
 with each value's parent (Arrow's list flattening) and its position within
 that parent. The checks (:mod:`reviewlab.recording.columnar._checks`) and the
-vectorized engine's compiler (:mod:`reviewlab.engines.vectorized.columns`)
+vectorized engine's compiler (:mod:`reviewlab.engines.vectorized._columns`)
 both read these.
 
 Invariant: null lists count as empty here (the checks report them); positions

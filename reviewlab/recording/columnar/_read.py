@@ -24,12 +24,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from reviewlab.core.vocab import ON_ERROR_MODES
+from reviewlab.core._vocab import ON_ERROR_MODES
+from reviewlab.recording._file_errors import EpisodeFormatError, SkippedLine, field_of
+from reviewlab.recording._locations import is_url, open_input, url_parquet_parts
+from reviewlab.recording._schema import SCHEMA_VERSIONS, Episode
 from reviewlab.recording.columnar._checks import ColumnarFormatError, check_table, conform
 from reviewlab.recording.columnar._write import FILE_SCHEMA, LAYOUT, LAYOUT_KEY, SCHEMA_KEY
-from reviewlab.recording.file_errors import EpisodeFormatError, SkippedLine, field_of
-from reviewlab.recording.locations import is_url, open_input, url_parquet_parts
-from reviewlab.recording.schema import SCHEMA_VERSIONS, Episode
 
 _BATCH = 8192
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -38,7 +38,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def partition_paths(path: str | os.PathLike[str]) -> list[Path]:
     """The Parquet files of a corpus: ``[path]`` for a file, else the directory's, by name.
 
-    A URL (:mod:`reviewlab.recording.locations`) lists its partitions as URLs (strings)."""
+    A URL (:mod:`reviewlab.recording._locations`) lists its partitions as URLs (strings)."""
     if is_url(path):
         return url_parquet_parts(path)  # type: ignore[arg-type,return-value]
     where = Path(path)

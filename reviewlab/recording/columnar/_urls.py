@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from reviewlab.recording.locations import url_filesystem
+from reviewlab.recording._locations import url_filesystem
 
 
 class _PartWriter:

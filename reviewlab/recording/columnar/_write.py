@@ -29,9 +29,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from reviewlab.recording.ids import duplicate_id
-from reviewlab.recording.locations import is_url
-from reviewlab.recording.schema import SCHEMA_VERSION_2, Episode
+from reviewlab.recording._ids import duplicate_id
+from reviewlab.recording._locations import is_url
+from reviewlab.recording._schema import SCHEMA_VERSION_2, Episode
 
 SCHEMA_KEY = b"reviewlab.schema"
 LAYOUT_KEY = b"reviewlab.layout"
@@ -252,7 +252,7 @@ def write_tables(
     """Write tables of :data:`ARROW_SCHEMA` (one row group each)
     atomically to ``path``; the count.
 
-    ``path`` may be an fsspec URL (:mod:`reviewlab.recording.locations`): the files are
+    ``path`` may be an fsspec URL (:mod:`reviewlab.recording._locations`): the files are
     written under a temporary name beside it and moved into place when every one is
     written (:mod:`reviewlab.recording.columnar._urls`)."""
     if rows_per_partition < 1:

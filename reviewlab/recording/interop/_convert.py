@@ -1,13 +1,13 @@
 """Convert a corpus between the recorded formats: JSONL (plain or gzip) and columnar Parquet.
 
 :func:`convert_corpus` streams: it reads the source one episode (or one
-Parquet batch) at a time through :func:`~reviewlab.recording.files.iter_episodes`,
+Parquet batch) at a time through :func:`~reviewlab.recording._files.iter_episodes`,
 so every episode passes the full schema validation, and writes the
-destination atomically through :func:`~reviewlab.recording.files.save_episodes`
+destination atomically through :func:`~reviewlab.recording._files.save_episodes`
 (which chooses the format by the destination's suffix: ``.jsonl``,
 ``.jsonl.gz``, ``.parquet``, or a directory of partitions). A failure leaves
 the destination as it was. Converting JSONL → Parquet → JSONL gives back the
-same bytes. Either end may be an fsspec URL (:mod:`reviewlab.recording.locations`) holding
+same bytes. Either end may be an fsspec URL (:mod:`reviewlab.recording._locations`) holding
 Parquet: ``convert_corpus("c.jsonl.gz", "s3://bucket/corpus", rows_per_partition=125_000)``
 writes the partitions a Dask cluster's workers read.
 """
@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from reviewlab.core.vocab import OnError
-from reviewlab.recording.files import SkippedLine, iter_episodes, paused_gc, save_episodes
-from reviewlab.recording.locations import is_url
+from reviewlab.core._vocab import OnError
+from reviewlab.recording._files import SkippedLine, iter_episodes, paused_gc, save_episodes
+from reviewlab.recording._locations import is_url
 
 
 def convert_corpus(
@@ -52,7 +52,7 @@ def _convert_url(
     skipped: list[SkippedLine] | None,
     rows_per_partition: int | None,
 ) -> int:
-    """A conversion from or to an fsspec URL (:mod:`reviewlab.recording.locations`): only
+    """A conversion from or to an fsspec URL (:mod:`reviewlab.recording._locations`): only
     Parquet lives behind a URL, a ``.parquet`` object or a directory of partitions."""
     from reviewlab.recording.columnar import PARTITION_ROWS, iter_columnar, write_columnar
 

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from reviewlab.core.vocab import IMPORT_FORMATS, ImportFormat
+from reviewlab.core._vocab import IMPORT_FORMATS, ImportFormat
+from reviewlab.recording._schema import Episode
 from reviewlab.recording.interop._common import ImportFormatError
 from reviewlab.recording.interop._inspect_ai import import_inspect
 from reviewlab.recording.interop._mini_swe_agent import (
@@ -31,7 +32,6 @@ from reviewlab.recording.interop._openai_agents import import_openai_agents, is_
 from reviewlab.recording.interop._openhands import import_openhands
 from reviewlab.recording.interop._otel_import import import_otel
 from reviewlab.recording.interop._swe_agent import import_swe_agent, is_swe_agent_trajectory
-from reviewlab.recording.schema import Episode
 
 IMPORTERS: Final[dict[ImportFormat, Callable[[str | os.PathLike[str]], list[Episode]]]] = {
     "openhands": import_openhands,

@@ -13,10 +13,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reviewlab.core.vocab import ImportFormat
+from reviewlab.core._vocab import ImportFormat
+from reviewlab.recording._schema import Episode
 from reviewlab.recording.interop._common import ImportFormatError
 from reviewlab.recording.interop._detect import IMPORTERS, detect_format
-from reviewlab.recording.schema import Episode
 
 
 @dataclass

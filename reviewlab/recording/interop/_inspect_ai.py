@@ -19,15 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reviewlab.recording.capture import token_counts
-from reviewlab.recording.interop._archive import member_names, read_members
-from reviewlab.recording.interop._common import (
-    ImportFormatError,
-    classify_command,
-    parse_time,
-    seconds_between,
-)
-from reviewlab.recording.schema import (
+from reviewlab.recording._schema import (
     SCHEMA_VERSION,
     SCHEMA_VERSION_2,
     Call,
@@ -35,6 +27,14 @@ from reviewlab.recording.schema import (
     Episode,
     Extent,
     Round,
+)
+from reviewlab.recording.capture import token_counts
+from reviewlab.recording.interop._archive import member_names, read_members
+from reviewlab.recording.interop._common import (
+    ImportFormatError,
+    classify_command,
+    parse_time,
+    seconds_between,
 )
 
 _ZIP_MAGIC = b"PK\x03\x04"

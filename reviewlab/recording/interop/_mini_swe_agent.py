@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reviewlab.recording._schema import Call, EndReason, Episode, Round
 from reviewlab.recording.interop._common import ImportFormatError, classify_command
-from reviewlab.recording.schema import Call, EndReason, Episode, Round
 
 _FORMATS = ("mini-swe-agent-1", "mini-swe-agent-1.1")
 _TIMED_OUT = re.compile(r"timed out after (\d+(?:\.\d+)?) seconds")

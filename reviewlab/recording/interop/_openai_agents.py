@@ -26,8 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reviewlab.recording.interop._common import ImportFormatError, parse_time, seconds_between
-from reviewlab.recording.schema import (
+from reviewlab.recording._schema import (
     SCHEMA_VERSION,
     SCHEMA_VERSION_2,
     Call,
@@ -35,6 +34,7 @@ from reviewlab.recording.schema import (
     Episode,
     Round,
 )
+from reviewlab.recording.interop._common import ImportFormatError, parse_time, seconds_between
 
 _TIMEOUT_TEXT = re.compile(r"^Tool '.*' timed out after \d+(\.\d+)? seconds\.$", re.DOTALL)
 _MODEL_TYPES = ("generation", "response")

@@ -1,4 +1,4 @@
-"""One OpenTelemetry tool span → one recorded :class:`~reviewlab.recording.schema.Call`.
+"""One OpenTelemetry tool span → one recorded :class:`~reviewlab.recording._schema.Call`.
 
 A span that timed out (its error type, status or exception says so), that a framework
 cancelled (``CancelledError``: LangGraph cancels the tools of a node at the node's timeout),
@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 from typing import Any, cast
 
-from reviewlab.core.vocab import CALL_STATUSES, SOURCE_GAP_ABANDONED, CallStatusName
+from reviewlab.core._vocab import CALL_STATUSES, SOURCE_GAP_ABANDONED, CallStatusName
+from reviewlab.recording._schema import Call, Extent
 from reviewlab.recording.interop._otlp import OtlpSpan
-from reviewlab.recording.schema import Call, Extent
 
 _TIMEOUT = re.compile(r"time[ _-]?out|timed[ _-]?out|deadline[ _-]?exceeded", re.IGNORECASE)
 _STATUS_ERROR = 2

@@ -22,10 +22,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reviewlab.core.atomic import write_text_atomic
-from reviewlab.live.otlp_json import otlp_attributes
+from reviewlab.core._atomic import write_text_atomic
+from reviewlab.live._otlp_json import otlp_attributes
+from reviewlab.recording._schema import Call, Episode
 from reviewlab.recording.capture import read_offsets
-from reviewlab.recording.schema import Call, Episode
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NS = 1_000_000_000

@@ -22,22 +22,22 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
-from reviewlab.core.vocab import (
+from reviewlab.core._vocab import (
     END_REASONS,
     SOURCES,
     EndReason,
     Source,
 )
-from reviewlab.recording.capture import TimedCall, inferred_rounds, offsets_meta
-from reviewlab.recording.interop._common import ImportFormatError
-from reviewlab.recording.interop._otel_calls import json_dict, span_call
-from reviewlab.recording.interop._otlp import OtlpSpan, read_spans
-from reviewlab.recording.schema import (
+from reviewlab.recording._schema import (
     SCHEMA_VERSION,
     SCHEMA_VERSION_2,
     Episode,
     Round,
 )
+from reviewlab.recording.capture import TimedCall, inferred_rounds, offsets_meta
+from reviewlab.recording.interop._common import ImportFormatError
+from reviewlab.recording.interop._otel_calls import json_dict, span_call
+from reviewlab.recording.interop._otlp import OtlpSpan, read_spans
 
 _STATUS_ERROR = 2
 _NS = 1_000_000_000

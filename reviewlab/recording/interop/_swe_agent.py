@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reviewlab.recording._schema import Call, EndReason, Episode, Round
 from reviewlab.recording.interop._common import ImportFormatError, classify_command
-from reviewlab.recording.schema import Call, EndReason, Episode, Round
 
 _READ = {"open", "goto", "scroll_up", "scroll_down"}
 _SEARCH = {"find_file", "search_dir", "search_file"}

@@ -14,9 +14,9 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from reviewlab.core.vocab import EndReason, Source
+from reviewlab.core._vocab import EndReason, Source
+from reviewlab.recording._schema import Call, ZonedTime
 from reviewlab.recording.capture._timeline import OFFSETS_KEY
-from reviewlab.recording.schema import Call, ZonedTime
 
 SESSION_SCHEMA: Final = "reviewlab.session/1"
 SESSION_SUFFIX: Final = ".session.jsonl"

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from reviewlab.core.vocab import ON_ERROR_MODES, OnError
+from reviewlab.core._vocab import ON_ERROR_MODES, OnError
+from reviewlab.recording._file_errors import JSON_FIELD, EpisodeFormatError, SkippedLine, field_of
+from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Round
 from reviewlab.recording.capture._timeline import TimedCall, inferred_rounds, offsets_meta
-from reviewlab.recording.file_errors import JSON_FIELD, EpisodeFormatError, SkippedLine, field_of
 from reviewlab.recording.journal._lines import (
     LINE_KINDS,
     ROUNDS_NOTE,
@@ -29,7 +30,6 @@ from reviewlab.recording.journal._lines import (
     Header,
     UpdateLine,
 )
-from reviewlab.recording.schema import SCHEMA_VERSION_2, Call, Episode, Round
 
 
 def is_session_folder(path: str | os.PathLike[str]) -> bool:

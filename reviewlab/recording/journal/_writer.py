@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from reviewlab.core.vocab import END_REASONS, EndReason
+from reviewlab.core._vocab import END_REASONS, EndReason
+from reviewlab.recording._schema import Call
 from reviewlab.recording.journal._lines import (
     SESSION_SCHEMA,
     SESSION_SUFFIX,
@@ -28,7 +29,6 @@ from reviewlab.recording.journal._lines import (
     Header,
     seconds,
 )
-from reviewlab.recording.schema import Call
 
 
 class SessionJournal:

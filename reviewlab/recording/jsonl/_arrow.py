@@ -3,7 +3,7 @@
 Lifecycle: :func:`jsonl_table` reads a JSONL file (plain or gzip) a batch of lines at a time;
 a line of the canonical shape :meth:`Episode.to_json_line` writes is appended to flat column
 lists; any other line goes through :meth:`Episode.model_validate_json` exactly as
-:func:`~reviewlab.recording.files.iter_episodes` reads it, with the same ``file:line: field``
+:func:`~reviewlab.recording._files.iter_episodes` reads it, with the same ``file:line: field``
 errors. The finished table then passes the columnar checks, whose rows are mapped back to
 lines.
 
@@ -28,6 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reviewlab.recording._file_errors import EpisodeFormatError, field_of, open_decompressed
+from reviewlab.recording._schema import SCHEMA_VERSIONS, Episode
 from reviewlab.recording.columnar import (
     CALL_TYPE,
     EXTENT_TYPE,
@@ -39,8 +41,6 @@ from reviewlab.recording.columnar import (
     episodes_table,
     flat_columns,
 )
-from reviewlab.recording.file_errors import EpisodeFormatError, field_of, open_decompressed
-from reviewlab.recording.schema import SCHEMA_VERSIONS, Episode
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)

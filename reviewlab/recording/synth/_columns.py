@@ -21,8 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reviewlab.recording._schema import SCHEMA_VERSION
 from reviewlab.recording.columnar import CALL_TYPE, EXTENT_TYPE, assemble_table
-from reviewlab.recording.schema import SCHEMA_VERSION
 from reviewlab.recording.synth._draws import SEARCH_WORDS, Draws
 
 BATCH_EPISODES = 65_536

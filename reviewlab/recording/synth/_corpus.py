@@ -23,8 +23,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from reviewlab.recording.files import paused_gc, save_episodes
-from reviewlab.recording.schema import SCHEMA_VERSION, Episode
+from reviewlab.recording._files import paused_gc, save_episodes
+from reviewlab.recording._schema import SCHEMA_VERSION, Episode
 from reviewlab.recording.synth._draws import (
     SEARCH_WORDS,
     Draws,

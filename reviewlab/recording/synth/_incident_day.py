@@ -19,8 +19,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from reviewlab.recording.files import save_episodes
-from reviewlab.recording.schema import Call, Episode, Extent, Round
+from reviewlab.recording._files import save_episodes
+from reviewlab.recording._schema import Call, Episode, Extent, Round
 from reviewlab.recording.synth._corpus import synth_corpus
 from reviewlab.recording.synth._draws import TOOLS, ToolProfile
 

@@ -1,6 +1,6 @@
 """Charts over replay, sweep and metrics results (matplotlib, Agg, no global pyplot state).
 
-Colours come from :mod:`reviewlab.ui.charts.palette` only, so a named policy
+Colours come from :mod:`reviewlab.ui.charts._palette` only, so a named policy
 or a tool has the same colour in the report, the notebooks and the dashboard.
 
 Every function draws one chart and returns its :class:`~matplotlib.figure.Figure`.
@@ -10,27 +10,27 @@ directly, never through ``pyplot``, so nothing is shown, nothing leaks into a
 global figure registry, and the charts are safe in threads, tests and servers.
 
 The charts compute nothing of their own beyond layout: rates, fronts, survival
-estimates and per-call timelines come from :mod:`reviewlab.core.metrics`,
-:mod:`reviewlab.engines.replay`, :mod:`reviewlab.analysis.sweep` and friends.
+estimates and per-call timelines come from :mod:`reviewlab.core._metrics`,
+:mod:`reviewlab.engines._replay`, :mod:`reviewlab.analysis.sweep` and friends.
 """
 
 from __future__ import annotations
 
-from reviewlab.ui.charts.cancels import cancel_chart, dropped_results_chart
-from reviewlab.ui.charts.cost import cost_vs_coverage
-from reviewlab.ui.charts.hedging import hedge_tradeoff
-from reviewlab.ui.charts.palette import STATE_COLORS, policy_color, tool_color
-from reviewlab.ui.charts.pool import pool_timeline
-from reviewlab.ui.charts.presets import preset_scores
-from reviewlab.ui.charts.rates import (
+from reviewlab.ui.charts._cancels import cancel_chart, dropped_results_chart
+from reviewlab.ui.charts._cost import cost_vs_coverage
+from reviewlab.ui.charts._hedging import hedge_tradeoff
+from reviewlab.ui.charts._palette import STATE_COLORS, policy_color, tool_color
+from reviewlab.ui.charts._pool import pool_timeline
+from reviewlab.ui.charts._presets import preset_scores
+from reviewlab.ui.charts._rates import (
     LiveRates,
     pareto_front,
     per_tool_rates,
     rates_vs_timeout,
     survival_curves,
 )
-from reviewlab.ui.charts.timelines import call_timeline, episode_timeline
-from reviewlab.ui.charts.tradeoff import tradeoff_curve, tradeoff_frame
+from reviewlab.ui.charts._timelines import call_timeline, episode_timeline
+from reviewlab.ui.charts._tradeoff import tradeoff_curve, tradeoff_frame
 
 __all__ = [
     "STATE_COLORS",

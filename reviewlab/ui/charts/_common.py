@@ -14,8 +14,8 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from reviewlab.engines.result import ReplayResult
-from reviewlab.recording.schema import Episode
+from reviewlab.engines._result import ReplayResult
+from reviewlab.recording._schema import Episode
 
 
 def figure_and_axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:

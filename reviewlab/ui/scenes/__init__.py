@@ -7,22 +7,24 @@ the receipts or figures beside it. Notebook 01 shows the semantics (:class:`Boun
 four failure families of real agent frameworks, each with a broken/reviewlab toggle and the
 public issue that reported it (:class:`NoBoundScene`, :class:`HiddenClockScene`,
 :class:`ZombieScene`, :class:`ProgressCapScene`); the lesson page (``reviewlab lesson``,
-:mod:`reviewlab.ui.lesson`) shows them all. The logic of every scene lives in its module, never
+:mod:`reviewlab.ui._lesson`) shows them all. The logic of every scene lives in its module, never
 in a notebook; :attr:`Scene.state` is what the notebooks assert.
 """
 
+from reviewlab.ui.scenes._abandonment import AbandonmentScene
 from reviewlab.ui.scenes._base import Scene
-from reviewlab.ui.scenes.abandonment import AbandonmentScene
-from reviewlab.ui.scenes.bound import BoundScene
-from reviewlab.ui.scenes.censoring import CensoringScene
-from reviewlab.ui.scenes.crediting import CreditingScene
-from reviewlab.ui.scenes.hidden_clocks import HiddenClockScene
-from reviewlab.ui.scenes.no_bound import NoBoundScene
-from reviewlab.ui.scenes.progress_cap import ProgressCapScene
-from reviewlab.ui.scenes.reports import REPORTS, PublicReport
-from reviewlab.ui.scenes.zombies import ZombieScene
+from reviewlab.ui.scenes._bound import BoundScene
+from reviewlab.ui.scenes._censoring import CensoringScene
+from reviewlab.ui.scenes._crediting import CREDITING_RULES, CreditingScene
+from reviewlab.ui.scenes._hidden_clocks import CLOCK_STACK, HiddenClockScene
+from reviewlab.ui.scenes._no_bound import NoBoundScene
+from reviewlab.ui.scenes._progress_cap import ProgressCapScene
+from reviewlab.ui.scenes._reports import REPORTS, PublicReport
+from reviewlab.ui.scenes._zombies import ZombieScene
 
 __all__ = [
+    "CLOCK_STACK",
+    "CREDITING_RULES",
     "FAILURE_SCENES",
     "REPORTS",
     "SEMANTICS_SCENES",

@@ -18,13 +18,13 @@ from typing import Any, ClassVar
 import ipywidgets as w
 from matplotlib.axes import Axes
 
-from reviewlab.analysis.cost import replay_cost
-from reviewlab.core.prices import ModelPrice, PriceTable
-from reviewlab.engines.result import ReplayResult
-from reviewlab.recording.schema import Episode
+from reviewlab.analysis._cost import replay_cost
+from reviewlab.core._prices import ModelPrice, PriceTable
+from reviewlab.engines._result import ReplayResult
+from reviewlab.recording._schema import Episode
 from reviewlab.ui.scenes._base import Scene, outcome_html
+from reviewlab.ui.scenes._reports import REPORTS, reports_html
 from reviewlab.ui.scenes._timeline import Comparison, compare_bars
-from reviewlab.ui.scenes.reports import REPORTS, reports_html
 
 FIGURES_PER_SCENE = 2
 """How many figures every failure scene compares (one in seconds, one in tokens or slot-seconds)."""
@@ -39,7 +39,7 @@ _PRICES = PriceTable(models={SCENE_MODEL: ModelPrice(input_per_mtok=3.0, output_
 
 def tokens_of(result: ReplayResult, episodes: list[Episode]) -> int:
     """Model tokens (input + output) the replay spent: every recorded round plus every round the
-    replay added (:func:`~reviewlab.analysis.cost.replay_cost`)."""
+    replay added (:func:`~reviewlab.analysis._cost.replay_cost`)."""
     frame = replay_cost(result, episodes, _PRICES).episodes
     return int(frame["input_tokens"].sum() + frame["output_tokens"].sum())
 
@@ -62,7 +62,7 @@ class FailureState:
 class FailureScene(Scene):
     """A failure family replayed under the broken behaviour and under reviewlab's policy.
 
-    Subclasses set :attr:`family` (a key of :data:`~reviewlab.ui.scenes.reports.REPORTS`) and
+    Subclasses set :attr:`family` (a key of :data:`~reviewlab.ui.scenes._reports.REPORTS`) and
     the button labels, and implement :meth:`run`, :meth:`compare`, :meth:`draw_run` and
     :meth:`verdict`; :meth:`extra_controls` may add controls (the run then depends on them).
     """

@@ -1,9 +1,9 @@
 """What the live scenes share: a scene clock, a model that takes time to answer, a held tool that
 keeps its late value, and the timeline of a finished live episode.
 
-The live scenes run the real :class:`~reviewlab.live.episode.ReviewEpisode` on the real
-:class:`~reviewlab.live.executor.BoundedExecutor`, under a
-:class:`~reviewlab.core.deadline.ScaledClock` (:data:`SCENE_CLOCK_FACTOR`): every bound, send
+The live scenes run the real :class:`~reviewlab.live._episode.ReviewEpisode` on the real
+:class:`~reviewlab.live._executor.BoundedExecutor`, under a
+:class:`~reviewlab.core._deadline.ScaledClock` (:data:`SCENE_CLOCK_FACTOR`): every bound, send
 and duration is in scene seconds, a hundred of which pass in one real second, so a 20 s bound
 costs 0.2 s of the reader's time. Nothing races the clock: a held tool waits on an event the
 reader (or a test) sets, and the scene waits on the executor's own ``settled`` event, never
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviewlab.core.deadline import current_clock, monotonic_now
-from reviewlab.core.vocab import SOURCE_GAP_ABANDONED
-from reviewlab.live.doubles import WedgedRegistry
-from reviewlab.live.episode import EpisodeResult, ScriptedModel
-from reviewlab.live.inspection import inspection_registry
-from reviewlab.live.traces import CallTrace
+from reviewlab.core._deadline import current_clock, monotonic_now
+from reviewlab.core._vocab import SOURCE_GAP_ABANDONED
+from reviewlab.live._doubles import WedgedRegistry
+from reviewlab.live._episode import EpisodeResult, ScriptedModel
+from reviewlab.live._inspection import inspection_registry
+from reviewlab.live._traces import CallTrace
 from reviewlab.ui.scenes._timeline import Timeline
 
 SCENE_CLOCK_FACTOR = 0.01
@@ -37,7 +37,7 @@ never reached when the worker behaves)."""
 
 
 class PacedModel(ScriptedModel):
-    """A :class:`~reviewlab.live.episode.ScriptedModel` whose every send takes ``send_sec`` on the
+    """A :class:`~reviewlab.live._episode.ScriptedModel` whose every send takes ``send_sec`` on the
     clock in force (so a timeline shows the sends between the calls)."""
 
     def __init__(self, script: list[dict[str, Any]], send_sec: float) -> None:
@@ -51,7 +51,7 @@ class PacedModel(ScriptedModel):
 
 
 class LateValueRegistry(WedgedRegistry):
-    """A :class:`~reviewlab.live.doubles.WedgedRegistry` that keeps what the held call returned
+    """A :class:`~reviewlab.live._doubles.WedgedRegistry` that keeps what the held call returned
     once released (:attr:`late_value`) and when (:attr:`late_at`, on the call's clock): the value
     a loose worker brings back to nobody."""
 

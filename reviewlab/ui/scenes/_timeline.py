@@ -20,9 +20,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from reviewlab.core.policy import PRE_FIX_LABEL
-from reviewlab.ui.charts.palette import METRIC_COLORS, OUTCOME_COLORS, POLICY_COLORS
-from reviewlab.ui.numbers import INFINITY, count_text, seconds_text
+from reviewlab.core._policy import PRE_FIX_LABEL
+from reviewlab.ui._numbers import INFINITY, count_text, seconds_text
+from reviewlab.ui.charts._palette import METRIC_COLORS, OUTCOME_COLORS, POLICY_COLORS
 
 SEND_COLOR = METRIC_COLORS["model_send"]
 ZOMBIE_COLOR = METRIC_COLORS["zombie"]
