@@ -6,16 +6,16 @@ Written by :func:`write_columnar` (atomically, deterministic bytes), read back b
 row, episode id and dotted field), and flattened once by :func:`flat_columns` for the
 vectorized engine. The layout and its versioning: docs/recording-format.md, "The
 columnar form (Parquet)". Internals: ``_write`` (schema, tables, partitions), ``_read``,
-``_checks``, ``_flat``, ``_urls`` (fsspec targets).
+``_checks`` and ``_checks_v2``, ``_bad_values`` (the error), ``_flat``, ``_urls`` (fsspec
+targets).
 """
 
-from reviewlab.recording.columnar._checks import (
+from reviewlab.recording.columnar._bad_values import (
     BadValue,
     ColumnarFormatError,
-    check_table,
-    conform,
     repeated_id_error,
 )
+from reviewlab.recording.columnar._checks import check_table, conform
 from reviewlab.recording.columnar._flat import FlatColumns, flat_columns
 from reviewlab.recording.columnar._read import (
     iter_columnar,

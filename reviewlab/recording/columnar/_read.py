@@ -28,7 +28,8 @@ from reviewlab.core._vocab import ON_ERROR_MODES
 from reviewlab.recording._file_errors import EpisodeFormatError, SkippedLine, field_of
 from reviewlab.recording._locations import is_url, open_input, url_parquet_parts
 from reviewlab.recording._schema import SCHEMA_VERSIONS, Episode
-from reviewlab.recording.columnar._checks import ColumnarFormatError, check_table, conform
+from reviewlab.recording.columnar._bad_values import ColumnarFormatError
+from reviewlab.recording.columnar._checks import check_table, conform
 from reviewlab.recording.columnar._write import FILE_SCHEMA, LAYOUT, LAYOUT_KEY, SCHEMA_KEY
 
 _BATCH = 8192
