@@ -64,7 +64,14 @@ def _address(text: str, flag: str) -> tuple[str, int]:
 
 def cmd_gateway(args: argparse.Namespace) -> int:
     """Serve (or check) a gateway over the servers of ``--config``."""
-    from reviewlab.gateway import Gateway, GatewayConfigError, Listen, PolicyFile, load_servers
+    from reviewlab.gateway import (
+        Gateway,
+        GatewayConfigError,
+        GatewayLimits,
+        Listen,
+        PolicyFile,
+        load_servers,
+    )
     from reviewlab.gateway._check import check_gateway, default_names, render
     from reviewlab.gateway._serve import run_gateway
 
@@ -89,9 +96,11 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         policy=policy,
         record=args.record,
         record_args=args.record_args,
-        session_budget_sec=args.session_budget,
-        loose_cap=args.loose_cap,
-        cancel_watch_sec=args.cancel_watch,
+        limits=GatewayLimits(
+            session_budget_sec=args.session_budget,
+            loose_cap=args.loose_cap,
+            cancel_watch_sec=args.cancel_watch,
+        ),
     )
     if args.action == "check":
         report = asyncio.run(check_gateway(gateway, defaults=default_names()))

@@ -10,9 +10,14 @@ which every corpus-reading command takes. docs/gateway.md tells the whole story.
 
 from reviewlab.gateway._calls import DEADLINE_META_KEY
 from reviewlab.gateway._check import CheckReport, ToolCheck, check_gateway
-from reviewlab.gateway._config import GatewayConfigError, UpstreamSpec, load_servers, parse_servers
+from reviewlab.gateway._config import (
+    GatewayConfigError,
+    GatewayLimits,
+    UpstreamSpec,
+    load_servers,
+    parse_servers,
+)
 from reviewlab.gateway._gateway import Gateway
-from reviewlab.gateway._metrics import GatewayMetrics
 from reviewlab.gateway._policy_file import PolicyFile
 from reviewlab.gateway._routes import SEPARATOR, annotated_kind
 from reviewlab.gateway._serve import Listen, run_gateway
@@ -23,7 +28,7 @@ __all__ = [
     "CheckReport",
     "Gateway",
     "GatewayConfigError",
-    "GatewayMetrics",
+    "GatewayLimits",
     "Listen",
     "PolicyFile",
     "ToolCheck",

@@ -1,4 +1,6 @@
-"""The upstream servers a gateway fronts: the ``mcpServers`` file desktop hosts already use.
+"""What a gateway is set up with: the upstream servers it fronts, and its limits.
+
+The servers are the ``mcpServers`` file desktop hosts already use:
 
 ``{"mcpServers": {NAME: {"command": ..., "args": [...], "env": {...}, "cwd": ...}
 | {"url": ..., "headers": {...}}}}`` — a stdio server the gateway starts, or a Streamable HTTP
@@ -6,11 +8,15 @@ server it connects to. A host's own keys that say nothing about how to reach a s
 (``type``, ``disabled``, ``autoApprove``, ``timeout``…) are tolerated; ``"disabled": true``
 leaves the server out. An entry that runs a gateway on the very file being read is refused (it
 would start itself without end). Every error names the file and the key.
+
+:class:`GatewayLimits` holds what bounds the gateway beyond the policy (a session budget, the
+loose-call cap, how long an abandoned call is still watched, its grace to stop).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -18,6 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewlab.live._aio import DEFAULT_GRACE_SEC
+from reviewlab.live._executor_base import DEFAULT_LOOSE_CAP
+
+GATEWAY_CANCEL_WATCH_SEC = 60.0
+"""How long an abandoned call's upstream is still listened to (and the call counted loose)."""
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _STDIO_KEYS = frozenset({"command", "args", "env", "cwd"})
 _HTTP_KEYS = frozenset({"url", "headers"})
@@ -45,6 +56,40 @@ class UpstreamSpec:
     def label(self) -> str:
         """What a person reads to recognise the server (its URL or its command line)."""
         return self.url if self.url is not None else " ".join(self.command)
+
+
+@dataclass(frozen=True)
+class GatewayLimits:
+    """What bounds a gateway's calls beyond the policy, one value the parts read by name.
+
+    ``session_budget_sec`` (``None``: no budget) narrows every call of a host session by what
+    is left of that many seconds counted from the session's start; ``loose_cap`` (``None``: no
+    cap) is how many abandoned calls may still run on one upstream before its next call is
+    refused; ``cancel_watch_sec`` is how long an abandoned call's upstream is still listened to
+    (the call counts loose meanwhile); ``grace_sec`` is how long it may take to stop before it
+    counts as a zombie. A bad value raises ``ValueError`` naming the field.
+    """
+
+    session_budget_sec: float | None = None
+    loose_cap: int | None = DEFAULT_LOOSE_CAP
+    cancel_watch_sec: float = GATEWAY_CANCEL_WATCH_SEC
+    grace_sec: float = DEFAULT_GRACE_SEC
+
+    def __post_init__(self) -> None:
+        budget = self.session_budget_sec
+        if budget is not None and not (_is_seconds(budget) and 0 < budget < math.inf):
+            raise ValueError(f"session_budget_sec: expected seconds > 0, got {budget!r}")
+        cap = self.loose_cap
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
+            raise ValueError(f"loose_cap: expected a whole number >= 0 or None, got {cap!r}")
+        for name in ("cancel_watch_sec", "grace_sec"):
+            value = getattr(self, name)
+            if not (_is_seconds(value) and 0 <= value < math.inf):
+                raise ValueError(f"{name}: expected finite seconds >= 0, got {value!r}")
+
+
+def _is_seconds(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def load_servers(path: str | os.PathLike[str]) -> tuple[UpstreamSpec, ...]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from reviewlab.core._deadline import monotonic_now
-from reviewlab.gateway._config import UpstreamSpec
+from reviewlab.gateway._config import GatewayLimits, UpstreamSpec
 from reviewlab.gateway._front import progress_forwarder
 from reviewlab.gateway._metrics import GatewayMetrics
 from reviewlab.gateway._policy_file import PolicyFile
@@ -39,13 +39,10 @@ from reviewlab.gateway._routes import (
 )
 from reviewlab.gateway._upstream import Upstream
 from reviewlab.live._aio import AsyncBoundedExecutor
-from reviewlab.live._executor_base import DEFAULT_LOOSE_CAP
 from reviewlab.live.mcp import MCPServerError
 
 log = logging.getLogger("reviewlab.gateway")
 
-GATEWAY_CANCEL_WATCH_SEC = 60.0
-"""How long an abandoned call's upstream is still listened to (and the call counted loose)."""
 _LIST_METHODS = {
     "resources/list": "resources",
     "resources/templates/list": "resourceTemplates",
@@ -80,8 +77,10 @@ class Gateway:
 
     ``policy`` is the policy file (or spec) in force; ``record`` the folder of the recording
     (``None``: nothing recorded); ``record_args`` keeps the calls' arguments (default: their
-    hash and size only); ``session_budget_sec`` narrows every call by what is left of a budget
-    counted from the host session's start; ``loose_cap`` is the loose-call cap per upstream.
+    hash and size only); ``limits`` bound the calls beyond the policy (a session budget, the
+    loose-call cap per upstream, the cancel watch, the grace); ``errlog`` takes the stderr of
+    the stdio upstreams (default: the gateway's own). :attr:`metrics` counts what the calls
+    did, for ``--metrics``.
     """
 
     def __init__(
@@ -91,29 +90,24 @@ class Gateway:
         policy: PolicyFile,
         record: str | Path | None = None,
         record_args: bool = False,
-        session_budget_sec: float | None = None,
-        loose_cap: int | None = DEFAULT_LOOSE_CAP,
-        cancel_watch_sec: float = GATEWAY_CANCEL_WATCH_SEC,
-        grace_sec: float = 0.5,
-        metrics: GatewayMetrics | None = None,
+        limits: GatewayLimits | None = None,
         errlog: IO[str] | None = None,
     ) -> None:
-        if session_budget_sec is not None and not session_budget_sec > 0:
-            raise ValueError(
-                f"session_budget_sec: expected seconds > 0, got {session_budget_sec!r}"
-            )
         self.specs = tuple(specs)
         self.policy_file = policy
         self.record_dir = None if record is None else Path(record)
         self.record_args = record_args
-        self.session_budget_sec = session_budget_sec
-        self.metrics = metrics if metrics is not None else GatewayMetrics()
+        self.limits = limits if limits is not None else GatewayLimits()
+        self.metrics = GatewayMetrics()
+        watch = self.limits.cancel_watch_sec
         self.upstreams = {
-            spec.name: Upstream(spec, self, cancel_watch_sec=cancel_watch_sec, errlog=errlog)
+            spec.name: Upstream(spec, self, cancel_watch_sec=watch, errlog=errlog)
             for spec in self.specs
         }
         self.executors = {
-            name: AsyncBoundedExecutor(loose_cap=loose_cap, grace_sec=grace_sec, name=f"gw-{name}")
+            name: AsyncBoundedExecutor(
+                loose_cap=self.limits.loose_cap, grace_sec=self.limits.grace_sec, name=f"gw-{name}"
+            )
             for name in self.upstreams
         }
         self.tools: dict[str, Route] = {}
@@ -176,7 +170,7 @@ class Gateway:
         key = id(connection)
         host = self.hosts.get(key)
         if host is None:
-            host = self.hosts[key] = HostSession(key, self.session_budget_sec)
+            host = self.hosts[key] = HostSession(key, self.limits.session_budget_sec)
             self.connections[key] = connection
             stack = getattr(connection, "exit_stack", None)
             if stack is not None:

@@ -17,7 +17,7 @@ import pytest
 from gateway_kit import demo_gateway, hosted, text_of
 
 from reviewlab.core._receipts import tool_timeout_text
-from reviewlab.gateway import DEADLINE_META_KEY
+from reviewlab.gateway import DEADLINE_META_KEY, GatewayLimits
 from reviewlab.live._inspection import demo_workspace
 from reviewlab.recording import load_episodes
 
@@ -87,7 +87,7 @@ def test_a_session_budget_narrows_later_calls_by_what_is_left(tmp_path):
     """Under a 0.5 s session budget, a wedged call after 0.25 s of waiting gets what is left."""
 
     async def run():
-        gateway = demo_gateway(tmp_path, "uniform:5", session_budget_sec=0.5)
+        gateway = demo_gateway(tmp_path, "uniform:5", limits=GatewayLimits(session_budget_sec=0.5))
         async with hosted(gateway) as host:
             first = await host.call_tool("wedge", {})  # spends the whole budget
             second = await host.call_tool("wedge", {})
@@ -106,7 +106,7 @@ def test_the_loose_cap_refuses_calls_while_abandoned_ones_are_loose(tmp_path):
     from reviewlab.core._receipts import refused_text
 
     async def run():
-        gateway = demo_gateway(tmp_path, "uniform:0.2", loose_cap=1)
+        gateway = demo_gateway(tmp_path, "uniform:0.2", limits=GatewayLimits(loose_cap=1))
         async with hosted(gateway) as host:
             await host.call_tool("wedge", {})
             refused = await host.call_tool("read_file", {"path": "README.md"})

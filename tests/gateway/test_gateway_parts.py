@@ -12,7 +12,14 @@ from types import SimpleNamespace
 import pytest
 
 from reviewlab.core._policy import Policy
-from reviewlab.gateway import GatewayConfigError, Listen, PolicyFile, annotated_kind, parse_servers
+from reviewlab.gateway import (
+    GatewayConfigError,
+    GatewayLimits,
+    Listen,
+    PolicyFile,
+    annotated_kind,
+    parse_servers,
+)
 from reviewlab.gateway._calls import DEADLINE_META_KEY, content_chars, remaining_sec
 from reviewlab.gateway._routes import effective_policy, host_names
 from reviewlab.gateway._serve import is_loopback
@@ -138,6 +145,39 @@ def test_listening_off_loopback_needs_a_token():
     with pytest.raises(ValueError, match="token"):
         Listen("0.0.0.0", 8765)
     assert Listen("0.0.0.0", 8765, token="s3cret").url == "http://0.0.0.0:8765/mcp"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("session_budget_sec", 0.0),
+        ("session_budget_sec", float("nan")),
+        ("loose_cap", -1),
+        ("loose_cap", True),
+        ("cancel_watch_sec", float("inf")),
+        ("grace_sec", -0.1),
+    ],
+)
+def test_the_limits_refuse_a_bad_value_by_its_name(field, value):
+    """A limit that is not a sensible number is refused with the field's name in the message."""
+    with pytest.raises(ValueError, match=f"^{field}: .*{value!r}"):
+        GatewayLimits(**{field: value})
+
+
+def test_the_gateway_reads_its_limits_by_name(tmp_path):
+    """The loose cap and grace reach every upstream's executor, the cancel watch every upstream;
+    without limits the defaults hold (16 loose calls, a 60 s watch, a 0.5 s grace)."""
+    from gateway_kit import demo_gateway
+
+    limits = GatewayLimits(loose_cap=3, cancel_watch_sec=7.0, grace_sec=0.25)
+    gateway = demo_gateway(tmp_path, limits=limits)
+    (executor,) = gateway.executors.values()
+    (upstream,) = gateway.upstreams.values()
+    assert (executor.loose_cap, executor.grace_sec, upstream.cancel_watch_sec) == (3, 0.25, 7.0)
+    plain = demo_gateway(tmp_path)
+    (executor,) = plain.executors.values()
+    (upstream,) = plain.upstreams.values()
+    assert (executor.loose_cap, executor.grace_sec, upstream.cancel_watch_sec) == (16, 0.5, 60.0)
 
 
 def test_a_call_counts_from_its_arrival_on_the_wire():
