@@ -36,7 +36,8 @@ from reviewlab.ui import _rich_display as _rich_display  # noqa: F401
 
 if TYPE_CHECKING:
     from reviewlab.analysis._incident import longest_silences
-    from reviewlab.analysis._tune import Recommendation, recommend
+    from reviewlab.analysis._recommendation import Recommendation
+    from reviewlab.analysis._tune import recommend
     from reviewlab.analysis.sweep import make_grid, sweep
     from reviewlab.core._deadline import (
         calendar_scope,
@@ -93,7 +94,7 @@ _HOMES = {
     "Policy": "reviewlab.core._policy",
     "PolicyError": "reviewlab.core._policy",
     "Real": "reviewlab.engines._engine",
-    "Recommendation": "reviewlab.analysis._tune",
+    "Recommendation": "reviewlab.analysis._recommendation",
     "Recorder": "reviewlab.recording.capture",
     "ReplayBounds": "reviewlab.engines._replay",
     "ReplayResult": "reviewlab.engines._result",

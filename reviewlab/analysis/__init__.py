@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from reviewlab.analysis._learned import LearnedFit, LearnedGain, fit_learned, learned_gain
     from reviewlab.analysis._presets import preset_policy, score_presets
     from reviewlab.analysis._profiles import DurationProfile, km_quantile, profile_tool
-    from reviewlab.analysis._tune import Recommendation, recommend
+    from reviewlab.analysis._recommendation import Recommendation
+    from reviewlab.analysis._tune import recommend
 
 _HOMES = {
     "BaselineComparison": "reviewlab.analysis._baselines",
@@ -38,7 +39,7 @@ _HOMES = {
     "LearnedGain": "reviewlab.analysis._learned",
     "PRE_FIX": "reviewlab.analysis._incident",
     "PricedCorpus": "reviewlab.analysis._cost",
-    "Recommendation": "reviewlab.analysis._tune",
+    "Recommendation": "reviewlab.analysis._recommendation",
     "ReplayCost": "reviewlab.analysis._cost",
     "cancel_faithfulness": "reviewlab.analysis._cancels",
     "certify": "reviewlab.analysis._certify",

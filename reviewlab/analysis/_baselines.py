@@ -22,7 +22,8 @@ import pandas as pd
 
 from reviewlab.analysis._holdout import check_held_out, split_episodes
 from reviewlab.analysis._presets import load_presets, preset_policy
-from reviewlab.analysis._tune import Recommendation, recommend
+from reviewlab.analysis._recommendation import Recommendation
+from reviewlab.analysis._tune import recommend
 from reviewlab.core._policy import Policy
 from reviewlab.core._vocab import CensoringMode
 from reviewlab.engines._censoring import effective_observation

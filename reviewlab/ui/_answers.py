@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from reviewlab.analysis._incident import describe_silence
-from reviewlab.analysis._tune import Recommendation
+from reviewlab.analysis._recommendation import Recommendation
 from reviewlab.core import _metrics as metrics
 from reviewlab.engines._result import ReplayResult
 from reviewlab.recording._schema import Episode

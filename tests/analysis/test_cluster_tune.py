@@ -14,7 +14,8 @@ import pytest
 from reviewlab.analysis._budgets import ratio_upper
 from reviewlab.analysis._cluster_tune import Moments, merge_ratio
 from reviewlab.analysis._profiles import ProfileSettings, profile_tool
-from reviewlab.analysis._tune import Recommendation, recommend
+from reviewlab.analysis._recommendation import Recommendation
+from reviewlab.analysis._tune import recommend
 from reviewlab.cli import main
 from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core._prices import load_prices

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from reviewlab.analysis._profiles import km_quantile
-from reviewlab.analysis._tune import Recommendation, excess, recommend
+from reviewlab.analysis._recommendation import Recommendation
+from reviewlab.analysis._tune import excess, recommend
 from reviewlab.core._policy import Narrowing, TimeoutPolicy
 from reviewlab.engines._censoring import KaplanMeier
 from reviewlab.engines.twin import simulate

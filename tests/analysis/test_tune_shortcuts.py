@@ -14,6 +14,7 @@ import pytest
 from reviewlab.analysis import _budgets as budgets
 from reviewlab.analysis import _tune as tune
 from reviewlab.analysis import _tune_figures
+from reviewlab.analysis import _tune_search as tune_search
 from reviewlab.analysis._budgets import AbandonedCounts, BudgetEvaluator, BudgetPoint
 from reviewlab.core._policy import Narrowing, Policy
 from reviewlab.recording.synth import synth_corpus
@@ -76,7 +77,9 @@ def brute_force(monkeypatch: pytest.MonkeyPatch, episodes: list[Any], **options:
     """recommend() with every candidate replayed in full (none skipped on the tail model)."""
     with monkeypatch.context() as patched:
         patched.setattr(_tune_figures, "BudgetEvaluator", BruteForce)  # the in-process route
-        patched.setattr(tune._Search, "foreseen_out", lambda self, evaluator, chosen: False)
+        patched.setattr(
+            tune_search.TuneSearch, "foreseen_out", lambda self, evaluator, chosen: False
+        )
         BruteForce.replays = 0
         return tune.recommend(episodes, **options), BruteForce.replays
 
@@ -146,13 +149,15 @@ def test_a_candidate_the_tail_model_refuses_is_not_replayed(
         return point(self, chosen)
 
     monkeypatch.setattr(BudgetEvaluator, "point", recording)
-    monkeypatch.setattr(tune, "explain_table", lambda *args, **kwargs: pd.DataFrame())
+    monkeypatch.setattr(tune_search, "explain_table", lambda *args, **kwargs: pd.DataFrame())
     options: dict[str, Any] = {"max_abandoned_rate": 1e-9, "max_added_abandoned_rate": None}
     rec = tune.recommend(episodes, **options)
     assert not rec.met
     assert asked == [dict(rec.policy.timeouts.tools_sec)]
     tools = len(asked[0])
     asked.clear()
-    monkeypatch.setattr(tune._Search, "foreseen_out", lambda self, evaluator, chosen: False)
+    monkeypatch.setattr(
+        tune_search.TuneSearch, "foreseen_out", lambda self, evaluator, chosen: False
+    )
     assert tune.recommend(episodes, **options).policy == rec.policy
     assert len(asked) == 1 + tools
