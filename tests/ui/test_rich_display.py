@@ -63,7 +63,7 @@ def test_importing_the_package_registers_the_renderers_without_pandas():
 
     probe = (
         "import sys, reviewlab\n"
-        "from reviewlab.core import display\n"
+        "from reviewlab.core import _display as display\n"
         "print(sorted(display._RENDERERS) == sorted(display.DISPLAY_KINDS), "
         "'pandas' in sys.modules, 'matplotlib' in sys.modules)"
     )
