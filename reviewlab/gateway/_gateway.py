@@ -62,10 +62,15 @@ _CAPABILITY_OF = {
 
 
 class HostSession:
-    """One host connection: its recording and, under a session budget, its deadline."""
+    """One host connection: its recording and, under a session budget, its deadline.
 
-    def __init__(self, key: int, budget_sec: float | None) -> None:
-        self.key = key
+    It holds its ``connection`` (the SDK's, or ``None`` when a request came without one), so
+    the gateway's table of hosts, keyed by the connection object itself, keeps every key alive
+    while its host is there: a new connection never finds an older one's session.
+    """
+
+    def __init__(self, connection: Any, budget_sec: float | None) -> None:
+        self.connection = connection
         self.started_wall = time.time()
         self.deadline_at = None if budget_sec is None else monotonic_now() + budget_sec
         self.journal: Any = None
@@ -113,13 +118,12 @@ class Gateway:
         self.tools: dict[str, Route] = {}
         self.prompts: dict[str, Route] = {}
         self.resource_owner: dict[str, str] = {}
-        self.hosts: dict[int, HostSession] = {}
-        self.connections: dict[int, Any] = {}
+        self.hosts: dict[Any, HostSession] = {}  # connection -> its session, oldest first
         self.inflight: dict[str, list[Any]] = {name: [] for name in self.upstreams}
         self.asked: dict[str, tuple[str, Any]] = {}  # host-side token -> (upstream, its token)
         self._asks = itertools.count(1)
         self._stack: contextlib.AsyncExitStack | None = None
-        self._policy_in_force: tuple[int, Any] | None = None
+        self._policy_in_force: tuple[Any, Any] | None = None  # (policy read, with annotations)
 
     # -- lifecycle -------------------------------------------------------------
     async def __aenter__(self) -> Gateway:
@@ -151,12 +155,15 @@ class Gateway:
 
     @property
     def policy(self) -> Any:
-        """The policy in force, with the upstreams' annotations laid under it (kept per file
-        version, so a call pays for the merge only after a reload)."""
+        """The policy in force, with the upstreams' annotations laid under it (kept while the
+        file's policy is the same object, so a call pays for the merge only after a reload).
+
+        The cache holds the policy it was made from and compares it with ``is``: an ``id()``
+        could be reused by a new policy once the old one is freed, and serve a stale merge."""
         current = self.policy_file.current
         cached = self._policy_in_force
-        if cached is None or cached[0] != id(current):
-            cached = self._policy_in_force = (id(current), effective_policy(current, self.tools))
+        if cached is None or cached[0] is not current:
+            cached = self._policy_in_force = (current, effective_policy(current, self.tools))
         return cached[1]
 
     def _set_tools(self, listings: Mapping[str, list[dict[str, Any]]]) -> None:
@@ -167,19 +174,16 @@ class Gateway:
     def host_of(self, ctx: Any) -> HostSession:
         """The host session a request came on (made on its first request)."""
         connection = getattr(ctx.session, "_connection", None)
-        key = id(connection)
-        host = self.hosts.get(key)
+        host = self.hosts.get(connection)
         if host is None:
-            host = self.hosts[key] = HostSession(key, self.limits.session_budget_sec)
-            self.connections[key] = connection
+            host = self.hosts[connection] = HostSession(connection, self.limits.session_budget_sec)
             stack = getattr(connection, "exit_stack", None)
             if stack is not None:
-                stack.callback(self._host_gone, key)
+                stack.callback(self._host_gone, connection)
         return host
 
-    def _host_gone(self, key: int) -> None:
-        host = self.hosts.pop(key, None)
-        self.connections.pop(key, None)
+    def _host_gone(self, connection: Any) -> None:
+        host = self.hosts.pop(connection, None)
         if host is not None:
             self._close_host(host)
 
@@ -423,7 +427,7 @@ class Gateway:
             if inflight:
                 outbound = inflight[-1].session._request_outbound
                 return await outbound.send_raw_request(method, params, None)
-            for connection in reversed(list(self.connections.values())):
+            for connection in reversed(list(self.hosts)):
                 if connection is not None:
                     return await connection.send_raw_request(method, params, None)
             raise RuntimeError(f"no host is connected to answer {method}")
@@ -438,7 +442,7 @@ class Gateway:
             with contextlib.suppress(Exception):
                 await inflight[-1].session._request_outbound.notify(method, params)
             return
-        for connection in list(self.connections.values()):
+        for connection in list(self.hosts):
             if connection is not None:
                 await connection.notify(method, params)
 
