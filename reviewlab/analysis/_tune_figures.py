@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from reviewlab.analysis._budgets import BudgetEvaluator, BudgetPoint, Evaluator
+from reviewlab.analysis._budget_evaluator import BudgetEvaluator
+from reviewlab.analysis._budgets import BudgetPoint, Evaluator
 from reviewlab.analysis._cost import PricedCorpus
 from reviewlab.analysis._profiles import (
     DurationProfile,

@@ -11,12 +11,8 @@ import numpy as np
 import pytest
 
 from reviewlab import Policy
-from reviewlab.analysis._budgets import (
-    BudgetEvaluator,
-    Denominator,
-    ratio_upper,
-    sparse_ratio_upper,
-)
+from reviewlab.analysis._budget_evaluator import BudgetEvaluator
+from reviewlab.analysis._budgets import Denominator, ratio_upper, sparse_ratio_upper
 from reviewlab.analysis._tails import LossModel
 from reviewlab.core import _metrics as metrics
 from reviewlab.engines._corpus import open_corpus

@@ -121,18 +121,18 @@ def test_the_search_replays_on_the_calling_thread_only(monkeypatch):
     of threads: a busy machine has no core for one), and a second run answers the same."""
     import threading
 
-    from reviewlab.analysis import _budgets as budgets
+    from reviewlab.analysis import _budget_evaluator as budget_evaluator
     from reviewlab.resources import corpus_path
 
     episodes = list(load_episodes(corpus_path()))[:300]
     seen: set[str] = set()
-    original = budgets.BudgetEvaluator.evaluation
+    original = budget_evaluator.BudgetEvaluator.evaluation
 
     def noting(self, chosen):
         seen.add(threading.current_thread().name)
         return original(self, chosen)
 
-    monkeypatch.setattr(budgets.BudgetEvaluator, "evaluation", noting)
+    monkeypatch.setattr(budget_evaluator.BudgetEvaluator, "evaluation", noting)
     first = recommend(episodes, max_timeout_coverage_loss=0.01)
     again = recommend(episodes, max_timeout_coverage_loss=0.01)
     assert seen == {threading.current_thread().name}

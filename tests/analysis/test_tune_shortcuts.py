@@ -11,11 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reviewlab.analysis import _budgets as budgets
+from reviewlab.analysis import _budget_evaluator as budget_evaluator
 from reviewlab.analysis import _tune as tune
 from reviewlab.analysis import _tune_figures
 from reviewlab.analysis import _tune_search as tune_search
-from reviewlab.analysis._budgets import AbandonedCounts, BudgetEvaluator, BudgetPoint
+from reviewlab.analysis._budget_evaluator import BudgetEvaluator
+from reviewlab.analysis._budgets import AbandonedCounts, BudgetPoint
 from reviewlab.core._policy import Narrowing, Policy
 from reviewlab.recording.synth import synth_corpus
 
@@ -87,14 +88,14 @@ def brute_force(monkeypatch: pytest.MonkeyPatch, episodes: list[Any], **options:
 def counted(monkeypatch: pytest.MonkeyPatch, episodes: list[Any], **options: Any) -> Any:
     """recommend() as it is, with the number of replays it made."""
     made = {"replays": 0}
-    evaluate = budgets.CompiledCorpus.evaluate
+    evaluate = budget_evaluator.CompiledCorpus.evaluate
 
     def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
         made["replays"] += 1
         return evaluate(self, *args, **kwargs)
 
     with monkeypatch.context() as patched:
-        patched.setattr(budgets.CompiledCorpus, "evaluate", counting)
+        patched.setattr(budget_evaluator.CompiledCorpus, "evaluate", counting)
         return tune.recommend(episodes, **options), made["replays"]
 
 
