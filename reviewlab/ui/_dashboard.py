@@ -132,20 +132,24 @@ def lab_command(
 def dashboard_explorer(corpus: str | os.PathLike[str] | None = None, **options: Any) -> Any:
     """What the dashboard page shows: :func:`reviewlab.ui._widgets.explore` over the corpus.
 
-    ``corpus`` defaults to ``$REVIEWLAB_DASHBOARD_CORPUS``, else :func:`default_corpus`.
-    A corpus that cannot be read (missing, damaged, malformed, empty) gives a page that
-    says so in one readable paragraph naming the file, line and field, never a traceback.
+    ``corpus`` defaults to ``$REVIEWLAB_DASHBOARD_CORPUS``, else :func:`default_corpus`; it is
+    opened with :func:`~reviewlab.engines._corpus.open_corpus`, so it is anything a replay
+    reads (JSONL, JSONL.gz, a Parquet file or folder of partitions, a gateway's folder of
+    sessions, a ``bundled:`` name). A corpus that cannot be read (missing, damaged, malformed,
+    empty) gives a page that says so in one readable paragraph naming the file, line and field,
+    never a traceback.
     """
-    from reviewlab.recording._files import load_episodes
+    from reviewlab.engines._corpus import open_corpus
     from reviewlab.ui._widgets import explore
 
-    path = Path(corpus or os.environ.get(CORPUS_ENV) or default_corpus())
+    source = corpus or os.environ.get(CORPUS_ENV) or default_corpus()
     try:
-        episodes = load_episodes(path)
+        handle = open_corpus(source)
+        episodes = handle.episodes(reason="the explorer edits a policy over Episode objects")
     except (ValueError, OSError) as exc:  # EpisodeFormatError is a ValueError
-        return corpus_problem(path, exc)
+        return corpus_problem(source, exc)
     if not episodes:
-        return corpus_problem(path, ValueError(f"{path}: holds no episodes"))
+        return corpus_problem(source, ValueError(f"{handle.name}: holds no episodes"))
     return explore(episodes, **options)
 
 

@@ -60,6 +60,50 @@ def test_dashboard_explorer_opens_the_corpus_named_in_the_environment(tmp_path, 
     assert "20 episodes" in explorer.metrics.value
 
 
+def test_dashboard_explorer_opens_a_parquet_corpus(tmp_path):
+    """A Parquet corpus (what ``open_corpus`` reads beside JSONL) is explored episode for
+    episode, in its order."""
+    from reviewlab.recording.columnar import write_columnar
+
+    written = synth_corpus(7, seed=3)
+    corpus = tmp_path / "c.parquet"
+    write_columnar(written, corpus)
+    explorer = dashboard.dashboard_explorer(corpus, chart=False)
+    assert [episode.id for episode in explorer.episodes] == [episode.id for episode in written]
+    assert "7 episodes" in explorer.metrics.value
+
+
+def test_dashboard_explorer_opens_a_gateway_session_folder(tmp_path, monkeypatch):
+    """A gateway's recording folder (one file per host session) is explored as one episode per
+    session, with the calls each session recorded."""
+    from reviewlab.recording import SessionJournal
+    from reviewlab.recording._schema import Call
+
+    folder = tmp_path / "gw-rec"
+    for tools in (["read_file", "read_file"], ["grep", "read_file", "grep"]):
+        journal = SessionJournal(folder, meta={"recorded_by": "reviewlab gateway"})
+        for at, tool in enumerate(tools):
+            journal.call(Call(tool=tool, duration_sec=0.5, transport="mcp"), at_sec=float(at))
+        journal.close()
+    monkeypatch.setenv(dashboard.CORPUS_ENV, str(folder))
+    explorer = dashboard.dashboard_explorer(chart=False)
+    calls = sorted(len(episode.calls) for episode in explorer.episodes)
+    assert calls == [2, 3]
+    assert "2 episodes" in explorer.metrics.value
+
+
+def test_a_malformed_line_is_named_by_file_and_line_in_the_page(tmp_path):
+    """A JSONL corpus whose second line is not an episode gives the page naming the file and
+    line 2, not an explorer."""
+    corpus = tmp_path / "c.jsonl"
+    save_episodes(synth_corpus(1, seed=4), corpus)
+    with corpus.open("a", encoding="utf-8") as out:
+        out.write('{"schema": "reviewlab.episode/1", "rounds": "many"}\n')
+    page = dashboard.dashboard_explorer(corpus, chart=False)
+    assert type(page).__name__ == "HTML"
+    assert f"{corpus}:2:" in page.value and "Traceback" not in page.value
+
+
 def test_lab_command_opens_jupyterlab_on_the_notebooks(tmp_path):
     """``make lab`` runs this interpreter's JupyterLab rooted at
     notebooks/ (or the folder given)."""
