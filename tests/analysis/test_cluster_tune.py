@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from reviewlab.analysis._budgets import ratio_upper
-from reviewlab.analysis._cluster_tune import Moments, merge_ratio
+from reviewlab.analysis._cluster_partials import Moments, merge_ratio
 from reviewlab.analysis._profiles import ProfileSettings, profile_tool
 from reviewlab.analysis._recommendation import Recommendation
 from reviewlab.analysis._tune import recommend
