@@ -50,6 +50,7 @@ from _busy import add_busy_flag, machine_label, neighbour
 from reviewlab.analysis.sweep import make_grid, sweep
 from reviewlab.core import Narrowing, Policy, TimeoutPolicy
 from reviewlab.engines import replay
+from reviewlab.engines._corpus import clear_corpora
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.twin._engine import run_simulation
 from reviewlab.engines.vectorized import CompiledCorpus, compile_corpus
@@ -258,13 +259,8 @@ def measure(args: argparse.Namespace) -> int:
     )
     frames_ratio, bare_ratio = versus_twin(episodes, corpus, n_calls, args.twin_repeat)
     del episodes, corpus
-    # the twin keeps its compiled corpus (and so every episode) alive; free it before the next phase
-    try:
-        from reviewlab.engines.twin._corpus import clear_cache
-
-        clear_cache()
-    except ImportError:
-        pass
+    # the kept corpus handles hold the compiled corpora (and so every episode); free them
+    clear_corpora()
     gc.collect()
 
     print(f"\n== sweep corpus ({args.sweep_episodes:,} episodes)")

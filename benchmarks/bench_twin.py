@@ -14,9 +14,11 @@ or 1,000 episodes from ``reviewlab.recording.synth`` with seed 0 when it is abse
 * **full simulate()** — :func:`reviewlab.engines.twin.simulate`: the same plus the
   pandas frames (calls, episodes) and the summary;
 * each twin figure twice: **warm** — the corpus was compiled by an earlier run
-  and is reused (:mod:`reviewlab.engines.twin._corpus`: a sweep, a notebook, any second
-  replay of the same episode objects) — and **cold** — the compile cache is
-  cleared before every timed run, so compiling the corpus is included;
+  and is reused (the corpus handle keeps it,
+  :meth:`reviewlab.engines.Corpus.twin_compiled`: a sweep, a notebook, any second replay
+  of the same episode objects) — and **cold** — the kept handles are forgotten
+  (:func:`reviewlab.engines.clear_corpora`) before every timed run, so compiling the
+  corpus is included;
 * **naive** — one SimPy process per episode that, for every call, resolves its
   bound with ``resolve_bound`` and races a call event (a timeout of the
   duration, or an event that never fires for a wedge) against a bound timeout
@@ -43,9 +45,9 @@ import simpy
 from _busy import add_busy_flag, machine_label, neighbour
 
 from reviewlab.core import Policy, resolve_bound
+from reviewlab.engines._corpus import clear_corpora
 from reviewlab.engines._shared import arrival_times
 from reviewlab.engines.twin import effective_observation, simulate
-from reviewlab.engines.twin._corpus import clear_cache
 from reviewlab.engines.twin._engine import run_simulation
 from reviewlab.recording import Episode
 
@@ -139,7 +141,7 @@ def main() -> int:
         for _ in range(max(1, args.repeats)):
             for name, (fn, cold) in runs.items():
                 if cold:
-                    clear_cache()
+                    clear_corpora()
                 started = time.perf_counter()
                 values[name] = fn()
                 best[name] = min(best[name], time.perf_counter() - started)

@@ -4,16 +4,17 @@ The engines a caller chooses are :class:`Twin` (the SimPy reference, the only on
 reviewer pool), :class:`Vectorized` (NumPy over every call), :class:`Real` (the real executor
 on threads) and :class:`Cluster` (the vectorized engine on a Dask cluster's partitions, a
 :class:`ReplaySummary`); each declares what it honours (``engine.honours``). :func:`replay` is
-the one dispatch, over a corpus :func:`open_corpus` opens once; every engine assembles its
-answer in one place (``reviewlab.engines._result``). The names are imported on first use, so
-importing one engine module loads no other.
+the one dispatch, over a corpus :func:`open_corpus` opens once (the handle keeps every compiled
+form; a list of episodes opened again is the same handle until :func:`clear_corpora`); every
+engine assembles its answer in one place (``reviewlab.engines._result``). The names are
+imported on first use, so importing one engine module loads no other.
 """
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reviewlab.engines._censoring import KaplanMeier
-    from reviewlab.engines._corpus import Corpus, open_corpus
+    from reviewlab.engines._corpus import Corpus, clear_corpora, open_corpus
     from reviewlab.engines._engine import Cluster, Engine, Real, Twin, Vectorized
     from reviewlab.engines._replay import ReplayBounds, replay, replay_bounds
     from reviewlab.engines._result import ReplayResult, ReplaySummary
@@ -29,6 +30,7 @@ _HOMES = {
     "ReplaySummary": "reviewlab.engines._result",
     "Twin": "reviewlab.engines._engine",
     "Vectorized": "reviewlab.engines._engine",
+    "clear_corpora": "reviewlab.engines._corpus",
     "open_corpus": "reviewlab.engines._corpus",
     "replay": "reviewlab.engines._replay",
     "replay_bounds": "reviewlab.engines._replay",
@@ -47,6 +49,7 @@ __all__ = [
     "ReplaySummary",
     "Twin",
     "Vectorized",
+    "clear_corpora",
     "open_corpus",
     "replay",
     "replay_bounds",

@@ -2,17 +2,16 @@
 
 :func:`open_corpus` takes a path (``.jsonl``, ``.jsonl.gz``, a ``.parquet`` file, a directory
 of partitions, a gateway's folder of sessions, a ``bundled:`` name), a list of episodes, a
-compiled corpus, or a :class:`Corpus` (returned as is).
+compiled corpus, or a :class:`Corpus` (returned as is). The handle is the one place compiled
+forms are kept; a list opened again gets its kept handle back (docs/architecture.md, "The
+corpus handle: the one cache").
 
-Lifecycle of a :class:`Corpus`: opened (nothing read yet) → compiled on first ask, once per
-``(censored, seed)`` (:meth:`Corpus.compiled`: from a file's columns, no ``Episode`` per row)
-→ loaded on first ask (:meth:`Corpus.episodes`, the reason recorded in
-:attr:`Corpus.loaded_because`; a gateway's folder is loaded when opened: one snapshot of a
-recording that may still grow). A replay the compiled columns answer never loads the objects.
+Lifecycle of a :class:`Corpus`: opened → compiled on first ask, once per ``(censored, seed)``
+(:meth:`Corpus.compiled`) and once for the twin → loaded on first ask (:meth:`Corpus.episodes`,
+the reason kept in :attr:`Corpus.loaded_because`; a gateway's folder when opened).
 
-Invariants: every error names the file (and line, row and field where known); with
-``on_error="skip"`` bad lines are dropped and recorded in :attr:`Corpus.skipped`, never
-silently; at most :data:`COMPILED_KEPT` compiled corpora are kept per handle.
+Invariants: every error names the file (and line, row and field where known); ``on_error=
+"skip"`` drops bad lines into :attr:`Corpus.skipped`, never silently.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
@@ -32,13 +31,19 @@ from reviewlab.core._display import RichDisplay
 from reviewlab.core._errors import ParameterError
 from reviewlab.core._vocab import CENSORING_MODES, ON_ERROR_MODES
 from reviewlab.engines._censoring import KaplanMeier
-from reviewlab.engines.vectorized import CompiledCorpus, cached_corpus
+from reviewlab.engines.vectorized._compiled import CompiledCorpus
 from reviewlab.recording._file_errors import EpisodeFormatError, SkippedLine
 from reviewlab.recording._schema import Episode
 from reviewlab.resources import resolve
 
+if TYPE_CHECKING:
+    from reviewlab.engines.twin._corpus import TwinCorpus
+
 COMPILED_KEPT = 3
 """Compiled corpora one handle keeps (a replay's two censoring ends and one more)."""
+
+HANDLES_KEPT = 2
+"""Handles of lists of episodes :func:`open_corpus` keeps (least recently used goes first)."""
 
 
 class Corpus(RichDisplay, display="corpus"):
@@ -69,6 +74,7 @@ class Corpus(RichDisplay, display="corpus"):
         self._compiled: OrderedDict[tuple[str, int], CompiledCorpus] = OrderedDict()
         if compiled is not None:
             self._compiled[(compiled.censored, int(compiled.seed))] = compiled
+        self._twin: TwinCorpus | None = None
         self._observations: CallObservations | None = None
         self._lock = threading.RLock()  # a sweep's threads may ask at once
 
@@ -108,7 +114,7 @@ class Corpus(RichDisplay, display="corpus"):
 
     def _compile(self, censored: str, seed: int) -> CompiledCorpus:
         if self._episodes is not None:
-            return cached_corpus(self._episodes, censored=censored, seed=seed)
+            return CompiledCorpus(self._episodes, censored=censored, seed=seed)
         assert self.path is not None
         from reviewlab.engines.vectorized._columns import compile_columns
 
@@ -122,7 +128,18 @@ class Corpus(RichDisplay, display="corpus"):
             why = "on_error='skip': the file has defective lines"
         except OverflowError:  # a valid integer past what a columnar integer holds (2**63)
             why = "an integer too large for the columns"
-        return cached_corpus(self.episodes(reason=why), censored=censored, seed=seed)
+        return CompiledCorpus(self.episodes(reason=why), censored=censored, seed=seed)
+
+    def twin_compiled(self) -> TwinCorpus:
+        """The corpus compiled for the twin (policy- and censoring-free tuples and columns),
+        built from the episodes on first ask and kept."""
+        with self._lock:
+            if self._twin is None:
+                from reviewlab.engines.twin._corpus import TwinCorpus
+
+                why = "engine='twin' replays Episode objects"
+                self._twin = TwinCorpus(self.episodes(reason=why))
+            return self._twin
 
     def any_compiled(self) -> CompiledCorpus:
         """A compiled corpus of this handle, whichever is at hand (``wedge`` if none is): for
@@ -328,4 +345,34 @@ def open_corpus(source: CorpusSource, *, on_error: str = "raise") -> Corpus:
                     f"corpus[{index}]: expected an Episode, got {type(episode).__name__}"
                 )
     name = str(getattr(source, "path", "") or "")  # a LoadedEpisodes knows its file
-    return Corpus(episodes=episodes, name=name)
+    return _kept_handle(episodes, name)
+
+
+_HANDLES: OrderedDict[tuple[int, int, int], Corpus] = OrderedDict()
+_HANDLES_LOCK = threading.Lock()  # a sweep's threads may open at once
+
+
+def _kept_handle(episodes: list[Episode], name: str) -> Corpus:
+    """The kept handle of these episodes in this order, else a new one kept in its place."""
+    key = (len(episodes), id(episodes[0]), id(episodes[-1])) if episodes else (0, 0, 0)
+    with _HANDLES_LOCK:
+        found = _HANDLES.get(key)
+        if found is not None and found._episodes == episodes:
+            _HANDLES.move_to_end(key)
+            return found
+        # Its own copy: the ids in the key stay alive, and a change to the caller's list
+        # misses the equality check above instead of changing what was compiled.
+        corpus = Corpus(episodes=list(episodes), name=name)
+        _HANDLES[key] = corpus
+        _HANDLES.move_to_end(key)
+        while len(_HANDLES) > HANDLES_KEPT:
+            _HANDLES.popitem(last=False)
+        return corpus
+
+
+def clear_corpora() -> None:
+    """Forget every handle :func:`open_corpus` keeps for lists of episodes, and with them their
+    compiled forms: to free memory, or after changing an episode's own lists in place (a
+    frozen episode's ``rounds`` list is still a list)."""
+    with _HANDLES_LOCK:
+        _HANDLES.clear()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -101,11 +102,15 @@ def _simulated(
         return replay_vectorized(compiled, policy, censored=censored, seed=seed)  # type: ignore[arg-type]
     episodes = corpus.episodes(reason=why)
     if not needs_rewrite(policy, reaction):
-        return engine.one_pass(episodes, policy, censored, seed)
+        return engine.one_pass(corpus, policy, censored, seed)
     bare = policy.replace(breaker=None)  # the engines replay calls; withholding is the point's
 
-    def run(rewritten: Any, hedges: Any) -> ReplayResult:
-        return engine.one_pass(rewritten, bare, "wedge", seed, hedges)
+    def run(rewritten: list[Any], hedges: Any) -> ReplayResult:
+        # A pass that rewrote nothing replays the corpus's own episodes: its handle's compiled
+        # forms answer; a rewritten corpus is a handle of its own, kept by nobody.
+        same = len(rewritten) == len(episodes) and all(map(operator.is_, rewritten, episodes))
+        passed = corpus if same else Corpus(episodes=rewritten)
+        return engine.one_pass(passed, bare, "wedge", seed, hedges)
 
     return react(run, episodes, reaction, censored=censored, seed=seed, policy=policy)
 
@@ -151,13 +156,13 @@ class Twin(Engine):
                 raise ParameterError(field_name, f"expected a whole number >= 1, got {value!r}")
 
     def one_pass(
-        self, episodes: Any, policy: Policy, censored: str, seed: int, hedges: Any = None
+        self, corpus: Corpus, policy: Policy, censored: str, seed: int, hedges: Any = None
     ) -> ReplayResult:
-        """One pass of the twin over ``episodes`` (no breaker: the fixed point's)."""
+        """One pass of the twin over ``corpus`` (no breaker: the fixed point's)."""
         from reviewlab.engines.twin import simulate
 
         return simulate(
-            episodes,
+            corpus,
             policy,
             censored=censored,  # type: ignore[arg-type]
             slots=self.slots,
@@ -184,13 +189,13 @@ class Vectorized(Engine):
     honours: ClassVar[Honours] = VECTORIZED
 
     def one_pass(
-        self, episodes: Any, policy: Policy, censored: str, seed: int, hedges: Any = None
+        self, corpus: Corpus, policy: Policy, censored: str, seed: int, hedges: Any = None
     ) -> ReplayResult:
-        """One pass over ``episodes`` (no breaker: the fixed point's)."""
+        """One pass over ``corpus`` (no breaker: the fixed point's)."""
         from reviewlab.engines.vectorized import replay_vectorized
 
         return replay_vectorized(
-            episodes,
+            corpus,
             policy,
             censored=censored,  # type: ignore[arg-type]
             seed=seed,

@@ -331,7 +331,7 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
     what per-episode processes give."""
     from reviewlab.engines._shared import arrival_times
     from reviewlab.engines.twin._bounds import BoundResolver as Resolver
-    from reviewlab.engines.twin._corpus import compiled
+    from reviewlab.engines.twin._corpus import TwinCorpus
     from reviewlab.engines.twin._engine import run_simulation
     from reviewlab.engines.twin._episode import episode_process
     from reviewlab.engines.twin._model import Simulation
@@ -350,7 +350,7 @@ def test_the_one_process_run_equals_one_process_per_episode_to_the_bit(narrowing
     policy = Policy(timeouts=TimeoutPolicy.ouroboros(), narrowing=narrowing)
     ours, _ = run_simulation(episodes, policy)
     env = simpy.Environment()
-    theirs = Simulation(env, Resolver(policy), compiled(episodes))
+    theirs = Simulation(env, Resolver(policy), TwinCorpus(episodes))
     for position, arrival in enumerate(arrival_times(episodes).tolist()):
         env.process(episode_process(theirs, position, arrival))
     env.run()
@@ -510,10 +510,10 @@ def test_a_corpus_that_never_completed_cannot_be_imputed():
         impute_durations([ep], 0)
 
 
-def test_a_cached_corpus_replays_exactly_like_a_fresh_one():
-    """Replaying the same episode objects again (compiled corpus reused) gives the
+def test_a_kept_corpus_replays_exactly_like_a_fresh_one():
+    """Replaying the same episode objects again (the handle's compiled corpus reused) gives the
     same frames as a fresh compile."""
-    from reviewlab.engines.twin._corpus import clear_cache, compiled
+    from reviewlab.engines._corpus import clear_corpora, open_corpus
 
     eps = [
         _episode(
@@ -524,11 +524,10 @@ def test_a_cached_corpus_replays_exactly_like_a_fresh_one():
         )
         for i in range(4)
     ]
-    clear_cache()
+    clear_corpora()
     fresh = simulate(eps, TimeoutPolicy.uniform(5.0))
-    assert compiled(list(eps)) is compiled(
-        eps
-    )  # same objects in the same order: one compiled corpus
+    # same objects in the same order: one handle, one compiled corpus
+    assert open_corpus(list(eps)).twin_compiled() is open_corpus(eps).twin_compiled()
     again = simulate(list(eps), TimeoutPolicy.uniform(5.0))
     assert fresh.calls.equals(again.calls) and fresh.episodes.equals(again.episodes)
     assert fresh.summary == again.summary

@@ -17,13 +17,10 @@ from reviewlab.core import _metrics as metrics
 from reviewlab.core._crediting import Crediting, abandons, abandons_array
 from reviewlab.core._policy import Narrowing, TimeoutPolicy, resolve_bound
 from reviewlab.core._quantiles import ReplacedValues
+from reviewlab.engines._corpus import open_corpus
 from reviewlab.engines._replay import replay
 from reviewlab.engines.twin import simulate
-from reviewlab.engines.vectorized import (
-    cached_corpus,
-    compile_corpus,
-    replay_vectorized,
-)
+from reviewlab.engines.vectorized import compile_corpus, replay_vectorized
 from reviewlab.engines.vectorized._columns import compile_columns
 from reviewlab.engines.vectorized._evaluation import Evaluation
 from reviewlab.recording._files import save_episodes
@@ -269,11 +266,11 @@ def test_frames_are_built_on_first_access(via, monkeypatch):
 def test_replays_of_the_same_objects_compile_once(tmp_path):
     """The same episode objects reuse one compiled corpus; new objects, or a path, compile anew."""
     episodes = synth_corpus(30, seed=6)
-    first = cached_corpus(episodes, censored="wedge", seed=0)
-    assert cached_corpus(list(episodes), censored="wedge", seed=0) is first
-    assert cached_corpus(episodes, censored="observed", seed=0) is not first
+    first = open_corpus(episodes).compiled("wedge", 0)
+    assert open_corpus(list(episodes)).compiled("wedge", 0) is first
+    assert open_corpus(episodes).compiled("observed", 0) is not first
     copies = [e.model_copy() for e in episodes]
-    assert cached_corpus(copies, censored="wedge", seed=0) is not first
+    assert open_corpus(copies).compiled("wedge", 0) is not first
     save_episodes(episodes, tmp_path / "c.parquet")
     assert_same(
         simulate(episodes, TimeoutPolicy.uniform(1.0)),

@@ -1,14 +1,11 @@
 """A corpus compiled once for the twin: plain tuples per episode and the static call columns.
 
-Lifecycle: :func:`compiled` returns the :class:`TwinCorpus` of a list of episodes, building it
-on first use (every pydantic object read once: the effective observation, the requested
-lines, the status) and reusing it while the same episode objects are replayed again.
+Lifecycle: a :class:`TwinCorpus` is built from a list of episodes (every pydantic object read
+once: the effective observation, the requested lines, the status) by the corpus handle that
+keeps it (:meth:`~reviewlab.engines._corpus.Corpus.twin_compiled`), so the same episodes
+replayed again reuse it.
 
-Invariants: nothing here depends on a policy, a narrowing or the censored mode; a cache hit
-needs the same episodes in the same order (:class:`~reviewlab.engines._corpus_cache.CorpusCache`),
-and an entry holds strong references, so an id is never reused while it lives; episodes are
-frozen, their lists assumed not mutated in place (:func:`clear_cache` after doing so); at most
-:data:`CACHE_SIZE` corpora are kept.
+Invariant: nothing here depends on a policy, a narrowing or the censored mode.
 """
 
 from __future__ import annotations
@@ -18,11 +15,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from reviewlab.engines._corpus_cache import CorpusCache
 from reviewlab.engines._shared import check_corpus
 from reviewlab.recording._schema import Episode
-
-CACHE_SIZE = 2
 
 CallTuple = tuple[str, Any, float, bool, bool, int]
 """``(tool, args, duration_sec, completed, status_error, requested_lines)``, effective
@@ -149,21 +143,3 @@ class TwinCorpus:
     def call_index(self) -> np.ndarray:
         """Per call, its 0-based index within its episode."""
         return self._static_columns()[3]
-
-
-_CACHE: CorpusCache[TwinCorpus] = CorpusCache(CACHE_SIZE)
-
-
-def compiled(episodes: list[Episode]) -> TwinCorpus:
-    """The :class:`TwinCorpus` of ``episodes``, from the cache when these very objects were compiled
-    before (:class:`~reviewlab.engines._corpus_cache.CorpusCache`)."""
-    corpus = _CACHE.get(episodes)
-    if corpus is None:
-        corpus = _CACHE.put(episodes, TwinCorpus(episodes))
-    return corpus
-
-
-def clear_cache() -> None:
-    """Forget every compiled corpus (after mutating an episode's lists in place, or to free
-    memory)."""
-    _CACHE.clear()

@@ -1,12 +1,11 @@
 """``simulate``: replay a corpus on the twin and return a
-:class:`~reviewlab.engines._replay.ReplayResult`.
+:class:`~reviewlab.engines._result.ReplayResult`.
 
-One run: compile the corpus (reused from :mod:`reviewlab.engines.twin._corpus`), fix arrivals
-(recorded or Poisson), impute censored durations when asked, start the SimPy process(es) —
-one for the whole corpus without a pool, one per episode with slots or worker threads — run
-the environment to exhaustion, then build the frames column-wise. Without ``slots`` and
-``workers`` the episodes are independent, and the vectorized and real engines reproduce the
-result.
+One run: compile the corpus (kept by its handle), fix arrivals (recorded or Poisson), impute
+censored durations when asked, start the SimPy process(es) — one for the whole corpus without
+a pool, one per episode with slots or worker threads — run the environment to exhaustion,
+then build the frames column-wise. Without ``slots`` and ``workers`` the episodes are
+independent, and the vectorized and real engines reproduce the result.
 
 Frames: ``calls`` (:data:`~reviewlab.core._metrics.ENGINE_CALL_COLUMNS`, the effective
 observation the replay used), ``episodes`` (``wall_sec`` from arrival; a pool run adds
@@ -36,6 +35,7 @@ from reviewlab.core._vocab import (
     CensoringMode,
 )
 from reviewlab.engines._censoring import HedgePlan, completion_times
+from reviewlab.engines._corpus import Corpus, CorpusSource, open_corpus
 from reviewlab.engines._honours import TWIN
 from reviewlab.engines._result import (
     EpisodeArrays,
@@ -44,9 +44,9 @@ from reviewlab.engines._result import (
     ReplayResult,
     assemble,
 )
-from reviewlab.engines._shared import arrival_times
+from reviewlab.engines._shared import arrival_times, check_corpus
 from reviewlab.engines.twin._bounds import BoundResolver
-from reviewlab.engines.twin._corpus import TwinCorpus, compiled
+from reviewlab.engines.twin._corpus import TwinCorpus
 from reviewlab.engines.twin._episode import corpus_process, episode_process
 from reviewlab.engines.twin._model import Simulation, hedge_columns
 from reviewlab.engines.twin._pool import PoolShape, SlotPool, SlotTimeline, WorkerPool
@@ -96,7 +96,7 @@ def _arrivals(corpus: TwinCorpus, mode: str | None, rate: float | None, seed: in
 
 
 def simulate(
-    episodes: Iterable[Episode],
+    episodes: Iterable[Episode] | Corpus,
     policy: Policy | SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
@@ -129,7 +129,11 @@ def simulate(
         )
     spine = Policy.of(policy, narrowing)
     TWIN.check(spine, censored, single_pass=True)  # the breaker is the dispatch's fixed point
-    corpus = list(episodes)
+    try:
+        corpus = open_corpus(episodes)  # a list: its kept handle, compiled once
+    except TypeError:
+        check_corpus(list(episodes))  # a non-episode named as this function's: episodes[i]
+        raise
     sim, arrival = run_simulation(
         corpus,
         spine,
@@ -144,7 +148,7 @@ def simulate(
 
 
 def run_simulation(
-    corpus: list[Episode],
+    corpus: CorpusSource,
     policy: Policy,
     *,
     censored: str = "wedge",
@@ -158,9 +162,9 @@ def run_simulation(
     # The run allocates many small objects and makes no garbage cycles worth collecting mid-run; a
     # collection would rescan the whole corpus (tens of ms for 1k episodes) for nothing.
     with paused_gc():
-        twin_corpus = compiled(corpus)
+        twin_corpus = open_corpus(corpus).twin_compiled()  # kept by the handle
         arrival = _arrivals(twin_corpus, pool.arrivals, pool.arrival_rate, seed)
-        imputed = completion_times(corpus, censored, seed)
+        imputed = completion_times(twin_corpus.episodes, censored, seed)
         env = simpy.Environment()
         sim = Simulation(env, BoundResolver(policy), twin_corpus, imputed, seed, hedges)
         if slots is not None:

@@ -9,31 +9,22 @@ a Python object per call; :meth:`~CompiledCorpus.summary` stops at the summary a
 Invariant: every clock is accumulated as the twin accumulates it, so the answers are the
 twin's to the bit; bounds, fates and credits come from the shared rules only. How (the static
 clock, the deadline pass, settling): docs/architecture.md, "The vectorized engine". This
-package only re-exports: ``engine`` (the entry, the cache), ``compiled``, ``layout``,
+package only re-exports: ``engine`` (the entry), ``compiled``, ``layout``,
 ``windows``, ``settle``, ``evaluation``, ``frames``, ``hedging``.
 """
 
 from reviewlab.engines.vectorized._compiled import CompiledCorpus
-from reviewlab.engines.vectorized._engine import (
-    CACHE_SIZE,
-    cached_corpus,
-    clear_compiled,
-    compile_corpus,
-    replay_vectorized,
-)
+from reviewlab.engines.vectorized._engine import compile_corpus, replay_vectorized
 from reviewlab.engines.vectorized._evaluation import Evaluation
 from reviewlab.engines.vectorized._layout import PrefixLayout
 from reviewlab.engines.vectorized._windows import DeadlineWindows, RemoteCalls
 
 __all__ = [
-    "CACHE_SIZE",
     "CompiledCorpus",
     "DeadlineWindows",
     "Evaluation",
     "PrefixLayout",
     "RemoteCalls",
-    "cached_corpus",
-    "clear_compiled",
     "compile_corpus",
     "replay_vectorized",
 ]
