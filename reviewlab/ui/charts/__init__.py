@@ -20,15 +20,11 @@ from reviewlab.ui.charts._cancels import cancel_chart, dropped_results_chart
 from reviewlab.ui.charts._cost import cost_vs_coverage
 from reviewlab.ui.charts._hedging import hedge_tradeoff
 from reviewlab.ui.charts._palette import STATE_COLORS, policy_color, tool_color
+from reviewlab.ui.charts._pareto import pareto_front
 from reviewlab.ui.charts._pool import pool_timeline
 from reviewlab.ui.charts._presets import preset_scores
-from reviewlab.ui.charts._rates import (
-    LiveRates,
-    pareto_front,
-    per_tool_rates,
-    rates_vs_timeout,
-    survival_curves,
-)
+from reviewlab.ui.charts._rates import LiveRates, per_tool_rates, rates_vs_timeout
+from reviewlab.ui.charts._survival import survival_curves
 from reviewlab.ui.charts._timelines import call_timeline, episode_timeline
 from reviewlab.ui.charts._tradeoff import tradeoff_curve, tradeoff_frame
 

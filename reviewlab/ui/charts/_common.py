@@ -1,5 +1,6 @@
 """Layout helpers shared by the chart modules: the Axes to draw on, time units, labels, legends,
-and how a pool run's slots and seconds map back to the recording's slot names and clock.
+how a pool run's slots and seconds map back to the recording's slot names and clock, where an
+infinite value is drawn, and the checks of a chart's input (columns, tools) naming the chart.
 
 Nothing here computes a figure of the data; these are layout arithmetic and text only.
 """
@@ -7,10 +8,12 @@ Nothing here computes a figure of the data; these are layout arithmetic and text
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
@@ -92,3 +95,34 @@ def clock_origin(result: ReplayResult, episodes: Iterable[Episode] | None) -> da
 
 LABEL_BOX = {"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 """Behind a label drawn over bars: dark text on a white box reads on every bar colour."""
+
+
+def require_columns(frame: pd.DataFrame, needed: Iterable[str], what: str) -> None:
+    """Refuse ``frame`` unless it has every ``needed`` column, naming ``what`` and the missing."""
+    missing = set(needed) - set(frame.columns)
+    if missing:
+        raise ValueError(f"{what} lack column(s) {', '.join(sorted(missing))}")
+
+
+def pick_tools(tools: Sequence[str] | None, available: Iterable[str], refusal: str) -> list[str]:
+    """``tools`` in the order given (default: every available tool,
+    sorted); one not available is refused."""
+    known = set(available)
+    chosen = list(tools) if tools is not None else sorted(known)
+    unknown = sorted(set(chosen) - known)
+    if unknown:
+        raise ValueError(f"{refusal} {', '.join(unknown)}")
+    return chosen
+
+
+def infinity_edges(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float]:
+    """Where infinite values are drawn: a little beyond the largest finite value on each axis."""
+
+    def edge(values: np.ndarray) -> float:
+        finite = values[np.isfinite(values)]
+        if not finite.size:
+            return 1.0
+        low, high = float(finite.min()), float(finite.max())
+        return high + 0.08 * max(high - low, abs(high), 1e-9)
+
+    return edge(xs), edge(ys)

@@ -19,9 +19,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from reviewlab.ui.charts._common import figure_and_axes, legend_outside
+from reviewlab.ui.charts._common import figure_and_axes, infinity_edges, legend_outside
 from reviewlab.ui.charts._palette import FRONT_COLOR, POINT_COLOR, policy_color
-from reviewlab.ui.charts._rates import _edges
 
 
 def cost_vs_coverage(
@@ -70,7 +69,7 @@ def cost_vs_coverage(
     ys = points[y].to_numpy(dtype=float)
     extra_x = [100 * float(v[x]) for v in named_values.values()]
     extra_y = [float(v[y]) for v in named_values.values()]
-    right, top = _edges(np.concatenate([xs, extra_x]), np.concatenate([ys, extra_y]))
+    right, top = infinity_edges(np.concatenate([xs, extra_x]), np.concatenate([ys, extra_y]))
     infinite = ~np.isfinite(ys)
     xs, ys = np.minimum(xs, right), np.minimum(ys, top)
     ax.scatter(xs[~front], ys[~front], s=14, color=POINT_COLOR, label="policy point", zorder=1)
