@@ -136,7 +136,7 @@ async def bounded_tools_call(gateway: Any, ctx: Any, params: dict[str, Any]) -> 
     if not isinstance(args, Mapping):
         raise MCPError(-32602, "tools/call: params.arguments must be an object")
     meta = params.get("_meta") or {}
-    host = gateway.host_of(ctx)
+    host = gateway.hosts.of(ctx)
     policy = gateway.policy
     now = monotonic_now()
     arrived = received_at(ctx)
@@ -277,7 +277,7 @@ def _args_fields(gateway: Any, args: Mapping[str, Any]) -> dict[str, Any]:
 
 def _record(site: Site, result: Taken, answer: Any, outcome: str, pending: Pending) -> None:
     host = site.host
-    journal = site.gateway.journal_of(host)
+    journal = site.gateway.hosts.journal_of(host)
     if journal is None:
         return
     from reviewlab.recording._schema import Call
@@ -323,7 +323,7 @@ def _record_cancelled(site: Site, started: float) -> None:
 
     host = site.host
     site.gateway.metrics.count(site.route.upstream, site.shown, "cancelled", None)
-    journal = site.gateway.journal_of(host)
+    journal = site.gateway.hosts.journal_of(host)
     if journal is None:
         return
     from reviewlab.recording._schema import Call

@@ -28,7 +28,7 @@ class Front:
         if ctx.request_id is None:  # a notification: the SDK applies it, the upstreams may hear it
             await self.gateway.host_notification(ctx)
             return await call_next(ctx)
-        self.gateway.host_of(ctx)
+        self.gateway.hosts.of(ctx)
         if ctx.method in _SDK_OWNED:
             result = await call_next(ctx)
             if ctx.method == "initialize" and isinstance(result, dict):

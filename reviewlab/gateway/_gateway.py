@@ -10,8 +10,8 @@ whose request is in flight there (its own stream), else to every host. Leaving t
 closes the hosts' recordings and the upstreams (a stdio server is terminated).
 
 Host sessions: each connection (the stdio host, or one ``Mcp-Session-Id`` over HTTP) is one
-:class:`HostSession`, recorded as one episode; the upstreams are shared by every host session
-(docs/gateway.md, "Several hosts").
+:class:`~reviewlab.gateway._hosts.HostSession` (:mod:`._hosts`), recorded as one episode; the
+upstreams are shared by every host session (docs/gateway.md, "Several hosts").
 """
 
 from __future__ import annotations
@@ -20,19 +20,17 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from reviewlab.core._deadline import monotonic_now
 from reviewlab.gateway._config import GatewayLimits, UpstreamSpec
 from reviewlab.gateway._front import progress_forwarder
+from reviewlab.gateway._hosts import HostSessions, recording_header
 from reviewlab.gateway._metrics import GatewayMetrics
 from reviewlab.gateway._policy_file import PolicyFile
 from reviewlab.gateway._routes import (
     Route,
-    annotated_kind,
     effective_policy,
     host_names,
     shown_entry,
@@ -59,22 +57,6 @@ _CAPABILITY_OF = {
     "completion/complete": "completions",
     "logging/setLevel": "logging",
 }
-
-
-class HostSession:
-    """One host connection: its recording and, under a session budget, its deadline.
-
-    It holds its ``connection`` (the SDK's, or ``None`` when a request came without one), so
-    the gateway's table of hosts, keyed by the connection object itself, keeps every key alive
-    while its host is there: a new connection never finds an older one's session.
-    """
-
-    def __init__(self, connection: Any, budget_sec: float | None) -> None:
-        self.connection = connection
-        self.started_wall = time.time()
-        self.deadline_at = None if budget_sec is None else monotonic_now() + budget_sec
-        self.journal: Any = None
-        self.calls = 0
 
 
 class Gateway:
@@ -118,7 +100,11 @@ class Gateway:
         self.tools: dict[str, Route] = {}
         self.prompts: dict[str, Route] = {}
         self.resource_owner: dict[str, str] = {}
-        self.hosts: dict[Any, HostSession] = {}  # connection -> its session, oldest first
+        self.hosts = HostSessions(
+            budget_sec=self.limits.session_budget_sec,
+            record_dir=self.record_dir,
+            header=lambda: recording_header(self.upstreams, self.record_args, self.tools),
+        )
         self.inflight: dict[str, list[Any]] = {name: [] for name in self.upstreams}
         self.asked: dict[str, tuple[str, Any]] = {}  # host-side token -> (upstream, its token)
         self._asks = itertools.count(1)
@@ -146,8 +132,7 @@ class Gateway:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        for host in list(self.hosts.values()):
-            self._close_host(host)
+        self.hosts.close_all()
         if self._stack is not None:
             stack, self._stack = self._stack, None
             with contextlib.suppress(Exception):
@@ -169,62 +154,6 @@ class Gateway:
     def _set_tools(self, listings: Mapping[str, list[dict[str, Any]]]) -> None:
         self.tools = host_names(listings)
         self._policy_in_force = None
-
-    # -- hosts -----------------------------------------------------------------
-    def host_of(self, ctx: Any) -> HostSession:
-        """The host session a request came on (made on its first request)."""
-        connection = getattr(ctx.session, "_connection", None)
-        host = self.hosts.get(connection)
-        if host is None:
-            host = self.hosts[connection] = HostSession(connection, self.limits.session_budget_sec)
-            stack = getattr(connection, "exit_stack", None)
-            if stack is not None:
-                stack.callback(self._host_gone, connection)
-        return host
-
-    def _host_gone(self, connection: Any) -> None:
-        host = self.hosts.pop(connection, None)
-        if host is not None:
-            self._close_host(host)
-
-    def _close_host(self, host: HostSession) -> None:
-        journal, host.journal = host.journal, None
-        if journal is not None:
-            with contextlib.suppress(OSError):
-                journal.close("final_answer")
-
-    def journal_of(self, host: HostSession) -> Any:
-        """The host session's recording, opened on its first call (``None``: not recording)."""
-        if self.record_dir is None:
-            return None
-        if host.journal is None:
-            from reviewlab.recording import SessionJournal
-
-            meta = {
-                "recorded_by": "reviewlab gateway",
-                "servers": ",".join(self.upstreams),
-                "args": "kept" if self.record_args else "sha256 and size only",
-                **self._kinds_meta(),
-            }
-            host.journal = SessionJournal(
-                self.record_dir, meta=meta, started_wall=host.started_wall
-            )
-        return host.journal
-
-    def _kinds_meta(self) -> dict[str, str]:
-        """What the upstreams' annotations say of their tools, for the recording's header."""
-        from reviewlab.recording._annotations import kinds_meta
-
-        kinds = {}
-        idempotent = []
-        for shown, route in self.tools.items():
-            kind = annotated_kind(route.entry)
-            if kind is not None:
-                kinds[shown] = kind
-            notes = route.entry.get("annotations") or {}
-            if isinstance(notes, Mapping) and notes.get("idempotentHint") is True:
-                idempotent.append(shown)
-        return kinds_meta(kinds, idempotent)
 
     # -- the SDK server ------------------------------------------------------------
     def server(self) -> Any:

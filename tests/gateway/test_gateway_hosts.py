@@ -58,11 +58,11 @@ def test_two_live_connections_get_two_sessions_even_when_ids_collide(tmp_path, e
     """Two connections with equal ids are two host sessions, each found again by its own."""
     gateway = demo_gateway(tmp_path)
     one, two = FakeConnection(), FakeConnection()
-    first = gateway.host_of(request_on(one))
-    second = gateway.host_of(request_on(two))
+    first = gateway.hosts.of(request_on(one))
+    second = gateway.hosts.of(request_on(two))
     assert first is not second
-    assert gateway.host_of(request_on(one)) is first
-    assert gateway.host_of(request_on(two)) is second
+    assert gateway.hosts.of(request_on(one)) is first
+    assert gateway.hosts.of(request_on(two)) is second
     assert (first.connection, second.connection) == (one, two)
 
 
@@ -71,11 +71,11 @@ def test_a_connection_after_a_closed_one_starts_a_new_session(tmp_path, equal_id
     address reused) gets a fresh session with no calls counted, not the old one."""
     gateway = demo_gateway(tmp_path)
     old = FakeConnection()
-    gone = gateway.host_of(request_on(old))
+    gone = gateway.hosts.of(request_on(old))
     gone.calls = 3
     old.exit_stack.close()
     assert list(gateway.hosts) == []
     new = FakeConnection()
-    fresh = gateway.host_of(request_on(new))
+    fresh = gateway.hosts.of(request_on(new))
     assert fresh is not gone and fresh.calls == 0 and fresh.connection is new
     assert list(gateway.hosts) == [new]
