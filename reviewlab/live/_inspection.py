@@ -3,7 +3,8 @@
 :func:`inspection_registry` builds a fresh ``(registry, ctx, schemas)`` triple per episode:
 ``read_file`` renders a file or a line range with line numbers, then stamps
 ``ctx.last_read_view``; ``list_files`` lists a directory; ``search_code`` answers
-``path:line: text`` rows.
+``path:line: text`` rows. What each tool takes (its schema, its arguments, their checks) is
+:mod:`reviewlab.live._inspection_args`.
 
 Invariants: every path goes through :mod:`reviewlab.live._confine`, so nothing outside the
 root is opened, listed or searched and walks never follow symlinks; the stamp changes only as
@@ -23,11 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# The path limits were always importable from here: re-exported.
 from reviewlab.live._confine import MAX_NAME_BYTES as MAX_NAME_BYTES
 from reviewlab.live._confine import MAX_PATH_CHARS as MAX_PATH_CHARS
 from reviewlab.live._confine import ToolError, confine, inside, open_confined, walk
-
-# The path limits were always importable from here: re-exported.
+from reviewlab.live._inspection_args import (
+    ALLOWED_ARGS,
+    bool_arg,
+    glob_arg,
+    inspection_schemas,
+    int_arg,
+    str_arg,
+)
 from reviewlab.resources import workspace_dir
 
 TOOL_NAMES = ("read_file", "list_files", "search_code")
@@ -60,42 +68,6 @@ class InspectionContext:
     drive_root: Path | None = None
     task_id: str = ""
     last_read_view: dict[str, Any] | None = None
-
-
-def _int_arg(
-    args: Mapping[str, Any], key: str, default: int | None, *, minimum: int = 1
-) -> int | None:
-    value = args.get(key, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ToolError(f"{key} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ToolError(f"{key} must be at least {minimum}, got {value}")
-    return value
-
-
-def _str_arg(args: Mapping[str, Any], key: str, default: str | None = None) -> str:
-    value = args.get(key, default)
-    if value is None:
-        raise ToolError(f"missing required argument {key!r}")
-    if not isinstance(value, str):
-        raise ToolError(f"{key} must be a string, got {value!r}")
-    return value
-
-
-def _bool_arg(args: Mapping[str, Any], key: str, default: bool) -> bool:
-    value = args.get(key, default)
-    if not isinstance(value, bool):
-        raise ToolError(f"{key} must be true or false, got {value!r}")
-    return value
-
-
-def _glob_arg(args: Mapping[str, Any]) -> str | None:
-    pattern = args.get("glob")
-    if pattern is not None and not isinstance(pattern, str):
-        raise ToolError(f"glob must be a string, got {pattern!r}")
-    return pattern
 
 
 def _globbed(pattern: str | None, path: Path, rel: str) -> bool:
@@ -158,7 +130,7 @@ class InspectionRegistry:
         args = {} if args is None else args
         if not isinstance(args, Mapping):
             raise ToolError(f"{name}: arguments must be an object, got {type(args).__name__}")
-        allowed = _ALLOWED_ARGS[name]
+        allowed = ALLOWED_ARGS[name]
         unknown = sorted(str(key) for key in args if key not in allowed)
         if unknown:
             raise ToolError(
@@ -175,7 +147,7 @@ class InspectionRegistry:
 
     # -- confinement -------------------------------------------------------
     def _root_for(self, args: Mapping[str, Any]) -> tuple[Path, str]:
-        which = _str_arg(args, "root", "workspace")
+        which = str_arg(args, "root", "workspace")
         if which == "workspace":
             return self.ctx.root, "active_workspace"
         if which == "drive" and self.ctx.drive_root is not None:
@@ -187,15 +159,15 @@ class InspectionRegistry:
     ) -> tuple[Path, Path, str]:
         """``(real path, root, root label)`` for a path argument, or a
         ToolError; the path may not exist."""
-        raw = _str_arg(args, key, default)
+        raw = str_arg(args, key, default)
         root, label = self._root_for(args)
         return confine(raw, root), root, label
 
     # -- read_file ---------------------------------------------------------
     def _read_file(self, args: Mapping[str, Any]) -> str:
         real, root, label = self._resolve(args, "path")
-        start = _int_arg(args, "start_line", 1)
-        end = _int_arg(args, "end_line", None)
+        start = int_arg(args, "start_line", 1)
+        end = int_arg(args, "end_line", None)
         assert start is not None
         if end is not None and end < start:
             raise ToolError(f"end_line {end} is before start_line {start}")
@@ -275,8 +247,8 @@ class InspectionRegistry:
     # -- list_files --------------------------------------------------------
     def _list_files(self, args: Mapping[str, Any]) -> str:
         real, root, _label = self._resolve(args, "path", ".")
-        pattern = _glob_arg(args)
-        recursive = _bool_arg(args, "recursive", False)
+        pattern = glob_arg(args)
+        recursive = bool_arg(args, "recursive", False)
         rel_base = real.relative_to(root).as_posix()
         if not real.is_dir():
             raise ToolError(f"list_files {rel_base!r}: not a directory")
@@ -307,11 +279,11 @@ class InspectionRegistry:
 
     # -- search_code -------------------------------------------------------
     def _search_code(self, args: Mapping[str, Any]) -> str:
-        raw = _str_arg(args, "pattern")
+        raw = str_arg(args, "pattern")
         if not raw:
             raise ToolError("pattern must not be empty")
-        literal = _bool_arg(args, "literal", False)
-        flags = re.IGNORECASE if _bool_arg(args, "ignore_case", False) else 0
+        literal = bool_arg(args, "literal", False)
+        flags = re.IGNORECASE if bool_arg(args, "ignore_case", False) else 0
         try:
             regex = re.compile(re.escape(raw) if literal else raw, flags)
         except re.error as exc:
@@ -320,7 +292,7 @@ class InspectionRegistry:
                 "pass literal=true to search for the text as written"
             ) from exc
         real, root, _label = self._resolve(args, "path", ".")
-        pattern = _glob_arg(args)
+        pattern = glob_arg(args)
         if real.is_file():
             files = [real]
         elif real.is_dir():
@@ -368,108 +340,6 @@ class _Rendered:
     body_start: int
     line_ends: list[int]
     end_line: int
-
-
-_ALLOWED_ARGS: dict[str, tuple[str, ...]] = {
-    "read_file": ("path", "start_line", "end_line", "root"),
-    "list_files": ("path", "glob", "recursive", "root"),
-    "search_code": ("pattern", "path", "glob", "literal", "ignore_case", "root"),
-}
-
-
-def _function(
-    name: str, description: str, properties: dict[str, Any], required: list[str]
-) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": False,
-            },
-        },
-    }
-
-
-def inspection_schemas(*, drive: bool = False) -> list[dict[str, Any]]:
-    """OpenAI-style function schemas of the three tools (with a
-    ``root`` choice when a drive exists)."""
-    path = {"type": "string", "description": "Path relative to the workspace root."}
-    root = {
-        "root": {
-            "type": "string",
-            "enum": ["workspace", "drive"],
-            "description": "Which root the path is relative to (default: workspace).",
-        }
-    }
-    extra = root if drive else {}
-    return [
-        _function(
-            "read_file",
-            "Read a text file with line numbers, optionally a 1-based inclusive line range.",
-            {
-                "path": path,
-                "start_line": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "First line (default 1).",
-                },
-                "end_line": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "Last line (default: end).",
-                },
-                **extra,
-            },
-            ["path"],
-        ),
-        _function(
-            "list_files",
-            "List the files and folders under a directory of the workspace.",
-            {
-                "path": {**path, "description": "Directory relative to the root (default '.')."},
-                "glob": {
-                    "type": "string",
-                    "description": "Only entries matching this glob, e.g. '*.py'.",
-                },
-                "recursive": {
-                    "type": "boolean",
-                    "description": "Descend into subfolders (default false).",
-                },
-                **extra,
-            },
-            [],
-        ),
-        _function(
-            "search_code",
-            "Search files for a regular expression; answers path:line: text rows.",
-            {
-                "pattern": {
-                    "type": "string",
-                    "description": "Regular expression (or text with literal=true).",
-                },
-                "path": {**path, "description": "File or directory to search (default '.')."},
-                "glob": {
-                    "type": "string",
-                    "description": "Only files matching this glob, e.g. '*.py'.",
-                },
-                "literal": {
-                    "type": "boolean",
-                    "description": "Treat pattern as plain text (default false).",
-                },
-                "ignore_case": {
-                    "type": "boolean",
-                    "description": "Case-insensitive (default false).",
-                },
-                **extra,
-            },
-            ["pattern"],
-        ),
-    ]
 
 
 def _root_dir(name: str, value: str | os.PathLike[str]) -> Path:
