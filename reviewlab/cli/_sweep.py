@@ -4,6 +4,8 @@ The handler builds the grid with :func:`~reviewlab.analysis.sweep.make_grid` and
 :func:`~reviewlab.analysis.sweep.sweep` on the opened corpus, as a user would: a Parquet or
 JSONL corpus is compiled from its columns once, no ``Episode`` object is built unless a point
 needs one (hedges, breakers, prices, the twin), and the library's errors name the options.
+The grid's options: :mod:`reviewlab.cli._sweep_grid`; the table's view and ``-o``:
+:mod:`reviewlab.cli._sweep_output`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import Any
 from reviewlab.cli._args import (
     CORPUS_HELP,
     EXAMPLE_CORPUS,
-    POLICY_HELP,
     PRICES_HELP,
     TABLE_SUFFIXES,
     narrowing_grid,
@@ -44,18 +45,19 @@ from reviewlab.cli._corpus import (
 )
 from reviewlab.cli._errors import UserError
 from reviewlab.cli._json import JSON_SUFFIX, json_option
-from reviewlab.cli._library import given, library_option
+from reviewlab.cli._library import given
+from reviewlab.cli._sweep_grid import breaker_grid, grid_options, hedge_and_breaker_options
 from reviewlab.cli._sweep_output import report_sweep
-from reviewlab.core._vocab import BREAKER_SCOPES, SWEEP_ENGINES
+from reviewlab.core._vocab import SWEEP_ENGINES
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("corpus", help=CORPUS_HELP)
     on_error_option(p)
-    _grid_options(p)
+    grid_options(p)
     _engine_options(p)
     _table_options(p)
-    _hedge_and_breaker_options(p)
+    hedge_and_breaker_options(p)
     strict_option(p)
     json_option(p)
     p.add_argument(
@@ -65,35 +67,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         metavar="CSV|PARQUET|JSON",
         help="write the sweep table (.json: the --json document)",
     )
-
-
-def _grid_options(p: argparse.ArgumentParser) -> None:
-    """The grid's timeout axes: per-tool timeouts, scales of the base, narrowings; the base."""
-    # An option's dest is the library's parameter it feeds, so a library error about that
-    # parameter names the option (reviewlab.cli._errors.option_for).
-    p.add_argument(
-        "--tool",
-        dest="tools",
-        action="append",
-        default=[],
-        metavar="TOOL=SEC,...",
-        help="timeouts to try for one tool, e.g. read_file=5,30,120 (repeatable)",
-    )
-    p.add_argument(
-        "--scale",
-        dest="scales",
-        default=None,
-        metavar="F,...",
-        help="multipliers of the base policy, e.g. 0.5,1,2",
-    )
-    p.add_argument(
-        "--narrowing",
-        dest="narrowings",
-        default=None,
-        metavar="MODE,...",
-        help="narrowing modes: inherit, none, unbounded, reserve:SEC, fraction:F",
-    )
-    p.add_argument("--base", default=None, metavar="TOML", help="base policy; " + POLICY_HELP)
 
 
 def _engine_options(p: argparse.ArgumentParser) -> None:
@@ -153,76 +126,6 @@ def _table_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _hedge_and_breaker_options(p: argparse.ArgumentParser) -> None:
-    """The grid's hedge and breaker axes, their settings, and the seed of what hedges draw."""
-    p.add_argument(
-        "--hedge",
-        dest="hedges",
-        action="append",
-        default=[],
-        metavar="TOOL=SEC,...",
-        help="hedge delays to try for one tool, e.g. read_file=0.5,1,2: a second attempt "
-        "starts after that long without an answer (repeatable; the tool is marked idempotent)",
-    )
-    library_option(
-        p,
-        "--hedge-share",
-        target="reviewlab.analysis.sweep:make_grid",
-        type=float,
-        metavar="RATE",
-        help="the largest share of a hedged tool's calls that may be hedged (default "
-        "%(library_default)s; only with --hedge)",
-    )
-    p.add_argument(
-        "--breaker",
-        default=None,
-        metavar="N,...",
-        help="breaker thresholds to try: consecutive abandonments of a tool that withhold it "
-        "(0: no breaker), e.g. 0,3,5",
-    )
-    library_option(
-        p,
-        "--breaker-cooldown",
-        dest="cooldown_rounds",
-        target="reviewlab.core._breaker:BreakerRule",
-        type=int,
-        metavar="ROUNDS",
-        help="model rounds a tripped breaker withholds its tool (default %(library_default)s; "
-        "only with --breaker)",
-    )
-    library_option(
-        p,
-        "--breaker-scope",
-        dest="scope",
-        target="reviewlab.core._breaker:BreakerRule",
-        choices=BREAKER_SCOPES,
-        help="where a breaker's count lives: each episode or the reviewer slot (default "
-        "%(library_default)s; only with --breaker)",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help="seed of what the replays draw (hedges' second attempts; default 0)",
-    )
-
-
-def _breaker_grid(args: argparse.Namespace) -> list[Any]:
-    """``--breaker 0,3,5`` → no breaker, and breakers tripping after 3 and 5 abandonments."""
-    from reviewlab.core._breaker import BreakerRule
-
-    rules: list[Any] = []
-    for value in numbers("--breaker", args.breaker):
-        if value != int(value) or value < 0:
-            raise UserError(f"--breaker: expected whole numbers >= 0, got {value:g}")
-        if value == 0:
-            rules.append(None)
-            continue
-        # A refused cooldown names cooldown_rounds: the dest of --breaker-cooldown.
-        rules.append(BreakerRule(int(value), **given(args, "cooldown_rounds", "scope")))
-    return rules
-
-
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Sweep the grid the options describe over the corpus; print the leading rows with the
     Pareto flag; ``-o`` writes the whole table."""
@@ -236,7 +139,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     hedges = tool_grid(args.hedges, option="--hedge")
     base = policy_arg(args.base, "--base")
     _refuse_unused(args, tools, hedges, base)
-    breakers = _breaker_grid(args) if args.breaker else None
+    breakers = breaker_grid(args) if args.breaker else None
     scales = numbers("--scale", args.scales) if args.scales else None
     narrowings = narrowing_grid(args.narrowings) if args.narrowings else None
     connect_timeout = _checked_run_options(args)
