@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from reviewlab.core._vocab import CENSORING_MODES
 from reviewlab.engines._censoring import KaplanMeier
 from reviewlab.engines._prefetch import BATCH_ROWS, take
-from reviewlab.engines.vectorized._compiled import CompiledCorpus
+from reviewlab.engines.vectorized._compiled import CompiledCorpus, CorpusEvents
 from reviewlab.engines.vectorized._gather import Gathered
 from reviewlab.engines.vectorized._windows import RemoteCalls
 from reviewlab.recording._locations import is_url, location_of
@@ -386,9 +386,7 @@ def _compile(
         status_error,
         tools=tools,
         key_tools=key_tools,
-        n_events=n_events,
-        event_sec=handed.pop(),
-        round_sizes=round_sizes,
+        events=CorpusEvents(n_events, handed.pop(), round_sizes),
         remote=remote,
     )
     return c

@@ -16,6 +16,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,17 @@ _SCRATCH: weakref.WeakKeyDictionary[Any, list[np.ndarray]] = weakref.WeakKeyDict
 replays)."""
 _SCRATCH_LOCK = threading.Lock()
 _WINDOWS_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class CorpusEvents:
+    """A corpus's events as compiling hands them over: per episode its count (``n_events``),
+    each event's seconds in corpus order (a send, then its round's calls), per round with
+    calls its size."""
+
+    n_events: np.ndarray
+    event_sec: np.ndarray
+    round_sizes: np.ndarray
 
 
 class CompiledCorpus:
@@ -169,9 +181,7 @@ class CompiledCorpus:
         self.call_args: list[Any] = []
         no_args = TimeoutPolicy.args_key({})
         rows: list[tuple[Any, ...]] = []
-        event_sec: list[
-            float
-        ] = []  # corpus event order: a send's seconds or a call's effective duration
+        event_sec: list[float] = []  # corpus event order: a send's or a call's seconds
         n_events: list[int] = []
         round_sizes: list[int] = []
         remote = RemoteCalls()
@@ -222,9 +232,11 @@ class CompiledCorpus:
             np.array(columns[9], dtype=bool),
             tools=list(tools),
             key_tools=[tool for tool, _ in keys],
-            n_events=np.array(n_events, dtype=np.intp),
-            event_sec=np.array(event_sec, dtype=float),
-            round_sizes=np.array(round_sizes, dtype=np.intp),
+            events=CorpusEvents(
+                np.array(n_events, dtype=np.intp),
+                np.array(event_sec, dtype=float),
+                np.array(round_sizes, dtype=np.intp),
+            ),
             remote=remote,
         )
 
@@ -237,16 +249,15 @@ class CompiledCorpus:
         *,
         tools: list[str],
         key_tools: list[str],
-        n_events: np.ndarray,
-        event_sec: np.ndarray,
-        round_sizes: np.ndarray,
+        events: CorpusEvents,
         remote: RemoteCalls | None = None,
     ) -> None:
         """Everything else from the per-call columns (the rows of :meth:`_compile`, or
         :func:`reviewlab.engines.vectorized._columns.compile_columns` straight from Arrow):
         ``index_columns`` = episode index, round, tool code, key code, event column,
-        round-with-calls index, requested lines; ``remote`` what version 2 calls recorded
-        (progress times, cancel stop times), by call."""
+        round-with-calls index, requested lines; ``events`` the episodes' events and rounds
+        (handed over: its event seconds are freed once placed); ``remote`` what version 2
+        calls recorded (progress times, cancel stop times), by call."""
         remote = remote if remote is not None else RemoteCalls()
         self.progress_calls = np.array(remote.progress_calls, dtype=np.intp)
         self.progress_sec: list[tuple[float, ...]] = remote.progress_sec
@@ -254,7 +265,7 @@ class CompiledCorpus:
         self.honoured_sec = np.array(remote.honoured_sec, dtype=float)
         # Per-call indices as 4-byte integers while the corpus allows (memory: a few arrays of
         # every call are the bulk of a compiled corpus).
-        index = np.int32 if max(duration_sec.size, event_sec.size) < 2**31 - 1 else np.intp
+        index = np.int32 if max(duration_sec.size, events.event_sec.size) < 2**31 - 1 else np.intp
         narrow: list[Any] = [column.astype(index, copy=False) for column in index_columns]
         (
             self.episode_index,
@@ -271,8 +282,9 @@ class CompiledCorpus:
         self.tools = tools
         self.key_tools = key_tools
         self.all_calls = np.ones(duration_sec.size, dtype=bool)
-        self._compile_events(n_events, event_sec)
-        del event_sec  # placed in event order (the caller keeps no reference)
+        round_sizes = events.round_sizes
+        self._compile_events(events.n_events, events.event_sec)
+        del events  # its event seconds are placed in event order (the caller keeps no reference)
         self._compile_rounds(round_sizes)
         self._compile_deadlines()
         # The reads are the calls whose recording gave them a read extent (crediting.py).

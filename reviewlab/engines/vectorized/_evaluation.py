@@ -74,6 +74,29 @@ class Sparse:
     silence_max: float | None
 
 
+@dataclass(frozen=True)
+class Decisions:
+    """One replay's decisions given whole, as arrays: the dense settling's and the pre-fix
+    replay's (the sparse path gives :class:`Sparse` parts, built into these on first read)."""
+
+    bound: np.ndarray
+    """Per call, its bound (NaN: unbounded or never started)."""
+    by_deadline: np.ndarray
+    """Per call, whether the deadline set its bound."""
+    abandoned: np.ndarray
+    """Per call, whether it was abandoned at its bound."""
+    zombie: np.ndarray
+    """Per call, how long its loose worker ran on after the bound (``inf``: never returned)."""
+    credited: np.ndarray
+    """Per call of ``corpus.read_calls``, its credited lines."""
+    wall: np.ndarray
+    """Per episode (corpus order), its wall time."""
+    round_silence: np.ndarray
+    """Per round with calls (corpus order), its silence."""
+    by_idle: np.ndarray | None = None
+    """Per call, whether its idle timeout fired (``None``: no idle timeout fired at all)."""
+
+
 REPLACED_WALLS_FROM = 65_536
 """Episodes from which a sparse replay's summary reads its wall quantiles from the sorted
 static walls and its changes instead of a corpus-sized array (below it the array is cheaper)."""
@@ -93,7 +116,8 @@ class Evaluation:
     :meth:`summary` never pays for it. ``settled`` keeps the clocks of the
     episodes whose static clock was wrong (:mod:`reviewlab.engines.vectorized._settle`).
 
-    A replay of the sparse path (:meth:`sparse`) holds :class:`Sparse` parts: its per-call
+    Made from :class:`Decisions` (the arrays whole) or, on the sparse path (:meth:`sparse`),
+    from :class:`Sparse` parts: its per-call
     and per-round arrays are built from them on first access, and :meth:`summary` reads
     their counts and sums, so a sweep builds only the zombie seconds per point.
     """
@@ -102,35 +126,31 @@ class Evaluation:
         self,
         corpus: CompiledCorpus,
         *,
-        bound: np.ndarray | None,
-        by_deadline: np.ndarray | None,
-        abandoned: np.ndarray | None,
-        zombie: np.ndarray | None,
-        credited: np.ndarray | None,
-        wall: np.ndarray | None,
-        round_silence: np.ndarray | None,
+        decisions: Decisions | None = None,
+        parts: Sparse | None = None,
         peak_loose_workers: int,
         unbounded: bool,
         settled: Sequence[Any] = (),  # settle.Settled (settle imports this module)
-        by_idle: np.ndarray | None = None,
-        parts: Sparse | None = None,
         wall_changes: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
+        if (decisions is None) == (parts is None):
+            raise ValueError("Evaluation: give the decisions whole or as sparse parts, not both")
         self.corpus = corpus
-        self._bound = bound
-        self._by_deadline = by_deadline
-        self._abandoned = abandoned
-        self._zombie = zombie
-        self._credited = credited
-        self._wall = wall
+        d = decisions  # the sparse path builds each array from its parts on first read
+        self._bound: np.ndarray | None = d.bound if d else None
+        self._by_deadline: np.ndarray | None = d.by_deadline if d else None
+        self._abandoned: np.ndarray | None = d.abandoned if d else None
+        self._zombie: np.ndarray | None = d.zombie if d else None
+        self._credited: np.ndarray | None = d.credited if d else None
+        self._wall: np.ndarray | None = d.wall if d else None
         self.wall_changes = wall_changes
         """Without ``wall``: the settled episodes (corpus positions) and their walls, every
         other episode's being its static one."""
-        self._round_silence = round_silence
+        self._round_silence: np.ndarray | None = d.round_silence if d else None
         self.peak_loose_workers = peak_loose_workers
         self.unbounded = unbounded
         self.settled = settled
-        self.by_idle = by_idle
+        self.by_idle = d.by_idle if d else None
         """Per call, whether its idle timeout fired (``None``: no idle timeout fired at all)."""
         self.parts = parts
         """The sparse path's parts (``None``: the arrays were given whole)."""
@@ -149,17 +169,10 @@ class Evaluation:
         its walls as the settled episodes' changes to the static walls)."""
         return cls(
             corpus,
-            bound=None,
-            by_deadline=None,
-            abandoned=None,
-            zombie=None,
-            credited=None,
-            wall=None,
-            round_silence=None,
+            parts=parts,
             peak_loose_workers=peak_loose_workers,
             unbounded=False,
             settled=settled,
-            parts=parts,
             wall_changes=wall_changes,
         )
 

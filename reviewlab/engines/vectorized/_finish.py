@@ -20,7 +20,7 @@ import numpy as np
 
 from reviewlab.core import _metrics as metrics
 from reviewlab.core._crediting import Crediting
-from reviewlab.engines.vectorized._evaluation import Evaluation, Sparse
+from reviewlab.engines.vectorized._evaluation import Decisions, Evaluation, Sparse
 
 CompiledCorpus = Any
 """The corpus type of :mod:`reviewlab.engines.vectorized._compiled` (which imports the settling,
@@ -54,19 +54,11 @@ def finish(
         reads, new, _ = _credits(c, hit)
         credited = credited.copy()
         credited[reads] = new
+    decisions = Decisions(
+        bound, by_deadline, abandoned, zombie, credited, wall, silence, by_idle=by_idle
+    )
     return Evaluation(
-        c,
-        bound=bound,
-        by_deadline=by_deadline,
-        abandoned=abandoned,
-        zombie=zombie,
-        credited=credited,
-        wall=wall,
-        round_silence=silence,
-        peak_loose_workers=peak,
-        unbounded=False,
-        settled=blocks,
-        by_idle=by_idle,
+        c, decisions=decisions, peak_loose_workers=peak, unbounded=False, settled=blocks
     )
 
 

@@ -26,6 +26,7 @@ from reviewlab.engines.vectorized._evaluation import (
     GAP_BY_CODE,
     OUTCOME_BY_CODE,
     WITHHELD,
+    Decisions,
     Evaluation,
 )
 
@@ -109,8 +110,7 @@ def unbounded_evaluation(c: CompiledCorpus) -> Evaluation:
         executed, np.zeros(executed.size, dtype=bool), c.read_requested
     )
     nowhere = np.zeros(c.calls, dtype=bool)
-    return Evaluation(
-        c,
+    decisions = Decisions(
         bound=np.full(c.calls, np.nan),
         by_deadline=nowhere,
         abandoned=nowhere,
@@ -118,6 +118,5 @@ def unbounded_evaluation(c: CompiledCorpus) -> Evaluation:
         credited=credited,
         wall=c.unbounded_wall,
         round_silence=c.unbounded_silence,
-        peak_loose_workers=0,
-        unbounded=True,
     )
+    return Evaluation(c, decisions=decisions, peak_loose_workers=0, unbounded=True)
