@@ -68,9 +68,9 @@ if TYPE_CHECKING:
     from reviewlab.engines._result import ReplayResult, ReplaySummary
     from reviewlab.live._aio import AsyncBoundedExecutor
     from reviewlab.live._bounded import bounded_tool
+    from reviewlab.live._call_results import CallResult, CallStatus
     from reviewlab.live._episode import EpisodeResult, ReviewEpisode, ScriptedModel, tool_call
-    from reviewlab.live._executor import BoundedExecutor, CallResult
-    from reviewlab.live._executor_base import CallStatus
+    from reviewlab.live._executor import BoundedExecutor
     from reviewlab.live._inspection import demo_workspace, inspection_registry
     from reviewlab.live.mcp import MCPServer
     from reviewlab.recording._files import load_episodes, save_episodes
@@ -81,8 +81,8 @@ _HOMES = {
     "AsyncBoundedExecutor": "reviewlab.live._aio",
     "Bound": "reviewlab.core._policy",
     "BoundedExecutor": "reviewlab.live._executor",
-    "CallResult": "reviewlab.live._executor",
-    "CallStatus": "reviewlab.live._executor_base",
+    "CallResult": "reviewlab.live._call_results",
+    "CallStatus": "reviewlab.live._call_results",
     "Cluster": "reviewlab.engines._engine",
     "Corpus": "reviewlab.engines._corpus",
     "Episode": "reviewlab.recording._schema",

@@ -28,7 +28,7 @@ from reviewlab.core._policy import resolve_bound
 from reviewlab.core._receipts import tool_timeout_text
 from reviewlab.gateway._stdio import received_at
 from reviewlab.live._call_notes import CallNotes, current_notes
-from reviewlab.live._executor_base import CallStatus
+from reviewlab.live._call_results import CallStatus
 from reviewlab.live.mcp import MCPServerError, MCPToolError
 from reviewlab.live.mcp._call import Relayed, call_tool_raw
 

@@ -11,11 +11,11 @@ if TYPE_CHECKING:
     from reviewlab.live._aio import AsyncBoundedExecutor, AsyncCallResult
     from reviewlab.live._bounded import BoundedCall, bounded_tool
     from reviewlab.live._call_notes import current_notes, report_progress
+    from reviewlab.live._call_results import CallResult, CallStatus
     from reviewlab.live._confine import ToolError
     from reviewlab.live._doubles import ManualClock, WedgedRegistry, manual_clock, wedged_factory
     from reviewlab.live._episode import DEFAULT_TASK, ReviewEpisode, ScriptedModel, tool_call
     from reviewlab.live._executor import BoundedExecutor
-    from reviewlab.live._executor_base import CallResult, CallStatus
     from reviewlab.live._inspection import (
         TOOL_NAMES,
         InspectionRegistry,
@@ -37,8 +37,8 @@ _HOMES = {
     "AsyncOpenAIChatModel": "reviewlab.live._openai_model",
     "BoundedCall": "reviewlab.live._bounded",
     "BoundedExecutor": "reviewlab.live._executor",
-    "CallResult": "reviewlab.live._executor_base",
-    "CallStatus": "reviewlab.live._executor_base",
+    "CallResult": "reviewlab.live._call_results",
+    "CallStatus": "reviewlab.live._call_results",
     "CallTrace": "reviewlab.live._traces",
     "DEFAULT_TASK": "reviewlab.live._episode",
     "EpisodeResult": "reviewlab.live._traces",

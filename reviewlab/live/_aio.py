@@ -1,6 +1,6 @@
 """The asyncio-native bounded executor: await a tool call at most its bound, abandon it after.
 
-Lifecycle of one call (the states of :class:`~reviewlab.live._executor_base.CallStatus`): pending →
+Lifecycle of one call (the states of :class:`~reviewlab.live._call_results.CallStatus`): pending →
 running → returned | raised | abandoned (the hard bound or the idle timeout passed first), or
 pending → refused (the loose-call cap is full). An ``async`` tool runs as its own task, a sync
 tool on a reused worker thread; the caller awaits one waiter future that the tool's completion
@@ -31,12 +31,8 @@ from reviewlab.core._deadline import narrow_for_rest_of_context
 from reviewlab.core._policy import Bound
 from reviewlab.live._aio_ledger import AsyncLedger
 from reviewlab.live._call_notes import CallNotes, notes_scope
-from reviewlab.live._executor_base import (
-    DEFAULT_LOOSE_CAP,
-    CallResult,
-    Dispatched,
-    ExecutorBase,
-)
+from reviewlab.live._call_results import CallResult
+from reviewlab.live._executor_base import DEFAULT_LOOSE_CAP, Dispatched, ExecutorBase
 from reviewlab.live._executor_workers import ToolWorker, ToolWorkers
 
 # Whether a callable is async, by function (bound methods share theirs): asked once, not per call.

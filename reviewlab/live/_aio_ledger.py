@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from reviewlab.live._executor_base import LooseLedger
+from reviewlab.live._call_results import LooseLedger
 
 
 class AsyncLedger(LooseLedger):
     """Abandoned calls still running (loose), their peak, and how long they took to stop.
 
-    The thread executor's :class:`~reviewlab.live._executor_base.LooseLedger` plus two
+    The thread executor's :class:`~reviewlab.live._call_results.LooseLedger` plus two
     counts: ``cancelled``, the abandoned calls that stopped within the grace
     period, and ``zombies``, the ones still running past it (whether or not they
     have stopped since). Thread-safe: a sync tool's thread settles its own call.

@@ -40,8 +40,9 @@ from reviewlab.core._vocab import (
     SourceGap,
 )
 from reviewlab.live import _otel as otel
+from reviewlab.live._call_results import CallStatus
 from reviewlab.live._executor import BoundedExecutor, CallResult
-from reviewlab.live._executor_base import CallStatus, call_terms
+from reviewlab.live._executor_base import call_terms
 
 F = TypeVar("F", bound=Callable[..., Any])
 

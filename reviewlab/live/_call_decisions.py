@@ -36,7 +36,8 @@ from reviewlab.core._receipts import (
     withheld_text,
 )
 from reviewlab.core._vocab import SOURCE_GAP_ABANDONED, SOURCE_GAP_WITHHELD
-from reviewlab.live._executor_base import CallResult, CallStatus, call_terms
+from reviewlab.live._call_results import CallResult, CallStatus
+from reviewlab.live._executor_base import call_terms
 from reviewlab.live._otel import emit_trace_call
 from reviewlab.live._traces import CallTrace, RoundTrace
 

@@ -27,13 +27,8 @@ from reviewlab.core._deadline import narrow_for_rest_of_context
 from reviewlab.core._hedge import HedgeAdmission
 from reviewlab.core._policy import Bound
 from reviewlab.live._call_notes import CallNotes, notes_scope
-from reviewlab.live._executor_base import (
-    DEFAULT_LOOSE_CAP,
-    CallResult,
-    Dispatched,
-    ExecutorBase,
-    LooseLedger,
-)
+from reviewlab.live._call_results import CallResult, LooseLedger
+from reviewlab.live._executor_base import DEFAULT_LOOSE_CAP, Dispatched, ExecutorBase
 from reviewlab.live._executor_workers import ToolWorker, ToolWorkers
 
 _after_wait_timeout: Callable[[Any], None] | None = None

@@ -187,7 +187,7 @@ def test_a_call_counts_from_its_arrival_on_the_wire():
     from reviewlab.core._narrowing import Bound
     from reviewlab.gateway._calls import Taken
     from reviewlab.gateway._stdio import RECEIVED_AT_KEY, Received, received_at
-    from reviewlab.live._executor_base import CallStatus
+    from reviewlab.live._call_results import CallStatus
 
     assert received_at(SimpleNamespace(request=Received(12.5))) == 12.5
     scoped = SimpleNamespace(request=SimpleNamespace(scope={RECEIVED_AT_KEY: 3.0}))

@@ -16,7 +16,7 @@ from reviewlab.core._deadline import deadline_remaining
 from reviewlab.core._policy import Bound
 from reviewlab.live._aio import AsyncBoundedExecutor, is_async_callable
 from reviewlab.live._call_notes import current_notes
-from reviewlab.live._executor_base import CallStatus
+from reviewlab.live._call_results import CallStatus
 
 # Long enough that a trivial call on a loaded 2-core machine returns inside it.
 GENEROUS = 30.0

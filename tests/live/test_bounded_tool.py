@@ -19,8 +19,8 @@ from reviewlab import (
     tool_timeout_text,
 )
 from reviewlab.core._deadline import execution_deadline_scope, monotonic_now
+from reviewlab.live._call_results import CallStatus
 from reviewlab.live._executor import BoundedExecutor
-from reviewlab.live._executor_base import CallStatus
 from reviewlab.live._otel import tracer_provider_scope
 from reviewlab.recording._files import load_episodes
 from reviewlab.recording.capture import OFFSETS_KEY, Recorder

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from reviewlab import TimeoutPolicy, bounded_tool
-from reviewlab.live._executor_base import CallStatus
+from reviewlab.live._call_results import CallStatus
 
 # TimeoutPolicy.ouroboros(): run_command's 600 s, raised by a timeout_sec argument of 1200 to
 # min(max(600, 1200), 1800) + 30 s of settlement margin.

@@ -18,8 +18,8 @@ from reviewlab.core._deadline import (
 from reviewlab.core._policy import Bound
 from reviewlab.core._receipts import refused_text
 from reviewlab.live import _executor as executor_module
+from reviewlab.live._call_results import CallStatus
 from reviewlab.live._executor import BoundedExecutor
-from reviewlab.live._executor_base import CallStatus
 
 WAIT = 10.0  # generous upper limit for events that must happen; never decides a race
 

@@ -9,8 +9,8 @@ import pytest
 
 from reviewlab.core._deadline import clock_scope, deadline_remaining
 from reviewlab.live._call_notes import CallNotes, current_notes
+from reviewlab.live._call_results import CallStatus
 from reviewlab.live._executor import BoundedExecutor
-from reviewlab.live._executor_base import CallStatus
 
 WAIT = 10.0  # generous upper limit for events that must happen; never decides a race
 

@@ -12,8 +12,8 @@ import pytest
 
 from reviewlab.core._hedge import HedgeRule, ShareBudget
 from reviewlab.core._policy import Policy
+from reviewlab.live._call_results import CallStatus
 from reviewlab.live._executor import BoundedExecutor
-from reviewlab.live._executor_base import CallStatus
 
 WAIT = 10.0  # generous real seconds for an event a test expects to be set
 

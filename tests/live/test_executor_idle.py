@@ -19,8 +19,8 @@ import pytest
 from reviewlab.core._deadline import Clock, ScaledClock, clock_scope, current_clock
 from reviewlab.live._aio import AsyncBoundedExecutor
 from reviewlab.live._call_notes import current_notes, report_progress
+from reviewlab.live._call_results import CallResult, CallStatus
 from reviewlab.live._executor import BoundedExecutor
-from reviewlab.live._executor_base import CallResult, CallStatus
 
 WAIT = 30.0  # generous real seconds for an event a test expects; never decides a race
 

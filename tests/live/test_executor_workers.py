@@ -13,8 +13,8 @@ import weakref
 
 from reviewlab.core._deadline import clock_scope, deadline_remaining
 from reviewlab.live._aio import AsyncBoundedExecutor
+from reviewlab.live._call_results import CallStatus
 from reviewlab.live._executor import BoundedExecutor
-from reviewlab.live._executor_base import CallStatus
 from reviewlab.live._executor_workers import MAX_IDLE, ToolWorker, ToolWorkers
 
 WAIT = 10.0  # generous upper limit for events that must happen; never decides a race

@@ -27,13 +27,13 @@ from reviewlab.core._vocab import (
     SOURCE_GAP_WEDGED,
     SOURCE_GAP_WITHHELD,
 )
-from reviewlab.engines._reaction import skipped_start
+from reviewlab.engines._remap import skipped_start
 from reviewlab.engines._result import EpisodeArrays, ReplayResult, assemble
 from reviewlab.engines._shared import calls_frame
 from reviewlab.engines.real._actors import ReplayModel, ReplayRegistry
 from reviewlab.engines.real._plan import PlannedCall, ReplayPlan
+from reviewlab.live._call_results import CallStatus
 from reviewlab.live._episode import EpisodeResult
-from reviewlab.live._executor_base import CallStatus
 from reviewlab.live._traces import CallTrace
 
 

@@ -25,8 +25,8 @@ from typing import Any
 from reviewlab.core._policy import Narrowing, SupportsTimeoutFor
 from reviewlab.core._receipts import Outcome
 from reviewlab.core._vocab import Source
+from reviewlab.live._call_results import CallStatus
 from reviewlab.live._episode import EpisodeResult, ReviewEpisode
-from reviewlab.live._executor_base import CallStatus
 from reviewlab.live._openai_model import DEFAULT_TIMEOUT_SEC, OpenAIChatModel
 from reviewlab.live._traces import CallTrace
 from reviewlab.recording._files import save_episodes

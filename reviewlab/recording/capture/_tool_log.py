@@ -28,7 +28,7 @@ from typing import Any
 
 from reviewlab.core._vocab import EndReason, Source
 from reviewlab.live._bounded import BoundedCall
-from reviewlab.live._executor_base import CallStatus
+from reviewlab.live._call_results import CallStatus
 from reviewlab.recording._schema import Call, Episode, Round
 from reviewlab.recording.capture._recorder import Recorder
 from reviewlab.recording.capture._timeline import TimedCall, inferred_rounds, offsets_meta
