@@ -27,7 +27,7 @@ from reviewlab.engines._replay import replay
 from reviewlab.engines.twin import simulate
 from reviewlab.engines.vectorized import compile_corpus, replay_vectorized
 from reviewlab.engines.vectorized._columns import compile_columns
-from reviewlab.engines.vectorized._settle import with_idle
+from reviewlab.engines.vectorized._tables import with_idle
 from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Round
 from reviewlab.recording.columnar import episodes_table, write_columnar
 from reviewlab.testing._strategies import corpora as shared_corpora

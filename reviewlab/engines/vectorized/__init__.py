@@ -9,8 +9,9 @@ a Python object per call; :meth:`~CompiledCorpus.summary` stops at the summary a
 Invariant: every clock is accumulated as the twin accumulates it, so the answers are the
 twin's to the bit; bounds, fates and credits come from the shared rules only. How (the static
 clock, the deadline pass, settling): docs/architecture.md, "The vectorized engine". This
-package only re-exports: ``engine`` (the entry), ``compiled``, ``layout``,
-``windows``, ``settle``, ``evaluation``, ``frames``, ``hedging``.
+package only re-exports: ``engine`` (the entry), ``compiled`` with ``static`` (its derived
+layout), ``columns`` with ``reading``, ``layout``, ``windows``, ``tables`` (a policy resolved),
+``settle``, ``decisions``, ``evaluation``, ``finish``, ``frames``, ``hedging``.
 """
 
 from reviewlab.engines.vectorized._compiled import CompiledCorpus

@@ -15,8 +15,7 @@ the twin's summary to the bit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from reviewlab.core._vocab import (
     SOURCE_GAP_ABANDONED,
     SOURCE_GAP_WEDGED,
 )
+from reviewlab.engines.vectorized._decisions import Decisions, Sparse
 
 CompiledCorpus = Any
 """The corpus type of :mod:`reviewlab.engines.vectorized` (its package imports this module,
@@ -39,62 +39,6 @@ so naming it here would close an import cycle)."""
 OUTCOME_BY_CODE = np.array([OUTCOME_EXECUTED, OUTCOME_ERROR, OUTCOME_WITHHELD], dtype=object)
 EXECUTED, ERROR, WITHHELD = 0, 1, 2
 GAP_BY_CODE = np.array(["", SOURCE_GAP_ABANDONED, SOURCE_GAP_WEDGED], dtype=object)
-
-
-@dataclass(frozen=True)
-class Sparse:
-    """One bounded replay kept as its changes to the static replay (the sparse path of
-    :mod:`reviewlab.engines.vectorized._settle`), with the exact counts and sums of its summary.
-
-    A call's bound is ``static[call_keys[call]]``, else its deadline-pass decision (``dl()``
-    gives ``(bound, by_deadline, abandoned)`` per ``corpus.dl_calls``; ``None``: no deadline
-    pass),
-    else, in a settled episode, its settled decision (``calls``, ``bound``, ``by_deadline``).
-    Abandoned are exactly the calls ``hit`` (ascending), with ``zombie_hit`` seconds; the
-    silences of ``rounds`` are ``round_silence``; the credited lines of the reads at ``reads``
-    (positions in ``corpus.read_calls``) are ``credited``. Everything else is the static
-    replay's.
-    """
-
-    static: np.ndarray
-    call_keys: np.ndarray
-    dl: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]] | None
-    calls: np.ndarray
-    bound: np.ndarray
-    by_deadline: np.ndarray
-    hit: np.ndarray
-    zombie_hit: np.ndarray
-    rounds: np.ndarray
-    round_silence: np.ndarray
-    reads: np.ndarray
-    credited: np.ndarray
-    by_deadline_count: int
-    credited_sum: int
-    timeout_lost_sum: int
-    silence_max: float | None
-
-
-@dataclass(frozen=True)
-class Decisions:
-    """One replay's decisions given whole, as arrays: the dense settling's and the pre-fix
-    replay's (the sparse path gives :class:`Sparse` parts, built into these on first read)."""
-
-    bound: np.ndarray
-    """Per call, its bound (NaN: unbounded or never started)."""
-    by_deadline: np.ndarray
-    """Per call, whether the deadline set its bound."""
-    abandoned: np.ndarray
-    """Per call, whether it was abandoned at its bound."""
-    zombie: np.ndarray
-    """Per call, how long its loose worker ran on after the bound (``inf``: never returned)."""
-    credited: np.ndarray
-    """Per call of ``corpus.read_calls``, its credited lines."""
-    wall: np.ndarray
-    """Per episode (corpus order), its wall time."""
-    round_silence: np.ndarray
-    """Per round with calls (corpus order), its silence."""
-    by_idle: np.ndarray | None = None
-    """Per call, whether its idle timeout fired (``None``: no idle timeout fired at all)."""
 
 
 REPLACED_WALLS_FROM = 65_536
