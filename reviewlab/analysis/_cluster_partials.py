@@ -24,7 +24,7 @@ import numpy as np
 from reviewlab.analysis._profiles import DurationProfile, ProfileSettings, profile_tool
 from reviewlab.core import _metrics as metrics
 from reviewlab.core._policy import Policy
-from reviewlab.engines.cluster._session import register_sizes
+from reviewlab.engines.cluster._connect import register_sizes
 from reviewlab.engines.vectorized._evaluation import EXECUTED, WITHHELD
 
 

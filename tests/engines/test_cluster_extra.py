@@ -1,6 +1,6 @@
 """dask[distributed] is the ``cluster`` extra: the base install replays, sweeps, tunes and runs
 its commands without importing it, and a cluster asked for without it says in one line which
-extra installs it (pyproject.toml, reviewlab/engines/cluster/_session.py)."""
+extra installs it (pyproject.toml, reviewlab/engines/cluster/_connect.py)."""
 
 from __future__ import annotations
 

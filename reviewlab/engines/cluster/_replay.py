@@ -14,7 +14,8 @@ from typing import Any
 from reviewlab.core._policy import Policy
 from reviewlab.engines._honours import CLUSTER
 from reviewlab.engines._result import ReplaySummary
-from reviewlab.engines.cluster._session import ClusterCorpus, connect
+from reviewlab.engines.cluster._connect import connect
+from reviewlab.engines.cluster._session import ClusterCorpus
 
 
 def replay_on_cluster(

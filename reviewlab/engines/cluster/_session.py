@@ -18,15 +18,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import functools
-import os
 import re
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from reviewlab.core._errors import ParameterError
 from reviewlab.engines.cluster import _ids
+from reviewlab.engines.cluster._connect import partitions_of, register_sizes
 from reviewlab.engines.cluster._errors import PartitionFailed, SchedulerLost
 from reviewlab.engines.cluster._partials import PointMerge, answer_points, evaluate_points
 
@@ -36,80 +34,6 @@ ID_BUCKETS = 16
 """Buckets the id-uniqueness check splits the ids into (at most one per partition)."""
 _PASS_PRIORITY = 10  # a pass's answers before the next chunk's evaluations
 _KEY = re.compile(r"^reviewlab-[a-z]+-p(\d+)-")
-
-
-CLUSTER_EXTRA = "pip install 'reviewlab[cluster]'"
-"""How to install what a Dask cluster needs (the base install has no dask)."""
-
-
-def distributed_module() -> Any:
-    """``dask.distributed``, or a ``ParameterError`` (``client``) saying in one line which
-    extra installs it."""
-    try:
-        import distributed
-    except ImportError:
-        raise ParameterError(
-            "client",
-            f"a Dask cluster needs dask.distributed, which this install lacks: {CLUSTER_EXTRA}",
-        ) from None
-    return distributed
-
-
-def connect(client: Any, timeout_sec: float | None = None) -> tuple[Any, bool]:
-    """``client`` (a ``distributed.Client`` or a scheduler address) and whether it was made
-    here (and must be closed here). An address that cannot be reached within ``timeout_sec``
-    (default: Dask's ``distributed.comm.timeouts.connect``, 30 s unless configured) is
-    :class:`~._errors.SchedulerLost`."""
-    if not isinstance(client, str):
-        return client, False
-    Client = distributed_module().Client
-
-    try:
-        if timeout_sec is None:
-            return Client(client), True
-        return Client(client, timeout=f"{timeout_sec}s"), True
-    except (OSError, TimeoutError) as exc:
-        raise SchedulerLost(client, f"cannot connect ({exc})") from None
-
-
-def partitions_of(source: Any) -> list[str]:
-    """The partition files of a corpus path, URL or opened :class:`~reviewlab.Corpus`
-    (only the names are read)."""
-    from reviewlab.recording._locations import is_url
-    from reviewlab.recording.columnar import partition_paths
-
-    path = getattr(source, "path", source)  # an opened corpus knows where it lives
-    if not isinstance(path, str | os.PathLike):
-        raise ValueError(
-            "corpus: a cluster reads the corpus's Parquet partitions where they are; pass a "
-            "path or URL (episodes in memory: run in-process)"
-        )
-    where = str(path) if is_url(path) else os.fspath(path)
-    if not is_url(where) and not (where.endswith(".parquet") or os.path.isdir(where)):
-        raise ValueError(
-            f"{where}: a cluster sweep reads Parquet partitions; convert it first "
-            "(reviewlab convert CORPUS DIR --rows-per-partition N)"
-        )
-    return [str(part) for part in partition_paths(where)]
-
-
-def array_bytes(obj: Any) -> int:
-    """The bytes of the arrays an object holds in its attributes (what Dask's ``sizeof`` says
-    of a compiled partition or a worker-side state: the scheduler then keeps the tasks that
-    read it where it is, rather than moving it as if it were small)."""
-    import numpy as np
-
-    held = vars(obj).values() if hasattr(obj, "__dict__") else ()
-    return 1024 + sum(value.nbytes for value in held if isinstance(value, np.ndarray))
-
-
-@functools.cache
-def register_sizes(*types: type) -> None:
-    """Tell Dask the size of these worker-side types (once per process and set of types)."""
-    from dask.sizeof import sizeof
-
-    for kind in types:
-        sizeof.register(kind)(array_bytes)
 
 
 def _compile(part: str, censored: str, seed: int, origin_us: int) -> Any:
