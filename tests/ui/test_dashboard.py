@@ -104,6 +104,27 @@ def test_a_malformed_line_is_named_by_file_and_line_in_the_page(tmp_path):
     assert f"{corpus}:2:" in page.value and "Traceback" not in page.value
 
 
+def test_a_damaged_session_folder_or_parquet_file_is_named_in_the_page(tmp_path):
+    """A session file with a line after its end line (header, call, end: line 4) and a file
+    called .parquet that is not one each give the page naming the file (and the line)."""
+    from reviewlab.recording import SessionJournal
+    from reviewlab.recording._schema import Call
+
+    folder = tmp_path / "gw-rec"
+    journal = SessionJournal(folder, meta={})
+    journal.call(Call(tool="read_file", duration_sec=1.0, transport="mcp"), at_sec=0.0)
+    journal.close()
+    (session,) = folder.iterdir()
+    with session.open("a", encoding="utf-8") as out:
+        out.write('{"late": 1}\n')
+    fake = tmp_path / "c.parquet"
+    fake.write_bytes(b"not parquet at all")
+    for corpus, named in ((folder, f"{session}:4:"), (fake, str(fake))):
+        page = dashboard.dashboard_explorer(corpus, chart=False)
+        assert type(page).__name__ == "HTML"
+        assert named in page.value and "Traceback" not in page.value
+
+
 def test_lab_command_opens_jupyterlab_on_the_notebooks(tmp_path):
     """``make lab`` runs this interpreter's JupyterLab rooted at
     notebooks/ (or the folder given)."""
