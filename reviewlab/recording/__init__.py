@@ -9,19 +9,53 @@ incident day), ``capture`` (live runs and bounded-tool calls as episodes) and ``
 session files; a folder of them reads as a corpus).
 """
 
-from reviewlab.recording._files import (
-    FRAME_COLUMNS,
-    EpisodeFormatError,
-    LoadedEpisodes,
-    SkippedLine,
-    episodes_frame,
-    iter_episodes,
-    load_episodes,
-    save_episodes,
-)
-from reviewlab.recording._schema import SCHEMA_VERSION, Call, Episode, Extent, Round, args_digest
-from reviewlab.recording.capture import Recorder
-from reviewlab.recording.journal import SessionJournal, is_session_folder, read_session
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reviewlab.recording._files import (
+        FRAME_COLUMNS,
+        EpisodeFormatError,
+        LoadedEpisodes,
+        SkippedLine,
+        episodes_frame,
+        iter_episodes,
+        load_episodes,
+        save_episodes,
+    )
+    from reviewlab.recording._schema import (
+        SCHEMA_VERSION,
+        Call,
+        Episode,
+        Extent,
+        Round,
+        args_digest,
+    )
+    from reviewlab.recording.capture._recorder import Recorder
+    from reviewlab.recording.journal._reader import is_session_folder, read_session
+    from reviewlab.recording.journal._writer import SessionJournal
+
+_HOMES = {
+    "Call": "reviewlab.recording._schema",
+    "Episode": "reviewlab.recording._schema",
+    "EpisodeFormatError": "reviewlab.recording._files",
+    "Extent": "reviewlab.recording._schema",
+    "FRAME_COLUMNS": "reviewlab.recording._files",
+    "LoadedEpisodes": "reviewlab.recording._files",
+    "Recorder": "reviewlab.recording.capture._recorder",
+    "Round": "reviewlab.recording._schema",
+    "SCHEMA_VERSION": "reviewlab.recording._schema",
+    "SessionJournal": "reviewlab.recording.journal._writer",
+    "SkippedLine": "reviewlab.recording._files",
+    "args_digest": "reviewlab.recording._schema",
+    "episodes_frame": "reviewlab.recording._files",
+    "is_session_folder": "reviewlab.recording.journal._reader",
+    "iter_episodes": "reviewlab.recording._files",
+    "load_episodes": "reviewlab.recording._files",
+    "read_session": "reviewlab.recording.journal._reader",
+    "save_episodes": "reviewlab.recording._files",
+}
+"""Where each public name lives: imported on first use, so importing
+``reviewlab.recording`` loads only what is asked for."""
 
 __all__ = [
     "FRAME_COLUMNS",
@@ -43,3 +77,19 @@ __all__ = [
     "read_session",
     "save_episodes",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its home on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'reviewlab.recording' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

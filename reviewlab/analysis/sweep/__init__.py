@@ -11,21 +11,43 @@ keeps its assumptions and shows itself in a notebook. Internals: ``_grid``, ``_r
 ``_frame``.
 """
 
-from reviewlab.analysis.sweep._frame import SweepFrame
-from reviewlab.analysis.sweep._grid import (
-    Grid,
-    PolicyPoint,
-    make_grid,
-    points_grid,
-    replays_episodes,
-)
-from reviewlab.analysis.sweep._pareto import (
-    OBJECTIVE_ALIASES,
-    PARETO_OBJECTIVES,
-    objective_column,
-    pareto,
-)
-from reviewlab.analysis.sweep._run import MAX_THREADS, default_threads, sweep, tool_curves
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reviewlab.analysis.sweep._frame import SweepFrame
+    from reviewlab.analysis.sweep._grid import (
+        Grid,
+        PolicyPoint,
+        make_grid,
+        points_grid,
+        replays_episodes,
+    )
+    from reviewlab.analysis.sweep._pareto import (
+        OBJECTIVE_ALIASES,
+        PARETO_OBJECTIVES,
+        objective_column,
+        pareto,
+    )
+    from reviewlab.analysis.sweep._run import MAX_THREADS, default_threads, sweep, tool_curves
+
+_HOMES = {
+    "Grid": "reviewlab.analysis.sweep._grid",
+    "MAX_THREADS": "reviewlab.analysis.sweep._run",
+    "OBJECTIVE_ALIASES": "reviewlab.analysis.sweep._pareto",
+    "PARETO_OBJECTIVES": "reviewlab.analysis.sweep._pareto",
+    "PolicyPoint": "reviewlab.analysis.sweep._grid",
+    "SweepFrame": "reviewlab.analysis.sweep._frame",
+    "default_threads": "reviewlab.analysis.sweep._run",
+    "make_grid": "reviewlab.analysis.sweep._grid",
+    "objective_column": "reviewlab.analysis.sweep._pareto",
+    "pareto": "reviewlab.analysis.sweep._pareto",
+    "points_grid": "reviewlab.analysis.sweep._grid",
+    "replays_episodes": "reviewlab.analysis.sweep._grid",
+    "sweep": "reviewlab.analysis.sweep._run",
+    "tool_curves": "reviewlab.analysis.sweep._run",
+}
+"""Where each public name lives: imported on first use, so importing
+``reviewlab.analysis.sweep`` loads only what is asked for."""
 
 __all__ = [
     "MAX_THREADS",
@@ -43,3 +65,19 @@ __all__ = [
     "sweep",
     "tool_curves",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its home on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'reviewlab.analysis.sweep' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -7,18 +7,39 @@ bounded tools into episodes, with rounds inferred from call overlap (``_timeline
 usage is read in every spelling the sources use (:func:`token_counts`).
 """
 
-from reviewlab.recording.capture._live import UsageTap, episode_from_result, record_live
-from reviewlab.recording.capture._recorder import Recorder
-from reviewlab.recording.capture._timeline import (
-    OFFSETS_KEY,
-    TimedCall,
-    group_rounds,
-    inferred_rounds,
-    offsets_meta,
-    read_offsets,
-)
-from reviewlab.recording.capture._tool_log import ToolCallLog, recorded_call
-from reviewlab.recording.capture._usage import token_counts
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reviewlab.recording.capture._live import UsageTap, episode_from_result, record_live
+    from reviewlab.recording.capture._recorder import Recorder
+    from reviewlab.recording.capture._timeline import (
+        OFFSETS_KEY,
+        TimedCall,
+        group_rounds,
+        inferred_rounds,
+        offsets_meta,
+        read_offsets,
+    )
+    from reviewlab.recording.capture._tool_log import ToolCallLog, recorded_call
+    from reviewlab.recording.capture._usage import token_counts
+
+_HOMES = {
+    "OFFSETS_KEY": "reviewlab.recording.capture._timeline",
+    "Recorder": "reviewlab.recording.capture._recorder",
+    "TimedCall": "reviewlab.recording.capture._timeline",
+    "ToolCallLog": "reviewlab.recording.capture._tool_log",
+    "UsageTap": "reviewlab.recording.capture._live",
+    "episode_from_result": "reviewlab.recording.capture._live",
+    "group_rounds": "reviewlab.recording.capture._timeline",
+    "inferred_rounds": "reviewlab.recording.capture._timeline",
+    "offsets_meta": "reviewlab.recording.capture._timeline",
+    "read_offsets": "reviewlab.recording.capture._timeline",
+    "record_live": "reviewlab.recording.capture._live",
+    "recorded_call": "reviewlab.recording.capture._tool_log",
+    "token_counts": "reviewlab.recording.capture._usage",
+}
+"""Where each public name lives: imported on first use, so importing
+``reviewlab.recording.capture`` loads only what is asked for."""
 
 __all__ = [
     "OFFSETS_KEY",
@@ -35,3 +56,19 @@ __all__ = [
     "recorded_call",
     "token_counts",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its home on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'reviewlab.recording.capture' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -10,33 +10,64 @@ columnar form (Parquet)". Internals: ``_write`` (schema, tables, partitions), ``
 targets).
 """
 
-from reviewlab.recording.columnar._bad_values import (
-    BadValue,
-    ColumnarFormatError,
-    repeated_id_error,
-)
-from reviewlab.recording.columnar._checks import check_table, conform
-from reviewlab.recording.columnar._flat import FlatColumns, flat_columns
-from reviewlab.recording.columnar._read import (
-    iter_columnar,
-    iter_tables,
-    partition_paths,
-    read_table,
-)
-from reviewlab.recording.columnar._write import (
-    ARROW_SCHEMA,
-    CALL_TYPE,
-    EXTENT_TYPE,
-    LAYOUT,
-    OPTIONAL_COLUMNS,
-    PARTITION_ROWS,
-    assemble_table,
-    episodes_table,
-    unique_ids,
-    write_columnar,
-    write_partitions,
-    write_tables,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reviewlab.recording.columnar._bad_values import (
+        BadValue,
+        ColumnarFormatError,
+        repeated_id_error,
+    )
+    from reviewlab.recording.columnar._checks import check_table, conform
+    from reviewlab.recording.columnar._flat import FlatColumns, flat_columns
+    from reviewlab.recording.columnar._read import (
+        iter_columnar,
+        iter_tables,
+        partition_paths,
+        read_table,
+    )
+    from reviewlab.recording.columnar._write import (
+        ARROW_SCHEMA,
+        CALL_TYPE,
+        EXTENT_TYPE,
+        LAYOUT,
+        OPTIONAL_COLUMNS,
+        PARTITION_ROWS,
+        assemble_table,
+        episodes_table,
+        unique_ids,
+        write_columnar,
+        write_partitions,
+        write_tables,
+    )
+
+_HOMES = {
+    "ARROW_SCHEMA": "reviewlab.recording.columnar._write",
+    "BadValue": "reviewlab.recording.columnar._bad_values",
+    "CALL_TYPE": "reviewlab.recording.columnar._write",
+    "ColumnarFormatError": "reviewlab.recording.columnar._bad_values",
+    "EXTENT_TYPE": "reviewlab.recording.columnar._write",
+    "FlatColumns": "reviewlab.recording.columnar._flat",
+    "LAYOUT": "reviewlab.recording.columnar._write",
+    "OPTIONAL_COLUMNS": "reviewlab.recording.columnar._write",
+    "PARTITION_ROWS": "reviewlab.recording.columnar._write",
+    "assemble_table": "reviewlab.recording.columnar._write",
+    "check_table": "reviewlab.recording.columnar._checks",
+    "conform": "reviewlab.recording.columnar._checks",
+    "episodes_table": "reviewlab.recording.columnar._write",
+    "flat_columns": "reviewlab.recording.columnar._flat",
+    "iter_columnar": "reviewlab.recording.columnar._read",
+    "iter_tables": "reviewlab.recording.columnar._read",
+    "partition_paths": "reviewlab.recording.columnar._read",
+    "read_table": "reviewlab.recording.columnar._read",
+    "repeated_id_error": "reviewlab.recording.columnar._bad_values",
+    "unique_ids": "reviewlab.recording.columnar._write",
+    "write_columnar": "reviewlab.recording.columnar._write",
+    "write_partitions": "reviewlab.recording.columnar._write",
+    "write_tables": "reviewlab.recording.columnar._write",
+}
+"""Where each public name lives: imported on first use, so importing
+``reviewlab.recording.columnar`` loads only what is asked for."""
 
 __all__ = [
     "ARROW_SCHEMA",
@@ -63,3 +94,19 @@ __all__ = [
     "write_partitions",
     "write_tables",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its home on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'reviewlab.recording.columnar' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

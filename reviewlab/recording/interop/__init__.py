@@ -13,23 +13,52 @@ system's own timeouts into right-censored calls, and raises :class:`ImportFormat
 (naming file and place) on input it cannot read, never returning a partial result.
 """
 
-from reviewlab.recording.interop._common import ImportFormatError, classify_command
-from reviewlab.recording.interop._convert import convert_corpus
-from reviewlab.recording.interop._detect import (
-    FORMATS,
-    IMPORTERS,
-    UnknownFormatError,
-    detect_format,
-    import_auto,
-)
-from reviewlab.recording.interop._folder import FolderImport, import_folder
-from reviewlab.recording.interop._inspect_ai import import_inspect
-from reviewlab.recording.interop._mini_swe_agent import import_mini_swe_agent
-from reviewlab.recording.interop._openai_agents import AgentsTraceFile, import_openai_agents
-from reviewlab.recording.interop._openhands import import_openhands
-from reviewlab.recording.interop._otel_export import episode_document, export_otel
-from reviewlab.recording.interop._otel_import import OtelImport, import_otel, read_otel
-from reviewlab.recording.interop._swe_agent import import_swe_agent
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reviewlab.recording.interop._common import ImportFormatError, classify_command
+    from reviewlab.recording.interop._convert import convert_corpus
+    from reviewlab.recording.interop._detect import (
+        FORMATS,
+        IMPORTERS,
+        UnknownFormatError,
+        detect_format,
+        import_auto,
+    )
+    from reviewlab.recording.interop._folder import FolderImport, import_folder
+    from reviewlab.recording.interop._inspect_ai import import_inspect
+    from reviewlab.recording.interop._mini_swe_agent import import_mini_swe_agent
+    from reviewlab.recording.interop._openai_agents import AgentsTraceFile, import_openai_agents
+    from reviewlab.recording.interop._openhands import import_openhands
+    from reviewlab.recording.interop._otel_export import episode_document, export_otel
+    from reviewlab.recording.interop._otel_import import OtelImport, import_otel, read_otel
+    from reviewlab.recording.interop._swe_agent import import_swe_agent
+
+_HOMES = {
+    "AgentsTraceFile": "reviewlab.recording.interop._openai_agents",
+    "FORMATS": "reviewlab.recording.interop._detect",
+    "FolderImport": "reviewlab.recording.interop._folder",
+    "IMPORTERS": "reviewlab.recording.interop._detect",
+    "ImportFormatError": "reviewlab.recording.interop._common",
+    "OtelImport": "reviewlab.recording.interop._otel_import",
+    "UnknownFormatError": "reviewlab.recording.interop._detect",
+    "classify_command": "reviewlab.recording.interop._common",
+    "convert_corpus": "reviewlab.recording.interop._convert",
+    "detect_format": "reviewlab.recording.interop._detect",
+    "episode_document": "reviewlab.recording.interop._otel_export",
+    "export_otel": "reviewlab.recording.interop._otel_export",
+    "import_auto": "reviewlab.recording.interop._detect",
+    "import_folder": "reviewlab.recording.interop._folder",
+    "import_inspect": "reviewlab.recording.interop._inspect_ai",
+    "import_mini_swe_agent": "reviewlab.recording.interop._mini_swe_agent",
+    "import_openai_agents": "reviewlab.recording.interop._openai_agents",
+    "import_openhands": "reviewlab.recording.interop._openhands",
+    "import_otel": "reviewlab.recording.interop._otel_import",
+    "import_swe_agent": "reviewlab.recording.interop._swe_agent",
+    "read_otel": "reviewlab.recording.interop._otel_import",
+}
+"""Where each public name lives: imported on first use, so importing
+``reviewlab.recording.interop`` loads only what is asked for."""
 
 __all__ = [
     "FORMATS",
@@ -54,3 +83,19 @@ __all__ = [
     "import_swe_agent",
     "read_otel",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its home on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'reviewlab.recording.interop' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

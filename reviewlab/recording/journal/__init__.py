@@ -14,14 +14,30 @@ a last line without its newline and leaves out; every other defect is an ``Episo
 naming file, line and field (or a ``SkippedLine``). docs/recording-format.md, "Gateway sessions".
 """
 
-from reviewlab.recording.journal._lines import SESSION_SCHEMA, SESSION_SUFFIX, UPDATABLE_FIELDS
-from reviewlab.recording.journal._reader import (
-    is_session_folder,
-    iter_sessions,
-    read_session,
-    session_paths,
-)
-from reviewlab.recording.journal._writer import SessionJournal
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reviewlab.recording.journal._lines import SESSION_SCHEMA, SESSION_SUFFIX, UPDATABLE_FIELDS
+    from reviewlab.recording.journal._reader import (
+        is_session_folder,
+        iter_sessions,
+        read_session,
+        session_paths,
+    )
+    from reviewlab.recording.journal._writer import SessionJournal
+
+_HOMES = {
+    "SESSION_SCHEMA": "reviewlab.recording.journal._lines",
+    "SESSION_SUFFIX": "reviewlab.recording.journal._lines",
+    "SessionJournal": "reviewlab.recording.journal._writer",
+    "UPDATABLE_FIELDS": "reviewlab.recording.journal._lines",
+    "is_session_folder": "reviewlab.recording.journal._reader",
+    "iter_sessions": "reviewlab.recording.journal._reader",
+    "read_session": "reviewlab.recording.journal._reader",
+    "session_paths": "reviewlab.recording.journal._reader",
+}
+"""Where each public name lives: imported on first use, so importing
+``reviewlab.recording.journal`` loads only what is asked for."""
 
 __all__ = [
     "SESSION_SCHEMA",
@@ -33,3 +49,19 @@ __all__ = [
     "read_session",
     "session_paths",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its home on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'reviewlab.recording.journal' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -14,19 +14,43 @@ estimates and per-call timelines come from :mod:`reviewlab.core._metrics`,
 :mod:`reviewlab.engines._replay`, :mod:`reviewlab.analysis.sweep` and friends.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING, Any
 
-from reviewlab.ui.charts._cancels import cancel_chart, dropped_results_chart
-from reviewlab.ui.charts._cost import cost_vs_coverage
-from reviewlab.ui.charts._hedging import hedge_tradeoff
-from reviewlab.ui.charts._palette import STATE_COLORS, policy_color, tool_color
-from reviewlab.ui.charts._pareto import pareto_front
-from reviewlab.ui.charts._pool import pool_timeline
-from reviewlab.ui.charts._presets import preset_scores
-from reviewlab.ui.charts._rates import LiveRates, per_tool_rates, rates_vs_timeout
-from reviewlab.ui.charts._survival import survival_curves
-from reviewlab.ui.charts._timelines import call_timeline, episode_timeline
-from reviewlab.ui.charts._tradeoff import tradeoff_curve, tradeoff_frame
+if TYPE_CHECKING:
+    from reviewlab.ui.charts._cancels import cancel_chart, dropped_results_chart
+    from reviewlab.ui.charts._cost import cost_vs_coverage
+    from reviewlab.ui.charts._hedging import hedge_tradeoff
+    from reviewlab.ui.charts._palette import STATE_COLORS, policy_color, tool_color
+    from reviewlab.ui.charts._pareto import pareto_front
+    from reviewlab.ui.charts._pool import pool_timeline
+    from reviewlab.ui.charts._presets import preset_scores
+    from reviewlab.ui.charts._rates import LiveRates, per_tool_rates, rates_vs_timeout
+    from reviewlab.ui.charts._survival import survival_curves
+    from reviewlab.ui.charts._timelines import call_timeline, episode_timeline
+    from reviewlab.ui.charts._tradeoff import tradeoff_curve, tradeoff_frame
+
+_HOMES = {
+    "LiveRates": "reviewlab.ui.charts._rates",
+    "STATE_COLORS": "reviewlab.ui.charts._palette",
+    "call_timeline": "reviewlab.ui.charts._timelines",
+    "cancel_chart": "reviewlab.ui.charts._cancels",
+    "cost_vs_coverage": "reviewlab.ui.charts._cost",
+    "dropped_results_chart": "reviewlab.ui.charts._cancels",
+    "episode_timeline": "reviewlab.ui.charts._timelines",
+    "hedge_tradeoff": "reviewlab.ui.charts._hedging",
+    "pareto_front": "reviewlab.ui.charts._pareto",
+    "per_tool_rates": "reviewlab.ui.charts._rates",
+    "policy_color": "reviewlab.ui.charts._palette",
+    "pool_timeline": "reviewlab.ui.charts._pool",
+    "preset_scores": "reviewlab.ui.charts._presets",
+    "rates_vs_timeout": "reviewlab.ui.charts._rates",
+    "survival_curves": "reviewlab.ui.charts._survival",
+    "tool_color": "reviewlab.ui.charts._palette",
+    "tradeoff_curve": "reviewlab.ui.charts._tradeoff",
+    "tradeoff_frame": "reviewlab.ui.charts._tradeoff",
+}
+"""Where each public name lives: imported on first use, so importing
+``reviewlab.ui.charts`` loads only what is asked for."""
 
 __all__ = [
     "STATE_COLORS",
@@ -48,3 +72,19 @@ __all__ = [
     "tradeoff_curve",
     "tradeoff_frame",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its home on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'reviewlab.ui.charts' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
