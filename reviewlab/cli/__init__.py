@@ -8,8 +8,9 @@ and runs one: parse → the handler (opens the corpus, calls the library functio
 
 Invariants: a user error is ONE stderr line, ``reviewlab: error: …``, exit status 2, never a
 traceback (``--debug`` re-raises), and a library error names the option; outputs are written
-whole or not at all; heavy imports happen inside the handler that needs them, so
-``reviewlab --help`` answers at once.
+whole or not at all; heavy imports happen inside the handler that needs them, and
+:func:`main` adds only the running command's options (some read the library), so
+``reviewlab --help`` answers at once; :func:`build_parser` has every command's options.
 """
 
 from __future__ import annotations
@@ -79,9 +80,15 @@ recommendation, out/report.html)."""
 
 class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
     """The subcommands, where a command named by two words (``tune guarantee``) is typed as two
-    words, and a command's former spelling (:attr:`Command.rewrite`) becomes today's."""
+    words, and a command's former spelling (:attr:`Command.rewrite`) becomes today's.
+
+    ``pending`` holds the commands whose options are not added yet: :func:`main` adds only the
+    options of the command that runs, when the command's words are read, so a command (or
+    ``--help``) never imports what another command's options need (``policy`` reads the export
+    targets)."""
 
     rewrites: dict[str, Any]
+    pending: dict[str, Command]
 
     def __call__(
         self,
@@ -99,6 +106,9 @@ class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
                 self._name_parser_map[name].error(str(exc))
         if words and f"{name} {words[0]}" in self._name_parser_map:
             name, words = f"{name} {words[0]}", words[1:]
+        command = self.pending.pop(name, None)
+        if command is not None:
+            _add_options(command, self._name_parser_map[name])
         super().__call__(parser, namespace, [name, *words], option_string)
 
 
@@ -112,6 +122,18 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``reviewlab`` parser; each subparser's ``handler`` runs the subcommand."""
+    return _build(every_option=True)
+
+
+def _add_options(command: Command, parser: argparse.ArgumentParser) -> None:
+    """Give ``command``'s parser its options and its handler."""
+    command.arguments(parser)
+    parser.set_defaults(handler=command.handler, parser=parser)
+
+
+def _build(*, every_option: bool) -> argparse.ArgumentParser:
+    """The parser with every command; without ``every_option``, a command's options are added
+    when its words are read (the commands, their help and examples are all there at once)."""
     parser = _Parser(
         prog=PROG, description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -124,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     assert isinstance(sub, _Commands)
     sub.rewrites = {c.name: c.rewrite for c in COMMANDS if c.rewrite is not None}
+    sub.pending = {}
     for command in COMMANDS:
         p = sub.add_parser(
             command.name,
@@ -132,14 +155,16 @@ def build_parser() -> argparse.ArgumentParser:
             epilog=f"examples:\n{command.examples}" if command.examples else None,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        command.arguments(p)
-        p.set_defaults(handler=command.handler, parser=p)
+        if every_option:
+            _add_options(command, p)
+        else:
+            sub.pending[command.name] = command
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``reviewlab`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
-    parser = build_parser()
+    parser = _build(every_option=False)
     try:
         args, extras = parser.parse_known_args(argv)
         if extras:  # reported by the subcommand's parser, so the hint names its --help
