@@ -5,7 +5,8 @@
 - :mod:`reviewlab.testing._conformance`: every engine and entry point agrees with the twin call
   for call under every policy part, censoring mode and reaction, or refuses the part by name;
   :mod:`reviewlab.testing._summaries` holds an engine without frames (``Cluster``) to the twin's
-  summary and any engine object to its own declaration.
+  summary and any engine object to its own declaration; :mod:`reviewlab.testing._overlap` runs
+  real-clock replays side by side with the heap frozen.
 
 The package sits at the top of the layers: it drives every engine and the CLI, and nothing in
 ``reviewlab`` imports it.

@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,7 @@ from reviewlab.core._vocab import CENSORING_MODES, REACTIONS
 from reviewlab.engines._engine import Engine, Real, engine_of
 from reviewlab.engines._result import ReplayResult
 from reviewlab.recording._schema import SCHEMA_VERSION_2, Call, Episode, Extent, Round
+from reviewlab.testing._overlap import side_by_side
 from reviewlab.testing._summaries import assert_summary_conforms
 
 EXACT_COLUMNS = (
@@ -457,16 +458,14 @@ def check_all(
     workers: int = 1,
     **options: Any,
 ) -> dict[tuple[str, str, str], Verdict | AssertionError]:
-    """:func:`check` for every ``(part, censored, reaction)`` cell, ``workers`` at a time (the
-    real engine mostly waits, so its cells overlap well); each cell's verdict, or the
-    ``AssertionError`` that failed it."""
-    from concurrent.futures import ThreadPoolExecutor
+    """:func:`check` for every ``(part, censored, reaction)`` cell, ``workers`` at a time
+    (:func:`~reviewlab.testing._overlap.side_by_side`: the real engine mostly waits, so its cells
+    overlap well once the heap is frozen); each cell's verdict, or the ``AssertionError`` that
+    failed it."""
 
-    def one(cell: tuple[str, str, str]) -> Verdict | AssertionError:
-        try:
-            return check(entry, *cell, **options)
-        except AssertionError as failure:
-            return failure
+    def one(cell: tuple[str, str, str]) -> Verdict:
+        return check(entry, *cell, **options)
 
-    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="reviewlab-conformance") as pool:
-        return dict(zip(cells, pool.map(one, cells), strict=True))
+    answers = side_by_side(one, cells, workers=workers, caught=(AssertionError,))
+    # Only an AssertionError is caught, so every answer is a verdict or one.
+    return dict(zip(cells, cast(list[Verdict | AssertionError], answers), strict=True))

@@ -1,6 +1,10 @@
-"""reviewlab.testing's builders, strategies and assertions, and one differential test on them."""
+"""reviewlab.testing's builders, strategies, assertions and side-by-side runs, and one differential
+test on them."""
 
 from __future__ import annotations
+
+import gc
+import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,6 +14,7 @@ from reviewlab import Policy, replay
 from reviewlab.recording._schema import SCHEMA_VERSION, SCHEMA_VERSION_2
 from reviewlab.testing._assertions import assert_same_replay, assert_same_summary
 from reviewlab.testing._builders import START, call, corpus, episode, read
+from reviewlab.testing._overlap import frozen_heap, side_by_side
 from reviewlab.testing._strategies import corpora, policies
 
 
@@ -68,3 +73,50 @@ def test_assert_same_replay_names_what_differs():
     assert_same_summary({"x": 1.0}, {"x": 1.4}, tolerance=0.5)
     with pytest.raises(AssertionError, match="summary x"):
         assert_same_summary({"x": float("inf")}, {"x": 1e300}, tolerance=1e309)
+
+
+def test_side_by_side_runs_items_at_once_and_answers_in_their_order():
+    """Two items meet at a two-party barrier (so they ran at the same time), answers keep the
+    items' order, and a caught exception is the answer of its item alone."""
+    meet = threading.Barrier(2, timeout=60)
+
+    def run(item: int) -> int:
+        if item < 2:
+            meet.wait()
+        if item == 3:
+            raise AssertionError("three")
+        return item * 10
+
+    answers = side_by_side(run, [0, 1, 2, 3], workers=2, caught=(AssertionError,))
+    assert answers[:3] == [0, 10, 20]
+    assert isinstance(answers[3], AssertionError) and str(answers[3]) == "three"
+
+
+def test_side_by_side_raises_what_it_does_not_catch_and_refuses_bad_workers():
+    """An exception not among those caught is raised; a worker count below one is refused by
+    name."""
+
+    def run(item: int) -> int:
+        raise KeyError(item)
+
+    with pytest.raises(KeyError):
+        side_by_side(run, [1], workers=1, caught=(AssertionError,))
+    for bad in (0, True, 1.5):
+        with pytest.raises(ValueError, match="workers"):
+            side_by_side(lambda item: item, [1], workers=bad)
+
+
+def test_the_heap_is_frozen_while_the_runs_run_and_only_by_its_freezer_unfrozen():
+    """Inside the runs every object alive before them is frozen; afterwards nothing is, and an
+    outer freeze is left as it was."""
+    assert gc.get_freeze_count() == 0
+    seen = side_by_side(lambda _: gc.get_freeze_count(), [0], workers=1)
+    assert seen[0] > 0 and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        outer = gc.get_freeze_count()
+        with frozen_heap():
+            assert gc.get_freeze_count() == outer
+        assert gc.get_freeze_count() == outer
+    finally:
+        gc.unfreeze()
