@@ -150,7 +150,7 @@ def dashboard_explorer(corpus: str | os.PathLike[str] | None = None, **options: 
         return corpus_problem(source, exc)
     if not episodes:
         return corpus_problem(source, ValueError(f"{handle.name}: holds no episodes"))
-    return explore(episodes, **options)
+    return explore(handle, **options)
 
 
 def corpus_problem(path: str | os.PathLike[str], error: BaseException) -> Any:

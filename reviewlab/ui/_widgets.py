@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 
 from reviewlab.core._metric_names import METRICS
 from reviewlab.core._policy import Policy, PolicyError
-from reviewlab.engines._corpus import open_corpus
+from reviewlab.engines._corpus import CorpusSource, open_corpus
 from reviewlab.engines._engine import Engine
 from reviewlab.engines._replay import replay
 from reviewlab.engines._result import ReplayResult
@@ -111,8 +111,10 @@ def tradeoff_html(curve: Any, presets: Mapping[str, Mapping[str, Any]] | None = 
 
 
 class Explorer:
-    """The editor beside live metrics and a per-tool chart of a replay of ``episodes``, and
-    under them the trade-off curve of the edited policy with the presets beside it.
+    """The editor beside live metrics and a per-tool chart of a replay of ``corpus`` (anything
+    :func:`~reviewlab.engines._corpus.open_corpus` takes: episodes, a path, an opened corpus,
+    which is then the one handle every replay uses), and under them the trade-off curve of the
+    edited policy with the presets beside it.
 
     Lifecycle: built idle with one synchronous :meth:`update`; every editor
     change then starts (or restarts) a ``debounce_sec`` timer whose expiry runs
@@ -124,7 +126,7 @@ class Explorer:
 
     def __init__(
         self,
-        episodes: Sequence[Episode],
+        corpus: CorpusSource,
         *,
         editor: PolicyEditor | None = None,
         engine: Engine | str = "vectorized",
@@ -132,15 +134,14 @@ class Explorer:
         chart: bool = True,
         **replay_options: Any,
     ) -> None:
-        self.episodes = list(episodes)
+        self._corpus = open_corpus(corpus)  # one handle: compiled once, cached there
+        self.episodes: list[Episode] = self._corpus.episodes(reason="the explorer's episodes")
         if not self.episodes:
             raise ValueError("explore: no episodes to replay")
         self.engine = engine
         self.debounce_sec = float(debounce_sec)
         self.replay_options = replay_options
-        tools = sorted({call.tool for episode in self.episodes for call in episode.calls})
-        self.editor = editor or PolicyEditor(tools=tools or DEFAULT_TOOLS)
-        self._corpus = open_corpus(self.episodes)  # one handle: compiled once, cached there
+        self.editor = editor or PolicyEditor(tools=self._corpus.tools or DEFAULT_TOOLS)
         self.baseline = self._replay(self.editor.policy).summary
         self.baseline_title = self.editor.name
         self.preset_summaries = self._preset_summaries()
@@ -150,7 +151,7 @@ class Explorer:
         self.last_update_sec = 0.0
         self.metrics = w.HTML()
         self.tradeoff = w.HTML()
-        self.notice = w.HTML(value=self._tool_notice(tools))
+        self.notice = w.HTML(value=self._tool_notice(self._corpus.tools))
         self.chart = w.Image(format="png", layout=w.Layout(max_width="640px")) if chart else None
         self.tradeoff_chart = (
             w.Image(format="png", layout=w.Layout(max_width="900px")) if chart else None
@@ -299,7 +300,7 @@ def figure_png(figure: Figure, dpi: int = 80) -> bytes:
     return buffer.getvalue()
 
 
-def explore(episodes: Sequence[Episode], **options: Any) -> Explorer:
-    """An :class:`Explorer` over ``episodes`` (options as
+def explore(corpus: CorpusSource, **options: Any) -> Explorer:
+    """An :class:`Explorer` over ``corpus`` (episodes, a path or an opened corpus; options as
     :class:`Explorer`); display it in a notebook."""
-    return Explorer(episodes, **options)
+    return Explorer(corpus, **options)

@@ -246,3 +246,23 @@ def test_a_value_snapped_by_the_browser_keeps_the_intended_timeout():
     editor.sliders["query_code"].value = 10**0.875
     assert editor.policy.timeout_for(None, "read_file") == 600.0
     assert editor.policy.timeout_for(None, "query_code") == 7.5
+
+
+def test_the_explorer_opens_any_corpus_source_once(corpus, tmp_path):
+    """A path or an opened corpus explores like the episodes themselves, and an opened corpus
+    is the handle every replay of the explorer uses (no second handle)."""
+    from reviewlab.engines._corpus import open_corpus
+    from reviewlab.recording._files import save_episodes
+
+    path = tmp_path / "corpus.jsonl"
+    save_episodes(corpus, path)
+    handle = open_corpus(path)
+    from_list = explore(corpus, chart=False)
+    from_path = explore(path, chart=False)
+    from_handle = explore(handle, chart=False)
+    assert from_handle._corpus is handle
+    expected = replay(corpus, from_list.editor.policy, engine="vectorized").summary
+    for explorer in (from_list, from_path, from_handle):
+        assert [e.id for e in explorer.episodes] == [e.id for e in corpus]
+        assert explorer.baseline == expected
+        assert list(explorer.editor.tools) == sorted({c.tool for e in corpus for c in e.calls})
