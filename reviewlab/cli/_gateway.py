@@ -17,6 +17,7 @@ from pathlib import Path
 from reviewlab.cli._args import echo
 from reviewlab.cli._command import Command
 from reviewlab.cli._errors import UserError
+from reviewlab.cli._library import given, library_option
 
 _EXAMPLES = """\
   reviewlab gateway --config ~/.cursor/mcp.json --policy gateway.toml --record gw-rec
@@ -42,16 +43,34 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--listen", default=None, metavar="HOST:PORT", help="Streamable HTTP at /mcp")
     p.add_argument("--token-file", default=None, metavar="FILE", help="bearer token for HTTP")
     p.add_argument("--metrics", default=None, metavar="HOST:PORT", help="serve /metrics there")
-    p.add_argument(
-        "--session-budget", type=float, default=None, metavar="SEC", help="per-session budget"
-    )
-    p.add_argument("--loose-cap", type=int, default=16, metavar="N", help="loose calls per server")
-    p.add_argument(
-        "--cancel-watch",
+    limits = "reviewlab.gateway._config:GatewayLimits"
+    library_option(
+        p,
+        "--session-budget",
+        target=limits,
+        dest="session_budget_sec",
         type=float,
-        default=60.0,
         metavar="SEC",
-        help="how long an abandoned call's server is still listened to",
+        help="per-session budget (default: %(library_default)s)",
+    )
+    library_option(
+        p,
+        "--loose-cap",
+        target=limits,
+        dest="loose_cap",
+        type=int,
+        metavar="N",
+        help="loose calls per server (default: %(library_default)s)",
+    )
+    library_option(
+        p,
+        "--cancel-watch",
+        target=limits,
+        dest="cancel_watch_sec",
+        type=float,
+        metavar="SEC",
+        help="how long an abandoned call's server is still listened to "
+        "(default: %(library_default)s s)",
     )
 
 
@@ -83,10 +102,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         policy = PolicyFile(args.policy)
     except (ValueError, OSError) as exc:
         raise UserError(f"--policy: {exc}") from None
-    if args.session_budget is not None and not args.session_budget > 0:
-        raise UserError(f"--session-budget: expected seconds > 0, got {args.session_budget}")
-    if args.loose_cap < 1:
-        raise UserError(f"--loose-cap: expected a whole number >= 1, got {args.loose_cap}")
+    limits = GatewayLimits(**given(args, "session_budget_sec", "loose_cap", "cancel_watch_sec"))
     # The gateway's own lines (a policy reload, a kept policy) at INFO; libraries' at WARNING
     # (the HTTP client would log every upstream request).
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
@@ -96,11 +112,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         policy=policy,
         record=args.record,
         record_args=args.record_args,
-        limits=GatewayLimits(
-            session_budget_sec=args.session_budget,
-            loose_cap=args.loose_cap,
-            cancel_watch_sec=args.cancel_watch,
-        ),
+        limits=limits,
     )
     if args.action == "check":
         report = asyncio.run(check_gateway(gateway, defaults=default_names()))

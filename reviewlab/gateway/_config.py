@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewlab.core._errors import ParameterError
 from reviewlab.live._aio import DEFAULT_GRACE_SEC
 from reviewlab.live._executor_base import DEFAULT_LOOSE_CAP
 
@@ -62,12 +63,13 @@ class UpstreamSpec:
 class GatewayLimits:
     """What bounds a gateway's calls beyond the policy, one value the parts read by name.
 
-    ``session_budget_sec`` (``None``: no budget) narrows every call of a host session by what
-    is left of that many seconds counted from the session's start; ``loose_cap`` (``None``: no
-    cap) is how many abandoned calls may still run on one upstream before its next call is
-    refused; ``cancel_watch_sec`` is how long an abandoned call's upstream is still listened to
-    (the call counts loose meanwhile); ``grace_sec`` is how long it may take to stop before it
-    counts as a zombie. A bad value raises ``ValueError`` naming the field.
+        ``session_budget_sec`` (``None``: no budget) narrows every call of a host session by what
+        is left of that many seconds counted from the session's start; ``loose_cap`` (``None``: no
+        cap) is how many abandoned calls may still run on one upstream before its next call is
+        refused; ``cancel_watch_sec`` is how long an abandoned call's upstream is still listened to
+        (the call counts loose meanwhile); ``grace_sec`` is how long it may take to stop before it
+        counts as a zombie. A bad value raises :class:`~reviewlab.core.ParameterError` (a
+    ``ValueError``) naming the field.
     """
 
     session_budget_sec: float | None = None
@@ -78,14 +80,14 @@ class GatewayLimits:
     def __post_init__(self) -> None:
         budget = self.session_budget_sec
         if budget is not None and not (_is_seconds(budget) and 0 < budget < math.inf):
-            raise ValueError(f"session_budget_sec: expected seconds > 0, got {budget!r}")
+            raise ParameterError("session_budget_sec", f"expected seconds > 0, got {budget!r}")
         cap = self.loose_cap
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
-            raise ValueError(f"loose_cap: expected a whole number >= 0 or None, got {cap!r}")
+            raise ParameterError("loose_cap", f"expected a whole number >= 0 or None, got {cap!r}")
         for name in ("cancel_watch_sec", "grace_sec"):
             value = getattr(self, name)
             if not (_is_seconds(value) and 0 <= value < math.inf):
-                raise ValueError(f"{name}: expected finite seconds >= 0, got {value!r}")
+                raise ParameterError(name, f"expected finite seconds >= 0, got {value!r}")
 
 
 def _is_seconds(value: object) -> bool:

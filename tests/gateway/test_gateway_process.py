@@ -175,6 +175,34 @@ def test_a_non_loopback_address_without_a_token_is_refused_in_one_line(tmp_path,
     assert status == 2 and len(err) == 1 and "token" in err[0]
 
 
+@pytest.mark.parametrize(
+    ("flag", "value", "field"),
+    [
+        ("--loose-cap", "-1", "loose_cap"),
+        ("--session-budget", "0", "session_budget_sec"),
+        ("--cancel-watch", "inf", "cancel_watch_sec"),
+    ],
+)
+def test_a_bad_limit_is_the_librarys_refusal_named_by_its_option(
+    tmp_path, capsys, flag, value, field
+):
+    """The limits' checks are GatewayLimits' own: exit 2, one line naming the option, with the
+    library's reason for that field (the CLI restates no rule and no default)."""
+    from gateway_kit import demo_entry, servers_file
+
+    from reviewlab.cli import main
+    from reviewlab.gateway import GatewayLimits
+
+    config = servers_file(tmp_path, {"demo": demo_entry()})
+    with pytest.raises(ValueError) as refused:
+        GatewayLimits(**{field: int(value) if field == "loose_cap" else float(value)})
+    reason = str(refused.value).partition(": ")[2]
+    status = main(["gateway", "check", "--config", str(config), flag, value])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1
+    assert err[0].endswith(f"{flag}: {reason}")
+
+
 def test_gateway_check_lists_bounds_and_kinds_and_names_a_typo(tmp_path, capsys):
     """check starts the demo upstream: read_file is read_only and idempotent from its
     annotations, crash side_effect, wedge at the policy's 7 s; a policy naming read_fle is a
