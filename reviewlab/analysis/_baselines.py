@@ -25,7 +25,7 @@ from reviewlab.analysis._presets import load_presets, preset_policy
 from reviewlab.analysis._recommendation import Recommendation
 from reviewlab.analysis._tune import recommend
 from reviewlab.core._policy import Policy
-from reviewlab.core._vocab import CensoringMode
+from reviewlab.core._vocab import DEFAULT_CENSORING, CensoringMode
 from reviewlab.engines._censoring import effective_observation
 from reviewlab.engines._corpus import CorpusSource, open_corpus
 from reviewlab.engines._replay import replay
@@ -180,7 +180,7 @@ def compare_baselines(
     *,
     held_out: float = 0.5,
     seed: int = 0,
-    censored: CensoringMode = "wedge",
+    censored: CensoringMode = DEFAULT_CENSORING,
     **recommend_options: Any,
 ) -> BaselineComparison:
     """Recommend on a seeded ``1 - held_out`` share of the episodes, fit the baselines there,

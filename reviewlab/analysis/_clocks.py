@@ -19,7 +19,12 @@ import pandas as pd
 from reviewlab.core._caps import on_progress_fire_sec
 from reviewlab.core._clocks import ended_by
 from reviewlab.core._policy import Policy
-from reviewlab.core._vocab import OUTCOMES_ANSWERED, SOURCE_GAP_ABANDONED, CensoringMode
+from reviewlab.core._vocab import (
+    DEFAULT_CENSORING,
+    OUTCOMES_ANSWERED,
+    SOURCE_GAP_ABANDONED,
+    CensoringMode,
+)
 from reviewlab.engines._corpus import CorpusSource, open_corpus
 from reviewlab.engines._replay import replay
 
@@ -51,7 +56,7 @@ def clock_table(
     *,
     preset: str | None = None,
     typescript_sdk: tuple[float, float] | None = None,
-    censored: CensoringMode = "wedge",
+    censored: CensoringMode = DEFAULT_CENSORING,
 ) -> pd.DataFrame:
     """Per call, every clock that applied and which one ended it (see the module docstring).
 

@@ -37,6 +37,7 @@ from reviewlab.analysis._profiles import DurationProfile, ProfileSettings, base_
 from reviewlab.analysis._tails import LossModel
 from reviewlab.core._errors import ParameterError
 from reviewlab.core._policy import Policy, TimeoutPolicy
+from reviewlab.core._vocab import DEFAULT_CENSORING
 from reviewlab.engines.cluster import ClusterCorpus, connect
 
 
@@ -184,7 +185,7 @@ def tuning_on_cluster(
     spine: Policy,
     z: float,
     *,
-    censored: str = "wedge",
+    censored: str = DEFAULT_CENSORING,
     guarantee: float | None = None,
     guarantee_confidence: float | None = None,
 ) -> Iterator[ClusterTuning]:

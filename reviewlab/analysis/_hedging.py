@@ -26,7 +26,7 @@ from reviewlab.analysis._holdout import split_episodes
 from reviewlab.analysis.sweep import make_grid, sweep
 from reviewlab.core._errors import ParameterError
 from reviewlab.core._policy import Policy, TimeoutPolicy
-from reviewlab.core._vocab import CensoringMode, EngineName
+from reviewlab.core._vocab import DEFAULT_CENSORING, CensoringMode, EngineName
 from reviewlab.engines._censoring import KaplanMeier, effective_observation
 from reviewlab.engines._replay import replay
 from reviewlab.recording._schema import Episode
@@ -81,7 +81,7 @@ def sweep_hedge_delays(
     *,
     base: Policy | TimeoutPolicy | None = None,
     engine: EngineName = "vectorized",
-    censored: CensoringMode = "wedge",
+    censored: CensoringMode = DEFAULT_CENSORING,
     seed: int = 0,
     held_out: float | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:

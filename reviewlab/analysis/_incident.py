@@ -25,7 +25,7 @@ import pandas as pd
 
 from reviewlab.core._errors import ParameterError
 from reviewlab.core._policy import PRE_FIX_LABEL, Narrowing, Policy, SupportsTimeoutFor
-from reviewlab.core._vocab import CENSORING_MODES, CensoringMode, EngineName
+from reviewlab.core._vocab import CENSORING_MODES, DEFAULT_CENSORING, CensoringMode, EngineName
 from reviewlab.engines._corpus import CorpusSource, open_corpus
 from reviewlab.engines._replay import replay
 from reviewlab.recording._schema import Episode
@@ -114,7 +114,7 @@ def longest_silences(
     policies: Mapping[str, Candidate] | None = None,
     *,
     top: int = 5,
-    censored: CensoringMode = "wedge",
+    censored: CensoringMode = DEFAULT_CENSORING,
     engine: EngineName = "vectorized",
     seed: int = 0,
 ) -> pd.DataFrame:

@@ -23,7 +23,7 @@ import pandas as pd
 from reviewlab.core._errors import ParameterError
 from reviewlab.core._learned import LearnedTimeouts, ToolModel, call_features
 from reviewlab.core._policy import Policy, TimeoutPolicy
-from reviewlab.core._vocab import CensoringMode
+from reviewlab.core._vocab import DEFAULT_CENSORING, CensoringMode
 from reviewlab.engines._censoring import KaplanMeier, effective_observation
 from reviewlab.engines._corpus import CorpusSource, open_corpus
 from reviewlab.engines._replay import replay
@@ -191,7 +191,7 @@ def learned_gain(
     held_out: CorpusSource,
     *,
     quantiles: Sequence[float] = GAIN_QUANTILES,
-    censored: CensoringMode = "wedge",
+    censored: CensoringMode = DEFAULT_CENSORING,
     **fit_options: Any,
 ) -> LearnedGain:
     """Compare the learned and the static per-tool families on ``held_out`` (module

@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from reviewlab.core._vocab import DEFAULT_CENSORING
 from reviewlab.engines.cluster import ClusterCorpus, connect
 
 
@@ -27,7 +28,7 @@ def sweep_partitions(
     points: Sequence[Any],
     *,
     client: Any,
-    censored: str = "wedge",
+    censored: str = DEFAULT_CENSORING,
     seed: int = 0,
     chunk_size: int | None = None,
     check_tools: Callable[[list[str]], None] | None = None,

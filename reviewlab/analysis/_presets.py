@@ -29,7 +29,12 @@ from reviewlab.core._presets import (
     load_presets,
     preset_parts,
 )
-from reviewlab.core._vocab import CENSORING_MODES, SOURCE_GAP_ABANDONED, CensoringMode
+from reviewlab.core._vocab import (
+    CENSORING_MODES,
+    DEFAULT_CENSORING,
+    SOURCE_GAP_ABANDONED,
+    CensoringMode,
+)
 from reviewlab.engines._corpus import CorpusSource, open_corpus
 from reviewlab.engines._replay import replay
 
@@ -96,7 +101,7 @@ def score_presets(
     *,
     presets: Mapping[str, Preset] | None = None,
     extra: Mapping[str, Policy] | None = None,
-    censored: CensoringMode = "wedge",
+    censored: CensoringMode = DEFAULT_CENSORING,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Each preset (and each policy of ``extra``, by its given name) replayed on ``corpus``:

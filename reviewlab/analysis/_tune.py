@@ -38,7 +38,7 @@ from reviewlab.analysis.sweep import OBJECTIVE_ALIASES, objective_column, replay
 from reviewlab.core._errors import ParameterError
 from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core._prices import PriceTable
-from reviewlab.core._vocab import CensoringMode
+from reviewlab.core._vocab import DEFAULT_CENSORING, CensoringMode
 from reviewlab.engines._corpus import CorpusSource
 from reviewlab.engines._engine import Cluster, Engine, Vectorized, engine_of
 from reviewlab.recording._annotations import with_recorded_kinds
@@ -76,7 +76,7 @@ def recommend(
     objective: str = "wall_p95",
     base: Policy | TimeoutPolicy | None = None,
     narrowing: Narrowing | None = None,
-    censored: CensoringMode = "wedge",
+    censored: CensoringMode = DEFAULT_CENSORING,
     confidence: float = 0.95,
     max_coverage_loss: float | None = None,
     prices: PriceTable | None = None,

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewlab.cli._errors import UserError, one_line
-from reviewlab.core._vocab import ON_ERROR_MODES
+from reviewlab.core._vocab import (
+    CENSORING_MODES,
+    DEFAULT_CENSORING,
+    DEFAULT_REACTION,
+    ON_ERROR_MODES,
+    REACTIONS,
+)
 
 if TYPE_CHECKING:
     from reviewlab.core._policy import Policy
@@ -60,6 +66,40 @@ def on_error_option(parser: Any) -> None:
         choices=ON_ERROR_MODES,
         default="raise",
         help="a malformed corpus line: stop with its error (default), or skip it and report it",
+    )
+
+
+_CENSORED_MEANS = {
+    "wedge": "never returns",
+    "observed": "returns when last seen",
+    "impute": "a seeded Kaplan-Meier draw",
+    "bounds": "observed and wedge side by side",
+}
+
+
+def censored_option(parser: Any, choices: Sequence[str] = CENSORING_MODES) -> None:
+    """Add ``--censored``: what a call the recording never saw return does in the replays; its
+    default is the library's (:data:`~reviewlab.core._vocab.DEFAULT_CENSORING`)."""
+    means = ", ".join(f"{choice} ({_CENSORED_MEANS[choice]})" for choice in choices)
+    parser.add_argument(
+        "--censored",
+        choices=choices,
+        default=DEFAULT_CENSORING,
+        help=f"what a call that never returned in the recording does: {means}; "
+        "default: %(default)s",
+    )
+
+
+def reaction_option(parser: Any) -> None:
+    """Add ``--reaction``: what the model does after an abandonment; its default is the
+    library's (:data:`~reviewlab.core._vocab.DEFAULT_REACTION`)."""
+    parser.add_argument(
+        "--reaction",
+        choices=REACTIONS,
+        default=DEFAULT_REACTION,
+        help="what the model does after an abandonment: as_recorded (later rounds unchanged), "
+        "reissue (asks again once), skip_target (gives up on the abandoned path); "
+        "default: %(default)s",
     )
 
 

@@ -21,13 +21,21 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from reviewlab.cli._args import CORPUS_HELP, POLICY_HELP, echo, policy_arg, positive_seconds, rate
+from reviewlab.cli._args import (
+    CORPUS_HELP,
+    POLICY_HELP,
+    censored_option,
+    echo,
+    policy_arg,
+    positive_seconds,
+    rate,
+    reaction_option,
+)
 from reviewlab.cli._checks import check_policy_file, strict_option
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, require_episodes
 from reviewlab.cli._errors import PROG, UserError
 from reviewlab.cli._json import document, emit, json_option
-from reviewlab.core._vocab import CENSORING_MODES, REACTIONS
 
 _EXIT_BUDGET_BROKEN = 1
 """The exit status when a budget breaks (2 stays bad input, as in every command)."""
@@ -79,19 +87,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         metavar="SEC",
         help="budget: the longest silence of any episode (between two model sends), in seconds",
     )
-    p.add_argument(
-        "--censored",
-        choices=CENSORING_MODES,
-        default="wedge",
-        help="what a call that never returned in the recording does: wedge (never returns; "
-        "default), observed (returns when last seen), impute (a seeded Kaplan-Meier draw)",
-    )
-    p.add_argument(
-        "--reaction",
-        choices=REACTIONS,
-        default="as_recorded",
-        help="what the model does after an abandonment (default as_recorded)",
-    )
+    censored_option(p)
+    reaction_option(p)
     strict_option(p)
     json_option(p)
 

@@ -18,6 +18,7 @@ from reviewlab.cli._args import (
     CORPUS_HELP,
     EXAMPLE_CORPUS,
     TABLE_SUFFIXES,
+    censored_option,
     echo,
     number,
     output_path,
@@ -27,7 +28,6 @@ from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, require_episodes
 from reviewlab.cli._errors import UserError
 from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
-from reviewlab.core._vocab import CENSORING_MODES
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -42,7 +42,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="also the MCP TypeScript SDK's clocks: TIMEOUT reset on progress, CAP checked only "
         "when progress arrives (e.g. 60,120)",
     )
-    p.add_argument("--censored", choices=CENSORING_MODES, default="wedge")
+    censored_option(p)
     json_option(p)
     p.add_argument(
         "-o",

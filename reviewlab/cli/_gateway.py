@@ -51,7 +51,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         dest="session_budget_sec",
         type=float,
         metavar="SEC",
-        help="per-session budget (default: %(library_default)s)",
+        help="per-session budget (default %(library_default)s)",
     )
     library_option(
         p,
@@ -60,7 +60,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         dest="loose_cap",
         type=int,
         metavar="N",
-        help="loose calls per server (default: %(library_default)s)",
+        help="loose calls per server (default %(library_default)s)",
     )
     library_option(
         p,
@@ -70,7 +70,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         metavar="SEC",
         help="how long an abandoned call's server is still listened to "
-        "(default: %(library_default)s s)",
+        "(default %(library_default)s s)",
     )
 
 

@@ -11,12 +11,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from reviewlab.cli._args import CORPUS_HELP, POLICY_HELP, echo, policy_arg
+from reviewlab.cli._args import (
+    CORPUS_HELP,
+    POLICY_HELP,
+    censored_option,
+    echo,
+    policy_arg,
+)
 from reviewlab.cli._checks import check_policy_file, refuse_ignored, strict_option
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, require_episodes
 from reviewlab.cli._json import document, emit, json_option
-from reviewlab.core._vocab import CENSORING_MODES
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -30,12 +35,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="a candidate policy (repeatable; default: the pre-fix behaviour and ouroboros); "
         + POLICY_HELP,
     )
-    p.add_argument(
-        "--censored",
-        choices=CENSORING_MODES,
-        default="wedge",
-        help="what a call that never returned does in the replays (default wedge: never returns)",
-    )
+    censored_option(p)
     p.add_argument("--seed", type=int, default=None, help="seed of --censored impute (default 0)")
     strict_option(p)
     json_option(p)

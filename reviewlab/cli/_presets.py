@@ -17,6 +17,7 @@ from reviewlab.cli._args import (
     CORPUS_HELP,
     EXAMPLE_CORPUS,
     TABLE_SUFFIXES,
+    censored_option,
     echo,
     on_error_option,
     output_path,
@@ -27,7 +28,6 @@ from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
 from reviewlab.cli._library import given, library_option
-from reviewlab.core._vocab import CENSORING_MODES
 
 _LIST_COLUMNS = (
     "preset",
@@ -62,12 +62,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     )
     score.add_argument("corpus", help=CORPUS_HELP)
     on_error_option(score)
-    score.add_argument(
-        "--censored",
-        choices=CENSORING_MODES,
-        default="wedge",
-        help="what a call that never returned in the recording does (default wedge)",
-    )
+    censored_option(score)
     score.add_argument("--seed", type=int, default=None, help="seed of --censored impute")
     score.add_argument(
         "--no-recommend",

@@ -18,10 +18,12 @@ from reviewlab.cli._args import (
     EXAMPLE_CORPUS,
     POLICY_HELP,
     TABLE_SUFFIXES,
+    censored_option,
     echo,
     on_error_option,
     output_path,
     policy_arg,
+    reaction_option,
     seed,
 )
 from reviewlab.cli._checks import check_policy_file, refuse_ignored, strict_option
@@ -29,7 +31,7 @@ from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, report_skipped, require_episodes
 from reviewlab.cli._errors import UserError
 from reviewlab.cli._json import JSON_SUFFIX, document, emit, is_json, json_option
-from reviewlab.core._vocab import CENSORING_CHOICES, ENGINES, FRAME_NAMES, REACTIONS
+from reviewlab.core._vocab import CENSORING_CHOICES, ENGINES, FRAME_NAMES
 
 REAL_REPLAY_MAX_SEC = 3600.0
 """The longest real-time replay ``--engine real --time-scale`` agrees to start."""
@@ -46,21 +48,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="twin: SimPy reference (needed for --slots); vectorized: NumPy, fast (default); "
         "real: real threads on a scaled clock",
     )
-    p.add_argument(
-        "--censored",
-        choices=CENSORING_CHOICES,
-        default="wedge",
-        help="what a call that never returned in the recording does: wedge (never returns; "
-        "default), observed (returns when last seen), impute (a seeded Kaplan-Meier draw), "
-        "bounds (observed and wedge side by side)",
-    )
-    p.add_argument(
-        "--reaction",
-        choices=REACTIONS,
-        default="as_recorded",
-        help="what the model does after an abandonment: as_recorded (later rounds unchanged; "
-        "default), reissue (asks again once), skip_target (gives up on the abandoned path)",
-    )
+    censored_option(p, CENSORING_CHOICES)
+    reaction_option(p)
     p.add_argument(
         "--slots",
         type=int,

@@ -52,6 +52,9 @@ NARROWING_MODES: Final = get_args(NarrowingMode)
 CensoringMode = Literal["wedge", "observed", "impute"]
 """What a replay assumes of a right-censored call (docs/semantics.md, "What a replay assumes")."""
 CENSORING_MODES: Final = get_args(CensoringMode)
+DEFAULT_CENSORING: Final[CensoringMode] = "wedge"
+"""What every replay assumes unless told: a call the recording never saw return never returns
+(the pessimistic end). Every signature and the command line read this one constant."""
 
 CensoringChoice = Literal[CensoringMode, "bounds"]
 """What ``reviewlab replay --censored`` takes: one assumption, or ``bounds`` (both ends, the
@@ -62,6 +65,8 @@ Reaction = Literal["as_recorded", "reissue", "skip_target"]
 """What a replay assumes the model does after an abandonment (docs/semantics.md, "What a
 replay assumes")."""
 REACTIONS: Final = get_args(Reaction)
+DEFAULT_REACTION: Final[Reaction] = "as_recorded"
+"""What every replay assumes of the model unless told: later rounds as recorded."""
 
 BreakerScope = Literal["episode", "slot"]
 """Where a breaker's count and cool-down live: one episode, or a reviewer slot (carried across

@@ -29,7 +29,7 @@ import numpy as np
 
 from reviewlab.core._display import RichDisplay
 from reviewlab.core._errors import ParameterError
-from reviewlab.core._vocab import CENSORING_MODES, ON_ERROR_MODES
+from reviewlab.core._vocab import CENSORING_MODES, DEFAULT_CENSORING, ON_ERROR_MODES
 from reviewlab.engines._censoring import KaplanMeier
 from reviewlab.engines.vectorized._compiled import CompiledCorpus
 from reviewlab.recording._file_errors import EpisodeFormatError, SkippedLine
@@ -84,7 +84,7 @@ class Corpus(RichDisplay, display="corpus"):
         return f"<Corpus {self.name} ({state}; compiled: {kept})>"
 
     # -- compiled columns -------------------------------------------------
-    def compiled(self, censored: str = "wedge", seed: int = 0) -> CompiledCorpus:
+    def compiled(self, censored: str = DEFAULT_CENSORING, seed: int = 0) -> CompiledCorpus:
         """The corpus compiled for the vectorized engine under ``censored`` (and ``seed``,
         which fixes the imputed durations), built on first ask and kept."""
         if censored not in CENSORING_MODES:

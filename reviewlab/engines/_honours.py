@@ -18,7 +18,7 @@ from typing import Any
 
 from reviewlab.core._errors import ParameterError
 from reviewlab.core._policy import POLICY_PARTS, Policy, PolicyError
-from reviewlab.core._vocab import CENSORING_MODES, REACTIONS
+from reviewlab.core._vocab import CENSORING_MODES, DEFAULT_CENSORING, DEFAULT_REACTION, REACTIONS
 
 _WHY = {
     "breaker": "a breaker is replayed around an engine's pass (the rewrite fixed point)",
@@ -54,8 +54,8 @@ class Honours:
     def check(
         self,
         policy: Policy,
-        censored: str = "wedge",
-        reaction: str = "as_recorded",
+        censored: str = DEFAULT_CENSORING,
+        reaction: str = DEFAULT_REACTION,
         options: Iterable[str] = (),
         *,
         single_pass: bool = False,

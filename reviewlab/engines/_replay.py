@@ -27,7 +27,14 @@ from reviewlab.core._display import RichDisplay
 from reviewlab.core._errors import ParameterError
 from reviewlab.core._policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core._timeouts import TimeoutPolicy
-from reviewlab.core._vocab import CENSORING_MODES, CensoringMode, EngineName, Reaction
+from reviewlab.core._vocab import (
+    CENSORING_MODES,
+    DEFAULT_CENSORING,
+    DEFAULT_REACTION,
+    CensoringMode,
+    EngineName,
+    Reaction,
+)
 from reviewlab.engines._corpus import CorpusSource, open_corpus
 from reviewlab.engines._engine import (
     Cluster,
@@ -52,8 +59,8 @@ def replay(
     narrowing: Narrowing | None = None,
     *,
     engine: Twin | Vectorized | Real | EngineName | str | None = None,
-    censored: CensoringMode | str = "wedge",
-    reaction: Reaction | str = "as_recorded",
+    censored: CensoringMode | str = DEFAULT_CENSORING,
+    reaction: Reaction | str = DEFAULT_REACTION,
     seed: int = 0,
     client: None = None,
     **options: Any,
@@ -67,8 +74,8 @@ def replay(
     narrowing: Narrowing | None = None,
     *,
     engine: Engine | EngineName | str | None = None,
-    censored: CensoringMode | str = "wedge",
-    reaction: Reaction | str = "as_recorded",
+    censored: CensoringMode | str = DEFAULT_CENSORING,
+    reaction: Reaction | str = DEFAULT_REACTION,
     seed: int = 0,
     client: Any = None,
     **options: Any,
@@ -81,8 +88,8 @@ def replay(
     narrowing: Narrowing | None = None,
     *,
     engine: Engine | EngineName | str | None = None,
-    censored: CensoringMode | str = "wedge",
-    reaction: Reaction | str = "as_recorded",
+    censored: CensoringMode | str = DEFAULT_CENSORING,
+    reaction: Reaction | str = DEFAULT_REACTION,
     seed: int = 0,
     client: Any = None,
     **options: Any,
@@ -137,8 +144,8 @@ def dispatch(
     policy: Policy,
     engine: Engine,
     *,
-    censored: str = "wedge",
-    reaction: str = "as_recorded",
+    censored: str = DEFAULT_CENSORING,
+    reaction: str = DEFAULT_REACTION,
     seed: int = 0,
 ) -> ReplayResult | ReplaySummary:
     """The one dispatch: ``engine`` admits ``policy`` (or refuses by name), then answers for

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from reviewlab.core._vocab import DEFAULT_CENSORING
 from reviewlab.ui._numbers import cell, column_kind, label_of
 from reviewlab.ui._tables import Table, as_table
 
@@ -64,7 +65,7 @@ def sweep_view(
 
 
 def sweep_assumptions(
-    engine: str = "vectorized", censored: str = "wedge", seed: int | None = None
+    engine: str = "vectorized", censored: str = DEFAULT_CENSORING, seed: int | None = None
 ) -> dict[str, Any]:
     """What a sweep's replays assume (every point under the same ones; the model keeps its
     recorded rounds)."""

@@ -19,6 +19,7 @@ from reviewlab.analysis._tune import recommend
 from reviewlab.analysis.sweep import make_grid
 from reviewlab.cli import build_parser, main
 from reviewlab.core._breaker import BreakerRule
+from reviewlab.gateway import GatewayLimits
 from reviewlab.resources import corpus_path
 
 CORPUS = str(corpus_path())
@@ -29,6 +30,7 @@ LIBRARY = {
     "reviewlab.analysis._holdout:split_episodes": split_episodes,
     "reviewlab.analysis.sweep:make_grid": make_grid,
     "reviewlab.core._breaker:BreakerRule": BreakerRule,
+    "reviewlab.gateway._config:GatewayLimits": GatewayLimits,
 }
 """The functions the commands' options feed, by the name the options give."""
 MODES = ("tune", "tune guarantee", "tune learned", "tune baselines")
@@ -79,7 +81,9 @@ def test_each_option_fed_to_the_library_defaults_to_the_librarys_default(name):
     default, read here from the function's signature."""
     parser = _all_parsers()[name]
     options = _library_options(parser)
-    argv = {"tune guarantee": [CORPUS, "-p", "0.9"]}.get(name, [CORPUS])
+    argv = {"tune guarantee": [CORPUS, "-p", "0.9"], "gateway": ["--config", "x.json"]}.get(
+        name, [CORPUS]
+    )
     parsed = parser.parse_args(argv)
     for action in options:
         function = LIBRARY[action.library_target]  # type: ignore[attr-defined]

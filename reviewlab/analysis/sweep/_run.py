@@ -30,7 +30,7 @@ from reviewlab.core._errors import ParameterError
 from reviewlab.core._metric_names import SUMMARY_KEYS
 from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy
 from reviewlab.core._prices import PriceTable
-from reviewlab.core._vocab import SWEEP_ENGINES, CensoringMode
+from reviewlab.core._vocab import DEFAULT_CENSORING, SWEEP_ENGINES, CensoringMode
 from reviewlab.engines._corpus import Corpus, CorpusSource, open_corpus
 from reviewlab.engines._engine import Cluster, Engine, Vectorized, engine_of, episodes_needed
 from reviewlab.engines._result import ReplayResult
@@ -116,7 +116,7 @@ def sweep(
     engine: Engine | str = "vectorized",
     client: Any = None,
     progress: bool | None = None,
-    censored: CensoringMode = "wedge",
+    censored: CensoringMode = DEFAULT_CENSORING,
     seed: int = 0,
     chunk_size: int | None = None,
     allow_unknown_tools: bool = False,

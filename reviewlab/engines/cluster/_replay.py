@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from reviewlab.core._policy import Policy
+from reviewlab.core._vocab import DEFAULT_CENSORING, DEFAULT_REACTION
 from reviewlab.engines._honours import CLUSTER
 from reviewlab.engines._result import ReplaySummary
 from reviewlab.engines.cluster._connect import connect
@@ -23,8 +24,8 @@ def replay_on_cluster(
     policy: Policy,
     *,
     client: Any,
-    censored: str = "wedge",
-    reaction: str = "as_recorded",
+    censored: str = DEFAULT_CENSORING,
+    reaction: str = DEFAULT_REACTION,
     seed: int = 0,
 ) -> ReplaySummary:
     """The replay of ``corpus`` (Parquet partitions: a path, an fsspec URL or an opened corpus

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from reviewlab.core._vocab import DEFAULT_CENSORING
 from reviewlab.engines.cluster import _ids
 from reviewlab.engines.cluster._connect import partitions_of, register_sizes
 from reviewlab.engines.cluster._errors import PartitionFailed, SchedulerLost
@@ -84,7 +85,7 @@ class ClusterCorpus:
     # -- opening ------------------------------------------------------------------
     @classmethod
     def open(
-        cls, source: Any, client: Any, *, censored: str = "wedge", seed: int = 0
+        cls, source: Any, client: Any, *, censored: str = DEFAULT_CENSORING, seed: int = 0
     ) -> ClusterCorpus:
         """List, survey and compile the partitions of ``source`` on ``client``'s cluster."""
         if censored == "impute":

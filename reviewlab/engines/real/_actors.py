@@ -20,6 +20,7 @@ import numpy as np
 
 from reviewlab.core._deadline import Clock
 from reviewlab.core._hedge import HedgeRule
+from reviewlab.core._vocab import DEFAULT_REACTION
 from reviewlab.engines.real._plan import PlannedCall, ReplayPlan, call_id, parse_call_id
 from reviewlab.live._call_notes import CallNotes, current_notes
 from reviewlab.live._episode import ScriptedModel, tool_call
@@ -183,7 +184,7 @@ class ReplayModel(ScriptedModel):
         plan: ReplayPlan,
         registry: ReplayRegistry,
         clock: Clock,
-        reaction: str = "as_recorded",
+        reaction: str = DEFAULT_REACTION,
     ) -> None:
         script: list[dict[str, Any]] = []
         for _send, indices in plan.rounds:

@@ -13,7 +13,13 @@ from typing import Any
 from reviewlab.core._breaker import BreakerRule, BreakerState
 from reviewlab.core._deadline import ScaledClock, clock_scope, execution_deadline_scope
 from reviewlab.core._policy import Policy, SupportsTimeoutFor
-from reviewlab.core._vocab import CENSORING_MODES, CensoringMode, Reaction
+from reviewlab.core._vocab import (
+    CENSORING_MODES,
+    DEFAULT_CENSORING,
+    DEFAULT_REACTION,
+    CensoringMode,
+    Reaction,
+)
 from reviewlab.engines._censoring import HedgePlan, completion_times, hedge_plan
 from reviewlab.engines._honours import REAL
 from reviewlab.engines._reaction import check_reaction
@@ -33,8 +39,8 @@ def replay_real(
     episodes: Iterable[Episode],
     policy: Policy | SupportsTimeoutFor | None = None,
     *,
-    censored: CensoringMode = "wedge",
-    reaction: Reaction = "as_recorded",
+    censored: CensoringMode = DEFAULT_CENSORING,
+    reaction: Reaction = DEFAULT_REACTION,
     time_scale: float | None = None,
     seed: int = 0,
     concurrency: int = 32,

@@ -27,6 +27,7 @@ from reviewlab.core import _metrics as metrics
 from reviewlab.core._policy import Narrowing, Policy, SupportsTimeoutFor
 from reviewlab.core._vocab import (
     CENSORING_MODES,
+    DEFAULT_CENSORING,
     OUTCOME_ERROR,
     OUTCOME_EXECUTED,
     SOURCE_GAP_ABANDONED,
@@ -100,7 +101,7 @@ def simulate(
     policy: Policy | SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
-    censored: CensoringMode = "wedge",
+    censored: CensoringMode = DEFAULT_CENSORING,
     slots: int | None = None,
     arrivals: ArrivalMode | None = None,
     arrival_rate: float | None = None,
@@ -151,7 +152,7 @@ def run_simulation(
     corpus: CorpusSource,
     policy: Policy,
     *,
-    censored: str = "wedge",
+    censored: str = DEFAULT_CENSORING,
     pool: PoolShape = NO_POOL,
     seed: int = 0,
     hedges: HedgePlan | None = None,

@@ -25,7 +25,7 @@ from typing import Any, cast
 import numpy as np
 import pyarrow as pa
 
-from reviewlab.core._vocab import CENSORING_MODES
+from reviewlab.core._vocab import CENSORING_MODES, DEFAULT_CENSORING
 from reviewlab.engines._censoring import KaplanMeier
 from reviewlab.engines._prefetch import BATCH_ROWS
 from reviewlab.engines.vectorized._compiled import CompiledCorpus
@@ -49,7 +49,7 @@ from reviewlab.recording._locations import is_url, location_of
 def compile_columns(
     source: CorpusSource,
     *,
-    censored: str = "wedge",
+    censored: str = DEFAULT_CENSORING,
     seed: int = 0,
     origin_us: int | None = None,
     batch_rows: int = BATCH_ROWS,

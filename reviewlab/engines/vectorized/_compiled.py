@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core._policy import Narrowing, Policy, SupportsTimeoutFor, TimeoutPolicy
-from reviewlab.core._vocab import CENSORING_MODES
+from reviewlab.core._vocab import CENSORING_MODES, DEFAULT_CENSORING
 from reviewlab.engines._censoring import completion_times, effective_observation
 from reviewlab.engines._honours import COMPILED
 from reviewlab.engines._result import FramesOnDemand, ReplayResult
@@ -61,7 +61,7 @@ class CompiledCorpus(StaticLayout):
     """
 
     def __init__(
-        self, episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0
+        self, episodes: Sequence[Episode], *, censored: str = DEFAULT_CENSORING, seed: int = 0
     ) -> None:
         if censored not in CENSORING_MODES:
             raise ValueError(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from reviewlab.core._policy import Narrowing, Policy, SupportsTimeoutFor
-from reviewlab.core._vocab import CensoringMode
+from reviewlab.core._vocab import DEFAULT_CENSORING, CensoringMode
 from reviewlab.engines._censoring import HedgePlan
 from reviewlab.engines._honours import VECTORIZED
 from reviewlab.engines._result import ReplayResult
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the handle imports this package's compiled corpus: imported
 
 
 def compile_corpus(
-    episodes: Sequence[Episode], *, censored: str = "wedge", seed: int = 0
+    episodes: Sequence[Episode], *, censored: str = DEFAULT_CENSORING, seed: int = 0
 ) -> CompiledCorpus:
     """Compile ``episodes`` once for many replays (``censored`` and ``seed`` fix the imputed
     durations)."""
@@ -38,7 +38,7 @@ def replay_vectorized(
     policy: Policy | SupportsTimeoutFor | None = None,
     narrowing: Narrowing | None = None,
     *,
-    censored: CensoringMode = "wedge",
+    censored: CensoringMode = DEFAULT_CENSORING,
     seed: int = 0,
     hedges: HedgePlan | None = None,
     **options: Any,

@@ -23,7 +23,7 @@ import numpy as np
 from reviewlab.core import _metrics as metrics
 from reviewlab.core._hedge import hedge_fate_array
 from reviewlab.core._policy import Policy
-from reviewlab.core._vocab import OUTCOMES_ANSWERED
+from reviewlab.core._vocab import DEFAULT_CENSORING, OUTCOMES_ANSWERED
 from reviewlab.engines._censoring import (
     HedgePlan,
     completion_times,
@@ -39,7 +39,7 @@ def replay_hedged(
     episodes: Sequence[Episode] | Any,
     policy: Policy,
     *,
-    censored: str = "wedge",
+    censored: str = DEFAULT_CENSORING,
     seed: int = 0,
     plan: HedgePlan | None = None,
     **options: Any,

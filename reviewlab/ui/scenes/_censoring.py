@@ -21,6 +21,7 @@ from typing import Any
 import ipywidgets as w
 
 from reviewlab.core._policy import PRE_FIX_LABEL, Policy
+from reviewlab.core._vocab import DEFAULT_CENSORING
 from reviewlab.engines._replay import replay
 from reviewlab.recording._schema import Call, Episode, Extent, Round
 from reviewlab.ui._numbers import seconds_text
@@ -137,7 +138,7 @@ class CensoringScene(Scene):
     figsize = (9.0, 2.8)
     POLICIES = (PRE_FIX_LABEL, "bounded 120 s")
 
-    def __init__(self, censored: str = "wedge", policy: str = PRE_FIX_LABEL) -> None:
+    def __init__(self, censored: str = DEFAULT_CENSORING, policy: str = PRE_FIX_LABEL) -> None:
         super().__init__()
         self.censored = w.ToggleButtons(
             options=list(CENSORINGS), value=censored, description="assume",
