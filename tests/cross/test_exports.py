@@ -47,7 +47,7 @@ def module_names() -> list[str]:
 
 
 MODULES = module_names()
-MAX_PUBLIC_NAMES = 382
+MAX_PUBLIC_NAMES = 380
 """Today's count of distinct public names (issue 31 asked for at most 400), so the surface cannot
 grow unnoticed: a new public name means raising this on purpose."""
 
