@@ -22,11 +22,18 @@ from reviewlab.cli._checks import check_policy_file, refuse_ignored, strict_opti
 from reviewlab.cli._command import Command
 from reviewlab.cli._corpus import computing_on, open_for, require_episodes
 from reviewlab.cli._json import document, emit, json_option
+from reviewlab.cli._library import given, library_option
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("corpus", help=CORPUS_HELP)
-    p.add_argument("--top", type=int, default=5, help="silences to show (default 5)")
+    library_option(
+        p,
+        "--top",
+        target="reviewlab.analysis._incident:longest_silences",
+        type=int,
+        help="silences to show (default %(library_default)s)",
+    )
     p.add_argument(
         "--policy",
         action="append",
@@ -81,11 +88,9 @@ def cmd_incident(args: argparse.Namespace) -> int:
     from reviewlab.analysis._incident import longest_silences
     from reviewlab.ui._answers import incident_text
 
-    options: dict[str, Any] = {} if args.seed is None else {"seed": args.seed}
+    options = given(args, "seed", "top")
     with computing_on(args.corpus):
-        silences = longest_silences(
-            corpus, candidates, top=args.top, censored=args.censored, **options
-        )
+        silences = longest_silences(corpus, candidates, censored=args.censored, **options)
     if args.json:
         emit(_document(silences), stdout=True)
     else:

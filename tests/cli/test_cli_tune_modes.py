@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import reviewlab.analysis._tune as tune_module
+from reviewlab.analysis import longest_silences
 from reviewlab.analysis._baselines import compare_baselines
 from reviewlab.analysis._holdout import split_episodes
 from reviewlab.analysis._learned import fit_learned
@@ -31,6 +32,7 @@ LIBRARY = {
     "reviewlab.analysis.sweep:make_grid": make_grid,
     "reviewlab.core._breaker:BreakerRule": BreakerRule,
     "reviewlab.gateway._config:GatewayLimits": GatewayLimits,
+    "reviewlab.analysis._incident:longest_silences": longest_silences,
 }
 """The functions the commands' options feed, by the name the options give."""
 MODES = ("tune", "tune guarantee", "tune learned", "tune baselines")
