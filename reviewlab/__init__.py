@@ -29,7 +29,9 @@ are described in docs/architecture.md; ``reviewlab.testing`` holds builders and 
 engine-conformance suite.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reviewlab.core._lazy import lazy_names
 
 # Registers how results show themselves in Jupyter (reviewlab.core._display); loads no pandas.
 from reviewlab.ui import _rich_display as _rich_display  # noqa: F401
@@ -191,18 +193,4 @@ __all__ = [
     "tool_timeout_text",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its home on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'reviewlab' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

@@ -5,7 +5,9 @@ Imports only :mod:`reviewlab.core`. Its modules are private; what users need is 
 imported on first use.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reviewlab.core._lazy import lazy_names
 
 if TYPE_CHECKING:
     from reviewlab.live._aio import AsyncBoundedExecutor, AsyncCallResult
@@ -99,18 +101,4 @@ __all__ = [
     "wedged_factory",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its home on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'reviewlab.live' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

@@ -6,7 +6,9 @@ The modules here are private; what users need is exported here and imported on f
 importing this package loads neither matplotlib nor ipywidgets.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reviewlab.core._lazy import lazy_names
 
 if TYPE_CHECKING:
     from reviewlab.ui._answers import incident_table, incident_text, slot_table, tune_text
@@ -80,18 +82,4 @@ __all__ = [
     "tune_text",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its home on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'reviewlab.ui' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

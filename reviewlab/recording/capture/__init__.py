@@ -7,7 +7,9 @@ bounded tools into episodes, with rounds inferred from call overlap (``_timeline
 usage is read in every spelling the sources use (:func:`token_counts`).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reviewlab.core._lazy import lazy_names
 
 if TYPE_CHECKING:
     from reviewlab.recording.capture._live import UsageTap, episode_from_result, record_live
@@ -57,18 +59,4 @@ __all__ = [
     "token_counts",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its home on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'reviewlab.recording.capture' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

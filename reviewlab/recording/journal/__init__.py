@@ -14,7 +14,9 @@ a last line without its newline and leaves out; every other defect is an ``Episo
 naming file, line and field (or a ``SkippedLine``). docs/recording-format.md, "Gateway sessions".
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reviewlab.core._lazy import lazy_names
 
 if TYPE_CHECKING:
     from reviewlab.recording.journal._lines import SESSION_SCHEMA, SESSION_SUFFIX, UPDATABLE_FIELDS
@@ -50,18 +52,4 @@ __all__ = [
     "session_paths",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its home on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'reviewlab.recording.journal' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

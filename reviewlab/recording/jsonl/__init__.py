@@ -5,7 +5,9 @@ as reading the lines with :func:`reviewlab.recording._files.iter_episodes` and b
 the episodes; the line format itself is in :mod:`reviewlab.recording._files`.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reviewlab.core._lazy import lazy_names
 
 if TYPE_CHECKING:
     from reviewlab.recording.jsonl._arrow import jsonl_batches, jsonl_table
@@ -22,18 +24,4 @@ __all__ = [
     "jsonl_table",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its home on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'reviewlab.recording.jsonl' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

@@ -14,7 +14,9 @@ estimates and per-call timelines come from :mod:`reviewlab.core._metrics`,
 :mod:`reviewlab.engines._replay`, :mod:`reviewlab.analysis.sweep` and friends.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reviewlab.core._lazy import lazy_names
 
 if TYPE_CHECKING:
     from reviewlab.ui.charts._cancels import cancel_chart, dropped_results_chart
@@ -73,18 +75,4 @@ __all__ = [
     "tradeoff_frame",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its home on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'reviewlab.ui.charts' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)
