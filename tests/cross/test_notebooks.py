@@ -5,14 +5,15 @@ The way Jupyter runs them: the kernel starts in the notebook's own folder with t
 ``notebooks`` link resolved (``reviewlab/notebooks``, where ``make lab`` and a kernel opened
 through the link both land), with no ``REVIEWLAB_*`` variable in its environment and none set by
 the test, so a notebook that finds a file through the working directory or an environment
-variable fails here. ``tests/test_wheel.py`` runs them once more from an installed wheel in an
-empty folder.
+variable fails here. Two run at once, each in its own kernel. ``tests/cross/test_wheel.py`` runs
+them once more from an installed wheel in an empty folder.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -119,14 +120,43 @@ def test_notebook_finds_no_file_through_the_working_directory_or_the_environment
         assert needle not in code, f"{name}: {needle}"
 
 
+KERNELS_AT_ONCE = 2
+"""Notebooks run at once, each in its own kernel process: the test process only waits on them,
+so two keep a 2-core machine busy (55 s one after another, 44 s two at a time on a loaded one)."""
+
+
+@pytest.fixture(scope="module")
+def executed_notebooks() -> dict[str, nbformat.NotebookNode | Exception]:
+    """Every numbered notebook executed as :func:`execute` runs it, :data:`KERNELS_AT_ONCE` at
+    a time, the largest file first (the longest to run, so the two kernels end together); a
+    notebook that failed answers its error."""
+
+    def run(name: str) -> nbformat.NotebookNode:
+        return execute(nbformat.read(NOTEBOOKS_DIR / name, as_version=4), NOTEBOOKS_DIR)
+
+    longest_first = sorted(NOTEBOOKS, key=lambda n: -(NOTEBOOKS_DIR / n).stat().st_size)
+    with ThreadPoolExecutor(KERNELS_AT_ONCE, thread_name_prefix="notebook") as pool:
+        futures = {name: pool.submit(run, name) for name in longest_first}
+        return {name: _answer(future) for name, future in futures.items()}
+
+
+def _answer(future: Future) -> nbformat.NotebookNode | Exception:
+    """A future's result, or the exception it raised."""
+    failure = future.exception()
+    return future.result() if failure is None else failure
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_top_to_bottom_from_its_own_folder(name: str) -> None:
+def test_notebook_runs_top_to_bottom_from_its_own_folder(
+    executed_notebooks: dict[str, nbformat.NotebookNode | Exception], name: str
+) -> None:
     """Every cell executes without an error in a kernel started in the notebook's own folder,
     with no environment variable set, and the notebook draws at least one chart."""
-    notebook = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
-    executed = execute(notebook, NOTEBOOKS_DIR)
+    executed = executed_notebooks[name]
+    if isinstance(executed, Exception):
+        raise executed
     assert outputs(executed, "error") == []
     images = [
         out
