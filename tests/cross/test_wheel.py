@@ -27,6 +27,7 @@ import subprocess
 import sys
 import venv
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from email.parser import Parser
 from importlib import metadata
 from pathlib import Path
@@ -299,6 +300,7 @@ def test_reviewlab_lab_copies_the_notebooks_into_the_working_directory(
 
 RUN_NOTEBOOKS = """
 import json, sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -312,7 +314,9 @@ probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
 where = {"metadata": {"path": str(folder)}}
 NotebookClient(probe, kernel_name="python3", resources=where).execute()
 print(probe.cells[0].outputs[0]["text"].strip(), flush=True)
-for path in sorted(folder.glob("[0-9][0-9]-*.ipynb")):
+
+
+def run(path):
     notebook = nbformat.read(path, as_version=4)
     try:
         NotebookClient(notebook, kernel_name="python3", timeout=300, resources=where).execute()
@@ -323,7 +327,15 @@ for path in sorted(folder.glob("[0-9][0-9]-*.ipynb")):
         "image/png" in out.get("data", {})
         for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs
     )
-    print(json.dumps([path.name, images, error]), flush=True)
+    return [path.name, images, error]
+
+
+# Two kernels at once (this process only waits on them), the largest notebook first.
+paths = sorted(folder.glob("[0-9][0-9]-*.ipynb"), key=lambda p: -p.stat().st_size)
+with ThreadPoolExecutor(2) as pool:
+    ran = dict(zip(paths, pool.map(run, paths)))
+for path in sorted(paths):
+    print(json.dumps(ran[path]), flush=True)
 """
 
 
@@ -332,8 +344,8 @@ def test_the_notebooks_run_from_the_wheel_in_the_users_folder(
     installed_lab: dict[str, Path], lab_folder: Path, tmp_path: Path
 ) -> None:
     """Every copied notebook runs top to bottom in a kernel of the venv's own Python started in
-    the copy's folder, importing the wheel's reviewlab, with no ``REVIEWLAB_*`` or matplotlib
-    variable set, and draws a chart."""
+    the copy's folder (two kernels at once), importing the wheel's reviewlab, with no
+    ``REVIEWLAB_*`` or matplotlib variable set, and draws a chart."""
     notebooks = lab_folder / "notebooks"
     script = tmp_path / "run_notebooks.py"
     script.write_text(RUN_NOTEBOOKS)
@@ -399,9 +411,12 @@ def examples(help_text):
 
 
 root = Path(sys.argv[1])
+share, shares = map(int, sys.argv[2].split("/"))  # this process runs every shares-th command
 parser = build_parser()
 [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-for name, sub in commands.choices.items():
+for index, (name, sub) in enumerate(commands.choices.items()):
+    if index % shares != share:
+        continue
     folder = root / name
     folder.mkdir()
     os.chdir(folder)
@@ -427,6 +442,9 @@ for name, sub in commands.choices.items():
             "sec": round(time.perf_counter() - began, 2),
         }), flush=True)
 """
+EXAMPLE_PROCESSES = 2
+"""Processes the help examples are shared among (every other command each): the test process
+only waits on them, so two keep a 2-core machine busy."""
 CHECKOUT_PATH = re.compile(r"^(?:\./)?(?:data|reviewlab|notebooks|tests|docs|benchmarks)/")
 """A path into the source checkout: absent from a wheel install."""
 
@@ -436,8 +454,9 @@ def test_every_help_example_runs_from_the_wheel_in_an_empty_folder(
     installed: dict[str, Path], tmp_path: Path
 ) -> None:
     """Every example of every command's ``--help`` runs from an empty folder (one per command,
-    the examples in their order, in one process of the venv's Python) and exits 0, naming only
-    ``bundled:`` files or files an earlier example of that command created.
+    the examples in their order, in a process of the venv's Python; :data:`EXAMPLE_PROCESSES`
+    at once, each running every other command) and exits 0, naming only ``bundled:`` files or
+    files an earlier example of that command created.
 
     The rule for what is only parsed, not run: the examples of commands that serve or talk to a
     network peer (``lab``, ``dashboard``, ``lesson``, ``gateway``, ``record``) and any example
@@ -448,9 +467,14 @@ def test_every_help_example_runs_from_the_wheel_in_an_empty_folder(
     script.write_text(RUN_EXAMPLES)
     folders = tmp_path / "runs"
     folders.mkdir()
-    done = run(installed, [str(installed["python"]), str(script), str(folders)], tmp_path)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    shares = [f"{share}/{EXAMPLE_PROCESSES}" for share in range(EXAMPLE_PROCESSES)]
+    argv = [str(installed["python"]), str(script), str(folders)]
+    with ThreadPoolExecutor(EXAMPLE_PROCESSES) as pool:
+        runs = list(pool.map(lambda share: run(installed, [*argv, share], tmp_path), shares))
+    records = []
+    for done in runs:
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+        records += [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     counts = {r["command"]: r["examples"] for r in records if "examples" in r}
     ran = [r for r in records if "example" in r]
     assert len(counts) >= 18 and "check" in counts
