@@ -8,6 +8,7 @@ folder there), so helpers beside it, such as ``stub_openai``, import by name fro
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,6 +74,15 @@ def tcp_cluster() -> Iterator[object]:
     """A two-worker :func:`tcp_local_cluster`, one per test module."""
     with tcp_local_cluster() as cluster:
         yield cluster
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze what importing and collecting made (about 800,000 objects that live as long as
+    the session): every later collection, the real engine's before each run and the automatic
+    ones, then scans only what the tests made. On tests/engines and tests/analysis, time in
+    collections 20 -> 12.5 s and the real engine's 25 explicit ones 5.8 -> 0.5 s."""
+    gc.collect()
+    gc.freeze()
 
 
 _EXIT_STATUS: list[int] = []

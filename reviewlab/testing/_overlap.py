@@ -4,7 +4,8 @@ The real engine collects the heap before each run and keeps the collector off wh
 runs (``engines/real``). Runs that overlap would otherwise stop one another's threads for a full
 collection of the caller's heap (a test process's takes hundreds of ms, past the conformance
 corpus's 200 ms margins). Frozen (:func:`gc.freeze`), that heap is out of every collection, so a
-run's collection scans only what the runs made; it is unfrozen when the last run has ended.
+run's collection scans only what the runs made; it is unfrozen when the last run has ended
+(unless it was frozen before).
 """
 
 from __future__ import annotations
@@ -22,16 +23,16 @@ Answer = TypeVar("Answer")
 @contextlib.contextmanager
 def frozen_heap() -> Iterator[None]:
     """Collect once, then keep every object alive now out of the collector's scans until the
-    block ends; inside a block already frozen by someone else, change nothing."""
-    if gc.get_freeze_count():
-        yield
-        return
+    block ends. In a heap someone had already frozen (a test session freezes what collection
+    made), what the block adds stays frozen with theirs: unfreezing would undo theirs too."""
+    already = gc.get_freeze_count()
     gc.collect()
     gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if not already:
+            gc.unfreeze()
 
 
 def side_by_side(

@@ -107,16 +107,27 @@ def test_side_by_side_raises_what_it_does_not_catch_and_refuses_bad_workers():
 
 
 def test_the_heap_is_frozen_while_the_runs_run_and_only_by_its_freezer_unfrozen():
-    """Inside the runs every object alive before them is frozen; afterwards nothing is, and an
-    outer freeze is left as it was."""
-    assert gc.get_freeze_count() == 0
-    seen = side_by_side(lambda _: gc.get_freeze_count(), [0], workers=1)
-    assert seen[0] > 0 and gc.get_freeze_count() == 0
-    gc.freeze()
+    """Inside the runs every object alive before them is frozen and afterwards none is; in a
+    heap frozen before (as the test session freezes it), what the block froze stays frozen."""
+    was_frozen = gc.get_freeze_count()
+    gc.unfreeze()
     try:
+        seen = side_by_side(lambda _: gc.get_freeze_count(), [0], workers=1)
+        assert seen[0] > 0 and gc.get_freeze_count() == 0
+        gc.freeze()
         outer = gc.get_freeze_count()
+        fresh = [[index] for index in range(1000)]  # made after the outer freeze
+        assert _in_a_generation(fresh[0])
         with frozen_heap():
-            assert gc.get_freeze_count() == outer
-        assert gc.get_freeze_count() == outer
+            assert gc.get_freeze_count() >= outer + len(fresh)
+        assert gc.get_freeze_count() >= outer + len(fresh)
+        assert not _in_a_generation(fresh[0])  # still frozen
     finally:
         gc.unfreeze()
+        if was_frozen:
+            gc.freeze()
+
+
+def _in_a_generation(thing: object) -> bool:
+    """Whether the collector scans ``thing`` (it is in one of its generations, not frozen)."""
+    return any(other is thing for other in gc.get_objects())
