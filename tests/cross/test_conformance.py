@@ -54,10 +54,10 @@ under hedges with a breaker (the combination whose fixed point once cycled). Eac
 waits out its corpus on real threads (about 3 s), so the real engine gets these 24; the
 vectorized engine and the CLI get every cell."""
 REAL_WORKERS = 4
-"""Real cells run at once. With the heap frozen (``check_all``), four overlapping cells strayed
-at most 0.25 recorded seconds from the twin's times on a loaded 2-core machine (0.19 one at a
-time; the tolerance is 2.5, every outcome 2 s clear of its bound); the fixture takes 24 s, not
-74 s."""
+"""Real cells run at once. With the heap frozen (``check_all``), overlapping cells strayed at
+most 0.14 recorded seconds from the twin's times four at a time on a loaded 2-core machine
+(0.25 two at a time, 0.19 one at a time; the tolerance is 2.5, every outcome 2 s clear of its
+bound); the fixture takes 19 s, not 74 s."""
 
 
 @pytest.fixture(scope="module")
