@@ -17,7 +17,7 @@ episodes for it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import pandas as pd
@@ -35,8 +35,9 @@ from reviewlab.core._vocab import (
     SOURCE_GAP_ABANDONED,
     CensoringMode,
 )
-from reviewlab.engines._corpus import CorpusSource, open_corpus
-from reviewlab.engines._replay import replay
+
+if TYPE_CHECKING:
+    from reviewlab.engines._corpus import CorpusSource
 
 SCORE_COLUMNS: Final = (
     "preset",
@@ -113,6 +114,10 @@ def score_presets(
             "censored", f"expected one of {', '.join(CENSORING_MODES)}, got {censored!r}"
         )
     presets = load_presets() if presets is None else presets
+    # The engines load only when presets are scored: listing them needs none (reviewlab presets).
+    from reviewlab.engines._corpus import open_corpus
+    from reviewlab.engines._replay import replay
+
     source = open_corpus(corpus)
     tools = source.tools
     recorded = source.observations().completed

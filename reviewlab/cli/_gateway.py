@@ -9,7 +9,6 @@ each upstream, prints the bound and kind each tool would get, and names the poli
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from pathlib import Path
@@ -83,6 +82,8 @@ def _address(text: str, flag: str) -> tuple[str, int]:
 
 def cmd_gateway(args: argparse.Namespace) -> int:
     """Serve (or check) a gateway over the servers of ``--config``."""
+    import asyncio  # here, not at the top: every command's --help would load it
+
     from reviewlab.gateway import (
         Gateway,
         GatewayConfigError,
