@@ -28,7 +28,7 @@ from reviewlab.core._deadline import deadline_remaining
 from reviewlab.core._display import RichDisplay
 from reviewlab.core._errors import ParameterError
 from reviewlab.core._hedge import HedgeRule
-from reviewlab.core._kinds import DEFAULT_TOOL_KINDS, kind_of, kinds_overrides, kinds_table
+from reviewlab.core._kinds import DEFAULT_TOOL_KINDS, kind_of, kinds_table
 from reviewlab.core._learned import LearnedTimeouts
 from reviewlab.core._narrowing import (
     Bound,
@@ -36,6 +36,7 @@ from reviewlab.core._narrowing import (
     PolicyError,
     check_seconds,
 )
+from reviewlab.core._policy_document import IDEMPOTENT_TOOLS, document_of, parts_of
 from reviewlab.core._tables import hedge_table, idle_table, task_table, tool_list
 from reviewlab.core._timeouts import (
     SupportsTimeoutFor,
@@ -44,9 +45,6 @@ from reviewlab.core._timeouts import (
 )
 from reviewlab.core._vocab import CapRule, TaskAction, ToolKind
 
-IDEMPOTENT_TOOLS = ("list_files", "query_code", "read_file", "search_code")
-"""The tools a policy may hedge unless told otherwise: the read-only inspection tools."""
-
 PRE_FIX_LABEL = "pre-fix (unbounded)"
 """The one spelling of the pre-fix policy's label (:attr:`Policy.label`)."""
 
@@ -54,7 +52,6 @@ POLICY_PARTS = ("timeouts", "narrowing", "idle_sec", "hedges", "breaker", "cap_r
 """The parts an engine must honour or refuse by name (the conformance suite walks them)."""
 
 _UNSET: Any = object()
-_TABLES = ("policy", "narrowing", "idle", "hedges", "breaker", "kinds", "learned", "caps", "tasks")
 
 
 @dataclass(frozen=True)
@@ -341,109 +338,16 @@ class Policy(RichDisplay, display="policy"):
     def to_dict(self) -> dict[str, Any]:
         """The TOML document: ``[policy]``, ``[narrowing]``, ``[idle]``, ``[hedges.TOOL]``,
         ``[breaker]``, ``[kinds]`` (parts at their "off" value omitted; ``[kinds]`` lists only
-        the entries that differ from the defaults)."""
-        learned = self.timeouts if isinstance(self.timeouts, LearnedTimeouts) else None
-        if learned is None and not isinstance(self.timeouts, TimeoutPolicy):
-            raise PolicyError(
-                "timeouts",
-                f"a custom rule ({type(self.timeouts).__name__}) cannot be written "
-                "to a policy file; only a TimeoutPolicy or a learned rule can",
-            )
-        table = {} if learned is not None else self.timeouts.to_dict()
-        if self.name:
-            table["label"] = self.name
-        if self.idempotent_tools != IDEMPOTENT_TOOLS:
-            table["idempotent_tools"] = list(self.idempotent_tools)
-        document: dict[str, Any] = {"policy": table, "narrowing": self.narrowing.to_dict()}
-        if self.idle_sec:
-            document["idle"] = dict(self.idle_sec)
-        if self.hedges:
-            document["hedges"] = {tool: rule.to_dict() for tool, rule in self.hedges.items()}
-        if self.breaker is not None:
-            document["breaker"] = self.breaker.to_dict()
-        kinds = kinds_overrides(self.tool_kinds)
-        if kinds:
-            document["kinds"] = kinds
-        if learned is not None:
-            document["learned"] = learned.to_dict()
-        if self.cap_rule != "hard":
-            document["caps"] = {"rule": self.cap_rule}
-        if self.tasks:
-            document["tasks"] = dict(self.tasks)
-        return document
+        the entries that differ from the defaults: ``core._policy_document``)."""
+        return document_of(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "policy file") -> Policy:
         """A policy from :meth:`to_dict`'s document; a document with none of the tables is read
         as a bare ``[policy]`` table. Errors name ``where`` and the field."""
-        if not isinstance(data, Mapping):
-            raise PolicyError(where, f"expected a table, got {data!r}")
-        if not data:  # an empty document must not silently mean the default policy
-            raise PolicyError(
-                where,
-                "empty policy; expected a [policy] table with at least one field "
-                "(e.g. default_sec = 60), or use a preset: ouroboros, unbounded, uniform:SEC",
-            )
-        bare_tables = {"tools_sec", "hedges", "breaker"}  # tables a bare [policy] may hold
-        if not set(data) & set(_TABLES) and not any(
-            isinstance(value, Mapping) and key not in bare_tables for key, value in data.items()
-        ):
-            data = {"policy": data}  # a bare policy table, as files without tables were
-        unknown = sorted(set(data) - set(_TABLES))
-        if unknown:
-            raise PolicyError(
-                where,
-                f"unknown table(s) {', '.join(unknown)}; "
-                "expected [policy], [narrowing], [idle], [hedges.TOOL], [breaker], [kinds], "
-                "[learned], [caps], [tasks]",
-            )
-        table = dict(data.get("policy", {}))
-        if not table and "policy" in data and "learned" not in data:
-            return cls.from_dict({}, where=where)
-        # Files written before the parts were separate kept hedges and breaker in [policy].
-        hedge_tables = (table.pop("hedges", {}), data.get("hedges", {}))
-        for value in hedge_tables:
-            if not isinstance(value, Mapping):
-                raise PolicyError(
-                    where,
-                    "hedges: expected a table of tool name -> hedge rule "
-                    f"([hedges.TOOL] with after_sec, max_share), got {value!r}",
-                )
-        hedges = {**hedge_tables[0], **hedge_tables[1]}
-        breaker = data.get("breaker", table.pop("breaker", None))
-        idempotent = table.pop("idempotent_tools", IDEMPOTENT_TOOLS)
-        name = table.pop("label", "")
+        parts = parts_of(data, where=where)
         try:
-            if "learned" in data:
-                if table:
-                    raise PolicyError(
-                        "policy",
-                        f"{', '.join(sorted(table))} with a [learned] table; the "
-                        "learned rule is the timeouts, give one or the other",
-                    )
-                timeouts: Any = LearnedTimeouts.from_dict(data["learned"])
-            else:
-                timeouts = (
-                    TimeoutPolicy.from_dict(table, where="policy") if table else TimeoutPolicy()
-                )
-            narrowing = Narrowing.from_dict(data.get("narrowing", {}), where="narrowing")
-            idle = data.get("idle", {})
-            kinds = kinds_table(data.get("kinds", {}), where="kinds")
-            caps = data.get("caps", {})
-            if not isinstance(caps, Mapping) or set(caps) - {"rule"}:
-                raise PolicyError("caps", f"expected a table with one key, rule; got {caps!r}")
-            return cls(
-                timeouts=timeouts,
-                narrowing=narrowing,
-                idle_sec=idle,
-                hedges=hedges,
-                breaker=breaker,
-                idempotent_tools=idempotent,
-                name=name,
-                tool_kinds=kinds,
-                cap_rule=caps.get("rule", "hard"),
-                tasks=data.get("tasks", {}),
-            )
+            return cls(**parts)
         except PolicyError as exc:
             raise PolicyError(where, str(exc)) from None
 

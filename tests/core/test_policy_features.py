@@ -9,12 +9,12 @@ from hypothesis import strategies as st
 from reviewlab.core._breaker import BreakerRule
 from reviewlab.core._hedge import HedgeRule
 from reviewlab.core._policy import (
-    IDEMPOTENT_TOOLS,
     Narrowing,
     Policy,
     PolicyError,
     TimeoutPolicy,
 )
+from reviewlab.core._policy_document import IDEMPOTENT_TOOLS
 
 OURO = Policy.ouroboros()
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reviewlab.core._policy import IDEMPOTENT_TOOLS
+from reviewlab.core._policy_document import IDEMPOTENT_TOOLS
 from reviewlab.live._call_notes import CallNotes, current_notes
 from reviewlab.live.mcp._call import call_tool
 from reviewlab.live.mcp._tasks import call_task
@@ -28,7 +28,7 @@ class MCPRegistry:
     ``read_tools`` names the tools the episode credits as reads; ``loop`` is the event loop
     the session lives on (the episode runs there when it can). The tools a dropped stream may
     re-issue are the server's ``idempotent_tools`` when it was given some, else the episode
-    policy's (:meth:`bind_policy`), else :data:`~reviewlab.core._policy.IDEMPOTENT_TOOLS`.
+    policy's (:meth:`bind_policy`), else :data:`~reviewlab.core._policy_document.IDEMPOTENT_TOOLS`.
     """
 
     transport = "mcp"
