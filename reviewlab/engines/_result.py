@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import _metrics as metrics
+from reviewlab.core._breakdown import per_slot, per_tool
 from reviewlab.core._display import RichDisplay
 from reviewlab.core._policy import Narrowing, Policy
 from reviewlab.core._vocab import OUTCOME_EXECUTED, SOURCE_GAP_ABANDONED, SOURCE_GAPS_HELD_BACK
@@ -75,11 +76,11 @@ class ReplayResult(RichDisplay, display="replay_result"):
 
     def per_tool(self) -> pd.DataFrame:
         """Breakdown of the call metrics per tool."""
-        return metrics.per_tool(self.calls)
+        return per_tool(self.calls)
 
     def per_slot(self) -> pd.DataFrame:
         """Breakdown of the call and episode metrics per reviewer slot."""
-        return metrics.per_slot(self.calls, self.episodes)
+        return per_slot(self.calls, self.episodes)
 
 
 @dataclass
@@ -167,9 +168,9 @@ class FramesOnDemand(ReplayResult):
     the first read of ``calls`` or ``episodes`` calls it once and keeps both
     frames; ``build`` is then dropped. A replay read only for its summary never
     pays for a frame, nor one read for its per-tool breakdown when the engine hands over
-    ``per_tool`` (the breakdown from its arrays, :func:`~reviewlab.core._metrics.breakdown`).
+    ``per_tool`` (the breakdown from its arrays, :func:`~reviewlab.core._breakdown.breakdown`).
     Invariant: the engine's summary and breakdown are the ones :func:`assemble` and
-    :func:`~reviewlab.core._metrics.per_tool` compute from those frames (the exactness tests
+    :func:`~reviewlab.core._breakdown.per_tool` compute from those frames (the exactness tests
     hold it).
     """
 

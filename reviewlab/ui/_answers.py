@@ -17,7 +17,7 @@ import pandas as pd
 
 from reviewlab.analysis._incident import describe_silence
 from reviewlab.analysis._recommendation import Recommendation
-from reviewlab.core import _metrics as metrics
+from reviewlab.core._breakdown import per_slot
 from reviewlab.engines._result import ReplayResult
 from reviewlab.recording._schema import Episode
 from reviewlab.ui._numbers import SILENCE, label_of
@@ -222,7 +222,7 @@ def incident_text(silences: pd.DataFrame) -> str:
 
 
 def slot_table(result: ReplayResult, episodes: Iterable[Episode] | None = None) -> Table:
-    """:func:`reviewlab.core._metrics.per_slot` with each request under the slot that served it in
+    """:func:`reviewlab.core._breakdown.per_slot` with each request under the slot that served it in
     the recording (``reviewer-3``), not the pool simulation's own ``slot-0`` …
 
     Without ``episodes`` (and without a ``recorded_slot`` column in the result) the
@@ -237,4 +237,4 @@ def slot_table(result: ReplayResult, episodes: Iterable[Episode] | None = None) 
     if names:
         mapped = frame["episode_id"].astype(str).map(names)
         frame = frame.assign(slot_id=mapped.fillna(frame["slot_id"]))
-    return as_table(metrics.per_slot(result.calls, frame), assumptions=result.assumptions)
+    return as_table(per_slot(result.calls, frame), assumptions=result.assumptions)

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from reviewlab.core import _metrics as metrics
+from reviewlab.core._breakdown import per_slot, per_tool
 from reviewlab.core._metric_names import SUMMARY_KEYS
 
 
@@ -223,7 +224,7 @@ def test_peak_overlap_half_open_intervals():
 def test_per_tool_and_per_slot_breakdowns():
     """Per tool and per slot, the same definitions apply to the subset of calls."""
     calls, base = frames()
-    tools = metrics.per_tool(calls).set_index("tool")
+    tools = per_tool(calls).set_index("tool")
     assert tools.loc["read_file", "calls"] == 4  # one read was withheld
     assert tools.loc["read_file", "abandoned_calls"] == 1
     assert tools.loc["read_file", "coverage_loss_rate"] == pytest.approx(1 - 200 / 400)
@@ -233,7 +234,7 @@ def test_per_tool_and_per_slot_breakdowns():
     assert tools.loc["search_code", "wedged_zombies"] == 1
     assert tools.loc["read_file", "timeout_coverage_loss_rate"] == pytest.approx(100 / 400)
     assert tools.loc["read_file", "inherent_coverage_loss_rate"] == pytest.approx(100 / 400)
-    slots = metrics.per_slot(calls, metrics.episode_rows(calls, base)).set_index("slot_id")
+    slots = per_slot(calls, metrics.episode_rows(calls, base)).set_index("slot_id")
     assert slots.loc["s1", "episodes"] == 2 and slots.loc["s2", "episodes"] == 1
     assert slots.loc["s1", "abandoned_call_rate"] == pytest.approx(2 / 4)
     assert slots.loc["s2", "max_silence_sec"] == 26163.0

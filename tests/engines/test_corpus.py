@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from reviewlab import Policy, open_corpus, replay, replay_bounds
-from reviewlab.core._metrics import per_tool
+from reviewlab.core._breakdown import per_tool
 from reviewlab.core._vocab import CensoringMode
 from reviewlab.engines import _corpus as corpus_module
 from reviewlab.engines._censoring import effective_observation, estimates_by_tool

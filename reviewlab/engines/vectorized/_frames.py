@@ -7,7 +7,8 @@ Lifecycle: :meth:`~reviewlab.engines.vectorized.CompiledCorpus.result` hands
 Invariant: the frames hold exactly the twin's columns and dtypes
 (:data:`~reviewlab.core._metrics.CALL_COLUMNS`,
 :data:`~reviewlab.core._metrics.CALL_TIMING_COLUMNS`),
-and the breakdown is :func:`~reviewlab.core._metrics.breakdown` of the very arrays the frame holds.
+and the breakdown is :func:`~reviewlab.core._breakdown.breakdown` of the very arrays the frame
+holds.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from reviewlab.core import _metrics as metrics
+from reviewlab.core._breakdown import BreakdownArrays, breakdown
 from reviewlab.core._crediting import Crediting
 from reviewlab.core._policy import Policy
 from reviewlab.engines._result import EpisodeArrays, ReplayResult, assemble
@@ -71,7 +73,7 @@ def frames(
 
 
 def tool_breakdown(c: CompiledCorpus, ev: Evaluation) -> pd.DataFrame:
-    """:func:`~reviewlab.core._metrics.per_tool` of the replay ``ev``'s call frame, from its
+    """:func:`~reviewlab.core._breakdown.per_tool` of the replay ``ev``'s call frame, from its
     arrays (the frame's columns, as :func:`frames` builds them)."""
     outcome = ev.outcome
     abandoned = ev.gap == 1  # GAP_BY_CODE[1]: abandoned at the bound
@@ -83,11 +85,11 @@ def tool_breakdown(c: CompiledCorpus, ev: Evaluation) -> pd.DataFrame:
     order = np.argsort(np.asarray(c.tools, dtype=object), kind="stable")
     rank = np.empty(order.size, dtype=np.intp)
     rank[order] = np.arange(order.size)
-    return metrics.breakdown(
+    return breakdown(
         pd.array(np.asarray(c.tools, dtype=object)[order], dtype="str"),
         rank[c.tool_code] if order.size else np.zeros(0, dtype=np.intp),
         key="tool",
-        arrays=metrics.BreakdownArrays(
+        arrays=BreakdownArrays(
             dispatched=outcome != WITHHELD,
             abandoned=abandoned,
             deadline_bound=deadline_bound,
