@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from reviewlab.core._presets import BUILTIN_PRESETS, Preset, load_presets, preset_names
     from reviewlab.core._prices import PriceTable, PriceTableError, load_prices, save_prices
     from reviewlab.core._receipts import Outcome, ToolReceipt, tool_timeout_text
-    from reviewlab.core._timeouts import ClockAwarePolicy, SupportsTimeoutFor, TimeoutPolicy
+    from reviewlab.core._rules import ClockAwarePolicy, SupportsTimeoutFor
+    from reviewlab.core._timeouts import TimeoutPolicy
     from reviewlab.core._vocab import (
         END_REASONS,
         OUTCOMES,
@@ -51,7 +52,7 @@ _HOMES = {
     "Bound": "reviewlab.core._narrowing",
     "BreakerRule": "reviewlab.core._breaker",
     "Clock": "reviewlab.core._deadline",
-    "ClockAwarePolicy": "reviewlab.core._timeouts",
+    "ClockAwarePolicy": "reviewlab.core._rules",
     "Crediting": "reviewlab.core._crediting",
     "DEFAULT_TOOL_KINDS": "reviewlab.core._kinds",
     "END_REASONS": "reviewlab.core._vocab",
@@ -75,7 +76,7 @@ _HOMES = {
     "SOURCE_GAP_WITHHELD": "reviewlab.core._vocab",
     "SUMMARY_KEYS": "reviewlab.core._metric_names",
     "ScaledClock": "reviewlab.core._deadline",
-    "SupportsTimeoutFor": "reviewlab.core._timeouts",
+    "SupportsTimeoutFor": "reviewlab.core._rules",
     "TimeoutPolicy": "reviewlab.core._timeouts",
     "ToolReceipt": "reviewlab.core._receipts",
     "calendar_scope": "reviewlab.core._deadline",

@@ -37,12 +37,9 @@ from reviewlab.core._narrowing import (
     check_seconds,
 )
 from reviewlab.core._policy_document import IDEMPOTENT_TOOLS, document_of, parts_of
+from reviewlab.core._rules import SupportsTimeoutFor, timeout_at
 from reviewlab.core._tables import hedge_table, idle_table, task_table, tool_list
-from reviewlab.core._timeouts import (
-    SupportsTimeoutFor,
-    TimeoutPolicy,
-    timeout_at,
-)
+from reviewlab.core._timeouts import TimeoutPolicy
 from reviewlab.core._vocab import CapRule, TaskAction, ToolKind
 
 PRE_FIX_LABEL = "pre-fix (unbounded)"

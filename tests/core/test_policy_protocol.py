@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from reviewlab.core._policy import Narrowing, TimeoutPolicy, resolve_bound, timeout_at
-from reviewlab.core._timeouts import is_clock_aware, reads_clock
+from reviewlab.core._rules import is_clock_aware, reads_clock
 from reviewlab.engines._replay import replay
 from reviewlab.recording._schema import Call, Episode, Round
 

@@ -17,7 +17,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from reviewlab.core._policy import Bound, Policy, resolve_bound
-from reviewlab.core._timeouts import is_clock_aware
+from reviewlab.core._rules import is_clock_aware
 
 _NO_KEY = None
 

@@ -20,7 +20,7 @@ import numpy as np
 from reviewlab.core._crediting import abandons_array
 from reviewlab.core._idle import idle_fire_sec
 from reviewlab.core._policy import Narrowing, Policy, TimeoutPolicy, resolve_bound, timeout_at
-from reviewlab.core._timeouts import reads_clock
+from reviewlab.core._rules import reads_clock
 
 CompiledCorpus = Any
 """The corpus type of :mod:`reviewlab.engines.vectorized` (its package imports this module,
@@ -150,7 +150,7 @@ def resolve_tables(c: CompiledCorpus, policy: Policy) -> Tables:
     :class:`TimeoutPolicy` reads: one is resolved once per key. Any other rule may read
     anything (the twin asks it call by call, or by its own ``args_key``), so each call is its
     own key. Which calls read the clock is the rule's own answer
-    (:func:`~reviewlab.core._timeouts.reads_clock`; never, for a rule that does not say). The last
+    (:func:`~reviewlab.core._rules.reads_clock`; never, for a rule that does not say). The last
     key is the model send's.
     """
     timeouts = policy.timeouts
