@@ -9,7 +9,8 @@ from reviewlab.core._vocab import CENSORING_MODES, REACTIONS
 from reviewlab.engines._engine import Cluster, Twin, Vectorized
 from reviewlab.engines._replay import replay
 from reviewlab.testing import _conformance as conformance
-from reviewlab.testing._conformance import PART_POLICIES, assert_same_calls, check, check_all
+from reviewlab.testing._conformance import assert_same_calls, check, check_all
+from reviewlab.testing._conformance_corpus import PART_POLICIES, conformance_corpus
 from reviewlab.testing._summaries import declared_refusal, replay_on_partitions
 
 PARTS = sorted(PART_POLICIES)
@@ -92,7 +93,7 @@ def test_every_policy_part_is_a_cell():
 def test_the_corpus_gives_every_part_something_to_change():
     """Each part's policy changes at least one call's fate against the plain table (so a part an
     engine ignored would show)."""
-    corpus = conformance.conformance_corpus()
+    corpus = conformance_corpus()
     base = replay(corpus, PART_POLICIES["timeouts"], engine="twin").calls
     columns = ["outcome", "bound_by", "bound_sec", "wait_sec", "source_gap"]
     for part, policy in PART_POLICIES.items():
@@ -172,7 +173,7 @@ def test_a_window_a_fifth_of_a_second_short_is_the_deadlines(engine):
     """The corpus's near-tie read: 5.8 s deadline, 1 s send, so 4.8 s left under read_file's
     5 s; both exact engines bound it at 4.8 s and say ``deadline`` (no allowance), and the 7 s
     read is abandoned there."""
-    calls = replay(conformance.conformance_corpus(), PART_POLICIES["timeouts"], engine=engine).calls
+    calls = replay(conformance_corpus(), PART_POLICIES["timeouts"], engine=engine).calls
     (row,) = calls[calls["episode_id"] == "near-tie"].itertuples()
     assert row.bound_sec == pytest.approx(4.8, abs=1e-12)
     assert row.bound_by == "deadline" and row.source_gap == "native_tool_abandoned"

@@ -14,7 +14,7 @@ from reviewlab.engines import Cluster, Real, ReplaySummary, Twin, Vectorized
 from reviewlab.engines._engine import engine_of
 from reviewlab.engines._honours import CLUSTER, REAL, TWIN, VECTORIZED
 from reviewlab.engines._replay import replay
-from reviewlab.testing._conformance import conformance_corpus
+from reviewlab.testing._conformance_corpus import conformance_corpus
 
 
 def test_a_name_is_the_object_with_its_defaults() -> None:
