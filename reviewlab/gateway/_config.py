@@ -63,12 +63,12 @@ class UpstreamSpec:
 class GatewayLimits:
     """What bounds a gateway's calls beyond the policy, one value the parts read by name.
 
-        ``session_budget_sec`` (``None``: no budget) narrows every call of a host session by what
-        is left of that many seconds counted from the session's start; ``loose_cap`` (``None``: no
-        cap) is how many abandoned calls may still run on one upstream before its next call is
-        refused; ``cancel_watch_sec`` is how long an abandoned call's upstream is still listened to
-        (the call counts loose meanwhile); ``grace_sec`` is how long it may take to stop before it
-        counts as a zombie. A bad value raises :class:`~reviewlab.core.ParameterError` (a
+    ``session_budget_sec`` (``None``: no budget) narrows every call of a host session by what
+    is left of that many seconds counted from the session's start; ``loose_cap`` (``None``: no
+    cap) is how many abandoned calls may still run on one upstream before its next call is
+    refused; ``cancel_watch_sec`` is how long an abandoned call's upstream is still listened to
+    (the call counts loose meanwhile); ``grace_sec`` is how long it may take to stop before it
+    counts as a zombie. A bad value raises :class:`~reviewlab.core.ParameterError` (a
     ``ValueError``) naming the field.
     """
 
