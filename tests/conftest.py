@@ -43,7 +43,7 @@ def dask_log_levels() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def client() -> Iterator[object]:
     """A real two-worker ``LocalCluster`` in this process (one thread per worker, in-process
-        transport: its workers see this process's memory filesystem), one per test module: a cluster
+    transport: its workers see this process's memory filesystem), one per test module: a cluster
     left running would slow every later test (its event loops share this process)."""
     distributed = pytest.importorskip("distributed")
     with (
